@@ -1,0 +1,84 @@
+#include "common/time_util.h"
+
+#include <gtest/gtest.h>
+
+namespace sluice {
+namespace {
+
+TEST(ParseIsoInstant, Forms) {
+  struct Case {
+    const char* text;
+    int64_t ms;
+  } cases[] = {
+      {"1970-01-01", 0},
+      {"1970-01-01T00:00:00Z", 0},
+      {"1970-01-01T00:00:01.5Z", 1500},
+      {"1970-01-01T00:00:01.123456789Z", 1123},
+      {"2026-11-30T02:15:44.123Z", 1796004944123},
+      {"2026-11-30T02:15:44.123", 1796004944123},
+      {"2026-11-30 02:15:44.123Z", 1796004944123},
+      {"2026-11-30T03:15:44.123+01:00", 1796004944123},
+      {"2026-11-30T03:15:44.123+0100", 1796004944123},
+      {"2026-11-29T21:15:44.123-05", 1796004944123},
+      {"2026-11-30T02:15Z", 1796004900000},
+      {"2024-02-29T00:00:00Z", 1709164800000},
+      {"1969-12-31T23:59:59.999Z", -1},
+  };
+  for (const Case& c : cases) {
+    auto ms = ParseIsoInstantMillis(c.text);
+    ASSERT_TRUE(ms.ok()) << c.text << ": " << ms.status();
+    EXPECT_EQ(*ms, c.ms) << c.text;
+  }
+}
+
+TEST(ParseIsoInstant, Rejects) {
+  for (const char* bad : {"", "2026", "2026-13-01", "2026-02-30", "2023-02-29",
+                          "2026-11-30T25:00", "2026-11-30T02:61", "2026-11-30T02:15:44.",
+                          "2026-11-30T02:15:44Zjunk", "not a date", "2026-11-30T02:15:44+25:00"}) {
+    auto ms = ParseIsoInstantMillis(bad);
+    EXPECT_FALSE(ms.ok()) << bad;
+    EXPECT_EQ(ms.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
+}
+
+TEST(FormatIsoInstant, RoundTrips) {
+  for (int64_t ms : {int64_t{0}, int64_t{-1}, int64_t{1796004944123}, int64_t{951782400000},
+                     int64_t{-62135596800000}}) {
+    auto back = ParseIsoInstantMillis(FormatIsoInstant(ms));
+    ASSERT_TRUE(back.ok()) << FormatIsoInstant(ms);
+    EXPECT_EQ(*back, ms);
+  }
+  EXPECT_EQ(FormatIsoInstant(1796004944123), "2026-11-30T02:15:44.123Z");
+}
+
+TEST(ParseIsoDuration, Forms) {
+  EXPECT_EQ(*ParseIsoDuration("PT1H"), absl::Hours(1));
+  EXPECT_EQ(*ParseIsoDuration("PT10M"), absl::Minutes(10));
+  EXPECT_EQ(*ParseIsoDuration("PT0.5S"), absl::Milliseconds(500));
+  EXPECT_EQ(*ParseIsoDuration("P1D"), absl::Hours(24));
+  EXPECT_EQ(*ParseIsoDuration("P2W"), absl::Hours(24 * 14));
+  EXPECT_EQ(*ParseIsoDuration("P1DT1H30M"), absl::Hours(25) + absl::Minutes(30));
+  EXPECT_EQ(*ParseIsoDuration("PT0S"), absl::ZeroDuration());
+}
+
+TEST(ParseIsoDuration, Rejects) {
+  for (const char* bad : {"", "1H", "P", "PT", "P1M", "P1Y", "PT1S1H", "PT1H1H", "PT-1S",
+                          "PT1.5H30M", "PTxS", "PT5"}) {
+    EXPECT_FALSE(ParseIsoDuration(bad).ok()) << bad;
+  }
+}
+
+TEST(FormatIsoDuration, Shortest) {
+  EXPECT_EQ(FormatIsoDuration(absl::Hours(1)), "PT1H");
+  EXPECT_EQ(FormatIsoDuration(absl::Minutes(90)), "PT1H30M");
+  EXPECT_EQ(FormatIsoDuration(absl::Milliseconds(250)), "PT0.25S");
+  EXPECT_EQ(FormatIsoDuration(absl::Hours(48)), "P2D");
+  EXPECT_EQ(FormatIsoDuration(absl::ZeroDuration()), "PT0S");
+  for (const char* text : {"PT1H", "PT10M", "PT0.5S", "P1D", "P1DT2H3M4.005S"}) {
+    EXPECT_EQ(*ParseIsoDuration(FormatIsoDuration(*ParseIsoDuration(text))),
+              *ParseIsoDuration(text));
+  }
+}
+
+}  // namespace
+}  // namespace sluice
