@@ -1,0 +1,35 @@
+// sluice-supervisor: owns the metadata store and runs one stream supervisor
+// per datasource. Flags are read here and nowhere else.
+#include <gflags/gflags.h>
+#include <glog/logging.h>
+
+#include "common/grpc_server.h"
+#include "supervisor/supervisor_server.h"
+
+DEFINE_string(listen, "0.0.0.0:7070", "host:port to serve gRPC on (port 0: pick a free one)");
+DEFINE_string(data_dir, "./sluice-data/supervisor", "directory of the metadata store");
+DEFINE_string(deep_storage, "", "deep storage URI, file:///path (default: <data_dir>/deep-storage)");
+DEFINE_int32(shutdown_grace_seconds, 20, "how long running calls get to finish on SIGTERM");
+
+int main(int argc, char** argv) {
+  sluice::BlockShutdownSignals();
+  gflags::SetUsageMessage("sluice supervisor: exactly-once Kafka ingestion into segments");
+  gflags::ParseCommandLineFlags(&argc, &argv, true);
+  FLAGS_logtostderr = true;
+  google::InitGoogleLogging(argv[0]);
+
+  sluice::supervisor::SupervisorServerOptions options;
+  options.listen_address = FLAGS_listen;
+  options.data_dir = FLAGS_data_dir;
+  options.deep_storage_uri = FLAGS_deep_storage;
+  auto server = sluice::supervisor::SupervisorServer::Start(std::move(options));
+  if (!server.ok()) {
+    LOG(ERROR) << "[supervisor] cannot start: " << server.status();
+    return 1;
+  }
+  const int signal_number = sluice::WaitForShutdownSignal();
+  LOG(INFO) << "[supervisor] signal " << signal_number << ": shutting down";
+  (*server)->Shutdown(absl::Seconds(FLAGS_shutdown_grace_seconds));
+  LOG(INFO) << "[supervisor] stopped";
+  return 0;
+}
