@@ -1,0 +1,73 @@
+// Starting a gRPC server the way every sluice binary does: bound address
+// (port 0 picks a free port, read back after binding), the standard health
+// service (grpc.health.v1, NOT_SERVING until SetServing(true)), server
+// reflection (grpc.reflection.v1alpha, for grpcurl), bounded message sizes.
+#ifndef SLUICE_COMMON_GRPC_SERVER_H_
+#define SLUICE_COMMON_GRPC_SERVER_H_
+
+#include <grpcpp/grpcpp.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "common/metrics/registry.h"
+
+namespace sluice {
+
+struct GrpcServerOptions {
+  // host:port; port 0 picks a free one.
+  std::string listen_address = "127.0.0.1:0";
+  // Null: plaintext.
+  std::shared_ptr<grpc::ServerCredentials> credentials;
+  // Registered in this order; not owned (they must outlive the server).
+  std::vector<grpc::Service*> services;
+  int max_message_bytes = 64 << 20;
+  // Not null: every RPC is counted in it (sluice_grpc_server_handled_total,
+  // sluice_grpc_server_handling_seconds). Not owned; must outlive the server.
+  metrics::Registry* metrics = nullptr;
+};
+
+class GrpcServer {
+ public:
+  static absl::StatusOr<std::unique_ptr<GrpcServer>> Start(GrpcServerOptions options);
+  ~GrpcServer();
+
+  GrpcServer(const GrpcServer&) = delete;
+  GrpcServer& operator=(const GrpcServer&) = delete;
+
+  int port() const { return port_; }
+  // host:port as bound (the host of listen_address, the actual port).
+  const std::string& address() const { return address_; }
+
+  // Health status of the server and of every registered service.
+  void SetServing(bool serving);
+
+  // Stops accepting calls, waits up to `grace` for running calls, then
+  // cancels the rest. Idempotent.
+  void Shutdown(absl::Duration grace);
+
+  grpc::Server* server() { return server_.get(); }
+
+ private:
+  GrpcServer(std::unique_ptr<grpc::Server> server, int port, std::string address);
+
+  std::unique_ptr<grpc::Server> server_;
+  int port_;
+  std::string address_;
+  bool shut_down_ = false;
+};
+
+// Blocks SIGTERM and SIGINT in the calling thread and every thread it starts
+// afterwards. Call first thing in main, before any thread exists.
+void BlockShutdownSignals();
+
+// Waits for SIGTERM or SIGINT (blocked by BlockShutdownSignals) and returns
+// the signal number.
+int WaitForShutdownSignal();
+
+}  // namespace sluice
+
+#endif  // SLUICE_COMMON_GRPC_SERVER_H_

@@ -1,0 +1,317 @@
+#include "common/spec.h"
+
+#include <set>
+#include <string>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "common/granularity.h"
+#include "common/names.h"
+#include "common/status_macros.h"
+#include "common/time_util.h"
+
+namespace sluice {
+namespace {
+
+void DefaultString(std::string* field, const char* value) {
+  if (field->empty()) *field = value;
+}
+
+absl::Status Invalid(absl::string_view field, absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat(field, " ", what));
+}
+
+template <typename T>
+absl::Status AtLeast(absl::string_view field, T value, T minimum) {
+  if (value >= minimum) return absl::OkStatus();
+  return Invalid(field, absl::StrCat("must be at least ", minimum, " (got ", value, ")"));
+}
+
+// Parses an ISO-8601 duration field and checks its bounds.
+absl::StatusOr<absl::Duration> DurationField(absl::string_view field, const std::string& text,
+                                             absl::Duration minimum,
+                                             absl::Duration maximum = absl::InfiniteDuration()) {
+  auto d = ParseIsoDuration(text);
+  if (!d.ok()) return Invalid(field, std::string(d.status().message()));
+  if (*d < minimum) {
+    return Invalid(field, absl::StrCat("must be at least ", FormatIsoDuration(minimum),
+                                       " (got ", text, ")"));
+  }
+  if (*d > maximum) {
+    return Invalid(field, absl::StrCat("must be at most ", FormatIsoDuration(maximum),
+                                       " (got ", text, ")"));
+  }
+  return *d;
+}
+
+absl::StatusOr<std::optional<absl::Duration>> OptionalDurationField(absl::string_view field,
+                                                                    const std::string& text) {
+  if (text.empty()) return std::optional<absl::Duration>();
+  SLUICE_ASSIGN_OR_RETURN(absl::Duration d, DurationField(field, text, absl::ZeroDuration()));
+  return std::optional<absl::Duration>(d);
+}
+
+absl::Status ValidateTopic(const std::string& topic) {
+  if (topic.empty()) return Invalid("ioConfig.topic", "is required");
+  if (topic.size() > 249) return Invalid("ioConfig.topic", "is longer than Kafka's 249 characters");
+  if (topic == "." || topic == "..") return Invalid("ioConfig.topic", "must not be \".\" or \"..\"");
+  for (char c : topic) {
+    if (absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-') {
+      continue;
+    }
+    return Invalid("ioConfig.topic",
+                   absl::StrCat("\"", topic, "\" is not a valid Kafka topic name ",
+                                "(letters, digits, '.', '_', '-')"));
+  }
+  return absl::OkStatus();
+}
+
+const std::set<std::string>& TimestampFormats() {
+  static const auto* formats =
+      new std::set<std::string>{"auto", "iso", "millis", "posix", "micros", "nanos"};
+  return *formats;
+}
+
+const std::set<std::string>& MetricTypes() {
+  static const auto* types = new std::set<std::string>{
+      "count", "longSum", "doubleSum", "longMin", "longMax", "doubleMin", "doubleMax"};
+  return *types;
+}
+
+absl::Status ValidateDataSchema(const v1::DataSchema& schema) {
+  const auto& ts = schema.timestamp_spec();
+  if (ts.column().empty()) return Invalid("dataSchema.timestampSpec.column", "is required");
+  if (!TimestampFormats().count(ts.format())) {
+    return Invalid("dataSchema.timestampSpec.format",
+                   absl::StrCat("\"", ts.format(), "\" is not one of ",
+                                absl::StrJoin(TimestampFormats(), ", ")));
+  }
+
+  std::set<std::string> columns = {"__time"};
+  for (int i = 0; i < schema.dimensions_spec().dimensions_size(); ++i) {
+    const std::string& dim = schema.dimensions_spec().dimensions(i);
+    const std::string field = absl::StrCat("dataSchema.dimensionsSpec.dimensions[", i, "]");
+    if (dim.empty()) return Invalid(field, "must not be empty");
+    if (dim == ts.column()) {
+      return Invalid(field, absl::StrCat("\"", dim, "\" is the timestamp column"));
+    }
+    if (!columns.insert(dim).second) {
+      return Invalid(field, absl::StrCat("\"", dim, "\" is listed twice or reserved"));
+    }
+  }
+  for (int i = 0; i < schema.metrics_spec_size(); ++i) {
+    const auto& metric = schema.metrics_spec(i);
+    const std::string field = absl::StrCat("dataSchema.metricsSpec[", i, "]");
+    if (!MetricTypes().count(metric.type())) {
+      return Invalid(absl::StrCat(field, ".type"),
+                     absl::StrCat("\"", metric.type(), "\" is not one of ",
+                                  absl::StrJoin(MetricTypes(), ", ")));
+    }
+    if (metric.name().empty()) return Invalid(absl::StrCat(field, ".name"), "is required");
+    if (!columns.insert(metric.name()).second) {
+      return Invalid(absl::StrCat(field, ".name"),
+                     absl::StrCat("\"", metric.name(),
+                                  "\" is already a dimension, a metric or reserved"));
+    }
+    if (metric.type() != "count" && metric.field_name().empty()) {
+      return Invalid(absl::StrCat(field, ".fieldName"), "is required");
+    }
+  }
+
+  const auto& gran = schema.granularity_spec();
+  auto segment = Granularity::Parse(gran.segment_granularity());
+  if (!segment.ok()) {
+    return Invalid("dataSchema.granularitySpec.segmentGranularity",
+                   std::string(segment.status().message()));
+  }
+  if (segment->ApproximateMillis() < 60000) {
+    return Invalid("dataSchema.granularitySpec.segmentGranularity",
+                   absl::StrCat("must be MINUTE or coarser (got ", gran.segment_granularity(), ")"));
+  }
+  auto query = Granularity::Parse(gran.query_granularity());
+  if (!query.ok()) {
+    return Invalid("dataSchema.granularitySpec.queryGranularity",
+                   std::string(query.status().message()));
+  }
+  if (query->ApproximateMillis() > segment->ApproximateMillis()) {
+    return Invalid("dataSchema.granularitySpec.queryGranularity",
+                   absl::StrCat(gran.query_granularity(), " is coarser than the segment granularity ",
+                                gran.segment_granularity()));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+void ApplySpecDefaults(v1::SupervisorSpec* spec) {
+  v1::IoConfig* io = spec->mutable_io_config();
+  if (io->task_count() == 0) io->set_task_count(1);
+  if (io->replicas() == 0) io->set_replicas(1);
+  DefaultString(io->mutable_task_duration(), "PT1H");
+  DefaultString(io->mutable_start_delay(), "PT5S");
+  DefaultString(io->mutable_period(), "PT30S");
+  DefaultString(io->mutable_completion_timeout(), "PT30M");
+  DefaultString(io->mutable_poll_timeout(), "PT0.1S");
+  if (io->stop_task_count() == 0) io->set_stop_task_count(io->task_count());
+
+  v1::DataSchema* schema = spec->mutable_data_schema();
+  DefaultString(schema->mutable_timestamp_spec()->mutable_column(), "timestamp");
+  DefaultString(schema->mutable_timestamp_spec()->mutable_format(), "auto");
+  for (v1::MetricSpec& metric : *schema->mutable_metrics_spec()) {
+    if (metric.type() != "count" && metric.field_name().empty()) {
+      metric.set_field_name(metric.name());
+    }
+  }
+  v1::GranularitySpec* gran = schema->mutable_granularity_spec();
+  DefaultString(gran->mutable_segment_granularity(), "HOUR");
+  DefaultString(gran->mutable_query_granularity(), "NONE");
+  if (!gran->has_rollup()) gran->set_rollup(true);
+  // Store granularities in their canonical upper-case spelling.
+  if (auto g = Granularity::Parse(gran->segment_granularity()); g.ok()) {
+    gran->set_segment_granularity(g->Name());
+  }
+  if (auto g = Granularity::Parse(gran->query_granularity()); g.ok()) {
+    gran->set_query_granularity(g->Name());
+  }
+
+  v1::TuningConfig* tuning = spec->mutable_tuning_config();
+  if (tuning->max_rows_in_memory() == 0) tuning->set_max_rows_in_memory(kDefaultMaxRowsInMemory);
+  if (tuning->max_bytes_in_memory() == 0) tuning->set_max_bytes_in_memory(kDefaultMaxBytesInMemory);
+  if (tuning->max_rows_per_segment() == 0) {
+    tuning->set_max_rows_per_segment(kDefaultMaxRowsPerSegment);
+  }
+  if (tuning->max_total_rows() == 0) tuning->set_max_total_rows(kDefaultMaxTotalRows);
+  DefaultString(tuning->mutable_intermediate_persist_period(), "PT10M");
+  DefaultString(tuning->mutable_handoff_condition_timeout(), "PT15M");
+  if (!tuning->has_max_saved_parse_exceptions()) {
+    tuning->set_max_saved_parse_exceptions(kDefaultMaxSavedParseExceptions);
+  }
+  if (tuning->handoff_mode() == v1::HANDOFF_MODE_UNSPECIFIED) {
+    tuning->set_handoff_mode(v1::DEEP_STORAGE);
+  }
+  DefaultString(tuning->mutable_checkpoint_retry_period(), "PT10S");
+  DefaultString(tuning->mutable_chat_timeout(), "PT10S");
+  if (tuning->chat_retries() == 0) tuning->set_chat_retries(kDefaultChatRetries);
+}
+
+absl::StatusOr<SpecTimings> ParseTuningTimings(const v1::TuningConfig& tuning) {
+  SpecTimings t;
+  SLUICE_ASSIGN_OR_RETURN(t.intermediate_persist_period,
+                          DurationField("tuningConfig.intermediatePersistPeriod",
+                                        tuning.intermediate_persist_period(),
+                                        absl::Milliseconds(10)));
+  if (tuning.intermediate_handoff_period().empty()) {
+    t.intermediate_handoff_period = absl::InfiniteDuration();
+  } else {
+    SLUICE_ASSIGN_OR_RETURN(t.intermediate_handoff_period,
+                            DurationField("tuningConfig.intermediateHandoffPeriod",
+                                          tuning.intermediate_handoff_period(),
+                                          absl::Milliseconds(100)));
+  }
+  SLUICE_ASSIGN_OR_RETURN(t.handoff_condition_timeout,
+                          DurationField("tuningConfig.handoffConditionTimeout",
+                                        tuning.handoff_condition_timeout(),
+                                        absl::ZeroDuration()));
+  if (t.handoff_condition_timeout == absl::ZeroDuration()) {
+    t.handoff_condition_timeout = absl::InfiniteDuration();
+  }
+  SLUICE_ASSIGN_OR_RETURN(t.checkpoint_retry_period,
+                          DurationField("tuningConfig.checkpointRetryPeriod",
+                                        tuning.checkpoint_retry_period(),
+                                        absl::Milliseconds(100)));
+  SLUICE_ASSIGN_OR_RETURN(t.chat_timeout,
+                          DurationField("tuningConfig.chatTimeout", tuning.chat_timeout(),
+                                        absl::Milliseconds(100)));
+  return t;
+}
+
+absl::StatusOr<SpecTimings> ParseSpecTimings(const v1::SupervisorSpec& spec) {
+  SLUICE_ASSIGN_OR_RETURN(SpecTimings t, ParseTuningTimings(spec.tuning_config()));
+  const v1::IoConfig& io = spec.io_config();
+  SLUICE_ASSIGN_OR_RETURN(t.task_duration, DurationField("ioConfig.taskDuration",
+                                                         io.task_duration(), absl::Seconds(1)));
+  SLUICE_ASSIGN_OR_RETURN(t.start_delay, DurationField("ioConfig.startDelay", io.start_delay(),
+                                                       absl::ZeroDuration()));
+  SLUICE_ASSIGN_OR_RETURN(t.period, DurationField("ioConfig.period", io.period(),
+                                                  absl::Milliseconds(100)));
+  SLUICE_ASSIGN_OR_RETURN(t.completion_timeout,
+                          DurationField("ioConfig.completionTimeout", io.completion_timeout(),
+                                        absl::Seconds(1)));
+  SLUICE_ASSIGN_OR_RETURN(t.poll_timeout, DurationField("ioConfig.pollTimeout", io.poll_timeout(),
+                                                        absl::Milliseconds(1), absl::Seconds(10)));
+  SLUICE_ASSIGN_OR_RETURN(t.late_message_rejection_period,
+                          OptionalDurationField("ioConfig.lateMessageRejectionPeriod",
+                                                io.late_message_rejection_period()));
+  SLUICE_ASSIGN_OR_RETURN(t.early_message_rejection_period,
+                          OptionalDurationField("ioConfig.earlyMessageRejectionPeriod",
+                                                io.early_message_rejection_period()));
+  if (!io.late_message_rejection_start_date_time().empty()) {
+    if (t.late_message_rejection_period.has_value()) {
+      return Invalid("ioConfig.lateMessageRejectionStartDateTime",
+                     "and ioConfig.lateMessageRejectionPeriod are exclusive; set one");
+    }
+    auto ms = ParseIsoInstantMillis(io.late_message_rejection_start_date_time());
+    if (!ms.ok()) {
+      return Invalid("ioConfig.lateMessageRejectionStartDateTime",
+                     std::string(ms.status().message()));
+    }
+    t.late_message_rejection_start_ms = *ms;
+  }
+  return t;
+}
+
+absl::Status ValidateSpec(const v1::SupervisorSpec& spec) {
+  SLUICE_RETURN_IF_ERROR(ValidateDatasource(spec.datasource()));
+
+  const v1::IoConfig& io = spec.io_config();
+  SLUICE_RETURN_IF_ERROR(ValidateTopic(io.topic()));
+  auto bootstrap = io.consumer_properties().find("bootstrap.servers");
+  if (bootstrap == io.consumer_properties().end() || bootstrap->second.empty()) {
+    return Invalid("ioConfig.consumerProperties", "must set \"bootstrap.servers\"");
+  }
+  for (const char* managed : {"enable.auto.commit", "group.instance.id"}) {
+    if (io.consumer_properties().count(managed)) {
+      return Invalid("ioConfig.consumerProperties",
+                     absl::StrCat("must not set \"", managed,
+                                  "\": offsets are kept in the metadata store"));
+    }
+  }
+  SLUICE_RETURN_IF_ERROR(AtLeast("ioConfig.taskCount", io.task_count(), 1));
+  SLUICE_RETURN_IF_ERROR(AtLeast("ioConfig.replicas", io.replicas(), 1));
+  SLUICE_RETURN_IF_ERROR(AtLeast("ioConfig.stopTaskCount", io.stop_task_count(), 1));
+
+  SLUICE_RETURN_IF_ERROR(ValidateDataSchema(spec.data_schema()));
+
+  const v1::TuningConfig& tuning = spec.tuning_config();
+  SLUICE_RETURN_IF_ERROR(
+      AtLeast<int64_t>("tuningConfig.maxRowsInMemory", tuning.max_rows_in_memory(), 1));
+  SLUICE_RETURN_IF_ERROR(AtLeast<int64_t>("tuningConfig.maxBytesInMemory",
+                                          tuning.max_bytes_in_memory(), 1 << 20));
+  SLUICE_RETURN_IF_ERROR(
+      AtLeast<int64_t>("tuningConfig.maxRowsPerSegment", tuning.max_rows_per_segment(), 1));
+  SLUICE_RETURN_IF_ERROR(
+      AtLeast<int64_t>("tuningConfig.maxTotalRows", tuning.max_total_rows(), 1));
+  if (tuning.has_max_parse_exceptions()) {
+    SLUICE_RETURN_IF_ERROR(AtLeast<int64_t>("tuningConfig.maxParseExceptions",
+                                            tuning.max_parse_exceptions(), 0));
+  }
+  SLUICE_RETURN_IF_ERROR(AtLeast("tuningConfig.maxSavedParseExceptions",
+                                 tuning.max_saved_parse_exceptions(), 0));
+  if (tuning.max_saved_parse_exceptions() > 1000) {
+    return Invalid("tuningConfig.maxSavedParseExceptions",
+                   absl::StrCat("must be at most 1000 (got ", tuning.max_saved_parse_exceptions(),
+                                ")"));
+  }
+  SLUICE_RETURN_IF_ERROR(AtLeast("tuningConfig.chatRetries", tuning.chat_retries(), 1));
+  return ParseSpecTimings(spec).status();
+}
+
+absl::StatusOr<v1::SupervisorSpec> NormalizeSpec(v1::SupervisorSpec spec) {
+  ApplySpecDefaults(&spec);
+  SLUICE_RETURN_IF_ERROR(ValidateSpec(spec));
+  return spec;
+}
+
+}  // namespace sluice

@@ -1,0 +1,209 @@
+#include "common/spec.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+
+#include "google/protobuf/util/json_util.h"
+
+namespace sluice {
+namespace {
+
+v1::SupervisorSpec ValidSpec() {
+  v1::SupervisorSpec spec;
+  const char* json = R"({
+    "datasource": "wiki",
+    "ioConfig": {"topic": "wiki-edits",
+                 "consumerProperties": {"bootstrap.servers": "127.0.0.1:9092"}},
+    "dataSchema": {
+      "dimensionsSpec": {"dimensions": ["page", "user"]},
+      "metricsSpec": [{"type": "count", "name": "count"},
+                      {"type": "longSum", "name": "added"}]
+    }
+  })";
+  auto status = google::protobuf::util::JsonStringToMessage(json, &spec);
+  EXPECT_TRUE(status.ok()) << status.ToString();
+  return spec;
+}
+
+TEST(NormalizeSpec, FillsDefaults) {
+  auto spec = NormalizeSpec(ValidSpec());
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->io_config().task_count(), 1);
+  EXPECT_EQ(spec->io_config().replicas(), 1);
+  EXPECT_EQ(spec->io_config().task_duration(), "PT1H");
+  EXPECT_EQ(spec->io_config().period(), "PT30S");
+  EXPECT_EQ(spec->io_config().completion_timeout(), "PT30M");
+  EXPECT_EQ(spec->io_config().stop_task_count(), 1);
+  EXPECT_EQ(spec->data_schema().timestamp_spec().column(), "timestamp");
+  EXPECT_EQ(spec->data_schema().timestamp_spec().format(), "auto");
+  EXPECT_EQ(spec->data_schema().granularity_spec().segment_granularity(), "HOUR");
+  EXPECT_EQ(spec->data_schema().granularity_spec().query_granularity(), "NONE");
+  EXPECT_TRUE(spec->data_schema().granularity_spec().rollup());
+  EXPECT_EQ(spec->data_schema().metrics_spec(1).field_name(), "added");
+  EXPECT_EQ(spec->tuning_config().max_rows_in_memory(), 150000);
+  EXPECT_EQ(spec->tuning_config().max_rows_per_segment(), 5000000);
+  EXPECT_EQ(spec->tuning_config().max_total_rows(), 20000000);
+  EXPECT_EQ(spec->tuning_config().intermediate_persist_period(), "PT10M");
+  EXPECT_EQ(spec->tuning_config().handoff_condition_timeout(), "PT15M");
+  EXPECT_FALSE(spec->tuning_config().has_max_parse_exceptions());
+  EXPECT_EQ(spec->tuning_config().handoff_mode(), v1::DEEP_STORAGE);
+  // Normalizing twice changes nothing.
+  auto again = NormalizeSpec(*spec);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->SerializeAsString(), spec->SerializeAsString());
+}
+
+TEST(NormalizeSpec, KeepsExplicitRollupOff) {
+  v1::SupervisorSpec spec = ValidSpec();
+  spec.mutable_data_schema()->mutable_granularity_spec()->set_rollup(false);
+  auto normalized = NormalizeSpec(spec);
+  ASSERT_TRUE(normalized.ok());
+  EXPECT_FALSE(normalized->data_schema().granularity_spec().rollup());
+}
+
+struct BadCase {
+  const char* name;
+  std::function<void(v1::SupervisorSpec*)> mutate;
+  const char* expected_message_part;
+};
+
+class InvalidSpecTest : public testing::TestWithParam<BadCase> {};
+
+TEST_P(InvalidSpecTest, NamesTheField) {
+  v1::SupervisorSpec spec = ValidSpec();
+  GetParam().mutate(&spec);
+  auto normalized = NormalizeSpec(spec);
+  ASSERT_FALSE(normalized.ok()) << GetParam().name;
+  EXPECT_EQ(normalized.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(normalized.status().message().find(GetParam().expected_message_part),
+            std::string::npos)
+      << "message: " << normalized.status().message();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    EveryField, InvalidSpecTest,
+    testing::Values(
+        BadCase{"no_datasource", [](auto* s) { s->clear_datasource(); }, "datasource must not be empty"},
+        BadCase{"path_datasource", [](auto* s) { s->set_datasource("../etc"); }, "datasource"},
+        BadCase{"no_topic", [](auto* s) { s->mutable_io_config()->clear_topic(); }, "ioConfig.topic is required"},
+        BadCase{"bad_topic", [](auto* s) { s->mutable_io_config()->set_topic("a b"); }, "ioConfig.topic"},
+        BadCase{"no_bootstrap",
+                [](auto* s) { s->mutable_io_config()->mutable_consumer_properties()->clear(); },
+                "bootstrap.servers"},
+        BadCase{"auto_commit",
+                [](auto* s) {
+                  (*s->mutable_io_config()->mutable_consumer_properties())["enable.auto.commit"] = "true";
+                },
+                "enable.auto.commit"},
+        BadCase{"task_count", [](auto* s) { s->mutable_io_config()->set_task_count(-1); }, "ioConfig.taskCount"},
+        BadCase{"replicas", [](auto* s) { s->mutable_io_config()->set_replicas(-2); }, "ioConfig.replicas"},
+        BadCase{"task_duration", [](auto* s) { s->mutable_io_config()->set_task_duration("1 hour"); },
+                "ioConfig.taskDuration"},
+        BadCase{"task_duration_short", [](auto* s) { s->mutable_io_config()->set_task_duration("PT0.1S"); },
+                "ioConfig.taskDuration must be at least PT1S"},
+        BadCase{"period", [](auto* s) { s->mutable_io_config()->set_period("PT0.01S"); }, "ioConfig.period"},
+        BadCase{"start_delay", [](auto* s) { s->mutable_io_config()->set_start_delay("P1M"); },
+                "ioConfig.startDelay"},
+        BadCase{"completion_timeout", [](auto* s) { s->mutable_io_config()->set_completion_timeout("x"); },
+                "ioConfig.completionTimeout"},
+        BadCase{"poll_timeout", [](auto* s) { s->mutable_io_config()->set_poll_timeout("PT1M"); },
+                "ioConfig.pollTimeout must be at most"},
+        BadCase{"late_both",
+                [](auto* s) {
+                  s->mutable_io_config()->set_late_message_rejection_period("PT1H");
+                  s->mutable_io_config()->set_late_message_rejection_start_date_time("2026-01-01");
+                },
+                "exclusive"},
+        BadCase{"late_instant",
+                [](auto* s) { s->mutable_io_config()->set_late_message_rejection_start_date_time("yesterday"); },
+                "ioConfig.lateMessageRejectionStartDateTime"},
+        BadCase{"early", [](auto* s) { s->mutable_io_config()->set_early_message_rejection_period("soon"); },
+                "ioConfig.earlyMessageRejectionPeriod"},
+        BadCase{"ts_format",
+                [](auto* s) { s->mutable_data_schema()->mutable_timestamp_spec()->set_format("rfc822"); },
+                "dataSchema.timestampSpec.format"},
+        BadCase{"dim_is_ts",
+                [](auto* s) { s->mutable_data_schema()->mutable_dimensions_spec()->add_dimensions("timestamp"); },
+                "is the timestamp column"},
+        BadCase{"dim_twice",
+                [](auto* s) { s->mutable_data_schema()->mutable_dimensions_spec()->add_dimensions("page"); },
+                "dimensions[2]"},
+        BadCase{"dim_empty",
+                [](auto* s) { s->mutable_data_schema()->mutable_dimensions_spec()->add_dimensions(""); },
+                "must not be empty"},
+        BadCase{"metric_type", [](auto* s) { s->mutable_data_schema()->mutable_metrics_spec(0)->set_type("avg"); },
+                "dataSchema.metricsSpec[0].type"},
+        BadCase{"metric_name", [](auto* s) { s->mutable_data_schema()->mutable_metrics_spec(1)->clear_name(); },
+                "dataSchema.metricsSpec[1].name is required"},
+        BadCase{"metric_clash",
+                [](auto* s) { s->mutable_data_schema()->mutable_metrics_spec(1)->set_name("page"); },
+                "dataSchema.metricsSpec[1].name"},
+        BadCase{"segment_granularity",
+                [](auto* s) {
+                  s->mutable_data_schema()->mutable_granularity_spec()->set_segment_granularity("FORTNIGHT");
+                },
+                "dataSchema.granularitySpec.segmentGranularity"},
+        BadCase{"segment_granularity_fine",
+                [](auto* s) {
+                  s->mutable_data_schema()->mutable_granularity_spec()->set_segment_granularity("SECOND");
+                },
+                "MINUTE or coarser"},
+        BadCase{"query_coarser",
+                [](auto* s) {
+                  s->mutable_data_schema()->mutable_granularity_spec()->set_query_granularity("DAY");
+                },
+                "coarser than the segment granularity"},
+        BadCase{"max_rows_in_memory", [](auto* s) { s->mutable_tuning_config()->set_max_rows_in_memory(-5); },
+                "tuningConfig.maxRowsInMemory"},
+        BadCase{"max_bytes_in_memory", [](auto* s) { s->mutable_tuning_config()->set_max_bytes_in_memory(10); },
+                "tuningConfig.maxBytesInMemory"},
+        BadCase{"max_rows_per_segment",
+                [](auto* s) { s->mutable_tuning_config()->set_max_rows_per_segment(-1); },
+                "tuningConfig.maxRowsPerSegment"},
+        BadCase{"max_total_rows", [](auto* s) { s->mutable_tuning_config()->set_max_total_rows(-1); },
+                "tuningConfig.maxTotalRows"},
+        BadCase{"persist_period",
+                [](auto* s) { s->mutable_tuning_config()->set_intermediate_persist_period("10m"); },
+                "tuningConfig.intermediatePersistPeriod"},
+        BadCase{"handoff_period",
+                [](auto* s) { s->mutable_tuning_config()->set_intermediate_handoff_period("PT0S"); },
+                "tuningConfig.intermediateHandoffPeriod"},
+        BadCase{"handoff_timeout",
+                [](auto* s) { s->mutable_tuning_config()->set_handoff_condition_timeout("forever"); },
+                "tuningConfig.handoffConditionTimeout"},
+        BadCase{"max_parse_exceptions",
+                [](auto* s) { s->mutable_tuning_config()->set_max_parse_exceptions(-1); },
+                "tuningConfig.maxParseExceptions"},
+        BadCase{"saved_parse_exceptions",
+                [](auto* s) { s->mutable_tuning_config()->set_max_saved_parse_exceptions(5000); },
+                "tuningConfig.maxSavedParseExceptions"},
+        BadCase{"checkpoint_retry",
+                [](auto* s) { s->mutable_tuning_config()->set_checkpoint_retry_period("PT0.001S"); },
+                "tuningConfig.checkpointRetryPeriod"},
+        BadCase{"chat_timeout", [](auto* s) { s->mutable_tuning_config()->set_chat_timeout("nope"); },
+                "tuningConfig.chatTimeout"},
+        BadCase{"chat_retries", [](auto* s) { s->mutable_tuning_config()->set_chat_retries(-1); },
+                "tuningConfig.chatRetries"}),
+    [](const testing::TestParamInfo<BadCase>& info) { return std::string(info.param.name); });
+
+TEST(ParseSpecTimings, ReadsDurations) {
+  v1::SupervisorSpec spec = ValidSpec();
+  spec.mutable_io_config()->set_task_duration("PT2M");
+  spec.mutable_tuning_config()->set_handoff_condition_timeout("PT0S");
+  spec.mutable_io_config()->set_late_message_rejection_period("PT1H");
+  auto normalized = NormalizeSpec(spec);
+  ASSERT_TRUE(normalized.ok()) << normalized.status();
+  auto timings = ParseSpecTimings(*normalized);
+  ASSERT_TRUE(timings.ok());
+  EXPECT_EQ(timings->task_duration, absl::Minutes(2));
+  EXPECT_EQ(timings->handoff_condition_timeout, absl::InfiniteDuration());
+  EXPECT_EQ(timings->intermediate_handoff_period, absl::InfiniteDuration());
+  EXPECT_EQ(*timings->late_message_rejection_period, absl::Hours(1));
+  EXPECT_FALSE(timings->early_message_rejection_period.has_value());
+  EXPECT_EQ(timings->poll_timeout, absl::Milliseconds(100));
+}
+
+}  // namespace
+}  // namespace sluice

@@ -1,0 +1,42 @@
+#include "supervisor/supervisor_server.h"
+
+#include <glog/logging.h>
+
+#include "absl/strings/str_cat.h"
+#include "common/file_util.h"
+#include "common/status_macros.h"
+
+namespace sluice::supervisor {
+
+absl::StatusOr<std::unique_ptr<SupervisorServer>> SupervisorServer::Start(
+    SupervisorServerOptions options) {
+  if (options.data_dir.empty()) return absl::InvalidArgumentError("--data_dir is required");
+  SLUICE_RETURN_IF_ERROR(MakeDirs(options.data_dir));
+  if (options.deep_storage_uri.empty()) {
+    options.deep_storage_uri = absl::StrCat("file://", options.data_dir, "/deep-storage");
+  }
+  std::unique_ptr<SupervisorServer> server(new SupervisorServer());
+  SLUICE_ASSIGN_OR_RETURN(server->deep_storage_, OpenDeepStorage(options.deep_storage_uri));
+  server->service_ = std::make_unique<SupervisorServiceImpl>();
+
+  GrpcServerOptions grpc_options;
+  grpc_options.listen_address = options.listen_address;
+  grpc_options.services = {server->service_.get()};
+  SLUICE_ASSIGN_OR_RETURN(grpc_options.credentials, tls::MakeServerCredentials(options.tls));
+  grpc_options.metrics = options.metrics;
+  SLUICE_ASSIGN_OR_RETURN(server->grpc_, GrpcServer::Start(std::move(grpc_options)));
+  server->options_ = std::move(options);
+  server->grpc_->SetServing(true);
+  LOG(INFO) << "[supervisor] serving sluice.v1.SupervisorService on " << server->address()
+            << " (data dir " << server->options_.data_dir << ", deep storage "
+            << server->options_.deep_storage_uri << ")";
+  return server;
+}
+
+SupervisorServer::~SupervisorServer() { Shutdown(absl::ZeroDuration()); }
+
+void SupervisorServer::Shutdown(absl::Duration grace) {
+  if (grpc_) grpc_->Shutdown(grace);
+}
+
+}  // namespace sluice::supervisor

@@ -1,0 +1,57 @@
+// The supervisor process minus flag parsing: owns the gRPC server and
+// everything behind it. `main` builds the options; tests start it in-process.
+#ifndef SLUICE_SUPERVISOR_SUPERVISOR_SERVER_H_
+#define SLUICE_SUPERVISOR_SUPERVISOR_SERVER_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "common/deep_storage.h"
+#include "common/grpc_server.h"
+#include "common/metrics/registry.h"
+#include "common/tls/credentials.h"
+#include "supervisor/supervisor_service.h"
+
+namespace sluice::supervisor {
+
+struct SupervisorServerOptions {
+  // host:port to serve on; port 0 picks a free one.
+  std::string listen_address = "127.0.0.1:0";
+  // Holds the metadata store; created if missing.
+  std::string data_dir;
+  // "file:///path"; empty = <data_dir>/deep-storage.
+  std::string deep_storage_uri;
+  // Certificates for the gRPC server and for the calls it makes to task workers
+  // (tls::MakeChannelCredentials); mutual TLS when ca_path is set. Empty:
+  // plaintext.
+  tls::TlsOptions tls;
+  // Metrics of this process (gRPC requests and what the core records); null:
+  // none. Not owned; must outlive the server.
+  metrics::Registry* metrics = nullptr;
+};
+
+class SupervisorServer {
+ public:
+  static absl::StatusOr<std::unique_ptr<SupervisorServer>> Start(SupervisorServerOptions options);
+  ~SupervisorServer();
+
+  // host:port actually bound.
+  const std::string& address() const { return grpc_->address(); }
+
+  // Graceful stop: health NOT_SERVING, running calls get `grace` to finish.
+  void Shutdown(absl::Duration grace);
+
+ private:
+  SupervisorServer() = default;
+
+  SupervisorServerOptions options_;
+  std::unique_ptr<DeepStorage> deep_storage_;
+  std::unique_ptr<SupervisorServiceImpl> service_;
+  std::unique_ptr<GrpcServer> grpc_;
+};
+
+}  // namespace sluice::supervisor
+
+#endif  // SLUICE_SUPERVISOR_SUPERVISOR_SERVER_H_

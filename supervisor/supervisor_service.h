@@ -1,0 +1,66 @@
+// gRPC handlers of sluice.v1.SupervisorService. Thin: validate the request,
+// call the core, map the status once.
+#ifndef SLUICE_SUPERVISOR_SUPERVISOR_SERVICE_H_
+#define SLUICE_SUPERVISOR_SUPERVISOR_SERVICE_H_
+
+#include "sluice/v1/supervisor_service.grpc.pb.h"
+
+namespace sluice::supervisor {
+
+class SupervisorServiceImpl final : public v1::SupervisorService::Service {
+ public:
+  grpc::Status CheckpointDataSourceMetadata(grpc::ServerContext*,
+                                            const v1::CheckpointDataSourceMetadataRequest*,
+                                            v1::CheckpointDataSourceMetadataResponse*) override;
+  grpc::Status PublishSegments(grpc::ServerContext*, const v1::PublishSegmentsRequest*,
+                               v1::PublishSegmentsResponse*) override;
+  grpc::Status GetPublishedSegments(grpc::ServerContext*, const v1::GetPublishedSegmentsRequest*,
+                                    v1::GetPublishedSegmentsResponse*) override;
+  grpc::Status AllocateSegment(grpc::ServerContext*, const v1::AllocateSegmentRequest*,
+                               v1::AllocateSegmentResponse*) override;
+  grpc::Status GetHandoffStatus(grpc::ServerContext*, const v1::GetHandoffStatusRequest*,
+                                v1::GetHandoffStatusResponse*) override;
+  grpc::Status ReportOffsetOutOfRange(grpc::ServerContext*,
+                                      const v1::ReportOffsetOutOfRangeRequest*,
+                                      v1::ReportOffsetOutOfRangeResponse*) override;
+  grpc::Status RegisterWorker(grpc::ServerContext*, const v1::RegisterWorkerRequest*,
+                              v1::RegisterWorkerResponse*) override;
+  grpc::Status WorkerHeartbeat(grpc::ServerContext*, const v1::WorkerHeartbeatRequest*,
+                               v1::WorkerHeartbeatResponse*) override;
+  grpc::Status ReportTaskStatus(grpc::ServerContext*, const v1::ReportTaskStatusRequest*,
+                                v1::ReportTaskStatusResponse*) override;
+  grpc::Status MarkSegmentsLoaded(grpc::ServerContext*, const v1::MarkSegmentsLoadedRequest*,
+                                  v1::MarkSegmentsLoadedResponse*) override;
+  grpc::Status SubmitSupervisor(grpc::ServerContext*, const v1::SubmitSupervisorRequest*,
+                                v1::SubmitSupervisorResponse*) override;
+  grpc::Status GetSupervisor(grpc::ServerContext*, const v1::SupervisorRef*,
+                             v1::SubmitSupervisorResponse*) override;
+  grpc::Status ListSupervisors(grpc::ServerContext*, const v1::ListSupervisorsRequest*,
+                               v1::ListSupervisorsResponse*) override;
+  grpc::Status GetSupervisorHistory(grpc::ServerContext*, const v1::SupervisorRef*,
+                                    v1::GetSupervisorHistoryResponse*) override;
+  grpc::Status GetSupervisorStatus(grpc::ServerContext*, const v1::SupervisorRef*,
+                                   v1::SupervisorStatus*) override;
+  grpc::Status SuspendSupervisor(grpc::ServerContext*, const v1::SupervisorRef*,
+                                 v1::SupervisorSummary*) override;
+  grpc::Status ResumeSupervisor(grpc::ServerContext*, const v1::SupervisorRef*,
+                                v1::SupervisorSummary*) override;
+  grpc::Status ResetSupervisor(grpc::ServerContext*, const v1::SupervisorRef*,
+                               v1::SupervisorSummary*) override;
+  grpc::Status ResetOffsets(grpc::ServerContext*, const v1::ResetOffsetsRequest*,
+                            v1::SupervisorSummary*) override;
+  grpc::Status TerminateSupervisor(grpc::ServerContext*, const v1::SupervisorRef*,
+                                   v1::SupervisorSummary*) override;
+  grpc::Status ListSegments(grpc::ServerContext*, const v1::ListSegmentsRequest*,
+                            v1::ListSegmentsResponse*) override;
+  grpc::Status ListTasks(grpc::ServerContext*, const v1::ListSupervisorTasksRequest*,
+                         v1::ListSupervisorTasksResponse*) override;
+  grpc::Status ListWorkers(grpc::ServerContext*, const v1::ListWorkersRequest*,
+                           v1::ListWorkersResponse*) override;
+  grpc::Status GetCommitLog(grpc::ServerContext*, const v1::SupervisorRef*,
+                            v1::GetCommitLogResponse*) override;
+};
+
+}  // namespace sluice::supervisor
+
+#endif  // SLUICE_SUPERVISOR_SUPERVISOR_SERVICE_H_

@@ -1,0 +1,34 @@
+// gRPC handlers of sluice.v1.TaskService (served by every task worker). Thin:
+// validate the request, call the core, map the status once.
+#ifndef SLUICE_TASK_TASK_SERVICE_H_
+#define SLUICE_TASK_TASK_SERVICE_H_
+
+#include "sluice/v1/task_service.grpc.pb.h"
+
+namespace sluice::task {
+
+class TaskServiceImpl final : public v1::TaskService::Service {
+ public:
+  grpc::Status RunTask(grpc::ServerContext*, const v1::RunTaskRequest*,
+                       v1::RunTaskResponse*) override;
+  grpc::Status StopTask(grpc::ServerContext*, const v1::StopTaskRequest*,
+                        v1::StopTaskResponse*) override;
+  grpc::Status ListTasks(grpc::ServerContext*, const v1::ListTasksRequest*,
+                         v1::ListTasksResponse*) override;
+  grpc::Status Pause(grpc::ServerContext*, const v1::PauseRequest*, v1::PauseResponse*) override;
+  grpc::Status Resume(grpc::ServerContext*, const v1::ResumeRequest*,
+                      v1::ResumeResponse*) override;
+  grpc::Status SetEndOffsets(grpc::ServerContext*, const v1::SetEndOffsetsRequest*,
+                             v1::SetEndOffsetsResponse*) override;
+  grpc::Status GetCurrentOffsets(grpc::ServerContext*, const v1::TaskRef*,
+                                 v1::OffsetsResponse*) override;
+  grpc::Status GetEndOffsets(grpc::ServerContext*, const v1::TaskRef*,
+                             v1::OffsetsResponse*) override;
+  grpc::Status GetCheckpoints(grpc::ServerContext*, const v1::TaskRef*,
+                              v1::CheckpointsResponse*) override;
+  grpc::Status GetTaskStatus(grpc::ServerContext*, const v1::TaskRef*, v1::TaskStatus*) override;
+};
+
+}  // namespace sluice::task
+
+#endif  // SLUICE_TASK_TASK_SERVICE_H_
