@@ -5,7 +5,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -14,7 +16,7 @@
 #include "common/kafka/test_consumer.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tools/devbroker/fixed_ports.h"
+#include "tests/testing/subprocess.h"
 #include "tools/devbroker/retention.h"
 
 namespace sluice {
@@ -35,25 +37,10 @@ kafka::KafkaProperties Props(const DevBroker& broker) {
   return {{"bootstrap.servers", broker.bootstrap_servers()}};
 }
 
-// A port the kernel just handed out (free right now), with `count` - 1 free
-// ports after it.
 int FreePortRun(int count) {
-  for (int attempt = 0; attempt < 50; ++attempt) {
-    const int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in sin{};
-    sin.sin_family = AF_INET;
-    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof(sin);
-    if (bind(fd, reinterpret_cast<sockaddr*>(&sin), sizeof(sin)) != 0 ||
-        getsockname(fd, reinterpret_cast<sockaddr*>(&sin), &len) != 0) {
-      close(fd);
-      continue;
-    }
-    close(fd);
-    const int port = ntohs(sin.sin_port);
-    if (port + count - 1 <= 65535 && CheckPortsFree(port, count).ok()) return port;
-  }
-  return 0;
+  auto port = testing::PickFreePortRange(count);
+  EXPECT_TRUE(port.ok()) << port.status();
+  return port.ok() ? *port : 0;
 }
 
 TEST(DevBrokerTest, ServesItsTopicsToRealClients) {
@@ -153,6 +140,30 @@ TEST(DevBrokerTest, RetentionBatchCountCapIsLifted) {
       ASSERT_EQ(records->at(0)[i].value, absl::StrCat(range.start + i));
     }
   }
+}
+
+TEST(DevBrokerTest, FixedPortsInParallelDoNotCollide) {
+  const int first = FreePortRun(2);
+  const int second = FreePortRun(2);
+  ASSERT_NE(first, 0);
+  ASSERT_NE(second, 0);
+  if (std::abs(first - second) < 2) GTEST_SKIP() << "the kernel picked overlapping runs";
+  std::unique_ptr<DevBroker> a, b;
+  std::thread other([&] {
+    DevBrokerOptions options;
+    options.base_port = second;
+    options.brokers = 2;
+    a = MustCreate(options);
+  });
+  DevBrokerOptions options;
+  options.base_port = first;
+  options.brokers = 2;
+  b = MustCreate(options);
+  other.join();
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  EXPECT_THAT(a->ports(), ElementsAre(second, second + 1));
+  EXPECT_THAT(b->ports(), ElementsAre(first, first + 1));
 }
 
 TEST(DevBrokerTest, FixedPorts) {

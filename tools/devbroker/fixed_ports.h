@@ -25,8 +25,9 @@ namespace devbroker {
 // 1..65535; UNAVAILABLE naming the first port in use.
 absl::Status CheckPortsFree(int first_port, int count);
 
-// Arms the interposer for the current thread. Only one scope may exist at a
-// time in the process (a second one CHECK-fails). Not copyable or movable.
+// Arms the interposer for the current thread. One scope at a time in the
+// process: a second one (on another thread) waits until the first is gone.
+// Keep it only around rd_kafka_mock_cluster_new(). Not copyable or movable.
 class FixedPortScope {
  public:
   FixedPortScope(int first_port, int count);
