@@ -392,6 +392,7 @@ absl::StatusOr<WrittenFile> SegmentWriter::Finish() {
   result.num_rows = rows_;
   result.size_bytes = size;
   result.crc = crc;
+  result.header = s.header;
   return result;
 }
 

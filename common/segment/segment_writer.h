@@ -35,6 +35,7 @@ struct WrittenFile {
   uint64_t num_rows = 0;
   uint64_t size_bytes = 0;
   uint32_t crc = 0;
+  FileHeader header;  // as written (row count and time range filled in)
 };
 
 // Not thread-safe; neither copyable nor movable.
