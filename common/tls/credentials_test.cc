@@ -127,6 +127,35 @@ TEST_F(TlsTest, ClientRefusesAServerItCannotVerify) {
   EXPECT_TRUE(Check(port, {"", "", other_ca_->cert_path}).ok());
 }
 
+// What the Kubernetes set-up relies on: one worker certificate with the SAN
+// *.sluice-task-headless.sluice.svc.cluster.local serves every pod's DNS name.
+TEST_F(TlsTest, WildcardCertificateServesEveryPodName) {
+  auto worker = MakeTestCert(*dir_, *ca_, "wildcard", 1,
+                             "DNS:*.sluice-task-headless.sluice.svc.cluster.local");
+  ASSERT_TRUE(worker.ok()) << worker.status();
+  int port = StartServer({worker->cert_path, worker->key_path, ca_->cert_path});
+  ASSERT_GT(port, 0);
+  auto creds = MakeChannelCredentials({client_->cert_path, client_->key_path, ca_->cert_path});
+  ASSERT_TRUE(creds.ok()) << creds.status();
+  auto check_as = [&](const std::string& name) {
+    grpc::ChannelArguments args;
+    args.SetSslTargetNameOverride(name);  // as if dialling `name`
+    auto stub = grpc::health::v1::Health::NewStub(grpc::CreateCustomChannel(
+        "127.0.0.1:" + std::to_string(port), *creds, args));
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    grpc::health::v1::HealthCheckRequest req;
+    grpc::health::v1::HealthCheckResponse resp;
+    return stub->Check(&ctx, req, &resp).error_code();
+  };
+  EXPECT_EQ(check_as("sluice-task-0.sluice-task-headless.sluice.svc.cluster.local"),
+            grpc::StatusCode::OK);
+  EXPECT_EQ(check_as("sluice-task-17.sluice-task-headless.sluice.svc.cluster.local"),
+            grpc::StatusCode::OK);
+  EXPECT_EQ(check_as("sluice-supervisor.sluice.svc.cluster.local"),
+            grpc::StatusCode::UNAVAILABLE);
+}
+
 TEST_F(TlsTest, ServerWithoutCaDoesNotAskForClientCertificates) {
   int port = StartServer({server_->cert_path, server_->key_path, ""});
   ASSERT_GT(port, 0);

@@ -39,7 +39,8 @@ absl::StatusOr<TestCa> MakeTestCa(const std::string& dir, const std::string& nam
 }
 
 absl::StatusOr<TestCert> MakeTestCert(const std::string& dir, const TestCa& ca,
-                                      const std::string& name, int days) {
+                                      const std::string& name, int days,
+                                      const std::string& sans) {
   TestCert cert{dir + "/" + name + ".pem", dir + "/" + name + ".key"};
   std::string csr = dir + "/" + name + ".csr";
   std::string ext = dir + "/" + name + ".ext";
@@ -48,7 +49,8 @@ absl::StatusOr<TestCert> MakeTestCert(const std::string& dir, const TestCa& ca,
     out << "basicConstraints=CA:FALSE\n"
            "keyUsage=critical,digitalSignature\n"
            "extendedKeyUsage=serverAuth,clientAuth\n"
-           "subjectAltName=DNS:localhost,IP:127.0.0.1\n";
+           "subjectAltName="
+        << sans << "\n";
     if (!out) return absl::InternalError("cannot write " + ext);
   }
   SLUICE_RETURN_IF_ERROR(Run(
