@@ -47,8 +47,7 @@ int UsageError(Context& ctx, absl::string_view message) {
 template <typename Request, typename Response>
 bool Call(Context& ctx, absl::string_view what,
           grpc::Status (v1::SupervisorService::StubInterface::*method)(grpc::ClientContext*,
-                                                                         const Request&,
-                                                                         Response*),
+                                                                       const Request&, Response*),
           const Request& request, Response* response) {
   grpc::ClientContext context;
   context.set_deadline(absl::ToChronoTime(absl::Now() + ctx.options.timeout));
@@ -112,8 +111,7 @@ int List(const Args&, Context& ctx) {
 int History(const Args& args, Context& ctx) {
   v1::GetSupervisorHistoryResponse response;
   if (!Call(ctx, absl::StrCat("history ", args[0]),
-            &v1::SupervisorService::StubInterface::GetSupervisorHistory, Ref(args[0]),
-            &response)) {
+            &v1::SupervisorService::StubInterface::GetSupervisorHistory, Ref(args[0]), &response)) {
     return kExitRpcError;
   }
   return Print(ctx, response, FormatHistory(args[0], response));
@@ -122,8 +120,7 @@ int History(const Args& args, Context& ctx) {
 int Status(const Args& args, Context& ctx) {
   v1::SupervisorStatus response;
   if (!Call(ctx, absl::StrCat("status ", args[0]),
-            &v1::SupervisorService::StubInterface::GetSupervisorStatus, Ref(args[0]),
-            &response)) {
+            &v1::SupervisorService::StubInterface::GetSupervisorStatus, Ref(args[0]), &response)) {
     return kExitRpcError;
   }
   return Print(ctx, response, FormatStatus(response));
@@ -149,12 +146,11 @@ int Resume(const Args& args, Context& ctx) {
                                                                                  "resume");
 }
 int Reset(const Args& args, Context& ctx) {
-  return SummaryCommand<&v1::SupervisorService::StubInterface::ResetSupervisor>(args, ctx,
-                                                                                "reset");
+  return SummaryCommand<&v1::SupervisorService::StubInterface::ResetSupervisor>(args, ctx, "reset");
 }
 int Terminate(const Args& args, Context& ctx) {
-  return SummaryCommand<&v1::SupervisorService::StubInterface::TerminateSupervisor>(
-      args, ctx, "terminate");
+  return SummaryCommand<&v1::SupervisorService::StubInterface::TerminateSupervisor>(args, ctx,
+                                                                                    "terminate");
 }
 
 int ResetOffsets(const Args& args, Context& ctx) {
@@ -264,8 +260,7 @@ const CommandSpec kCommands[] = {
     {"reset", "DATASOURCE",
      "forget the stored offsets and restart reading (may skip or re-read data)", 1, 1, &Reset},
     {"reset-offsets", "DATASOURCE P=OFFSET...",
-     "set the stored offsets of some partitions and restart their groups", 2, kAny,
-     &ResetOffsets},
+     "set the stored offsets of some partitions and restart their groups", 2, kAny, &ResetOffsets},
     {"terminate", "DATASOURCE", "stop the supervisor (its tasks publish); segments stay", 1, 1,
      &Terminate},
     {"segments", "DATASOURCE",
@@ -312,8 +307,7 @@ std::string Usage() {
 }
 
 int RunCommand(const std::vector<std::string>& args, const CliOptions& options,
-               v1::SupervisorService::StubInterface& stub, std::ostream& out,
-               std::ostream& err) {
+               v1::SupervisorService::StubInterface& stub, std::ostream& out, std::ostream& err) {
   Context ctx{options, stub, out, err};
   if (args.empty()) {
     err << Usage();
@@ -334,7 +328,8 @@ int RunCommand(const std::vector<std::string>& args, const CliOptions& options,
   return UsageError(ctx, absl::StrCat("unknown command \"", args[0], "\""));
 }
 
-absl::StatusOr<std::map<int32_t, int64_t>> ParsePartitionOffsets(const std::vector<std::string>& pairs) {
+absl::StatusOr<std::map<int32_t, int64_t>> ParsePartitionOffsets(
+    const std::vector<std::string>& pairs) {
   std::map<int32_t, int64_t> offsets;
   for (const std::string& pair : pairs) {
     const std::vector<absl::string_view> parts = absl::StrSplit(pair, '=');
@@ -359,15 +354,19 @@ absl::StatusOr<std::map<int32_t, int64_t>> ParsePartitionOffsets(const std::vect
 absl::StatusOr<v1::Interval> ParseInterval(absl::string_view text) {
   const std::vector<absl::string_view> parts = absl::StrSplit(text, '/');
   if (parts.size() != 2) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "interval \"", text, "\" is not START/END (e.g. 2026-01-01T00:00:00Z/2026-01-02T00:00:00Z)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("interval \"", text,
+                     "\" is not START/END (e.g. 2026-01-01T00:00:00Z/2026-01-02T00:00:00Z)"));
   }
   absl::StatusOr<int64_t> start = ParseIsoInstantMillis(parts[0]);
   absl::StatusOr<int64_t> end = ParseIsoInstantMillis(parts[1]);
-  if (!start.ok()) return absl::InvalidArgumentError(absl::StrCat("interval start: ", start.status().message()));
-  if (!end.ok()) return absl::InvalidArgumentError(absl::StrCat("interval end: ", end.status().message()));
+  if (!start.ok())
+    return absl::InvalidArgumentError(absl::StrCat("interval start: ", start.status().message()));
+  if (!end.ok())
+    return absl::InvalidArgumentError(absl::StrCat("interval end: ", end.status().message()));
   if (*end <= *start) {
-    return absl::InvalidArgumentError(absl::StrCat("interval \"", text, "\" ends before it starts"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("interval \"", text, "\" ends before it starts"));
   }
   v1::Interval interval;
   interval.set_start_ms(*start);

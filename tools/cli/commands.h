@@ -58,8 +58,7 @@ std::string Usage();
 // problems to `err` ("sluicectl: ..."). Returns kExitOk, kExitRpcError or
 // kExitUsage.
 int RunCommand(const std::vector<std::string>& args, const CliOptions& options,
-               v1::SupervisorService::StubInterface& stub, std::ostream& out,
-               std::ostream& err);
+               v1::SupervisorService::StubInterface& stub, std::ostream& out, std::ostream& err);
 
 // "P=OFFSET" pairs (e.g. {"0=120", "3=0"}) as a partition -> offset map.
 // INVALID_ARGUMENT naming the bad pair (not a pair, negative, repeated).

@@ -92,10 +92,9 @@ TEST_F(CommandsTest, UsageErrorsSendNothing) {
 TEST_F(CommandsTest, HelpListsEveryCommand) {
   Result r = Run({"help"});
   EXPECT_EQ(r.code, kExitOk);
-  for (const char* command :
-       {"submit", "get", "list", "history", "status", "suspend", "resume", "reset ",
-        "reset-offsets", "terminate", "segments", "tasks", "workers", "mark-loaded",
-        "commit-log"}) {
+  for (const char* command : {"submit", "get", "list", "history", "status", "suspend", "resume",
+                              "reset ", "reset-offsets", "terminate", "segments", "tasks",
+                              "workers", "mark-loaded", "commit-log"}) {
     EXPECT_THAT(r.out, HasSubstr(absl::StrCat("  ", command))) << command;
   }
   EXPECT_THAT(r.out, HasSubstr("exit codes: 0 ok, 1 the RPC failed"));
@@ -123,7 +122,8 @@ TEST_F(CommandsTest, SubmitSendsTheParsedSpec) {
 }
 
 TEST_F(CommandsTest, SubmitWithABadSpecFileSendsNothing) {
-  const std::string path = WriteFile("bad.json", "{\n  \"datasource\": \"wiki\",\n  \"ioConfg\": {}\n}");
+  const std::string path =
+      WriteFile("bad.json", "{\n  \"datasource\": \"wiki\",\n  \"ioConfg\": {}\n}");
   Result r = Run({"submit", path});
   EXPECT_EQ(r.code, kExitUsage);
   EXPECT_THAT(r.err, HasSubstr(path + ":3:3: unknown field \"ioConfg\""));
@@ -136,8 +136,7 @@ TEST_F(CommandsTest, SubmitWithABadSpecFileSendsNothing) {
 TEST_F(CommandsTest, RpcErrorsPrintTheCodeAndExitOne) {
   const std::string path = WriteFile("zero.json", R"({"datasource": "wiki"})");
   fake_->SetError("SubmitSupervisor",
-                  grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                               "ioConfig.topic is required"));
+                  grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "ioConfig.topic is required"));
   Result r = Run({"submit", path});
   EXPECT_EQ(r.code, kExitRpcError);
   EXPECT_EQ(r.err, "sluicectl: submit wiki failed: INVALID_ARGUMENT: ioConfig.topic is required\n");

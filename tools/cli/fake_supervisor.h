@@ -59,10 +59,10 @@ class FakeSupervisor final : public v1::SupervisorService::Service {
   // Every method called, in order.
   std::vector<std::string> Calls() const ABSL_LOCKS_EXCLUDED(mu_);
 
-#define SLUICE_FAKE_METHOD(Method, Request, Response)                              \
-  grpc::Status Method(grpc::ServerContext*, const v1::Request* request,             \
-                      v1::Response* response) override {                            \
-    return Answer(#Method, *request, response);                                     \
+#define SLUICE_FAKE_METHOD(Method, Request, Response)                                           \
+  grpc::Status Method(grpc::ServerContext*, const v1::Request* request, v1::Response* response) \
+      override {                                                                                \
+    return Answer(#Method, *request, response);                                                 \
   }
   SLUICE_FAKE_METHOD(SubmitSupervisor, SubmitSupervisorRequest, SubmitSupervisorResponse)
   SLUICE_FAKE_METHOD(GetSupervisor, SupervisorRef, SubmitSupervisorResponse)

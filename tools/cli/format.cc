@@ -71,11 +71,11 @@ std::string GroupTables(absl::string_view title,
              publishing ? "END OFFSETS" : "CHECKPOINTS", publishing ? "TIMEOUT IN" : "ROLLS IN"},
             {Table::kRight, Table::kLeft, Table::kLeft, Table::kLeft,
              publishing ? Table::kLeft : Table::kRight});
-    t.AddRow({absl::StrCat(group.group_id()), group.base_sequence_name(),
-              Partitions(group.partitions()), FormatOffsets(group.start_offsets()),
-              publishing ? FormatOffsets(group.end_offsets())
-                         : absl::StrCat(group.checkpoints_size()),
-              FormatDurationMs(group.remaining_ms())});
+    t.AddRow(
+        {absl::StrCat(group.group_id()), group.base_sequence_name(), Partitions(group.partitions()),
+         FormatOffsets(group.start_offsets()),
+         publishing ? FormatOffsets(group.end_offsets()) : absl::StrCat(group.checkpoints_size()),
+         FormatDurationMs(group.remaining_ms())});
     out += t.Render("  ");
     if (group.tasks_size() > 0) {
       Table tasks({"TASK", "WORKER", "STATE", "CURRENT OFFSETS", "STARTED"});
@@ -176,8 +176,7 @@ std::string FormatHistory(absl::string_view datasource,
                           const v1::GetSupervisorHistoryResponse& response) {
   if (response.versions().empty()) return absl::StrCat(datasource, ": no spec history\n");
   Table t({"VERSION", "CREATED", "TERMINATED", "TOPIC", "TASKS", "REPLICAS", "DURATION"},
-          {Table::kRight, Table::kLeft, Table::kLeft, Table::kLeft, Table::kRight,
-           Table::kRight});
+          {Table::kRight, Table::kLeft, Table::kLeft, Table::kLeft, Table::kRight, Table::kRight});
   for (const v1::SpecVersion& v : response.versions()) {
     const v1::IoConfig& io = v.spec().io_config();
     t.AddRow({absl::StrCat(v.version()), FormatTimeMs(v.created_at_ms()), YesNo(v.terminated()),
@@ -235,11 +234,11 @@ std::string FormatStatus(const v1::SupervisorStatus& status) {
 }
 
 std::string FormatSummary(const v1::SupervisorSummary& summary) {
-  std::string out = absl::StrCat(summary.datasource(), ": ",
-                                 v1::SupervisorState_Name(summary.state()), ", ",
-                                 summary.healthy() ? "healthy" : "UNHEALTHY", ", ",
-                                 summary.suspended() ? "suspended" : "not suspended",
-                                 ", spec version ", summary.spec_version());
+  std::string out =
+      absl::StrCat(summary.datasource(), ": ", v1::SupervisorState_Name(summary.state()), ", ",
+                   summary.healthy() ? "healthy" : "UNHEALTHY", ", ",
+                   summary.suspended() ? "suspended" : "not suspended", ", spec version ",
+                   summary.spec_version());
   if (!summary.message().empty()) absl::StrAppend(&out, ": ", summary.message());
   return out + "\n";
 }
@@ -284,8 +283,8 @@ std::string FormatWorkers(const v1::ListWorkersResponse& response, int64_t now_m
   for (const v1::WorkerInfo& w : response.workers()) {
     std::string heartbeat = "-";
     if (w.last_heartbeat_ms() > 0) {
-      heartbeat = absl::StrCat(FormatDurationMs(std::max<int64_t>(now_ms - w.last_heartbeat_ms(), 1)),
-                               " ago");
+      heartbeat = absl::StrCat(
+          FormatDurationMs(std::max<int64_t>(now_ms - w.last_heartbeat_ms(), 1)), " ago");
     }
     t.AddRow({w.worker_id(), w.address(), YesNo(w.alive()),
               absl::StrCat(w.running_tasks(), "/", w.capacity()), heartbeat,
@@ -303,10 +302,10 @@ std::string FormatCommitLog(const v1::GetCommitLogResponse& response) {
   out += Label("sequences", absl::StrCat(response.sequences_size()));
   if (response.sequences().empty()) return out;
   out += "\n";
-  Table t({"SEQUENCE", "TASK", "COMMITTED", "RANGES", "ROWS", "UNPARSEABLE", "THROWN AWAY",
-           "SEGMENTS"},
-          {Table::kLeft, Table::kLeft, Table::kLeft, Table::kLeft, Table::kRight, Table::kRight,
-           Table::kRight, Table::kRight});
+  Table t(
+      {"SEQUENCE", "TASK", "COMMITTED", "RANGES", "ROWS", "UNPARSEABLE", "THROWN AWAY", "SEGMENTS"},
+      {Table::kLeft, Table::kLeft, Table::kLeft, Table::kLeft, Table::kRight, Table::kRight,
+       Table::kRight, Table::kRight});
   for (const v1::CommittedSequence& s : response.sequences()) {
     std::vector<std::string> ranges;
     for (int32_t p : SortedKeys(s.start_offsets())) {

@@ -19,9 +19,9 @@ namespace sluicectl {
 
 // Small pieces, exposed for tests and reuse.
 std::string FormatOffsets(const google::protobuf::Map<int32_t, int64_t>& offsets);
-std::string FormatTimeMs(int64_t epoch_ms);       // "-" for 0.
-std::string FormatDurationMs(int64_t ms);         // "-" for 0.
-std::string FormatBytes(int64_t bytes);           // "1.5 MiB"
+std::string FormatTimeMs(int64_t epoch_ms);  // "-" for 0.
+std::string FormatDurationMs(int64_t ms);    // "-" for 0.
+std::string FormatBytes(int64_t bytes);      // "1.5 MiB"
 std::string YesNo(bool value);
 
 // The message as indented JSON (camelCase names, as --json prints it).

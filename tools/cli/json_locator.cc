@@ -109,7 +109,8 @@ class Scanner {
     }
     if (!AtEnd() && Peek() == '.') {
       Advance();
-      if (AtEnd() || !absl::ascii_isdigit(Peek())) return Fail("bad number: digits expected after '.'");
+      if (AtEnd() || !absl::ascii_isdigit(Peek()))
+        return Fail("bad number: digits expected after '.'");
       while (!AtEnd() && absl::ascii_isdigit(Peek())) Advance();
     }
     if (!AtEnd() && (Peek() == 'e' || Peek() == 'E')) {
@@ -132,12 +133,12 @@ class Scanner {
   bool Value(JsonPath& path, int depth) {
     if (depth > kMaxDepth) return Fail("nested too deeply");
     if (AtEnd()) return Fail("expected a value, found the end of the file");
-    layout_.kinds[path] = Peek() == '{'   ? JsonKind::kObject
-                          : Peek() == '[' ? JsonKind::kArray
-                          : Peek() == '"' ? JsonKind::kString
+    layout_.kinds[path] = Peek() == '{'                    ? JsonKind::kObject
+                          : Peek() == '['                  ? JsonKind::kArray
+                          : Peek() == '"'                  ? JsonKind::kString
                           : Peek() == 't' || Peek() == 'f' ? JsonKind::kBool
-                          : Peek() == 'n' ? JsonKind::kNull
-                                          : JsonKind::kNumber;
+                          : Peek() == 'n'                  ? JsonKind::kNull
+                                                           : JsonKind::kNumber;
     switch (Peek()) {
       case '{':
         return Object(path, depth);

@@ -178,15 +178,13 @@ absl::Status Explain(absl::string_view message, absl::string_view source,
     Resolved r = Resolve(ParseProtoPath(parent), layout);
     JsonPath path = r.json_path;
     path.push_back(key);
-    const std::string where =
-        r.display.empty() ? "the spec" : absl::StrCat(r.display);
+    const std::string where = r.display.empty() ? "the spec" : absl::StrCat(r.display);
     std::string known;
     if (r.message != nullptr) {
       known = absl::StrCat(" (", r.message->name(), "); known fields: ", KnownFields(r.message));
     }
-    return absl::InvalidArgumentError(absl::StrCat(Prefix(source, layout, path),
-                                                   "unknown field \"", key, "\" in ", where,
-                                                   known));
+    return absl::InvalidArgumentError(absl::StrCat(Prefix(source, layout, path), "unknown field \"",
+                                                   key, "\" in ", where, known));
   }
   // "(path): invalid value X for type T"
   if (absl::ConsumePrefix(&m, ": invalid value ")) {
@@ -198,9 +196,8 @@ absl::Status Explain(absl::string_view message, absl::string_view source,
   }
   if (!parent.empty()) {
     Resolved r = Resolve(ParseProtoPath(parent), layout);
-    return absl::InvalidArgumentError(
-        absl::StrCat(Prefix(source, layout, r.json_path), r.display, ": ",
-                     absl::StripPrefix(m, ": ")));
+    return absl::InvalidArgumentError(absl::StrCat(Prefix(source, layout, r.json_path), r.display,
+                                                   ": ", absl::StripPrefix(m, ": ")));
   }
   return absl::InvalidArgumentError(absl::StrCat(source, ": ", m));
 }

@@ -19,9 +19,8 @@ namespace devbroker {
 
 absl::Status CheckPortsFree(int first_port, int count) {
   if (count < 1 || first_port < 1 || first_port + count - 1 > 65535) {
-    return absl::InvalidArgumentError(absl::StrCat("ports ", first_port, "..",
-                                                   first_port + count - 1,
-                                                   " are not all within 1..65535"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "ports ", first_port, "..", first_port + count - 1, " are not all within 1..65535"));
   }
   for (int port = first_port; port < first_port + count; ++port) {
     const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);

@@ -9,9 +9,9 @@
 //
 // librdkafka creates brokers 1..N in order in the calling thread, so broker i
 // gets first_port + i - 1. Whether the interposer took effect is visible in
-// the ports librdkafka reports afterwards (DevBroker checks them). A bind failure inside rd_kafka_mock_cluster_new
-// aborts the process, so check the ports with CheckPortsFree() first (there
-// is still a window in which another process can take one).
+// the ports librdkafka reports afterwards (DevBroker checks them). A bind failure inside
+// rd_kafka_mock_cluster_new aborts the process, so check the ports with CheckPortsFree() first
+// (there is still a window in which another process can take one).
 #ifndef SLUICE_TOOLS_DEVBROKER_FIXED_PORTS_H_
 #define SLUICE_TOOLS_DEVBROKER_FIXED_PORTS_H_
 
