@@ -82,6 +82,7 @@ IncrementalIndex::IncrementalIndex(const IndexOptions& options)
       arena_(new Arena),
       rollup_set_(0, RowHash{this}, RowEq{this}) {
   for (const MetricSpec& m : schema_.metrics) {
+    metric_names_.insert(m.name);
     sum_slot_.push_back(m.type == MetricType::kDoubleSum ? static_cast<int>(num_sums_++) : -1);
   }
   if (!discover_) {
@@ -195,6 +196,13 @@ absl::Status IncrementalIndex::Add(const InputRow& row, int32_t partition, int64
   // Discovered names first: a new dimension may widen every row.
   absl::InlinedVector<size_t, 16> discovered;
   if (discover_) {
+    for (const auto& [name, value] : row.discovered) {
+      if (name.empty() || name == kTimeColumn || name == schema_.timestamp_column ||
+          metric_names_.contains(name)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "\"", name, "\" cannot be a discovered dimension (empty, reserved or a metric)"));
+      }
+    }
     for (const auto& [name, value] : row.discovered) {
       absl::StatusOr<size_t> d = DiscoveredDimension(name);
       if (!d.ok()) return d.status();

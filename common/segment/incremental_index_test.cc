@@ -192,6 +192,10 @@ TEST(IncrementalIndex, DiscoveredDimensionsComeOutSortedByName) {
   }
   row.discovered = {{"zeta", "1"}, {"alpha", "2"}};
   ASSERT_TRUE((*index)->Add(row, 0, 100).ok());  // rolls up into the first row
+  for (const char* reserved : {"", "__time", "timestamp", "n"}) {
+    row.discovered = {{"fresh", "x"}, {reserved, "x"}};
+    EXPECT_EQ((*index)->Add(row, 0, 200).code(), absl::StatusCode::kInvalidArgument) << reserved;
+  }
   EXPECT_EQ((*index)->rows(), 21);
   std::unique_ptr<SortedRun> run = (*index)->Snapshot();
   ASSERT_EQ(run->dimensions().size(), 22u);
