@@ -74,8 +74,9 @@ absl::Status StreamSupervisor::PostAndWait(std::string kind, std::function<void(
                                            absl::Duration timeout) {
   auto done = std::make_shared<absl::Notification>();
   const std::string name = kind;
-  Post(std::move(kind), [handle = std::move(handle), done] {
+  Post(std::move(kind), [this, handle = std::move(handle), done] {
     handle();
+    PublishView();  // the caller reads the state it waited for
     done->Notify();
   });
   if (!done->WaitForNotificationWithTimeout(timeout)) {
@@ -87,6 +88,7 @@ absl::Status StreamSupervisor::PostAndWait(std::string kind, std::function<void(
 }
 
 void StreamSupervisor::RequestRun() {
+  if (!deps_.run_on_events) return;
   absl::MutexLock lock(&queue_mu_);
   run_requested_ = true;
 }
@@ -388,6 +390,7 @@ void StreamSupervisor::CheckCurrentTasks() {
         LOG(WARNING) << Prefix() << "task " << task->first << " of group " << it->first
                      << " ended " << v1::TaskState_Name(task->second.state) << ": "
                      << task->second.status.error() << "; it will be replaced";
+        ++group.tasks_lost;
         task = group.tasks.erase(task);
         continue;
       }
@@ -652,7 +655,8 @@ absl::Status StreamSupervisor::CreateTask(Group& group) {
                    ? v1::NOT_STARTED
                    : response->status().state();
   info.created_at = deps_.clock->Now();
-  const bool replacement = !group.tasks.empty() || checkpoints.begin()->first > 0;
+  const bool replacement = group.tasks_lost > 0;
+  if (replacement) --group.tasks_lost;
   group.tasks[info.task_id] = info;
   LOG(INFO) << Prefix() << "started " << (replacement ? "replacement " : "") << "task "
             << info.task_id << " of group " << group.group_id << " on worker " << *worker
@@ -888,7 +892,7 @@ void StreamSupervisor::OnTaskStatus(const v1::TaskStatus& status) {
       it->second = status;
     }
   }
-  if (changed) RequestRun();
+  if (changed && deps_.run_on_events) RequestRun();
 }
 
 absl::StatusOr<v1::ReportOffsetOutOfRangeResponse> StreamSupervisor::OffsetOutOfRange(

@@ -45,6 +45,9 @@ struct StreamSupervisorDeps {
   StreamMetadataFactory stream_metadata_factory;
   // Timeout of one Kafka metadata query.
   absl::Duration kafka_timeout = absl::Seconds(10);
+  // Run when a task changes state (and periodically); tests turn event runs
+  // off and drive runs with RunNow() for determinism.
+  bool run_on_events = true;
 };
 
 class StreamSupervisor {

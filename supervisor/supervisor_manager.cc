@@ -140,6 +140,7 @@ absl::Status SupervisorManager::StartSupervisor(SpecRecord spec) {
   deps.task_client_factory = options_.task_client_factory;
   deps.stream_metadata_factory = options_.stream_metadata_factory;
   deps.kafka_timeout = options_.kafka_timeout;
+  deps.run_on_events = options_.run_on_events;
   const std::string datasource = spec.datasource;
   SLUICE_ASSIGN_OR_RETURN(auto supervisor, StreamSupervisor::Start(deps, std::move(spec)));
   absl::MutexLock lock(&mu_);

@@ -44,6 +44,8 @@ struct SupervisorManagerOptions {
   // hand instead.
   bool housekeeping = true;
   absl::Duration kafka_timeout = absl::Seconds(10);
+  // See StreamSupervisorDeps::run_on_events.
+  bool run_on_events = true;
   // How long an RPC waits for a stream supervisor's loop.
   absl::Duration loop_timeout = absl::Seconds(30);
 };

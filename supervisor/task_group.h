@@ -41,6 +41,8 @@ struct Group {
   absl::Time created_at;
   int64_t spec_version = 0;
   std::map<std::string, TaskInfo> tasks;
+  // Tasks that ended and were dropped, not yet replaced (for the logs).
+  int tasks_lost = 0;
   // Publishing groups only.
   OffsetMap end_offsets;
   absl::Time completion_deadline = absl::InfiniteFuture();
