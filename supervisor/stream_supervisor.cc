@@ -413,10 +413,34 @@ void StreamSupervisor::CheckCurrentTasks() {
   }
 }
 
+bool StreamSupervisor::IsPreviousSpec(int64_t version) {
+  if (version == spec_.version) return false;
+  auto cached = previous_spec_.find(version);
+  if (cached != previous_spec_.end()) return cached->second;
+  std::vector<SpecRecord> history;
+  absl::Status read = deps_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
+    SLUICE_ASSIGN_OR_RETURN(history, txn.SpecHistory(datasource_));
+    return absl::OkStatus();
+  });
+  if (!read.ok()) return true;  // unknown: be careful, wait
+  bool previous = true;
+  for (const SpecRecord& record : history) {
+    if (record.version != version) continue;
+    // Versions that differ only in `suspended` are the same spec.
+    v1::SupervisorSpec a = record.spec;
+    v1::SupervisorSpec b = spec_.spec;
+    a.set_suspended(false);
+    b.set_suspended(false);
+    previous = a.SerializeAsString() != b.SerializeAsString();
+  }
+  previous_spec_[version] = previous;
+  return previous;
+}
+
 absl::Status StreamSupervisor::CreateGroupsAndTasks() {
   for (const auto& [id, groups] : publishing_) {
     for (const Group& group : groups) {
-      if (group.spec_version != spec_.version) {
+      if (IsPreviousSpec(group.spec_version)) {
         detailed_state_ = "WAITING_FOR_PREVIOUS_SPEC_TO_PUBLISH";
         return absl::OkStatus();
       }
@@ -431,18 +455,24 @@ absl::Status StreamSupervisor::CreateGroupsAndTasks() {
     absl::Status status = CreateGroup(group_id, partitions);
     if (!status.ok() && first_error.ok()) first_error = status;
   }
+  bool waiting_for_workers = false;
   for (auto& [group_id, group] : active_) {
     int live = 0;
     for (const auto& [id, task] : group.tasks) live += IsLive(task) ? 1 : 0;
     for (int i = live; i < spec_.spec.io_config().replicas(); ++i) {
       absl::Status status = CreateTask(group);
+      if (absl::IsResourceExhausted(status)) waiting_for_workers = true;
       if (!status.ok()) {
         if (first_error.ok() && !absl::IsResourceExhausted(status)) first_error = status;
         break;
       }
     }
   }
-  if (first_error.ok()) detailed_state_ = "RUNNING";
+  if (waiting_for_workers) {
+    detailed_state_ = "WAITING_FOR_WORKERS";
+  } else if (first_error.ok()) {
+    detailed_state_ = "RUNNING";
+  }
   return first_error;
 }
 

@@ -137,6 +137,9 @@ class StreamSupervisor {
   void CheckPendingCompletion();
   void CheckCurrentTasks();
   absl::Status CreateGroupsAndTasks();
+  // Whether groups created under spec `version` belong to an earlier spec
+  // (one that differs from the running one in more than `suspended`).
+  bool IsPreviousSpec(int64_t version);
   absl::Status CreateGroup(int32_t group_id, const std::vector<int32_t>& partitions);
   absl::Status CreateTask(Group& group);
   void UpdateLag();
@@ -193,6 +196,7 @@ class StreamSupervisor {
   std::deque<bool> task_outcomes_;  // true = success, newest last
   std::deque<v1::ErrorEvent> recent_errors_;
   absl::Time last_resource_error_ = absl::InfinitePast();
+  std::map<int64_t, bool> previous_spec_;
 
   // ---- notices ----
   absl::Mutex queue_mu_;

@@ -153,6 +153,7 @@ OffsetMap ManagerHarness::Committed(const std::string& datasource) {
 v1::SupervisorSpec ManagerHarness::Spec(int task_count, int replicas) {
   v1::SupervisorSpec spec = TestSpec("wiki", "events", task_count, replicas);
   spec.mutable_io_config()->set_period("PT24H");
+  spec.mutable_io_config()->set_start_delay("PT24H");
   spec.mutable_tuning_config()->set_chat_timeout("PT0.3S");
   spec.mutable_tuning_config()->set_chat_retries(2);
   auto normalized = NormalizeSpec(spec);

@@ -46,7 +46,8 @@ class ManagerHarness : public ::testing::Test {
   TaskGroupRecord StoredGroup(const std::string& base_sequence_name);
   OffsetMap Committed(const std::string& datasource = "wiki");
 
-  // A spec with test timings: period PT24H (runs only when driven),
+  // A spec with test timings: startDelay and period PT24H (runs only when
+  // driven),
   // taskDuration PT1H, completionTimeout PT30M, chat PT0.3S x 2.
   static v1::SupervisorSpec Spec(int task_count = 1, int replicas = 1);
 
