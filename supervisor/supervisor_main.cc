@@ -3,6 +3,7 @@
 #include <gflags/gflags.h>
 #include <glog/logging.h>
 
+#include "common/fault_injection.h"
 #include "common/grpc_server.h"
 #include "supervisor/supervisor_server.h"
 
@@ -10,6 +11,13 @@ DEFINE_string(listen, "0.0.0.0:7070", "host:port to serve gRPC on (port 0: pick 
 DEFINE_string(data_dir, "./sluice-data/supervisor", "directory of the metadata store");
 DEFINE_string(deep_storage, "", "deep storage URI, file:///path (default: <data_dir>/deep-storage)");
 DEFINE_int32(shutdown_grace_seconds, 20, "how long running calls get to finish on SIGTERM");
+DEFINE_int32(heartbeat_interval_ms, 2000,
+             "heartbeat interval told to workers; a worker silent for 3 intervals is lost");
+DEFINE_int32(min_worker_lost_timeout_ms, 10000, "a worker is never lost sooner than this");
+DEFINE_int32(handoff_period_ms, 2000, "period of the deep-storage verification of segments");
+DEFINE_string(fault_points, "",
+              "fault injection for tests, e.g. supervisor.publish.after_commit=crash "
+              "(see common/fault_injection.h)");
 
 int main(int argc, char** argv) {
   sluice::BlockShutdownSignals();
@@ -18,10 +26,17 @@ int main(int argc, char** argv) {
   FLAGS_logtostderr = true;
   google::InitGoogleLogging(argv[0]);
 
+  if (absl::Status faults = sluice::ConfigureFaultPoints(FLAGS_fault_points); !faults.ok()) {
+    LOG(ERROR) << "[supervisor] --fault_points: " << faults;
+    return 2;
+  }
   sluice::supervisor::SupervisorServerOptions options;
   options.listen_address = FLAGS_listen;
   options.data_dir = FLAGS_data_dir;
   options.deep_storage_uri = FLAGS_deep_storage;
+  options.heartbeat_interval = absl::Milliseconds(FLAGS_heartbeat_interval_ms);
+  options.min_worker_lost_timeout = absl::Milliseconds(FLAGS_min_worker_lost_timeout_ms);
+  options.handoff_period = absl::Milliseconds(FLAGS_handoff_period_ms);
   auto server = sluice::supervisor::SupervisorServer::Start(std::move(options));
   if (!server.ok()) {
     LOG(ERROR) << "[supervisor] cannot start: " << server.status();
