@@ -19,6 +19,7 @@
 #include "common/kafka/mock_cluster.h"
 #include "sluice/v1/supervisor_service.grpc.pb.h"
 #include "supervisor/offsets.h"
+#include "supervisor/testing/fake_task_worker.h"
 #include "supervisor/testing/test_util.h"
 
 namespace sluice::supervisor {
@@ -30,12 +31,14 @@ constexpr int kCrashExitCode = 86;  // common/fault_injection.h
 class SupervisorProcess {
  public:
   SupervisorProcess(const std::string& data_dir, const std::string& deep_storage,
-                    const std::string& fault_points, const std::string& log) {
+                    const std::string& fault_points, const std::string& log,
+                    const std::string& listen) {
     const char* srcdir = getenv("TEST_SRCDIR");
     const std::string binary =
         absl::StrCat(srcdir ? srcdir : ".", "/sluice/supervisor/sluice-supervisor");
     std::vector<std::string> args = {binary,
-                                     "--listen=127.0.0.1:0",
+                                     "--listen=" + listen,
+                                     "--heartbeat_interval_ms=100",
                                      "--data_dir=" + data_dir,
                                      "--deep_storage=" + deep_storage,
                                      "--handoff_period_ms=100",
@@ -111,11 +114,13 @@ class SupervisorCrashTest : public ::testing::Test {
     deep_uri_ = "file://" + dir_.path() + "/deep";
   }
 
-  std::unique_ptr<SupervisorProcess> Start(const std::string& fault_points) {
+  std::unique_ptr<SupervisorProcess> Start(const std::string& fault_points,
+                                           const std::string& listen = "127.0.0.1:0") {
     auto process = std::make_unique<SupervisorProcess>(
-        data_dir_, deep_uri_, fault_points, absl::StrCat(dir_.path(), "/log", ++starts_));
+        data_dir_, deep_uri_, fault_points, absl::StrCat(dir_.path(), "/log", ++starts_), listen);
+    address_ = process->Address();
     stub_ = v1::SupervisorService::NewStub(
-        grpc::CreateChannel(process->Address(), grpc::InsecureChannelCredentials()));
+        grpc::CreateChannel(address_, grpc::InsecureChannelCredentials()));
     return process;
   }
 
@@ -199,6 +204,7 @@ class SupervisorCrashTest : public ::testing::Test {
   std::string deep_uri_;
   int starts_ = 0;
   int pushes_ = 0;
+  std::string address_;
   std::unique_ptr<v1::SupervisorService::Stub> stub_;
 };
 
@@ -249,6 +255,49 @@ TEST_F(SupervisorCrashTest, ACrashBeforeThePublishCommitKeepsNothing) {
   log = CommitLog();
   EXPECT_EQ(log.sequences_size(), 1);
   EXPECT_EQ(FromProto(log.committed_offsets()), (OffsetMap{{0, 5}, {1, 3}}));
+}
+
+TEST_F(SupervisorCrashTest, ACrashBetweenRecordingACheckpointAndSettingItIsRepairedOnRestart) {
+  auto process = Start("supervisor.checkpoint.before_set_end_offsets=crash");
+  testing::FakeTaskWorkerOptions options;
+  options.worker_id = "w1";
+  options.supervisor_address = address_;
+  auto worker = testing::FakeTaskWorker::Start(options);
+  ASSERT_TRUE(worker.ok()) << worker.status();
+  SubmitAndWaitForInitialOffsets();
+  std::string task;
+  const absl::Time deadline = absl::Now() + absl::Seconds(15);
+  while (task.empty() && absl::Now() < deadline) {
+    auto ids = (*worker)->TaskIds();
+    if (!ids.empty()) task = ids[0];
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  ASSERT_FALSE(task.empty());
+
+  // The task read some records and asks for a checkpoint: the supervisor
+  // pauses it, records {0:4, 1:2} and dies before SetEndOffsets.
+  (*worker)->Read(task, {{0, 4}, {1, 2}});
+  v1::CheckpointDataSourceMetadataResponse answer;
+  ASSERT_TRUE(Call(&v1::SupervisorService::Stub::CheckpointDataSourceMetadata,
+                   (*worker)->RequestCheckpoint(task), &answer)
+                  .ok());
+  EXPECT_EQ(process->Wait(absl::Seconds(10)), kCrashExitCode);
+  EXPECT_EQ((*worker)->Task(task)->sequences.size(), 1u);
+  EXPECT_TRUE((*worker)->Task(task)->paused);
+
+  // Restarted on the same address: the worker registers again, the task is
+  // adopted and gets the end offsets it missed.
+  const std::string address = address_;
+  process = Start("", address);
+  const absl::Time repaired = absl::Now() + absl::Seconds(15);
+  while ((*worker)->Task(task)->sequences.size() < 2 && absl::Now() < repaired) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  auto state = (*worker)->Task(task);
+  ASSERT_EQ(state->sequences.size(), 2u);
+  EXPECT_EQ(state->sequences[0].end, (OffsetMap{{0, 4}, {1, 2}}));
+  EXPECT_EQ(state->state, v1::READING);
+  EXPECT_EQ((*worker)->Calls("RunTask"), 1);
 }
 
 }  // namespace
