@@ -22,6 +22,7 @@ absl::Status HandoffVerifier::VerifyCopy(const HandoffCandidate& segment) {
 }
 
 absl::StatusOr<HandoffPass> HandoffVerifier::VerifyOnce() {
+  absl::MutexLock serialized(&pass_mu_);
   std::vector<HandoffCandidate> candidates;
   std::map<std::string, v1::HandoffMode> modes;
   SLUICE_RETURN_IF_ERROR(options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {

@@ -6,7 +6,9 @@
 #ifndef SLUICE_SUPERVISOR_HANDOFF_VERIFIER_H_
 #define SLUICE_SUPERVISOR_HANDOFF_VERIFIER_H_
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "common/deep_storage.h"
 #include "supervisor/clock.h"
 #include "supervisor/metadata_store.h"
@@ -31,8 +33,9 @@ class HandoffVerifier {
  public:
   explicit HandoffVerifier(HandoffVerifierOptions options) : options_(options) {}
 
-  // One pass over the used segments that are not handed off yet.
-  absl::StatusOr<HandoffPass> VerifyOnce();
+  // One pass over the used segments that are not handed off yet. Passes are
+  // serialized (the periodic one and one after MarkSegmentsLoaded).
+  absl::StatusOr<HandoffPass> VerifyOnce() ABSL_LOCKS_EXCLUDED(pass_mu_);
 
  private:
   // Checks the deep-storage copy of one segment; OK when it is readable with
@@ -40,6 +43,7 @@ class HandoffVerifier {
   absl::Status VerifyCopy(const HandoffCandidate& segment);
 
   const HandoffVerifierOptions options_;
+  absl::Mutex pass_mu_;
 };
 
 }  // namespace sluice::supervisor
