@@ -3,6 +3,7 @@
 #include <gflags/gflags.h>
 #include <glog/logging.h>
 
+#include "common/fault_injection.h"
 #include "common/grpc_server.h"
 #include "common/metrics/http_server.h"
 #include "common/metrics/registry.h"
@@ -18,6 +19,13 @@ DEFINE_string(tls_key, "", "PEM private key of --tls_cert");
 DEFINE_string(tls_ca, "",
               "PEM CA bundle: peers must present certificates it signed (mutual TLS)");
 DEFINE_int32(shutdown_grace_seconds, 20, "how long running calls get to finish on SIGTERM");
+DEFINE_int32(heartbeat_interval_ms, 2000,
+             "heartbeat interval told to workers; a worker silent for 3 intervals is lost");
+DEFINE_int32(min_worker_lost_timeout_ms, 10000, "a worker is never lost sooner than this");
+DEFINE_int32(handoff_period_ms, 2000, "period of the deep-storage verification of segments");
+DEFINE_string(fault_points, "",
+              "fault injection for tests, e.g. supervisor.publish.after_commit=crash "
+              "(see common/fault_injection.h)");
 
 int main(int argc, char** argv) {
   sluice::BlockShutdownSignals();
@@ -26,6 +34,7 @@ int main(int argc, char** argv) {
   FLAGS_logtostderr = true;
   google::InitGoogleLogging(argv[0]);
 
+<<<<<<< HEAD
   // Outlives the gRPC server and the metrics endpoint (both point into it).
   sluice::metrics::Registry registry;
   auto metrics_http =
@@ -38,14 +47,26 @@ int main(int argc, char** argv) {
     LOG(INFO) << "[supervisor] metrics on port " << (*metrics_http)->port();
   }
 
+=======
+  if (absl::Status faults = sluice::ConfigureFaultPoints(FLAGS_fault_points); !faults.ok()) {
+    LOG(ERROR) << "[supervisor] --fault_points: " << faults;
+    return 2;
+  }
+>>>>>>> supervisor
   sluice::supervisor::SupervisorServerOptions options;
   options.listen_address = FLAGS_listen;
   options.data_dir = FLAGS_data_dir;
   options.deep_storage_uri = FLAGS_deep_storage;
+<<<<<<< HEAD
   options.tls.cert_path = FLAGS_tls_cert;
   options.tls.key_path = FLAGS_tls_key;
   options.tls.ca_path = FLAGS_tls_ca;
   options.metrics = &registry;
+=======
+  options.heartbeat_interval = absl::Milliseconds(FLAGS_heartbeat_interval_ms);
+  options.min_worker_lost_timeout = absl::Milliseconds(FLAGS_min_worker_lost_timeout_ms);
+  options.handoff_period = absl::Milliseconds(FLAGS_handoff_period_ms);
+>>>>>>> supervisor
   auto server = sluice::supervisor::SupervisorServer::Start(std::move(options));
   if (!server.ok()) {
     LOG(ERROR) << "[supervisor] cannot start: " << server.status();
