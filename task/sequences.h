@@ -37,6 +37,9 @@ std::string SequenceName(absl::string_view base_name, int32_t id);
 
 class SequenceList {
  public:
+  // An empty list (no partitions); use the factories for a real one.
+  SequenceList() = default;
+
   // Sequences from a task's checkpoints (sequence id -> start offsets, ids
   // ascending): sequence i runs from checkpoint i to checkpoint i+1 and is
   // closed; the last one is open. Every checkpoint must name exactly
