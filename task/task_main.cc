@@ -3,6 +3,8 @@
 #include <gflags/gflags.h>
 #include <glog/logging.h>
 
+#include "common/fault_injection.h"
+#include "common/file_util.h"
 #include "common/grpc_server.h"
 #include "task/worker_server.h"
 
@@ -14,6 +16,16 @@ DEFINE_string(worker_id, "", "stable worker id, e.g. the pod name (default: host
 DEFINE_string(advertise_address, "", "host:port the supervisor dials (default: the bound address)");
 DEFINE_int32(capacity, 4, "task slots");
 DEFINE_int32(shutdown_grace_seconds, 20, "how long running calls get to finish on SIGTERM");
+DEFINE_int32(supervisor_timeout_ms, 10000, "deadline of calls to the supervisor");
+DEFINE_int32(heartbeat_interval_ms, 1000,
+             "heartbeat interval until the supervisor sets one, and registration retry interval");
+DEFINE_int32(handoff_poll_ms, 1000, "interval between handoff status checks after a publish");
+DEFINE_int32(offset_out_of_range_retry_ms, 5000,
+             "wait before reading again a partition whose offset is out of range");
+DEFINE_int32(max_batch_records, 10000, "records taken from Kafka per batch");
+DEFINE_string(fault_points, "",
+              "test only: fault points, e.g. task.after_push=crash (see common/fault_injection.h)");
+DEFINE_string(port_file, "", "if set, the bound host:port is written there once serving");
 
 int main(int argc, char** argv) {
   sluice::BlockShutdownSignals();
@@ -22,6 +34,10 @@ int main(int argc, char** argv) {
   FLAGS_logtostderr = true;
   google::InitGoogleLogging(argv[0]);
 
+  if (absl::Status s = sluice::ConfigureFaultPoints(FLAGS_fault_points); !s.ok()) {
+    LOG(ERROR) << "[worker] --fault_points: " << s;
+    return 2;
+  }
   sluice::task::WorkerServerOptions options;
   options.listen_address = FLAGS_listen;
   options.data_dir = FLAGS_data_dir;
@@ -30,10 +46,22 @@ int main(int argc, char** argv) {
   options.worker_id = FLAGS_worker_id;
   options.advertise_address = FLAGS_advertise_address;
   options.capacity = FLAGS_capacity;
+  options.supervisor_call_timeout = absl::Milliseconds(FLAGS_supervisor_timeout_ms);
+  options.heartbeat_interval = absl::Milliseconds(FLAGS_heartbeat_interval_ms);
+  options.knobs.handoff_poll_interval = absl::Milliseconds(FLAGS_handoff_poll_ms);
+  options.knobs.offset_out_of_range_retry = absl::Milliseconds(FLAGS_offset_out_of_range_retry_ms);
+  options.knobs.max_batch_records = static_cast<size_t>(std::max(1, FLAGS_max_batch_records));
   auto server = sluice::task::WorkerServer::Start(std::move(options));
   if (!server.ok()) {
     LOG(ERROR) << "[worker] cannot start: " << server.status();
     return 1;
+  }
+  if (!FLAGS_port_file.empty()) {
+    if (absl::Status s = sluice::WriteFileAtomically(FLAGS_port_file, (*server)->address());
+        !s.ok()) {
+      LOG(ERROR) << "[worker] --port_file: " << s;
+      return 1;
+    }
   }
   const int signal_number = sluice::WaitForShutdownSignal();
   LOG(INFO) << "[worker] signal " << signal_number << ": shutting down";

@@ -83,9 +83,9 @@ TaskRunner::TaskRunner(TaskRunnerOptions options, TaskSettings settings)
   p.deep_storage = options_.deep_storage;
   p.engine = options_.engine.get();
   p.handoff_timeout = settings_.timings.handoff_condition_timeout;
-  p.handoff_poll_interval = options_.handoff_poll_interval;
-  p.min_backoff = options_.min_backoff;
-  p.max_backoff = options_.max_backoff;
+  p.handoff_poll_interval = options_.knobs.handoff_poll_interval;
+  p.min_backoff = options_.knobs.min_backoff;
+  p.max_backoff = options_.knobs.max_backoff;
   p.on_published = [this](int32_t id) { return OnPublished(id); };
   p.log_prefix = Prefix();
   publisher_ = std::make_unique<SequencePublisher>(std::move(p));
@@ -365,7 +365,7 @@ absl::Status TaskRunner::RunLoop() {
 
     if (next >= batch.size()) {
       out_of_range.clear();
-      SLUICE_RETURN_IF_ERROR(consumer_->Poll(settings_.poll_timeout, options_.max_batch_records,
+      SLUICE_RETURN_IF_ERROR(consumer_->Poll(settings_.poll_timeout, options_.knobs.max_batch_records,
                                              &batch, &out_of_range));
       next = 0;
       if (!out_of_range.empty()) {
@@ -752,7 +752,7 @@ absl::StatusOr<TaskRunner::SegmentBuild*> TaskRunner::SegmentFor(int route, int6
     request.set_sequence_name(sequence.name);
     request.mutable_interval()->set_start_ms(start);
     request.mutable_interval()->set_end_ms(end);
-    absl::Duration backoff = options_.min_backoff;
+    absl::Duration backoff = options_.knobs.min_backoff;
     absl::StatusOr<v1::AllocateSegmentResponse> response;
     while (true) {
       response = options_.supervisor->AllocateSegment(request);
@@ -760,7 +760,7 @@ absl::StatusOr<TaskRunner::SegmentBuild*> TaskRunner::SegmentFor(int route, int6
       LOG_EVERY_N(WARNING, 10) << Prefix() << " allocating a segment for " << sequence.name
                                << ": " << response.status() << "; retrying";
       if (!Wait(backoff)) return absl::CancelledError("stopped");
-      backoff = std::min(options_.max_backoff, backoff * 2);
+      backoff = std::min(options_.knobs.max_backoff, backoff * 2);
     }
     if (!response.ok()) {
       return Annotate(response.status(),
@@ -1013,7 +1013,7 @@ absl::Status TaskRunner::HandleOutOfRange(const std::vector<OffsetOutOfRange>& o
   }
   const absl::Time now = absl::Now();
   if (now >= next_out_of_range_report_) {
-    next_out_of_range_report_ = now + std::max(options_.offset_out_of_range_retry,
+    next_out_of_range_report_ = now + std::max(options_.knobs.offset_out_of_range_retry,
                                                absl::Seconds(30));
     LOG(ERROR) << Prefix() << " ALERT: offset out of range: " << what
                << (settings_.tuning.reset_offset_automatically()
@@ -1029,7 +1029,7 @@ absl::Status TaskRunner::HandleOutOfRange(const std::vector<OffsetOutOfRange>& o
                  << "); this task will be replaced";
     }
   }
-  if (!Wait(options_.offset_out_of_range_retry)) return absl::OkStatus();
+  if (!Wait(options_.knobs.offset_out_of_range_retry)) return absl::OkStatus();
   // Try again from the same offsets (the partitions stopped fetching).
   assignment_valid_ = false;
   return Reassign().status();

@@ -61,6 +61,18 @@
 
 namespace sluice::task {
 
+// Timing and size knobs with production defaults; tests make them short.
+struct TaskRunnerKnobs {
+  size_t max_batch_records = 10000;
+  // How long a partition whose offset is out of range waits before trying
+  // again (a pause or stop cuts it short).
+  absl::Duration offset_out_of_range_retry = absl::Seconds(5);
+  absl::Duration handoff_poll_interval = absl::Seconds(1);
+  // Retries of supervisor calls and deep storage pushes.
+  absl::Duration min_backoff = absl::Milliseconds(100);
+  absl::Duration max_backoff = absl::Seconds(5);
+};
+
 struct TaskRunnerOptions {
   // Checked with CheckTaskSpec by Create.
   v1::TaskSpec spec;
@@ -76,12 +88,7 @@ struct TaskRunnerOptions {
   // Called (without locks held) after every state change.
   std::function<void(const v1::TaskStatus&)> on_state_change;
 
-  // Knobs with production defaults; tests make them short.
-  size_t max_batch_records = 10000;
-  absl::Duration offset_out_of_range_retry = absl::Seconds(5);
-  absl::Duration handoff_poll_interval = absl::Seconds(1);
-  absl::Duration min_backoff = absl::Milliseconds(100);
-  absl::Duration max_backoff = absl::Seconds(5);
+  TaskRunnerKnobs knobs;
 };
 
 class TaskRunner {

@@ -1,14 +1,18 @@
 // gRPC handlers of sluice.v1.TaskService (served by every task worker). Thin:
-// validate the request, call the core, map the status once.
+// validate the request, call the TaskManager, map the status once.
 #ifndef SLUICE_TASK_TASK_SERVICE_H_
 #define SLUICE_TASK_TASK_SERVICE_H_
 
 #include "sluice/v1/task_service.grpc.pb.h"
+#include "task/task_manager.h"
 
 namespace sluice::task {
 
 class TaskServiceImpl final : public v1::TaskService::Service {
  public:
+  // `manager` is not owned and outlives the service.
+  explicit TaskServiceImpl(TaskManager* manager) : manager_(manager) {}
+
   grpc::Status RunTask(grpc::ServerContext*, const v1::RunTaskRequest*,
                        v1::RunTaskResponse*) override;
   grpc::Status StopTask(grpc::ServerContext*, const v1::StopTaskRequest*,
@@ -27,6 +31,9 @@ class TaskServiceImpl final : public v1::TaskService::Service {
   grpc::Status GetCheckpoints(grpc::ServerContext*, const v1::TaskRef*,
                               v1::CheckpointsResponse*) override;
   grpc::Status GetTaskStatus(grpc::ServerContext*, const v1::TaskRef*, v1::TaskStatus*) override;
+
+ private:
+  TaskManager* const manager_;
 };
 
 }  // namespace sluice::task
