@@ -22,6 +22,8 @@ absl::StatusOr<std::unique_ptr<SupervisorServer>> SupervisorServer::Start(
   GrpcServerOptions grpc_options;
   grpc_options.listen_address = options.listen_address;
   grpc_options.services = {server->service_.get()};
+  SLUICE_ASSIGN_OR_RETURN(grpc_options.credentials, tls::MakeServerCredentials(options.tls));
+  grpc_options.metrics = options.metrics;
   SLUICE_ASSIGN_OR_RETURN(server->grpc_, GrpcServer::Start(std::move(grpc_options)));
   server->options_ = std::move(options);
   server->grpc_->SetServing(true);

@@ -10,6 +10,8 @@
 #include "absl/time/time.h"
 #include "common/deep_storage.h"
 #include "common/grpc_server.h"
+#include "common/metrics/registry.h"
+#include "common/tls/credentials.h"
 #include "supervisor/supervisor_service.h"
 
 namespace sluice::supervisor {
@@ -21,6 +23,13 @@ struct SupervisorServerOptions {
   std::string data_dir;
   // "file:///path"; empty = <data_dir>/deep-storage.
   std::string deep_storage_uri;
+  // Certificates for the gRPC server and for the calls it makes to task workers
+  // (tls::MakeChannelCredentials); mutual TLS when ca_path is set. Empty:
+  // plaintext.
+  tls::TlsOptions tls;
+  // Metrics of this process (gRPC requests and what the core records); null:
+  // none. Not owned; must outlive the server.
+  metrics::Registry* metrics = nullptr;
 };
 
 class SupervisorServer {

@@ -289,7 +289,10 @@ absl::StatusOr<std::string> SequencePublisher::Push(const std::string& local_pat
   for (int attempt = 0; attempt < 1000;) {
     const std::string key = absl::StrCat(key_stem, "_", attempt, ".sluice");
     absl::StatusOr<std::string> uri = options_.deep_storage->Push(local_path, key);
-    if (uri.ok()) return uri;
+    if (uri.ok()) {
+      options_.metrics.segments_pushed->Increment();
+      return uri;
+    }
     if (uri.status().code() == absl::StatusCode::kAlreadyExists) {
       ++attempt;
       continue;
@@ -378,6 +381,11 @@ absl::Status SequencePublisher::Committed(const ClosedSequence& sequence,
                                           std::vector<std::string> local_files) {
   SLUICE_RETURN_IF_ERROR(SLUICE_FAULT_POINT("task.after_publish"));
   SLUICE_RETURN_IF_ERROR(options_.on_published(sequence.sequence.id));
+  const absl::Time now = absl::Now();
+  if (sequence.closed_at != absl::Time()) {
+    options_.metrics.publish_seconds->ObserveDuration(now - sequence.closed_at);
+  }
+  options_.metrics.segments_published->Increment(segment_ids.size());
   sequences_published_.fetch_add(1);
   segments_published_.fetch_add(static_cast<int64_t>(segment_ids.size()));
   if (segment_ids.empty()) {
@@ -388,7 +396,7 @@ absl::Status SequencePublisher::Committed(const ClosedSequence& sequence,
   wait.sequence_id = sequence.sequence.id;
   wait.segment_ids = std::move(segment_ids);
   wait.local_files = std::move(local_files);
-  const absl::Time now = absl::Now();
+  wait.committed_at = now;
   wait.deadline = options_.handoff_timeout == absl::InfiniteDuration()
                       ? absl::InfiniteFuture()
                       : now + options_.handoff_timeout;
@@ -419,6 +427,7 @@ void SequencePublisher::PollHandoffs(bool force) {
       bool all = true;
       for (const std::string& id : wait.segment_ids) all = all && handed.count(id) > 0;
       if (all) {
+        options_.metrics.handoff_seconds->ObserveDuration(now - wait.committed_at);
         LOG(INFO) << options_.log_prefix << " segments of sequence " << wait.sequence_id
                   << " are handed off";
         done = true;
@@ -432,6 +441,7 @@ void SequencePublisher::PollHandoffs(bool force) {
       LOG_EVERY_N(WARNING, 10) << options_.log_prefix << " handoff status: " << response.status();
     }
     if (!done && now >= wait.deadline) {
+      options_.metrics.handoff_timeouts->Increment();
       LOG(ERROR) << options_.log_prefix << " ALERT: timeout waiting for handoff of "
                  << absl::StrJoin(wait.segment_ids, ", ") << "; going on";
       done = true;

@@ -40,6 +40,7 @@
 #include "task/segment_sink.h"
 #include "task/sequences.h"
 #include "task/supervisor_client.h"
+#include "task/task_metrics.h"
 #include "task/task_state.pb.h"
 
 namespace sluice::task {
@@ -54,6 +55,8 @@ struct ClosedSequence {
   std::map<int32_t, state::PartitionCounts> counts;
   // Restored from disk by a restarted worker: it may already be published.
   bool restored = false;
+  // When the read loop handed it over.
+  absl::Time closed_at;
 };
 
 struct SequencePublisherOptions {
@@ -78,6 +81,7 @@ struct SequencePublisherOptions {
   std::function<absl::Status(int32_t sequence_id)> on_published;
   // For log lines: "[task <id>]".
   std::string log_prefix;
+  TaskMetrics metrics;
 };
 
 class SequencePublisher {
@@ -116,6 +120,7 @@ class SequencePublisher {
     int32_t sequence_id = 0;
     std::vector<std::string> segment_ids;
     std::vector<std::string> local_files;
+    absl::Time committed_at;
     absl::Time deadline;
     absl::Time next_poll;
   };

@@ -8,6 +8,8 @@
 #ifndef SLUICE_TASK_SUPERVISOR_CLIENT_H_
 #define SLUICE_TASK_SUPERVISOR_CLIENT_H_
 
+#include <grpcpp/security/credentials.h>
+
 #include <memory>
 #include <string>
 
@@ -45,6 +47,8 @@ class SupervisorClient {
 struct GrpcSupervisorClientOptions {
   // host:port of the supervisor.
   std::string address;
+  // Null: plaintext.
+  std::shared_ptr<grpc::ChannelCredentials> credentials;
   // Deadline of every call but PublishSegments.
   absl::Duration call_timeout = absl::Seconds(10);
   // PublishSegments checks deep storage and commits a transaction.

@@ -6,6 +6,8 @@
 #include "common/fault_injection.h"
 #include "common/file_util.h"
 #include "common/grpc_server.h"
+#include "common/metrics/http_server.h"
+#include "common/metrics/registry.h"
 #include "task/worker_server.h"
 
 DEFINE_string(listen, "0.0.0.0:7071", "host:port to serve gRPC on (port 0: pick a free one)");
@@ -15,6 +17,12 @@ DEFINE_string(deep_storage, "", "deep storage URI, file:///path (default: <data_
 DEFINE_string(worker_id, "", "stable worker id, e.g. the pod name (default: host name)");
 DEFINE_string(advertise_address, "", "host:port the supervisor dials (default: the bound address)");
 DEFINE_int32(capacity, 4, "task slots");
+DEFINE_string(metrics_listen, "",
+              "host:port to serve Prometheus /metrics and /healthz on, plain HTTP (empty: off)");
+DEFINE_string(tls_cert, "", "PEM certificate chain for the gRPC server and outgoing calls");
+DEFINE_string(tls_key, "", "PEM private key of --tls_cert");
+DEFINE_string(tls_ca, "",
+              "PEM CA bundle: peers must present certificates it signed (mutual TLS)");
 DEFINE_int32(shutdown_grace_seconds, 20, "how long running calls get to finish on SIGTERM");
 DEFINE_int32(supervisor_timeout_ms, 10000, "deadline of calls to the supervisor");
 DEFINE_int32(heartbeat_interval_ms, 1000,
@@ -38,6 +46,23 @@ int main(int argc, char** argv) {
     LOG(ERROR) << "[worker] --fault_points: " << s;
     return 2;
   }
+  // Outlives the gRPC server and the metrics endpoint (both point into it).
+  sluice::metrics::Registry registry;
+  std::unique_ptr<sluice::metrics::MetricsHttpServer> metrics_http;
+  if (!FLAGS_metrics_listen.empty()) {
+    sluice::metrics::MetricsHttpServerOptions metrics_options;
+    metrics_options.listen = FLAGS_metrics_listen;
+    metrics_options.registry = &registry;
+    auto started = sluice::metrics::MetricsHttpServer::Start(std::move(metrics_options));
+    if (!started.ok()) {
+      LOG(ERROR) << "[worker] cannot serve metrics: " << started.status();
+      return 1;
+    }
+    metrics_http = std::move(*started);
+    LOG(INFO) << "[worker] metrics on " << FLAGS_metrics_listen << " (port "
+              << metrics_http->port() << ")";
+  }
+
   sluice::task::WorkerServerOptions options;
   options.listen_address = FLAGS_listen;
   options.data_dir = FLAGS_data_dir;
@@ -51,6 +76,10 @@ int main(int argc, char** argv) {
   options.knobs.handoff_poll_interval = absl::Milliseconds(FLAGS_handoff_poll_ms);
   options.knobs.offset_out_of_range_retry = absl::Milliseconds(FLAGS_offset_out_of_range_retry_ms);
   options.knobs.max_batch_records = static_cast<size_t>(std::max(1, FLAGS_max_batch_records));
+  options.tls.cert_path = FLAGS_tls_cert;
+  options.tls.key_path = FLAGS_tls_key;
+  options.tls.ca_path = FLAGS_tls_ca;
+  options.metrics = &registry;
   auto server = sluice::task::WorkerServer::Start(std::move(options));
   if (!server.ok()) {
     LOG(ERROR) << "[worker] cannot start: " << server.status();

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/file_util.h"
+#include "common/metrics/catalog.h"
 #include "common/names.h"
 #include "common/status_macros.h"
 #include "google/protobuf/util/message_differencer.h"
@@ -24,10 +25,28 @@ absl::StatusOr<std::unique_ptr<TaskManager>> TaskManager::Create(TaskManagerOpti
   SLUICE_RETURN_IF_ERROR(MakeDirs(absl::StrCat(options.data_dir, "/tasks")));
   std::unique_ptr<TaskManager> manager(new TaskManager(std::move(options)));
   SLUICE_RETURN_IF_ERROR(manager->Restore());
+  if (manager->options_.metrics != nullptr) {
+    TaskManager* raw = manager.get();
+    manager->tasks_gauge_ =
+        manager->options_.metrics->AddGaugeCallback(metrics::kTaskTasks, [raw] {
+          std::map<std::string, int> by_state;
+          for (const v1::TaskStatus& status : raw->ListTasks()) {
+            ++by_state[v1::TaskState_Name(status.state())];
+          }
+          std::vector<metrics::GaugeSample> samples;
+          for (const auto& [state, count] : by_state) {
+            samples.push_back({{{"state", state}}, static_cast<double>(count)});
+          }
+          return samples;
+        });
+  }
   return manager;
 }
 
-TaskManager::~TaskManager() { Shutdown(); }
+TaskManager::~TaskManager() {
+  tasks_gauge_.reset();
+  Shutdown();
+}
 
 std::string TaskManager::TaskDir(const std::string& task_id) const {
   return absl::StrCat(options_.data_dir, "/tasks/", task_id);
@@ -44,6 +63,7 @@ absl::StatusOr<std::unique_ptr<TaskRunner>> TaskManager::NewRunner(const v1::Tas
   SLUICE_ASSIGN_OR_RETURN(runner.engine, options_.engine_factory(settings.data_schema));
   runner.on_state_change = options_.on_state_change;
   runner.knobs = options_.knobs;
+  runner.metrics = options_.metrics;
   return TaskRunner::Create(std::move(runner));
 }
 

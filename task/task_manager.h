@@ -17,6 +17,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "common/deep_storage.h"
+#include "common/metrics/registry.h"
 #include "sluice/v1/task_service.pb.h"
 #include "task/segment_sink.h"
 #include "task/supervisor_client.h"
@@ -40,6 +41,9 @@ struct TaskManagerOptions {
   // Called after every state change of any task (no locks held).
   std::function<void(const v1::TaskStatus&)> on_state_change;
   TaskRunnerKnobs knobs;
+  // Where task metrics go (and the gauge of tasks by state); null: nowhere.
+  // Not owned; outlives the manager.
+  metrics::Registry* metrics = nullptr;
 };
 
 class TaskManager {
@@ -98,6 +102,8 @@ class TaskManager {
   mutable absl::Mutex mu_;
   std::map<std::string, Entry> tasks_ ABSL_GUARDED_BY(mu_);
   bool shut_down_ ABSL_GUARDED_BY(mu_) = false;
+  // sluice_task_tasks{state}; destroyed first (it reads tasks_).
+  std::unique_ptr<metrics::Registry::CallbackHandle> tasks_gauge_;
 };
 
 }  // namespace sluice::task

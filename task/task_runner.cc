@@ -60,7 +60,8 @@ TaskRunner::TaskRunner(TaskRunnerOptions options, TaskSettings settings)
       settings_(std::move(settings)),
       files_(options_.task_dir),
       self_resume_after_(2 * settings_.timings.chat_timeout *
-                         std::max(1, settings_.tuning.chat_retries())) {
+                         std::max(1, settings_.tuning.chat_retries())),
+      metrics_(TaskMetrics::For(options_.metrics, options_.spec.datasource())) {
   int32_t max_partition = 0;
   for (int32_t p : settings_.partitions) max_partition = std::max(max_partition, p);
   slot_of_partition_.assign(static_cast<size_t>(max_partition) + 1, -1);
@@ -88,6 +89,7 @@ TaskRunner::TaskRunner(TaskRunnerOptions options, TaskSettings settings)
   p.max_backoff = options_.knobs.max_backoff;
   p.on_published = [this](int32_t id) { return OnPublished(id); };
   p.log_prefix = Prefix();
+  p.metrics = metrics_;
   publisher_ = std::make_unique<SequencePublisher>(std::move(p));
 }
 
@@ -811,6 +813,7 @@ void TaskRunner::SyncRecords(SegmentBuild* build) const {
 }
 
 absl::Status TaskRunner::Persist() {
+  const absl::Time started = absl::Now();
   if (last_published_id_.load() > pruned_through_) PrunePublished();
   for (auto& [key, build] : segments_) {
     if (build.index == nullptr || build.index->rows() == 0) continue;
@@ -842,6 +845,8 @@ absl::Status TaskRunner::Persist() {
   c->set_persists(counters_.persists + 1);
   point.set_next_spill_number(next_spill_number_);
   SLUICE_RETURN_IF_ERROR(SaveJson(point, files_.restore_point()));
+  metrics_.persists->Increment();
+  metrics_.persist_seconds->ObserveDuration(absl::Now() - started);
   ++counters_.persists;
   counters_.rows_in_memory = 0;
   counters_.bytes_in_memory = 0;
@@ -882,6 +887,7 @@ absl::Status TaskRunner::HandOffClosedSequences() {
     }
     sequence.counts = sequence_counts_[s->id];
     sequence.restored = s->id <= restored_through_;
+    sequence.closed_at = absl::Now();
     LOG(INFO) << Prefix() << " sequence " << s->name << " " << OffsetsToString(s->start) << " -> "
               << OffsetsToString(s->end) << " is fully read (" << sequence_rows_[s->id]
               << " rows in " << sequence.segments.size() << " segment(s)): publishing";
@@ -892,6 +898,10 @@ absl::Status TaskRunner::HandOffClosedSequences() {
 }
 
 void TaskRunner::PublishProgress() {
+  metrics_.rows_processed->Increment(counters_.processed - exported_.processed);
+  metrics_.rows_unparseable->Increment(counters_.unparseable - exported_.unparseable);
+  metrics_.rows_thrown_away->Increment(counters_.thrown_away - exported_.thrown_away);
+  exported_ = counters_;
   absl::MutexLock lock(&mu_);
   for (size_t slot = 0; slot < current_offsets_.size(); ++slot) {
     current_[partition_of_slot_[slot]] = current_offsets_[slot];
@@ -916,6 +926,8 @@ void TaskRunner::RequestCheckpoint(const char* trigger) {
   awaiting_checkpoint_ = true;
   pause_requested_ = true;
   UpdateInterruptLocked();
+  checkpoint_requested_at_ = absl::Now();
+  metrics_.checkpoints->Increment();
   LOG(INFO) << Prefix() << " " << trigger << " reached: asking to checkpoint "
             << sequences_.latest().name << " " << OffsetsToString(sequences_.latest().start);
 }
@@ -929,8 +941,10 @@ bool TaskRunner::MaybePark() {
     state_ = v1::PAUSED;
   }
   Notify();
+  bool asked_for_checkpoint = false;
   {
     absl::MutexLock lock(&mu_);
+    asked_for_checkpoint = awaiting_checkpoint_;
     const absl::Time parked_at = absl::Now();
     if (!awaiting_checkpoint_ && supervisor_pause_deadline_ == absl::InfiniteFuture()) {
       supervisor_pause_deadline_ = parked_at + self_resume_after_;
@@ -986,6 +1000,9 @@ bool TaskRunner::MaybePark() {
       error_.clear();
     }
     UpdateInterruptLocked();
+  }
+  if (asked_for_checkpoint) {
+    metrics_.checkpoint_seconds->ObserveDuration(absl::Now() - checkpoint_requested_at_);
   }
   Notify();
   return true;

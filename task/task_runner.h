@@ -56,6 +56,7 @@
 #include "task/sequences.h"
 #include "task/supervisor_client.h"
 #include "task/task_files.h"
+#include "task/task_metrics.h"
 #include "task/task_spec.h"
 #include "task/task_state.pb.h"
 
@@ -87,6 +88,8 @@ struct TaskRunnerOptions {
   std::unique_ptr<SegmentEngine> engine;
   // Called (without locks held) after every state change.
   std::function<void(const v1::TaskStatus&)> on_state_change;
+  // Where the task's metrics go; null: nowhere. Not owned.
+  metrics::Registry* metrics = nullptr;
 
   TaskRunnerKnobs knobs;
 };
@@ -201,6 +204,7 @@ class TaskRunner {
   const TaskSettings settings_;
   const TaskFiles files_;
   const absl::Duration self_resume_after_;
+  const TaskMetrics metrics_;
   std::unique_ptr<SequencePublisher> publisher_;
 
   // ---- shared state ----
@@ -258,6 +262,9 @@ class TaskRunner {
   // Rows (after rollup) of each unpublished sequence.
   std::map<int32_t, int64_t> sequence_rows_;
   LoopCounters counters_;
+  // What PublishProgress last added to the metrics.
+  LoopCounters exported_;
+  absl::Time checkpoint_requested_at_;
   int64_t next_spill_number_ = 0;
   // Highest sequence id given to the publisher.
   int32_t handed_off_through_ = -1;

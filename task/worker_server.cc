@@ -37,6 +37,7 @@ absl::StatusOr<std::unique_ptr<WorkerServer>> WorkerServer::Start(WorkerServerOp
   SLUICE_ASSIGN_OR_RETURN(server->deep_storage_, OpenDeepStorage(options.deep_storage_uri));
   GrpcSupervisorClientOptions client;
   client.address = options.supervisor_address;
+  SLUICE_ASSIGN_OR_RETURN(client.credentials, tls::MakeChannelCredentials(options.tls));
   client.call_timeout = options.supervisor_call_timeout;
   client.publish_timeout = 6 * options.supervisor_call_timeout;
   server->supervisor_ = NewGrpcSupervisorClient(client);
@@ -51,12 +52,15 @@ absl::StatusOr<std::unique_ptr<WorkerServer>> WorkerServer::Start(WorkerServerOp
   WorkerServer* raw = server.get();
   manager.on_state_change = [raw](const v1::TaskStatus& status) { raw->Report(status); };
   manager.knobs = options.knobs;
+  manager.metrics = options.metrics;
   SLUICE_ASSIGN_OR_RETURN(server->manager_, TaskManager::Create(std::move(manager)));
   server->service_ = std::make_unique<TaskServiceImpl>(server->manager_.get());
 
   GrpcServerOptions grpc_options;
   grpc_options.listen_address = options.listen_address;
   grpc_options.services = {server->service_.get()};
+  SLUICE_ASSIGN_OR_RETURN(grpc_options.credentials, tls::MakeServerCredentials(options.tls));
+  grpc_options.metrics = options.metrics;
   SLUICE_ASSIGN_OR_RETURN(server->grpc_, GrpcServer::Start(std::move(grpc_options)));
   if (server->options_.advertise_address.empty()) {
     server->options_.advertise_address = server->grpc_->address();

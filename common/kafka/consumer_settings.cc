@@ -1,0 +1,50 @@
+#include "common/kafka/consumer_settings.h"
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+
+namespace sluice {
+namespace kafka {
+
+absl::StatusOr<ClusterKind> ParseClusterKind(absl::string_view name) {
+  const std::string lower = absl::AsciiStrToLower(name);
+  if (lower == "dev" || lower == "devbroker" || lower == "mock") return ClusterKind::kDevBroker;
+  if (lower == "kafka" || lower == "cluster") return ClusterKind::kKafka;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown Kafka cluster kind \"", name, "\" (expected \"dev\" or \"kafka\")"));
+}
+
+absl::string_view ClusterKindName(ClusterKind kind) {
+  return kind == ClusterKind::kDevBroker ? "dev" : "kafka";
+}
+
+KafkaProperties RecommendedConsumerProperties(ClusterKind kind) {
+  KafkaProperties props = {
+      // librdkafka 2.0.2 refuses rd_kafka_assign() without a group.id
+      // (_UNKNOWN_GROUP) although an assign()-only consumer never joins it.
+      {"group.id", "sluice"},
+      {"enable.auto.commit", "false"},
+      {"enable.auto.offset.store", "false"},
+      {"auto.offset.reset", "error"},
+      {"enable.partition.eof", "false"},
+  };
+  if (kind == ClusterKind::kDevBroker) {
+    props["fetch.wait.max.ms"] = "10";
+    props["queued.min.messages"] = "1000000";
+    props["queued.max.messages.kbytes"] = "1048576";
+    props["fetch.max.bytes"] = "104857600";
+    props["max.partition.fetch.bytes"] = "10485760";
+  }
+  return props;
+}
+
+KafkaProperties WithConsumerDefaults(const KafkaProperties& user, ClusterKind kind) {
+  KafkaProperties merged = user;
+  for (const auto& [name, value] : RecommendedConsumerProperties(kind)) {
+    merged.emplace(name, value);  // Keeps the user's value when present.
+  }
+  return merged;
+}
+
+}  // namespace kafka
+}  // namespace sluice

@@ -1,0 +1,204 @@
+#include "common/kafka/errors.h"
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+
+namespace sluice {
+namespace kafka {
+
+absl::StatusCode KafkaErrorCode(rd_kafka_resp_err_t err) {
+  switch (err) {
+    case RD_KAFKA_RESP_ERR_NO_ERROR:
+      return absl::StatusCode::kOk;
+
+    // Retry this call: the broker, the network or a leader is not there (yet).
+    case RD_KAFKA_RESP_ERR__TRANSPORT:
+    case RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN:
+    case RD_KAFKA_RESP_ERR__RESOLVE:
+    case RD_KAFKA_RESP_ERR__TIMED_OUT:
+    case RD_KAFKA_RESP_ERR__TIMED_OUT_QUEUE:
+    case RD_KAFKA_RESP_ERR__MSG_TIMED_OUT:
+    case RD_KAFKA_RESP_ERR__WAIT_COORD:
+    case RD_KAFKA_RESP_ERR__WAIT_CACHE:
+    case RD_KAFKA_RESP_ERR__NODE_UPDATE:
+    case RD_KAFKA_RESP_ERR__ISR_INSUFF:
+    case RD_KAFKA_RESP_ERR__RETRY:
+    case RD_KAFKA_RESP_ERR__IN_PROGRESS:
+    case RD_KAFKA_RESP_ERR__PREV_IN_PROGRESS:
+    case RD_KAFKA_RESP_ERR__UNKNOWN_BROKER:
+    case RD_KAFKA_RESP_ERR__OUTDATED:
+    case RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE:
+    case RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION:
+    case RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT:
+    case RD_KAFKA_RESP_ERR_BROKER_NOT_AVAILABLE:
+    case RD_KAFKA_RESP_ERR_REPLICA_NOT_AVAILABLE:
+    case RD_KAFKA_RESP_ERR_NETWORK_EXCEPTION:
+    case RD_KAFKA_RESP_ERR_COORDINATOR_LOAD_IN_PROGRESS:
+    case RD_KAFKA_RESP_ERR_COORDINATOR_NOT_AVAILABLE:
+    case RD_KAFKA_RESP_ERR_NOT_COORDINATOR:
+    case RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS:
+    case RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS_AFTER_APPEND:
+    case RD_KAFKA_RESP_ERR_NOT_CONTROLLER:
+    case RD_KAFKA_RESP_ERR_KAFKA_STORAGE_ERROR:
+    case RD_KAFKA_RESP_ERR_FENCED_LEADER_EPOCH:
+    case RD_KAFKA_RESP_ERR_UNKNOWN_LEADER_EPOCH:
+    case RD_KAFKA_RESP_ERR_OFFSET_NOT_AVAILABLE:
+    case RD_KAFKA_RESP_ERR_PREFERRED_LEADER_NOT_AVAILABLE:
+    case RD_KAFKA_RESP_ERR_ELIGIBLE_LEADERS_NOT_AVAILABLE:
+    case RD_KAFKA_RESP_ERR_THROTTLING_QUOTA_EXCEEDED:
+    case RD_KAFKA_RESP_ERR_CONCURRENT_TRANSACTIONS:
+    case RD_KAFKA_RESP_ERR_REASSIGNMENT_IN_PROGRESS:
+    case RD_KAFKA_RESP_ERR_FETCH_SESSION_ID_NOT_FOUND:
+    case RD_KAFKA_RESP_ERR_INVALID_FETCH_SESSION_EPOCH:
+    case RD_KAFKA_RESP_ERR_UNSTABLE_OFFSET_COMMIT:
+      return absl::StatusCode::kUnavailable;
+
+    case RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC:
+    case RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION:
+    case RD_KAFKA_RESP_ERR__UNKNOWN_GROUP:
+    case RD_KAFKA_RESP_ERR__NOENT:
+    case RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART:
+    case RD_KAFKA_RESP_ERR_GROUP_ID_NOT_FOUND:
+    case RD_KAFKA_RESP_ERR_RESOURCE_NOT_FOUND:
+    case RD_KAFKA_RESP_ERR_LOG_DIR_NOT_FOUND:
+      return absl::StatusCode::kNotFound;
+
+    case RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE:
+    case RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET:
+    case RD_KAFKA_RESP_ERR__PARTITION_EOF:
+    case RD_KAFKA_RESP_ERR__UNDERFLOW:
+      return absl::StatusCode::kOutOfRange;
+
+    case RD_KAFKA_RESP_ERR__INVALID_ARG:
+    case RD_KAFKA_RESP_ERR__INVALID_TYPE:
+    case RD_KAFKA_RESP_ERR__KEY_SERIALIZATION:
+    case RD_KAFKA_RESP_ERR__VALUE_SERIALIZATION:
+    case RD_KAFKA_RESP_ERR_INVALID_MSG_SIZE:
+    case RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE:
+    case RD_KAFKA_RESP_ERR_RECORD_LIST_TOO_LARGE:
+    case RD_KAFKA_RESP_ERR_OFFSET_METADATA_TOO_LARGE:
+    case RD_KAFKA_RESP_ERR_TOPIC_EXCEPTION:
+    case RD_KAFKA_RESP_ERR_INVALID_REQUIRED_ACKS:
+    case RD_KAFKA_RESP_ERR_INVALID_GROUP_ID:
+    case RD_KAFKA_RESP_ERR_INVALID_SESSION_TIMEOUT:
+    case RD_KAFKA_RESP_ERR_INVALID_COMMIT_OFFSET_SIZE:
+    case RD_KAFKA_RESP_ERR_INVALID_TIMESTAMP:
+    case RD_KAFKA_RESP_ERR_INVALID_PARTITIONS:
+    case RD_KAFKA_RESP_ERR_INVALID_REPLICATION_FACTOR:
+    case RD_KAFKA_RESP_ERR_INVALID_REPLICA_ASSIGNMENT:
+    case RD_KAFKA_RESP_ERR_INVALID_CONFIG:
+    case RD_KAFKA_RESP_ERR_INVALID_REQUEST:
+    case RD_KAFKA_RESP_ERR_INVALID_TRANSACTION_TIMEOUT:
+    case RD_KAFKA_RESP_ERR_INVALID_RECORD:
+    case RD_KAFKA_RESP_ERR_INVALID_PRINCIPAL_TYPE:
+    case RD_KAFKA_RESP_ERR_UNSUPPORTED_COMPRESSION_TYPE:
+      return absl::StatusCode::kInvalidArgument;
+
+    case RD_KAFKA_RESP_ERR__AUTHENTICATION:
+    case RD_KAFKA_RESP_ERR__SSL:
+    case RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED:
+    case RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED:
+    case RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED:
+    case RD_KAFKA_RESP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED:
+    case RD_KAFKA_RESP_ERR_SASL_AUTHENTICATION_FAILED:
+    case RD_KAFKA_RESP_ERR_UNSUPPORTED_SASL_MECHANISM:
+    case RD_KAFKA_RESP_ERR_ILLEGAL_SASL_STATE:
+    case RD_KAFKA_RESP_ERR_DELEGATION_TOKEN_AUTHORIZATION_FAILED:
+    case RD_KAFKA_RESP_ERR_UNACCEPTABLE_CREDENTIAL:
+      return absl::StatusCode::kPermissionDenied;
+
+    case RD_KAFKA_RESP_ERR__QUEUE_FULL:
+    case RD_KAFKA_RESP_ERR__CRIT_SYS_RESOURCE:
+    case RD_KAFKA_RESP_ERR_GROUP_MAX_SIZE_REACHED:
+      return absl::StatusCode::kResourceExhausted;
+
+    case RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS:
+    case RD_KAFKA_RESP_ERR_DUPLICATE_RESOURCE:
+      return absl::StatusCode::kAlreadyExists;
+
+    // Retry the higher-level operation (rejoin, restart the transaction).
+    case RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS:
+    case RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS:
+    case RD_KAFKA_RESP_ERR__ASSIGNMENT_LOST:
+    case RD_KAFKA_RESP_ERR__MAX_POLL_EXCEEDED:
+    case RD_KAFKA_RESP_ERR__FENCED:
+    case RD_KAFKA_RESP_ERR__PURGE_QUEUE:
+    case RD_KAFKA_RESP_ERR__PURGE_INFLIGHT:
+    case RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS:
+    case RD_KAFKA_RESP_ERR_ILLEGAL_GENERATION:
+    case RD_KAFKA_RESP_ERR_UNKNOWN_MEMBER_ID:
+    case RD_KAFKA_RESP_ERR_MEMBER_ID_REQUIRED:
+    case RD_KAFKA_RESP_ERR_FENCED_INSTANCE_ID:
+    case RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH:
+    case RD_KAFKA_RESP_ERR_PRODUCER_FENCED:
+    case RD_KAFKA_RESP_ERR_TRANSACTION_COORDINATOR_FENCED:
+    case RD_KAFKA_RESP_ERR_UNKNOWN_PRODUCER_ID:
+    case RD_KAFKA_RESP_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER:
+    case RD_KAFKA_RESP_ERR_STALE_CTRL_EPOCH:
+    case RD_KAFKA_RESP_ERR_STALE_BROKER_EPOCH:
+      return absl::StatusCode::kAborted;
+
+    // Fix the state first.
+    case RD_KAFKA_RESP_ERR__STATE:
+    case RD_KAFKA_RESP_ERR__CONFLICT:
+    case RD_KAFKA_RESP_ERR__EXISTING_SUBSCRIPTION:
+    case RD_KAFKA_RESP_ERR__NOT_CONFIGURED:
+    case RD_KAFKA_RESP_ERR__NO_OFFSET:
+    case RD_KAFKA_RESP_ERR_INVALID_TXN_STATE:
+    case RD_KAFKA_RESP_ERR_POLICY_VIOLATION:
+    case RD_KAFKA_RESP_ERR_NON_EMPTY_GROUP:
+    case RD_KAFKA_RESP_ERR_GROUP_SUBSCRIBED_TO_TOPIC:
+    case RD_KAFKA_RESP_ERR_INCONSISTENT_GROUP_PROTOCOL:
+    case RD_KAFKA_RESP_ERR_SECURITY_DISABLED:
+    case RD_KAFKA_RESP_ERR_TOPIC_DELETION_DISABLED:
+    case RD_KAFKA_RESP_ERR_INVALID_PRODUCER_ID_MAPPING:
+    case RD_KAFKA_RESP_ERR__FATAL:
+      return absl::StatusCode::kFailedPrecondition;
+
+    case RD_KAFKA_RESP_ERR__BAD_MSG:
+    case RD_KAFKA_RESP_ERR__BAD_COMPRESSION:
+    case RD_KAFKA_RESP_ERR__KEY_DESERIALIZATION:
+    case RD_KAFKA_RESP_ERR__VALUE_DESERIALIZATION:
+    case RD_KAFKA_RESP_ERR__GAPLESS_GUARANTEE:
+    case RD_KAFKA_RESP_ERR__INCONSISTENT:
+    case RD_KAFKA_RESP_ERR_INVALID_MSG:
+      return absl::StatusCode::kDataLoss;
+
+    case RD_KAFKA_RESP_ERR__NOT_IMPLEMENTED:
+    case RD_KAFKA_RESP_ERR__UNSUPPORTED_FEATURE:
+    case RD_KAFKA_RESP_ERR__UNKNOWN_PROTOCOL:
+    case RD_KAFKA_RESP_ERR_UNSUPPORTED_VERSION:
+    case RD_KAFKA_RESP_ERR_UNSUPPORTED_FOR_MESSAGE_FORMAT:
+      return absl::StatusCode::kUnimplemented;
+
+    case RD_KAFKA_RESP_ERR__DESTROY:
+    case RD_KAFKA_RESP_ERR__INTR:
+      return absl::StatusCode::kCancelled;
+
+    default:
+      return err < 0 ? absl::StatusCode::kInternal : absl::StatusCode::kUnknown;
+  }
+}
+
+absl::Status KafkaErrorToStatus(rd_kafka_resp_err_t err, absl::string_view context,
+                                absl::string_view detail) {
+  if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return absl::OkStatus();
+  std::string message;
+  if (!context.empty()) absl::StrAppend(&message, context, ": ");
+  absl::StrAppend(&message, detail.empty() ? rd_kafka_err2str(err) : detail, " (",
+                  rd_kafka_err2name(err), ")");
+  return absl::Status(KafkaErrorCode(err), message);
+}
+
+absl::Status KafkaErrorObjectToStatus(rd_kafka_error_t* error, absl::string_view context) {
+  if (error == nullptr) return absl::OkStatus();
+  const rd_kafka_resp_err_t code = rd_kafka_error_code(error);
+  std::string detail = rd_kafka_error_string(error);
+  if (rd_kafka_error_is_fatal(error)) detail = "fatal: " + detail;
+  rd_kafka_error_destroy(error);
+  return KafkaErrorToStatus(code, context, detail);
+}
+
+}  // namespace kafka
+}  // namespace sluice

@@ -1,0 +1,87 @@
+// Partition discovery and watermark queries against a Kafka cluster.
+//
+// The supervisor uses it to discover a topic's partitions, to pick start
+// offsets (earliest/latest) and to compute lag; the exactly-once audit uses it
+// to know how many records a topic holds.
+//
+//   SLUICE_ASSIGN_OR_RETURN(auto client, kafka::MetadataClient::Create(
+//       {{"bootstrap.servers", bootstrap}}));
+//   SLUICE_ASSIGN_OR_RETURN(std::vector<int32_t> partitions,
+//                           client->ListPartitions("wiki", absl::Seconds(5)));
+//   SLUICE_ASSIGN_OR_RETURN(auto marks,
+//                           client->QueryWatermarks("wiki", partitions, absl::Seconds(5)));
+//
+// Thread-safe: every method may be called from any thread concurrently (the
+// underlying rd_kafka_t is). Not copyable or movable (owned through unique_ptr).
+#ifndef SLUICE_COMMON_KAFKA_METADATA_CLIENT_H_
+#define SLUICE_COMMON_KAFKA_METADATA_CLIENT_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <ostream>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "common/kafka/config.h"
+#include "common/kafka/handles.h"
+
+namespace sluice {
+namespace kafka {
+
+// Offsets of the first record still stored (earliest, Kafka's "low
+// watermark") and of the next record to be written (latest, the "high
+// watermark") of one partition. latest - earliest records are readable.
+struct Watermarks {
+  int64_t earliest = 0;
+  int64_t latest = 0;
+
+  bool operator==(const Watermarks& other) const {
+    return earliest == other.earliest && latest == other.latest;
+  }
+  friend std::ostream& operator<<(std::ostream& os, const Watermarks& marks) {
+    return os << "[" << marks.earliest << ", " << marks.latest << ")";
+  }
+};
+
+class MetadataClient {
+ public:
+  // `properties` are consumer properties (at least "bootstrap.servers"); the
+  // client never creates topics ("allow.auto.create.topics" is forced false)
+  // and never joins a group. INVALID_ARGUMENT for bad properties.
+  static absl::StatusOr<std::unique_ptr<MetadataClient>> Create(
+      const KafkaProperties& properties);
+
+  MetadataClient(const MetadataClient&) = delete;
+  MetadataClient& operator=(const MetadataClient&) = delete;
+
+  // The partition ids of `topic`, ascending. NOT_FOUND if the cluster does
+  // not know the topic; UNAVAILABLE if the cluster cannot be reached within
+  // `timeout` or the topic's leaders are not elected yet.
+  absl::StatusOr<std::vector<int32_t>> ListPartitions(absl::string_view topic,
+                                                      absl::Duration timeout);
+
+  // Earliest and latest offsets of each of `partitions` of `topic`, all
+  // within `timeout` overall (two ListOffsets requests per leader). NOT_FOUND
+  // for an unknown topic or partition (naming it); UNAVAILABLE when a leader
+  // is down or time runs out.
+  absl::StatusOr<std::map<int32_t, Watermarks>> QueryWatermarks(
+      absl::string_view topic, const std::vector<int32_t>& partitions,
+      absl::Duration timeout);
+
+  // ListPartitions + QueryWatermarks for all of them, sharing `timeout`.
+  absl::StatusOr<std::map<int32_t, Watermarks>> QueryAllWatermarks(absl::string_view topic,
+                                                                   absl::Duration timeout);
+
+ private:
+  explicit MetadataClient(HandlePtr rk) : rk_(std::move(rk)) {}
+
+  HandlePtr rk_;
+};
+
+}  // namespace kafka
+}  // namespace sluice
+
+#endif  // SLUICE_COMMON_KAFKA_METADATA_CLIENT_H_

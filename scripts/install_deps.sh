@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages sluice builds, tests and runs with.
+# Idempotent: does nothing when everything is present. Needs root or sudo.
+set -euo pipefail
+
+PACKAGES=(
+  bazel-bootstrap
+  build-essential pkg-config
+  libgrpc++-dev protobuf-compiler-grpc grpc-proto
+  libprotobuf-dev protobuf-compiler
+  libabsl-dev
+  librdkafka-dev kcat
+  libsqlite3-dev sqlite3
+  libgoogle-glog-dev libgflags-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libzstd-dev liblz4-dev libroaring-dev libsimdjson-dev libxxhash-dev
+  openssl python3 nodejs procps curl ca-certificates
+)
+
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+  [[ "$pkg" == \#* ]] && continue
+  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$pkg")
+  fi
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "[deps] all ${#PACKAGES[@]} packages present"
+  exit 0
+fi
+
+SUDO=""
+if [[ $(id -u) -ne 0 ]]; then
+  if command -v sudo >/dev/null; then SUDO="sudo"; else
+    echo "[deps] need root (or sudo) to install: ${missing[*]}" >&2
+    exit 1
+  fi
+fi
+echo "[deps] installing: ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q
+$SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+echo "[deps] done"

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Runs the whole test suite: installs what it needs, builds, runs every test
+# (unit, in-process cluster, process-level fault tests), then the segment
+# library's tests under AddressSanitizer + UBSan. Ends with `N passed, N failed`.
+#
+#   scripts/test.sh            everything
+#   scripts/test.sh //common/... //task/...   only these patterns (no ASan pass)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/install_deps.sh || exit 1
+
+patterns=("$@")
+asan=1
+if ((${#patterns[@]} == 0)); then
+  patterns=(//...)
+else
+  asan=0
+fi
+
+mapfile -t targets < <(bazel query "tests(set(${patterns[*]}))" 2>/dev/null | sort)
+if ((${#targets[@]} == 0)); then
+  echo "no test targets match ${patterns[*]}" >&2
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+
+echo "[test] ${#targets[@]} test targets"
+bazel test --nocache_test_results --keep_going "${targets[@]}"
+rc=$?
+summary=$(python3 scripts/count_test_results.py "$(bazel info bazel-testlogs 2>/dev/null)" "${targets[@]}")
+echo "[test] regular build: $summary"
+total_pass=${summary%% passed*}
+rest=${summary#*, }
+total_fail=${rest%% failed*}
+
+if ((asan)); then
+  mapfile -t asan_targets < <(bazel query "tests(//common/...)" 2>/dev/null | sort)
+  if ((${#asan_targets[@]})); then
+    echo "[test] AddressSanitizer + UBSan: ${#asan_targets[@]} targets"
+    bazel test --config=asan --nocache_test_results --keep_going "${asan_targets[@]}"
+    ((rc |= $?))
+    asan_summary=$(python3 scripts/count_test_results.py \
+      "$(bazel info --config=asan bazel-testlogs 2>/dev/null)" "${asan_targets[@]}")
+    echo "[test] asan build: $asan_summary"
+    total_pass=$((total_pass + ${asan_summary%% passed*}))
+    rest=${asan_summary#*, }
+    total_fail=$((total_fail + ${rest%% failed*}))
+  fi
+fi
+
+echo "${total_pass} passed, ${total_fail} failed"
+((total_fail == 0 && rc == 0))

@@ -1,0 +1,201 @@
+#include "tools/audit/exactly_once_audit.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace sluice::audit {
+namespace {
+
+struct SequenceRange {
+  const v1::CommittedSequence* sequence;
+  int64_t start;
+  int64_t end;
+};
+
+}  // namespace
+
+std::string AuditReport::ToString() const {
+  std::string out = absl::StrCat(
+      "exactly-once audit of ", datasource, "\n",
+      "  partitions ", partitions, ", committed sequences ", sequences, ", used segments ",
+      segments, "\n",
+      "  records in Kafka (committed ranges) ", records_in_kafka, "\n",
+      "  = rows ingested ", rows_ingested, " + unparseable ", unparseable, " + thrown away ",
+      thrown_away, " (", rows_ingested + unparseable + thrown_away, ")\n",
+      "  rows in segment files (after rollup) ", segment_rows, "\n");
+  for (const std::string& d : discrepancies) absl::StrAppend(&out, "  DISCREPANCY: ", d, "\n");
+  absl::StrAppend(&out, ok() ? "PASS" : absl::StrCat("FAIL (", discrepancies.size(),
+                                                    " discrepancies)"));
+  return out;
+}
+
+AuditReport RunAudit(const v1::GetCommitLogResponse& log,
+                     const std::vector<v1::SegmentDescriptor>& used_segments,
+                     RecordCounter* counter, SegmentVerifier* verifier) {
+  AuditReport report;
+  report.datasource = log.datasource();
+  report.sequences = log.sequences_size();
+  report.segments = static_cast<int64_t>(used_segments.size());
+  auto fail = [&report](std::string message) {
+    report.discrepancies.push_back(std::move(message));
+  };
+
+  // 1. Tiling: per partition, sequences chain from the initial offset to the
+  //    committed offset.
+  std::set<int32_t> partitions;
+  for (const auto& [p, unused] : log.initial_offsets()) partitions.insert(p);
+  for (const auto& [p, unused] : log.committed_offsets()) partitions.insert(p);
+  std::map<int32_t, std::vector<SequenceRange>> by_partition;
+  std::map<std::string, const v1::CommittedSequence*> by_name;
+  for (const v1::CommittedSequence& seq : log.sequences()) {
+    if (!by_name.emplace(seq.sequence_name(), &seq).second) {
+      fail(absl::StrCat("sequence ", seq.sequence_name(), " is committed twice"));
+    }
+    for (const auto& [p, start] : seq.start_offsets()) {
+      auto end = seq.end_offsets().find(p);
+      if (end == seq.end_offsets().end()) {
+        fail(absl::StrCat("sequence ", seq.sequence_name(), " has no end offset for partition ", p));
+        continue;
+      }
+      if (end->second < start) {
+        fail(absl::StrCat("sequence ", seq.sequence_name(), " partition ", p, " ends (",
+                          end->second, ") before it starts (", start, ")"));
+      }
+      by_partition[p].push_back({&seq, start, end->second});
+      partitions.insert(p);
+    }
+  }
+  report.partitions = static_cast<int64_t>(partitions.size());
+  for (int32_t p : partitions) {
+    auto initial = log.initial_offsets().find(p);
+    auto committed = log.committed_offsets().find(p);
+    std::vector<SequenceRange>& ranges = by_partition[p];
+    std::sort(ranges.begin(), ranges.end(), [](const SequenceRange& a, const SequenceRange& b) {
+      return a.start != b.start ? a.start < b.start : a.end < b.end;
+    });
+    if (initial == log.initial_offsets().end()) {
+      fail(absl::StrCat("partition ", p, " has no recorded initial offset"));
+      continue;
+    }
+    int64_t expected = initial->second;
+    for (const SequenceRange& r : ranges) {
+      if (r.start > expected) {
+        fail(absl::StrCat("partition ", p, ": gap [", expected, ", ", r.start, ") before sequence ",
+                          r.sequence->sequence_name()));
+      } else if (r.start < expected) {
+        fail(absl::StrCat("partition ", p, ": sequence ", r.sequence->sequence_name(), " [",
+                          r.start, ", ", r.end, ") overlaps what was committed before (up to ",
+                          expected, ")"));
+      }
+      expected = std::max(expected, r.end);
+    }
+    const int64_t committed_offset =
+        committed == log.committed_offsets().end() ? initial->second : committed->second;
+    if (expected != committed_offset) {
+      fail(absl::StrCat("partition ", p, ": sequences end at ", expected,
+                        " but the committed offset is ", committed_offset));
+    }
+  }
+
+  // 2. Segments belong to committed sequences and carry their ranges.
+  std::map<std::string, std::map<int32_t, int64_t>> rows_by_sequence;  // name -> p -> rows
+  std::set<std::string> seen_ids;
+  for (const v1::SegmentDescriptor& segment : used_segments) {
+    if (!seen_ids.insert(segment.id()).second) {
+      fail(absl::StrCat("segment ", segment.id(), " is listed twice"));
+      continue;
+    }
+    auto seq_it = by_name.find(segment.sequence_name());
+    if (seq_it == by_name.end()) {
+      fail(absl::StrCat("segment ", segment.id(), " belongs to sequence ", segment.sequence_name(),
+                        ", which is not committed"));
+      continue;
+    }
+    const v1::CommittedSequence& seq = *seq_it->second;
+    if (std::find(seq.segment_ids().begin(), seq.segment_ids().end(), segment.id()) ==
+        seq.segment_ids().end()) {
+      fail(absl::StrCat("segment ", segment.id(), " is not in the commit record of ",
+                        seq.sequence_name()));
+    }
+    if (segment.provenance().topic() != log.topic()) {
+      fail(absl::StrCat("segment ", segment.id(), " came from topic \"",
+                        segment.provenance().topic(), "\", not \"", log.topic(), "\""));
+    }
+    for (const v1::PartitionRange& range : segment.provenance().ranges()) {
+      auto start = seq.start_offsets().find(range.partition());
+      auto end = seq.end_offsets().find(range.partition());
+      if (start == seq.start_offsets().end() || end == seq.end_offsets().end() ||
+          start->second != range.start_offset() || end->second != range.end_offset()) {
+        fail(absl::StrCat("segment ", segment.id(), " partition ", range.partition(), " range [",
+                          range.start_offset(), ", ", range.end_offset(),
+                          ") differs from its sequence's"));
+      }
+      rows_by_sequence[seq.sequence_name()][range.partition()] += range.rows();
+    }
+    // 4. The file itself.
+    auto verified = verifier->Verify(segment.path());
+    if (!verified.ok()) {
+      fail(absl::StrCat("segment ", segment.id(), " file ", segment.path(),
+                        " fails verification: ", verified.status().message()));
+      continue;
+    }
+    if (verified->num_rows != segment.num_rows()) {
+      fail(absl::StrCat("segment ", segment.id(), " has ", verified->num_rows,
+                        " rows in its file but ", segment.num_rows(), " in the metadata store"));
+    }
+    if (!segment.checksum().empty() && verified->checksum != segment.checksum()) {
+      fail(absl::StrCat("segment ", segment.id(), " file checksum ", verified->checksum,
+                        " differs from the recorded ", segment.checksum()));
+    }
+    report.segment_rows += verified->num_rows;
+  }
+  for (const v1::CommittedSequence& seq : log.sequences()) {
+    for (const std::string& id : seq.segment_ids()) {
+      if (!seen_ids.count(id)) {
+        fail(absl::StrCat("sequence ", seq.sequence_name(), " committed segment ", id,
+                          ", which is not a used segment"));
+      }
+    }
+  }
+
+  // 3. Record accounting against Kafka.
+  for (const v1::CommittedSequence& seq : log.sequences()) {
+    std::map<int32_t, const v1::PartitionRange*> stats;
+    for (const v1::PartitionRange& s : seq.partition_stats()) stats[s.partition()] = &s;
+    for (const auto& [p, start] : seq.start_offsets()) {
+      auto end_it = seq.end_offsets().find(p);
+      if (end_it == seq.end_offsets().end()) continue;
+      const int64_t end = end_it->second;
+      auto in_kafka = counter->CountRecords(log.topic(), p, start, end);
+      if (!in_kafka.ok()) {
+        fail(absl::StrCat("cannot count Kafka records of partition ", p, " [", start, ", ", end,
+                          "): ", in_kafka.status().message()));
+        continue;
+      }
+      const int64_t rows = rows_by_sequence[seq.sequence_name()][p];
+      const v1::PartitionRange* s = stats.count(p) ? stats[p] : nullptr;
+      const int64_t unparseable = s ? s->unparseable() : 0;
+      const int64_t thrown_away = s ? s->thrown_away() : 0;
+      report.records_in_kafka += *in_kafka;
+      report.rows_ingested += rows;
+      report.unparseable += unparseable;
+      report.thrown_away += thrown_away;
+      if (rows + unparseable + thrown_away != *in_kafka) {
+        fail(absl::StrCat("sequence ", seq.sequence_name(), " partition ", p, " [", start, ", ",
+                          end, "): Kafka holds ", *in_kafka, " records but segments have ", rows,
+                          " + unparseable ", unparseable, " + thrown away ", thrown_away));
+      }
+      if (s != nullptr && s->rows() != rows) {
+        fail(absl::StrCat("sequence ", seq.sequence_name(), " partition ", p, ": commit log says ",
+                          s->rows(), " rows, its segments account for ", rows));
+      }
+    }
+  }
+  return report;
+}
+
+}  // namespace sluice::audit

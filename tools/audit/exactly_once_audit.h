@@ -1,0 +1,74 @@
+// The exactly-once audit of a datasource: do the published segments account
+// for every Kafka record exactly once?
+//
+// For every partition, the committed sequences must tile
+// [initial offset, committed offset) with no gap and no overlap; every used
+// segment must belong to a committed sequence and carry its offset ranges;
+// per sequence and partition, the records that became rows (summed over the
+// sequence's segments) plus the unparseable and thrown-away records must
+// equal the records Kafka holds in that range; every segment file must pass
+// verification with the checksum and row count the metadata store recorded.
+//
+// The checks are plain functions over the commit log and the segment list;
+// reading Kafka and segment files goes through the two interfaces below, so
+// the audit is testable without either.
+#ifndef SLUICE_TOOLS_AUDIT_EXACTLY_ONCE_AUDIT_H_
+#define SLUICE_TOOLS_AUDIT_EXACTLY_ONCE_AUDIT_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "sluice/v1/supervisor_service.pb.h"
+
+namespace sluice::audit {
+
+// Counts the records Kafka holds in [start, end) of a partition (reading them
+// back; offsets of compacted-away records or transaction markers are not
+// records).
+class RecordCounter {
+ public:
+  virtual ~RecordCounter() = default;
+  virtual absl::StatusOr<int64_t> CountRecords(const std::string& topic, int32_t partition,
+                                               int64_t start, int64_t end) = 0;
+};
+
+// Verifies a segment file in deep storage: structure and checksum.
+struct VerifiedSegment {
+  int64_t num_rows = 0;
+  std::string checksum;
+};
+class SegmentVerifier {
+ public:
+  virtual ~SegmentVerifier() = default;
+  virtual absl::StatusOr<VerifiedSegment> Verify(const std::string& path) = 0;
+};
+
+struct AuditReport {
+  std::string datasource;
+  int64_t partitions = 0;
+  int64_t sequences = 0;
+  int64_t segments = 0;
+  int64_t records_in_kafka = 0;  // in the committed ranges
+  int64_t rows_ingested = 0;     // records that became rows
+  int64_t unparseable = 0;
+  int64_t thrown_away = 0;
+  int64_t segment_rows = 0;  // rows in segment files (after rollup)
+  // Empty when the audit passed.
+  std::vector<std::string> discrepancies;
+
+  bool ok() const { return discrepancies.empty(); }
+  // A multi-line human-readable report ending with PASS or FAIL.
+  std::string ToString() const;
+};
+
+// Runs every check. Errors reading Kafka or files are discrepancies, not
+// statuses: the report says everything that is wrong at once.
+AuditReport RunAudit(const v1::GetCommitLogResponse& commit_log,
+                     const std::vector<v1::SegmentDescriptor>& used_segments,
+                     RecordCounter* counter, SegmentVerifier* verifier);
+
+}  // namespace sluice::audit
+
+#endif  // SLUICE_TOOLS_AUDIT_EXACTLY_ONCE_AUDIT_H_

@@ -1,0 +1,192 @@
+#include "tools/audit/exactly_once_audit.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <map>
+#include <tuple>
+
+namespace sluice::audit {
+namespace {
+
+// Kafka as a table of record counts per (partition, start, end); by default
+// every offset holds one record.
+class TableCounter : public RecordCounter {
+ public:
+  absl::StatusOr<int64_t> CountRecords(const std::string&, int32_t p, int64_t start,
+                                       int64_t end) override {
+    auto it = overrides.find({p, start, end});
+    if (it != overrides.end()) return it->second;
+    return end - start;
+  }
+  std::map<std::tuple<int32_t, int64_t, int64_t>, int64_t> overrides;
+};
+
+class TableVerifier : public SegmentVerifier {
+ public:
+  absl::StatusOr<VerifiedSegment> Verify(const std::string& path) override {
+    auto it = files.find(path);
+    if (it == files.end()) return absl::NotFoundError("no such file");
+    return it->second;
+  }
+  std::map<std::string, VerifiedSegment> files;
+};
+
+v1::SegmentDescriptor Segment(const std::string& id, const std::string& sequence,
+                              std::map<int32_t, std::tuple<int64_t, int64_t, int64_t>> ranges,
+                              int64_t rows) {
+  v1::SegmentDescriptor s;
+  s.set_id(id);
+  s.set_sequence_name(sequence);
+  s.set_path("file:///deep/" + id);
+  s.set_num_rows(rows);
+  s.set_checksum("crc32c:" + id);
+  s.mutable_provenance()->set_topic("edits");
+  for (const auto& [p, r] : ranges) {
+    auto* range = s.mutable_provenance()->add_ranges();
+    range->set_partition(p);
+    range->set_start_offset(std::get<0>(r));
+    range->set_end_offset(std::get<1>(r));
+    range->set_rows(std::get<2>(r));
+  }
+  return s;
+}
+
+class AuditTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    log_.set_datasource("wiki");
+    log_.set_topic("edits");
+    (*log_.mutable_initial_offsets())[0] = 0;
+    (*log_.mutable_initial_offsets())[1] = 100;
+    (*log_.mutable_committed_offsets())[0] = 30;
+    (*log_.mutable_committed_offsets())[1] = 120;
+    // seq_0: p0 [0,10) p1 [100,110): 2 segments (two hours), 1 unparseable in p0.
+    AddSequence("wiki_abc_0", {{0, {0, 10}}, {1, {100, 110}}}, {{0, {9, 1, 0}}, {1, {10, 0, 0}}},
+                {"s0a", "s0b"});
+    segments_.push_back(Segment("s0a", "wiki_abc_0", {{0, {0, 10, 5}}, {1, {100, 110, 6}}}, 11));
+    segments_.push_back(Segment("s0b", "wiki_abc_0", {{0, {0, 10, 4}}, {1, {100, 110, 4}}}, 8));
+    // seq_1: p0 [10,30) p1 [110,120): all p1 records thrown away, one segment.
+    AddSequence("wiki_abc_1", {{0, {10, 30}}, {1, {110, 120}}}, {{0, {20, 0, 0}}, {1, {0, 0, 10}}},
+                {"s1"});
+    segments_.push_back(Segment("s1", "wiki_abc_1", {{0, {10, 30, 20}}, {1, {110, 120, 0}}}, 3));
+    for (const auto& s : segments_) verifier_.files[s.path()] = {s.num_rows(), s.checksum()};
+  }
+
+  void AddSequence(const std::string& name,
+                   std::map<int32_t, std::pair<int64_t, int64_t>> ranges,
+                   std::map<int32_t, std::tuple<int64_t, int64_t, int64_t>> stats,
+                   std::vector<std::string> ids) {
+    auto* seq = log_.add_sequences();
+    seq->set_sequence_name(name);
+    for (const auto& [p, r] : ranges) {
+      (*seq->mutable_start_offsets())[p] = r.first;
+      (*seq->mutable_end_offsets())[p] = r.second;
+    }
+    for (const auto& [p, s] : stats) {
+      auto* st = seq->add_partition_stats();
+      st->set_partition(p);
+      st->set_rows(std::get<0>(s));
+      st->set_unparseable(std::get<1>(s));
+      st->set_thrown_away(std::get<2>(s));
+    }
+    for (const auto& id : ids) seq->add_segment_ids(id);
+  }
+
+  AuditReport Run() { return RunAudit(log_, segments_, &counter_, &verifier_); }
+
+  void ExpectFailure(const std::string& fragment) {
+    AuditReport report = Run();
+    ASSERT_FALSE(report.ok()) << report.ToString();
+    bool found = false;
+    for (const auto& d : report.discrepancies) found |= d.find(fragment) != std::string::npos;
+    EXPECT_TRUE(found) << "no discrepancy mentions \"" << fragment << "\":\n" << report.ToString();
+  }
+
+  v1::GetCommitLogResponse log_;
+  std::vector<v1::SegmentDescriptor> segments_;
+  TableCounter counter_;
+  TableVerifier verifier_;
+};
+
+TEST_F(AuditTest, ConsistentDatasourcePasses) {
+  AuditReport report = Run();
+  EXPECT_TRUE(report.ok()) << report.ToString();
+  EXPECT_EQ(report.records_in_kafka, 50);
+  EXPECT_EQ(report.rows_ingested, 39);
+  EXPECT_EQ(report.unparseable, 1);
+  EXPECT_EQ(report.thrown_away, 10);
+  EXPECT_EQ(report.segment_rows, 22);
+  EXPECT_EQ(report.partitions, 2);
+  EXPECT_NE(report.ToString().find("PASS"), std::string::npos);
+}
+
+TEST_F(AuditTest, GapBetweenSequences) {
+  (*log_.mutable_sequences(1)->mutable_start_offsets())[0] = 12;
+  ExpectFailure("partition 0: gap [10, 12)");
+}
+
+TEST_F(AuditTest, OverlapBetweenSequences) {
+  (*log_.mutable_sequences(1)->mutable_start_offsets())[1] = 105;
+  ExpectFailure("overlaps");
+}
+
+TEST_F(AuditTest, FirstSequenceMustStartAtTheInitialOffset) {
+  (*log_.mutable_initial_offsets())[0] = 0;
+  (*log_.mutable_sequences(0)->mutable_start_offsets())[0] = 1;
+  ExpectFailure("gap [0, 1)");
+}
+
+TEST_F(AuditTest, CommittedOffsetBeyondTheSequences) {
+  (*log_.mutable_committed_offsets())[1] = 125;
+  ExpectFailure("committed offset is 125");
+}
+
+TEST_F(AuditTest, LostRecords) {
+  counter_.overrides[{0, 10, 30}] = 21;
+  ExpectFailure("Kafka holds 21 records");
+}
+
+TEST_F(AuditTest, DuplicatedRows) {
+  segments_[2].mutable_provenance()->mutable_ranges(0)->set_rows(21);
+  ExpectFailure("Kafka holds 20 records but segments have 21");
+}
+
+TEST_F(AuditTest, SegmentOfUncommittedSequence) {
+  segments_.push_back(Segment("zombie", "wiki_abc_2", {{0, {30, 40, 10}}}, 10));
+  verifier_.files["file:///deep/zombie"] = {10, "crc32c:zombie"};
+  ExpectFailure("which is not committed");
+}
+
+TEST_F(AuditTest, CommittedSegmentMissing) {
+  segments_.pop_back();
+  ExpectFailure("which is not a used segment");
+}
+
+TEST_F(AuditTest, DamagedFile) {
+  verifier_.files.erase("file:///deep/s1");
+  ExpectFailure("fails verification");
+}
+
+TEST_F(AuditTest, ChecksumMismatch) {
+  verifier_.files["file:///deep/s1"].checksum = "crc32c:other";
+  ExpectFailure("differs from the recorded");
+}
+
+TEST_F(AuditTest, RowCountMismatch) {
+  verifier_.files["file:///deep/s1"].num_rows = 4;
+  ExpectFailure("has 4 rows in its file but 3");
+}
+
+TEST_F(AuditTest, SegmentRangeDiffersFromSequence) {
+  segments_[0].mutable_provenance()->mutable_ranges(0)->set_end_offset(11);
+  ExpectFailure("differs from its sequence's");
+}
+
+TEST_F(AuditTest, SequenceCommittedTwice) {
+  *log_.add_sequences() = log_.sequences(1);
+  ExpectFailure("committed twice");
+}
+
+}  // namespace
+}  // namespace sluice::audit
