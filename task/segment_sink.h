@@ -15,6 +15,7 @@
 #define SLUICE_TASK_SEGMENT_SINK_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -57,13 +58,14 @@ class SegmentIndex {
  public:
   virtual ~SegmentIndex() = default;
   // Adds a row produced by this engine's parser (its time is in the index's
-  // interval).
-  virtual absl::Status Add(const ParsedRow& row) = 0;
+  // interval), read from Kafka record (partition, offset).
+  virtual absl::Status Add(const ParsedRow& row, int32_t partition, int64_t offset) = 0;
   // Rows held (after rollup) and their estimated memory.
   virtual int64_t rows() const = 0;
   virtual int64_t estimated_bytes() const = 0;
-  // Writes the rows held to a new file at `path`, durably (fsynced) when this
-  // returns, and empties the index. Returns the number of rows written.
+  // Writes the rows held to a new file at `path` (ending in ".spill"),
+  // durably (fsynced) when this returns, and empties the index. Returns the
+  // number of rows written. The index must not be empty.
   virtual absl::StatusOr<int64_t> Spill(const std::string& path) = 0;
 };
 
@@ -83,6 +85,9 @@ struct BuiltSegment {
   int64_t size_bytes = 0;
   // "<algorithm>:<hex>", as written in the file's trailer.
   std::string checksum;
+  // Records of each partition in the file, as the build counted them (the
+  // provenance rows).
+  std::map<int32_t, int64_t> records_by_partition;
 };
 
 class SegmentEngine {

@@ -677,7 +677,7 @@ absl::Status TaskRunner::ProcessRecord(const KafkaRecord& record) {
   SegmentIndex& index = *build->index;
   const int64_t rows_before = index.rows();
   const int64_t bytes_before = index.estimated_bytes();
-  SLUICE_RETURN_IF_ERROR(index.Add(*row));
+  SLUICE_RETURN_IF_ERROR(index.Add(*row, p, offset));
   const int64_t rows_added = index.rows() - rows_before;
   build->rows_total += rows_added;
   ++build->records_per_slot[slot];

@@ -8,7 +8,7 @@
 #include "common/names.h"
 #include "common/status_macros.h"
 #include "common/time_util.h"
-#include "task/raw_row_engine.h"
+#include "task/columnar_engine.h"
 
 namespace sluice::task {
 
@@ -31,7 +31,7 @@ absl::StatusOr<std::unique_ptr<WorkerServer>> WorkerServer::Start(WorkerServerOp
   if (options.deep_storage_uri.empty()) {
     options.deep_storage_uri = absl::StrCat("file://", options.data_dir, "/deep-storage");
   }
-  if (!options.engine_factory) options.engine_factory = NewRawRowEngine;
+  if (!options.engine_factory) options.engine_factory = NewColumnarEngine;
   std::unique_ptr<WorkerServer> server(new WorkerServer());
   server->options_ = options;
   SLUICE_ASSIGN_OR_RETURN(server->deep_storage_, OpenDeepStorage(options.deep_storage_uri));

@@ -57,7 +57,7 @@ struct WorkerServerOptions {
   // between failed registrations.
   absl::Duration heartbeat_interval = absl::Seconds(1);
   TaskRunnerKnobs knobs;
-  // Empty: the interim raw-row engine (task/raw_row_engine.h).
+  // Empty: the columnar engine of the segment library (task/columnar_engine.h).
   SegmentEngineFactory engine_factory;
 };
 
