@@ -3,21 +3,11 @@
 #include <glog/logging.h>
 
 #include "absl/strings/str_cat.h"
+#include "common/kafka/errors.h"
+#include "common/status_macros.h"
 
 namespace sluice::task {
 namespace {
-
-void LogCallback(const rd_kafka_t* rk, int level, const char* facility, const char* message) {
-  // syslog levels: 0-3 error, 4 warning, 5-6 info, 7 debug.
-  if (level <= 3) {
-    LOG(ERROR) << "[kafka " << rd_kafka_name(rk) << "] " << facility << ": " << message;
-  } else if (level == 4) {
-    LOG_EVERY_N(WARNING, 20) << "[kafka " << rd_kafka_name(rk) << "] " << facility << ": "
-                             << message;
-  } else {
-    VLOG(1) << "[kafka " << rd_kafka_name(rk) << "] " << facility << ": " << message;
-  }
-}
 
 void ErrorCallback(rd_kafka_t* rk, int err, const char* reason, void*) {
   // Transport errors repeat while a broker is down: rate-limit.
@@ -34,20 +24,6 @@ int64_t Millis(absl::Duration d) {
 
 }  // namespace
 
-std::map<std::string, std::string> DefaultConsumerProperties() {
-  return {
-      // Empty fetches return after 50 ms instead of 500 ms: less latency at the
-      // end of a partition and on the dev broker; a real broker answers as soon
-      // as fetch.min.bytes are there anyway.
-      {"fetch.wait.max.ms", "50"},
-      // Enough prefetch to keep one read loop busy without hoarding memory.
-      {"queued.min.messages", "100000"},
-      {"queued.max.messages.kbytes", "65536"},
-      {"log.connection.close", "false"},
-      {"socket.keepalive.enable", "true"},
-  };
-}
-
 void KafkaBatch::Clear() {
   for (rd_kafka_message_t* m : messages_) rd_kafka_message_destroy(m);
   messages_.clear();
@@ -55,74 +31,58 @@ void KafkaBatch::Clear() {
 
 absl::StatusOr<std::unique_ptr<KafkaConsumer>> KafkaConsumer::Create(KafkaConsumerOptions options) {
   if (options.topic.empty()) return absl::InvalidArgumentError("the task has no topic");
-  if (options.properties.count("bootstrap.servers") == 0 ||
-      options.properties.at("bootstrap.servers").empty()) {
+  if (kafka::PropertyOr(options.properties, "bootstrap.servers", "").empty()) {
     return absl::InvalidArgumentError(
         "ioConfig.consumerProperties must set \"bootstrap.servers\"");
   }
-  std::map<std::string, std::string> props = DefaultConsumerProperties();
-  for (const auto& [key, value] : options.properties) props[key] = value;
-  // librdkafka wants a group id even for assign(); it is never joined or
-  // committed to (no subscribe, no commits).
-  props["group.id"] = absl::StrCat("sluice-", options.client_id.empty() ? "task" : options.client_id);
+  kafka::KafkaProperties props =
+      kafka::WithConsumerDefaults(options.properties, options.cluster_kind);
+  // Offsets live in the metadata store: never commit or store them, and an
+  // offset that is not available is an error to report, never a silent jump.
   props["enable.auto.commit"] = "false";
   props["enable.auto.offset.store"] = "false";
-  props["enable.partition.eof"] = "false";
-  // An unavailable offset is reported, never silently replaced.
   props["auto.offset.reset"] = "error";
+  props["enable.partition.eof"] = "false";
+  // librdkafka wants a group id even for assign(); it is never joined.
+  props["group.id"] = absl::StrCat("sluice-", options.client_id.empty() ? "task"
+                                                                       : options.client_id);
   if (!options.client_id.empty()) props["client.id"] = options.client_id;
-
-  rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  char errstr[512];
-  for (const auto& [key, value] : props) {
-    if (rd_kafka_conf_set(conf, key.c_str(), value.c_str(), errstr, sizeof(errstr)) !=
-        RD_KAFKA_CONF_OK) {
-      rd_kafka_conf_destroy(conf);
-      return absl::InvalidArgumentError(
-          absl::StrCat("consumer property \"", key, "\" = \"", value, "\": ", errstr));
-    }
-  }
-  rd_kafka_conf_set_log_cb(conf, LogCallback);
-  rd_kafka_conf_set_error_cb(conf, ErrorCallback);
-  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof(errstr));
-  if (rk == nullptr) {
-    // rd_kafka_new destroys conf only on success.
-    rd_kafka_conf_destroy(conf);
-    return absl::InvalidArgumentError(absl::StrCat("cannot create a Kafka consumer: ", errstr));
-  }
+  SLUICE_ASSIGN_OR_RETURN(kafka::ConfPtr conf,
+                          kafka::BuildConf(props, options.client_id.empty() ? "consumer"
+                                                                            : options.client_id));
+  rd_kafka_conf_set_error_cb(conf.get(), ErrorCallback);
+  SLUICE_ASSIGN_OR_RETURN(kafka::HandlePtr rk,
+                          kafka::NewHandle(RD_KAFKA_CONSUMER, std::move(conf)));
   // Errors and other events are served from the consumer queue by Poll.
-  rd_kafka_poll_set_consumer(rk);
-  return std::unique_ptr<KafkaConsumer>(new KafkaConsumer(rk, options.topic));
+  rd_kafka_poll_set_consumer(rk.get());
+  return std::unique_ptr<KafkaConsumer>(new KafkaConsumer(std::move(rk), options.topic));
 }
 
-KafkaConsumer::KafkaConsumer(rd_kafka_t* rk, std::string topic)
-    : rk_(rk), queue_(rd_kafka_queue_get_consumer(rk)), topic_(std::move(topic)) {}
+KafkaConsumer::KafkaConsumer(kafka::HandlePtr rk, std::string topic)
+    : rk_(std::move(rk)), queue_(rd_kafka_queue_get_consumer(rk_.get())),
+      topic_(std::move(topic)) {}
 
 KafkaConsumer::~KafkaConsumer() {
-  rd_kafka_assign(rk_, nullptr);
+  rd_kafka_assign(rk_.get(), nullptr);
   rd_kafka_queue_destroy(queue_);
-  rd_kafka_consumer_close(rk_);
-  rd_kafka_destroy(rk_);
+  rd_kafka_consumer_close(rk_.get());
 }
 
 absl::Status KafkaConsumer::Assign(const OffsetMap& offsets) {
   rd_kafka_resp_err_t err;
   if (offsets.empty()) {
-    err = rd_kafka_assign(rk_, nullptr);
+    err = rd_kafka_assign(rk_.get(), nullptr);
   } else {
     rd_kafka_topic_partition_list_t* list =
         rd_kafka_topic_partition_list_new(static_cast<int>(offsets.size()));
     for (const auto& [partition, offset] : offsets) {
       rd_kafka_topic_partition_list_add(list, topic_.c_str(), partition)->offset = offset;
     }
-    err = rd_kafka_assign(rk_, list);
+    err = rd_kafka_assign(rk_.get(), list);
     rd_kafka_topic_partition_list_destroy(list);
   }
-  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    return absl::InternalError(absl::StrCat("cannot assign ", topic_, " ",
-                                            OffsetsToString(offsets), ": ", rd_kafka_err2str(err)));
-  }
-  return absl::OkStatus();
+  return kafka::KafkaErrorToStatus(
+      err, absl::StrCat("assign ", topic_, " ", OffsetsToString(offsets)));
 }
 
 absl::Status KafkaConsumer::Poll(absl::Duration timeout, size_t max_records, KafkaBatch* batch,
@@ -145,8 +105,7 @@ absl::Status KafkaConsumer::Poll(absl::Duration timeout, size_t max_records, Kaf
   }
   if (n < 0) {
     messages.clear();
-    return absl::InternalError(absl::StrCat("Kafka poll failed: ",
-                                            rd_kafka_err2str(rd_kafka_last_error())));
+    return kafka::KafkaErrorToStatus(rd_kafka_last_error(), "Kafka poll");
   }
   messages.resize(static_cast<size_t>(n));
   // Move error events out of the batch.
@@ -167,11 +126,11 @@ absl::Status KafkaConsumer::Poll(absl::Duration timeout, size_t max_records, Kaf
       out_of_range->push_back(std::move(oor));
     } else if (m->err == RD_KAFKA_RESP_ERR__FATAL) {
       char reason[512];
-      const rd_kafka_resp_err_t cause = rd_kafka_fatal_error(rk_, reason, sizeof(reason));
+      const rd_kafka_resp_err_t cause = rd_kafka_fatal_error(rk_.get(), reason, sizeof(reason));
       fatal = absl::InternalError(absl::StrCat("fatal Kafka consumer error ",
                                                rd_kafka_err2name(cause), ": ", reason));
     } else if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
-      LOG_EVERY_N(WARNING, 20) << "[kafka " << rd_kafka_name(rk_) << "] " << topic << "["
+      LOG_EVERY_N(WARNING, 20) << "[kafka " << rd_kafka_name(rk_.get()) << "] " << topic << "["
                                << m->partition << "]: " << rd_kafka_err2name(m->err) << ": "
                                << rd_kafka_message_errstr(m);
     }
@@ -185,10 +144,10 @@ absl::StatusOr<std::pair<int64_t, int64_t>> KafkaConsumer::Watermarks(int32_t pa
                                                                       absl::Duration timeout) {
   int64_t low = 0, high = 0;
   const rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(
-      rk_, topic_.c_str(), partition, &low, &high, static_cast<int>(Millis(timeout)));
+      rk_.get(), topic_.c_str(), partition, &low, &high, static_cast<int>(Millis(timeout)));
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    return absl::UnavailableError(absl::StrCat("watermarks of ", topic_, "[", partition,
-                                               "]: ", rd_kafka_err2str(err)));
+    return kafka::KafkaErrorToStatus(err,
+                                     absl::StrCat("watermarks of ", topic_, "[", partition, "]"));
   }
   return std::make_pair(low, high);
 }

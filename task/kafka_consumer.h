@@ -28,6 +28,9 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "common/kafka/config.h"
+#include "common/kafka/consumer_settings.h"
+#include "common/kafka/handles.h"
 #include "task/offsets.h"
 
 namespace sluice::task {
@@ -35,16 +38,15 @@ namespace sluice::task {
 struct KafkaConsumerOptions {
   std::string topic;
   // librdkafka properties from the spec ("bootstrap.servers" is required).
-  // They override the defaults below, except the settings that keep the
-  // consumer out of group management and commits, which are forced.
-  std::map<std::string, std::string> properties;
+  // They override the recommended ones of kafka::WithConsumerDefaults for
+  // `cluster_kind`, except the settings exactly-once depends on (no commits,
+  // no offset store, auto.offset.reset=error, no partition EOF events),
+  // which are forced.
+  kafka::KafkaProperties properties;
+  kafka::ClusterKind cluster_kind = kafka::ClusterKind::kKafka;
   // client.id (e.g. the task id).
   std::string client_id;
 };
-
-// Defaults suited to both a real cluster and the dev broker (whose empty
-// fetches are held for the whole fetch.wait.max.ms).
-std::map<std::string, std::string> DefaultConsumerProperties();
 
 struct KafkaRecord {
   int32_t partition;
@@ -112,9 +114,9 @@ class KafkaConsumer {
   const std::string& topic() const { return topic_; }
 
  private:
-  KafkaConsumer(rd_kafka_t* rk, std::string topic);
+  KafkaConsumer(kafka::HandlePtr rk, std::string topic);
 
-  rd_kafka_t* rk_;
+  kafka::HandlePtr rk_;
   rd_kafka_queue_t* queue_;
   const std::string topic_;
 };

@@ -30,6 +30,7 @@ class KafkaConsumerTest : public ::testing::Test {
     options.topic = "events";
     options.properties = {{"bootstrap.servers", kafka_->bootstrap()}};
     options.client_id = "test-task";
+    options.cluster_kind = kafka::ClusterKind::kDevBroker;
     auto consumer = KafkaConsumer::Create(options);
     EXPECT_TRUE(consumer.ok()) << consumer.status();
     return consumer.ok() ? std::move(*consumer) : nullptr;

@@ -6,6 +6,7 @@
 #include "common/fault_injection.h"
 #include "common/file_util.h"
 #include "common/grpc_server.h"
+#include "common/kafka/consumer_settings.h"
 #include "common/metrics/http_server.h"
 #include "common/metrics/registry.h"
 #include "task/worker_server.h"
@@ -31,6 +32,8 @@ DEFINE_int32(handoff_poll_ms, 1000, "interval between handoff status checks afte
 DEFINE_int32(offset_out_of_range_retry_ms, 5000,
              "wait before reading again a partition whose offset is out of range");
 DEFINE_int32(max_batch_records, 10000, "records taken from Kafka per batch");
+DEFINE_string(kafka_cluster, "kafka",
+              "kind of Kafka cluster, for the consumer defaults: kafka, or dev (sluice-devbroker)");
 DEFINE_string(fault_points, "",
               "test only: fault points, e.g. task.after_push=crash (see common/fault_injection.h)");
 DEFINE_string(port_file, "", "if set, the bound host:port is written there once serving");
@@ -76,6 +79,12 @@ int main(int argc, char** argv) {
   options.knobs.handoff_poll_interval = absl::Milliseconds(FLAGS_handoff_poll_ms);
   options.knobs.offset_out_of_range_retry = absl::Milliseconds(FLAGS_offset_out_of_range_retry_ms);
   options.knobs.max_batch_records = static_cast<size_t>(std::max(1, FLAGS_max_batch_records));
+  if (auto kind = sluice::kafka::ParseClusterKind(FLAGS_kafka_cluster); kind.ok()) {
+    options.knobs.kafka_cluster = *kind;
+  } else {
+    LOG(ERROR) << "[worker] --kafka_cluster: " << kind.status();
+    return 2;
+  }
   options.tls.cert_path = FLAGS_tls_cert;
   options.tls.key_path = FLAGS_tls_key;
   options.tls.ca_path = FLAGS_tls_ca;

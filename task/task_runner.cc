@@ -462,6 +462,7 @@ absl::Status TaskRunner::Initialize() {
   consumer_options.properties.insert(options_.spec.consumer_properties().begin(),
                                      options_.spec.consumer_properties().end());
   consumer_options.client_id = task_id();
+  consumer_options.cluster_kind = options_.knobs.kafka_cluster;
   SLUICE_ASSIGN_OR_RETURN(consumer_, KafkaConsumer::Create(std::move(consumer_options)));
   parser_ = options_.engine->NewParser();
   publisher_->Start();

@@ -64,6 +64,8 @@ namespace sluice::task {
 
 // Timing and size knobs with production defaults; tests make them short.
 struct TaskRunnerKnobs {
+  // Which consumer defaults apply (kafka::RecommendedConsumerProperties).
+  kafka::ClusterKind kafka_cluster = kafka::ClusterKind::kKafka;
   size_t max_batch_records = 10000;
   // How long a partition whose offset is out of range waits before trying
   // again (a pause or stop cuts it short).

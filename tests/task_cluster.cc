@@ -33,6 +33,7 @@ absl::Status TaskCluster::Start(bool auto_checkpoint, int capacity) {
   options.knobs.min_backoff = absl::Milliseconds(20);
   options.knobs.max_backoff = absl::Milliseconds(200);
   options.knobs.offset_out_of_range_retry = absl::Milliseconds(100);
+  options.knobs.kafka_cluster = kafka::ClusterKind::kDevBroker;
   SLUICE_ASSIGN_OR_RETURN(worker, task::WorkerServer::Start(options));
   client = std::make_unique<TaskClient>(worker->address());
   return absl::OkStatus();

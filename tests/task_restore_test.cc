@@ -68,6 +68,7 @@ class TaskRestoreTest : public ::testing::Test {
         "--heartbeat_interval_ms=100",
         "--handoff_poll_ms=50",
         "--max_batch_records=10",
+        "--kafka_cluster=dev",
         "--shutdown_grace_seconds=1",
     };
     if (!fault_points.empty()) args.push_back("--fault_points=" + fault_points);
