@@ -64,8 +64,8 @@ class ColumnarIndex final : public SegmentIndex {
     }
     segment::SpillOptions options;
     options.directory = path.substr(0, slash);
-    options.name = path.substr(slash + 1, path.size() - slash - 1 -
-                                              std::char_traits<char>::length(segment::kSpillSuffix));
+    options.name = path.substr(
+        slash + 1, path.size() - slash - 1 - std::char_traits<char>::length(segment::kSpillSuffix));
     SLUICE_ASSIGN_OR_RETURN(segment::SpillDescriptor spill,
                             segment::PersistIndex(index_.get(), options));
     return static_cast<int64_t>(spill.rows);

@@ -32,8 +32,7 @@ void KafkaBatch::Clear() {
 absl::StatusOr<std::unique_ptr<KafkaConsumer>> KafkaConsumer::Create(KafkaConsumerOptions options) {
   if (options.topic.empty()) return absl::InvalidArgumentError("the task has no topic");
   if (kafka::PropertyOr(options.properties, "bootstrap.servers", "").empty()) {
-    return absl::InvalidArgumentError(
-        "ioConfig.consumerProperties must set \"bootstrap.servers\"");
+    return absl::InvalidArgumentError("ioConfig.consumerProperties must set \"bootstrap.servers\"");
   }
   kafka::KafkaProperties props =
       kafka::WithConsumerDefaults(options.properties, options.cluster_kind);
@@ -44,12 +43,12 @@ absl::StatusOr<std::unique_ptr<KafkaConsumer>> KafkaConsumer::Create(KafkaConsum
   props["auto.offset.reset"] = "error";
   props["enable.partition.eof"] = "false";
   // librdkafka wants a group id even for assign(); it is never joined.
-  props["group.id"] = absl::StrCat("sluice-", options.client_id.empty() ? "task"
-                                                                       : options.client_id);
+  props["group.id"] =
+      absl::StrCat("sluice-", options.client_id.empty() ? "task" : options.client_id);
   if (!options.client_id.empty()) props["client.id"] = options.client_id;
-  SLUICE_ASSIGN_OR_RETURN(kafka::ConfPtr conf,
-                          kafka::BuildConf(props, options.client_id.empty() ? "consumer"
-                                                                            : options.client_id));
+  SLUICE_ASSIGN_OR_RETURN(
+      kafka::ConfPtr conf,
+      kafka::BuildConf(props, options.client_id.empty() ? "consumer" : options.client_id));
   rd_kafka_conf_set_error_cb(conf.get(), ErrorCallback);
   SLUICE_ASSIGN_OR_RETURN(kafka::HandlePtr rk,
                           kafka::NewHandle(RD_KAFKA_CONSUMER, std::move(conf)));
@@ -59,7 +58,8 @@ absl::StatusOr<std::unique_ptr<KafkaConsumer>> KafkaConsumer::Create(KafkaConsum
 }
 
 KafkaConsumer::KafkaConsumer(kafka::HandlePtr rk, std::string topic)
-    : rk_(std::move(rk)), queue_(rd_kafka_queue_get_consumer(rk_.get())),
+    : rk_(std::move(rk)),
+      queue_(rd_kafka_queue_get_consumer(rk_.get())),
       topic_(std::move(topic)) {}
 
 KafkaConsumer::~KafkaConsumer() {
@@ -81,8 +81,8 @@ absl::Status KafkaConsumer::Assign(const OffsetMap& offsets) {
     err = rd_kafka_assign(rk_.get(), list);
     rd_kafka_topic_partition_list_destroy(list);
   }
-  return kafka::KafkaErrorToStatus(
-      err, absl::StrCat("assign ", topic_, " ", OffsetsToString(offsets)));
+  return kafka::KafkaErrorToStatus(err,
+                                   absl::StrCat("assign ", topic_, " ", OffsetsToString(offsets)));
 }
 
 absl::Status KafkaConsumer::Poll(absl::Duration timeout, size_t max_records, KafkaBatch* batch,
@@ -127,8 +127,8 @@ absl::Status KafkaConsumer::Poll(absl::Duration timeout, size_t max_records, Kaf
     } else if (m->err == RD_KAFKA_RESP_ERR__FATAL) {
       char reason[512];
       const rd_kafka_resp_err_t cause = rd_kafka_fatal_error(rk_.get(), reason, sizeof(reason));
-      fatal = absl::InternalError(absl::StrCat("fatal Kafka consumer error ",
-                                               rd_kafka_err2name(cause), ": ", reason));
+      fatal = absl::InternalError(
+          absl::StrCat("fatal Kafka consumer error ", rd_kafka_err2name(cause), ": ", reason));
     } else if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
       LOG_EVERY_N(WARNING, 20) << "[kafka " << rd_kafka_name(rk_.get()) << "] " << topic << "["
                                << m->partition << "]: " << rd_kafka_err2name(m->err) << ": "

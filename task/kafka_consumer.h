@@ -108,8 +108,7 @@ class KafkaConsumer {
                     std::vector<OffsetOutOfRange>* out_of_range);
 
   // Earliest and latest (high watermark) offsets of a partition.
-  absl::StatusOr<std::pair<int64_t, int64_t>> Watermarks(int32_t partition,
-                                                         absl::Duration timeout);
+  absl::StatusOr<std::pair<int64_t, int64_t>> Watermarks(int32_t partition, absl::Duration timeout);
 
   const std::string& topic() const { return topic_; }
 

@@ -112,7 +112,8 @@ TEST_F(KafkaConsumerTest, OffsetPastTheEndIsReportedAsOutOfRange) {
   KafkaBatch batch;
   while (oor.empty() && absl::Now() < deadline) {
     ASSERT_TRUE(consumer->Poll(absl::Milliseconds(100), 100, &batch, &oor).ok());
-    for (size_t i = 0; i < batch.size(); ++i) seen.emplace_back(batch[i].partition, batch[i].offset);
+    for (size_t i = 0; i < batch.size(); ++i)
+      seen.emplace_back(batch[i].partition, batch[i].offset);
   }
   ASSERT_EQ(oor.size(), 1u);
   EXPECT_EQ(oor[0].partition, 0);
@@ -120,7 +121,8 @@ TEST_F(KafkaConsumerTest, OffsetPastTheEndIsReportedAsOutOfRange) {
   // The other partition is unaffected.
   while (seen.size() < 2 && absl::Now() < deadline) {
     ASSERT_TRUE(consumer->Poll(absl::Milliseconds(100), 100, &batch, &oor).ok());
-    for (size_t i = 0; i < batch.size(); ++i) seen.emplace_back(batch[i].partition, batch[i].offset);
+    for (size_t i = 0; i < batch.size(); ++i)
+      seen.emplace_back(batch[i].partition, batch[i].offset);
   }
   EXPECT_EQ(seen, (std::vector<std::pair<int32_t, int64_t>>{{1, 98}, {1, 99}}));
   auto marks = consumer->Watermarks(0, absl::Seconds(5));

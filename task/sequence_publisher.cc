@@ -44,7 +44,9 @@ SequencePublisher::SequencePublisher(SequencePublisherOptions options)
 
 SequencePublisher::~SequencePublisher() { Stop(); }
 
-void SequencePublisher::Start() { thread_ = std::thread([this] { Run(); }); }
+void SequencePublisher::Start() {
+  thread_ = std::thread([this] { Run(); });
+}
 
 void SequencePublisher::Enqueue(ClosedSequence sequence) {
   absl::MutexLock lock(&mu_);
@@ -109,9 +111,8 @@ void SequencePublisher::Run() {
       auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
         return stop_ || (!queue_.empty() && failure_.ok());
       };
-      mu_.AwaitWithTimeout(absl::Condition(&ready), handoffs_.empty()
-                                                        ? absl::Hours(1)
-                                                        : options_.handoff_poll_interval);
+      mu_.AwaitWithTimeout(absl::Condition(&ready),
+                           handoffs_.empty() ? absl::Hours(1) : options_.handoff_poll_interval);
       if (stop_) break;
       if (!queue_.empty() && failure_.ok()) {
         next = queue_.front();
@@ -146,9 +147,8 @@ absl::Status SequencePublisher::PublishOne(const ClosedSequence& sequence) {
   }
   if (ZeroRange(sequence.sequence)) {
     // Nothing was in the range: no commit needed (the offsets do not move).
-    LOG(INFO) << options_.log_prefix << " sequence " << sequence.sequence.name
-              << " is empty (" << OffsetsToString(sequence.sequence.start)
-              << "): nothing to publish";
+    LOG(INFO) << options_.log_prefix << " sequence " << sequence.sequence.name << " is empty ("
+              << OffsetsToString(sequence.sequence.start) << "): nothing to publish";
     return Committed(sequence, {}, spill_files);
   }
   if (sequence.restored) {
@@ -253,7 +253,7 @@ absl::StatusOr<std::vector<SequencePublisher::PushedSegment>> SequencePublisher:
       spills.push_back(absl::StrCat(options_.spill_dir, "/", name));
     }
     const std::string local_path = absl::StrCat(options_.segment_dir, "/", sequence.sequence.id,
-                                                 "_", s.interval_start_ms(), ".sluice");
+                                                "_", s.interval_start_ms(), ".sluice");
     SLUICE_ASSIGN_OR_RETURN(BuiltSegment built,
                             options_.engine->BuildSegment(spills, info, local_path));
     // The file's own count of each partition's records must be ours: both
@@ -262,9 +262,9 @@ absl::StatusOr<std::vector<SequencePublisher::PushedSegment>> SequencePublisher:
       const auto it = built.records_by_partition.find(range.partition());
       const int64_t in_file = it == built.records_by_partition.end() ? 0 : it->second;
       if (in_file != range.rows()) {
-        return absl::InternalError(absl::StrCat(
-            "segment ", s.segment_id(), " holds ", in_file, " records of partition ",
-            range.partition(), " but the task counted ", range.rows()));
+        return absl::InternalError(absl::StrCat("segment ", s.segment_id(), " holds ", in_file,
+                                                " records of partition ", range.partition(),
+                                                " but the task counted ", range.rows()));
       }
     }
     const std::string key_stem =
@@ -333,11 +333,11 @@ absl::StatusOr<bool> SequencePublisher::CommittedAsOurs(
       const OffsetMap start = FromProtoMap(response->sequence_start_offsets());
       const OffsetMap end = FromProtoMap(response->sequence_end_offsets());
       if (start != sequence.sequence.start || end != sequence.sequence.end) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "sequence ", sequence.sequence.name, " is committed as ", OffsetsToString(start),
-            " -> ", OffsetsToString(end), " but this task has it as ",
-            OffsetsToString(sequence.sequence.start), " -> ",
-            OffsetsToString(sequence.sequence.end)));
+        return absl::FailedPreconditionError(
+            absl::StrCat("sequence ", sequence.sequence.name, " is committed as ",
+                         OffsetsToString(start), " -> ", OffsetsToString(end),
+                         " but this task has it as ", OffsetsToString(sequence.sequence.start),
+                         " -> ", OffsetsToString(sequence.sequence.end)));
       }
       const std::set<std::string> published(response->published_segment_ids().begin(),
                                             response->published_segment_ids().end());

@@ -122,8 +122,8 @@ absl::Status SequenceList::Save(const std::string& path) const {
   options.always_print_primitive_fields = true;
   const auto status = google::protobuf::util::MessageToJsonString(ToRecord(), &json, options);
   if (!status.ok()) {
-    return absl::InternalError(absl::StrCat("cannot serialize the sequence list: ",
-                                            status.ToString()));
+    return absl::InternalError(
+        absl::StrCat("cannot serialize the sequence list: ", status.ToString()));
   }
   return WriteFileAtomically(path, json);
 }
@@ -175,8 +175,7 @@ absl::Status SequenceList::Validate(absl::StatusCode code) const {
       }
       if (s.end.at(p) < start) {
         return error(absl::StrCat("sequence ", s.name, " ends before it starts on partition ", p,
-                                  ": ", OffsetsToString(s.start), " -> ",
-                                  OffsetsToString(s.end)));
+                                  ": ", OffsetsToString(s.start), " -> ", OffsetsToString(s.end)));
       }
     }
     const bool last = i + 1 == sequences_.size();
@@ -239,14 +238,14 @@ bool SequenceList::IsFullyRead(const Sequence& sequence, const OffsetMap& curren
 }
 
 absl::StatusOr<SequenceList::SetEndOutcome> SequenceList::SetEndOffsets(const OffsetMap& offsets,
-                                                                         bool finish,
-                                                                         const OffsetMap& current,
-                                                                         bool paused) {
+                                                                        bool finish,
+                                                                        const OffsetMap& current,
+                                                                        bool paused) {
   for (const auto& [p, o] : offsets) {
     if (!std::binary_search(partitions_.begin(), partitions_.end(), p)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("partition ", p, " does not belong to this task (it reads ",
-                       PartitionsToString(partitions_), ")"));
+      return absl::InvalidArgumentError(absl::StrCat("partition ", p,
+                                                     " does not belong to this task (it reads ",
+                                                     PartitionsToString(partitions_), ")"));
     }
     if (o < 0 || o == kEndOfPartition) {
       return absl::InvalidArgumentError(
@@ -254,9 +253,9 @@ absl::StatusOr<SequenceList::SetEndOutcome> SequenceList::SetEndOffsets(const Of
     }
   }
   if (!SameKeys(offsets, partitions_)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("end offsets ", OffsetsToString(offsets),
-                     " must name every partition of the task ", PartitionsToString(partitions_)));
+    return absl::InvalidArgumentError(absl::StrCat("end offsets ", OffsetsToString(offsets),
+                                                   " must name every partition of the task ",
+                                                   PartitionsToString(partitions_)));
   }
   if (sequences_.empty()) {
     return absl::FailedPreconditionError(
@@ -271,10 +270,9 @@ absl::StatusOr<SequenceList::SetEndOutcome> SequenceList::SetEndOffsets(const Of
     return outcome;
   }
   if (latest.checkpointed) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("sequence ", latest.name, " already has its end offsets ",
-                     OffsetsToString(latest.end), "; cannot set them to ",
-                     OffsetsToString(offsets)));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "sequence ", latest.name, " already has its end offsets ", OffsetsToString(latest.end),
+        "; cannot set them to ", OffsetsToString(offsets)));
   }
   if (!paused) {
     return absl::FailedPreconditionError("the task must be paused before its end offsets are set");

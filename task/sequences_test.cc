@@ -169,8 +169,8 @@ TEST(SequenceListTest, SaveAndLoadRoundTripAndRejectCorruptFiles) {
   ASSERT_TRUE(list.Save(dir + "/sequences.json").ok());
   auto loaded = SequenceList::Load(dir + "/sequences.json", "wiki_abc", {0, 1});
   ASSERT_TRUE(loaded.ok()) << loaded.status();
-  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(loaded->ToRecord(),
-                                                                 list.ToRecord()));
+  EXPECT_TRUE(
+      google::protobuf::util::MessageDifferencer::Equals(loaded->ToRecord(), list.ToRecord()));
   EXPECT_EQ(loaded->last_published_id(), 0);
 
   // Another task's file (different base name) is refused.

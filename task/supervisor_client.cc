@@ -12,10 +12,10 @@ class GrpcSupervisorClient final : public SupervisorClient {
  public:
   explicit GrpcSupervisorClient(GrpcSupervisorClientOptions options)
       : options_(std::move(options)),
-        stub_(v1::SupervisorService::NewStub(grpc::CreateChannel(
-            options_.address, options_.credentials != nullptr
-                                  ? options_.credentials
-                                  : grpc::InsecureChannelCredentials()))) {}
+        stub_(v1::SupervisorService::NewStub(
+            grpc::CreateChannel(options_.address, options_.credentials != nullptr
+                                                      ? options_.credentials
+                                                      : grpc::InsecureChannelCredentials()))) {}
 
   absl::StatusOr<v1::CheckpointDataSourceMetadataResponse> CheckpointDataSourceMetadata(
       const v1::CheckpointDataSourceMetadataRequest& request) override {

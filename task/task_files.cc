@@ -13,8 +13,8 @@ absl::Status SaveJson(const google::protobuf::Message& message, const std::strin
   options.preserve_proto_field_names = false;
   const auto status = google::protobuf::util::MessageToJsonString(message, &json, options);
   if (!status.ok()) {
-    return absl::InternalError(absl::StrCat("cannot serialize ", message.GetTypeName(), ": ",
-                                            status.ToString()));
+    return absl::InternalError(
+        absl::StrCat("cannot serialize ", message.GetTypeName(), ": ", status.ToString()));
   }
   return WriteFileAtomically(path, json);
 }
@@ -23,8 +23,8 @@ absl::Status LoadJson(const std::string& path, google::protobuf::Message* messag
   SLUICE_ASSIGN_OR_RETURN(std::string json, ReadFile(path));
   const auto status = google::protobuf::util::JsonStringToMessage(json, message);
   if (!status.ok()) {
-    return absl::DataLossError(absl::StrCat(path, " is not a valid ", message->GetTypeName(),
-                                            ": ", status.ToString()));
+    return absl::DataLossError(
+        absl::StrCat(path, " is not a valid ", message->GetTypeName(), ": ", status.ToString()));
   }
   return absl::OkStatus();
 }

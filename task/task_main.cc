@@ -14,7 +14,8 @@
 DEFINE_string(listen, "0.0.0.0:7071", "host:port to serve gRPC on (port 0: pick a free one)");
 DEFINE_string(data_dir, "./sluice-data/worker", "directory of task state (sequences, spills)");
 DEFINE_string(supervisor, "127.0.0.1:7070", "host:port of the supervisor");
-DEFINE_string(deep_storage, "", "deep storage URI, file:///path (default: <data_dir>/deep-storage)");
+DEFINE_string(deep_storage, "",
+              "deep storage URI, file:///path (default: <data_dir>/deep-storage)");
 DEFINE_string(worker_id, "", "stable worker id, e.g. the pod name (default: host name)");
 DEFINE_string(advertise_address, "", "host:port the supervisor dials (default: the bound address)");
 DEFINE_int32(capacity, 4, "task slots");
@@ -22,8 +23,7 @@ DEFINE_string(metrics_listen, "",
               "host:port to serve Prometheus /metrics and /healthz on, plain HTTP (empty: off)");
 DEFINE_string(tls_cert, "", "PEM certificate chain for the gRPC server and outgoing calls");
 DEFINE_string(tls_key, "", "PEM private key of --tls_cert");
-DEFINE_string(tls_ca, "",
-              "PEM CA bundle: peers must present certificates it signed (mutual TLS)");
+DEFINE_string(tls_ca, "", "PEM CA bundle: peers must present certificates it signed (mutual TLS)");
 DEFINE_int32(shutdown_grace_seconds, 20, "how long running calls get to finish on SIGTERM");
 DEFINE_int32(supervisor_timeout_ms, 10000, "deadline of calls to the supervisor");
 DEFINE_int32(heartbeat_interval_ms, 1000,
@@ -62,8 +62,8 @@ int main(int argc, char** argv) {
       return 1;
     }
     metrics_http = std::move(*started);
-    LOG(INFO) << "[worker] metrics on " << FLAGS_metrics_listen << " (port "
-              << metrics_http->port() << ")";
+    LOG(INFO) << "[worker] metrics on " << FLAGS_metrics_listen << " (port " << metrics_http->port()
+              << ")";
   }
 
   sluice::task::WorkerServerOptions options;

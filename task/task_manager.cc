@@ -17,28 +17,27 @@ namespace sluice::task {
 absl::StatusOr<std::unique_ptr<TaskManager>> TaskManager::Create(TaskManagerOptions options) {
   if (options.data_dir.empty()) return absl::InvalidArgumentError("no data directory");
   if (options.capacity < 1) return absl::InvalidArgumentError("capacity must be at least 1");
-  if (options.supervisor == nullptr || options.deep_storage == nullptr ||
-      !options.engine_factory) {
-    return absl::InvalidArgumentError("a task manager needs a supervisor, deep storage and an "
-                                      "engine factory");
+  if (options.supervisor == nullptr || options.deep_storage == nullptr || !options.engine_factory) {
+    return absl::InvalidArgumentError(
+        "a task manager needs a supervisor, deep storage and an "
+        "engine factory");
   }
   SLUICE_RETURN_IF_ERROR(MakeDirs(absl::StrCat(options.data_dir, "/tasks")));
   std::unique_ptr<TaskManager> manager(new TaskManager(std::move(options)));
   SLUICE_RETURN_IF_ERROR(manager->Restore());
   if (manager->options_.metrics != nullptr) {
     TaskManager* raw = manager.get();
-    manager->tasks_gauge_ =
-        manager->options_.metrics->AddGaugeCallback(metrics::kTaskTasks, [raw] {
-          std::map<std::string, int> by_state;
-          for (const v1::TaskStatus& status : raw->ListTasks()) {
-            ++by_state[v1::TaskState_Name(status.state())];
-          }
-          std::vector<metrics::GaugeSample> samples;
-          for (const auto& [state, count] : by_state) {
-            samples.push_back({{{"state", state}}, static_cast<double>(count)});
-          }
-          return samples;
-        });
+    manager->tasks_gauge_ = manager->options_.metrics->AddGaugeCallback(metrics::kTaskTasks, [raw] {
+      std::map<std::string, int> by_state;
+      for (const v1::TaskStatus& status : raw->ListTasks()) {
+        ++by_state[v1::TaskState_Name(status.state())];
+      }
+      std::vector<metrics::GaugeSample> samples;
+      for (const auto& [state, count] : by_state) {
+        samples.push_back({{{"state", state}}, static_cast<double>(count)});
+      }
+      return samples;
+    });
   }
   return manager;
 }
@@ -141,8 +140,8 @@ absl::StatusOr<v1::RunTaskResponse> TaskManager::RunTask(const v1::TaskSpec& spe
     }
     if (running >= options_.capacity) {
       return absl::ResourceExhaustedError(absl::StrCat("every task slot of worker ",
-                                                       options_.worker_id, " is taken (",
-                                                       running, "/", options_.capacity, ")"));
+                                                       options_.worker_id, " is taken (", running,
+                                                       "/", options_.capacity, ")"));
     }
     // The spec goes to disk first: a worker restarted from here on resumes
     // the task.
@@ -159,8 +158,8 @@ absl::StatusOr<v1::RunTaskResponse> TaskManager::RunTask(const v1::TaskSpec& spe
     started = entry.runner.get();
     tasks_.emplace(spec.task_id(), std::move(entry));
   }
-  LOG(INFO) << "[worker] running task " << spec.task_id() << " (" << spec.datasource()
-            << ", group " << spec.group_id() << ")";
+  LOG(INFO) << "[worker] running task " << spec.task_id() << " (" << spec.datasource() << ", group "
+            << spec.group_id() << ")";
   started->Start();
   v1::RunTaskResponse response;
   *response.mutable_status() = started->Status();
@@ -171,19 +170,17 @@ absl::StatusOr<TaskRunner*> TaskManager::Find(const std::string& task_id) const 
   absl::MutexLock lock(&mu_);
   const auto it = tasks_.find(task_id);
   if (it == tasks_.end()) {
-    return absl::NotFoundError(absl::StrCat("no task ", task_id, " on worker ",
-                                            options_.worker_id));
+    return absl::NotFoundError(
+        absl::StrCat("no task ", task_id, " on worker ", options_.worker_id));
   }
   if (it->second.runner == nullptr) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("task ", task_id, " is ",
-                     v1::TaskState_Name(it->second.final_status.state())));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "task ", task_id, " is ", v1::TaskState_Name(it->second.final_status.state())));
   }
   return it->second.runner.get();
 }
 
-absl::StatusOr<v1::TaskStatus> TaskManager::StopTask(const std::string& task_id,
-                                                     v1::StopMode mode,
+absl::StatusOr<v1::TaskStatus> TaskManager::StopTask(const std::string& task_id, v1::StopMode mode,
                                                      const std::string& reason) {
   absl::StatusOr<TaskRunner*> runner = Find(task_id);
   if (runner.status().code() == absl::StatusCode::kFailedPrecondition) {
@@ -224,8 +221,8 @@ absl::StatusOr<v1::TaskStatus> TaskManager::GetTaskStatus(const std::string& tas
   absl::MutexLock lock(&mu_);
   const auto it = tasks_.find(task_id);
   if (it == tasks_.end()) {
-    return absl::NotFoundError(absl::StrCat("no task ", task_id, " on worker ",
-                                            options_.worker_id));
+    return absl::NotFoundError(
+        absl::StrCat("no task ", task_id, " on worker ", options_.worker_id));
   }
   return it->second.runner != nullptr ? it->second.runner->Status() : it->second.final_status;
 }

@@ -117,8 +117,7 @@ absl::StatusOr<OffsetMap> TaskRunner::Pause(absl::Duration timeout) {
   if (done_ || Terminal(state_) || state_ == v1::PUBLISHING || stop_ != StopKind::kNone) {
     return absl::FailedPreconditionError(
         absl::StrCat("task ", task_id(), " cannot be paused: it is ",
-                     stop_ != StopKind::kNone && !done_ ? "stopping"
-                                                        : v1::TaskState_Name(state_)));
+                     stop_ != StopKind::kNone && !done_ ? "stopping" : v1::TaskState_Name(state_)));
   }
   pause_requested_ = true;
   supervisor_pause_deadline_ = absl::Now() + self_resume_after_;
@@ -129,12 +128,12 @@ absl::StatusOr<OffsetMap> TaskRunner::Pause(absl::Duration timeout) {
   mu_.AwaitWithTimeout(absl::Condition(&settled), timeout);
   if (parked_) return current_;
   if (done_ || state_ == v1::PUBLISHING || stop_ != StopKind::kNone) {
-    return absl::FailedPreconditionError(absl::StrCat("task ", task_id(), " is ",
-                                                      v1::TaskState_Name(state_)));
+    return absl::FailedPreconditionError(
+        absl::StrCat("task ", task_id(), " is ", v1::TaskState_Name(state_)));
   }
-  return absl::UnavailableError(absl::StrCat(
-      "task ", task_id(), " has not paused within ", absl::FormatDuration(timeout), " (it is ",
-      v1::TaskState_Name(state_), "); call Pause again"));
+  return absl::UnavailableError(absl::StrCat("task ", task_id(), " has not paused within ",
+                                             absl::FormatDuration(timeout), " (it is ",
+                                             v1::TaskState_Name(state_), "); call Pause again"));
 }
 
 v1::TaskState TaskRunner::Resume() {
@@ -156,10 +155,10 @@ absl::StatusOr<v1::SetEndOffsetsResponse> TaskRunner::SetEndOffsets(const Offset
                                                                     bool finish) {
   absl::MutexLock lock(&mu_);
   if (done_ || Terminal(state_) || state_ == v1::PUBLISHING || stop_ != StopKind::kNone) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "task ", task_id(), " is ",
-        stop_ != StopKind::kNone && !done_ ? "stopping" : v1::TaskState_Name(state_),
-        ": its end offsets are final"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("task ", task_id(), " is ",
+                     stop_ != StopKind::kNone && !done_ ? "stopping" : v1::TaskState_Name(state_),
+                     ": its end offsets are final"));
   }
   if (!sequences_loaded_) {
     return absl::FailedPreconditionError(
@@ -169,11 +168,11 @@ absl::StatusOr<v1::SetEndOffsetsResponse> TaskRunner::SetEndOffsets(const Offset
   SLUICE_ASSIGN_OR_RETURN(SequenceList::SetEndOutcome outcome,
                           updated.SetEndOffsets(offsets, finish, current_, parked_));
   if (outcome.duplicate) {
-    LOG(INFO) << Prefix() << " SetEndOffsets(" << OffsetsToString(offsets)
-              << ", finish=" << finish << ") repeats the last call: resuming";
+    LOG(INFO) << Prefix() << " SetEndOffsets(" << OffsetsToString(offsets) << ", finish=" << finish
+              << ") repeats the last call: resuming";
   } else {
-    SLUICE_RETURN_IF_ERROR(Annotate(updated.Save(files_.sequences()),
-                                    "persisting the sequence list"));
+    SLUICE_RETURN_IF_ERROR(
+        Annotate(updated.Save(files_.sequences()), "persisting the sequence list"));
     sequences_ = std::move(updated);
     stats_.set_checkpoints(stats_.checkpoints() + 1);
     LOG(INFO) << Prefix() << " end offsets " << OffsetsToString(offsets)
@@ -317,8 +316,8 @@ absl::Status TaskRunner::OnPublished(int32_t sequence_id) {
   absl::MutexLock lock(&mu_);
   SequenceList updated = sequences_;
   SLUICE_RETURN_IF_ERROR(updated.RemovePublished(sequence_id));
-  SLUICE_RETURN_IF_ERROR(Annotate(updated.Save(files_.sequences()),
-                                  "persisting the sequence list after a publish"));
+  SLUICE_RETURN_IF_ERROR(
+      Annotate(updated.Save(files_.sequences()), "persisting the sequence list after a publish"));
   sequences_ = std::move(updated);
   last_published_id_.store(sequence_id);
   return absl::OkStatus();
@@ -367,8 +366,8 @@ absl::Status TaskRunner::RunLoop() {
 
     if (next >= batch.size()) {
       out_of_range.clear();
-      SLUICE_RETURN_IF_ERROR(consumer_->Poll(settings_.poll_timeout, options_.knobs.max_batch_records,
-                                             &batch, &out_of_range));
+      SLUICE_RETURN_IF_ERROR(consumer_->Poll(
+          settings_.poll_timeout, options_.knobs.max_batch_records, &batch, &out_of_range));
       next = 0;
       if (!out_of_range.empty()) {
         SLUICE_RETURN_IF_ERROR(HandleOutOfRange(out_of_range));
@@ -436,10 +435,10 @@ absl::Status TaskRunner::Initialize() {
   if (!routes_.empty()) {
     for (size_t slot = 0; slot < current_offsets_.size(); ++slot) {
       if (current_offsets_[slot] < route_start_[0][slot]) {
-        return absl::DataLossError(absl::StrCat(
-            "restore point offset ", current_offsets_[slot], " of partition ",
-            partition_of_slot_[slot], " is before the first unpublished sequence ",
-            routes_[0].name));
+        return absl::DataLossError(absl::StrCat("restore point offset ", current_offsets_[slot],
+                                                " of partition ", partition_of_slot_[slot],
+                                                " is before the first unpublished sequence ",
+                                                routes_[0].name));
       }
     }
   }
@@ -630,12 +629,11 @@ absl::Status TaskRunner::ProcessRecords(const KafkaBatch& batch, size_t* next) {
 
 absl::Status TaskRunner::ProcessRecord(const KafkaRecord& record) {
   const int32_t p = record.partition;
-  const int slot = p >= 0 && p < static_cast<int32_t>(slot_of_partition_.size())
-                       ? slot_of_partition_[p]
-                       : -1;
+  const int slot =
+      p >= 0 && p < static_cast<int32_t>(slot_of_partition_.size()) ? slot_of_partition_[p] : -1;
   if (slot < 0) {
-    return absl::InternalError(absl::StrCat("got a record of partition ", p,
-                                            ", which this task does not read"));
+    return absl::InternalError(
+        absl::StrCat("got a record of partition ", p, ", which this task does not read"));
   }
   int64_t& current = current_offsets_[slot];
   const int64_t offset = record.offset;
@@ -708,10 +706,9 @@ absl::Status TaskRunner::ProcessRecord(const KafkaRecord& record) {
 }
 
 absl::Status TaskRunner::RecordParseError(const KafkaRecord& record, const RowParseError& error) {
-  LOG_EVERY_N(WARNING, 100) << Prefix() << " unparseable record at partition "
-                            << record.partition << " offset " << record.offset << ": "
-                            << error.kind << ": " << error.message << " (" << google::COUNTER
-                            << " so far)";
+  LOG_EVERY_N(WARNING, 100) << Prefix() << " unparseable record at partition " << record.partition
+                            << " offset " << record.offset << ": " << error.kind << ": "
+                            << error.message << " (" << google::COUNTER << " so far)";
   v1::ParseErrorSample sample;
   sample.set_partition(record.partition);
   sample.set_offset(record.offset);
@@ -732,9 +729,8 @@ absl::Status TaskRunner::RecordParseError(const KafkaRecord& record, const RowPa
       counters_.unparseable > settings_.tuning.max_parse_exceptions()) {
     return absl::FailedPreconditionError(absl::StrCat(
         counters_.unparseable, " unparseable records exceed tuningConfig.maxParseExceptions = ",
-        settings_.tuning.max_parse_exceptions(), "; the last one, at partition ",
-        record.partition, " offset ", record.offset, ": ", error.kind, ": ",
-        sample.message()));
+        settings_.tuning.max_parse_exceptions(), "; the last one, at partition ", record.partition,
+        " offset ", record.offset, ": ", error.kind, ": ", sample.message()));
   }
   return absl::OkStatus();
 }
@@ -760,21 +756,20 @@ absl::StatusOr<TaskRunner::SegmentBuild*> TaskRunner::SegmentFor(int route, int6
     while (true) {
       response = options_.supervisor->AllocateSegment(request);
       if (response.ok() || !Retryable(response.status())) break;
-      LOG_EVERY_N(WARNING, 10) << Prefix() << " allocating a segment for " << sequence.name
-                               << ": " << response.status() << "; retrying";
+      LOG_EVERY_N(WARNING, 10) << Prefix() << " allocating a segment for " << sequence.name << ": "
+                               << response.status() << "; retrying";
       if (!Wait(backoff)) return absl::CancelledError("stopped");
       backoff = std::min(options_.knobs.max_backoff, backoff * 2);
     }
     if (!response.ok()) {
-      return Annotate(response.status(),
-                      absl::StrCat("allocating a segment for ", sequence.name, " at ",
-                                   FormatIsoInstant(start)));
+      return Annotate(response.status(), absl::StrCat("allocating a segment for ", sequence.name,
+                                                      " at ", FormatIsoInstant(start)));
     }
     if (response->interval().start_ms() != start || response->interval().end_ms() != end) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "the supervisor allocated ", response->segment_id(), " for [",
-          response->interval().start_ms(), ", ", response->interval().end_ms(),
-          ") instead of [", start, ", ", end, ")"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("the supervisor allocated ", response->segment_id(), " for [",
+                       response->interval().start_ms(), ", ", response->interval().end_ms(),
+                       ") instead of [", start, ", ", end, ")"));
     }
     SegmentBuild build;
     build.record.set_sequence_id(sequence.id);
@@ -789,13 +784,12 @@ absl::StatusOr<TaskRunner::SegmentBuild*> TaskRunner::SegmentFor(int route, int6
   }
   SegmentBuild* build = &it->second;
   if (build->index == nullptr) {
-    build->index = options_.engine->NewIndex(
-        [&] {
-          v1::Interval interval;
-          interval.set_start_ms(start);
-          interval.set_end_ms(end);
-          return interval;
-        }());
+    build->index = options_.engine->NewIndex([&] {
+      v1::Interval interval;
+      interval.set_start_ms(start);
+      interval.set_end_ms(end);
+      return interval;
+    }());
   }
   last_segment_ = build;
   last_segment_sequence_ = sequence.id;
@@ -818,8 +812,8 @@ absl::Status TaskRunner::Persist() {
   if (last_published_id_.load() > pruned_through_) PrunePublished();
   for (auto& [key, build] : segments_) {
     if (build.index == nullptr || build.index->rows() == 0) continue;
-    const std::string name = absl::StrCat(key.first, "_", key.second, "_", next_spill_number_++,
-                                          ".spill");
+    const std::string name =
+        absl::StrCat(key.first, "_", key.second, "_", next_spill_number_++, ".spill");
     SLUICE_ASSIGN_OR_RETURN(const int64_t rows,
                             build.index->Spill(absl::StrCat(files_.spill_dir(), "/", name)));
     build.record.add_spill_files(name);
@@ -1019,11 +1013,10 @@ absl::Status TaskRunner::HandleOutOfRange(const std::vector<OffsetOutOfRange>& o
     absl::StatusOr<std::pair<int64_t, int64_t>> marks =
         consumer_->Watermarks(oor.partition, absl::Seconds(5));
     if (marks.ok()) (*request.mutable_earliest_offsets())[oor.partition] = marks->first;
-    absl::StrAppend(&what, what.empty() ? "" : "; ", "partition ", oor.partition, " offset ",
-                    oor.offset,
-                    marks.ok() ? absl::StrCat(" (available: ", marks->first, " to ",
-                                              marks->second, ")")
-                               : std::string(""));
+    absl::StrAppend(
+        &what, what.empty() ? "" : "; ", "partition ", oor.partition, " offset ", oor.offset,
+        marks.ok() ? absl::StrCat(" (available: ", marks->first, " to ", marks->second, ")")
+                   : std::string(""));
   }
   {
     absl::MutexLock lock(&mu_);
@@ -1031,8 +1024,8 @@ absl::Status TaskRunner::HandleOutOfRange(const std::vector<OffsetOutOfRange>& o
   }
   const absl::Time now = absl::Now();
   if (now >= next_out_of_range_report_) {
-    next_out_of_range_report_ = now + std::max(options_.knobs.offset_out_of_range_retry,
-                                               absl::Seconds(30));
+    next_out_of_range_report_ =
+        now + std::max(options_.knobs.offset_out_of_range_retry, absl::Seconds(30));
     LOG(ERROR) << Prefix() << " ALERT: offset out of range: " << what
                << (settings_.tuning.reset_offset_automatically()
                        ? "; asking the supervisor to reset (resetOffsetAutomatically: records may"
@@ -1135,9 +1128,8 @@ void TaskRunner::Finish(absl::Status outcome) {
   if (!saved.ok()) LOG(ERROR) << Prefix() << " cannot save the final status: " << saved;
   RemoveAll(files_.spill_dir()).IgnoreError();
   RemoveAll(files_.segment_dir()).IgnoreError();
-  LOG(INFO) << Prefix() << " " << v1::TaskState_Name(final_state)
-            << (error.empty() ? "" : ": ") << error << " (processed "
-            << status.row_stats().processed() << ", unparseable "
+  LOG(INFO) << Prefix() << " " << v1::TaskState_Name(final_state) << (error.empty() ? "" : ": ")
+            << error << " (processed " << status.row_stats().processed() << ", unparseable "
             << status.row_stats().unparseable() << ", thrown away "
             << status.row_stats().thrown_away() << ", sequences published "
             << status.row_stats().sequences_published() << ")";

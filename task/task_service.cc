@@ -48,9 +48,9 @@ grpc::Status TaskServiceImpl::Pause(grpc::ServerContext*, const v1::PauseRequest
                                     v1::PauseResponse* response) {
   if (absl::Status s = ValidateTaskId(request->task_id()); !s.ok()) return ToGrpcStatus(s);
   if (request->timeout_ms() < 0 || request->timeout_ms() > kMaxPauseTimeoutMs) {
-    return ToGrpcStatus(absl::InvalidArgumentError(absl::StrCat(
-        "timeout_ms must be between 0 and ", kMaxPauseTimeoutMs, " (got ", request->timeout_ms(),
-        ")")));
+    return ToGrpcStatus(absl::InvalidArgumentError(absl::StrCat("timeout_ms must be between 0 and ",
+                                                                kMaxPauseTimeoutMs, " (got ",
+                                                                request->timeout_ms(), ")")));
   }
   const int64_t timeout_ms =
       request->timeout_ms() == 0 ? kDefaultPauseTimeoutMs : request->timeout_ms();

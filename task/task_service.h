@@ -20,8 +20,7 @@ class TaskServiceImpl final : public v1::TaskService::Service {
   grpc::Status ListTasks(grpc::ServerContext*, const v1::ListTasksRequest*,
                          v1::ListTasksResponse*) override;
   grpc::Status Pause(grpc::ServerContext*, const v1::PauseRequest*, v1::PauseResponse*) override;
-  grpc::Status Resume(grpc::ServerContext*, const v1::ResumeRequest*,
-                      v1::ResumeResponse*) override;
+  grpc::Status Resume(grpc::ServerContext*, const v1::ResumeRequest*, v1::ResumeResponse*) override;
   grpc::Status SetEndOffsets(grpc::ServerContext*, const v1::SetEndOffsetsRequest*,
                              v1::SetEndOffsetsResponse*) override;
   grpc::Status GetCurrentOffsets(grpc::ServerContext*, const v1::TaskRef*,

@@ -16,8 +16,7 @@ absl::StatusOr<TaskSettings> CheckTaskSpec(const v1::TaskSpec& spec) {
   if (spec.topic().empty()) return absl::InvalidArgumentError("the task spec has no topic");
   const auto bootstrap = spec.consumer_properties().find("bootstrap.servers");
   if (bootstrap == spec.consumer_properties().end() || bootstrap->second.empty()) {
-    return absl::InvalidArgumentError(
-        "consumer_properties must set \"bootstrap.servers\"");
+    return absl::InvalidArgumentError("consumer_properties must set \"bootstrap.servers\"");
   }
   if (spec.group_id() < 0) {
     return absl::InvalidArgumentError(absl::StrCat("group_id ", spec.group_id(), " is negative"));
@@ -41,8 +40,8 @@ absl::StatusOr<TaskSettings> CheckTaskSpec(const v1::TaskSpec& spec) {
         const auto s = start.find(p);
         if (s != start.end() && o < s->second) {
           return absl::InvalidArgumentError(
-              absl::StrCat("checkpoint ", checkpoint.sequence_id(), " starts partition ", p,
-                           " at ", o, ", before the group's start offset ", s->second));
+              absl::StrCat("checkpoint ", checkpoint.sequence_id(), " starts partition ", p, " at ",
+                           o, ", before the group's start offset ", s->second));
         }
       }
       settings.checkpoints.emplace_back(checkpoint.sequence_id(), std::move(offsets));
@@ -62,11 +61,10 @@ absl::StatusOr<TaskSettings> CheckTaskSpec(const v1::TaskSpec& spec) {
   settings.tuning = wrapper.tuning_config();
   settings.data_schema = wrapper.data_schema();
   const v1::TuningConfig& t = settings.tuning;
-  for (const auto& [name, value] :
-       {std::make_pair("maxRowsInMemory", t.max_rows_in_memory()),
-        std::make_pair("maxBytesInMemory", t.max_bytes_in_memory()),
-        std::make_pair("maxRowsPerSegment", t.max_rows_per_segment()),
-        std::make_pair("maxTotalRows", t.max_total_rows())}) {
+  for (const auto& [name, value] : {std::make_pair("maxRowsInMemory", t.max_rows_in_memory()),
+                                    std::make_pair("maxBytesInMemory", t.max_bytes_in_memory()),
+                                    std::make_pair("maxRowsPerSegment", t.max_rows_per_segment()),
+                                    std::make_pair("maxTotalRows", t.max_total_rows())}) {
     if (value < 1) {
       return absl::InvalidArgumentError(
           absl::StrCat("tuningConfig.", name, " must be at least 1 (got ", value, ")"));
@@ -82,8 +80,8 @@ absl::StatusOr<TaskSettings> CheckTaskSpec(const v1::TaskSpec& spec) {
   if (settings.segment_granularity.unit() == Granularity::Unit::kNone) {
     return absl::InvalidArgumentError("segmentGranularity must not be NONE");
   }
-  settings.poll_timeout = absl::Milliseconds(spec.poll_timeout_ms() > 0 ? spec.poll_timeout_ms()
-                                                                         : 100);
+  settings.poll_timeout =
+      absl::Milliseconds(spec.poll_timeout_ms() > 0 ? spec.poll_timeout_ms() : 100);
   return settings;
 }
 

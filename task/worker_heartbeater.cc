@@ -9,7 +9,9 @@ WorkerHeartbeater::WorkerHeartbeater(WorkerHeartbeaterOptions options)
 
 WorkerHeartbeater::~WorkerHeartbeater() { Stop(); }
 
-void WorkerHeartbeater::Start() { thread_ = std::thread([this] { Run(); }); }
+void WorkerHeartbeater::Start() {
+  thread_ = std::thread([this] { Run(); });
+}
 
 void WorkerHeartbeater::Stop() {
   {
@@ -47,8 +49,8 @@ bool WorkerHeartbeater::Register() {
                   : options_.default_interval;
   supervisor_instance_ = response->supervisor_instance_id();
   LOG(INFO) << "[worker " << options_.info.worker_id() << "] registered with supervisor "
-            << supervisor_instance_ << " (" << request.tasks_size()
-            << " task(s)); heartbeat every " << absl::FormatDuration(interval_);
+            << supervisor_instance_ << " (" << request.tasks_size() << " task(s)); heartbeat every "
+            << absl::FormatDuration(interval_);
   absl::MutexLock lock(&mu_);
   registered_ = true;
   return true;
@@ -116,9 +118,8 @@ void WorkerHeartbeater::Run() {
       const absl::Status sent = options_.supervisor->ReportTaskStatus(request);
       // The next heartbeat repeats every status anyway.
       if (!sent.ok()) {
-        LOG_EVERY_N(WARNING, 30) << "[worker " << options_.info.worker_id()
-                                 << "] status report of " << status.task_id()
-                                 << " failed: " << sent;
+        LOG_EVERY_N(WARNING, 30) << "[worker " << options_.info.worker_id() << "] status report of "
+                                 << status.task_id() << " failed: " << sent;
       }
     }
     if (absl::Now() >= next_heartbeat) {

@@ -88,10 +88,9 @@ absl::StatusOr<std::unique_ptr<WorkerServer>> WorkerServer::Start(WorkerServerOp
     server->reporter_ = server->heartbeater_.get();
   }
   LOG(INFO) << "[worker " << server->options_.worker_id << "] serving sluice.v1.TaskService on "
-            << server->address() << " (data dir " << server->options_.data_dir
-            << ", supervisor " << server->options_.supervisor_address << ", "
-            << server->options_.capacity << " slots, " << tasks->running()
-            << " task(s) restored)";
+            << server->address() << " (data dir " << server->options_.data_dir << ", supervisor "
+            << server->options_.supervisor_address << ", " << server->options_.capacity
+            << " slots, " << tasks->running() << " task(s) restored)";
   return server;
 }
 

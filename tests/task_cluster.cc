@@ -84,8 +84,8 @@ absl::Status TaskCluster::WaitUntilRead(const std::string& task_id, const Offset
           absl::Seconds(30))) {
     return absl::OkStatus();
   }
-  return absl::DeadlineExceededError(absl::StrCat("read ", task::OffsetsToString(seen),
-                                                  ", want ", task::OffsetsToString(offsets)));
+  return absl::DeadlineExceededError(absl::StrCat("read ", task::OffsetsToString(seen), ", want ",
+                                                  task::OffsetsToString(offsets)));
 }
 
 absl::StatusOr<v1::TaskStatus> TaskCluster::WaitUntilFinal(const std::string& task_id) {
@@ -100,8 +100,8 @@ absl::StatusOr<v1::TaskStatus> TaskCluster::WaitUntilFinal(const std::string& ta
           absl::Seconds(30))) {
     return last;
   }
-  return absl::DeadlineExceededError(absl::StrCat("still ", v1::TaskState_Name(last.state()),
-                                                  ": ", last.error()));
+  return absl::DeadlineExceededError(
+      absl::StrCat("still ", v1::TaskState_Name(last.state()), ": ", last.error()));
 }
 
 }  // namespace sluice::testing

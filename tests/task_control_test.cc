@@ -122,9 +122,8 @@ TEST_F(TaskControlTest, SetEndOffsetsRulesOneByOne) {
   ASSERT_EQ(final_status->state(), v1::SUCCESS) << final_status->error();
   EXPECT_EQ(final_status->row_stats().processed(), 40 + 25);
   EXPECT_EQ(task::FromProtoMap(final_status->current_offsets()), (OffsetMap{{0, 40}, {1, 25}}));
-  const absl::Status verified = VerifyExactlyOnce(*c_.supervisor, c_.deep.get(), kTestBase,
-                                                  c_.produced, {{0, 0}, {1, 0}},
-                                                  {{0, 40}, {1, 25}});
+  const absl::Status verified = VerifyExactlyOnce(
+      *c_.supervisor, c_.deep.get(), kTestBase, c_.produced, {{0, 0}, {1, 0}}, {{0, 40}, {1, 25}});
   EXPECT_TRUE(verified.ok()) << verified;
 
   // A finished task can no longer be paused or steered.
@@ -173,8 +172,8 @@ TEST_F(TaskControlTest, APausedTaskAsksForItsCheckpointAgainUntilAnswered) {
   const std::string id = Run("00000003", &limits);
   // The fake records the requests but runs no round: the task stays paused
   // and keeps asking.
-  ASSERT_TRUE(WaitFor([&] { return c_.supervisor->CheckpointRequests().size() >= 3; },
-                      absl::Seconds(20)));
+  ASSERT_TRUE(
+      WaitFor([&] { return c_.supervisor->CheckpointRequests().size() >= 3; }, absl::Seconds(20)));
   auto status = c_.client->Status(id);
   ASSERT_TRUE(status.ok());
   EXPECT_EQ(status->state(), v1::PAUSED);

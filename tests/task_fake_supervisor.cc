@@ -210,10 +210,9 @@ class FakeSupervisor::Impl final : public v1::SupervisorService::Service {
     if (behind) {
       ++publish_aborted_;
       return Error(absl::StatusCode::kAborted,
-                   absl::StrCat("start ", task::OffsetsToString(task::FromProtoMap(
-                                              request->start_offsets())),
-                                " is behind the stored offsets ",
-                                task::OffsetsToString(stored_)));
+                   absl::StrCat("start ",
+                                task::OffsetsToString(task::FromProtoMap(request->start_offsets())),
+                                " is behind the stored offsets ", task::OffsetsToString(stored_)));
     }
     if (ahead) {
       return Error(absl::StatusCode::kUnavailable, "start is ahead of the stored offsets");
@@ -308,9 +307,8 @@ class FakeSupervisor::Impl final : public v1::SupervisorService::Service {
                             v1::ListSegmentsResponse* response) override {
     absl::MutexLock lock(&mu_);
     for (const auto& [id, d] : segments_) {
-      if (request->has_interval() &&
-          (d.interval().end_ms() <= request->interval().start_ms() ||
-           d.interval().start_ms() >= request->interval().end_ms())) {
+      if (request->has_interval() && (d.interval().end_ms() <= request->interval().start_ms() ||
+                                      d.interval().start_ms() >= request->interval().end_ms())) {
         continue;
       }
       *response->add_segments() = d;
@@ -498,9 +496,8 @@ class FakeSupervisor::Impl final : public v1::SupervisorService::Service {
       std::function<void()> job;
       {
         absl::MutexLock lock(&mu_);
-        auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-          return stop_ || !jobs_.empty();
-        };
+        auto ready = [this]()
+                         ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stop_ || !jobs_.empty(); };
         mu_.Await(absl::Condition(&ready));
         if (stop_) return;
         job = std::move(jobs_.front());
@@ -547,7 +544,9 @@ FakeSupervisor::FakeSupervisor(std::unique_ptr<Impl> impl) : impl_(std::move(imp
 FakeSupervisor::~FakeSupervisor() { impl_->StopRounds(); }
 
 const std::string& FakeSupervisor::address() const { return impl_->address(); }
-void FakeSupervisor::SetStoredOffsets(const OffsetMap& offsets) { impl_->SetStoredOffsets(offsets); }
+void FakeSupervisor::SetStoredOffsets(const OffsetMap& offsets) {
+  impl_->SetStoredOffsets(offsets);
+}
 void FakeSupervisor::AddGroup(int32_t group_id, const std::string& base, const OffsetMap& start) {
   impl_->AddGroup(group_id, base, start);
 }

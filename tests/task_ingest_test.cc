@@ -99,9 +99,8 @@ TEST_F(TaskIngestTest, LostPublishAnswerIsRecognisedAndThePublishedCopyIsKept) {
   // The retried publish was rejected (the offsets had moved), and the task
   // found its own segments committed.
   EXPECT_GE(c_.supervisor->publish_aborted(), 1);
-  const absl::Status verified =
-      VerifyExactlyOnce(*c_.supervisor, c_.deep.get(), kTestBase, c_.produced, {{0, 0}, {1, 0}},
-                        {{0, 50}, {1, 50}});
+  const absl::Status verified = VerifyExactlyOnce(
+      *c_.supervisor, c_.deep.get(), kTestBase, c_.produced, {{0, 0}, {1, 0}}, {{0, 50}, {1, 50}});
   EXPECT_TRUE(verified.ok()) << verified;
   for (const v1::SegmentDescriptor& d : c_.supervisor->Segments()) {
     EXPECT_TRUE(c_.deep->Stat(d.path()).ok()) << d.path() << " was deleted";
@@ -135,9 +134,8 @@ TEST_F(TaskIngestTest, OffsetOutOfRangeIsReportedAndReadingResumesWhenTheDataArr
   auto final_status = c_.WaitUntilFinal(task_id);
   ASSERT_TRUE(final_status.ok()) << final_status.status();
   ASSERT_EQ(final_status->state(), v1::SUCCESS) << final_status->error();
-  const absl::Status verified =
-      VerifyExactlyOnce(*c_.supervisor, c_.deep.get(), kTestBase, c_.produced, {{0, 30}, {1, 0}},
-                        {{0, 35}, {1, 10}});
+  const absl::Status verified = VerifyExactlyOnce(
+      *c_.supervisor, c_.deep.get(), kTestBase, c_.produced, {{0, 30}, {1, 0}}, {{0, 35}, {1, 10}});
   EXPECT_TRUE(verified.ok()) << verified;
 }
 

@@ -36,8 +36,8 @@ absl::StatusOr<int64_t> MockKafka::Produce(const std::string& topic, int32_t par
   const auto ends = producer_->delivered_end_offsets();
   const auto end = ends.find({topic, partition});
   if (end == ends.end()) {
-    return absl::InternalError(absl::StrCat("nothing was delivered to ", topic, "[", partition,
-                                            "]"));
+    return absl::InternalError(
+        absl::StrCat("nothing was delivered to ", topic, "[", partition, "]"));
   }
   return end->second - static_cast<int64_t>(values.size());
 }

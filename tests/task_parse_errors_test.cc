@@ -72,8 +72,8 @@ TEST_F(TaskParseErrorsTest, BadRecordsAreCountedSampledAndCommittedWithTheirAcco
   ASSERT_TRUE(final_status.ok()) << final_status.status();
   ASSERT_EQ(final_status->state(), v1::SUCCESS) << final_status->error();
   const absl::Status verified = VerifyExactlyOnce(
-      *c_.supervisor, c_.deep.get(), kTestBase, c_.produced, {{0, 0}, {1, 0}},
-      {{0, 24}, {1, 11}}, spec.minimum_message_time_ms, spec.maximum_message_time_ms);
+      *c_.supervisor, c_.deep.get(), kTestBase, c_.produced, {{0, 0}, {1, 0}}, {{0, 24}, {1, 11}},
+      spec.minimum_message_time_ms, spec.maximum_message_time_ms);
   EXPECT_TRUE(verified.ok()) << verified;
   const auto log = c_.supervisor->CommitLog();
   ASSERT_EQ(log.size(), 2u);

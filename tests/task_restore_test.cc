@@ -54,7 +54,9 @@ class TaskRestoreTest : public ::testing::Test {
     kafka_.reset();
     if (HasFailure()) std::cerr << "worker log tail:\n" << Tail(log_) << "\n";
     // SLUICE_KEEP_TEST_DIRS=1 keeps the data and logs for a look.
-    if (getenv("SLUICE_KEEP_TEST_DIRS") == nullptr) ASSERT_TRUE(RemoveAll(dir_).ok());
+    if (getenv("SLUICE_KEEP_TEST_DIRS") == nullptr) {
+      ASSERT_TRUE(RemoveAll(dir_).ok());
+    }
   }
 
   // Starts the worker (with `fault_points` the first time only).
@@ -190,9 +192,8 @@ class TaskRestoreTest : public ::testing::Test {
     Round(/*finish=*/true);
     const v1::TaskStatus final_status = WaitUntilSuccess();
     ASSERT_EQ(final_status.state(), v1::SUCCESS) << final_status.error();
-    const absl::Status verified =
-        VerifyExactlyOnce(*supervisor_, deep_.get(), kBase, produced_, {{0, 0}, {1, 0}},
-                          ProducedEnd());
+    const absl::Status verified = VerifyExactlyOnce(*supervisor_, deep_.get(), kBase, produced_,
+                                                    {{0, 0}, {1, 0}}, ProducedEnd());
     EXPECT_TRUE(verified.ok()) << verified;
     EXPECT_EQ(final_status.row_stats().processed(), 2 * (60 + 3 * 40));
   }

@@ -80,16 +80,18 @@ v1::TaskSpec MakeSpec(const SpecOptions& o) {
 TaskClient::TaskClient(const std::string& address) { Connect(address); }
 
 void TaskClient::Connect(const std::string& address) {
-  stub_ = v1::TaskService::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+  stub_ =
+      v1::TaskService::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
 }
 
 namespace {
 
 template <typename Request, typename Response>
-absl::StatusOr<Response> Call(
-    v1::TaskService::Stub* stub,
-    grpc::Status (v1::TaskService::Stub::*method)(grpc::ClientContext*, const Request&, Response*),
-    const Request& request) {
+absl::StatusOr<Response> Call(v1::TaskService::Stub* stub,
+                              grpc::Status (v1::TaskService::Stub::*method)(grpc::ClientContext*,
+                                                                            const Request&,
+                                                                            Response*),
+                              const Request& request) {
   grpc::ClientContext context;
   context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(15)));
   Response response;
@@ -201,8 +203,8 @@ absl::Status VerifyExactlyOnce(const FakeSupervisor& supervisor, DeepStorage* de
     const auto it = produced.find(p);
     const int64_t end = final.at(p);
     if (it == produced.end() || end > static_cast<int64_t>(it->second.size())) {
-      return absl::InternalError(absl::StrCat("partition ", p, ": final offset ", end,
-                                              " is past what was produced"));
+      return absl::InternalError(
+          absl::StrCat("partition ", p, ": final offset ", end, " is past what was produced"));
     }
     for (int64_t o = start; o < end; ++o) {
       const std::string& value = it->second[o];
@@ -235,8 +237,8 @@ absl::Status VerifyExactlyOnce(const FakeSupervisor& supervisor, DeepStorage* de
     for (const v1::PartitionRange& r : c.partition_stats()) {
       const int64_t size = r.end_offset() - r.start_offset();
       if (r.start_offset() != start.at(r.partition()) || r.end_offset() != end.at(r.partition())) {
-        return absl::InternalError(absl::StrCat(name, ": stats range of partition ",
-                                                r.partition(), " differs from the sequence"));
+        return absl::InternalError(absl::StrCat(name, ": stats range of partition ", r.partition(),
+                                                " differs from the sequence"));
       }
       if (r.rows() + r.unparseable() + r.thrown_away() != size) {
         return absl::InternalError(absl::StrCat(
@@ -244,9 +246,8 @@ absl::Status VerifyExactlyOnce(const FakeSupervisor& supervisor, DeepStorage* de
             r.unparseable(), " + thrown away ", r.thrown_away(), " != ", size, " records"));
       }
       if (r.rows() != valid_rows[r.partition()]) {
-        return absl::InternalError(absl::StrCat(name, " partition ", r.partition(), ": ",
-                                                r.rows(), " rows, expected ",
-                                                valid_rows[r.partition()]));
+        return absl::InternalError(absl::StrCat(name, " partition ", r.partition(), ": ", r.rows(),
+                                                " rows, expected ", valid_rows[r.partition()]));
       }
     }
     std::map<int32_t, int64_t> provenance_rows;
@@ -286,20 +287,19 @@ absl::Status VerifyExactlyOnce(const FakeSupervisor& supervisor, DeepStorage* de
                                                   cursor.long_metric(count_metric)));
         }
         if (!seen.emplace(key, name).second) {
-          return absl::InternalError(absl::StrCat("record ", key, " is in ", seen[key], " and ",
-                                                  name));
+          return absl::InternalError(
+              absl::StrCat("record ", key, " is in ", seen[key], " and ", name));
         }
         const auto e = expected.find(key);
         if (e == expected.end()) {
-          return absl::InternalError(absl::StrCat("record ", key, " in ", name,
-                                                  " was not expected"));
+          return absl::InternalError(
+              absl::StrCat("record ", key, " in ", name, " was not expected"));
         }
         const auto [p, o] = e->second;
         if (o < start.at(p) || o >= end.at(p)) {
-          return absl::InternalError(absl::StrCat("record ", key, " (offset ", o,
-                                                  ") is in ", name, " whose range is ",
-                                                  task::OffsetsToString(start), " -> ",
-                                                  task::OffsetsToString(end)));
+          return absl::InternalError(absl::StrCat("record ", key, " (offset ", o, ") is in ", name,
+                                                  " whose range is ", task::OffsetsToString(start),
+                                                  " -> ", task::OffsetsToString(end)));
         }
       }
     }

@@ -57,8 +57,8 @@ absl::StatusOr<std::string> WorkerProcess::Start(const std::string& binary,
   const absl::Time deadline = absl::Now() + absl::Seconds(20);
   while (absl::Now() < deadline) {
     if (!Running()) {
-      return absl::InternalError(absl::StrCat(binary, " exited with ", exit_code_, " at start:\n",
-                                              Tail(log_path)));
+      return absl::InternalError(
+          absl::StrCat(binary, " exited with ", exit_code_, " at start:\n", Tail(log_path)));
     }
     absl::StatusOr<std::string> address = ReadFile(port_file_);
     if (address.ok() && !address->empty()) return *address;
@@ -74,8 +74,8 @@ bool WorkerProcess::Running() {
   const pid_t r = waitpid(pid_, &status, WNOHANG);
   if (r == 0) return true;
   if (r == pid_) {
-    exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status)
-                                   : (WIFSIGNALED(status) ? -WTERMSIG(status) : -1);
+    exit_code_ =
+        WIFEXITED(status) ? WEXITSTATUS(status) : (WIFSIGNALED(status) ? -WTERMSIG(status) : -1);
   }
   pid_ = -1;
   return false;
@@ -86,8 +86,8 @@ void WorkerProcess::Kill() {
   kill(pid_, SIGKILL);
   int status = 0;
   if (waitpid(pid_, &status, 0) == pid_) {
-    exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status)
-                                   : (WIFSIGNALED(status) ? -WTERMSIG(status) : -1);
+    exit_code_ =
+        WIFEXITED(status) ? WEXITSTATUS(status) : (WIFSIGNALED(status) ? -WTERMSIG(status) : -1);
   }
   pid_ = -1;
 }
