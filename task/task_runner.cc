@@ -863,30 +863,31 @@ OffsetMap TaskRunner::LocalOffsets() const {
 
 absl::Status TaskRunner::HandOffClosedSequences() {
   const OffsetMap current = LocalOffsets();
-  std::vector<const Sequence*> closed;
+  // Copies: the persist below may refresh routes_.
+  std::vector<Sequence> closed;
   for (const Sequence& s : routes_) {
     if (s.id <= handed_off_through_) continue;
     if (!SequenceList::IsFullyRead(s, current)) break;
-    closed.push_back(&s);
+    closed.push_back(s);
   }
   if (closed.empty()) return absl::OkStatus();
   // Everything of these sequences must be in durable spills first.
   if (dirty_ || counters_.rows_in_memory > 0) SLUICE_RETURN_IF_ERROR(Persist());
-  for (const Sequence* s : closed) {
+  for (const Sequence& s : closed) {
     ClosedSequence sequence;
-    sequence.sequence = *s;
-    for (auto it = segments_.lower_bound({s->id, INT64_MIN});
-         it != segments_.end() && it->first.first == s->id; ++it) {
+    sequence.sequence = s;
+    for (auto it = segments_.lower_bound({s.id, INT64_MIN});
+         it != segments_.end() && it->first.first == s.id; ++it) {
       SyncRecords(&it->second);
       sequence.segments.push_back(it->second.record);
     }
-    sequence.counts = sequence_counts_[s->id];
-    sequence.restored = s->id <= restored_through_;
+    sequence.counts = sequence_counts_[s.id];
+    sequence.restored = s.id <= restored_through_;
     sequence.closed_at = absl::Now();
-    LOG(INFO) << Prefix() << " sequence " << s->name << " " << OffsetsToString(s->start) << " -> "
-              << OffsetsToString(s->end) << " is fully read (" << sequence_rows_[s->id]
+    LOG(INFO) << Prefix() << " sequence " << s.name << " " << OffsetsToString(s.start) << " -> "
+              << OffsetsToString(s.end) << " is fully read (" << sequence_rows_[s.id]
               << " rows in " << sequence.segments.size() << " segment(s)): publishing";
-    handed_off_through_ = s->id;
+    handed_off_through_ = s.id;
     publisher_->Enqueue(std::move(sequence));
   }
   return absl::OkStatus();
