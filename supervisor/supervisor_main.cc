@@ -34,7 +34,11 @@ int main(int argc, char** argv) {
   FLAGS_logtostderr = true;
   google::InitGoogleLogging(argv[0]);
 
-<<<<<<< HEAD
+  if (absl::Status faults = sluice::ConfigureFaultPoints(FLAGS_fault_points); !faults.ok()) {
+    LOG(ERROR) << "[supervisor] --fault_points: " << faults;
+    return 2;
+  }
+
   // Outlives the gRPC server and the metrics endpoint (both point into it).
   sluice::metrics::Registry registry;
   auto metrics_http =
@@ -47,26 +51,17 @@ int main(int argc, char** argv) {
     LOG(INFO) << "[supervisor] metrics on port " << (*metrics_http)->port();
   }
 
-=======
-  if (absl::Status faults = sluice::ConfigureFaultPoints(FLAGS_fault_points); !faults.ok()) {
-    LOG(ERROR) << "[supervisor] --fault_points: " << faults;
-    return 2;
-  }
->>>>>>> supervisor
   sluice::supervisor::SupervisorServerOptions options;
   options.listen_address = FLAGS_listen;
   options.data_dir = FLAGS_data_dir;
   options.deep_storage_uri = FLAGS_deep_storage;
-<<<<<<< HEAD
   options.tls.cert_path = FLAGS_tls_cert;
   options.tls.key_path = FLAGS_tls_key;
   options.tls.ca_path = FLAGS_tls_ca;
   options.metrics = &registry;
-=======
   options.heartbeat_interval = absl::Milliseconds(FLAGS_heartbeat_interval_ms);
   options.min_worker_lost_timeout = absl::Milliseconds(FLAGS_min_worker_lost_timeout_ms);
   options.handoff_period = absl::Milliseconds(FLAGS_handoff_period_ms);
->>>>>>> supervisor
   auto server = sluice::supervisor::SupervisorServer::Start(std::move(options));
   if (!server.ok()) {
     LOG(ERROR) << "[supervisor] cannot start: " << server.status();
