@@ -12,6 +12,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/fault_injection.h"
 #include "common/file_util.h"
 #include "common/status_macros.h"
 
@@ -152,6 +153,9 @@ absl::StatusOr<std::string> LocalDeepStorage::Push(const std::string& local_path
                                                    const std::string& key) {
   static std::atomic<uint64_t> counter{0};
   SLUICE_RETURN_IF_ERROR(ValidateDeepStorageKey(key));
+  // A transient store failure (UNAVAILABLE), for the fault tests: nothing is
+  // written, as when an object store refuses the upload.
+  SLUICE_RETURN_IF_ERROR(SLUICE_FAULT_POINT("deep_storage.push"));
   const std::string final_path = absl::StrCat(root_, "/", key);
   const std::string dir = ParentDir(final_path);
   SLUICE_RETURN_IF_ERROR(MakeDirs(dir));

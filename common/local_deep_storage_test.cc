@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include "common/fault_injection.h"
 #include "common/file_util.h"
 
 namespace sluice {
@@ -73,6 +74,21 @@ TEST_F(LocalDeepStorageTest, MissingSourceIsAnError) {
   auto uri = storage_->Push(dir_ + "/nope", "wiki/n.seg");
   EXPECT_EQ(uri.status().code(), absl::StatusCode::kNotFound);
   EXPECT_FALSE(PathExists(dir_ + "/deep/wiki/n.seg"));
+}
+
+// The fault tests make pushes fail for a while through the "deep_storage.push"
+// fault point: UNAVAILABLE (the caller retries) and nothing left behind.
+TEST_F(LocalDeepStorageTest, PushFaultPointFailsTransientlyAndWritesNothing) {
+  const std::string flag = dir_ + "/fail-pushes";
+  ASSERT_TRUE(ConfigureFaultPoints("deep_storage.push=error_while_file:" + flag).ok());
+  ASSERT_TRUE(WriteFileAtomically(flag, "").ok());
+  auto failed = storage_->Push(src_, "wiki/f.seg");
+  EXPECT_EQ(failed.status().code(), absl::StatusCode::kUnavailable) << failed.status();
+  EXPECT_FALSE(PathExists(dir_ + "/deep/wiki/f.seg"));
+  ASSERT_TRUE(RemoveAll(flag).ok());
+  auto pushed = storage_->Push(src_, "wiki/f.seg");
+  EXPECT_TRUE(pushed.ok()) << pushed.status();
+  ASSERT_TRUE(ConfigureFaultPoints("").ok());
 }
 
 TEST(OpenDeepStorage, RejectsOtherSchemesAndRelativePaths) {

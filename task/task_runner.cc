@@ -819,6 +819,9 @@ absl::Status TaskRunner::Persist() {
     build.record.add_spill_files(name);
     build.record.set_spilled_rows(build.record.spilled_rows() + rows);
   }
+  // Spills written, restore point not yet: a crash here leaves spills no
+  // restore point names (the restart deletes them and re-reads).
+  SLUICE_RETURN_IF_ERROR(SLUICE_FAULT_POINT("task.persist.after_spills"));
   state::RestorePoint point;
   for (size_t slot = 0; slot < current_offsets_.size(); ++slot) {
     (*point.mutable_current_offsets())[partition_of_slot_[slot]] = current_offsets_[slot];
