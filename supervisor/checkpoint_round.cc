@@ -175,6 +175,9 @@ absl::StatusOr<OffsetMap> StreamSupervisor::CheckpointRound(Group& group, bool f
       return Annotate(recorded, absl::StrCat(what, ": recording the checkpoint"));
     }
     group.checkpoints[next_id] = max;
+    // A replica told first may fill the new sequence and ask for its
+    // checkpoint while the others are still being told.
+    PublishView();
   }
   if (absl::Status fault = SLUICE_FAULT_POINT("supervisor.checkpoint.before_set_end_offsets");
       !fault.ok()) {

@@ -595,6 +595,9 @@ absl::Status StreamSupervisor::CreateGroup(int32_t group_id, const std::vector<i
             << (recorded.empty() ? "" : absl::StrCat("; recorded initial offsets ",
                                                      FormatOffsets(recorded)));
   active_[group_id] = std::move(group);
+  // Its tasks may ask to checkpoint before this run ends (RunTask of the
+  // other tasks takes a while): CheckpointDataSourceMetadata must know it.
+  PublishView();
   return absl::OkStatus();
 }
 

@@ -213,6 +213,47 @@ TEST_F(StreamSupervisorTest, DuplicateRequestsMakeOneRound) {
   EXPECT_EQ(StoredGroup(ActiveGroup().base_sequence_name()).checkpoints.size(), 2u);
 }
 
+// A task may fill its first sequence before the supervisor has started the
+// other tasks of the run that created its group (found by the fault suite:
+// such a request was refused as "not a reading group" and the task waited a
+// whole checkpointRetryPeriod).
+TEST_F(StreamSupervisorTest, ACheckpointRequestRightAfterRunTaskIsAccepted) {
+  FakeTaskWorker* w1 = AddWorker("w1");
+  std::optional<absl::StatusOr<v1::CheckpointDataSourceMetadataResponse>> answer;
+  w1->SetAfterCallHook([&](const std::string& method, const std::string& task_id) {
+    if (method != "RunTask" || answer.has_value()) return;
+    answer = manager_->Checkpoint(w1->RequestCheckpoint(task_id));
+  });
+  Submit(Spec(/*task_count=*/2, /*replicas=*/1));
+  Run();
+  w1->SetAfterCallHook(nullptr);
+  ASSERT_TRUE(answer.has_value());
+  ASSERT_TRUE(answer->ok()) << answer->status();
+  EXPECT_TRUE((*answer)->accepted());
+}
+
+// Replicas that get their end offsets fill the next sequence at once and ask
+// again while the round is still answering the other replicas: the new
+// checkpoint must already be known.
+TEST_F(StreamSupervisorTest, ACheckpointRequestForTheNextSequenceDuringTheRoundIsAccepted) {
+  StartReplicatedGroup();
+  WorkerOf(a_)->Read(a_, {{0, 20}, {1, 20}});
+  std::optional<absl::StatusOr<v1::CheckpointDataSourceMetadataResponse>> answer;
+  FakeTaskWorker* w = WorkerOf(a_);
+  w->SetAfterCallHook([&](const std::string& method, const std::string& task_id) {
+    if (method != "SetEndOffsets" || task_id != a_ || answer.has_value()) return;
+    answer = manager_->Checkpoint(w->RequestCheckpoint(task_id));
+  });
+  ASSERT_TRUE(manager_->Checkpoint(WorkerOf(a_)->RequestCheckpoint(a_)).ok());
+  Sync();
+  w->SetAfterCallHook(nullptr);
+  ASSERT_TRUE(answer.has_value());
+  ASSERT_TRUE(answer->ok()) << answer->status();
+  EXPECT_TRUE((*answer)->accepted());
+  Sync();
+  EXPECT_EQ(WorkerOf(a_)->Task(a_)->state, v1::READING);
+}
+
 TEST_F(StreamSupervisorTest, ARoundWithoutProgressResumesWithoutACheckpoint) {
   StartReplicatedGroup();
   ASSERT_TRUE(manager_->Checkpoint(WorkerOf(a_)->RequestCheckpoint(a_)).ok());

@@ -23,8 +23,15 @@ class FakeTaskWorker::Service final : public v1::TaskService::Service {
  public:
   explicit Service(FakeTaskWorker* worker) : w_(worker) {}
 
-  grpc::Status RunTask(grpc::ServerContext*, const v1::RunTaskRequest* request,
+  grpc::Status RunTask(grpc::ServerContext* context, const v1::RunTaskRequest* request,
                        v1::RunTaskResponse* response) override {
+    const grpc::Status status = DoRunTask(context, request, response);
+    w_->AfterCall("RunTask", request->spec().task_id());
+    return status;
+  }
+
+  grpc::Status DoRunTask(grpc::ServerContext*, const v1::RunTaskRequest* request,
+                         v1::RunTaskResponse* response) {
     absl::MutexLock lock(&w_->mu_);
     const v1::TaskSpec& spec = request->spec();
     w_->Log("RunTask", spec.task_id());
@@ -145,8 +152,15 @@ class FakeTaskWorker::Service final : public v1::TaskService::Service {
     return grpc::Status::OK;
   }
 
-  grpc::Status SetEndOffsets(grpc::ServerContext*, const v1::SetEndOffsetsRequest* request,
+  grpc::Status SetEndOffsets(grpc::ServerContext* context, const v1::SetEndOffsetsRequest* request,
                              v1::SetEndOffsetsResponse* response) override {
+    const grpc::Status status = DoSetEndOffsets(context, request, response);
+    w_->AfterCall("SetEndOffsets", request->task_id());
+    return status;
+  }
+
+  grpc::Status DoSetEndOffsets(grpc::ServerContext*, const v1::SetEndOffsetsRequest* request,
+                               v1::SetEndOffsetsResponse* response) {
     absl::MutexLock lock(&w_->mu_);
     const OffsetMap offsets = FromProto(request->end_offsets());
     w_->Log("SetEndOffsets", absl::StrCat(request->task_id(), " ", FormatOffsets(offsets),
@@ -353,6 +367,20 @@ v1::TaskStatus FakeTaskWorker::StatusLocked(const FakeTask& task) const {
   if (!task.sequences.empty()) status.set_latest_sequence_id(task.sequences.back().id);
   status.set_end_time_ms(task.end_time_ms);
   return status;
+}
+
+void FakeTaskWorker::SetAfterCallHook(AfterCallHook hook) {
+  absl::MutexLock lock(&mu_);
+  after_call_ = std::move(hook);
+}
+
+void FakeTaskWorker::AfterCall(const std::string& method, const std::string& task_id) {
+  AfterCallHook hook;
+  {
+    absl::MutexLock lock(&mu_);
+    hook = after_call_;
+  }
+  if (hook) hook(method, task_id);
 }
 
 void FakeTaskWorker::Log(const std::string& method, const std::string& line) {

@@ -12,6 +12,7 @@
 #ifndef SLUICE_SUPERVISOR_TESTING_FAKE_TASK_WORKER_H_
 #define SLUICE_SUPERVISOR_TESTING_FAKE_TASK_WORKER_H_
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -111,6 +112,12 @@ class FakeTaskWorker {
   int Calls(const std::string& method) ABSL_LOCKS_EXCLUDED(mu_);
   std::vector<std::string> CallLog() ABSL_LOCKS_EXCLUDED(mu_);
 
+  // Called on the gRPC thread once RunTask or SetEndOffsets has been handled,
+  // before the answer is sent (e.g. to act as a task that calls the
+  // supervisor right away). Not under the worker's lock.
+  using AfterCallHook = std::function<void(const std::string& method, const std::string& task_id)>;
+  void SetAfterCallHook(AfterCallHook hook) ABSL_LOCKS_EXCLUDED(mu_);
+
   // Stops answering (the server shuts down); tasks are kept.
   void Shutdown();
 
@@ -121,6 +128,7 @@ class FakeTaskWorker {
   explicit FakeTaskWorker(FakeTaskWorkerOptions options);
   v1::TaskStatus StatusLocked(const FakeTask& task) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Log(const std::string& method, const std::string& line) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void AfterCall(const std::string& method, const std::string& task_id) ABSL_LOCKS_EXCLUDED(mu_);
   void HeartbeatLoop();
 
   const FakeTaskWorkerOptions options_;
@@ -133,6 +141,7 @@ class FakeTaskWorker {
   FakeTaskScript default_script_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, int> calls_ ABSL_GUARDED_BY(mu_);
   std::vector<std::string> call_log_ ABSL_GUARDED_BY(mu_);
+  AfterCallHook after_call_ ABSL_GUARDED_BY(mu_);
 
   absl::Notification stop_heartbeats_;
   std::thread heartbeat_thread_;
