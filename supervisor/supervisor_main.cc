@@ -3,6 +3,7 @@
 #include <gflags/gflags.h>
 #include <glog/logging.h>
 
+#include "common/fault_injection.h"
 #include "common/grpc_server.h"
 #include "common/metrics/http_server.h"
 #include "common/metrics/registry.h"
@@ -18,6 +19,13 @@ DEFINE_string(tls_key, "", "PEM private key of --tls_cert");
 DEFINE_string(tls_ca, "",
               "PEM CA bundle: peers must present certificates it signed (mutual TLS)");
 DEFINE_int32(shutdown_grace_seconds, 20, "how long running calls get to finish on SIGTERM");
+DEFINE_int32(heartbeat_interval_ms, 2000,
+             "heartbeat interval told to workers; a worker silent for 3 intervals is lost");
+DEFINE_int32(min_worker_lost_timeout_ms, 10000, "a worker is never lost sooner than this");
+DEFINE_int32(handoff_period_ms, 2000, "period of the deep-storage verification of segments");
+DEFINE_string(fault_points, "",
+              "fault injection for tests, e.g. supervisor.publish.after_commit=crash "
+              "(see common/fault_injection.h)");
 
 int main(int argc, char** argv) {
   sluice::BlockShutdownSignals();
@@ -26,21 +34,21 @@ int main(int argc, char** argv) {
   FLAGS_logtostderr = true;
   google::InitGoogleLogging(argv[0]);
 
+  if (absl::Status faults = sluice::ConfigureFaultPoints(FLAGS_fault_points); !faults.ok()) {
+    LOG(ERROR) << "[supervisor] --fault_points: " << faults;
+    return 2;
+  }
+
   // Outlives the gRPC server and the metrics endpoint (both point into it).
   sluice::metrics::Registry registry;
-  std::unique_ptr<sluice::metrics::MetricsHttpServer> metrics_http;
-  if (!FLAGS_metrics_listen.empty()) {
-    sluice::metrics::MetricsHttpServerOptions metrics_options;
-    metrics_options.listen = FLAGS_metrics_listen;
-    metrics_options.registry = &registry;
-    auto started = sluice::metrics::MetricsHttpServer::Start(std::move(metrics_options));
-    if (!started.ok()) {
-      LOG(ERROR) << "[supervisor] cannot serve metrics: " << started.status();
-      return 1;
-    }
-    metrics_http = std::move(*started);
-    LOG(INFO) << "[supervisor] metrics on " << FLAGS_metrics_listen << " (port "
-              << metrics_http->port() << ")";
+  auto metrics_http =
+      sluice::metrics::MetricsHttpServer::StartIfListening(FLAGS_metrics_listen, &registry);
+  if (!metrics_http.ok()) {
+    LOG(ERROR) << "[supervisor] cannot serve metrics: " << metrics_http.status();
+    return 1;
+  }
+  if (*metrics_http) {
+    LOG(INFO) << "[supervisor] metrics on port " << (*metrics_http)->port();
   }
 
   sluice::supervisor::SupervisorServerOptions options;
@@ -51,6 +59,9 @@ int main(int argc, char** argv) {
   options.tls.key_path = FLAGS_tls_key;
   options.tls.ca_path = FLAGS_tls_ca;
   options.metrics = &registry;
+  options.heartbeat_interval = absl::Milliseconds(FLAGS_heartbeat_interval_ms);
+  options.min_worker_lost_timeout = absl::Milliseconds(FLAGS_min_worker_lost_timeout_ms);
+  options.handoff_period = absl::Milliseconds(FLAGS_handoff_period_ms);
   auto server = sluice::supervisor::SupervisorServer::Start(std::move(options));
   if (!server.ok()) {
     LOG(ERROR) << "[supervisor] cannot start: " << server.status();

@@ -5,6 +5,8 @@
 #include "absl/strings/str_cat.h"
 #include "common/file_util.h"
 #include "common/status_macros.h"
+#include "supervisor/stream_metadata.h"
+#include "supervisor/task_client.h"
 
 namespace sluice::supervisor {
 
@@ -17,7 +19,26 @@ absl::StatusOr<std::unique_ptr<SupervisorServer>> SupervisorServer::Start(
   }
   std::unique_ptr<SupervisorServer> server(new SupervisorServer());
   SLUICE_ASSIGN_OR_RETURN(server->deep_storage_, OpenDeepStorage(options.deep_storage_uri));
-  server->service_ = std::make_unique<SupervisorServiceImpl>();
+
+  MetadataStoreOptions store_options;
+  store_options.path = absl::StrCat(options.data_dir, "/metadata.db");
+  SLUICE_ASSIGN_OR_RETURN(server->store_, MetadataStore::Open(store_options));
+  SLUICE_ASSIGN_OR_RETURN(const int schema, server->store_->SchemaVersion());
+  LOG(INFO) << "[supervisor] metadata store " << store_options.path << " (schema version "
+            << schema << ", WAL, synchronous=FULL)";
+
+  SupervisorManagerOptions manager_options;
+  manager_options.store = server->store_.get();
+  manager_options.deep_storage = server->deep_storage_.get();
+  manager_options.task_client_factory = [](const ChatOptions& chat) {
+    return NewGrpcTaskClient(chat);
+  };
+  manager_options.stream_metadata_factory = KafkaStreamMetadataFactory();
+  manager_options.heartbeat_interval = options.heartbeat_interval;
+  manager_options.min_worker_lost_timeout = options.min_worker_lost_timeout;
+  manager_options.handoff_period = options.handoff_period;
+  SLUICE_ASSIGN_OR_RETURN(server->manager_, SupervisorManager::Create(manager_options));
+  server->service_ = std::make_unique<SupervisorServiceImpl>(server->manager_.get());
 
   GrpcServerOptions grpc_options;
   grpc_options.listen_address = options.listen_address;
@@ -29,7 +50,8 @@ absl::StatusOr<std::unique_ptr<SupervisorServer>> SupervisorServer::Start(
   server->grpc_->SetServing(true);
   LOG(INFO) << "[supervisor] serving sluice.v1.SupervisorService on " << server->address()
             << " (data dir " << server->options_.data_dir << ", deep storage "
-            << server->options_.deep_storage_uri << ")";
+            << server->options_.deep_storage_uri << ", instance "
+            << server->manager_->instance_id() << ")";
   return server;
 }
 
@@ -37,6 +59,7 @@ SupervisorServer::~SupervisorServer() { Shutdown(absl::ZeroDuration()); }
 
 void SupervisorServer::Shutdown(absl::Duration grace) {
   if (grpc_) grpc_->Shutdown(grace);
+  manager_.reset();
 }
 
 }  // namespace sluice::supervisor

@@ -1,5 +1,6 @@
-// The supervisor process minus flag parsing: owns the gRPC server and
-// everything behind it. `main` builds the options; tests start it in-process.
+// The supervisor process minus flag parsing: the metadata store, deep
+// storage, the supervisor manager and the gRPC server in front of it. `main`
+// builds the options; tests start it in-process.
 #ifndef SLUICE_SUPERVISOR_SUPERVISOR_SERVER_H_
 #define SLUICE_SUPERVISOR_SUPERVISOR_SERVER_H_
 
@@ -12,6 +13,8 @@
 #include "common/grpc_server.h"
 #include "common/metrics/registry.h"
 #include "common/tls/credentials.h"
+#include "supervisor/metadata_store.h"
+#include "supervisor/supervisor_manager.h"
 #include "supervisor/supervisor_service.h"
 
 namespace sluice::supervisor {
@@ -19,7 +22,7 @@ namespace sluice::supervisor {
 struct SupervisorServerOptions {
   // host:port to serve on; port 0 picks a free one.
   std::string listen_address = "127.0.0.1:0";
-  // Holds the metadata store; created if missing.
+  // Holds the metadata store (metadata.db); created if missing.
   std::string data_dir;
   // "file:///path"; empty = <data_dir>/deep-storage.
   std::string deep_storage_uri;
@@ -30,6 +33,12 @@ struct SupervisorServerOptions {
   // Metrics of this process (gRPC requests and what the core records); null:
   // none. Not owned; must outlive the server.
   metrics::Registry* metrics = nullptr;
+  // Told to workers at registration; a worker silent for 3 intervals (and at
+  // least min_worker_lost_timeout) is lost.
+  absl::Duration heartbeat_interval = absl::Seconds(2);
+  absl::Duration min_worker_lost_timeout = absl::Seconds(10);
+  // Period of the deep-storage verification of published segments.
+  absl::Duration handoff_period = absl::Seconds(2);
 };
 
 class SupervisorServer {
@@ -39,15 +48,20 @@ class SupervisorServer {
 
   // host:port actually bound.
   const std::string& address() const { return grpc_->address(); }
+  SupervisorManager* manager() { return manager_.get(); }
 
-  // Graceful stop: health NOT_SERVING, running calls get `grace` to finish.
+  // Graceful stop: health NOT_SERVING, running calls get `grace` to finish,
+  // then the stream supervisors stop (their tasks keep running, to be
+  // adopted by the next supervisor). Idempotent.
   void Shutdown(absl::Duration grace);
 
  private:
   SupervisorServer() = default;
 
   SupervisorServerOptions options_;
+  std::unique_ptr<MetadataStore> store_;
   std::unique_ptr<DeepStorage> deep_storage_;
+  std::unique_ptr<SupervisorManager> manager_;
   std::unique_ptr<SupervisorServiceImpl> service_;
   std::unique_ptr<GrpcServer> grpc_;
 };

@@ -1,164 +1,164 @@
 #include "supervisor/supervisor_service.h"
 
-#include "absl/status/status.h"
-#include "absl/strings/str_cat.h"
+#include "absl/status/statusor.h"
 #include "common/grpc_status.h"
-#include "common/names.h"
-#include "common/spec.h"
 
 namespace sluice::supervisor {
 namespace {
 
-// Not built yet: says so plainly instead of pretending to succeed.
-grpc::Status NotYet(absl::string_view method) {
-  return ToGrpcStatus(absl::UnimplementedError(absl::StrCat(
-      "SupervisorService.", method, " is not implemented yet in this build of sluice-supervisor")));
+// Copies an OK result into the response; maps the status once.
+template <typename T>
+grpc::Status Reply(absl::StatusOr<T> result, T* response) {
+  if (!result.ok()) return ToGrpcStatus(result.status());
+  *response = *std::move(result);
+  return grpc::Status::OK;
 }
 
 }  // namespace
 
-grpc::Status SupervisorServiceImpl::CheckpointDataSourceMetadata(grpc::ServerContext*, const v1::CheckpointDataSourceMetadataRequest* request,
-                                       v1::CheckpointDataSourceMetadataResponse*) {
-  if (absl::Status s = ValidateDatasource(request->datasource()); !s.ok()) return ToGrpcStatus(s);
-  return NotYet("CheckpointDataSourceMetadata");
+grpc::Status SupervisorServiceImpl::CheckpointDataSourceMetadata(
+    grpc::ServerContext*, const v1::CheckpointDataSourceMetadataRequest* request,
+    v1::CheckpointDataSourceMetadataResponse* response) {
+  return Reply(manager_->Checkpoint(*request), response);
 }
 
-grpc::Status SupervisorServiceImpl::PublishSegments(grpc::ServerContext*, const v1::PublishSegmentsRequest* request,
-                                       v1::PublishSegmentsResponse*) {
-  if (absl::Status s = ValidateDatasource(request->datasource()); !s.ok()) return ToGrpcStatus(s);
-  return NotYet("PublishSegments");
+grpc::Status SupervisorServiceImpl::PublishSegments(grpc::ServerContext*,
+                                                    const v1::PublishSegmentsRequest* request,
+                                                    v1::PublishSegmentsResponse* response) {
+  return Reply(manager_->Publish(*request), response);
 }
 
-grpc::Status SupervisorServiceImpl::GetPublishedSegments(grpc::ServerContext*, const v1::GetPublishedSegmentsRequest* request,
-                                       v1::GetPublishedSegmentsResponse*) {
-  if (absl::Status s = ValidateDatasource(request->datasource()); !s.ok()) return ToGrpcStatus(s);
-  return NotYet("GetPublishedSegments");
+grpc::Status SupervisorServiceImpl::GetPublishedSegments(
+    grpc::ServerContext*, const v1::GetPublishedSegmentsRequest* request,
+    v1::GetPublishedSegmentsResponse* response) {
+  return Reply(manager_->GetPublished(*request), response);
 }
 
-grpc::Status SupervisorServiceImpl::AllocateSegment(grpc::ServerContext*, const v1::AllocateSegmentRequest* request,
-                                       v1::AllocateSegmentResponse*) {
-  if (absl::Status s = ValidateDatasource(request->datasource()); !s.ok()) return ToGrpcStatus(s);
-  return NotYet("AllocateSegment");
+grpc::Status SupervisorServiceImpl::AllocateSegment(grpc::ServerContext*,
+                                                    const v1::AllocateSegmentRequest* request,
+                                                    v1::AllocateSegmentResponse* response) {
+  return Reply(manager_->Allocate(*request), response);
 }
 
-grpc::Status SupervisorServiceImpl::GetHandoffStatus(grpc::ServerContext*, const v1::GetHandoffStatusRequest* request,
-                                       v1::GetHandoffStatusResponse*) {
-  if (absl::Status s = ValidateDatasource(request->datasource()); !s.ok()) return ToGrpcStatus(s);
-  return NotYet("GetHandoffStatus");
+grpc::Status SupervisorServiceImpl::GetHandoffStatus(grpc::ServerContext*,
+                                                     const v1::GetHandoffStatusRequest* request,
+                                                     v1::GetHandoffStatusResponse* response) {
+  return Reply(manager_->HandoffStatus(*request), response);
 }
 
-grpc::Status SupervisorServiceImpl::ReportOffsetOutOfRange(grpc::ServerContext*, const v1::ReportOffsetOutOfRangeRequest* request,
-                                       v1::ReportOffsetOutOfRangeResponse*) {
-  if (absl::Status s = ValidateDatasource(request->datasource()); !s.ok()) return ToGrpcStatus(s);
-  return NotYet("ReportOffsetOutOfRange");
+grpc::Status SupervisorServiceImpl::ReportOffsetOutOfRange(
+    grpc::ServerContext*, const v1::ReportOffsetOutOfRangeRequest* request,
+    v1::ReportOffsetOutOfRangeResponse* response) {
+  return Reply(manager_->OffsetOutOfRange(*request), response);
 }
 
-grpc::Status SupervisorServiceImpl::RegisterWorker(grpc::ServerContext*, const v1::RegisterWorkerRequest* request,
-                                       v1::RegisterWorkerResponse*) {
-  (void)request;
-  return NotYet("RegisterWorker");
+grpc::Status SupervisorServiceImpl::RegisterWorker(grpc::ServerContext*,
+                                                   const v1::RegisterWorkerRequest* request,
+                                                   v1::RegisterWorkerResponse* response) {
+  return Reply(manager_->RegisterWorker(*request), response);
 }
 
-grpc::Status SupervisorServiceImpl::WorkerHeartbeat(grpc::ServerContext*, const v1::WorkerHeartbeatRequest* request,
-                                       v1::WorkerHeartbeatResponse*) {
-  (void)request;
-  return NotYet("WorkerHeartbeat");
+grpc::Status SupervisorServiceImpl::WorkerHeartbeat(grpc::ServerContext*,
+                                                    const v1::WorkerHeartbeatRequest* request,
+                                                    v1::WorkerHeartbeatResponse* response) {
+  return Reply(manager_->Heartbeat(*request), response);
 }
 
-grpc::Status SupervisorServiceImpl::ReportTaskStatus(grpc::ServerContext*, const v1::ReportTaskStatusRequest* request,
-                                       v1::ReportTaskStatusResponse*) {
-  (void)request;
-  return NotYet("ReportTaskStatus");
+grpc::Status SupervisorServiceImpl::ReportTaskStatus(grpc::ServerContext*,
+                                                     const v1::ReportTaskStatusRequest* request,
+                                                     v1::ReportTaskStatusResponse*) {
+  return ToGrpcStatus(manager_->ReportTaskStatus(*request));
 }
 
-grpc::Status SupervisorServiceImpl::MarkSegmentsLoaded(grpc::ServerContext*, const v1::MarkSegmentsLoadedRequest* request,
-                                       v1::MarkSegmentsLoadedResponse*) {
-  if (absl::Status s = ValidateDatasource(request->datasource()); !s.ok()) return ToGrpcStatus(s);
-  return NotYet("MarkSegmentsLoaded");
+grpc::Status SupervisorServiceImpl::MarkSegmentsLoaded(grpc::ServerContext*,
+                                                       const v1::MarkSegmentsLoadedRequest* request,
+                                                       v1::MarkSegmentsLoadedResponse* response) {
+  return Reply(manager_->MarkLoaded(*request), response);
 }
 
-grpc::Status SupervisorServiceImpl::SubmitSupervisor(grpc::ServerContext*, const v1::SubmitSupervisorRequest* request,
-                                       v1::SubmitSupervisorResponse*) {
-  if (auto spec = NormalizeSpec(request->spec()); !spec.ok()) return ToGrpcStatus(spec.status());
-  return NotYet("SubmitSupervisor");
+grpc::Status SupervisorServiceImpl::SubmitSupervisor(grpc::ServerContext*,
+                                                     const v1::SubmitSupervisorRequest* request,
+                                                     v1::SubmitSupervisorResponse* response) {
+  return Reply(manager_->Submit(request->spec()), response);
 }
 
-grpc::Status SupervisorServiceImpl::GetSupervisor(grpc::ServerContext*, const v1::SupervisorRef* request,
-                                       v1::SubmitSupervisorResponse*) {
-  if (absl::Status s = ValidateDatasource(request->datasource()); !s.ok()) return ToGrpcStatus(s);
-  return NotYet("GetSupervisor");
+grpc::Status SupervisorServiceImpl::GetSupervisor(grpc::ServerContext*,
+                                                  const v1::SupervisorRef* request,
+                                                  v1::SubmitSupervisorResponse* response) {
+  return Reply(manager_->Get(request->datasource()), response);
 }
 
-grpc::Status SupervisorServiceImpl::ListSupervisors(grpc::ServerContext*, const v1::ListSupervisorsRequest* request,
-                                       v1::ListSupervisorsResponse*) {
-  (void)request;
-  return NotYet("ListSupervisors");
+grpc::Status SupervisorServiceImpl::ListSupervisors(grpc::ServerContext*,
+                                                    const v1::ListSupervisorsRequest*,
+                                                    v1::ListSupervisorsResponse* response) {
+  return Reply(manager_->List(), response);
 }
 
-grpc::Status SupervisorServiceImpl::GetSupervisorHistory(grpc::ServerContext*, const v1::SupervisorRef* request,
-                                       v1::GetSupervisorHistoryResponse*) {
-  if (absl::Status s = ValidateDatasource(request->datasource()); !s.ok()) return ToGrpcStatus(s);
-  return NotYet("GetSupervisorHistory");
+grpc::Status SupervisorServiceImpl::GetSupervisorHistory(
+    grpc::ServerContext*, const v1::SupervisorRef* request,
+    v1::GetSupervisorHistoryResponse* response) {
+  return Reply(manager_->History(request->datasource()), response);
 }
 
-grpc::Status SupervisorServiceImpl::GetSupervisorStatus(grpc::ServerContext*, const v1::SupervisorRef* request,
-                                       v1::SupervisorStatus*) {
-  if (absl::Status s = ValidateDatasource(request->datasource()); !s.ok()) return ToGrpcStatus(s);
-  return NotYet("GetSupervisorStatus");
+grpc::Status SupervisorServiceImpl::GetSupervisorStatus(grpc::ServerContext*,
+                                                        const v1::SupervisorRef* request,
+                                                        v1::SupervisorStatus* response) {
+  return Reply(manager_->Status(request->datasource()), response);
 }
 
-grpc::Status SupervisorServiceImpl::SuspendSupervisor(grpc::ServerContext*, const v1::SupervisorRef* request,
-                                       v1::SupervisorSummary*) {
-  if (absl::Status s = ValidateDatasource(request->datasource()); !s.ok()) return ToGrpcStatus(s);
-  return NotYet("SuspendSupervisor");
+grpc::Status SupervisorServiceImpl::SuspendSupervisor(grpc::ServerContext*,
+                                                      const v1::SupervisorRef* request,
+                                                      v1::SupervisorSummary* response) {
+  return Reply(manager_->Suspend(request->datasource()), response);
 }
 
-grpc::Status SupervisorServiceImpl::ResumeSupervisor(grpc::ServerContext*, const v1::SupervisorRef* request,
-                                       v1::SupervisorSummary*) {
-  if (absl::Status s = ValidateDatasource(request->datasource()); !s.ok()) return ToGrpcStatus(s);
-  return NotYet("ResumeSupervisor");
+grpc::Status SupervisorServiceImpl::ResumeSupervisor(grpc::ServerContext*,
+                                                     const v1::SupervisorRef* request,
+                                                     v1::SupervisorSummary* response) {
+  return Reply(manager_->Resume(request->datasource()), response);
 }
 
-grpc::Status SupervisorServiceImpl::ResetSupervisor(grpc::ServerContext*, const v1::SupervisorRef* request,
-                                       v1::SupervisorSummary*) {
-  if (absl::Status s = ValidateDatasource(request->datasource()); !s.ok()) return ToGrpcStatus(s);
-  return NotYet("ResetSupervisor");
+grpc::Status SupervisorServiceImpl::ResetSupervisor(grpc::ServerContext*,
+                                                    const v1::SupervisorRef* request,
+                                                    v1::SupervisorSummary* response) {
+  return Reply(manager_->Reset(request->datasource()), response);
 }
 
-grpc::Status SupervisorServiceImpl::ResetOffsets(grpc::ServerContext*, const v1::ResetOffsetsRequest* request,
-                                       v1::SupervisorSummary*) {
-  if (absl::Status s = ValidateDatasource(request->datasource()); !s.ok()) return ToGrpcStatus(s);
-  return NotYet("ResetOffsets");
+grpc::Status SupervisorServiceImpl::ResetOffsets(grpc::ServerContext*,
+                                                 const v1::ResetOffsetsRequest* request,
+                                                 v1::SupervisorSummary* response) {
+  return Reply(manager_->ResetOffsets(*request), response);
 }
 
-grpc::Status SupervisorServiceImpl::TerminateSupervisor(grpc::ServerContext*, const v1::SupervisorRef* request,
-                                       v1::SupervisorSummary*) {
-  if (absl::Status s = ValidateDatasource(request->datasource()); !s.ok()) return ToGrpcStatus(s);
-  return NotYet("TerminateSupervisor");
+grpc::Status SupervisorServiceImpl::TerminateSupervisor(grpc::ServerContext*,
+                                                        const v1::SupervisorRef* request,
+                                                        v1::SupervisorSummary* response) {
+  return Reply(manager_->Terminate(request->datasource()), response);
 }
 
-grpc::Status SupervisorServiceImpl::ListSegments(grpc::ServerContext*, const v1::ListSegmentsRequest* request,
-                                       v1::ListSegmentsResponse*) {
-  if (absl::Status s = ValidateDatasource(request->datasource()); !s.ok()) return ToGrpcStatus(s);
-  return NotYet("ListSegments");
+grpc::Status SupervisorServiceImpl::ListSegments(grpc::ServerContext*,
+                                                 const v1::ListSegmentsRequest* request,
+                                                 v1::ListSegmentsResponse* response) {
+  return Reply(manager_->ListSegments(*request), response);
 }
 
-grpc::Status SupervisorServiceImpl::ListTasks(grpc::ServerContext*, const v1::ListSupervisorTasksRequest* request,
-                                       v1::ListSupervisorTasksResponse*) {
-  (void)request;
-  return NotYet("ListTasks");
+grpc::Status SupervisorServiceImpl::ListTasks(grpc::ServerContext*,
+                                              const v1::ListSupervisorTasksRequest* request,
+                                              v1::ListSupervisorTasksResponse* response) {
+  return Reply(manager_->ListTasks(*request), response);
 }
 
-grpc::Status SupervisorServiceImpl::ListWorkers(grpc::ServerContext*, const v1::ListWorkersRequest* request,
-                                       v1::ListWorkersResponse*) {
-  (void)request;
-  return NotYet("ListWorkers");
+grpc::Status SupervisorServiceImpl::ListWorkers(grpc::ServerContext*,
+                                                const v1::ListWorkersRequest*,
+                                                v1::ListWorkersResponse* response) {
+  *response = manager_->ListWorkers();
+  return grpc::Status::OK;
 }
 
-grpc::Status SupervisorServiceImpl::GetCommitLog(grpc::ServerContext*, const v1::SupervisorRef* request,
-                                       v1::GetCommitLogResponse*) {
-  if (absl::Status s = ValidateDatasource(request->datasource()); !s.ok()) return ToGrpcStatus(s);
-  return NotYet("GetCommitLog");
+grpc::Status SupervisorServiceImpl::GetCommitLog(grpc::ServerContext*,
+                                                 const v1::SupervisorRef* request,
+                                                 v1::GetCommitLogResponse* response) {
+  return Reply(manager_->CommitLog(request->datasource()), response);
 }
 
 }  // namespace sluice::supervisor

@@ -4,11 +4,15 @@
 #define SLUICE_SUPERVISOR_SUPERVISOR_SERVICE_H_
 
 #include "sluice/v1/supervisor_service.grpc.pb.h"
+#include "supervisor/supervisor_manager.h"
 
 namespace sluice::supervisor {
 
 class SupervisorServiceImpl final : public v1::SupervisorService::Service {
  public:
+  // `manager` must outlive the service.
+  explicit SupervisorServiceImpl(SupervisorManager* manager) : manager_(manager) {}
+
   grpc::Status CheckpointDataSourceMetadata(grpc::ServerContext*,
                                             const v1::CheckpointDataSourceMetadataRequest*,
                                             v1::CheckpointDataSourceMetadataResponse*) override;
@@ -59,6 +63,9 @@ class SupervisorServiceImpl final : public v1::SupervisorService::Service {
                            v1::ListWorkersResponse*) override;
   grpc::Status GetCommitLog(grpc::ServerContext*, const v1::SupervisorRef*,
                             v1::GetCommitLogResponse*) override;
+
+ private:
+  SupervisorManager* const manager_;
 };
 
 }  // namespace sluice::supervisor

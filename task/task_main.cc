@@ -51,19 +51,14 @@ int main(int argc, char** argv) {
   }
   // Outlives the gRPC server and the metrics endpoint (both point into it).
   sluice::metrics::Registry registry;
-  std::unique_ptr<sluice::metrics::MetricsHttpServer> metrics_http;
-  if (!FLAGS_metrics_listen.empty()) {
-    sluice::metrics::MetricsHttpServerOptions metrics_options;
-    metrics_options.listen = FLAGS_metrics_listen;
-    metrics_options.registry = &registry;
-    auto started = sluice::metrics::MetricsHttpServer::Start(std::move(metrics_options));
-    if (!started.ok()) {
-      LOG(ERROR) << "[worker] cannot serve metrics: " << started.status();
-      return 1;
-    }
-    metrics_http = std::move(*started);
-    LOG(INFO) << "[worker] metrics on " << FLAGS_metrics_listen << " (port " << metrics_http->port()
-              << ")";
+  auto metrics_http =
+      sluice::metrics::MetricsHttpServer::StartIfListening(FLAGS_metrics_listen, &registry);
+  if (!metrics_http.ok()) {
+    LOG(ERROR) << "[worker] cannot serve metrics: " << metrics_http.status();
+    return 1;
+  }
+  if (*metrics_http) {
+    LOG(INFO) << "[worker] metrics on port " << (*metrics_http)->port();
   }
 
   sluice::task::WorkerServerOptions options;

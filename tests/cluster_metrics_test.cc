@@ -2,21 +2,18 @@
 // own registry, served over HTTP; the test scrapes both endpoints over TCP
 // and finds the calls it made, by method and status code.
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
 #include <memory>
 #include <string>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "common/file_util.h"
 #include "common/metrics/http_get.h"
 #include "common/metrics/http_server.h"
 #include "common/metrics/registry.h"
 #include "sluice/v1/supervisor_service.grpc.pb.h"
-#include "supervisor/supervisor_server.h"
-#include "task/worker_server.h"
 #include "tests/grpc_introspection.h"
+#include "tests/in_process_cluster.h"
 
 namespace sluice {
 namespace {
@@ -24,42 +21,18 @@ namespace {
 class ClusterMetricsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/sluice_metrics_XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
     for (auto [registry, out] : {std::make_pair(&supervisor_metrics_, &supervisor_http_),
                                  std::make_pair(&worker_metrics_, &worker_http_)}) {
-      metrics::MetricsHttpServerOptions options;
-      options.listen = "127.0.0.1:0";
-      options.registry = registry;
-      auto http = metrics::MetricsHttpServer::Start(options);
+      auto http = metrics::MetricsHttpServer::StartIfListening("127.0.0.1:0", registry);
       ASSERT_TRUE(http.ok()) << http.status();
       *out = std::move(*http);
     }
-    supervisor::SupervisorServerOptions sopts;
-    sopts.listen_address = "127.0.0.1:0";
-    sopts.data_dir = dir_ + "/supervisor";
-    sopts.metrics = &supervisor_metrics_;
-    auto s = supervisor::SupervisorServer::Start(sopts);
-    ASSERT_TRUE(s.ok()) << s.status();
-    supervisor_ = std::move(*s);
-
-    task::WorkerServerOptions wopts;
-    wopts.listen_address = "127.0.0.1:0";
-    wopts.data_dir = dir_ + "/worker";
-    wopts.supervisor_address = supervisor_->address();
-    wopts.worker_id = "worker-0";
-    wopts.deep_storage_uri = "file://" + dir_ + "/deep";
-    wopts.metrics = &worker_metrics_;
-    auto w = task::WorkerServer::Start(wopts);
-    ASSERT_TRUE(w.ok()) << w.status();
-    worker_ = std::move(*w);
-  }
-
-  void TearDown() override {
-    worker_.reset();
-    supervisor_.reset();
-    ASSERT_TRUE(RemoveAll(dir_).ok());
+    testing::InProcessClusterOptions options;
+    options.supervisor_metrics = &supervisor_metrics_;
+    options.worker_metrics = &worker_metrics_;
+    auto cluster = testing::InProcessCluster::Start(options);
+    ASSERT_TRUE(cluster.ok()) << cluster.status();
+    cluster_ = std::move(*cluster);
   }
 
   static std::shared_ptr<grpc::Channel> Dial(const std::string& address) {
@@ -74,21 +47,20 @@ class ClusterMetricsTest : public ::testing::Test {
     return response->body;
   }
 
-  std::string dir_;
   metrics::Registry supervisor_metrics_, worker_metrics_;  // outlive the servers
   std::unique_ptr<metrics::MetricsHttpServer> supervisor_http_, worker_http_;
-  std::unique_ptr<supervisor::SupervisorServer> supervisor_;
-  std::unique_ptr<task::WorkerServer> worker_;
+  std::unique_ptr<testing::InProcessCluster> cluster_;
 };
 
 TEST_F(ClusterMetricsTest, ScrapesCountTheRpcsEachServerHandled) {
-  for (int i = 0; i < 3; ++i) ASSERT_TRUE(testing::CheckHealth(Dial(supervisor_->address())).ok());
-  ASSERT_TRUE(testing::CheckHealth(Dial(worker_->address())).ok());
-  auto unknown = testing::CheckHealth(Dial(worker_->address()), "no.such.Service");
+  for (int i = 0; i < 3; ++i)
+    ASSERT_TRUE(testing::CheckHealth(Dial(cluster_->supervisor().address())).ok());
+  ASSERT_TRUE(testing::CheckHealth(Dial(cluster_->worker().address())).ok());
+  auto unknown = testing::CheckHealth(Dial(cluster_->worker().address()), "no.such.Service");
   ASSERT_EQ(unknown.status().code(), absl::StatusCode::kNotFound) << unknown.status();
 
   // One SupervisorService call; whatever it answers is what must be counted.
-  auto stub = v1::SupervisorService::NewStub(Dial(supervisor_->address()));
+  auto stub = v1::SupervisorService::NewStub(Dial(cluster_->supervisor().address()));
   grpc::ClientContext ctx;
   v1::ListSupervisorsRequest request;
   v1::ListSupervisorsResponse response;
@@ -97,28 +69,26 @@ TEST_F(ClusterMetricsTest, ScrapesCountTheRpcsEachServerHandled) {
       absl::StatusCodeToString(static_cast<absl::StatusCode>(status.error_code()));
 
   const std::string supervisor_text = Scrape(*supervisor_http_);
-  EXPECT_TRUE(absl::StrContains(
-      supervisor_text,
-      "sluice_grpc_server_handled_total{grpc_code=\"OK\",grpc_method=\"Check\","
-      "grpc_service=\"grpc.health.v1.Health\"} 3\n"))
+  EXPECT_TRUE(
+      absl::StrContains(supervisor_text,
+                        "sluice_grpc_server_handled_total{grpc_code=\"OK\",grpc_method=\"Check\","
+                        "grpc_service=\"grpc.health.v1.Health\"} 3\n"))
       << supervisor_text;
-  EXPECT_TRUE(absl::StrContains(
-      supervisor_text,
-      absl::StrCat("sluice_grpc_server_handled_total{grpc_code=\"", code,
-                   "\",grpc_method=\"ListSupervisors\","
-                   "grpc_service=\"sluice.v1.SupervisorService\"} 1\n")))
+  EXPECT_TRUE(absl::StrContains(supervisor_text,
+                                absl::StrCat("sluice_grpc_server_handled_total{grpc_code=\"", code,
+                                             "\",grpc_method=\"ListSupervisors\","
+                                             "grpc_service=\"sluice.v1.SupervisorService\"} 1\n")))
       << supervisor_text;
-  EXPECT_TRUE(absl::StrContains(
-      supervisor_text,
-      "sluice_grpc_server_handling_seconds_count{grpc_method=\"Check\","
-      "grpc_service=\"grpc.health.v1.Health\"} 3\n"))
+  EXPECT_TRUE(absl::StrContains(supervisor_text,
+                                "sluice_grpc_server_handling_seconds_count{grpc_method=\"Check\","
+                                "grpc_service=\"grpc.health.v1.Health\"} 3\n"))
       << supervisor_text;
 
   const std::string worker_text = Scrape(*worker_http_);
-  EXPECT_TRUE(absl::StrContains(
-      worker_text,
-      "sluice_grpc_server_handled_total{grpc_code=\"OK\",grpc_method=\"Check\","
-      "grpc_service=\"grpc.health.v1.Health\"} 1\n"))
+  EXPECT_TRUE(
+      absl::StrContains(worker_text,
+                        "sluice_grpc_server_handled_total{grpc_code=\"OK\",grpc_method=\"Check\","
+                        "grpc_service=\"grpc.health.v1.Health\"} 1\n"))
       << worker_text;
   EXPECT_TRUE(absl::StrContains(
       worker_text,

@@ -97,8 +97,9 @@ TEST(DevBrokerProcessTest, NothingLostOrDuplicatedThroughTheBinary) {
   auto producer = kafka::Producer::Create(broker->Props());
   ASSERT_TRUE(producer.ok()) << producer.status();
   for (int i = 0; i < kRecords; ++i) {
-    ASSERT_TRUE((*producer)->Produce("wiki", kafka::Producer::kAnyPartition,
-                                     absl::StrCat("{\"n\":", i, "}"), absl::StrCat("key", i))
+    ASSERT_TRUE((*producer)
+                    ->Produce("wiki", kafka::Producer::kAnyPartition,
+                              absl::StrCat("{\"n\":", i, "}"), absl::StrCat("key", i))
                     .ok());
   }
   ASSERT_TRUE((*producer)->Flush(absl::Seconds(30)).ok());
@@ -145,8 +146,8 @@ TEST(DevBrokerProcessTest, RetentionCapIsLifted) {
   auto broker = DevBrokerProcess::Start({"--topic=big:1"});
   ASSERT_NE(broker, nullptr);
   EXPECT_THAT(broker->Command("status"), HasSubstr("big:1:uncapped"));
-  auto producer = kafka::Producer::Create(
-      {{"bootstrap.servers", broker->bootstrap()}, {"linger.ms", "20"}});
+  auto producer =
+      kafka::Producer::Create({{"bootstrap.servers", broker->bootstrap()}, {"linger.ms", "20"}});
   ASSERT_TRUE(producer.ok());
   constexpr int kRecords = 6500;  // 6.3 MiB of 1 KiB values.
   for (int i = 0; i < kRecords; ++i) {
@@ -204,8 +205,7 @@ TEST(DevBrokerProcessTest, FixedPortsAndFifoControl) {
                                          absl::StrCat("--base_port=", *base),
                                          "--control_fifo=" + fifo, "--control_stdin=false"});
   ASSERT_NE(broker, nullptr);
-  EXPECT_EQ(broker->bootstrap(),
-            absl::StrCat("127.0.0.1:", *base, ",127.0.0.1:", *base + 1));
+  EXPECT_EQ(broker->bootstrap(), absl::StrCat("127.0.0.1:", *base, ",127.0.0.1:", *base + 1));
   ASSERT_TRUE(testing::WaitForPort(*base + 1, absl::Seconds(5), &broker->process()).ok());
   {
     // Commands through the FIFO, replies on stdout.
@@ -214,7 +214,8 @@ TEST(DevBrokerProcessTest, FixedPortsAndFifoControl) {
     fputs("create c 3\nstatus\n", f);
     fclose(f);
   }
-  EXPECT_EQ(*broker->process().ReadStdoutLine(absl::Seconds(10)), "ok created c with 3 partition(s)");
+  EXPECT_EQ(*broker->process().ReadStdoutLine(absl::Seconds(10)),
+            "ok created c with 3 partition(s)");
   EXPECT_THAT(*broker->process().ReadStdoutLine(absl::Seconds(10)),
               HasSubstr("topics=a:1:uncapped,b:2:uncapped,c:3:uncapped"));
   auto metadata = kafka::MetadataClient::Create(broker->Props());
@@ -293,7 +294,7 @@ TEST(DevBrokerProcessTest, KcatProducesAndConsumes) {
   SubprocessOptions consume;
   consume.binary = *kcat;
   consume.args = {"-b", broker->bootstrap(), "-C", "-t", "wiki", "-p", "1",
-                  "-o", "beginning", "-e", "-q"};
+                  "-o", "beginning",         "-e", "-q"};
   auto consumer = Subprocess::Start(consume);
   ASSERT_TRUE(consumer.ok());
   auto consumed = (*consumer)->Wait(absl::Seconds(30));

@@ -44,9 +44,8 @@ absl::StatusOr<std::vector<int32_t>> MetadataClient::ListPartitions(absl::string
     return KafkaErrorToStatus(rd_kafka_last_error(), context);
   }
   const rd_kafka_metadata_t* raw = nullptr;
-  const rd_kafka_resp_err_t err =
-      rd_kafka_metadata(rk_.get(), /*all_topics=*/0, rkt.get(), &raw,
-                        RemainingMs(absl::Now() + timeout));
+  const rd_kafka_resp_err_t err = rd_kafka_metadata(rk_.get(), /*all_topics=*/0, rkt.get(), &raw,
+                                                    RemainingMs(absl::Now() + timeout));
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) return KafkaErrorToStatus(err, context);
   MetadataPtr metadata(raw);
   for (int i = 0; i < metadata->topic_cnt; ++i) {
@@ -104,8 +103,8 @@ absl::StatusOr<std::map<int32_t, Watermarks>> MetadataClient::QueryWatermarks(
     for (int i = 0; i < list->cnt; ++i) {
       const rd_kafka_topic_partition_t& tp = list->elems[i];
       if (tp.offset < 0) {
-        return absl::UnavailableError(absl::StrCat(context, "[", tp.partition,
-                                                   "]: the broker answered offset ", tp.offset));
+        return absl::UnavailableError(
+            absl::StrCat(context, "[", tp.partition, "]: the broker answered offset ", tp.offset));
       }
       Watermarks& marks = result[tp.partition];
       (which == RD_KAFKA_OFFSET_BEGINNING ? marks.earliest : marks.latest) = tp.offset;

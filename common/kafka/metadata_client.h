@@ -51,8 +51,7 @@ class MetadataClient {
   // `properties` are consumer properties (at least "bootstrap.servers"); the
   // client never creates topics ("allow.auto.create.topics" is forced false)
   // and never joins a group. INVALID_ARGUMENT for bad properties.
-  static absl::StatusOr<std::unique_ptr<MetadataClient>> Create(
-      const KafkaProperties& properties);
+  static absl::StatusOr<std::unique_ptr<MetadataClient>> Create(const KafkaProperties& properties);
 
   MetadataClient(const MetadataClient&) = delete;
   MetadataClient& operator=(const MetadataClient&) = delete;
@@ -68,8 +67,7 @@ class MetadataClient {
   // for an unknown topic or partition (naming it); UNAVAILABLE when a leader
   // is down or time runs out.
   absl::StatusOr<std::map<int32_t, Watermarks>> QueryWatermarks(
-      absl::string_view topic, const std::vector<int32_t>& partitions,
-      absl::Duration timeout);
+      absl::string_view topic, const std::vector<int32_t>& partitions, absl::Duration timeout);
 
   // ListPartitions + QueryWatermarks for all of them, sharing `timeout`.
   absl::StatusOr<std::map<int32_t, Watermarks>> QueryAllWatermarks(absl::string_view topic,

@@ -53,16 +53,14 @@ TEST_F(MetadataClientTest, UnknownTopicAnswerIsNotFound) {
   // librdkafka's mock only speaks Metadata v0-v2, which auto-creates unknown
   // topics; a real broker answers UNKNOWN_TOPIC_OR_PART. Make the mock answer
   // that way for this topic.
-  rd_kafka_mock_topic_set_error(cluster_->get(), "gone",
-                                RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART);
+  rd_kafka_mock_topic_set_error(cluster_->get(), "gone", RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART);
   auto partitions = client_->ListPartitions("gone", absl::Seconds(10));
   ASSERT_EQ(partitions.status().code(), absl::StatusCode::kNotFound) << partitions.status();
   EXPECT_THAT(partitions.status().message(), HasSubstr("\"gone\""));
 }
 
 TEST_F(MetadataClientTest, LeaderNotAvailableIsUnavailable) {
-  rd_kafka_mock_topic_set_error(cluster_->get(), "wiki",
-                                RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE);
+  rd_kafka_mock_topic_set_error(cluster_->get(), "wiki", RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE);
   auto partitions = client_->ListPartitions("wiki", absl::Seconds(10));
   EXPECT_EQ(partitions.status().code(), absl::StatusCode::kUnavailable) << partitions.status();
 }

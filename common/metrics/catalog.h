@@ -66,12 +66,12 @@ inline constexpr MetricDef kSupervisorPartitionLag{
     "sluice_supervisor_partition_lag", MetricType::kGauge,
     "Records between the partition's latest Kafka offset and the furthest offset its tasks read.",
     "datasource,partition"};
-inline constexpr MetricDef kSupervisorTasks{
-    "sluice_supervisor_tasks", MetricType::kGauge,
-    "Tasks the supervisor tracks, by datasource and state.", "datasource,state"};
-inline constexpr MetricDef kSupervisorWorkers{
-    "sluice_supervisor_workers", MetricType::kGauge,
-    "Registered task workers by state (alive, lost).", "state"};
+inline constexpr MetricDef kSupervisorTasks{"sluice_supervisor_tasks", MetricType::kGauge,
+                                            "Tasks the supervisor tracks, by datasource and state.",
+                                            "datasource,state"};
+inline constexpr MetricDef kSupervisorWorkers{"sluice_supervisor_workers", MetricType::kGauge,
+                                              "Registered task workers by state (alive, lost).",
+                                              "state"};
 inline constexpr MetricDef kSupervisorCheckpoints{
     "sluice_supervisor_checkpoints_total", MetricType::kCounter,
     "Checkpoints recorded in the metadata store.", "datasource"};
@@ -103,14 +103,29 @@ inline constexpr MetricDef kGrpcServerHandlingSeconds{
 
 // All of the above, for documentation checks and listings.
 inline constexpr const MetricDef* kCatalog[] = {
-    &kTaskRowsProcessed,       &kTaskRowsUnparseable,    &kTaskRowsThrownAway,
-    &kTaskPersists,            &kTaskPersistSeconds,     &kTaskCheckpoints,
-    &kTaskCheckpointSeconds,   &kTaskSegmentsPushed,     &kTaskSegmentsPublished,
-    &kTaskPublishSeconds,      &kTaskHandoffSeconds,     &kTaskHandoffTimeouts,
-    &kTaskTasks,               &kSupervisorPartitionLag, &kSupervisorTasks,
-    &kSupervisorWorkers,       &kSupervisorCheckpoints,  &kSupervisorCheckpointSeconds,
-    &kSupervisorPublishes,     &kSupervisorSegmentsPublished, &kSupervisorHandoffSeconds,
-    &kGrpcServerHandled,       &kGrpcServerHandlingSeconds,
+    &kTaskRowsProcessed,
+    &kTaskRowsUnparseable,
+    &kTaskRowsThrownAway,
+    &kTaskPersists,
+    &kTaskPersistSeconds,
+    &kTaskCheckpoints,
+    &kTaskCheckpointSeconds,
+    &kTaskSegmentsPushed,
+    &kTaskSegmentsPublished,
+    &kTaskPublishSeconds,
+    &kTaskHandoffSeconds,
+    &kTaskHandoffTimeouts,
+    &kTaskTasks,
+    &kSupervisorPartitionLag,
+    &kSupervisorTasks,
+    &kSupervisorWorkers,
+    &kSupervisorCheckpoints,
+    &kSupervisorCheckpointSeconds,
+    &kSupervisorPublishes,
+    &kSupervisorSegmentsPublished,
+    &kSupervisorHandoffSeconds,
+    &kGrpcServerHandled,
+    &kGrpcServerHandlingSeconds,
 };
 
 }  // namespace metrics

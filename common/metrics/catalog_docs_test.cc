@@ -24,9 +24,8 @@ struct DocRow {
 
 // Rows "| `name` | type | `a`, `b` | meaning |" of the metrics table.
 std::map<std::string, DocRow> ReadDocTable() {
-  std::string path =
-      std::string(std::getenv("TEST_SRCDIR")) + "/" + std::getenv("TEST_WORKSPACE") +
-      "/docs/operations.md";
+  std::string path = std::string(std::getenv("TEST_SRCDIR")) + "/" + std::getenv("TEST_WORKSPACE") +
+                     "/docs/operations.md";
   std::ifstream in(path);
   EXPECT_TRUE(in.good()) << path;
   std::map<std::string, DocRow> rows;
@@ -65,12 +64,11 @@ TEST(CatalogDocs, OperationsGuideListsEveryMetric) {
     }
     EXPECT_EQ(it->second.type, MetricTypeName(def->type)) << def->name;
     std::vector<std::string> labels = absl::StrSplit(def->label_names, ',', absl::SkipEmpty());
-    EXPECT_EQ(it->second.labels, std::set<std::string>(labels.begin(), labels.end()))
-        << def->name;
+    EXPECT_EQ(it->second.labels, std::set<std::string>(labels.begin(), labels.end())) << def->name;
   }
   for (const auto& [name, row] : rows) {
-    EXPECT_TRUE(catalog.count(name)) << "docs/operations.md lists " << name
-                                     << ", which catalog.h does not define";
+    EXPECT_TRUE(catalog.count(name))
+        << "docs/operations.md lists " << name << ", which catalog.h does not define";
   }
 }
 

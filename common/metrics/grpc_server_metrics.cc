@@ -63,8 +63,7 @@ class MetricsInterceptor : public grpc::experimental::Interceptor {
   bool recorded_ = false;
 };
 
-class MetricsInterceptorFactory
-    : public grpc::experimental::ServerInterceptorFactoryInterface {
+class MetricsInterceptorFactory : public grpc::experimental::ServerInterceptorFactoryInterface {
  public:
   explicit MetricsInterceptorFactory(Registry* registry) : registry_(registry) {}
 
@@ -79,8 +78,8 @@ class MetricsInterceptorFactory
 
 }  // namespace
 
-std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>
-NewGrpcServerMetricsFactory(Registry* registry) {
+std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface> NewGrpcServerMetricsFactory(
+    Registry* registry) {
   return std::make_unique<MetricsInterceptorFactory>(registry);
 }
 

@@ -14,9 +14,9 @@
 #ifndef SLUICE_COMMON_METRICS_GRPC_SERVER_METRICS_H_
 #define SLUICE_COMMON_METRICS_GRPC_SERVER_METRICS_H_
 
-#include <memory>
-
 #include <grpcpp/support/server_interceptor.h>
+
+#include <memory>
 
 #include "common/metrics/registry.h"
 
@@ -24,8 +24,8 @@ namespace sluice {
 namespace metrics {
 
 // `registry` must outlive the server.
-std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>
-NewGrpcServerMetricsFactory(Registry* registry);
+std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface> NewGrpcServerMetricsFactory(
+    Registry* registry);
 
 }  // namespace metrics
 }  // namespace sluice

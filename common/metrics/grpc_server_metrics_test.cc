@@ -1,8 +1,8 @@
 // RPCs through a real gRPC server on loopback are counted by method and code.
 #include "common/metrics/grpc_server_metrics.h"
 
-#include <gtest/gtest.h>
 #include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
 
 #include <string>
 
@@ -38,8 +38,8 @@ TEST(GrpcServerMetrics, CountsRpcsByMethodAndCode) {
   ASSERT_NE(server, nullptr);
   ASSERT_GT(port, 0);
 
-  auto channel = grpc::CreateChannel("127.0.0.1:" + std::to_string(port),
-                                     grpc::InsecureChannelCredentials());
+  auto channel =
+      grpc::CreateChannel("127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials());
   auto stub = grpc::health::v1::Health::NewStub(channel);
   for (int i = 0; i < 2; ++i) {
     grpc::ClientContext ctx;
@@ -55,18 +55,18 @@ TEST(GrpcServerMetrics, CountsRpcsByMethodAndCode) {
     EXPECT_EQ(stub->Check(&ctx, req, &resp).error_code(), grpc::StatusCode::NOT_FOUND);
   }
 
-  Counter* ok = registry.GetCounter(kGrpcServerHandled, {{"grpc_service", "grpc.health.v1.Health"},
-                                                         {"grpc_method", "Check"},
-                                                         {"grpc_code", "OK"}});
-  Counter* not_found = registry.GetCounter(kGrpcServerHandled,
-                                           {{"grpc_service", "grpc.health.v1.Health"},
-                                            {"grpc_method", "Check"},
-                                            {"grpc_code", "NOT_FOUND"}});
+  Counter* ok = registry.GetCounter(
+      kGrpcServerHandled,
+      {{"grpc_service", "grpc.health.v1.Health"}, {"grpc_method", "Check"}, {"grpc_code", "OK"}});
+  Counter* not_found =
+      registry.GetCounter(kGrpcServerHandled, {{"grpc_service", "grpc.health.v1.Health"},
+                                               {"grpc_method", "Check"},
+                                               {"grpc_code", "NOT_FOUND"}});
   EXPECT_EQ(ok->Value(), 2u);
   EXPECT_EQ(not_found->Value(), 1u);
-  Histogram* seconds = registry.GetHistogram(
-      kGrpcServerHandlingSeconds,
-      {{"grpc_service", "grpc.health.v1.Health"}, {"grpc_method", "Check"}});
+  Histogram* seconds =
+      registry.GetHistogram(kGrpcServerHandlingSeconds,
+                            {{"grpc_service", "grpc.health.v1.Health"}, {"grpc_method", "Check"}});
   EXPECT_EQ(seconds->Read().count, 3u);
   std::string text = registry.Render();
   EXPECT_TRUE(absl::StrContains(

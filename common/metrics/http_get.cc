@@ -28,7 +28,8 @@ absl::StatusOr<HttpGetResponse> HttpGet(int port, const std::string& path) {
   std::string reply;
   absl::Status status;
   if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      send(fd, request.data(), request.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(request.size())) {
+      send(fd, request.data(), request.size(), MSG_NOSIGNAL) !=
+          static_cast<ssize_t>(request.size())) {
     status = absl::UnavailableError(absl::StrCat("127.0.0.1:", port, ": ", strerror(errno)));
   } else {
     char buf[8192];

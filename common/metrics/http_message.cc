@@ -160,12 +160,11 @@ const char* HttpReason(int status) {
   return "Unknown";
 }
 
-std::string FormatHttpResponse(int status, absl::string_view content_type,
-                               absl::string_view body, bool close, bool head_only,
-                               absl::string_view extra_headers) {
-  std::string out = absl::StrCat("HTTP/1.1 ", status, " ", HttpReason(status),
-                                 "\r\nContent-Type: ", content_type,
-                                 "\r\nContent-Length: ", body.size(), "\r\n", extra_headers);
+std::string FormatHttpResponse(int status, absl::string_view content_type, absl::string_view body,
+                               bool close, bool head_only, absl::string_view extra_headers) {
+  std::string out =
+      absl::StrCat("HTTP/1.1 ", status, " ", HttpReason(status), "\r\nContent-Type: ", content_type,
+                   "\r\nContent-Length: ", body.size(), "\r\n", extra_headers);
   if (close) out += "Connection: close\r\n";
   out += "\r\n";
   if (!head_only) absl::StrAppend(&out, body);

@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <glog/logging.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -13,8 +14,6 @@
 #include <cstring>
 #include <utility>
 #include <vector>
-
-#include <glog/logging.h>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -75,8 +74,8 @@ absl::StatusOr<int> Listen(absl::string_view listen, int* port) {
   addrinfo* addrs = nullptr;
   int gai = getaddrinfo(host.empty() ? nullptr : host.c_str(), service.c_str(), &hints, &addrs);
   if (gai != 0) {
-    return absl::InvalidArgumentError(absl::StrCat("metrics listen address \"", listen,
-                                                   "\": ", gai_strerror(gai)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("metrics listen address \"", listen, "\": ", gai_strerror(gai)));
   }
   absl::Status last = absl::UnavailableError(
       absl::StrCat("metrics listen address \"", listen, "\" resolved to nothing"));
@@ -93,8 +92,8 @@ absl::StatusOr<int> Listen(absl::string_view listen, int* port) {
       setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));  // dual stack
     }
     if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && ::listen(fd, 128) == 0) break;
-    last = absl::UnavailableError(absl::StrCat("cannot listen for metrics on \"", listen,
-                                               "\": ", strerror(errno)));
+    last = absl::UnavailableError(
+        absl::StrCat("cannot listen for metrics on \"", listen, "\": ", strerror(errno)));
     close(fd);
     fd = -1;
   }
@@ -113,8 +112,8 @@ absl::StatusOr<int> Listen(absl::string_view listen, int* port) {
 // One client connection, owned by the serving thread.
 struct MetricsHttpServer::Connection {
   int fd = -1;
-  std::string in;          // received, not yet answered
-  std::string out;         // response being sent
+  std::string in;   // received, not yet answered
+  std::string out;  // response being sent
   size_t out_sent = 0;
   bool close_after_write = false;
   bool closed = false;
@@ -143,6 +142,15 @@ absl::StatusOr<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Start(
   }
   return std::unique_ptr<MetricsHttpServer>(
       new MetricsHttpServer(std::move(options), *fd, port, wake[0], wake[1]));
+}
+
+absl::StatusOr<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::StartIfListening(
+    const std::string& listen, Registry* registry) {
+  if (listen.empty()) return std::unique_ptr<MetricsHttpServer>();
+  MetricsHttpServerOptions options;
+  options.listen = listen;
+  options.registry = registry;
+  return Start(std::move(options));
 }
 
 MetricsHttpServer::MetricsHttpServer(MetricsHttpServerOptions options, int listen_fd, int port,
@@ -275,8 +283,8 @@ void MetricsHttpServer::Read(Connection* conn) {
 
 void MetricsHttpServer::Write(Connection* conn) {
   while (conn->out_sent < conn->out.size()) {
-    ssize_t n = send(conn->fd, conn->out.data() + conn->out_sent,
-                     conn->out.size() - conn->out_sent, MSG_NOSIGNAL);
+    ssize_t n = send(conn->fd, conn->out.data() + conn->out_sent, conn->out.size() - conn->out_sent,
+                     MSG_NOSIGNAL);
     if (n > 0) {
       conn->out_sent += n;
       conn->last_active = absl::Now();
@@ -327,24 +335,23 @@ std::string MetricsHttpServer::Route(const HttpRequest& request, bool* close) {
   const bool head = request.method == "HEAD";
   const bool get_or_head = head || request.method == "GET";
   // HTTP/1.0 clients that asked for keep-alive are told it is on.
-  std::string extra =
-      request.minor_version == 0 && !*close ? "Connection: keep-alive\r\n" : "";
+  std::string extra = request.minor_version == 0 && !*close ? "Connection: keep-alive\r\n" : "";
   if (request.path == "/metrics" || request.path == "/healthz") {
     if (!get_or_head) {
       return FormatHttpResponse(405, kTextContentType, "use GET or HEAD\n", *close, false,
                                 extra + "Allow: GET, HEAD\r\n");
     }
     if (request.path == "/metrics") {
-      return FormatHttpResponse(200, kMetricsContentType, options_.registry->Render(), *close,
-                                head, extra);
+      return FormatHttpResponse(200, kMetricsContentType, options_.registry->Render(), *close, head,
+                                extra);
     }
     absl::Status health = options_.health ? options_.health() : absl::OkStatus();
     if (health.ok()) return FormatHttpResponse(200, kTextContentType, "ok\n", *close, head, extra);
-    return FormatHttpResponse(503, kTextContentType, absl::StrCat(health.ToString(), "\n"),
-                              *close, head, extra);
+    return FormatHttpResponse(503, kTextContentType, absl::StrCat(health.ToString(), "\n"), *close,
+                              head, extra);
   }
-  return FormatHttpResponse(404, kTextContentType, "not found: use /metrics or /healthz\n",
-                            *close, head, extra);
+  return FormatHttpResponse(404, kTextContentType, "not found: use /metrics or /healthz\n", *close,
+                            head, extra);
 }
 
 }  // namespace metrics

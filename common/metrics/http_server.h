@@ -54,8 +54,12 @@ class MetricsHttpServer {
  public:
   // Binds and starts serving. INVALID_ARGUMENT for a malformed address or
   // options, UNAVAILABLE when the address cannot be bound (e.g. in use).
-  static absl::StatusOr<std::unique_ptr<MetricsHttpServer>> Start(
-      MetricsHttpServerOptions options);
+  static absl::StatusOr<std::unique_ptr<MetricsHttpServer>> Start(MetricsHttpServerOptions options);
+
+  // For mains: null when `listen` is empty (metrics off), else
+  // Start({.listen = listen, .registry = registry}).
+  static absl::StatusOr<std::unique_ptr<MetricsHttpServer>> StartIfListening(
+      const std::string& listen, Registry* registry);
 
   MetricsHttpServer(const MetricsHttpServer&) = delete;
   MetricsHttpServer& operator=(const MetricsHttpServer&) = delete;
@@ -84,7 +88,7 @@ class MetricsHttpServer {
   const MetricsHttpServerOptions options_;
   const int listen_fd_;
   const int port_;
-  const int wake_read_;   // poll()ed; Shutdown writes to wake_write_
+  const int wake_read_;  // poll()ed; Shutdown writes to wake_write_
   const int wake_write_;
   std::atomic<bool> stopping_{false};
   std::thread thread_;

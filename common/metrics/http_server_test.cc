@@ -2,11 +2,10 @@
 #include "common/metrics/http_server.h"
 
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <map>
 #include <string>
@@ -285,8 +284,8 @@ TEST_F(MetricsHttpServerTest, ShutdownWithOpenConnections) {
 
 TEST(MetricsHttpServerStart, BadOptions) {
   Registry registry;
-  for (const char* listen : {"", "nocolon", "host:", "host:x", "host:70000", "[::1]9090",
-                             "a:b:c"}) {
+  for (const char* listen :
+       {"", "nocolon", "host:", "host:x", "host:70000", "[::1]9090", "a:b:c"}) {
     auto server = MetricsHttpServer::Start({.listen = listen, .registry = &registry});
     EXPECT_EQ(server.status().code(), absl::StatusCode::kInvalidArgument) << listen;
     EXPECT_TRUE(absl::StrContains(server.status().message(), "metrics listen address"))
@@ -294,6 +293,19 @@ TEST(MetricsHttpServerStart, BadOptions) {
   }
   auto no_registry = MetricsHttpServer::Start({.listen = "127.0.0.1:0"});
   EXPECT_EQ(no_registry.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(MetricsHttpServerStart, StartIfListening) {
+  Registry registry;
+  auto off = MetricsHttpServer::StartIfListening("", &registry);
+  ASSERT_TRUE(off.ok()) << off.status();
+  EXPECT_EQ(*off, nullptr);
+  auto on = MetricsHttpServer::StartIfListening("127.0.0.1:0", &registry);
+  ASSERT_TRUE(on.ok()) << on.status();
+  ASSERT_NE(*on, nullptr);
+  EXPECT_GT((*on)->port(), 0);
+  EXPECT_EQ(MetricsHttpServer::StartIfListening("bad", &registry).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST(MetricsHttpServerStart, PortInUse) {

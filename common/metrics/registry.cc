@@ -1,10 +1,10 @@
 #include "common/metrics/registry.h"
 
+#include <glog/logging.h>
+
 #include <algorithm>
 #include <cmath>
 #include <utility>
-
-#include <glog/logging.h>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -40,8 +40,7 @@ void AtomicAdd(std::atomic<double>& target, double delta) {
 void Gauge::Add(double delta) { AtomicAdd(value_, delta); }
 
 Histogram::Histogram(absl::Span<const double> bounds)
-    : bounds_(bounds.begin(), bounds.end()),
-      counts_(new std::atomic<uint64_t>[bounds.size() + 1]) {
+    : bounds_(bounds.begin(), bounds.end()), counts_(new std::atomic<uint64_t>[bounds.size() + 1]) {
   for (size_t i = 0; i < bounds_.size(); ++i) {
     CHECK(std::isfinite(bounds_[i])) << "histogram bucket bounds must be finite";
     CHECK(i == 0 || bounds_[i - 1] < bounds_[i])
@@ -164,8 +163,8 @@ Registry::Series* Registry::GetSeries(absl::string_view name, absl::string_view 
   CHECK(family->type == type) << "metric " << name << " is a " << MetricTypeName(family->type)
                               << ", not a " << MetricTypeName(type);
   if (type == MetricType::kHistogram) {
-    CHECK(std::equal(family->buckets.begin(), family->buckets.end(), buckets.begin(),
-                     buckets.end()))
+    CHECK(
+        std::equal(family->buckets.begin(), family->buckets.end(), buckets.begin(), buckets.end()))
         << "histogram " << name << " was registered with other buckets";
   }
   std::unique_ptr<Series>& series = family->series[key];
@@ -220,8 +219,7 @@ Histogram* Registry::GetHistogram(const MetricDef& def, const Labels& labels) {
 }
 
 std::unique_ptr<Registry::CallbackHandle> Registry::AddGaugeCallback(
-    absl::string_view name, absl::string_view help,
-    std::function<std::vector<GaugeSample>()> fn) {
+    absl::string_view name, absl::string_view help, std::function<std::vector<GaugeSample>()> fn) {
   CHECK(IsValidMetricName(name)) << "invalid metric name \"" << name << "\"";
   CHECK(fn != nullptr) << "gauge callback " << name << " has no function";
   auto family = std::make_shared<CallbackFamily>();
@@ -232,9 +230,8 @@ std::unique_ptr<Registry::CallbackHandle> Registry::AddGaugeCallback(
     family->fn = std::move(fn);
   }
   absl::MutexLock lock(&mu_);
-  CHECK(families_.count(family->name) == 0)
-      << "metric " << name << " is already registered as a " << MetricTypeName(
-             families_.at(family->name)->type);
+  CHECK(families_.count(family->name) == 0) << "metric " << name << " is already registered as a "
+                                            << MetricTypeName(families_.at(family->name)->type);
   CHECK(callbacks_.emplace(family->name, family).second)
       << "metric " << name << " already has a gauge callback";
   return std::unique_ptr<CallbackHandle>(new CallbackHandle(this, family->name, family));

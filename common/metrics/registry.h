@@ -58,8 +58,7 @@ const char* MetricTypeName(MetricType type);
 
 // Upper bounds (seconds) for latencies from a millisecond to ten minutes.
 inline constexpr double kLatencySecondsBuckets[] = {
-    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
-    0.5,   1,      2.5,   5,    10,    30,   60,  120, 300, 600};
+    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600};
 
 // A metric the project exports, declared once (see catalog.h).
 struct MetricDef {
@@ -149,14 +148,14 @@ class Registry {
 
   // The series of `name` with `labels` (order does not matter), created on
   // first use. `help` is taken from the first call.
-  Counter* GetCounter(absl::string_view name, absl::string_view help,
-                      const Labels& labels = {}) ABSL_LOCKS_EXCLUDED(mu_);
-  Gauge* GetGauge(absl::string_view name, absl::string_view help,
-                  const Labels& labels = {}) ABSL_LOCKS_EXCLUDED(mu_);
+  Counter* GetCounter(absl::string_view name, absl::string_view help, const Labels& labels = {})
+      ABSL_LOCKS_EXCLUDED(mu_);
+  Gauge* GetGauge(absl::string_view name, absl::string_view help, const Labels& labels = {})
+      ABSL_LOCKS_EXCLUDED(mu_);
   // Every series of one histogram must use the same buckets.
   Histogram* GetHistogram(absl::string_view name, absl::string_view help,
-                          absl::Span<const double> buckets,
-                          const Labels& labels = {}) ABSL_LOCKS_EXCLUDED(mu_);
+                          absl::Span<const double> buckets, const Labels& labels = {})
+      ABSL_LOCKS_EXCLUDED(mu_);
 
   // The same for a catalog definition; `labels` must carry exactly the
   // definition's label names.
@@ -170,11 +169,11 @@ class Registry {
   // it must be thread-safe. The family disappears when the returned handle is
   // destroyed; the destructor waits for a running `fn` to return.
   class CallbackHandle;
-  std::unique_ptr<CallbackHandle> AddGaugeCallback(
-      absl::string_view name, absl::string_view help,
-      std::function<std::vector<GaugeSample>()> fn) ABSL_LOCKS_EXCLUDED(mu_);
-  std::unique_ptr<CallbackHandle> AddGaugeCallback(
-      const MetricDef& def, std::function<std::vector<GaugeSample>()> fn);
+  std::unique_ptr<CallbackHandle> AddGaugeCallback(absl::string_view name, absl::string_view help,
+                                                   std::function<std::vector<GaugeSample>()> fn)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  std::unique_ptr<CallbackHandle> AddGaugeCallback(const MetricDef& def,
+                                                   std::function<std::vector<GaugeSample>()> fn);
 
   // Every family, sorted by name, in the text format 0.0.4.
   std::string Render() const ABSL_LOCKS_EXCLUDED(mu_);
@@ -184,9 +183,9 @@ class Registry {
   struct Family;
   struct CallbackFamily;
 
-  Series* GetSeries(absl::string_view name, absl::string_view help,
-                    MetricType type, absl::Span<const double> buckets,
-                    const Labels& labels) ABSL_LOCKS_EXCLUDED(mu_);
+  Series* GetSeries(absl::string_view name, absl::string_view help, MetricType type,
+                    absl::Span<const double> buckets, const Labels& labels)
+      ABSL_LOCKS_EXCLUDED(mu_);
   void RemoveCallback(const std::string& name) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Guards the family maps and the series maps inside them. Metric values
@@ -206,8 +205,7 @@ class Registry::CallbackHandle {
 
  private:
   friend class Registry;
-  CallbackHandle(Registry* registry, std::string name,
-                 std::shared_ptr<CallbackFamily> family);
+  CallbackHandle(Registry* registry, std::string name, std::shared_ptr<CallbackFamily> family);
   Registry* registry_;
   std::string name_;
   std::shared_ptr<CallbackFamily> family_;

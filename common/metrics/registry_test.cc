@@ -59,8 +59,8 @@ TEST(Registry, GaugesAndEscaping) {
 TEST(Registry, HistogramBucketsSumAndCount) {
   Registry registry;
   const double bounds[] = {0.1, 1, 10};
-  Histogram* h = registry.GetHistogram("persist_seconds", "Persist time.", bounds,
-                                       {{"datasource", "wiki"}});
+  Histogram* h =
+      registry.GetHistogram("persist_seconds", "Persist time.", bounds, {{"datasource", "wiki"}});
   for (double v : {0.05, 0.1, 0.5, 2.0, 20.0}) h->Observe(v);
   h->ObserveDuration(absl::Milliseconds(250));
   Histogram::Snapshot snap = h->Read();
@@ -75,8 +75,10 @@ TEST(Registry, HistogramBucketsSumAndCount) {
             "persist_seconds_bucket{datasource=\"wiki\",le=\"1\"} 4\n"
             "persist_seconds_bucket{datasource=\"wiki\",le=\"10\"} 5\n"
             "persist_seconds_bucket{datasource=\"wiki\",le=\"+Inf\"} 6\n"
-            "persist_seconds_sum{datasource=\"wiki\"} " + FormatDouble(snap.sum) + "\n"
-            "persist_seconds_count{datasource=\"wiki\"} 6\n");
+            "persist_seconds_sum{datasource=\"wiki\"} " +
+                FormatDouble(snap.sum) +
+                "\n"
+                "persist_seconds_count{datasource=\"wiki\"} 6\n");
 }
 
 TEST(Registry, FamiliesRenderSortedByName) {
@@ -223,9 +225,9 @@ TEST(RegistryDeathTest, ProgrammerErrorsFailLoudly) {
     return std::vector<GaugeSample>{{{{"datasource", "x"}}, 1}};
   });
   EXPECT_DEATH(registry.Render(), "takes labels \\{state\\}, got \\{datasource\\}");
-  EXPECT_DEATH(registry.AddGaugeCallback("rows_total", "r",
-                                         [] { return std::vector<GaugeSample>{}; }),
-               "already registered as a counter");
+  EXPECT_DEATH(
+      registry.AddGaugeCallback("rows_total", "r", [] { return std::vector<GaugeSample>{}; }),
+      "already registered as a counter");
 }
 
 }  // namespace

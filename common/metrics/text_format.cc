@@ -75,8 +75,7 @@ std::string FormatDouble(double value) {
   return std::string(buf, result.ptr);
 }
 
-std::string FormatLabels(const Labels& labels,
-                         const std::pair<std::string, std::string>* extra) {
+std::string FormatLabels(const Labels& labels, const std::pair<std::string, std::string>* extra) {
   if (labels.empty() && extra == nullptr) return "";
   std::string out = "{";
   bool first = true;

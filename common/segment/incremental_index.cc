@@ -8,6 +8,7 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
+#include "common/segment/string_sort.h"
 
 namespace sluice {
 namespace segment {
@@ -81,6 +82,7 @@ IncrementalIndex::IncrementalIndex(const IndexOptions& options)
       arena_(new Arena),
       rollup_set_(0, RowHash{this}, RowEq{this}) {
   for (const MetricSpec& m : schema_.metrics) {
+    metric_names_.insert(m.name);
     sum_slot_.push_back(m.type == MetricType::kDoubleSum ? static_cast<int>(num_sums_++) : -1);
   }
   if (!discover_) {
@@ -194,6 +196,13 @@ absl::Status IncrementalIndex::Add(const InputRow& row, int32_t partition, int64
   // Discovered names first: a new dimension may widen every row.
   absl::InlinedVector<size_t, 16> discovered;
   if (discover_) {
+    for (const auto& [name, value] : row.discovered) {
+      if (name.empty() || name == kTimeColumn || name == schema_.timestamp_column ||
+          metric_names_.contains(name)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "\"", name, "\" cannot be a discovered dimension (empty, reserved or a metric)"));
+      }
+    }
     for (const auto& [name, value] : row.discovered) {
       absl::StatusOr<size_t> d = DiscoveredDimension(name);
       if (!d.ok()) return d.status();
@@ -387,8 +396,7 @@ class IncrementalIndex::Run : public SortedRun {
       const std::vector<absl::string_view>& values = index->dicts_[d].values;
       std::vector<uint32_t> by_value(values.size());
       std::iota(by_value.begin(), by_value.end(), 0);
-      std::sort(by_value.begin(), by_value.end(),
-                [&](uint32_t a, uint32_t b) { return values[a] < values[b]; });
+      SortStringIndexes(values, &by_value);
       std::vector<uint32_t>& remap = remap_[d];
       remap.assign(values.size() + 1, 0);
       std::vector<absl::string_view>& sorted = dictionaries_[o];
@@ -457,9 +465,14 @@ class IncrementalIndex::Run : public SortedRun {
   absl::StatusOr<bool> Next() override {
     if (next_ >= perm_.size()) return false;
     const IncrementalIndex& index = *index_;
-    const uint32_t* r = index.RowAt(perm_[next_++]);
+    const uint32_t row = perm_[next_++];
+    const uint32_t* r = index.RowAt(row);
     row_.time = static_cast<int64_t>(Get64(r));
-    for (size_t o = 0; o < order_.size(); ++o) ids_[o] = remap_[order_[o]][r[2 + order_[o]]];
+    // The sorted ids are in the sort key already: two per word, first high.
+    const uint64_t* key = &keys_[size_t{row} * key_words_ + 1];
+    for (size_t o = 0; o < ids_.size(); ++o) {
+      ids_[o] = static_cast<uint32_t>(o % 2 == 0 ? key[o / 2] >> 32 : key[o / 2]);
+    }
     const uint32_t* metrics = r + index.metrics_at_;
     for (size_t m = 0; m < cells_.size(); ++m) {
       MetricCell& cell = cells_[m];

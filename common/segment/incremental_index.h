@@ -116,6 +116,7 @@ class IncrementalIndex {
   // Dimensions in the order first seen (listed: schema order).
   std::vector<std::string> dims_;
   absl::flat_hash_map<std::string, size_t> dim_by_name_;
+  absl::flat_hash_set<std::string> metric_names_;
   std::vector<Dictionary> dicts_;
   std::unique_ptr<Arena> arena_;
   std::vector<uint64_t> dim_stamp_;  // discovery: last Add that set the dimension

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <map>
 
 #include "absl/strings/str_cat.h"
@@ -152,18 +153,32 @@ absl::StatusOr<WrittenFile> MergeRuns(const std::vector<SortedRun*>& runs, Merge
       position[r].push_back(dim_position.at(name));
     }
   }
-  // Output dictionaries and, per run dimension, local id -> output id.
+  // Output dictionaries (the sorted union of the runs' sorted dictionaries,
+  // merged pairwise in a tree) and, per run dimension, local id -> output id.
   std::vector<std::vector<absl::string_view>> dictionaries(num_dims);
-  for (size_t r = 0; r < runs.size(); ++r) {
-    for (size_t d = 0; d < position[r].size(); ++d) {
-      const auto& dict = runs[r]->dictionary(d);
-      dictionaries[position[r][d]].insert(dictionaries[position[r][d]].end(), dict.begin(),
-                                          dict.end());
+  {
+    std::vector<std::vector<std::vector<absl::string_view>>> parts(num_dims);
+    for (size_t r = 0; r < runs.size(); ++r) {
+      for (size_t d = 0; d < position[r].size(); ++d) {
+        parts[position[r][d]].push_back(runs[r]->dictionary(d));
+      }
     }
-  }
-  for (auto& dict : dictionaries) {
-    std::sort(dict.begin(), dict.end());
-    dict.erase(std::unique(dict.begin(), dict.end()), dict.end());
+    for (size_t d = 0; d < num_dims; ++d) {
+      std::vector<std::vector<absl::string_view>>& lists = parts[d];
+      while (lists.size() > 1) {
+        std::vector<std::vector<absl::string_view>> merged;
+        for (size_t i = 0; i + 1 < lists.size(); i += 2) {
+          std::vector<absl::string_view> both;
+          both.reserve(lists[i].size() + lists[i + 1].size());
+          std::set_union(lists[i].begin(), lists[i].end(), lists[i + 1].begin(),
+                         lists[i + 1].end(), std::back_inserter(both));
+          merged.push_back(std::move(both));
+        }
+        if (lists.size() % 2 == 1) merged.push_back(std::move(lists.back()));
+        lists = std::move(merged);
+      }
+      if (!lists.empty()) dictionaries[d] = std::move(lists[0]);
+    }
   }
   std::vector<std::vector<std::vector<uint32_t>>> remap(runs.size());
   for (size_t r = 0; r < runs.size(); ++r) {
@@ -240,13 +255,28 @@ absl::StatusOr<WrittenFile> MergeRuns(const std::vector<SortedRun*>& runs, Merge
 
   // The k-way merge over a binary heap of run indexes.
   std::vector<Head> heads(runs.size());
+  // A run with every output dimension, in order, and the output dictionaries
+  // (typically a single run) needs no translation.
+  std::vector<bool> identity(runs.size());
+  for (size_t r = 0; r < runs.size(); ++r) {
+    bool same = position[r].size() == num_dims;
+    for (size_t d = 0; same && d < num_dims; ++d) {
+      same = position[r][d] == d && remap[r][d].size() == dictionaries[d].size() + 1;
+    }
+    identity[r] = same;
+    heads[r].ids.assign(num_dims, 0);
+  }
   auto load = [&](size_t r) {
     const RunRow& row = runs[r]->row();
     Head& h = heads[r];
     h.time = row.time;
-    h.ids.assign(num_dims, 0);
-    for (size_t d = 0; d < position[r].size(); ++d) {
-      h.ids[position[r][d]] = remap[r][d][row.ids[d]];
+    if (identity[r]) {
+      std::memcpy(h.ids.data(), row.ids, num_dims * sizeof(uint32_t));
+    } else {
+      std::fill(h.ids.begin(), h.ids.end(), 0);
+      for (size_t d = 0; d < position[r].size(); ++d) {
+        h.ids[position[r][d]] = remap[r][d][row.ids[d]];
+      }
     }
     h.partition = row.partition;
     h.offset = row.offset;

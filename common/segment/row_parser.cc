@@ -273,8 +273,9 @@ ParseError RowParser::Impl::Parse(absl::string_view value, InputRow* row) {
 
     const FieldAction* action = action_index == kUnknownField ? nullptr : &actions[action_index];
     // Discovery: every field not excluded (the timestamp, metric inputs and
-    // outputs, "__time" and the listed exclusions are) is a dimension.
-    const bool discovered = discover && (action == nullptr || !action->excluded);
+    // outputs, "__time", "" and the listed exclusions are) is a dimension.
+    const bool discovered =
+        discover && (action == nullptr || !action->excluded) && !key.empty();
     if (!discovered && (action == nullptr || (!action->timestamp && action->dimension < 0 &&
                                               action->metrics.empty()))) {
       continue;  // the object iterator skips the value

@@ -199,7 +199,7 @@ TEST(RowParser, DiscoversEveryOtherFieldAsADimension) {
   InputRow row;
   ParseError e = parser->Parse(
       R"({"timestamp":1,"zeta":"z","added":3,"secret":"s","__time":"t","total":"out",)"
-      R"("alpha":2,"none":null,"k\u00e9y":"v"})",
+      R"("alpha":2,"none":null,"k\u00e9y":"v","":"empty name"})",
       &row);
   ASSERT_TRUE(e.ok()) << e.message;
   std::vector<std::pair<std::string, std::string>> found;

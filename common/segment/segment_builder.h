@@ -40,7 +40,7 @@ struct BuildOptions {
   // Rows not persisted yet; read, not changed.
   const IncrementalIndex* live_index = nullptr;
   Compression compression = Compression::kZstd;
-  int zstd_level = 3;
+  int zstd_level = 1;
   uint32_t rows_per_block = 8192;
 };
 

@@ -95,8 +95,8 @@ TEST_P(RoundTrip, SegmentHoldsExactlyTheReferenceRollup) {
   const auto [rollup, discover] = GetParam();
   const Schema schema = TestSchema(rollup, discover);
   const std::string dir = NewDir(absl::StrCat("rt", rollup, discover));
-  for (uint64_t seed : {1, 2, 3}) {
-    const std::vector<OwnedRow> rows = RandomRows(seed, 3000, schema, 4);
+  for (uint64_t seed : {1, 2}) {
+    const std::vector<OwnedRow> rows = RandomRows(seed, 2000, schema, 4);
     const std::string out = absl::StrCat(dir, "/seg", seed);
     const std::string spills = NewDir(absl::StrCat("rt", rollup, discover, "-spills", seed));
     const SegmentInfo info = Build(Interleave(rows, seed), schema, 700, true, spills, out);
@@ -172,9 +172,9 @@ TEST_P(Determinism, SpillPointsAndInterleavingsDoNotChangeABit) {
   const Schema schema = TestSchema(rollup, discover);
   // (interleaving seed, persist every N records (0: never), keep the last
   // rows in memory for the build)
-  ExpectIdenticalSegments(RandomRows(77, 4000, schema, 4), schema,
+  ExpectIdenticalSegments(RandomRows(77, 2500, schema, 4), schema,
                           absl::StrCat("det", rollup, discover),
-                          {{1, 0, true}, {2, 333, true}, {3, 1000, false}, {5, 3999, true}});
+                          {{1, 0, true}, {2, 333, true}, {3, 1000, false}, {5, 2499, true}});
   // One spill per record against none at all.
   ExpectIdenticalSegments(RandomRows(78, 40, schema, 3), schema,
                           absl::StrCat("tiny", rollup, discover), {{1, 0, true}, {2, 1, false}});

@@ -1,7 +1,5 @@
 #include "common/segment/segment_writer.h"
 
-#include <roaring/roaring.h>
-
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -11,6 +9,7 @@
 #include "common/segment/column_codec.h"
 #include "common/segment/crc32c.h"
 #include "common/segment/file_io.h"
+#include "common/segment/roaring_writer.h"
 
 namespace sluice {
 namespace segment {
@@ -24,49 +23,54 @@ double CanonicalSum(const MetricCell& cell) {
 
 namespace {
 
-// Owns one roaring bitmap per dictionary id of a dimension (created lazily).
-class BitmapSet {
+// Every row's id of one dimension, in the narrowest width its dictionary
+// allows, kept to build the bitmap index at the end.
+class IdColumn {
  public:
-  explicit BitmapSet(size_t ids) : bitmaps_(ids, nullptr) {}
-  ~BitmapSet() {
-    for (roaring_bitmap_t* b : bitmaps_) {
-      if (b != nullptr) roaring_bitmap_free(b);
-    }
-  }
-  BitmapSet(BitmapSet&& other) noexcept : bitmaps_(std::move(other.bitmaps_)) {}
-  BitmapSet(const BitmapSet&) = delete;
+  explicit IdColumn(uint64_t cardinality)
+      : width_(cardinality <= 0xff ? 1 : cardinality <= 0xffff ? 2 : 4) {}
 
-  // Adds rows [first, first + count) to the bitmap of `id`.
-  void AddRange(uint32_t id, uint64_t first, uint64_t count) {
-    roaring_bitmap_t*& b = bitmaps_[id];
-    if (b == nullptr) b = roaring_bitmap_create();
-    if (count == 1) {
-      roaring_bitmap_add(b, static_cast<uint32_t>(first));
-    } else {
-      roaring_bitmap_add_range(b, first, first + count);
+  void Append(const uint32_t* ids, size_t n) {
+    switch (width_) {
+      case 1: narrow_.insert(narrow_.end(), ids, ids + n); break;
+      case 2: medium_.insert(medium_.end(), ids, ids + n); break;
+      default: wide_.insert(wide_.end(), ids, ids + n); break;
     }
   }
 
-  // [count][size of each]... then the portable serializations.
-  std::string Serialize() {
-    std::string sizes, bodies;
-    PutVarint64(&sizes, bitmaps_.size());
-    roaring_bitmap_t* empty = roaring_bitmap_create();
-    for (roaring_bitmap_t* b : bitmaps_) {
-      roaring_bitmap_t* bitmap = b != nullptr ? b : empty;
-      roaring_bitmap_run_optimize(bitmap);
-      const size_t n = roaring_bitmap_portable_size_in_bytes(bitmap);
-      const size_t at = bodies.size();
-      bodies.resize(at + n);
-      roaring_bitmap_portable_serialize(bitmap, &bodies[at]);
-      PutVarint64(&sizes, n);
+  // [count][size of each bitmap]... then the bitmaps of ids 0..cardinality:
+  // for each id, the rows that have it (a counting sort by id).
+  std::string Bitmaps(uint64_t cardinality) const {
+    switch (width_) {
+      case 1: return Build(narrow_, cardinality);
+      case 2: return Build(medium_, cardinality);
+      default: return Build(wide_, cardinality);
     }
-    roaring_bitmap_free(empty);
-    return sizes + bodies;
   }
 
  private:
-  std::vector<roaring_bitmap_t*> bitmaps_;
+  template <typename T>
+  static std::string Build(const std::vector<T>& ids, uint64_t cardinality) {
+    std::vector<uint32_t> start(cardinality + 2, 0);
+    for (T id : ids) ++start[id + 1];
+    for (size_t i = 1; i < start.size(); ++i) start[i] += start[i - 1];
+    std::vector<uint32_t> rows(ids.size());
+    std::vector<uint32_t> next(start.begin(), start.end() - 1);
+    for (size_t row = 0; row < ids.size(); ++row) rows[next[ids[row]]++] = static_cast<uint32_t>(row);
+    std::string sizes, bodies;
+    PutVarint64(&sizes, cardinality + 1);
+    for (uint64_t id = 0; id <= cardinality; ++id) {
+      const size_t before = bodies.size();
+      AppendPortableRoaring(rows.data() + start[id], start[id + 1] - start[id], &bodies);
+      PutVarint64(&sizes, bodies.size() - before);
+    }
+    return sizes + bodies;
+  }
+
+  int width_;
+  std::vector<uint8_t> narrow_;
+  std::vector<uint16_t> medium_;
+  std::vector<uint32_t> wide_;
 };
 
 }  // namespace
@@ -82,7 +86,7 @@ struct SegmentWriter::State {
   std::vector<ValueType> metric_types;
   bool keep_provenance = false;  // spills with rollup off
   bool bitmaps = false;
-  std::vector<BitmapSet> bitmap_sets;
+  std::vector<IdColumn> id_columns;
 
   // The current block, column by column.
   std::vector<int64_t> times;
@@ -91,7 +95,6 @@ struct SegmentWriter::State {
   std::vector<std::vector<double>> doubles;
   std::vector<std::string> exact;  // encoded ExactSums
   std::vector<int64_t> partitions, offsets;
-  uint64_t block_first_row = 0;
 
   int64_t min_time = 0, max_time = 0;
   std::vector<uint32_t> previous_key;
@@ -177,7 +180,7 @@ absl::StatusOr<std::unique_ptr<SegmentWriter>> SegmentWriter::Create(
     c.dictionary = *ref;
     c.cardinality = dict.size();
     state->columns.push_back(c);
-    if (state->bitmaps) state->bitmap_sets.emplace_back(dict.size() + 1);
+    if (state->bitmaps) state->id_columns.emplace_back(dict.size());
   }
   for (const MetricSpec& m : h.schema.metrics) {
     ColumnEntry c;
@@ -302,17 +305,7 @@ absl::Status SegmentWriter::FlushBlock() {
     s.raw.clear();
     EncodeIds(s.ids[d].data(), n, &s.raw);
     if (absl::Status st = emit(); !st.ok()) return st;
-    if (s.bitmaps) {
-      // Runs of equal ids become one range insertion.
-      const std::vector<uint32_t>& ids = s.ids[d];
-      size_t i = 0;
-      while (i < n) {
-        size_t j = i + 1;
-        while (j < n && ids[j] == ids[i]) ++j;
-        s.bitmap_sets[d].AddRange(ids[i], s.block_first_row + i, j - i);
-        i = j;
-      }
-    }
+    if (s.bitmaps) s.id_columns[d].Append(s.ids[d].data(), n);
     s.ids[d].clear();
   }
   for (size_t m = 0; m < s.metric_types.size(); ++m) {
@@ -347,7 +340,6 @@ absl::Status SegmentWriter::FlushBlock() {
     s.offsets.clear();
   }
   s.times.clear();
-  s.block_first_row += n;
   return absl::OkStatus();
 }
 
@@ -355,8 +347,8 @@ absl::StatusOr<WrittenFile> SegmentWriter::Finish() {
   State& s = *state_;
   if (absl::Status st = FlushBlock(); !st.ok()) return st;
   if (s.bitmaps) {
-    for (size_t d = 0; d < s.bitmap_sets.size(); ++d) {
-      const std::string section = s.bitmap_sets[d].Serialize();
+    for (size_t d = 0; d < s.id_columns.size(); ++d) {
+      const std::string section = s.id_columns[d].Bitmaps(s.dictionaries[d].size());
       ColumnEntry& c = s.columns[1 + d];
       c.bitmaps_offset = s.file->size();
       c.bitmaps_size = section.size();

@@ -97,9 +97,8 @@ absl::StatusOr<PkeyPtr> ParsePrivateKey(const std::string& path, const std::stri
   BioPtr bio = MemBio(pem);
   PkeyPtr key(PEM_read_bio_PrivateKey(bio.get(), nullptr, NoPassword, nullptr));
   if (key == nullptr) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(Describe("tls_key", path),
-                     " is not an unencrypted PEM private key: ", OpenSslError()));
+    return absl::InvalidArgumentError(absl::StrCat(
+        Describe("tls_key", path), " is not an unencrypted PEM private key: ", OpenSslError()));
   }
   return key;
 }
@@ -114,9 +113,9 @@ std::string AsnTimeToString(const ASN1_TIME* t) {
 
 absl::Status CheckValidity(const std::string& path, X509* cert) {
   if (X509_cmp_current_time(X509_get0_notAfter(cert)) < 0) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("the certificate in ", Describe("tls_cert", path), " expired on ",
-                     AsnTimeToString(X509_get0_notAfter(cert))));
+    return absl::FailedPreconditionError(absl::StrCat("the certificate in ",
+                                                      Describe("tls_cert", path), " expired on ",
+                                                      AsnTimeToString(X509_get0_notAfter(cert))));
   }
   if (X509_cmp_current_time(X509_get0_notBefore(cert)) > 0) {
     return absl::FailedPreconditionError(
@@ -130,10 +129,10 @@ absl::Status CheckValidity(const std::string& path, X509* cert) {
 
 absl::StatusOr<TlsMaterial> LoadTlsMaterial(const TlsOptions& options) {
   if (options.cert_path.empty() != options.key_path.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "tls_cert and tls_key go together; got only ",
-        options.cert_path.empty() ? Describe("tls_key", options.key_path)
-                                  : Describe("tls_cert", options.cert_path)));
+    return absl::InvalidArgumentError(absl::StrCat("tls_cert and tls_key go together; got only ",
+                                                   options.cert_path.empty()
+                                                       ? Describe("tls_key", options.key_path)
+                                                       : Describe("tls_cert", options.cert_path)));
   }
   TlsMaterial material;
   if (!options.cert_path.empty()) {
@@ -144,10 +143,9 @@ absl::StatusOr<TlsMaterial> LoadTlsMaterial(const TlsOptions& options) {
     SLUICE_ASSIGN_OR_RETURN(PkeyPtr key, ParsePrivateKey(options.key_path, material.private_key));
     if (X509_check_private_key(chain[0].get(), key.get()) != 1) {
       ERR_clear_error();
-      return absl::InvalidArgumentError(
-          absl::StrCat(Describe("tls_key", options.key_path),
-                       " does not match the certificate in ",
-                       Describe("tls_cert", options.cert_path)));
+      return absl::InvalidArgumentError(absl::StrCat(Describe("tls_key", options.key_path),
+                                                     " does not match the certificate in ",
+                                                     Describe("tls_cert", options.cert_path)));
     }
     SLUICE_RETURN_IF_ERROR(CheckValidity(options.cert_path, chain[0].get()));
   }

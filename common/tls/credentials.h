@@ -26,11 +26,11 @@
 #ifndef SLUICE_COMMON_TLS_CREDENTIALS_H_
 #define SLUICE_COMMON_TLS_CREDENTIALS_H_
 
-#include <memory>
-#include <string>
-
 #include <grpcpp/security/credentials.h>
 #include <grpcpp/security/server_credentials.h>
+
+#include <memory>
+#include <string>
 
 #include "absl/status/statusor.h"
 

@@ -2,8 +2,8 @@
 // `openssl` at test time.
 #include "common/tls/credentials.h"
 
-#include <gtest/gtest.h>
 #include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -36,9 +36,9 @@ class TlsTest : public ::testing::Test {
     auto other_ca = MakeTestCa(*dir_, "other-ca");
     ASSERT_TRUE(other_ca.ok()) << other_ca.status();
     other_ca_ = new TestCa(*other_ca);
-    for (auto [name, issuer, out] : {std::make_tuple("server", ca_, &server_),
-                                     std::make_tuple("client", ca_, &client_),
-                                     std::make_tuple("stranger", other_ca_, &stranger_)}) {
+    for (auto [name, issuer, out] :
+         {std::make_tuple("server", ca_, &server_), std::make_tuple("client", ca_, &client_),
+          std::make_tuple("stranger", other_ca_, &stranger_)}) {
       auto cert = MakeTestCert(*dir_, *issuer, name);
       ASSERT_TRUE(cert.ok()) << cert.status();
       *out = new TestCert(*cert);
@@ -140,8 +140,8 @@ TEST_F(TlsTest, WildcardCertificateServesEveryPodName) {
   auto check_as = [&](const std::string& name) {
     grpc::ChannelArguments args;
     args.SetSslTargetNameOverride(name);  // as if dialling `name`
-    auto stub = grpc::health::v1::Health::NewStub(grpc::CreateCustomChannel(
-        "127.0.0.1:" + std::to_string(port), *creds, args));
+    auto stub = grpc::health::v1::Health::NewStub(
+        grpc::CreateCustomChannel("127.0.0.1:" + std::to_string(port), *creds, args));
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
     grpc::health::v1::HealthCheckRequest req;
@@ -152,8 +152,7 @@ TEST_F(TlsTest, WildcardCertificateServesEveryPodName) {
             grpc::StatusCode::OK);
   EXPECT_EQ(check_as("sluice-task-17.sluice-task-headless.sluice.svc.cluster.local"),
             grpc::StatusCode::OK);
-  EXPECT_EQ(check_as("sluice-supervisor.sluice.svc.cluster.local"),
-            grpc::StatusCode::UNAVAILABLE);
+  EXPECT_EQ(check_as("sluice-supervisor.sluice.svc.cluster.local"), grpc::StatusCode::UNAVAILABLE);
 }
 
 TEST_F(TlsTest, ServerWithoutCaDoesNotAskForClientCertificates) {
@@ -206,8 +205,8 @@ TEST_F(TlsTest, ClearErrorsForBadFiles) {
 
   // The key of another certificate.
   ExpectError({client_->cert_path, server_->key_path, ""}, absl::StatusCode::kInvalidArgument,
-              "tls_key \"" + server_->key_path + "\" does not match the certificate in tls_cert \"" +
-                  client_->cert_path + "\"");
+              "tls_key \"" + server_->key_path +
+                  "\" does not match the certificate in tls_cert \"" + client_->cert_path + "\"");
 
   const std::string garbage = *dir_ + "/garbage.pem";
   WriteFile(garbage, "this is not PEM\n");
@@ -215,8 +214,8 @@ TEST_F(TlsTest, ClearErrorsForBadFiles) {
               "tls_cert \"" + garbage + "\" is not a PEM certificate file");
   ExpectError({client_->cert_path, garbage, ""}, absl::StatusCode::kInvalidArgument,
               "tls_key \"" + garbage + "\" is not an unencrypted PEM private key");
-  ExpectError({client_->cert_path, client_->key_path, garbage},
-              absl::StatusCode::kInvalidArgument, "tls_ca \"" + garbage + "\"");
+  ExpectError({client_->cert_path, client_->key_path, garbage}, absl::StatusCode::kInvalidArgument,
+              "tls_ca \"" + garbage + "\"");
   // A key where the certificate should be.
   ExpectError({client_->key_path, client_->key_path, ""}, absl::StatusCode::kInvalidArgument,
               "is not a PEM certificate file");
@@ -233,8 +232,7 @@ TEST_F(TlsTest, ClearErrorsForBadFiles) {
 TEST_F(TlsTest, CertificateAndKeyGoTogether) {
   ExpectError({client_->cert_path, "", ca_->cert_path}, absl::StatusCode::kInvalidArgument,
               "tls_cert and tls_key go together; got only tls_cert");
-  ExpectError({"", client_->key_path, ""}, absl::StatusCode::kInvalidArgument,
-              "got only tls_key");
+  ExpectError({"", client_->key_path, ""}, absl::StatusCode::kInvalidArgument, "got only tls_key");
   // A server cannot do TLS with only a CA; a client can.
   absl::Status server = MakeServerCredentials({"", "", ca_->cert_path}).status();
   EXPECT_EQ(server.code(), absl::StatusCode::kInvalidArgument) << server;

@@ -22,25 +22,25 @@ absl::Status Run(const std::string& dir, const std::string& command) {
   std::ifstream in(log);
   std::ostringstream text;
   text << in.rdbuf();
-  return absl::InternalError(absl::StrCat("openssl failed (", rc, "): ", command, "\n", text.str()));
+  return absl::InternalError(
+      absl::StrCat("openssl failed (", rc, "): ", command, "\n", text.str()));
 }
 
 }  // namespace
 
 absl::StatusOr<TestCa> MakeTestCa(const std::string& dir, const std::string& name) {
   TestCa ca{dir + "/" + name + ".pem", dir + "/" + name + ".key"};
-  SLUICE_RETURN_IF_ERROR(Run(
-      dir, absl::StrCat("openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 "
-                        "-nodes -days 1 -subj /CN=",
-                        name, " -keyout ", Quote(ca.key_path), " -out ", Quote(ca.cert_path),
-                        " -addext basicConstraints=critical,CA:TRUE"
-                        " -addext keyUsage=critical,keyCertSign,cRLSign")));
+  SLUICE_RETURN_IF_ERROR(
+      Run(dir, absl::StrCat("openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 "
+                            "-nodes -days 1 -subj /CN=",
+                            name, " -keyout ", Quote(ca.key_path), " -out ", Quote(ca.cert_path),
+                            " -addext basicConstraints=critical,CA:TRUE"
+                            " -addext keyUsage=critical,keyCertSign,cRLSign")));
   return ca;
 }
 
 absl::StatusOr<TestCert> MakeTestCert(const std::string& dir, const TestCa& ca,
-                                      const std::string& name, int days,
-                                      const std::string& sans) {
+                                      const std::string& name, int days, const std::string& sans) {
   TestCert cert{dir + "/" + name + ".pem", dir + "/" + name + ".key"};
   std::string csr = dir + "/" + name + ".csr";
   std::string ext = dir + "/" + name + ".ext";
@@ -53,14 +53,14 @@ absl::StatusOr<TestCert> MakeTestCert(const std::string& dir, const TestCa& ca,
         << sans << "\n";
     if (!out) return absl::InternalError("cannot write " + ext);
   }
-  SLUICE_RETURN_IF_ERROR(Run(
-      dir, absl::StrCat("openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes "
-                        "-subj /CN=",
-                        name, " -keyout ", Quote(cert.key_path), " -out ", Quote(csr))));
-  SLUICE_RETURN_IF_ERROR(Run(
-      dir, absl::StrCat("openssl x509 -req -in ", Quote(csr), " -CA ", Quote(ca.cert_path),
-                        " -CAkey ", Quote(ca.key_path), " -days ", days, " -extfile ", Quote(ext), " -out ",
-                        Quote(cert.cert_path))));
+  SLUICE_RETURN_IF_ERROR(
+      Run(dir, absl::StrCat("openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes "
+                            "-subj /CN=",
+                            name, " -keyout ", Quote(cert.key_path), " -out ", Quote(csr))));
+  SLUICE_RETURN_IF_ERROR(
+      Run(dir, absl::StrCat("openssl x509 -req -in ", Quote(csr), " -CA ", Quote(ca.cert_path),
+                            " -CAkey ", Quote(ca.key_path), " -days ", days, " -extfile ",
+                            Quote(ext), " -out ", Quote(cert.cert_path))));
   return cert;
 }
 

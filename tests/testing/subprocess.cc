@@ -237,8 +237,8 @@ absl::StatusOr<ExitStatus> Subprocess::Wait(absl::Duration timeout) {
   const absl::Time deadline = absl::Now() + timeout;
   for (int round = 0; Running(); ++round) {
     if (absl::Now() >= deadline) {
-      return absl::DeadlineExceededError(absl::StrCat(
-          Describe(), "\nstill running after ", absl::FormatDuration(timeout)));
+      return absl::DeadlineExceededError(
+          absl::StrCat(Describe(), "\nstill running after ", absl::FormatDuration(timeout)));
     }
     Backoff(round);
   }
@@ -307,14 +307,14 @@ absl::StatusOr<std::string> Subprocess::ReadStdoutLine(absl::Duration timeout) {
       return line;
     }
     if (stdout_fd_ < 0) {
-      return absl::OutOfRangeError(absl::StrCat(name_, ": end of stdout; partial line \"",
-                                                stdout_buffer_, "\""));
+      return absl::OutOfRangeError(
+          absl::StrCat(name_, ": end of stdout; partial line \"", stdout_buffer_, "\""));
     }
     const int64_t left_ms = absl::ToInt64Milliseconds(deadline - absl::Now());
     if (left_ms <= 0) {
-      return absl::DeadlineExceededError(
-          absl::StrCat("no stdout line from ", Describe(), "\nwithin ",
-                       absl::FormatDuration(timeout), "; partial line \"", stdout_buffer_, "\""));
+      return absl::DeadlineExceededError(absl::StrCat("no stdout line from ", Describe(),
+                                                      "\nwithin ", absl::FormatDuration(timeout),
+                                                      "; partial line \"", stdout_buffer_, "\""));
     }
     pollfd p{stdout_fd_, POLLIN, 0};
     const int ready = poll(&p, 1, static_cast<int>(std::min<int64_t>(left_ms, 100)));
@@ -362,8 +362,10 @@ absl::StatusOr<std::string> FindRunfile(absl::string_view workspace_relative_pat
   const char* workspace = getenv("TEST_WORKSPACE");
   const char* runfiles = getenv("RUNFILES_DIR");
   const std::string ws = workspace != nullptr ? workspace : "sluice";
-  if (srcdir != nullptr) candidates.push_back(absl::StrCat(srcdir, "/", ws, "/", workspace_relative_path));
-  if (runfiles != nullptr) candidates.push_back(absl::StrCat(runfiles, "/", ws, "/", workspace_relative_path));
+  if (srcdir != nullptr)
+    candidates.push_back(absl::StrCat(srcdir, "/", ws, "/", workspace_relative_path));
+  if (runfiles != nullptr)
+    candidates.push_back(absl::StrCat(runfiles, "/", ws, "/", workspace_relative_path));
   candidates.push_back(std::string(workspace_relative_path));  // Tests run in the runfiles tree.
   candidates.push_back(absl::StrCat("bazel-bin/", workspace_relative_path));
   for (const std::string& path : candidates) {
@@ -390,10 +392,9 @@ absl::StatusOr<std::string> WaitForFile(const std::string& path, absl::Duration 
     const std::string content = ReadWholeFile(path);
     if (!content.empty() && content.back() == '\n') return content;
     if (process != nullptr && !process->Running()) {
-      return absl::AbortedError(absl::StrCat(process->name(), " ended (",
-                                             process->exit_status()->ToString(),
-                                             ") before writing ", path, "; stderr tail:\n",
-                                             process->StderrTail()));
+      return absl::AbortedError(
+          absl::StrCat(process->name(), " ended (", process->exit_status()->ToString(),
+                       ") before writing ", path, "; stderr tail:\n", process->StderrTail()));
     }
     if (absl::Now() >= deadline) {
       return absl::DeadlineExceededError(
@@ -417,16 +418,14 @@ absl::Status WaitForPort(int port, absl::Duration timeout, Subprocess* process) 
     close(fd);
     if (rc == 0) return absl::OkStatus();
     if (process != nullptr && !process->Running()) {
-      return absl::AbortedError(absl::StrCat(process->name(), " ended (",
-                                             process->exit_status()->ToString(),
-                                             ") before listening on port ", port,
-                                             "; stderr tail:\n", process->StderrTail()));
+      return absl::AbortedError(absl::StrCat(
+          process->name(), " ended (", process->exit_status()->ToString(),
+          ") before listening on port ", port, "; stderr tail:\n", process->StderrTail()));
     }
     if (absl::Now() >= deadline) {
-      return absl::DeadlineExceededError(
-          absl::StrCat("nothing listens on 127.0.0.1:", port, " after ",
-                       absl::FormatDuration(timeout),
-                       process != nullptr ? "; stderr tail:\n" + process->StderrTail() : ""));
+      return absl::DeadlineExceededError(absl::StrCat(
+          "nothing listens on 127.0.0.1:", port, " after ", absl::FormatDuration(timeout),
+          process != nullptr ? "; stderr tail:\n" + process->StderrTail() : ""));
     }
     Backoff(round);
   }

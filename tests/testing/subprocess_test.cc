@@ -128,8 +128,7 @@ TEST(SubprocessTest, TalksThroughStdinAndStdout) {
   ASSERT_TRUE((*p)->WriteStdin("rd\n").ok());
   EXPECT_EQ(*(*p)->ReadStdoutLine(absl::Seconds(10)), "third");
   (*p)->CloseStdin();
-  EXPECT_EQ((*p)->ReadStdoutLine(absl::Seconds(10)).status().code(),
-            absl::StatusCode::kOutOfRange);
+  EXPECT_EQ((*p)->ReadStdoutLine(absl::Seconds(10)).status().code(), absl::StatusCode::kOutOfRange);
   EXPECT_TRUE((*p)->Wait(absl::Seconds(10))->success());
 }
 
@@ -196,10 +195,9 @@ TEST(WaitForFileTest, FailsEarlyWhenTheProcessDies) {
 }
 
 TEST(WaitForFileTest, TimesOut) {
-  EXPECT_EQ(WaitForFile(absl::StrCat(TestTmpDir(), "/never"), absl::Milliseconds(100))
-                .status()
-                .code(),
-            absl::StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(
+      WaitForFile(absl::StrCat(TestTmpDir(), "/never"), absl::Milliseconds(100)).status().code(),
+      absl::StatusCode::kDeadlineExceeded);
 }
 
 TEST(PortsTest, WaitForPortAndFreePorts) {

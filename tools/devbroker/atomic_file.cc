@@ -14,7 +14,7 @@ namespace {
 
 absl::Status Errno(absl::string_view what, const std::string& path) {
   const int err = errno;
-  return absl::Status(err == ENOENT ? absl::StatusCode::kNotFound
+  return absl::Status(err == ENOENT   ? absl::StatusCode::kNotFound
                       : err == EACCES ? absl::StatusCode::kPermissionDenied
                                       : absl::StatusCode::kInternal,
                       absl::StrCat(what, " ", path, ": ", strerror(err)));

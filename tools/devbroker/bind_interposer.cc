@@ -56,8 +56,8 @@ extern "C" int bind(int fd, const struct sockaddr* addr, socklen_t len) {
     if (sin.sin_port == 0 && rewrite.next_port <= rewrite.last_port) {
       sin.sin_port = htons(static_cast<uint16_t>(rewrite.next_port++));
       rewrite.rewritten.fetch_add(1, std::memory_order_relaxed);
-      return sluice::devbroker::internal::RealBind(
-          fd, reinterpret_cast<const sockaddr*>(&sin), sizeof(sin));
+      return sluice::devbroker::internal::RealBind(fd, reinterpret_cast<const sockaddr*>(&sin),
+                                                   sizeof(sin));
     }
   }
   return sluice::devbroker::internal::RealBind(fd, addr, len);

@@ -20,19 +20,32 @@ struct ApiKeyEntry {
 
 // Kafka protocol API keys the mock broker implements or clients send.
 constexpr ApiKeyEntry kApiKeys[] = {
-    {0, "Produce"},           {1, "Fetch"},
-    {2, "ListOffsets"},       {3, "Metadata"},
-    {8, "OffsetCommit"},      {9, "OffsetFetch"},
-    {10, "FindCoordinator"},  {11, "JoinGroup"},
-    {12, "Heartbeat"},        {13, "LeaveGroup"},
-    {14, "SyncGroup"},        {15, "DescribeGroups"},
-    {16, "ListGroups"},       {17, "SaslHandshake"},
-    {18, "ApiVersions"},      {19, "CreateTopics"},
-    {20, "DeleteTopics"},     {21, "DeleteRecords"},
-    {22, "InitProducerId"},   {23, "OffsetForLeaderEpoch"},
-    {24, "AddPartitionsToTxn"}, {25, "AddOffsetsToTxn"},
-    {26, "EndTxn"},           {28, "TxnOffsetCommit"},
-    {32, "DescribeConfigs"},  {36, "SaslAuthenticate"},
+    {0, "Produce"},
+    {1, "Fetch"},
+    {2, "ListOffsets"},
+    {3, "Metadata"},
+    {8, "OffsetCommit"},
+    {9, "OffsetFetch"},
+    {10, "FindCoordinator"},
+    {11, "JoinGroup"},
+    {12, "Heartbeat"},
+    {13, "LeaveGroup"},
+    {14, "SyncGroup"},
+    {15, "DescribeGroups"},
+    {16, "ListGroups"},
+    {17, "SaslHandshake"},
+    {18, "ApiVersions"},
+    {19, "CreateTopics"},
+    {20, "DeleteTopics"},
+    {21, "DeleteRecords"},
+    {22, "InitProducerId"},
+    {23, "OffsetForLeaderEpoch"},
+    {24, "AddPartitionsToTxn"},
+    {25, "AddOffsetsToTxn"},
+    {26, "EndTxn"},
+    {28, "TxnOffsetCommit"},
+    {32, "DescribeConfigs"},
+    {36, "SaslAuthenticate"},
 };
 
 absl::Status Usage(absl::string_view what, absl::string_view usage) {
@@ -55,7 +68,8 @@ absl::StatusOr<int16_t> ParseApiKey(absl::string_view text) {
     if (absl::EqualsIgnoreCase(text, entry.name)) return entry.key;
   }
   return absl::InvalidArgumentError(
-      absl::StrCat("unknown Kafka API \"", text, "\" (a number, or Produce, Fetch, "
+      absl::StrCat("unknown Kafka API \"", text,
+                   "\" (a number, or Produce, Fetch, "
                    "ListOffsets, Metadata, OffsetCommit, FindCoordinator, ...)"));
 }
 
@@ -79,9 +93,9 @@ absl::StatusOr<rd_kafka_resp_err_t> ParseKafkaError(absl::string_view text) {
   for (size_t i = 0; i < count; ++i) {
     if (descs[i].name != nullptr && view == descs[i].name) return descs[i].code;
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "unknown Kafka error \"", text,
-      "\" (a number, or a name such as NOT_LEADER_FOR_PARTITION, REQUEST_TIMED_OUT)"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown Kafka error \"", text,
+                   "\" (a number, or a name such as NOT_LEADER_FOR_PARTITION, REQUEST_TIMED_OUT)"));
 }
 
 absl::Status ValidateTopicName(absl::string_view name) {
@@ -91,8 +105,8 @@ absl::Status ValidateTopicName(absl::string_view name) {
   }
   for (char c : name) {
     if (!absl::ascii_isalnum(c) && c != '.' && c != '_' && c != '-') {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "invalid topic name \"", name, "\": only letters, digits, '.', '_' and '-'"));
+      return absl::InvalidArgumentError(absl::StrCat("invalid topic name \"", name,
+                                                     "\": only letters, digits, '.', '_' and '-'"));
     }
   }
   return absl::OkStatus();

@@ -29,7 +29,8 @@ absl::StatusOr<std::vector<int>> PortsOf(absl::string_view bootstrap) {
     const size_t colon = entry.rfind(':');
     int port = 0;
     if (colon == absl::string_view::npos || !absl::SimpleAtoi(entry.substr(colon + 1), &port)) {
-      return absl::InternalError(absl::StrCat("unexpected mock bootstrap list \"", bootstrap, "\""));
+      return absl::InternalError(
+          absl::StrCat("unexpected mock bootstrap list \"", bootstrap, "\""));
     }
     ports.push_back(port);
   }
@@ -49,8 +50,8 @@ absl::StatusOr<TopicSpec> ParseTopicSpec(absl::string_view text) {
   SLUICE_RETURN_IF_ERROR(ValidateTopicName(spec.name));
   if (!absl::SimpleAtoi(text.substr(colon + 1), &spec.partitions) || spec.partitions < 1 ||
       spec.partitions > 100000) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "topic \"", text, "\": partition count must be a number in 1..100000"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("topic \"", text, "\": partition count must be a number in 1..100000"));
   }
   return spec;
 }
@@ -82,8 +83,7 @@ absl::StatusOr<std::unique_ptr<DevBroker>> DevBroker::Create(const DevBrokerOpti
 
   std::unique_ptr<DevBroker> broker(new DevBroker());
   broker->allow_retention_cap_ = options.allow_retention_cap;
-  SLUICE_ASSIGN_OR_RETURN(kafka::ConfPtr conf,
-                          kafka::BuildConf({{"log_level", "4"}}, "devbroker"));
+  SLUICE_ASSIGN_OR_RETURN(kafka::ConfPtr conf, kafka::BuildConf({{"log_level", "4"}}, "devbroker"));
   SLUICE_ASSIGN_OR_RETURN(broker->rk_, kafka::NewHandle(RD_KAFKA_PRODUCER, std::move(conf)));
   {
     std::optional<FixedPortScope> scope;
@@ -128,8 +128,8 @@ absl::StatusOr<std::unique_ptr<DevBroker>> DevBroker::Create(const DevBrokerOpti
   for (const TopicSpec& topic : options.topics) {
     SLUICE_RETURN_IF_ERROR(broker->CreateTopic(topic));
   }
-  LOG(INFO) << "[devbroker] " << options.brokers << " broker(s) at "
-            << broker->bootstrap_servers_ << "; " << broker->StatusLine();
+  LOG(INFO) << "[devbroker] " << options.brokers << " broker(s) at " << broker->bootstrap_servers_
+            << "; " << broker->StatusLine();
   return broker;
 }
 
@@ -147,10 +147,10 @@ absl::Status DevBroker::CreateTopic(const TopicSpec& topic) {
       rd_kafka_mock_topic_create(cluster_, topic.name.c_str(), topic.partitions,
                                  /*replication_factor=*/std::min(3, broker_count())),
       absl::StrCat("create topic ", topic.name)));
-  absl::Status lifted = layout_problem_.empty()
-                            ? LiftRetentionCap(cluster_, rk_.get(), broker_count(), topic.name,
-                                               topic.partitions)
-                            : absl::FailedPreconditionError(layout_problem_);
+  absl::Status lifted =
+      layout_problem_.empty()
+          ? LiftRetentionCap(cluster_, rk_.get(), broker_count(), topic.name, topic.partitions)
+          : absl::FailedPreconditionError(layout_problem_);
   {
     absl::MutexLock lock(&mu_);
     topics_[topic.name] = TopicState{topic.partitions, lifted.ok()};
@@ -161,8 +161,8 @@ absl::Status DevBroker::CreateTopic(const TopicSpec& topic) {
     return absl::OkStatus();
   }
   if (!allow_retention_cap_) return lifted;
-  LOG(WARNING) << "[devbroker] topic " << topic.name << " keeps the retention cap: "
-               << lifted.message();
+  LOG(WARNING) << "[devbroker] topic " << topic.name
+               << " keeps the retention cap: " << lifted.message();
   return absl::OkStatus();
 }
 
@@ -176,10 +176,10 @@ absl::Status DevBroker::CheckBroker(int32_t broker) const {
 
 absl::Status DevBroker::SetBrokerUp(int32_t broker, bool up) {
   SLUICE_RETURN_IF_ERROR(CheckBroker(broker));
-  SLUICE_RETURN_IF_ERROR(kafka::KafkaErrorToStatus(
-      up ? rd_kafka_mock_broker_set_up(cluster_, broker)
-         : rd_kafka_mock_broker_set_down(cluster_, broker),
-      absl::StrCat("set broker ", broker, up ? " up" : " down")));
+  SLUICE_RETURN_IF_ERROR(
+      kafka::KafkaErrorToStatus(up ? rd_kafka_mock_broker_set_up(cluster_, broker)
+                                   : rd_kafka_mock_broker_set_down(cluster_, broker),
+                                absl::StrCat("set broker ", broker, up ? " up" : " down")));
   absl::MutexLock lock(&mu_);
   up_[broker - 1] = up;
   return absl::OkStatus();
@@ -196,8 +196,7 @@ absl::Status DevBroker::SetRtt(int32_t broker, int rtt_ms) {
   return absl::OkStatus();
 }
 
-absl::Status DevBroker::PushRequestErrors(int16_t api_key, rd_kafka_resp_err_t error,
-                                          int count) {
+absl::Status DevBroker::PushRequestErrors(int16_t api_key, rd_kafka_resp_err_t error, int count) {
   if (count < 1) return absl::InvalidArgumentError("count must be >= 1");
   std::vector<rd_kafka_resp_err_t> errors(count, error);
   rd_kafka_mock_push_request_errors_array(cluster_, api_key, errors.size(), errors.data());
@@ -225,8 +224,8 @@ absl::Status DevBroker::SetLeader(absl::string_view topic, int32_t partition, in
       return absl::NotFoundError(absl::StrCat("unknown topic ", topic, " (create it first)"));
     }
     if (partition < 0 || partition >= it->second.partitions) {
-      return absl::InvalidArgumentError(absl::StrCat("topic ", topic, " has partitions 0..",
-                                                     it->second.partitions - 1));
+      return absl::InvalidArgumentError(
+          absl::StrCat("topic ", topic, " has partitions 0..", it->second.partitions - 1));
     }
   }
   const std::string name(topic);
@@ -299,8 +298,8 @@ DevBroker::Reply DevBroker::Execute(absl::string_view line) {
       return {"ok quitting", true};
   }
   if (!status.ok()) {
-    return {absl::StrCat("error ", absl::StatusCodeToString(status.code()), ": ",
-                         status.message())};
+    return {
+        absl::StrCat("error ", absl::StatusCodeToString(status.code()), ": ", status.message())};
   }
   return {absl::StrCat("ok ", ok)};
 }

@@ -5,7 +5,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -14,7 +16,7 @@
 #include "common/kafka/test_consumer.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tools/devbroker/fixed_ports.h"
+#include "tests/testing/subprocess.h"
 #include "tools/devbroker/retention.h"
 
 namespace sluice {
@@ -35,25 +37,10 @@ kafka::KafkaProperties Props(const DevBroker& broker) {
   return {{"bootstrap.servers", broker.bootstrap_servers()}};
 }
 
-// A port the kernel just handed out (free right now), with `count` - 1 free
-// ports after it.
 int FreePortRun(int count) {
-  for (int attempt = 0; attempt < 50; ++attempt) {
-    const int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in sin{};
-    sin.sin_family = AF_INET;
-    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof(sin);
-    if (bind(fd, reinterpret_cast<sockaddr*>(&sin), sizeof(sin)) != 0 ||
-        getsockname(fd, reinterpret_cast<sockaddr*>(&sin), &len) != 0) {
-      close(fd);
-      continue;
-    }
-    close(fd);
-    const int port = ntohs(sin.sin_port);
-    if (port + count - 1 <= 65535 && CheckPortsFree(port, count).ok()) return port;
-  }
-  return 0;
+  auto port = testing::PickFreePortRange(count);
+  EXPECT_TRUE(port.ok()) << port.status();
+  return port.ok() ? *port : 0;
 }
 
 TEST(DevBrokerTest, ServesItsTopicsToRealClients) {
@@ -76,13 +63,13 @@ TEST(DevBrokerTest, ServesItsTopicsToRealClients) {
     ASSERT_TRUE((*producer)->Produce("wiki", i % 3, absl::StrCat("row-", i)).ok());
   }
   ASSERT_TRUE((*producer)->Flush(absl::Seconds(30)).ok());
-  auto records = kafka::ReadRecords(Props(*broker), "wiki",
-                                    {{0, {0, 100}}, {1, {0, 100}}, {2, {0, 100}}},
-                                    absl::Seconds(30));
+  auto records = kafka::ReadRecords(
+      Props(*broker), "wiki", {{0, {0, 100}}, {1, {0, 100}}, {2, {0, 100}}}, absl::Seconds(30));
   ASSERT_TRUE(records.ok()) << records.status();
   for (int p = 0; p < 3; ++p) {
     ASSERT_EQ(records->at(p).size(), 100u);
-    for (int j = 0; j < 100; ++j) EXPECT_EQ(records->at(p)[j].value, absl::StrCat("row-", 3 * j + p));
+    for (int j = 0; j < 100; ++j)
+      EXPECT_EQ(records->at(p)[j].value, absl::StrCat("row-", 3 * j + p));
   }
   EXPECT_THAT(broker->StatusLine(), HasSubstr("topics=logs:1:uncapped,wiki:3:uncapped"));
 }
@@ -110,8 +97,7 @@ TEST(DevBrokerTest, RetentionSizeCapIsLifted) {
   ASSERT_TRUE(marks.ok()) << marks.status();
   EXPECT_EQ(marks->at(0), (kafka::Watermarks{0, kRecords}));
 
-  auto records = kafka::ReadRecords(Props(*broker), "big", {{0, {0, kRecords}}},
-                                    absl::Seconds(60));
+  auto records = kafka::ReadRecords(Props(*broker), "big", {{0, {0, kRecords}}}, absl::Seconds(60));
   ASSERT_TRUE(records.ok()) << records.status();
   ASSERT_EQ(records->at(0).size(), static_cast<size_t>(kRecords));
   for (int i = 0; i < kRecords; ++i) {
@@ -144,8 +130,8 @@ TEST(DevBrokerTest, RetentionBatchCountCapIsLifted) {
   ASSERT_TRUE(marks.ok()) << marks.status();
   EXPECT_EQ(marks->at(0), (kafka::Watermarks{0, kRecords}));
 
-  for (const kafka::OffsetRange range : {kafka::OffsetRange{0, 300},
-                                         kafka::OffsetRange{kRecords - 300, kRecords}}) {
+  for (const kafka::OffsetRange range :
+       {kafka::OffsetRange{0, 300}, kafka::OffsetRange{kRecords - 300, kRecords}}) {
     auto records = kafka::ReadRecords(Props(*broker), "many", {{0, range}}, absl::Seconds(60));
     ASSERT_TRUE(records.ok()) << records.status();
     ASSERT_EQ(records->at(0).size(), 300u);
@@ -153,6 +139,30 @@ TEST(DevBrokerTest, RetentionBatchCountCapIsLifted) {
       ASSERT_EQ(records->at(0)[i].value, absl::StrCat(range.start + i));
     }
   }
+}
+
+TEST(DevBrokerTest, FixedPortsInParallelDoNotCollide) {
+  const int first = FreePortRun(2);
+  const int second = FreePortRun(2);
+  ASSERT_NE(first, 0);
+  ASSERT_NE(second, 0);
+  if (std::abs(first - second) < 2) GTEST_SKIP() << "the kernel picked overlapping runs";
+  std::unique_ptr<DevBroker> a, b;
+  std::thread other([&] {
+    DevBrokerOptions options;
+    options.base_port = second;
+    options.brokers = 2;
+    a = MustCreate(options);
+  });
+  DevBrokerOptions options;
+  options.base_port = first;
+  options.brokers = 2;
+  b = MustCreate(options);
+  other.join();
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  EXPECT_THAT(a->ports(), ElementsAre(second, second + 1));
+  EXPECT_THAT(b->ports(), ElementsAre(first, first + 1));
 }
 
 TEST(DevBrokerTest, FixedPorts) {
@@ -164,8 +174,7 @@ TEST(DevBrokerTest, FixedPorts) {
   auto broker = MustCreate(options);
   ASSERT_NE(broker, nullptr);
   EXPECT_THAT(broker->ports(), ElementsAre(base, base + 1));
-  EXPECT_EQ(broker->bootstrap_servers(),
-            absl::StrCat("127.0.0.1:", base, ",127.0.0.1:", base + 1));
+  EXPECT_EQ(broker->bootstrap_servers(), absl::StrCat("127.0.0.1:", base, ",127.0.0.1:", base + 1));
   // Other binds in the process are not rewritten afterwards.
   auto ephemeral = MustCreate(DevBrokerOptions{});
   ASSERT_NE(ephemeral, nullptr);
@@ -216,14 +225,14 @@ TEST(DevBrokerTest, ParsesTopicSpecs) {
 TEST(DevBrokerTest, RealClusterLayoutIsRecognised) {
   auto broker = MustCreate(DevBrokerOptions{});
   ASSERT_NE(broker, nullptr);
-  EXPECT_TRUE(VerifyClusterLayout(broker->cluster(),
-                                  rd_kafka_mock_cluster_handle(broker->cluster()), 1)
-                  .ok());
+  EXPECT_TRUE(
+      VerifyClusterLayout(broker->cluster(), rd_kafka_mock_cluster_handle(broker->cluster()), 1)
+          .ok());
   // The wrong broker count is noticed on the real struct too.
-  EXPECT_EQ(VerifyClusterLayout(broker->cluster(),
-                                rd_kafka_mock_cluster_handle(broker->cluster()), 2)
-                .code(),
-            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(
+      VerifyClusterLayout(broker->cluster(), rd_kafka_mock_cluster_handle(broker->cluster()), 2)
+          .code(),
+      absl::StatusCode::kFailedPrecondition);
 }
 
 TEST(DevBrokerTest, ControlCommands) {
@@ -268,8 +277,8 @@ TEST(DevBrokerTest, ControlCommands) {
   EXPECT_EQ(broker->Execute("rtt 2 5").line, "ok broker 2 rtt 5ms");
   EXPECT_THAT(broker->Execute("broker down 3").line, StartsWith("error INVALID_ARGUMENT"));
   EXPECT_EQ(broker->Execute("broker down 2").line, "ok broker 2 down");
-  EXPECT_THAT(broker->Execute("status").line, HasSubstr(absl::StrCat(
-                                                   "2@", broker->ports()[1], ":down:rtt=5ms")));
+  EXPECT_THAT(broker->Execute("status").line,
+              HasSubstr(absl::StrCat("2@", broker->ports()[1], ":down:rtt=5ms")));
   EXPECT_EQ(broker->Execute("broker up 2").line, "ok broker 2 up");
 
   EXPECT_THAT(broker->Execute("bogus").line, StartsWith("error unknown command"));

@@ -8,7 +8,9 @@
 #include <cerrno>
 #include <cstring>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "glog/logging.h"
 #include "tools/devbroker/bind_interposer.h"
 
@@ -17,9 +19,8 @@ namespace devbroker {
 
 absl::Status CheckPortsFree(int first_port, int count) {
   if (count < 1 || first_port < 1 || first_port + count - 1 > 65535) {
-    return absl::InvalidArgumentError(absl::StrCat("ports ", first_port, "..",
-                                                   first_port + count - 1,
-                                                   " are not all within 1..65535"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "ports ", first_port, "..", first_port + count - 1, " are not all within 1..65535"));
   }
   for (int port = first_port; port < first_port + count; ++port) {
     const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -41,9 +42,20 @@ absl::Status CheckPortsFree(int first_port, int count) {
   return absl::OkStatus();
 }
 
-FixedPortScope::FixedPortScope(int first_port, int count) {
+namespace {
+
+// Held by the live FixedPortScope: a second scope waits for the first.
+absl::Mutex& ScopeMutex() {
+  static absl::Mutex* mu = new absl::Mutex();
+  return *mu;
+}
+
+}  // namespace
+
+FixedPortScope::FixedPortScope(int first_port, int count) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  ScopeMutex().Lock();
   internal::BindRewrite& rewrite = internal::GlobalBindRewrite();
-  CHECK(!rewrite.armed.load()) << "only one FixedPortScope at a time";
+  CHECK(!rewrite.armed.load()) << "FixedPortScope armed twice";
   rewrite.owner = pthread_self();
   rewrite.next_port = first_port;
   rewrite.last_port = first_port + count - 1;
@@ -51,8 +63,9 @@ FixedPortScope::FixedPortScope(int first_port, int count) {
   rewrite.armed.store(true, std::memory_order_release);
 }
 
-FixedPortScope::~FixedPortScope() {
+FixedPortScope::~FixedPortScope() ABSL_NO_THREAD_SAFETY_ANALYSIS {
   internal::GlobalBindRewrite().armed.store(false, std::memory_order_release);
+  ScopeMutex().Unlock();
 }
 
 int FixedPortScope::rewritten() const { return internal::GlobalBindRewrite().rewritten.load(); }

@@ -9,9 +9,9 @@
 //
 // librdkafka creates brokers 1..N in order in the calling thread, so broker i
 // gets first_port + i - 1. Whether the interposer took effect is visible in
-// the ports librdkafka reports afterwards (DevBroker checks them). A bind failure inside rd_kafka_mock_cluster_new
-// aborts the process, so check the ports with CheckPortsFree() first (there
-// is still a window in which another process can take one).
+// the ports librdkafka reports afterwards (DevBroker checks them). A bind failure inside
+// rd_kafka_mock_cluster_new aborts the process, so check the ports with CheckPortsFree() first
+// (there is still a window in which another process can take one).
 #ifndef SLUICE_TOOLS_DEVBROKER_FIXED_PORTS_H_
 #define SLUICE_TOOLS_DEVBROKER_FIXED_PORTS_H_
 
@@ -25,8 +25,9 @@ namespace devbroker {
 // 1..65535; UNAVAILABLE naming the first port in use.
 absl::Status CheckPortsFree(int first_port, int count);
 
-// Arms the interposer for the current thread. Only one scope may exist at a
-// time in the process (a second one CHECK-fails). Not copyable or movable.
+// Arms the interposer for the current thread. One scope at a time in the
+// process: a second one (on another thread) waits until the first is gone.
+// Keep it only around rd_kafka_mock_cluster_new(). Not copyable or movable.
 class FixedPortScope {
  public:
   FixedPortScope(int first_port, int count);

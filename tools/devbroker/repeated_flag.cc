@@ -8,7 +8,7 @@ namespace sluice {
 namespace devbroker {
 
 absl::StatusOr<std::vector<std::string>> ExtractRepeatedFlag(std::vector<std::string>& args,
-                                                            absl::string_view name) {
+                                                             absl::string_view name) {
   std::vector<std::string> values;
   std::vector<std::string> kept;
   const std::string long_eq = absl::StrCat("--", name, "=");

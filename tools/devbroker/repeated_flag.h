@@ -18,7 +18,7 @@ namespace devbroker {
 // commas counts as several ("a:1,b:2"). INVALID_ARGUMENT when the flag is
 // last with no value.
 absl::StatusOr<std::vector<std::string>> ExtractRepeatedFlag(std::vector<std::string>& args,
-                                                            absl::string_view name);
+                                                             absl::string_view name);
 
 }  // namespace devbroker
 }  // namespace sluice

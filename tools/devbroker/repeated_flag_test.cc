@@ -10,9 +10,8 @@ namespace {
 using ::testing::ElementsAre;
 
 TEST(ExtractRepeatedFlagTest, CollectsEveryFormInOrder) {
-  std::vector<std::string> args = {"prog",     "--topic=a:1", "--brokers=3", "-topic=b:2",
-                                   "--topic",  "c:3,d:4",     "-topic",      "e:5",
-                                   "--topics=x"};
+  std::vector<std::string> args = {"prog",    "--topic=a:1", "--brokers=3", "-topic=b:2", "--topic",
+                                   "c:3,d:4", "-topic",      "e:5",         "--topics=x"};
   auto values = ExtractRepeatedFlag(args, "topic");
   ASSERT_TRUE(values.ok()) << values.status();
   EXPECT_THAT(*values, ElementsAre("a:1", "b:2", "c:3", "d:4", "e:5"));
@@ -29,8 +28,7 @@ TEST(ExtractRepeatedFlagTest, StopsAtDoubleDash) {
 
 TEST(ExtractRepeatedFlagTest, MissingValueIsAnError) {
   std::vector<std::string> args = {"prog", "--topic"};
-  EXPECT_EQ(ExtractRepeatedFlag(args, "topic").status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ExtractRepeatedFlag(args, "topic").status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

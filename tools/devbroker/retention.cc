@@ -19,8 +19,7 @@ constexpr int kMaxTopics = 1 << 20;
 
 absl::Status Refuse(absl::string_view what) {
   return absl::FailedPreconditionError(absl::StrCat(
-      "cannot lift librdkafka's mock retention cap (5 MiB / 100000 batches per partition): ",
-      what,
+      "cannot lift librdkafka's mock retention cap (5 MiB / 100000 batches per partition): ", what,
       ". Refusing to run with the cap, because consumers reading from the beginning would "
       "silently miss data; pass --allow_retention_cap to accept it"));
 }
@@ -38,8 +37,8 @@ absl::Status CheckSupportedVersion(int version) {
                              VersionString(version)));
 }
 
-absl::Status VerifyClusterLayoutAt(const void* cluster, const rd_kafka_t* rk,
-                                   int expected_brokers, int version) {
+absl::Status VerifyClusterLayoutAt(const void* cluster, const rd_kafka_t* rk, int expected_brokers,
+                                   int version) {
   if (absl::Status s = CheckSupportedVersion(version); !s.ok()) return s;
   if (cluster == nullptr) return Refuse("no cluster");
   const auto* head = static_cast<const ClusterHead*>(cluster);
@@ -48,8 +47,8 @@ absl::Status VerifyClusterLayoutAt(const void* cluster, const rd_kafka_t* rk,
     return Refuse("the cluster id is not a string");
   }
   if (head->broker_cnt != expected_brokers) {
-    return Refuse(absl::StrCat("the cluster says it has ", head->broker_cnt,
-                               " brokers, expected ", expected_brokers));
+    return Refuse(absl::StrCat("the cluster says it has ", head->broker_cnt, " brokers, expected ",
+                               expected_brokers));
   }
   if (head->topic_cnt < 0 || head->topic_cnt > kMaxTopics) {
     return Refuse(absl::StrCat("implausible topic count ", head->topic_cnt));
@@ -58,8 +57,7 @@ absl::Status VerifyClusterLayoutAt(const void* cluster, const rd_kafka_t* rk,
 }
 
 absl::Status LiftRetentionCapAt(void* cluster, const rd_kafka_t* rk, int expected_brokers,
-                                absl::string_view topic, int expected_partitions,
-                                int version) {
+                                absl::string_view topic, int expected_partitions, int version) {
   if (absl::Status s = VerifyClusterLayoutAt(cluster, rk, expected_brokers, version); !s.ok()) {
     return s;
   }
@@ -84,8 +82,7 @@ absl::Status LiftRetentionCapAt(void* cluster, const rd_kafka_t* rk, int expecte
   const std::string where = absl::StrCat("topic \"", topic, "\"");
   if (found->partition_cnt != expected_partitions) {
     return Refuse(absl::StrCat(where, " has ", found->partition_cnt,
-                               " partitions in the mock's struct, expected ",
-                               expected_partitions));
+                               " partitions in the mock's struct, expected ", expected_partitions));
   }
   if (found->partitions == nullptr) return Refuse(where + " has no partition array");
   // Check every partition before writing any.
@@ -98,8 +95,8 @@ absl::Status LiftRetentionCapAt(void* cluster, const rd_kafka_t* rk, int expecte
     const bool lifted = p.max_size == kLiftedMaxBytes && p.max_cnt == kLiftedMaxBatches;
     if (!defaults && !lifted) {
       return Refuse(absl::StrCat(part, " has limits ", p.max_size, " bytes / ", p.max_cnt,
-                                 " batches, expected librdkafka's defaults ",
-                                 kMockDefaultMaxBytes, " / ", kMockDefaultMaxBatches));
+                                 " batches, expected librdkafka's defaults ", kMockDefaultMaxBytes,
+                                 " / ", kMockDefaultMaxBatches));
     }
     if (p.cnt > p.max_cnt) return Refuse(part + " holds more batches than its limit");
   }
@@ -114,9 +111,10 @@ absl::Status LiftRetentionCapAt(void* cluster, const rd_kafka_t* rk, int expecte
 absl::Status VerifyClusterLayout(rd_kafka_mock_cluster_t* cluster, rd_kafka_t* rk,
                                  int expected_brokers) {
   if ((RD_KAFKA_VERSION >> 16) != 0x0200) {
-    return Refuse(absl::StrCat("the partition layout is only known for librdkafka 2.0.x, "
-                               "this was compiled against ",
-                               VersionString(RD_KAFKA_VERSION)));
+    return Refuse(
+        absl::StrCat("the partition layout is only known for librdkafka 2.0.x, "
+                     "this was compiled against ",
+                     VersionString(RD_KAFKA_VERSION)));
   }
   if (cluster == nullptr || rd_kafka_mock_cluster_handle(cluster) != rk) {
     return Refuse("rd_kafka_mock_cluster_handle() does not return the creating handle");

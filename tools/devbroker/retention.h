@@ -150,8 +150,8 @@ static_assert(offsetof(ClusterHead, topic_cnt) == 88, "librdkafka 2.0.2 layout")
 
 // The checks and the write, on a cluster given as raw memory with an
 // explicit version (what the public functions call; tests use fakes).
-absl::Status VerifyClusterLayoutAt(const void* cluster, const rd_kafka_t* rk,
-                                   int expected_brokers, int version);
+absl::Status VerifyClusterLayoutAt(const void* cluster, const rd_kafka_t* rk, int expected_brokers,
+                                   int version);
 absl::Status LiftRetentionCapAt(void* cluster, const rd_kafka_t* rk, int expected_brokers,
                                 absl::string_view topic, int expected_partitions, int version);
 

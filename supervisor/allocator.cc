@@ -1,0 +1,71 @@
+#include "supervisor/allocator.h"
+
+#include <glog/logging.h>
+
+#include "absl/strings/str_cat.h"
+#include "common/names.h"
+#include "common/status_macros.h"
+#include "common/time_util.h"
+#include "supervisor/naming.h"
+
+namespace sluice::supervisor {
+
+absl::StatusOr<v1::AllocateSegmentResponse> Allocator::Allocate(
+    const v1::AllocateSegmentRequest& request, Granularity segment_granularity) {
+  SLUICE_RETURN_IF_ERROR(ValidateDatasource(request.datasource()));
+  if (request.sequence_name().empty()) {
+    return absl::InvalidArgumentError("sequence_name is required");
+  }
+  const int64_t start = request.interval().start_ms();
+  const int64_t end = request.interval().end_ms();
+  if (!segment_granularity.IsAligned(start) || segment_granularity.Next(start) != end) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "interval [", FormatIsoInstant(start), ", ", FormatIsoInstant(end), ") is not one ",
+        segment_granularity.Name(), " bucket (the segment granularity of ", request.datasource(),
+        ")"));
+  }
+  const std::string& ds = request.datasource();
+  v1::AllocateSegmentResponse response;
+  bool created = false;
+  SLUICE_RETURN_IF_ERROR(options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
+    SLUICE_ASSIGN_OR_RETURN(bool exists, txn.DatasourceExists(ds));
+    if (!exists) return absl::NotFoundError(absl::StrCat("unknown datasource ", ds));
+    SLUICE_ASSIGN_OR_RETURN(auto pending,
+                            txn.FindPendingSegment(ds, request.sequence_name(), start, end));
+    if (!pending) {
+      const int64_t now_ms = options_.clock->NowMs();
+      SLUICE_ASSIGN_OR_RETURN(std::optional<std::string> version,
+                              txn.IntervalVersion(ds, start, end));
+      if (!version) {
+        version = FormatIsoInstant(now_ms);
+        SLUICE_RETURN_IF_ERROR(txn.InsertIntervalVersion(ds, start, end, *version, now_ms));
+      }
+      SLUICE_ASSIGN_OR_RETURN(int32_t partition, txn.NextPartitionNum(ds, start, end, *version));
+      PendingSegment segment;
+      segment.id = SegmentId(ds, start, end, *version, partition);
+      segment.datasource = ds;
+      segment.sequence_name = request.sequence_name();
+      segment.start_ms = start;
+      segment.end_ms = end;
+      segment.version = *version;
+      segment.partition_num = partition;
+      segment.task_id = request.task_id();
+      SLUICE_RETURN_IF_ERROR(txn.InsertPendingSegment(segment, now_ms));
+      pending = std::move(segment);
+      created = true;
+    }
+    response.set_segment_id(pending->id);
+    response.mutable_interval()->set_start_ms(pending->start_ms);
+    response.mutable_interval()->set_end_ms(pending->end_ms);
+    response.set_version(pending->version);
+    response.set_partition_num(pending->partition_num);
+    return absl::OkStatus();
+  }));
+  if (created) {
+    VLOG(1) << "[supervisor " << ds << "] allocated " << response.segment_id() << " for "
+            << request.sequence_name() << " (task " << request.task_id() << ")";
+  }
+  return response;
+}
+
+}  // namespace sluice::supervisor

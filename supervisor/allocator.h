@@ -1,0 +1,35 @@
+// Segment id allocation (AllocateSegment): idempotent on (datasource,
+// sequence name, interval), so replicas and replacement tasks of a group get
+// the same ids; the version of an interval is fixed at its first allocation.
+#ifndef SLUICE_SUPERVISOR_ALLOCATOR_H_
+#define SLUICE_SUPERVISOR_ALLOCATOR_H_
+
+#include "absl/status/statusor.h"
+#include "common/granularity.h"
+#include "sluice/v1/supervisor_service.pb.h"
+#include "supervisor/clock.h"
+#include "supervisor/metadata_store.h"
+
+namespace sluice::supervisor {
+
+struct AllocatorOptions {
+  MetadataStore* store = nullptr;
+  Clock* clock = Clock::Real();
+};
+
+class Allocator {
+ public:
+  explicit Allocator(AllocatorOptions options) : options_(options) {}
+
+  // The interval must be exactly one bucket of `segment_granularity`
+  // (INVALID_ARGUMENT otherwise); NOT_FOUND for an unknown datasource.
+  absl::StatusOr<v1::AllocateSegmentResponse> Allocate(const v1::AllocateSegmentRequest& request,
+                                                       Granularity segment_granularity);
+
+ private:
+  const AllocatorOptions options_;
+};
+
+}  // namespace sluice::supervisor
+
+#endif  // SLUICE_SUPERVISOR_ALLOCATOR_H_

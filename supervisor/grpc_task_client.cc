@@ -1,0 +1,187 @@
+#include <glog/logging.h>
+#include <grpcpp/grpcpp.h>
+
+#include <map>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "common/grpc_status.h"
+#include "common/spec.h"
+#include "sluice/v1/task_service.grpc.pb.h"
+#include "supervisor/task_client.h"
+
+namespace sluice::supervisor {
+namespace {
+
+bool Retryable(const grpc::Status& status) {
+  return status.error_code() == grpc::StatusCode::UNAVAILABLE ||
+         status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED;
+}
+
+class GrpcTaskClient : public TaskClient {
+ public:
+  explicit GrpcTaskClient(ChatOptions options) : options_(options) {
+    if (options_.attempts < 1) options_.attempts = 1;
+  }
+
+  absl::StatusOr<v1::RunTaskResponse> RunTask(const std::string& address,
+                                              const v1::TaskSpec& spec) override {
+    v1::RunTaskRequest request;
+    *request.mutable_spec() = spec;
+    return Call<v1::RunTaskRequest, v1::RunTaskResponse>(
+        address, "RunTask", spec.task_id(), request, &v1::TaskService::Stub::RunTask);
+  }
+
+  absl::StatusOr<v1::TaskStatus> StopTask(const std::string& address, const std::string& task_id,
+                                          v1::StopMode mode, const std::string& reason) override {
+    v1::StopTaskRequest request;
+    request.set_task_id(task_id);
+    request.set_mode(mode);
+    request.set_reason(reason);
+    auto response = Call<v1::StopTaskRequest, v1::StopTaskResponse>(
+        address, "StopTask", task_id, request, &v1::TaskService::Stub::StopTask);
+    if (!response.ok()) return response.status();
+    return response->status();
+  }
+
+  absl::StatusOr<v1::PauseResponse> Pause(const std::string& address,
+                                          const std::string& task_id) override {
+    v1::PauseRequest request;
+    request.set_task_id(task_id);
+    // Leave the task part of the attempt's deadline to answer.
+    request.set_timeout_ms(std::max<int64_t>(1, absl::ToInt64Milliseconds(options_.timeout) / 2));
+    return Call<v1::PauseRequest, v1::PauseResponse>(address, "Pause", task_id, request,
+                                                     &v1::TaskService::Stub::Pause);
+  }
+
+  absl::Status Resume(const std::string& address, const std::string& task_id) override {
+    v1::ResumeRequest request;
+    request.set_task_id(task_id);
+    return Call<v1::ResumeRequest, v1::ResumeResponse>(address, "Resume", task_id, request,
+                                                       &v1::TaskService::Stub::Resume)
+        .status();
+  }
+
+  absl::StatusOr<v1::SetEndOffsetsResponse> SetEndOffsets(const std::string& address,
+                                                          const std::string& task_id,
+                                                          const OffsetMap& end_offsets,
+                                                          bool finish) override {
+    v1::SetEndOffsetsRequest request;
+    request.set_task_id(task_id);
+    ToProto(end_offsets, request.mutable_end_offsets());
+    request.set_finish(finish);
+    return Call<v1::SetEndOffsetsRequest, v1::SetEndOffsetsResponse>(
+        address, "SetEndOffsets", task_id, request, &v1::TaskService::Stub::SetEndOffsets);
+  }
+
+  absl::StatusOr<OffsetMap> GetCurrentOffsets(const std::string& address,
+                                              const std::string& task_id) override {
+    auto response = Call<v1::TaskRef, v1::OffsetsResponse>(
+        address, "GetCurrentOffsets", task_id, Ref(task_id),
+        &v1::TaskService::Stub::GetCurrentOffsets);
+    if (!response.ok()) return response.status();
+    return FromProto(response->offsets());
+  }
+
+  absl::StatusOr<OffsetMap> GetEndOffsets(const std::string& address,
+                                          const std::string& task_id) override {
+    auto response = Call<v1::TaskRef, v1::OffsetsResponse>(
+        address, "GetEndOffsets", task_id, Ref(task_id), &v1::TaskService::Stub::GetEndOffsets);
+    if (!response.ok()) return response.status();
+    return FromProto(response->offsets());
+  }
+
+  absl::StatusOr<std::vector<v1::Checkpoint>> GetCheckpoints(const std::string& address,
+                                                             const std::string& task_id) override {
+    auto response = Call<v1::TaskRef, v1::CheckpointsResponse>(
+        address, "GetCheckpoints", task_id, Ref(task_id), &v1::TaskService::Stub::GetCheckpoints);
+    if (!response.ok()) return response.status();
+    return std::vector<v1::Checkpoint>(response->checkpoints().begin(),
+                                       response->checkpoints().end());
+  }
+
+  absl::StatusOr<v1::TaskStatus> GetTaskStatus(const std::string& address,
+                                               const std::string& task_id) override {
+    return Call<v1::TaskRef, v1::TaskStatus>(address, "GetTaskStatus", task_id, Ref(task_id),
+                                             &v1::TaskService::Stub::GetTaskStatus);
+  }
+
+  absl::StatusOr<std::vector<v1::TaskStatus>> ListTasks(const std::string& address,
+                                                        const std::string& datasource) override {
+    v1::ListTasksRequest request;
+    request.set_datasource(datasource);
+    auto response = Call<v1::ListTasksRequest, v1::ListTasksResponse>(
+        address, "ListTasks", "", request, &v1::TaskService::Stub::ListTasks);
+    if (!response.ok()) return response.status();
+    return std::vector<v1::TaskStatus>(response->tasks().begin(), response->tasks().end());
+  }
+
+ private:
+  static v1::TaskRef Ref(const std::string& task_id) {
+    v1::TaskRef ref;
+    ref.set_task_id(task_id);
+    return ref;
+  }
+
+  v1::TaskService::Stub* StubFor(const std::string& address) ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    auto& stub = stubs_[address];
+    if (!stub) {
+      stub = v1::TaskService::NewStub(
+          grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+    }
+    return stub.get();
+  }
+
+  template <typename Request, typename Response>
+  absl::StatusOr<Response> Call(const std::string& address, const char* method,
+                                const std::string& task_id, const Request& request,
+                                grpc::Status (v1::TaskService::Stub::*rpc)(grpc::ClientContext*,
+                                                                           const Request&,
+                                                                           Response*)) {
+    v1::TaskService::Stub* stub = StubFor(address);
+    absl::Duration backoff = options_.initial_backoff;
+    grpc::Status last;
+    for (int attempt = 1; attempt <= options_.attempts; ++attempt) {
+      grpc::ClientContext context;
+      context.set_deadline(absl::ToChronoTime(absl::Now() + options_.timeout));
+      Response response;
+      last = (stub->*rpc)(&context, request, &response);
+      if (last.ok()) return response;
+      if (!Retryable(last)) break;
+      VLOG(1) << "[supervisor] " << method << " " << task_id << " on " << address << " attempt "
+              << attempt << "/" << options_.attempts << ": " << last.error_message();
+      if (attempt < options_.attempts) {
+        absl::SleepFor(backoff);
+        backoff = std::min(backoff * 2, options_.max_backoff);
+      }
+    }
+    const absl::Status status = FromGrpcStatus(last);
+    return absl::Status(status.code(),
+                        absl::StrCat(method, task_id.empty() ? "" : " ", task_id, " on ", address,
+                                     ": ", status.message()));
+  }
+
+  ChatOptions options_;
+  absl::Mutex mu_;
+  std::map<std::string, std::unique_ptr<v1::TaskService::Stub>> stubs_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace
+
+std::unique_ptr<TaskClient> NewGrpcTaskClient(ChatOptions options) {
+  return std::make_unique<GrpcTaskClient>(options);
+}
+
+ChatOptions ChatOptionsFromTuning(const v1::TuningConfig& tuning) {
+  ChatOptions options;
+  auto timings = ParseTuningTimings(tuning);
+  if (timings.ok()) options.timeout = timings->chat_timeout;
+  if (tuning.chat_retries() > 0) options.attempts = tuning.chat_retries();
+  options.max_backoff = std::min(options.max_backoff, options.timeout);
+  return options;
+}
+
+}  // namespace sluice::supervisor

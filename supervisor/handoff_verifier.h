@@ -1,0 +1,51 @@
+// Handoff tracking: a published segment is handed off once its deep-storage
+// copy is verified (present, with the size the task published) and, for a
+// datasource in LOADER handoff mode, an external loader confirmed it with
+// MarkSegmentsLoaded. A copy that is missing or has the wrong size is
+// HANDOFF_FAILED (and re-checked on later passes).
+#ifndef SLUICE_SUPERVISOR_HANDOFF_VERIFIER_H_
+#define SLUICE_SUPERVISOR_HANDOFF_VERIFIER_H_
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "common/deep_storage.h"
+#include "supervisor/clock.h"
+#include "supervisor/metadata_store.h"
+
+namespace sluice::supervisor {
+
+struct HandoffVerifierOptions {
+  MetadataStore* store = nullptr;
+  DeepStorage* deep_storage = nullptr;
+  Clock* clock = Clock::Real();
+  // Segments examined per pass.
+  int batch = 1000;
+};
+
+struct HandoffPass {
+  int examined = 0;
+  int handed_off = 0;
+  int failed = 0;
+};
+
+class HandoffVerifier {
+ public:
+  explicit HandoffVerifier(HandoffVerifierOptions options) : options_(options) {}
+
+  // One pass over the used segments that are not handed off yet. Passes are
+  // serialized (the periodic one and one after MarkSegmentsLoaded).
+  absl::StatusOr<HandoffPass> VerifyOnce() ABSL_LOCKS_EXCLUDED(pass_mu_);
+
+ private:
+  // Checks the deep-storage copy of one segment; OK when it is readable with
+  // the published size.
+  absl::Status VerifyCopy(const HandoffCandidate& segment);
+
+  const HandoffVerifierOptions options_;
+  absl::Mutex pass_mu_;
+};
+
+}  // namespace sluice::supervisor
+
+#endif  // SLUICE_SUPERVISOR_HANDOFF_VERIFIER_H_

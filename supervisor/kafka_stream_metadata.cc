@@ -1,0 +1,45 @@
+#include <string>
+
+#include "common/kafka/metadata_client.h"
+#include "common/status_macros.h"
+#include "supervisor/stream_metadata.h"
+
+namespace sluice::supervisor {
+namespace {
+
+class KafkaStreamMetadata : public StreamMetadata {
+ public:
+  KafkaStreamMetadata(std::string topic, std::unique_ptr<kafka::MetadataClient> client)
+      : topic_(std::move(topic)), client_(std::move(client)) {}
+
+  absl::StatusOr<std::vector<int32_t>> ListPartitions(absl::Duration timeout) override {
+    return client_->ListPartitions(topic_, timeout);
+  }
+
+  absl::StatusOr<std::map<int32_t, PartitionWatermarks>> QueryWatermarks(
+      const std::vector<int32_t>& partitions, absl::Duration timeout) override {
+    SLUICE_ASSIGN_OR_RETURN(auto marks, client_->QueryWatermarks(topic_, partitions, timeout));
+    std::map<int32_t, PartitionWatermarks> out;
+    for (const auto& [partition, m] : marks) out[partition] = {m.earliest, m.latest};
+    return out;
+  }
+
+ private:
+  const std::string topic_;
+  std::unique_ptr<kafka::MetadataClient> client_;
+};
+
+}  // namespace
+
+StreamMetadataFactory KafkaStreamMetadataFactory() {
+  return [](const v1::SupervisorSpec& spec)
+             -> absl::StatusOr<std::unique_ptr<StreamMetadata>> {
+    kafka::KafkaProperties properties(spec.io_config().consumer_properties().begin(),
+                                      spec.io_config().consumer_properties().end());
+    SLUICE_ASSIGN_OR_RETURN(auto client, kafka::MetadataClient::Create(properties));
+    return std::unique_ptr<StreamMetadata>(
+        new KafkaStreamMetadata(spec.io_config().topic(), std::move(client)));
+  };
+}
+
+}  // namespace sluice::supervisor

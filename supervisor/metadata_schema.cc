@@ -1,0 +1,271 @@
+#include "supervisor/metadata_schema.h"
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+
+namespace sluice::supervisor {
+namespace {
+
+// Version 1: the tables of DESIGN.md.
+constexpr char kSchemaV1[] = R"sql(
+CREATE TABLE schema_version (
+  version INTEGER PRIMARY KEY,
+  description TEXT NOT NULL,
+  applied_at_ms INTEGER NOT NULL
+) STRICT;
+
+-- One row per datasource ever submitted; the root every other row hangs on.
+-- commit_topic: the topic the committed offsets belong to (NULL: none yet).
+CREATE TABLE datasources (
+  datasource TEXT PRIMARY KEY,
+  created_at_ms INTEGER NOT NULL,
+  commit_topic TEXT
+) STRICT;
+
+-- Supervisor specs with their history; a terminate writes a tombstone row.
+CREATE TABLE specs (
+  datasource TEXT NOT NULL REFERENCES datasources(datasource),
+  version INTEGER NOT NULL,
+  created_at_ms INTEGER NOT NULL,
+  spec_json TEXT NOT NULL,
+  terminated INTEGER NOT NULL DEFAULT 0 CHECK (terminated IN (0, 1)),
+  PRIMARY KEY (datasource, version)
+) STRICT;
+
+-- Datasource commit metadata: the next offset to read per partition, i.e.
+-- everything before it is in published segments. The compare-and-swap anchor.
+CREATE TABLE committed_offsets (
+  datasource TEXT NOT NULL REFERENCES datasources(datasource),
+  partition INTEGER NOT NULL CHECK (partition >= 0),
+  next_offset INTEGER NOT NULL CHECK (next_offset >= 0),
+  updated_at_ms INTEGER NOT NULL,
+  PRIMARY KEY (datasource, partition)
+) STRICT;
+
+-- The offsets recorded when a partition was first read (the start of the
+-- commit chain the exactly-once audit follows).
+CREATE TABLE initial_offsets (
+  datasource TEXT NOT NULL REFERENCES datasources(datasource),
+  partition INTEGER NOT NULL CHECK (partition >= 0),
+  start_offset INTEGER NOT NULL CHECK (start_offset >= 0),
+  recorded_at_ms INTEGER NOT NULL,
+  PRIMARY KEY (datasource, partition)
+) STRICT;
+
+-- The version of each segment interval: the ISO instant of its first allocation.
+CREATE TABLE interval_versions (
+  datasource TEXT NOT NULL REFERENCES datasources(datasource),
+  start_ms INTEGER NOT NULL,
+  end_ms INTEGER NOT NULL,
+  version TEXT NOT NULL,
+  created_at_ms INTEGER NOT NULL,
+  PRIMARY KEY (datasource, start_ms, end_ms),
+  CHECK (end_ms > start_ms)
+) STRICT;
+
+-- Segment ids handed out by AllocateSegment; one per (sequence, interval), so
+-- replicas and replacement tasks get the same id.
+CREATE TABLE pending_segments (
+  id TEXT PRIMARY KEY,
+  datasource TEXT NOT NULL REFERENCES datasources(datasource),
+  sequence_name TEXT NOT NULL,
+  start_ms INTEGER NOT NULL,
+  end_ms INTEGER NOT NULL,
+  version TEXT NOT NULL,
+  partition_num INTEGER NOT NULL CHECK (partition_num >= 0),
+  task_id TEXT NOT NULL,
+  created_at_ms INTEGER NOT NULL,
+  UNIQUE (datasource, sequence_name, start_ms, end_ms),
+  UNIQUE (datasource, start_ms, end_ms, version, partition_num)
+) STRICT;
+
+-- The commit log: one row per published sequence (possibly with no segments).
+CREATE TABLE committed_sequences (
+  commit_id INTEGER PRIMARY KEY AUTOINCREMENT,
+  datasource TEXT NOT NULL REFERENCES datasources(datasource),
+  sequence_name TEXT NOT NULL,
+  task_id TEXT NOT NULL,
+  committed_at_ms INTEGER NOT NULL,
+  UNIQUE (datasource, sequence_name)
+) STRICT;
+
+-- Per-partition range and record accounting of each committed sequence.
+CREATE TABLE committed_sequence_partitions (
+  commit_id INTEGER NOT NULL REFERENCES committed_sequences(commit_id),
+  partition INTEGER NOT NULL,
+  start_offset INTEGER NOT NULL,
+  end_offset INTEGER NOT NULL,
+  rows INTEGER NOT NULL DEFAULT 0,
+  unparseable INTEGER NOT NULL DEFAULT 0,
+  thrown_away INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (commit_id, partition),
+  CHECK (end_offset >= start_offset)
+) STRICT;
+
+-- Published segments. handoff_state: sluice.v1.HandoffState numbers.
+CREATE TABLE segments (
+  id TEXT PRIMARY KEY,
+  datasource TEXT NOT NULL REFERENCES datasources(datasource),
+  start_ms INTEGER NOT NULL,
+  end_ms INTEGER NOT NULL,
+  version TEXT NOT NULL,
+  partition_num INTEGER NOT NULL,
+  num_rows INTEGER NOT NULL,
+  size_bytes INTEGER NOT NULL,
+  checksum TEXT NOT NULL,
+  path TEXT NOT NULL,
+  provenance_json TEXT NOT NULL,
+  sequence_name TEXT NOT NULL,
+  commit_id INTEGER NOT NULL REFERENCES committed_sequences(commit_id),
+  used INTEGER NOT NULL DEFAULT 1 CHECK (used IN (0, 1)),
+  created_at_ms INTEGER NOT NULL,
+  handoff_state INTEGER NOT NULL,
+  handed_off_at_ms INTEGER NOT NULL DEFAULT 0,
+  published_by_task TEXT NOT NULL
+) STRICT;
+CREATE INDEX segments_by_interval ON segments (datasource, start_ms, end_ms);
+CREATE INDEX segments_by_commit ON segments (commit_id);
+
+-- Task groups (one generation of readers of a set of partitions), named by
+-- their base sequence name. state: READING, PUBLISHING, DONE, ABANDONED.
+CREATE TABLE task_groups (
+  base_sequence_name TEXT PRIMARY KEY,
+  datasource TEXT NOT NULL REFERENCES datasources(datasource),
+  group_id INTEGER NOT NULL,
+  state TEXT NOT NULL CHECK (state IN ('READING', 'PUBLISHING', 'DONE', 'ABANDONED')),
+  spec_version INTEGER NOT NULL,
+  start_offsets_json TEXT NOT NULL,
+  end_offsets_json TEXT NOT NULL DEFAULT '{}',
+  min_message_time_ms INTEGER NOT NULL,
+  max_message_time_ms INTEGER NOT NULL,
+  created_at_ms INTEGER NOT NULL,
+  completion_deadline_ms INTEGER NOT NULL DEFAULT 0,
+  finished_at_ms INTEGER NOT NULL DEFAULT 0,
+  reason TEXT NOT NULL DEFAULT ''
+) STRICT;
+CREATE INDEX task_groups_by_state ON task_groups (datasource, state);
+
+-- The checkpoint list of each group: sequence id -> start offsets.
+CREATE TABLE task_group_checkpoints (
+  base_sequence_name TEXT NOT NULL REFERENCES task_groups(base_sequence_name) ON DELETE CASCADE,
+  sequence_id INTEGER NOT NULL CHECK (sequence_id >= 0),
+  offsets_json TEXT NOT NULL,
+  created_at_ms INTEGER NOT NULL,
+  PRIMARY KEY (base_sequence_name, sequence_id)
+) STRICT;
+
+-- Tasks the supervisor created. state: sluice.v1.TaskState numbers.
+CREATE TABLE tasks (
+  task_id TEXT PRIMARY KEY,
+  datasource TEXT NOT NULL REFERENCES datasources(datasource),
+  group_id INTEGER NOT NULL,
+  base_sequence_name TEXT NOT NULL,
+  worker_id TEXT NOT NULL,
+  state INTEGER NOT NULL,
+  spec_json TEXT NOT NULL,
+  created_at_ms INTEGER NOT NULL,
+  updated_at_ms INTEGER NOT NULL,
+  error TEXT NOT NULL DEFAULT '',
+  current_offsets_json TEXT NOT NULL DEFAULT '{}'
+) STRICT;
+CREATE INDEX tasks_by_datasource ON tasks (datasource, state);
+
+-- Task workers seen, so a restarted supervisor can reach them before they
+-- register again.
+CREATE TABLE workers (
+  worker_id TEXT PRIMARY KEY,
+  address TEXT NOT NULL,
+  capacity INTEGER NOT NULL,
+  registered_at_ms INTEGER NOT NULL,
+  last_seen_ms INTEGER NOT NULL
+) STRICT;
+)sql";
+
+// Version 2: LOADER-mode handoff (deep-storage verification and loader
+// confirmation recorded separately) and an audit trail of offset resets.
+constexpr char kSchemaV2[] = R"sql(
+ALTER TABLE segments ADD COLUMN verified_at_ms INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE segments ADD COLUMN loaded_at_ms INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE segments ADD COLUMN loaded_by TEXT NOT NULL DEFAULT '';
+CREATE INDEX segments_by_handoff ON segments (handoff_state, used);
+
+-- Every change of stored offsets that did not come from a publish (operator
+-- reset, reset offsets, automatic reset on OffsetOutOfRange).
+CREATE TABLE offset_resets (
+  reset_id INTEGER PRIMARY KEY AUTOINCREMENT,
+  datasource TEXT NOT NULL REFERENCES datasources(datasource),
+  partition INTEGER NOT NULL,
+  old_offset INTEGER,
+  new_offset INTEGER,
+  reason TEXT NOT NULL,
+  reset_at_ms INTEGER NOT NULL
+) STRICT;
+)sql";
+
+}  // namespace
+
+const std::vector<Migration>& SchemaMigrations() {
+  static const auto* migrations = new std::vector<Migration>{
+      {1, "initial tables: specs, commit metadata, segments, allocations, groups, tasks", kSchemaV1},
+      {2, "loader handoff columns and offset reset log", kSchemaV2},
+  };
+  return *migrations;
+}
+
+int LatestSchemaVersion() { return SchemaMigrations().back().version; }
+
+absl::StatusOr<int> ReadSchemaVersion(SqliteDb* db) {
+  // The first read of the file: a non-database or corrupt header fails here.
+  absl::StatusOr<std::string> tables = db->QueryText("SELECT count(*) FROM sqlite_master");
+  if (!tables.ok()) {
+    return absl::DataLossError(absl::StrCat(db->path(), " is not a readable SQLite database (",
+                                            tables.status().message(),
+                                            "); refusing to open or overwrite it"));
+  }
+  if (*tables == "0") return 0;
+  SLUICE_ASSIGN_OR_RETURN(
+      std::string has_version,
+      db->QueryText("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND "
+                    "name = 'schema_version'"));
+  if (has_version != "1") {
+    return absl::FailedPreconditionError(
+        absl::StrCat(db->path(), " is an SQLite database without a sluice schema_version "
+                                 "table: not a sluice metadata store; refusing to use it"));
+  }
+  absl::StatusOr<std::string> version =
+      db->QueryText("SELECT coalesce(max(version), 0) FROM schema_version");
+  if (!version.ok()) {
+    return absl::DataLossError(absl::StrCat("reading the schema version of ", db->path(), ": ",
+                                            version.status().message()));
+  }
+  int parsed = 0;
+  if (!absl::SimpleAtoi(*version, &parsed)) {
+    return absl::DataLossError(
+        absl::StrCat(db->path(), ": schema version \"", *version, "\" is not a number"));
+  }
+  return parsed;
+}
+
+absl::Status MigrateSchema(SqliteDb* db, int target_version, int64_t now_ms) {
+  SLUICE_ASSIGN_OR_RETURN(int current, ReadSchemaVersion(db));
+  if (current > target_version) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        db->path(), " has schema version ", current, ", newer than the ", target_version,
+        " this sluice-supervisor supports; refusing to open it (upgrade the supervisor)"));
+  }
+  for (const Migration& migration : SchemaMigrations()) {
+    if (migration.version <= current || migration.version > target_version) continue;
+    SLUICE_ASSIGN_OR_RETURN(auto txn, SqliteTransaction::Begin(db));
+    SLUICE_RETURN_IF_ERROR(
+        Annotate(db->Exec(migration.sql), absl::StrCat("schema migration ", migration.version)));
+    SLUICE_ASSIGN_OR_RETURN(auto insert, db->Prepare("INSERT INTO schema_version (version, "
+                                                     "description, applied_at_ms) VALUES (?, ?, ?)"));
+    insert.Bind(1, migration.version).Bind(2, migration.description).Bind(3, now_ms);
+    SLUICE_RETURN_IF_ERROR(insert.Run());
+    SLUICE_RETURN_IF_ERROR(txn->Commit());
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace sluice::supervisor

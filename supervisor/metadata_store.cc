@@ -1,0 +1,935 @@
+#include "supervisor/metadata_store.h"
+
+#include <google/protobuf/util/json_util.h>
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/status_macros.h"
+#include "common/time_util.h"
+#include "supervisor/metadata_schema.h"
+
+namespace sluice::supervisor {
+namespace {
+
+absl::StatusOr<std::string> ToJson(const google::protobuf::Message& message) {
+  std::string out;
+  auto status = google::protobuf::util::MessageToJsonString(message, &out);
+  if (!status.ok()) {
+    return absl::InternalError(absl::StrCat("encoding ", message.GetTypeName(), " as JSON: ",
+                                            status.ToString()));
+  }
+  return out;
+}
+
+absl::Status FromJson(const std::string& json, google::protobuf::Message* message) {
+  google::protobuf::util::JsonParseOptions options;
+  options.ignore_unknown_fields = true;
+  auto status = google::protobuf::util::JsonStringToMessage(json, message, options);
+  if (!status.ok()) {
+    return absl::DataLossError(absl::StrCat("stored ", message->GetTypeName(),
+                                            " does not parse: ", status.ToString()));
+  }
+  return absl::OkStatus();
+}
+
+GroupState ParseGroupState(const std::string& text) {
+  if (text == "READING") return GroupState::kReading;
+  if (text == "PUBLISHING") return GroupState::kPublishing;
+  if (text == "DONE") return GroupState::kDone;
+  return GroupState::kAbandoned;
+}
+
+}  // namespace
+
+const char* GroupStateName(GroupState state) {
+  switch (state) {
+    case GroupState::kReading:
+      return "READING";
+    case GroupState::kPublishing:
+      return "PUBLISHING";
+    case GroupState::kDone:
+      return "DONE";
+    case GroupState::kAbandoned:
+      return "ABANDONED";
+  }
+  return "ABANDONED";
+}
+
+bool IsTerminal(v1::TaskState state) {
+  return state == v1::SUCCESS || state == v1::FAILED || state == v1::STOPPED;
+}
+
+// ---- datasources and specs ----
+
+absl::StatusOr<bool> StoreTxn::DatasourceExists(const std::string& datasource) {
+  SLUICE_ASSIGN_OR_RETURN(auto q, db_->Prepare("SELECT 1 FROM datasources WHERE datasource = ?"));
+  q.Bind(1, datasource);
+  return q.Step();
+}
+
+absl::Status StoreTxn::EnsureDatasource(const std::string& datasource, int64_t now_ms) {
+  SLUICE_ASSIGN_OR_RETURN(auto q, db_->Prepare("INSERT INTO datasources (datasource, "
+                                               "created_at_ms) VALUES (?, ?) "
+                                               "ON CONFLICT (datasource) DO NOTHING"));
+  q.Bind(1, datasource).Bind(2, now_ms);
+  return q.Run();
+}
+
+absl::StatusOr<int64_t> StoreTxn::InsertSpec(const std::string& datasource,
+                                             const v1::SupervisorSpec& spec, bool terminated,
+                                             int64_t now_ms) {
+  SLUICE_RETURN_IF_ERROR(EnsureDatasource(datasource, now_ms));
+  SLUICE_ASSIGN_OR_RETURN(std::string json, ToJson(spec));
+  SLUICE_ASSIGN_OR_RETURN(
+      auto q, db_->Prepare("INSERT INTO specs (datasource, version, created_at_ms, spec_json, "
+                           "terminated) SELECT ?1, coalesce(max(version), 0) + 1, ?2, ?3, ?4 "
+                           "FROM specs WHERE datasource = ?1 RETURNING version"));
+  q.Bind(1, datasource).Bind(2, now_ms).Bind(3, json).Bind(4, terminated ? 1 : 0);
+  SLUICE_ASSIGN_OR_RETURN(bool row, q.Step());
+  if (!row) return absl::InternalError("spec insert returned no version");
+  const int64_t version = q.Int64(0);
+  SLUICE_RETURN_IF_ERROR(q.Run());
+  return version;
+}
+
+namespace {
+absl::StatusOr<SpecRecord> ReadSpecRow(SqliteStatement& q) {
+  SpecRecord record;
+  record.datasource = q.Text(0);
+  record.version = q.Int64(1);
+  record.created_at_ms = q.Int64(2);
+  SLUICE_RETURN_IF_ERROR(FromJson(q.Text(3), &record.spec));
+  record.terminated = q.Int64(4) != 0;
+  return record;
+}
+}  // namespace
+
+absl::StatusOr<std::optional<SpecRecord>> StoreTxn::LatestSpec(const std::string& datasource) {
+  SLUICE_ASSIGN_OR_RETURN(
+      auto q, db_->Prepare("SELECT datasource, version, created_at_ms, spec_json, terminated "
+                           "FROM specs WHERE datasource = ? ORDER BY version DESC LIMIT 1"));
+  q.Bind(1, datasource);
+  SLUICE_ASSIGN_OR_RETURN(bool row, q.Step());
+  if (!row) return std::optional<SpecRecord>();
+  SLUICE_ASSIGN_OR_RETURN(SpecRecord record, ReadSpecRow(q));
+  return std::optional<SpecRecord>(std::move(record));
+}
+
+absl::StatusOr<std::vector<SpecRecord>> StoreTxn::SpecHistory(const std::string& datasource) {
+  SLUICE_ASSIGN_OR_RETURN(
+      auto q, db_->Prepare("SELECT datasource, version, created_at_ms, spec_json, terminated "
+                           "FROM specs WHERE datasource = ? ORDER BY version DESC"));
+  q.Bind(1, datasource);
+  std::vector<SpecRecord> out;
+  while (true) {
+    SLUICE_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) break;
+    SLUICE_ASSIGN_OR_RETURN(SpecRecord record, ReadSpecRow(q));
+    out.push_back(std::move(record));
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<SpecRecord>> StoreTxn::ActiveSpecs() {
+  SLUICE_ASSIGN_OR_RETURN(
+      auto q, db_->Prepare("SELECT s.datasource, s.version, s.created_at_ms, s.spec_json, "
+                           "s.terminated FROM specs s WHERE s.version = (SELECT max(version) "
+                           "FROM specs WHERE datasource = s.datasource) AND s.terminated = 0 "
+                           "ORDER BY s.datasource"));
+  std::vector<SpecRecord> out;
+  while (true) {
+    SLUICE_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) break;
+    SLUICE_ASSIGN_OR_RETURN(SpecRecord record, ReadSpecRow(q));
+    out.push_back(std::move(record));
+  }
+  return out;
+}
+
+// ---- commit metadata ----
+
+absl::StatusOr<std::optional<std::string>> StoreTxn::CommitTopic(const std::string& datasource) {
+  SLUICE_ASSIGN_OR_RETURN(
+      auto q, db_->Prepare("SELECT commit_topic FROM datasources WHERE datasource = ?"));
+  q.Bind(1, datasource);
+  SLUICE_ASSIGN_OR_RETURN(bool row, q.Step());
+  if (!row || q.IsNull(0)) return std::optional<std::string>();
+  return std::optional<std::string>(q.Text(0));
+}
+
+absl::StatusOr<OffsetMap> StoreTxn::CommittedOffsets(const std::string& datasource) {
+  SLUICE_ASSIGN_OR_RETURN(auto q, db_->Prepare("SELECT partition, next_offset FROM "
+                                               "committed_offsets WHERE datasource = ?"));
+  q.Bind(1, datasource);
+  OffsetMap out;
+  while (true) {
+    SLUICE_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) break;
+    out[static_cast<int32_t>(q.Int64(0))] = q.Int64(1);
+  }
+  return out;
+}
+
+absl::Status StoreTxn::SetCommittedOffsets(const std::string& datasource, const std::string& topic,
+                                           const OffsetMap& offsets, int64_t now_ms) {
+  SLUICE_RETURN_IF_ERROR(EnsureDatasource(datasource, now_ms));
+  {
+    SLUICE_ASSIGN_OR_RETURN(
+        auto q, db_->Prepare("UPDATE datasources SET commit_topic = ? WHERE datasource = ?"));
+    q.Bind(1, topic).Bind(2, datasource);
+    SLUICE_RETURN_IF_ERROR(q.Run());
+  }
+  SLUICE_ASSIGN_OR_RETURN(
+      auto q, db_->Prepare("INSERT INTO committed_offsets (datasource, partition, next_offset, "
+                           "updated_at_ms) VALUES (?, ?, ?, ?) ON CONFLICT (datasource, partition) "
+                           "DO UPDATE SET next_offset = excluded.next_offset, "
+                           "updated_at_ms = excluded.updated_at_ms"));
+  for (const auto& [partition, offset] : offsets) {
+    q.Bind(1, datasource).Bind(2, partition).Bind(3, offset).Bind(4, now_ms);
+    SLUICE_RETURN_IF_ERROR(q.Run());
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<OffsetMap> StoreTxn::RecordInitialOffsets(const std::string& datasource,
+                                                         const std::string& topic,
+                                                         const OffsetMap& offsets,
+                                                         int64_t now_ms) {
+  SLUICE_RETURN_IF_ERROR(EnsureDatasource(datasource, now_ms));
+  SLUICE_ASSIGN_OR_RETURN(std::optional<std::string> stored_topic, CommitTopic(datasource));
+  SLUICE_ASSIGN_OR_RETURN(OffsetMap committed, CommittedOffsets(datasource));
+  if (stored_topic.has_value() && *stored_topic != topic && !committed.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "datasource ", datasource, " has stored offsets for topic \"", *stored_topic,
+        "\", not \"", topic, "\"; reset the supervisor (or its offsets) to switch topics"));
+  }
+  OffsetMap recorded;
+  for (const auto& [partition, offset] : offsets) {
+    if (!committed.count(partition)) recorded[partition] = offset;
+  }
+  SLUICE_RETURN_IF_ERROR(SetCommittedOffsets(datasource, topic, recorded, now_ms));
+  SLUICE_ASSIGN_OR_RETURN(
+      auto q, db_->Prepare("INSERT INTO initial_offsets (datasource, partition, start_offset, "
+                           "recorded_at_ms) VALUES (?, ?, ?, ?) "
+                           "ON CONFLICT (datasource, partition) DO NOTHING"));
+  for (const auto& [partition, offset] : recorded) {
+    q.Bind(1, datasource).Bind(2, partition).Bind(3, offset).Bind(4, now_ms);
+    SLUICE_RETURN_IF_ERROR(q.Run());
+  }
+  return recorded;
+}
+
+absl::StatusOr<OffsetMap> StoreTxn::InitialOffsets(const std::string& datasource) {
+  SLUICE_ASSIGN_OR_RETURN(auto q, db_->Prepare("SELECT partition, start_offset FROM "
+                                               "initial_offsets WHERE datasource = ?"));
+  q.Bind(1, datasource);
+  OffsetMap out;
+  while (true) {
+    SLUICE_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) break;
+    out[static_cast<int32_t>(q.Int64(0))] = q.Int64(1);
+  }
+  return out;
+}
+
+absl::Status StoreTxn::DeleteCommittedOffsets(const std::string& datasource,
+                                              const std::vector<int32_t>& partitions) {
+  if (partitions.empty()) {
+    SLUICE_ASSIGN_OR_RETURN(auto q,
+                            db_->Prepare("DELETE FROM committed_offsets WHERE datasource = ?"));
+    q.Bind(1, datasource);
+    SLUICE_RETURN_IF_ERROR(q.Run());
+  } else {
+    SLUICE_ASSIGN_OR_RETURN(auto q, db_->Prepare("DELETE FROM committed_offsets WHERE "
+                                                 "datasource = ? AND partition = ?"));
+    for (int32_t partition : partitions) {
+      q.Bind(1, datasource).Bind(2, partition);
+      SLUICE_RETURN_IF_ERROR(q.Run());
+    }
+  }
+  SLUICE_ASSIGN_OR_RETURN(
+      auto q, db_->Prepare("UPDATE datasources SET commit_topic = NULL WHERE datasource = ?1 AND "
+                           "NOT EXISTS (SELECT 1 FROM committed_offsets WHERE datasource = ?1)"));
+  q.Bind(1, datasource);
+  return q.Run();
+}
+
+absl::Status StoreTxn::RecordOffsetReset(const std::string& datasource, int32_t partition,
+                                         std::optional<int64_t> old_offset,
+                                         std::optional<int64_t> new_offset,
+                                         const std::string& reason, int64_t now_ms) {
+  SLUICE_ASSIGN_OR_RETURN(
+      auto q, db_->Prepare("INSERT INTO offset_resets (datasource, partition, old_offset, "
+                           "new_offset, reason, reset_at_ms) VALUES (?, ?, ?, ?, ?, ?)"));
+  q.Bind(1, datasource).Bind(2, partition);
+  if (old_offset) q.Bind(3, *old_offset); else q.BindNull(3);
+  if (new_offset) q.Bind(4, *new_offset); else q.BindNull(4);
+  q.Bind(5, reason).Bind(6, now_ms);
+  return q.Run();
+}
+
+// ---- allocation ----
+
+namespace {
+PendingSegment ReadPendingRow(const SqliteStatement& q) {
+  PendingSegment s;
+  s.id = q.Text(0);
+  s.datasource = q.Text(1);
+  s.sequence_name = q.Text(2);
+  s.start_ms = q.Int64(3);
+  s.end_ms = q.Int64(4);
+  s.version = q.Text(5);
+  s.partition_num = static_cast<int32_t>(q.Int64(6));
+  s.task_id = q.Text(7);
+  return s;
+}
+constexpr char kPendingColumns[] =
+    "id, datasource, sequence_name, start_ms, end_ms, version, partition_num, task_id";
+}  // namespace
+
+absl::StatusOr<std::optional<PendingSegment>> StoreTxn::FindPendingSegment(
+    const std::string& datasource, const std::string& sequence_name, int64_t start_ms,
+    int64_t end_ms) {
+  SLUICE_ASSIGN_OR_RETURN(
+      auto q, db_->Prepare(absl::StrCat("SELECT ", kPendingColumns,
+                                        " FROM pending_segments WHERE datasource = ? AND "
+                                        "sequence_name = ? AND start_ms = ? AND end_ms = ?")));
+  q.Bind(1, datasource).Bind(2, sequence_name).Bind(3, start_ms).Bind(4, end_ms);
+  SLUICE_ASSIGN_OR_RETURN(bool row, q.Step());
+  if (!row) return std::optional<PendingSegment>();
+  return std::optional<PendingSegment>(ReadPendingRow(q));
+}
+
+absl::StatusOr<std::optional<PendingSegment>> StoreTxn::PendingSegmentById(const std::string& id) {
+  SLUICE_ASSIGN_OR_RETURN(auto q, db_->Prepare(absl::StrCat("SELECT ", kPendingColumns,
+                                                            " FROM pending_segments WHERE id = ?")));
+  q.Bind(1, id);
+  SLUICE_ASSIGN_OR_RETURN(bool row, q.Step());
+  if (!row) return std::optional<PendingSegment>();
+  return std::optional<PendingSegment>(ReadPendingRow(q));
+}
+
+absl::StatusOr<std::optional<std::string>> StoreTxn::IntervalVersion(const std::string& datasource,
+                                                                     int64_t start_ms,
+                                                                     int64_t end_ms) {
+  SLUICE_ASSIGN_OR_RETURN(auto q, db_->Prepare("SELECT version FROM interval_versions WHERE "
+                                               "datasource = ? AND start_ms = ? AND end_ms = ?"));
+  q.Bind(1, datasource).Bind(2, start_ms).Bind(3, end_ms);
+  SLUICE_ASSIGN_OR_RETURN(bool row, q.Step());
+  if (!row) return std::optional<std::string>();
+  return std::optional<std::string>(q.Text(0));
+}
+
+absl::Status StoreTxn::InsertIntervalVersion(const std::string& datasource, int64_t start_ms,
+                                             int64_t end_ms, const std::string& version,
+                                             int64_t now_ms) {
+  SLUICE_ASSIGN_OR_RETURN(
+      auto q, db_->Prepare("INSERT INTO interval_versions (datasource, start_ms, end_ms, "
+                           "version, created_at_ms) VALUES (?, ?, ?, ?, ?)"));
+  q.Bind(1, datasource).Bind(2, start_ms).Bind(3, end_ms).Bind(4, version).Bind(5, now_ms);
+  return q.Run();
+}
+
+absl::StatusOr<int32_t> StoreTxn::NextPartitionNum(const std::string& datasource,
+                                                   int64_t start_ms, int64_t end_ms,
+                                                   const std::string& version) {
+  SLUICE_ASSIGN_OR_RETURN(
+      auto q,
+      db_->Prepare("SELECT coalesce(max(p), -1) + 1 FROM (SELECT max(partition_num) AS p FROM "
+                   "pending_segments WHERE datasource = ?1 AND start_ms = ?2 AND end_ms = ?3 AND "
+                   "version = ?4 UNION ALL SELECT max(partition_num) FROM segments WHERE "
+                   "datasource = ?1 AND start_ms = ?2 AND end_ms = ?3 AND version = ?4)"));
+  q.Bind(1, datasource).Bind(2, start_ms).Bind(3, end_ms).Bind(4, version);
+  SLUICE_ASSIGN_OR_RETURN(bool row, q.Step());
+  if (!row) return absl::InternalError("partition number query returned no row");
+  return static_cast<int32_t>(q.Int64(0));
+}
+
+absl::Status StoreTxn::InsertPendingSegment(const PendingSegment& s, int64_t now_ms) {
+  SLUICE_ASSIGN_OR_RETURN(
+      auto q, db_->Prepare("INSERT INTO pending_segments (id, datasource, sequence_name, "
+                           "start_ms, end_ms, version, partition_num, task_id, created_at_ms) "
+                           "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+  q.Bind(1, s.id).Bind(2, s.datasource).Bind(3, s.sequence_name).Bind(4, s.start_ms);
+  q.Bind(5, s.end_ms).Bind(6, s.version).Bind(7, s.partition_num).Bind(8, s.task_id);
+  q.Bind(9, now_ms);
+  return q.Run();
+}
+
+// ---- commit log and segments ----
+
+absl::StatusOr<std::optional<v1::CommittedSequence>> StoreTxn::CommittedSequence(
+    const std::string& datasource, const std::string& sequence_name) {
+  SLUICE_ASSIGN_OR_RETURN(
+      auto q, db_->Prepare("SELECT commit_id, task_id, committed_at_ms FROM committed_sequences "
+                           "WHERE datasource = ? AND sequence_name = ?"));
+  q.Bind(1, datasource).Bind(2, sequence_name);
+  SLUICE_ASSIGN_OR_RETURN(bool row, q.Step());
+  if (!row) return std::optional<v1::CommittedSequence>();
+  const int64_t commit_id = q.Int64(0);
+  v1::CommittedSequence out;
+  out.set_sequence_name(sequence_name);
+  out.set_task_id(q.Text(1));
+  out.set_committed_at_ms(q.Int64(2));
+
+  SLUICE_ASSIGN_OR_RETURN(
+      auto parts,
+      db_->Prepare("SELECT partition, start_offset, end_offset, rows, unparseable, thrown_away "
+                   "FROM committed_sequence_partitions WHERE commit_id = ? ORDER BY partition"));
+  parts.Bind(1, commit_id);
+  while (true) {
+    SLUICE_ASSIGN_OR_RETURN(bool prow, parts.Step());
+    if (!prow) break;
+    const int32_t partition = static_cast<int32_t>(parts.Int64(0));
+    (*out.mutable_start_offsets())[partition] = parts.Int64(1);
+    (*out.mutable_end_offsets())[partition] = parts.Int64(2);
+    v1::PartitionRange* range = out.add_partition_stats();
+    range->set_partition(partition);
+    range->set_start_offset(parts.Int64(1));
+    range->set_end_offset(parts.Int64(2));
+    range->set_rows(parts.Int64(3));
+    range->set_unparseable(parts.Int64(4));
+    range->set_thrown_away(parts.Int64(5));
+  }
+  SLUICE_ASSIGN_OR_RETURN(
+      auto segs, db_->Prepare("SELECT id FROM segments WHERE commit_id = ? ORDER BY id"));
+  segs.Bind(1, commit_id);
+  while (true) {
+    SLUICE_ASSIGN_OR_RETURN(bool srow, segs.Step());
+    if (!srow) break;
+    out.add_segment_ids(segs.Text(0));
+  }
+  return std::optional<v1::CommittedSequence>(std::move(out));
+}
+
+absl::StatusOr<int64_t> StoreTxn::InsertCommittedSequence(
+    const std::string& datasource, const std::string& sequence_name, const std::string& task_id,
+    const OffsetMap& start, const OffsetMap& end, const std::vector<v1::PartitionRange>& stats,
+    int64_t now_ms) {
+  SLUICE_ASSIGN_OR_RETURN(
+      auto q, db_->Prepare("INSERT INTO committed_sequences (datasource, sequence_name, task_id, "
+                           "committed_at_ms) VALUES (?, ?, ?, ?) RETURNING commit_id"));
+  q.Bind(1, datasource).Bind(2, sequence_name).Bind(3, task_id).Bind(4, now_ms);
+  SLUICE_ASSIGN_OR_RETURN(bool row, q.Step());
+  if (!row) return absl::InternalError("commit log insert returned no id");
+  const int64_t commit_id = q.Int64(0);
+  SLUICE_RETURN_IF_ERROR(q.Run());
+
+  std::map<int32_t, const v1::PartitionRange*> by_partition;
+  for (const v1::PartitionRange& range : stats) by_partition[range.partition()] = &range;
+  SLUICE_ASSIGN_OR_RETURN(
+      auto p, db_->Prepare("INSERT INTO committed_sequence_partitions (commit_id, partition, "
+                           "start_offset, end_offset, rows, unparseable, thrown_away) "
+                           "VALUES (?, ?, ?, ?, ?, ?, ?)"));
+  for (const auto& [partition, start_offset] : start) {
+    auto end_it = end.find(partition);
+    const int64_t end_offset = end_it == end.end() ? start_offset : end_it->second;
+    auto stat = by_partition.find(partition);
+    p.Bind(1, commit_id).Bind(2, partition).Bind(3, start_offset).Bind(4, end_offset);
+    p.Bind(5, stat == by_partition.end() ? int64_t{0} : stat->second->rows());
+    p.Bind(6, stat == by_partition.end() ? int64_t{0} : stat->second->unparseable());
+    p.Bind(7, stat == by_partition.end() ? int64_t{0} : stat->second->thrown_away());
+    SLUICE_RETURN_IF_ERROR(p.Run());
+  }
+  return commit_id;
+}
+
+absl::StatusOr<bool> StoreTxn::SegmentExists(const std::string& id) {
+  SLUICE_ASSIGN_OR_RETURN(auto q, db_->Prepare("SELECT 1 FROM segments WHERE id = ?"));
+  q.Bind(1, id);
+  return q.Step();
+}
+
+absl::Status StoreTxn::InsertSegment(const v1::SegmentDescriptor& s, int64_t commit_id,
+                                     const std::string& task_id, int64_t now_ms) {
+  SLUICE_ASSIGN_OR_RETURN(std::string provenance, ToJson(s.provenance()));
+  SLUICE_ASSIGN_OR_RETURN(
+      auto q,
+      db_->Prepare("INSERT INTO segments (id, datasource, start_ms, end_ms, version, "
+                   "partition_num, num_rows, size_bytes, checksum, path, provenance_json, "
+                   "sequence_name, commit_id, used, created_at_ms, handoff_state, "
+                   "published_by_task) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)"));
+  q.Bind(1, s.id()).Bind(2, s.datasource()).Bind(3, s.interval().start_ms());
+  q.Bind(4, s.interval().end_ms()).Bind(5, s.version()).Bind(6, s.partition_num());
+  q.Bind(7, s.num_rows()).Bind(8, s.size_bytes()).Bind(9, s.checksum()).Bind(10, s.path());
+  q.Bind(11, provenance).Bind(12, s.sequence_name()).Bind(13, commit_id).Bind(14, now_ms);
+  q.Bind(15, static_cast<int64_t>(v1::HANDOFF_PENDING)).Bind(16, task_id);
+  return q.Run();
+}
+
+absl::StatusOr<std::vector<std::string>> StoreTxn::UsedSegmentIds(
+    const std::string& datasource, const std::vector<std::string>& ids) {
+  SLUICE_ASSIGN_OR_RETURN(auto q, db_->Prepare("SELECT 1 FROM segments WHERE id = ? AND "
+                                               "datasource = ? AND used = 1"));
+  std::vector<std::string> out;
+  for (const std::string& id : ids) {
+    q.Bind(1, id).Bind(2, datasource);
+    SLUICE_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (row) out.push_back(id);
+    SLUICE_RETURN_IF_ERROR(q.Run());
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<v1::CommittedSequence>> StoreTxn::CommitLog(
+    const std::string& datasource) {
+  std::vector<std::string> names;
+  {
+    SLUICE_ASSIGN_OR_RETURN(auto q, db_->Prepare("SELECT sequence_name FROM committed_sequences "
+                                                 "WHERE datasource = ? ORDER BY commit_id"));
+    q.Bind(1, datasource);
+    while (true) {
+      SLUICE_ASSIGN_OR_RETURN(bool row, q.Step());
+      if (!row) break;
+      names.push_back(q.Text(0));
+    }
+  }
+  std::vector<v1::CommittedSequence> out;
+  for (const std::string& name : names) {
+    SLUICE_ASSIGN_OR_RETURN(auto sequence, CommittedSequence(datasource, name));
+    if (sequence) out.push_back(std::move(*sequence));
+  }
+  return out;
+}
+
+namespace {
+constexpr char kSegmentColumns[] =
+    "id, datasource, start_ms, end_ms, version, partition_num, num_rows, size_bytes, checksum, "
+    "path, provenance_json, sequence_name, used, created_at_ms, handoff_state, handed_off_at_ms, "
+    "published_by_task";
+
+absl::StatusOr<v1::SegmentDescriptor> ReadSegmentRow(const SqliteStatement& q) {
+  v1::SegmentDescriptor s;
+  s.set_id(q.Text(0));
+  s.set_datasource(q.Text(1));
+  s.mutable_interval()->set_start_ms(q.Int64(2));
+  s.mutable_interval()->set_end_ms(q.Int64(3));
+  s.set_version(q.Text(4));
+  s.set_partition_num(static_cast<int32_t>(q.Int64(5)));
+  s.set_num_rows(q.Int64(6));
+  s.set_size_bytes(q.Int64(7));
+  s.set_checksum(q.Text(8));
+  s.set_path(q.Text(9));
+  SLUICE_RETURN_IF_ERROR(FromJson(q.Text(10), s.mutable_provenance()));
+  s.set_sequence_name(q.Text(11));
+  s.set_used(q.Int64(12) != 0);
+  s.set_created_at_ms(q.Int64(13));
+  s.set_handoff_state(static_cast<v1::HandoffState>(q.Int64(14)));
+  s.set_handed_off_at_ms(q.Int64(15));
+  s.set_published_by_task(q.Text(16));
+  return s;
+}
+}  // namespace
+
+absl::StatusOr<std::vector<v1::SegmentDescriptor>> StoreTxn::ListSegments(
+    const std::string& datasource, const v1::Interval* overlapping, bool include_unused,
+    int limit) {
+  SLUICE_ASSIGN_OR_RETURN(
+      auto q, db_->Prepare(absl::StrCat("SELECT ", kSegmentColumns,
+                                        " FROM segments WHERE datasource = ?1 AND (?2 OR used = 1)"
+                                        " AND end_ms > ?3 AND start_ms < ?4 "
+                                        "ORDER BY start_ms, version, partition_num LIMIT ?5")));
+  q.Bind(1, datasource).Bind(2, include_unused ? 1 : 0);
+  q.Bind(3, overlapping ? overlapping->start_ms() : INT64_MIN);
+  q.Bind(4, overlapping ? overlapping->end_ms() : INT64_MAX);
+  q.Bind(5, limit);
+  std::vector<v1::SegmentDescriptor> out;
+  while (true) {
+    SLUICE_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) break;
+    SLUICE_ASSIGN_OR_RETURN(v1::SegmentDescriptor s, ReadSegmentRow(q));
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+absl::StatusOr<int64_t> StoreTxn::CountSegments(const std::string& datasource) {
+  SLUICE_ASSIGN_OR_RETURN(
+      auto q, db_->Prepare("SELECT count(*) FROM segments WHERE datasource = ? AND used = 1"));
+  q.Bind(1, datasource);
+  SLUICE_ASSIGN_OR_RETURN(bool row, q.Step());
+  return row ? q.Int64(0) : 0;
+}
+
+// ---- handoff ----
+
+absl::StatusOr<std::vector<HandoffCandidate>> StoreTxn::HandoffCandidates(int limit) {
+  SLUICE_ASSIGN_OR_RETURN(
+      auto q, db_->Prepare("SELECT id, datasource, path, size_bytes, checksum, handoff_state, "
+                           "verified_at_ms, loaded_at_ms FROM segments WHERE used = 1 AND "
+                           "handoff_state != ? ORDER BY created_at_ms, id LIMIT ?"));
+  q.Bind(1, static_cast<int64_t>(v1::HANDED_OFF)).Bind(2, limit);
+  std::vector<HandoffCandidate> out;
+  while (true) {
+    SLUICE_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) break;
+    HandoffCandidate c;
+    c.id = q.Text(0);
+    c.datasource = q.Text(1);
+    c.path = q.Text(2);
+    c.size_bytes = q.Int64(3);
+    c.checksum = q.Text(4);
+    c.state = static_cast<v1::HandoffState>(q.Int64(5));
+    c.verified_at_ms = q.Int64(6);
+    c.loaded_at_ms = q.Int64(7);
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+absl::Status StoreTxn::SetHandoff(const std::string& id, v1::HandoffState state,
+                                  int64_t verified_at_ms, int64_t handed_off_at_ms) {
+  SLUICE_ASSIGN_OR_RETURN(auto q, db_->Prepare("UPDATE segments SET handoff_state = ?, "
+                                               "verified_at_ms = ?, handed_off_at_ms = ? "
+                                               "WHERE id = ?"));
+  q.Bind(1, static_cast<int64_t>(state)).Bind(2, verified_at_ms).Bind(3, handed_off_at_ms);
+  q.Bind(4, id);
+  return q.Run();
+}
+
+absl::StatusOr<int> StoreTxn::MarkLoaded(const std::string& datasource,
+                                         const std::vector<std::string>& ids,
+                                         const std::string& loader, int64_t now_ms) {
+  SLUICE_ASSIGN_OR_RETURN(
+      auto q, db_->Prepare("UPDATE segments SET loaded_at_ms = CASE WHEN loaded_at_ms = 0 THEN ?1 "
+                           "ELSE loaded_at_ms END, loaded_by = CASE WHEN loaded_by = '' THEN ?2 "
+                           "ELSE loaded_by END WHERE id = ?3 AND datasource = ?4 AND used = 1"));
+  int marked = 0;
+  for (const std::string& id : ids) {
+    q.Bind(1, now_ms).Bind(2, loader).Bind(3, id).Bind(4, datasource);
+    SLUICE_RETURN_IF_ERROR(q.Run());
+    if (q.Changes() != 1) {
+      return absl::NotFoundError(
+          absl::StrCat("segment ", id, " is not a published segment of datasource ", datasource));
+    }
+    ++marked;
+  }
+  return marked;
+}
+
+absl::StatusOr<std::map<std::string, v1::HandoffState>> StoreTxn::HandoffStates(
+    const std::string& datasource, const std::vector<std::string>& ids) {
+  SLUICE_ASSIGN_OR_RETURN(auto q, db_->Prepare("SELECT handoff_state FROM segments WHERE id = ? "
+                                               "AND datasource = ? AND used = 1"));
+  std::map<std::string, v1::HandoffState> out;
+  for (const std::string& id : ids) {
+    q.Bind(1, id).Bind(2, datasource);
+    SLUICE_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (row) out[id] = static_cast<v1::HandoffState>(q.Int64(0));
+    SLUICE_RETURN_IF_ERROR(q.Run());
+  }
+  return out;
+}
+
+// ---- task groups ----
+
+absl::Status StoreTxn::InsertTaskGroup(const TaskGroupRecord& g) {
+  SLUICE_ASSIGN_OR_RETURN(std::optional<TaskGroupRecord> existing,
+                          GetTaskGroup(g.base_sequence_name));
+  if (existing) {
+    if (existing->state == GroupState::kReading || existing->state == GroupState::kPublishing) {
+      return absl::AlreadyExistsError(absl::StrCat("task group ", g.base_sequence_name,
+                                                   " already exists and is ",
+                                                   GroupStateName(existing->state)));
+    }
+    SLUICE_ASSIGN_OR_RETURN(auto del,
+                            db_->Prepare("DELETE FROM task_groups WHERE base_sequence_name = ?"));
+    del.Bind(1, g.base_sequence_name);
+    SLUICE_RETURN_IF_ERROR(del.Run());
+  }
+  SLUICE_ASSIGN_OR_RETURN(
+      auto q, db_->Prepare("INSERT INTO task_groups (base_sequence_name, datasource, group_id, "
+                           "state, spec_version, start_offsets_json, end_offsets_json, "
+                           "min_message_time_ms, max_message_time_ms, created_at_ms, "
+                           "completion_deadline_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+  q.Bind(1, g.base_sequence_name).Bind(2, g.datasource).Bind(3, g.group_id);
+  q.Bind(4, GroupStateName(g.state)).Bind(5, g.spec_version);
+  q.Bind(6, EncodeOffsets(g.start_offsets)).Bind(7, EncodeOffsets(g.end_offsets));
+  q.Bind(8, g.min_message_time_ms).Bind(9, g.max_message_time_ms).Bind(10, g.created_at_ms);
+  q.Bind(11, g.completion_deadline_ms);
+  SLUICE_RETURN_IF_ERROR(q.Run());
+  std::map<int32_t, OffsetMap> checkpoints = g.checkpoints;
+  if (checkpoints.empty()) checkpoints[0] = g.start_offsets;
+  for (const auto& [sequence_id, offsets] : checkpoints) {
+    SLUICE_RETURN_IF_ERROR(
+        AppendCheckpoint(g.base_sequence_name, sequence_id, offsets, g.created_at_ms));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status StoreTxn::AppendCheckpoint(const std::string& base, int32_t sequence_id,
+                                        const OffsetMap& offsets, int64_t now_ms) {
+  SLUICE_ASSIGN_OR_RETURN(
+      auto q, db_->Prepare("INSERT INTO task_group_checkpoints (base_sequence_name, sequence_id, "
+                           "offsets_json, created_at_ms) VALUES (?, ?, ?, ?)"));
+  q.Bind(1, base).Bind(2, sequence_id).Bind(3, EncodeOffsets(offsets)).Bind(4, now_ms);
+  return q.Run();
+}
+
+absl::Status StoreTxn::SetGroupPublishing(const std::string& base, const OffsetMap& end,
+                                          int64_t completion_deadline_ms) {
+  SLUICE_ASSIGN_OR_RETURN(
+      auto q, db_->Prepare("UPDATE task_groups SET state = 'PUBLISHING', end_offsets_json = ?, "
+                           "completion_deadline_ms = ? WHERE base_sequence_name = ?"));
+  q.Bind(1, EncodeOffsets(end)).Bind(2, completion_deadline_ms).Bind(3, base);
+  SLUICE_RETURN_IF_ERROR(q.Run());
+  if (q.Changes() != 1) return absl::NotFoundError(absl::StrCat("no task group ", base));
+  return absl::OkStatus();
+}
+
+absl::Status StoreTxn::FinishGroup(const std::string& base, GroupState state,
+                                   const std::string& reason, int64_t now_ms) {
+  SLUICE_ASSIGN_OR_RETURN(auto q, db_->Prepare("UPDATE task_groups SET state = ?, reason = ?, "
+                                               "finished_at_ms = ? WHERE base_sequence_name = ?"));
+  q.Bind(1, GroupStateName(state)).Bind(2, reason).Bind(3, now_ms).Bind(4, base);
+  return q.Run();
+}
+
+absl::StatusOr<std::map<int32_t, OffsetMap>> StoreTxn::LoadCheckpoints(const std::string& base) {
+  SLUICE_ASSIGN_OR_RETURN(
+      auto q, db_->Prepare("SELECT sequence_id, offsets_json FROM task_group_checkpoints WHERE "
+                           "base_sequence_name = ? ORDER BY sequence_id"));
+  q.Bind(1, base);
+  std::map<int32_t, OffsetMap> out;
+  while (true) {
+    SLUICE_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) break;
+    SLUICE_ASSIGN_OR_RETURN(OffsetMap offsets, DecodeOffsets(q.Text(1)));
+    out[static_cast<int32_t>(q.Int64(0))] = std::move(offsets);
+  }
+  return out;
+}
+
+namespace {
+constexpr char kGroupColumns[] =
+    "base_sequence_name, datasource, group_id, state, spec_version, start_offsets_json, "
+    "end_offsets_json, min_message_time_ms, max_message_time_ms, created_at_ms, "
+    "completion_deadline_ms";
+
+absl::StatusOr<TaskGroupRecord> ReadGroupRow(const SqliteStatement& q) {
+  TaskGroupRecord g;
+  g.base_sequence_name = q.Text(0);
+  g.datasource = q.Text(1);
+  g.group_id = static_cast<int32_t>(q.Int64(2));
+  g.state = ParseGroupState(q.Text(3));
+  g.spec_version = q.Int64(4);
+  SLUICE_ASSIGN_OR_RETURN(g.start_offsets, DecodeOffsets(q.Text(5)));
+  SLUICE_ASSIGN_OR_RETURN(g.end_offsets, DecodeOffsets(q.Text(6)));
+  g.min_message_time_ms = q.Int64(7);
+  g.max_message_time_ms = q.Int64(8);
+  g.created_at_ms = q.Int64(9);
+  g.completion_deadline_ms = q.Int64(10);
+  return g;
+}
+}  // namespace
+
+absl::StatusOr<std::vector<TaskGroupRecord>> StoreTxn::LiveTaskGroups(
+    const std::string& datasource) {
+  std::vector<TaskGroupRecord> out;
+  {
+    SLUICE_ASSIGN_OR_RETURN(
+        auto q, db_->Prepare(absl::StrCat("SELECT ", kGroupColumns,
+                                          " FROM task_groups WHERE datasource = ? AND state IN "
+                                          "('READING', 'PUBLISHING') ORDER BY created_at_ms, "
+                                          "base_sequence_name")));
+    q.Bind(1, datasource);
+    while (true) {
+      SLUICE_ASSIGN_OR_RETURN(bool row, q.Step());
+      if (!row) break;
+      SLUICE_ASSIGN_OR_RETURN(TaskGroupRecord g, ReadGroupRow(q));
+      out.push_back(std::move(g));
+    }
+  }
+  for (TaskGroupRecord& g : out) {
+    SLUICE_ASSIGN_OR_RETURN(g.checkpoints, LoadCheckpoints(g.base_sequence_name));
+  }
+  return out;
+}
+
+absl::StatusOr<std::optional<TaskGroupRecord>> StoreTxn::GetTaskGroup(const std::string& base) {
+  std::optional<TaskGroupRecord> out;
+  {
+    SLUICE_ASSIGN_OR_RETURN(auto q, db_->Prepare(absl::StrCat("SELECT ", kGroupColumns,
+                                                              " FROM task_groups WHERE "
+                                                              "base_sequence_name = ?")));
+    q.Bind(1, base);
+    SLUICE_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) return out;
+    SLUICE_ASSIGN_OR_RETURN(TaskGroupRecord g, ReadGroupRow(q));
+    out = std::move(g);
+  }
+  SLUICE_ASSIGN_OR_RETURN(out->checkpoints, LoadCheckpoints(base));
+  return out;
+}
+
+// ---- tasks and workers ----
+
+absl::Status StoreTxn::InsertTask(const TaskRecord& t) {
+  SLUICE_ASSIGN_OR_RETURN(std::string spec_json, ToJson(t.spec));
+  SLUICE_ASSIGN_OR_RETURN(
+      auto q, db_->Prepare("INSERT INTO tasks (task_id, datasource, group_id, base_sequence_name, "
+                           "worker_id, state, spec_json, created_at_ms, updated_at_ms, error, "
+                           "current_offsets_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+  q.Bind(1, t.task_id).Bind(2, t.datasource).Bind(3, t.group_id).Bind(4, t.base_sequence_name);
+  q.Bind(5, t.worker_id).Bind(6, static_cast<int64_t>(t.state)).Bind(7, spec_json);
+  q.Bind(8, t.created_at_ms).Bind(9, t.updated_at_ms).Bind(10, t.error);
+  q.Bind(11, EncodeOffsets(t.current_offsets));
+  return q.Run();
+}
+
+absl::Status StoreTxn::UpdateTask(const std::string& task_id, v1::TaskState state,
+                                  const std::string& error, const OffsetMap& current_offsets,
+                                  int64_t now_ms) {
+  SLUICE_ASSIGN_OR_RETURN(
+      auto q, db_->Prepare("UPDATE tasks SET state = ?1, error = CASE WHEN ?2 = '' THEN error "
+                           "ELSE ?2 END, current_offsets_json = CASE WHEN ?3 = '{}' THEN "
+                           "current_offsets_json ELSE ?3 END, updated_at_ms = ?4 "
+                           "WHERE task_id = ?5"));
+  q.Bind(1, static_cast<int64_t>(state)).Bind(2, error).Bind(3, EncodeOffsets(current_offsets));
+  q.Bind(4, now_ms).Bind(5, task_id);
+  SLUICE_RETURN_IF_ERROR(q.Run());
+  if (q.Changes() != 1) return absl::NotFoundError(absl::StrCat("no task ", task_id));
+  return absl::OkStatus();
+}
+
+namespace {
+constexpr char kTaskColumns[] =
+    "task_id, datasource, group_id, base_sequence_name, worker_id, state, spec_json, "
+    "created_at_ms, updated_at_ms, error, current_offsets_json";
+
+absl::StatusOr<TaskRecord> ReadTaskRow(const SqliteStatement& q) {
+  TaskRecord t;
+  t.task_id = q.Text(0);
+  t.datasource = q.Text(1);
+  t.group_id = static_cast<int32_t>(q.Int64(2));
+  t.base_sequence_name = q.Text(3);
+  t.worker_id = q.Text(4);
+  t.state = static_cast<v1::TaskState>(q.Int64(5));
+  SLUICE_RETURN_IF_ERROR(FromJson(q.Text(6), &t.spec));
+  t.created_at_ms = q.Int64(7);
+  t.updated_at_ms = q.Int64(8);
+  t.error = q.Text(9);
+  SLUICE_ASSIGN_OR_RETURN(t.current_offsets, DecodeOffsets(q.Text(10)));
+  return t;
+}
+}  // namespace
+
+absl::StatusOr<std::optional<TaskRecord>> StoreTxn::GetTask(const std::string& task_id) {
+  SLUICE_ASSIGN_OR_RETURN(auto q, db_->Prepare(absl::StrCat("SELECT ", kTaskColumns,
+                                                            " FROM tasks WHERE task_id = ?")));
+  q.Bind(1, task_id);
+  SLUICE_ASSIGN_OR_RETURN(bool row, q.Step());
+  if (!row) return std::optional<TaskRecord>();
+  SLUICE_ASSIGN_OR_RETURN(TaskRecord t, ReadTaskRow(q));
+  return std::optional<TaskRecord>(std::move(t));
+}
+
+absl::StatusOr<std::vector<TaskRecord>> StoreTxn::ListTasks(const std::string& datasource,
+                                                            bool include_finished) {
+  SLUICE_ASSIGN_OR_RETURN(
+      auto q, db_->Prepare(absl::StrCat(
+                  "SELECT ", kTaskColumns,
+                  " FROM tasks WHERE (?1 = '' OR datasource = ?1) AND (?2 OR state NOT IN (?3, "
+                  "?4, ?5)) ORDER BY created_at_ms, task_id")));
+  q.Bind(1, datasource).Bind(2, include_finished ? 1 : 0);
+  q.Bind(3, static_cast<int64_t>(v1::SUCCESS)).Bind(4, static_cast<int64_t>(v1::FAILED));
+  q.Bind(5, static_cast<int64_t>(v1::STOPPED));
+  std::vector<TaskRecord> out;
+  while (true) {
+    SLUICE_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) break;
+    SLUICE_ASSIGN_OR_RETURN(TaskRecord t, ReadTaskRow(q));
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+absl::Status StoreTxn::UpsertWorker(const WorkerRecord& w) {
+  SLUICE_ASSIGN_OR_RETURN(
+      auto q, db_->Prepare("INSERT INTO workers (worker_id, address, capacity, registered_at_ms, "
+                           "last_seen_ms) VALUES (?, ?, ?, ?, ?) ON CONFLICT (worker_id) DO UPDATE "
+                           "SET address = excluded.address, capacity = excluded.capacity, "
+                           "registered_at_ms = excluded.registered_at_ms, "
+                           "last_seen_ms = excluded.last_seen_ms"));
+  q.Bind(1, w.worker_id).Bind(2, w.address).Bind(3, w.capacity).Bind(4, w.registered_at_ms);
+  q.Bind(5, w.last_seen_ms);
+  return q.Run();
+}
+
+absl::StatusOr<std::vector<WorkerRecord>> StoreTxn::ListWorkerRecords() {
+  SLUICE_ASSIGN_OR_RETURN(auto q, db_->Prepare("SELECT worker_id, address, capacity, "
+                                               "registered_at_ms, last_seen_ms FROM workers "
+                                               "ORDER BY worker_id"));
+  std::vector<WorkerRecord> out;
+  while (true) {
+    SLUICE_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) break;
+    WorkerRecord w;
+    w.worker_id = q.Text(0);
+    w.address = q.Text(1);
+    w.capacity = static_cast<int32_t>(q.Int64(2));
+    w.registered_at_ms = q.Int64(3);
+    w.last_seen_ms = q.Int64(4);
+    out.push_back(std::move(w));
+  }
+  return out;
+}
+
+// ---- the store ----
+
+absl::StatusOr<std::unique_ptr<MetadataStore>> MetadataStore::Open(MetadataStoreOptions options) {
+  if (options.path.empty()) return absl::InvalidArgumentError("metadata store path is empty");
+  const int target =
+      options.target_schema_version == 0 ? LatestSchemaVersion() : options.target_schema_version;
+  if (target < 1 || target > LatestSchemaVersion()) {
+    return absl::InvalidArgumentError(absl::StrCat("no schema version ", target));
+  }
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<SqliteDb> db, SqliteDb::Open(options.path));
+  SLUICE_RETURN_IF_ERROR(db->SetBusyTimeout(options.busy_timeout_ms));
+
+  // Read before writing anything: a file that is not ours is refused untouched.
+  SLUICE_ASSIGN_OR_RETURN(const int found, ReadSchemaVersion(db.get()));
+  if (found > target) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        options.path, " has schema version ", found, ", newer than the ", target,
+        " this sluice-supervisor supports; refusing to open it (upgrade the supervisor)"));
+  }
+  if (options.quick_check && found > 0) {
+    SLUICE_ASSIGN_OR_RETURN(std::string check, db->QueryText("PRAGMA quick_check"));
+    if (check != "ok") {
+      return absl::DataLossError(absl::StrCat(options.path, " fails PRAGMA quick_check (", check,
+                                              "); refusing to open it"));
+    }
+  }
+  SLUICE_ASSIGN_OR_RETURN(std::string mode, db->QueryText("PRAGMA journal_mode = WAL"));
+  if (mode != "wal") {
+    return absl::FailedPreconditionError(
+        absl::StrCat(options.path, ": cannot switch to WAL journaling (got ", mode, ")"));
+  }
+  SLUICE_RETURN_IF_ERROR(db->Exec("PRAGMA synchronous = FULL"));
+  SLUICE_RETURN_IF_ERROR(db->Exec("PRAGMA foreign_keys = ON"));
+  SLUICE_RETURN_IF_ERROR(MigrateSchema(db.get(), target, NowMillis()));
+  return std::unique_ptr<MetadataStore>(new MetadataStore(std::move(options), std::move(db)));
+}
+
+absl::Status MetadataStore::InTransaction(absl::FunctionRef<absl::Status(StoreTxn&)> body) {
+  absl::MutexLock lock(&mu_);
+  SLUICE_ASSIGN_OR_RETURN(auto txn, SqliteTransaction::Begin(db_.get()));
+  StoreTxn store_txn(db_.get());
+  SLUICE_RETURN_IF_ERROR(body(store_txn));
+  return txn->Commit();
+}
+
+absl::StatusOr<std::string> MetadataStore::Pragma(const std::string& name) {
+  absl::MutexLock lock(&mu_);
+  return db_->QueryText(absl::StrCat("PRAGMA ", name));
+}
+
+absl::StatusOr<int> MetadataStore::SchemaVersion() {
+  absl::MutexLock lock(&mu_);
+  return ReadSchemaVersion(db_.get());
+}
+
+}  // namespace sluice::supervisor

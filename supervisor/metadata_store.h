@@ -1,0 +1,280 @@
+// The supervisor's metadata store: one SQLite file (WAL) under the data dir
+// holding specs with history, the datasources' commit metadata, segments,
+// segment allocations, the commit log, task groups with their checkpoints,
+// tasks and workers.
+//
+// Every read and write goes through InTransaction(), which runs a callback
+// against a StoreTxn (typed statements) inside one BEGIN IMMEDIATE ... COMMIT
+// under the store's mutex. The publisher and the allocator build their
+// compare-and-swap logic from StoreTxn operations.
+//
+// Durability: WAL with synchronous=FULL, so a commit acknowledged to a task
+// (PublishSegments) survives a power loss, not only a process crash;
+// NORMAL would keep the file consistent but could lose the last commits, and
+// a task told "published" would then drop data the store no longer has.
+#ifndef SLUICE_SUPERVISOR_METADATA_STORE_H_
+#define SLUICE_SUPERVISOR_METADATA_STORE_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "sluice/v1/common.pb.h"
+#include "sluice/v1/spec.pb.h"
+#include "sluice/v1/supervisor_service.pb.h"
+#include "sluice/v1/task.pb.h"
+#include "supervisor/offsets.h"
+#include "supervisor/sqlite.h"
+
+namespace sluice::supervisor {
+
+struct MetadataStoreOptions {
+  // The SQLite file; its directory must exist.
+  std::string path;
+  // How long a statement waits for another connection's write lock.
+  int busy_timeout_ms = 5000;
+  // Run PRAGMA quick_check at open (refuses a damaged file early).
+  bool quick_check = true;
+  // Migrate up to this version (tests create older files with it); 0 = latest.
+  int target_schema_version = 0;
+};
+
+struct SpecRecord {
+  std::string datasource;
+  int64_t version = 0;
+  int64_t created_at_ms = 0;
+  v1::SupervisorSpec spec;
+  bool terminated = false;
+};
+
+struct PendingSegment {
+  std::string id;
+  std::string datasource;
+  std::string sequence_name;
+  int64_t start_ms = 0;
+  int64_t end_ms = 0;
+  std::string version;
+  int32_t partition_num = 0;
+  std::string task_id;
+};
+
+enum class GroupState { kReading, kPublishing, kDone, kAbandoned };
+const char* GroupStateName(GroupState state);
+
+struct TaskGroupRecord {
+  std::string base_sequence_name;
+  std::string datasource;
+  int32_t group_id = 0;
+  GroupState state = GroupState::kReading;
+  int64_t spec_version = 0;
+  OffsetMap start_offsets;
+  // Sequence id -> start offsets, ascending.
+  std::map<int32_t, OffsetMap> checkpoints;
+  OffsetMap end_offsets;
+  int64_t min_message_time_ms = 0;
+  int64_t max_message_time_ms = 0;
+  int64_t created_at_ms = 0;
+  int64_t completion_deadline_ms = 0;
+};
+
+struct TaskRecord {
+  std::string task_id;
+  std::string datasource;
+  int32_t group_id = 0;
+  std::string base_sequence_name;
+  std::string worker_id;
+  v1::TaskState state = v1::TASK_STATE_UNSPECIFIED;
+  v1::TaskSpec spec;
+  int64_t created_at_ms = 0;
+  int64_t updated_at_ms = 0;
+  std::string error;
+  OffsetMap current_offsets;
+};
+
+struct WorkerRecord {
+  std::string worker_id;
+  std::string address;
+  int32_t capacity = 0;
+  int64_t registered_at_ms = 0;
+  int64_t last_seen_ms = 0;
+};
+
+// A used segment whose handoff is not complete.
+struct HandoffCandidate {
+  std::string id;
+  std::string datasource;
+  std::string path;
+  int64_t size_bytes = 0;
+  std::string checksum;
+  v1::HandoffState state = v1::HANDOFF_PENDING;
+  int64_t verified_at_ms = 0;
+  int64_t loaded_at_ms = 0;
+};
+
+bool IsTerminal(v1::TaskState state);
+
+// Typed statements over one open transaction. Only valid inside the
+// InTransaction callback that received it.
+class StoreTxn {
+ public:
+  explicit StoreTxn(SqliteDb* db) : db_(db) {}
+
+  // ---- datasources and specs ----
+  absl::StatusOr<bool> DatasourceExists(const std::string& datasource);
+  absl::Status EnsureDatasource(const std::string& datasource, int64_t now_ms);
+  // Appends a spec version (1 for the first); returns it.
+  absl::StatusOr<int64_t> InsertSpec(const std::string& datasource, const v1::SupervisorSpec& spec,
+                                     bool terminated, int64_t now_ms);
+  absl::StatusOr<std::optional<SpecRecord>> LatestSpec(const std::string& datasource);
+  // Newest first.
+  absl::StatusOr<std::vector<SpecRecord>> SpecHistory(const std::string& datasource);
+  // The latest spec of every datasource whose latest version is not a tombstone.
+  absl::StatusOr<std::vector<SpecRecord>> ActiveSpecs();
+
+  // ---- commit metadata ----
+  absl::StatusOr<std::optional<std::string>> CommitTopic(const std::string& datasource);
+  absl::StatusOr<OffsetMap> CommittedOffsets(const std::string& datasource);
+  // Upserts the given partitions (others keep theirs) and sets the topic.
+  absl::Status SetCommittedOffsets(const std::string& datasource, const std::string& topic,
+                                   const OffsetMap& offsets, int64_t now_ms);
+  // Records `offsets` as committed (and initial) for every partition that has
+  // no committed offset yet; returns the partitions recorded. The first
+  // publish of a partition is then compared with them. FAILED_PRECONDITION if
+  // the stored offsets belong to another topic.
+  absl::StatusOr<OffsetMap> RecordInitialOffsets(const std::string& datasource,
+                                                 const std::string& topic,
+                                                 const OffsetMap& offsets, int64_t now_ms);
+  absl::StatusOr<OffsetMap> InitialOffsets(const std::string& datasource);
+  // Deletes the committed offsets of `partitions` (all when empty); the
+  // topic is forgotten once no partition is left.
+  absl::Status DeleteCommittedOffsets(const std::string& datasource,
+                                      const std::vector<int32_t>& partitions);
+  absl::Status RecordOffsetReset(const std::string& datasource, int32_t partition,
+                                 std::optional<int64_t> old_offset,
+                                 std::optional<int64_t> new_offset, const std::string& reason,
+                                 int64_t now_ms);
+
+  // ---- allocation ----
+  absl::StatusOr<std::optional<PendingSegment>> FindPendingSegment(const std::string& datasource,
+                                                                   const std::string& sequence_name,
+                                                                   int64_t start_ms, int64_t end_ms);
+  absl::StatusOr<std::optional<PendingSegment>> PendingSegmentById(const std::string& id);
+  absl::StatusOr<std::optional<std::string>> IntervalVersion(const std::string& datasource,
+                                                             int64_t start_ms, int64_t end_ms);
+  absl::Status InsertIntervalVersion(const std::string& datasource, int64_t start_ms,
+                                     int64_t end_ms, const std::string& version, int64_t now_ms);
+  // 1 + the largest partition number allocated or published in the interval
+  // with that version (0 for the first).
+  absl::StatusOr<int32_t> NextPartitionNum(const std::string& datasource, int64_t start_ms,
+                                           int64_t end_ms, const std::string& version);
+  absl::Status InsertPendingSegment(const PendingSegment& segment, int64_t now_ms);
+
+  // ---- commit log and segments ----
+  absl::StatusOr<std::optional<v1::CommittedSequence>> CommittedSequence(
+      const std::string& datasource, const std::string& sequence_name);
+  // Returns the commit id.
+  absl::StatusOr<int64_t> InsertCommittedSequence(const std::string& datasource,
+                                                  const std::string& sequence_name,
+                                                  const std::string& task_id,
+                                                  const OffsetMap& start, const OffsetMap& end,
+                                                  const std::vector<v1::PartitionRange>& stats,
+                                                  int64_t now_ms);
+  absl::StatusOr<bool> SegmentExists(const std::string& id);
+  absl::Status InsertSegment(const v1::SegmentDescriptor& segment, int64_t commit_id,
+                             const std::string& task_id, int64_t now_ms);
+  // The subset of `ids` that are published and used.
+  absl::StatusOr<std::vector<std::string>> UsedSegmentIds(const std::string& datasource,
+                                                          const std::vector<std::string>& ids);
+  // Oldest first, with segment ids.
+  absl::StatusOr<std::vector<v1::CommittedSequence>> CommitLog(const std::string& datasource);
+  absl::StatusOr<std::vector<v1::SegmentDescriptor>> ListSegments(
+      const std::string& datasource, const v1::Interval* overlapping, bool include_unused,
+      int limit);
+  absl::StatusOr<int64_t> CountSegments(const std::string& datasource);
+
+  // ---- handoff ----
+  // Used segments not handed off yet (pending or failed), oldest first.
+  absl::StatusOr<std::vector<HandoffCandidate>> HandoffCandidates(int limit);
+  absl::Status SetHandoff(const std::string& id, v1::HandoffState state, int64_t verified_at_ms,
+                          int64_t handed_off_at_ms);
+  // Marks published segments as loaded; NOT_FOUND names the first unknown id.
+  absl::StatusOr<int> MarkLoaded(const std::string& datasource, const std::vector<std::string>& ids,
+                                 const std::string& loader, int64_t now_ms);
+  // Handoff state of each of `ids` that is a published segment.
+  absl::StatusOr<std::map<std::string, v1::HandoffState>> HandoffStates(
+      const std::string& datasource, const std::vector<std::string>& ids);
+
+  // ---- task groups ----
+  // Inserts the group with its first checkpoint (sequence 0 = start
+  // offsets). A finished (DONE/ABANDONED) group of the same name is replaced;
+  // a live one is ALREADY_EXISTS.
+  absl::Status InsertTaskGroup(const TaskGroupRecord& group);
+  absl::Status AppendCheckpoint(const std::string& base_sequence_name, int32_t sequence_id,
+                                const OffsetMap& offsets, int64_t now_ms);
+  absl::Status SetGroupPublishing(const std::string& base_sequence_name, const OffsetMap& end,
+                                  int64_t completion_deadline_ms);
+  absl::Status FinishGroup(const std::string& base_sequence_name, GroupState state,
+                           const std::string& reason, int64_t now_ms);
+  // READING and PUBLISHING groups of the datasource, with their checkpoints.
+  absl::StatusOr<std::vector<TaskGroupRecord>> LiveTaskGroups(const std::string& datasource);
+  absl::StatusOr<std::optional<TaskGroupRecord>> GetTaskGroup(
+      const std::string& base_sequence_name);
+
+  // ---- tasks and workers ----
+  absl::Status InsertTask(const TaskRecord& task);
+  // Updates state, error (when non-empty) and current offsets (when non-empty).
+  absl::Status UpdateTask(const std::string& task_id, v1::TaskState state,
+                          const std::string& error, const OffsetMap& current_offsets,
+                          int64_t now_ms);
+  absl::StatusOr<std::optional<TaskRecord>> GetTask(const std::string& task_id);
+  // Empty datasource: all. Non-terminal tasks only unless include_finished.
+  absl::StatusOr<std::vector<TaskRecord>> ListTasks(const std::string& datasource,
+                                                    bool include_finished);
+  absl::Status UpsertWorker(const WorkerRecord& worker);
+  absl::StatusOr<std::vector<WorkerRecord>> ListWorkerRecords();
+
+ private:
+  absl::StatusOr<std::map<int32_t, OffsetMap>> LoadCheckpoints(const std::string& base);
+
+  SqliteDb* db_;
+};
+
+class MetadataStore {
+ public:
+  // Opens or creates the store and migrates it to the latest schema. Refuses
+  // (never overwrites) a corrupt file or one with a newer schema.
+  static absl::StatusOr<std::unique_ptr<MetadataStore>> Open(MetadataStoreOptions options);
+
+  MetadataStore(const MetadataStore&) = delete;
+  MetadataStore& operator=(const MetadataStore&) = delete;
+
+  // Runs `body` in one write transaction; commits when it returns OK, rolls
+  // back otherwise (its status is returned).
+  absl::Status InTransaction(absl::FunctionRef<absl::Status(StoreTxn&)> body)
+      ABSL_LOCKS_EXCLUDED(mu_);
+
+  // PRAGMA values, for tests and the startup log.
+  absl::StatusOr<std::string> Pragma(const std::string& name) ABSL_LOCKS_EXCLUDED(mu_);
+  absl::StatusOr<int> SchemaVersion() ABSL_LOCKS_EXCLUDED(mu_);
+
+  const std::string& path() const { return options_.path; }
+
+ private:
+  MetadataStore(MetadataStoreOptions options, std::unique_ptr<SqliteDb> db)
+      : options_(std::move(options)), db_(std::move(db)) {}
+
+  const MetadataStoreOptions options_;
+  absl::Mutex mu_;
+  std::unique_ptr<SqliteDb> db_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace sluice::supervisor
+
+#endif  // SLUICE_SUPERVISOR_METADATA_STORE_H_

@@ -1,0 +1,306 @@
+#include "supervisor/metadata_store.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include "common/file_util.h"
+#include "supervisor/metadata_schema.h"
+#include "supervisor/sqlite.h"
+
+namespace sluice::supervisor {
+namespace {
+
+class MetadataStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string base = getenv("TEST_TMPDIR") ? getenv("TEST_TMPDIR") : "/tmp";
+    std::string tmpl = base + "/store_XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+    path_ = dir_ + "/metadata.db";
+  }
+  void TearDown() override { RemoveAll(dir_).IgnoreError(); }
+
+  absl::StatusOr<std::unique_ptr<MetadataStore>> Open(int target_version = 0) {
+    MetadataStoreOptions options;
+    options.path = path_;
+    options.target_schema_version = target_version;
+    return MetadataStore::Open(options);
+  }
+
+  static v1::SupervisorSpec Spec(const std::string& topic) {
+    v1::SupervisorSpec spec;
+    spec.set_datasource("wiki");
+    spec.mutable_io_config()->set_topic(topic);
+    return spec;
+  }
+
+  std::string dir_;
+  std::string path_;
+};
+
+TEST_F(MetadataStoreTest, FreshStoreHasLatestSchemaWalFullSyncAndForeignKeys) {
+  auto store = Open();
+  ASSERT_TRUE(store.ok()) << store.status();
+  EXPECT_EQ(*(*store)->SchemaVersion(), LatestSchemaVersion());
+  EXPECT_EQ(*(*store)->Pragma("journal_mode"), "wal");
+  EXPECT_EQ(*(*store)->Pragma("synchronous"), "2");  // FULL
+  EXPECT_EQ(*(*store)->Pragma("foreign_keys"), "1");
+  EXPECT_TRUE(PathExists(path_ + "-wal"));
+}
+
+TEST_F(MetadataStoreTest, ReopenKeepsData) {
+  {
+    auto store = Open();
+    ASSERT_TRUE(store.ok()) << store.status();
+    ASSERT_TRUE((*store)
+                    ->InTransaction([&](StoreTxn& txn) -> absl::Status {
+                      auto version = txn.InsertSpec("wiki", Spec("edits"), false, 1000);
+                      if (!version.ok()) return version.status();
+                      EXPECT_EQ(*version, 1);
+                      return txn.SetCommittedOffsets("wiki", "edits", {{0, 5}, {1, 7}}, 1000);
+                    })
+                    .ok());
+  }
+  auto store = Open();
+  ASSERT_TRUE(store.ok()) << store.status();
+  ASSERT_TRUE((*store)
+                  ->InTransaction([&](StoreTxn& txn) -> absl::Status {
+                    auto spec = txn.LatestSpec("wiki");
+                    EXPECT_TRUE(spec.ok() && spec->has_value());
+                    EXPECT_EQ((*spec)->spec.io_config().topic(), "edits");
+                    EXPECT_EQ(*txn.CommittedOffsets("wiki"), (OffsetMap{{0, 5}, {1, 7}}));
+                    EXPECT_EQ(**txn.CommitTopic("wiki"), "edits");
+                    return absl::OkStatus();
+                  })
+                  .ok());
+}
+
+TEST_F(MetadataStoreTest, MigratesAnOlderSchemaKeepingItsRows) {
+  {
+    auto store = Open(/*target_version=*/1);
+    ASSERT_TRUE(store.ok()) << store.status();
+    EXPECT_EQ(*(*store)->SchemaVersion(), 1);
+    ASSERT_TRUE((*store)
+                    ->InTransaction([&](StoreTxn& txn) {
+                      return txn.InsertSpec("wiki", Spec("edits"), false, 1000).status();
+                    })
+                    .ok());
+    // Version 1 has no offset_resets table.
+    auto missing = (*store)->InTransaction([](StoreTxn& txn) {
+      return txn.RecordOffsetReset("wiki", 0, 1, 2, "test", 1);
+    });
+    EXPECT_FALSE(missing.ok());
+  }
+  auto store = Open();
+  ASSERT_TRUE(store.ok()) << store.status();
+  EXPECT_EQ(*(*store)->SchemaVersion(), LatestSchemaVersion());
+  ASSERT_TRUE((*store)
+                  ->InTransaction([&](StoreTxn& txn) -> absl::Status {
+                    auto history = txn.SpecHistory("wiki");
+                    EXPECT_EQ(history->size(), 1u);
+                    return txn.RecordOffsetReset("wiki", 0, 1, 2, "after migration", 1);
+                  })
+                  .ok());
+}
+
+TEST_F(MetadataStoreTest, RefusesANewerSchemaAndLeavesItUntouched) {
+  {
+    auto store = Open();
+    ASSERT_TRUE(store.ok()) << store.status();
+  }
+  {
+    auto db = SqliteDb::Open(path_);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE((*db)->Exec("INSERT INTO schema_version VALUES (99, 'from the future', 0)").ok());
+  }
+  auto before = ReadFile(path_);
+  auto store = Open();
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(store.status().message().find("schema version 99"), std::string::npos)
+      << store.status();
+  EXPECT_EQ(*ReadFile(path_), *before);
+}
+
+TEST_F(MetadataStoreTest, RefusesACorruptFileWithoutOverwritingIt) {
+  const std::string garbage(8192, 'x');
+  ASSERT_TRUE(WriteFileAtomically(path_, garbage).ok());
+  auto store = Open();
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().code(), absl::StatusCode::kDataLoss) << store.status();
+  EXPECT_NE(store.status().message().find("not a readable SQLite database"), std::string::npos)
+      << store.status();
+  EXPECT_EQ(*ReadFile(path_), garbage);
+  EXPECT_FALSE(PathExists(path_ + "-wal"));
+}
+
+TEST_F(MetadataStoreTest, RefusesSomeoneElsesDatabase) {
+  {
+    auto db = SqliteDb::Open(path_);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE((*db)->Exec("CREATE TABLE accounts (id INTEGER PRIMARY KEY)").ok());
+  }
+  auto store = Open();
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(store.status().message().find("not a sluice metadata store"), std::string::npos);
+}
+
+TEST_F(MetadataStoreTest, SpecHistoryWithTombstoneAndActiveSpecs) {
+  auto store = Open();
+  ASSERT_TRUE(store.ok());
+  ASSERT_TRUE((*store)
+                  ->InTransaction([&](StoreTxn& txn) -> absl::Status {
+                    EXPECT_EQ(*txn.InsertSpec("wiki", Spec("a"), false, 1), 1);
+                    EXPECT_EQ(*txn.InsertSpec("wiki", Spec("b"), false, 2), 2);
+                    EXPECT_EQ(*txn.InsertSpec("wiki", Spec("b"), true, 3), 3);
+                    v1::SupervisorSpec other = Spec("c");
+                    other.set_datasource("clicks");
+                    EXPECT_EQ(*txn.InsertSpec("clicks", other, false, 4), 1);
+                    return absl::OkStatus();
+                  })
+                  .ok());
+  ASSERT_TRUE((*store)
+                  ->InTransaction([&](StoreTxn& txn) -> absl::Status {
+                    auto history = *txn.SpecHistory("wiki");
+                    EXPECT_EQ(history.size(), 3u);
+                    EXPECT_EQ(history[0].version, 3);
+                    EXPECT_TRUE(history[0].terminated);
+                    EXPECT_EQ(history[2].spec.io_config().topic(), "a");
+                    auto active = *txn.ActiveSpecs();
+                    EXPECT_EQ(active.size(), 1u);
+                    EXPECT_EQ(active[0].datasource, "clicks");
+                    return absl::OkStatus();
+                  })
+                  .ok());
+}
+
+TEST_F(MetadataStoreTest, InitialOffsetsAreRecordedOnceAndGuardTheTopic) {
+  auto store = Open();
+  ASSERT_TRUE(store.ok());
+  ASSERT_TRUE((*store)
+                  ->InTransaction([&](StoreTxn& txn) -> absl::Status {
+                    auto recorded = txn.RecordInitialOffsets("wiki", "edits", {{0, 10}}, 1);
+                    EXPECT_EQ(*recorded, (OffsetMap{{0, 10}}));
+                    EXPECT_TRUE(txn.SetCommittedOffsets("wiki", "edits", {{0, 50}}, 2).ok());
+                    // A second call only records partitions without an offset.
+                    recorded = txn.RecordInitialOffsets("wiki", "edits", {{0, 99}, {1, 3}}, 3);
+                    EXPECT_EQ(*recorded, (OffsetMap{{1, 3}}));
+                    EXPECT_EQ(*txn.CommittedOffsets("wiki"), (OffsetMap{{0, 50}, {1, 3}}));
+                    EXPECT_EQ(*txn.InitialOffsets("wiki"), (OffsetMap{{0, 10}, {1, 3}}));
+                    auto other = txn.RecordInitialOffsets("wiki", "clicks", {{0, 1}}, 4);
+                    EXPECT_EQ(other.status().code(), absl::StatusCode::kFailedPrecondition);
+                    EXPECT_TRUE(txn.DeleteCommittedOffsets("wiki", {}).ok());
+                    EXPECT_FALSE(txn.CommitTopic("wiki")->has_value());
+                    return absl::OkStatus();
+                  })
+                  .ok());
+}
+
+TEST_F(MetadataStoreTest, FailedTransactionRollsBack) {
+  auto store = Open();
+  ASSERT_TRUE(store.ok());
+  absl::Status status = (*store)->InTransaction([&](StoreTxn& txn) -> absl::Status {
+    EXPECT_TRUE(txn.SetCommittedOffsets("wiki", "edits", {{0, 5}}, 1).ok());
+    return absl::AbortedError("changed my mind");
+  });
+  EXPECT_EQ(status.code(), absl::StatusCode::kAborted);
+  ASSERT_TRUE((*store)
+                  ->InTransaction([&](StoreTxn& txn) -> absl::Status {
+                    EXPECT_FALSE(*txn.DatasourceExists("wiki"));
+                    EXPECT_TRUE(txn.CommittedOffsets("wiki")->empty());
+                    return absl::OkStatus();
+                  })
+                  .ok());
+}
+
+TEST_F(MetadataStoreTest, ForeignKeysRejectOrphanRows) {
+  auto store = Open();
+  ASSERT_TRUE(store.ok());
+  absl::Status status = (*store)->InTransaction([&](StoreTxn& txn) {
+    PendingSegment s;
+    s.id = "x";
+    s.datasource = "no-such-datasource";
+    s.sequence_name = "seq";
+    s.start_ms = 0;
+    s.end_ms = 1;
+    s.version = "v";
+    s.task_id = "t";
+    return txn.InsertPendingSegment(s, 1);
+  });
+  EXPECT_FALSE(status.ok());
+}
+
+TEST_F(MetadataStoreTest, TaskGroupsCheckpointsAndTasks) {
+  auto store = Open();
+  ASSERT_TRUE(store.ok());
+  ASSERT_TRUE((*store)
+                  ->InTransaction([&](StoreTxn& txn) -> absl::Status {
+                    EXPECT_TRUE(txn.EnsureDatasource("wiki", 1).ok());
+                    TaskGroupRecord g;
+                    g.base_sequence_name = "wiki_0123456789abcdef";
+                    g.datasource = "wiki";
+                    g.group_id = 0;
+                    g.start_offsets = {{0, 10}, {2, 20}};
+                    g.created_at_ms = 5;
+                    EXPECT_TRUE(txn.InsertTaskGroup(g).ok());
+                    EXPECT_EQ(txn.InsertTaskGroup(g).code(), absl::StatusCode::kAlreadyExists);
+                    EXPECT_TRUE(txn.AppendCheckpoint(g.base_sequence_name, 1,
+                                                     {{0, 15}, {2, 25}}, 6)
+                                    .ok());
+                    TaskRecord t;
+                    t.task_id = "wiki_0123456789abcdef_00000001";
+                    t.datasource = "wiki";
+                    t.base_sequence_name = g.base_sequence_name;
+                    t.worker_id = "w0";
+                    t.state = v1::NOT_STARTED;
+                    t.spec.set_task_id(t.task_id);
+                    EXPECT_TRUE(txn.InsertTask(t).ok());
+                    EXPECT_TRUE(txn.UpdateTask(t.task_id, v1::READING, "", {{0, 12}}, 7).ok());
+                    EXPECT_EQ(txn.UpdateTask("nope", v1::READING, "", {}, 7).code(),
+                              absl::StatusCode::kNotFound);
+                    return absl::OkStatus();
+                  })
+                  .ok());
+  ASSERT_TRUE((*store)
+                  ->InTransaction([&](StoreTxn& txn) -> absl::Status {
+                    auto groups = *txn.LiveTaskGroups("wiki");
+                    EXPECT_EQ(groups.size(), 1u);
+                    EXPECT_EQ(groups[0].checkpoints.size(), 2u);
+                    EXPECT_EQ(groups[0].checkpoints[1], (OffsetMap{{0, 15}, {2, 25}}));
+                    EXPECT_TRUE(txn.SetGroupPublishing(groups[0].base_sequence_name,
+                                                       {{0, 30}, {2, 40}}, 99)
+                                    .ok());
+                    auto task = *txn.GetTask("wiki_0123456789abcdef_00000001");
+                    EXPECT_EQ(task->state, v1::READING);
+                    EXPECT_EQ(task->current_offsets, (OffsetMap{{0, 12}}));
+                    EXPECT_EQ(task->spec.task_id(), task->task_id);
+                    EXPECT_EQ(txn.ListTasks("wiki", false)->size(), 1u);
+                    EXPECT_TRUE(txn.UpdateTask(task->task_id, v1::SUCCESS, "", {}, 8).ok());
+                    EXPECT_EQ(txn.ListTasks("wiki", false)->size(), 0u);
+                    EXPECT_EQ(txn.ListTasks("", true)->size(), 1u);
+                    EXPECT_TRUE(txn.FinishGroup(groups[0].base_sequence_name, GroupState::kDone,
+                                                "published", 9)
+                                    .ok());
+                    EXPECT_TRUE(txn.LiveTaskGroups("wiki")->empty());
+                    return absl::OkStatus();
+                  })
+                  .ok());
+}
+
+TEST_F(MetadataStoreTest, TwoConnectionsSerializeWrites) {
+  auto a = Open();
+  auto b = Open();
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_TRUE((*a)->InTransaction([](StoreTxn& txn) {
+                    return txn.SetCommittedOffsets("wiki", "edits", {{0, 1}}, 1);
+                  }).ok());
+  ASSERT_TRUE((*b)->InTransaction([](StoreTxn& txn) -> absl::Status {
+                    EXPECT_EQ(*txn.CommittedOffsets("wiki"), (OffsetMap{{0, 1}}));
+                    return absl::OkStatus();
+                  }).ok());
+}
+
+}  // namespace
+}  // namespace sluice::supervisor

@@ -1,0 +1,37 @@
+// Names the supervisor makes (docs/protocol.md "Names"): base sequence names,
+// task ids, sequence names and segment ids.
+#ifndef SLUICE_SUPERVISOR_NAMING_H_
+#define SLUICE_SUPERVISOR_NAMING_H_
+
+#include <cstdint>
+#include <string>
+
+#include "sluice/v1/spec.pb.h"
+#include "supervisor/offsets.h"
+
+namespace sluice::supervisor {
+
+// "<datasource>_<16 hex>": xxh64 over the deterministic serialization of the
+// data schema and the tuning config, the sorted start offsets and the
+// min/max message times. Depends on nothing else, so replicas and
+// replacements of a group share it and a changed spec changes it.
+std::string BaseSequenceName(const std::string& datasource, const v1::DataSchema& schema,
+                             const v1::TuningConfig& tuning, const OffsetMap& start_offsets,
+                             int64_t min_message_time_ms, int64_t max_message_time_ms);
+
+// "<base>_<8 random hex>".
+std::string NewTaskId(const std::string& base_sequence_name);
+
+// "<base>_<n>".
+std::string SequenceName(const std::string& base_sequence_name, int32_t sequence_id);
+
+// "<datasource>_<start ISO>_<end ISO>_<version>_<partition>".
+std::string SegmentId(const std::string& datasource, int64_t start_ms, int64_t end_ms,
+                      const std::string& version, int32_t partition_num);
+
+// 16 random hex characters (supervisor instance ids).
+std::string RandomHex(int chars);
+
+}  // namespace sluice::supervisor
+
+#endif  // SLUICE_SUPERVISOR_NAMING_H_

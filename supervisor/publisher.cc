@@ -1,0 +1,240 @@
+#include "supervisor/publisher.h"
+
+#include <glog/logging.h>
+
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "common/fault_injection.h"
+#include "common/names.h"
+#include "common/spec.h"
+#include "common/status_macros.h"
+#include "common/time_util.h"
+#include "supervisor/naming.h"
+
+namespace sluice::supervisor {
+namespace {
+
+absl::Status Invalid(absl::string_view what) { return absl::InvalidArgumentError(what); }
+
+}  // namespace
+
+absl::Status ValidatePublishRequest(const v1::PublishSegmentsRequest& request) {
+  SLUICE_RETURN_IF_ERROR(ValidateDatasource(request.datasource()));
+  if (request.sequence_name().empty()) return Invalid("sequence_name is required");
+  if (request.start_offsets().empty()) return Invalid("start_offsets is empty");
+  const OffsetMap start = FromProto(request.start_offsets());
+  const OffsetMap end = FromProto(request.end_offsets());
+  if (start.size() != end.size()) {
+    return Invalid(absl::StrCat("start_offsets ", FormatOffsets(start), " and end_offsets ",
+                                FormatOffsets(end), " name different partitions"));
+  }
+  for (const auto& [partition, offset] : start) {
+    auto it = end.find(partition);
+    if (it == end.end()) {
+      return Invalid(absl::StrCat("end_offsets has no partition ", partition));
+    }
+    if (partition < 0 || offset < 0) {
+      return Invalid(absl::StrCat("partition ", partition, " offset ", offset, " is negative"));
+    }
+    if (it->second < offset) {
+      return Invalid(absl::StrCat("partition ", partition, ": end offset ", it->second,
+                                  " is before start offset ", offset));
+    }
+    if (it->second == kEndOfPartition) {
+      return Invalid(absl::StrCat("partition ", partition,
+                                  ": end offset is END_OF_PARTITION; publish closed sequences only"));
+    }
+  }
+  for (const v1::PartitionRange& range : request.partition_stats()) {
+    if (!start.count(range.partition())) {
+      return Invalid(absl::StrCat("partition_stats names partition ", range.partition(),
+                                  " which the sequence does not cover"));
+    }
+  }
+  for (const v1::SegmentDescriptor& segment : request.segments()) {
+    const std::string where = absl::StrCat("segment ", segment.id());
+    if (segment.id().empty()) return Invalid("a segment has no id");
+    if (segment.datasource() != request.datasource()) {
+      return Invalid(absl::StrCat(where, " belongs to datasource \"", segment.datasource(),
+                                  "\", not ", request.datasource()));
+    }
+    if (!segment.sequence_name().empty() && segment.sequence_name() != request.sequence_name()) {
+      return Invalid(absl::StrCat(where, " was built by sequence ", segment.sequence_name(),
+                                  ", not ", request.sequence_name()));
+    }
+    if (segment.interval().end_ms() <= segment.interval().start_ms()) {
+      return Invalid(absl::StrCat(where, " has an empty interval"));
+    }
+    const std::string expected =
+        SegmentId(segment.datasource(), segment.interval().start_ms(), segment.interval().end_ms(),
+                  segment.version(), segment.partition_num());
+    if (segment.id() != expected) {
+      return Invalid(absl::StrCat(where, " does not match its fields (expected ", expected, ")"));
+    }
+    if (segment.path().empty()) return Invalid(absl::StrCat(where, " has no path"));
+    if (segment.num_rows() <= 0) return Invalid(absl::StrCat(where, " has no rows"));
+    if (segment.size_bytes() <= 0) return Invalid(absl::StrCat(where, " has no bytes"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Publisher::CheckFiles(const v1::PublishSegmentsRequest& request) {
+  if (options_.deep_storage == nullptr) return absl::OkStatus();
+  for (const v1::SegmentDescriptor& segment : request.segments()) {
+    absl::StatusOr<DeepStorageFileInfo> info = options_.deep_storage->Stat(segment.path());
+    if (absl::IsNotFound(info.status())) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "segment ", segment.id(), ": file ", segment.path(), " is missing from deep storage"));
+    }
+    if (absl::IsInvalidArgument(info.status())) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "segment ", segment.id(), ": path ", segment.path(),
+          " is not in this supervisor's deep storage: ", info.status().message()));
+    }
+    SLUICE_RETURN_IF_ERROR(info.status());
+    if (info->size_bytes != segment.size_bytes()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "segment ", segment.id(), ": file ", segment.path(), " has ", info->size_bytes,
+          " bytes, the descriptor says ", segment.size_bytes()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::PublishSegmentsResponse> Publisher::Publish(
+    const v1::PublishSegmentsRequest& request) {
+  SLUICE_RETURN_IF_ERROR(ValidatePublishRequest(request));
+  SLUICE_RETURN_IF_ERROR(CheckFiles(request));
+
+  const std::string& ds = request.datasource();
+  const OffsetMap start = FromProto(request.start_offsets());
+  const OffsetMap end = FromProto(request.end_offsets());
+  const std::vector<v1::PartitionRange> stats(request.partition_stats().begin(),
+                                              request.partition_stats().end());
+  const int64_t now_ms = options_.clock->NowMs();
+  v1::PublishSegmentsResponse response;
+  int skipped = 0;
+  OffsetMap before;
+
+  absl::Status status = options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
+    response.Clear();
+    skipped = 0;
+    SLUICE_ASSIGN_OR_RETURN(bool exists, txn.DatasourceExists(ds));
+    if (!exists) return absl::NotFoundError(absl::StrCat("unknown datasource ", ds));
+
+    SLUICE_ASSIGN_OR_RETURN(auto committed, txn.CommittedSequence(ds, request.sequence_name()));
+    if (committed) {
+      return absl::AbortedError(absl::StrCat(
+          "sequence ", request.sequence_name(), " is already committed (by task ",
+          committed->task_id(), " at ", FormatIsoInstant(committed->committed_at_ms()),
+          ", offsets ", FormatOffsets(FromProto(committed->start_offsets())), " -> ",
+          FormatOffsets(FromProto(committed->end_offsets())),
+          "); check GetPublishedSegments"));
+    }
+
+    SLUICE_ASSIGN_OR_RETURN(before, txn.CommittedOffsets(ds));
+    SLUICE_ASSIGN_OR_RETURN(std::optional<std::string> topic, txn.CommitTopic(ds));
+    bool behind = false;
+    bool ahead = false;
+    for (const auto& [partition, offset] : start) {
+      auto stored = before.find(partition);
+      if (stored == before.end() || !topic.has_value()) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "datasource ", ds, " has no stored offset for partition ", partition,
+            " (it was reset, or this supervisor never started reading it); sequence ",
+            request.sequence_name(), " cannot be published"));
+      }
+      if (offset < stored->second) behind = true;
+      if (offset > stored->second) ahead = true;
+    }
+    if (behind) {
+      return absl::AbortedError(absl::StrCat(
+          "start offsets ", FormatOffsets(start), " of sequence ", request.sequence_name(),
+          " are behind the stored offsets ", FormatOffsets(Restrict(before, start)),
+          ": a replica or an earlier publish already advanced them; check GetPublishedSegments"));
+    }
+    if (ahead) {
+      return absl::UnavailableError(absl::StrCat(
+          "start offsets ", FormatOffsets(start), " of sequence ", request.sequence_name(),
+          " are ahead of the stored offsets ", FormatOffsets(Restrict(before, start)),
+          ": an earlier group has not published yet; retry"));
+    }
+
+    SLUICE_ASSIGN_OR_RETURN(
+        const int64_t commit_id,
+        txn.InsertCommittedSequence(ds, request.sequence_name(), request.task_id(), start, end,
+                                    stats, now_ms));
+    std::set<std::string> seen;
+    for (const v1::SegmentDescriptor& segment : request.segments()) {
+      SLUICE_ASSIGN_OR_RETURN(auto pending, txn.PendingSegmentById(segment.id()));
+      if (!pending || pending->datasource != ds ||
+          pending->sequence_name != request.sequence_name()) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("segment ", segment.id(), " was not allocated for sequence ",
+                         request.sequence_name(), " (use AllocateSegment)"));
+      }
+      if (pending->version != segment.version() ||
+          pending->partition_num != segment.partition_num()) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "segment ", segment.id(), " does not match its allocation (version ",
+            pending->version, ", partition ", pending->partition_num, ")"));
+      }
+      SLUICE_ASSIGN_OR_RETURN(bool present, txn.SegmentExists(segment.id()));
+      if (present || !seen.insert(segment.id()).second) {
+        ++skipped;
+        continue;
+      }
+      v1::SegmentDescriptor stored = segment;
+      stored.set_sequence_name(request.sequence_name());
+      SLUICE_RETURN_IF_ERROR(txn.InsertSegment(stored, commit_id, request.task_id(), now_ms));
+      response.add_inserted_segment_ids(segment.id());
+    }
+    SLUICE_RETURN_IF_ERROR(txn.SetCommittedOffsets(ds, *topic, end, now_ms));
+    SLUICE_ASSIGN_OR_RETURN(OffsetMap after, txn.CommittedOffsets(ds));
+    ToProto(after, response.mutable_committed_offsets());
+    return SLUICE_FAULT_POINT("supervisor.publish.before_commit");
+  });
+  if (!status.ok()) {
+    VLOG(1) << "[supervisor " << ds << "] publish of " << request.sequence_name() << " by "
+            << request.task_id() << " refused: " << status;
+    return status;
+  }
+  LOG(INFO) << "[supervisor " << ds << "] published sequence " << request.sequence_name()
+            << " of task " << request.task_id() << ": " << request.segments_size()
+            << " segments (" << response.inserted_segment_ids_size() << " new, " << skipped
+            << " already present), offsets " << FormatOffsets(start) << " -> "
+            << FormatOffsets(end);
+  SLUICE_RETURN_IF_ERROR(SLUICE_FAULT_POINT("supervisor.publish.after_commit"));
+  return response;
+}
+
+absl::StatusOr<v1::GetPublishedSegmentsResponse> Publisher::GetPublished(
+    const v1::GetPublishedSegmentsRequest& request) {
+  SLUICE_RETURN_IF_ERROR(ValidateDatasource(request.datasource()));
+  const std::vector<std::string> ids(request.segment_ids().begin(), request.segment_ids().end());
+  v1::GetPublishedSegmentsResponse response;
+  SLUICE_RETURN_IF_ERROR(options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
+    response.Clear();
+    SLUICE_ASSIGN_OR_RETURN(bool exists, txn.DatasourceExists(request.datasource()));
+    if (!exists) {
+      return absl::NotFoundError(absl::StrCat("unknown datasource ", request.datasource()));
+    }
+    SLUICE_ASSIGN_OR_RETURN(std::vector<std::string> used,
+                            txn.UsedSegmentIds(request.datasource(), ids));
+    for (std::string& id : used) response.add_published_segment_ids(std::move(id));
+    if (!request.sequence_name().empty()) {
+      SLUICE_ASSIGN_OR_RETURN(auto committed,
+                              txn.CommittedSequence(request.datasource(), request.sequence_name()));
+      if (committed) {
+        response.set_sequence_committed(true);
+        *response.mutable_sequence_start_offsets() = committed->start_offsets();
+        *response.mutable_sequence_end_offsets() = committed->end_offsets();
+      }
+    }
+    return absl::OkStatus();
+  }));
+  return response;
+}
+
+}  // namespace sluice::supervisor

@@ -1,0 +1,56 @@
+// The exactly-once publish transaction (docs/protocol.md "Publishing"): one
+// SQLite transaction that compares the sequence's start offsets with the
+// stored offsets, inserts its segments and a commit-log row, and advances the
+// stored offsets to the sequence's end.
+#ifndef SLUICE_SUPERVISOR_PUBLISHER_H_
+#define SLUICE_SUPERVISOR_PUBLISHER_H_
+
+#include "absl/status/statusor.h"
+#include "common/deep_storage.h"
+#include "sluice/v1/supervisor_service.pb.h"
+#include "supervisor/clock.h"
+#include "supervisor/metadata_store.h"
+
+namespace sluice::supervisor {
+
+struct PublisherOptions {
+  MetadataStore* store = nullptr;
+  // Segment files are checked (present, right size) before the transaction;
+  // null skips the check.
+  DeepStorage* deep_storage = nullptr;
+  Clock* clock = Clock::Real();
+};
+
+class Publisher {
+ public:
+  explicit Publisher(PublisherOptions options) : options_(options) {}
+
+  // Publishes one closed sequence. Errors, by what the task should do:
+  // - INVALID_ARGUMENT: a malformed request (never retry);
+  // - NOT_FOUND: unknown datasource;
+  // - ABORTED: the start is behind the stored offsets, or the sequence is
+  //   already committed (a replica or an earlier attempt won: check
+  //   GetPublishedSegments);
+  // - UNAVAILABLE: the start is ahead (an earlier group has not published;
+  //   retry), or the store is busy;
+  // - FAILED_PRECONDITION: a segment file is missing or has the wrong size, a
+  //   segment id was not allocated for this sequence, or a partition has no
+  //   stored offset (the datasource was reset).
+  absl::StatusOr<v1::PublishSegmentsResponse> Publish(const v1::PublishSegmentsRequest& request);
+
+  // Which of the ids are published, and whether the sequence is committed.
+  absl::StatusOr<v1::GetPublishedSegmentsResponse> GetPublished(
+      const v1::GetPublishedSegmentsRequest& request);
+
+ private:
+  absl::Status CheckFiles(const v1::PublishSegmentsRequest& request);
+
+  const PublisherOptions options_;
+};
+
+// INVALID_ARGUMENT unless the request is well formed (exposed for tests).
+absl::Status ValidatePublishRequest(const v1::PublishSegmentsRequest& request);
+
+}  // namespace sluice::supervisor
+
+#endif  // SLUICE_SUPERVISOR_PUBLISHER_H_

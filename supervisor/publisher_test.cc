@@ -1,0 +1,317 @@
+#include "supervisor/publisher.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "common/deep_storage.h"
+#include "common/fault_injection.h"
+#include "common/file_util.h"
+#include "common/granularity.h"
+#include "supervisor/allocator.h"
+#include "supervisor/naming.h"
+#include "supervisor/testing/test_util.h"
+
+namespace sluice::supervisor {
+namespace {
+
+constexpr int64_t kHour = 3600 * 1000;
+constexpr int64_t kT0 = 1'800'000'000'000 / kHour * kHour;
+
+class PublisherTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    store_ = testing::OpenTestStore(dir_.path());
+    ASSERT_TRUE(store_
+                    ->InTransaction([&](StoreTxn& txn) -> absl::Status {
+                      auto v = txn.InsertSpec("wiki", testing::TestSpec("wiki"), false, 1);
+                      if (!v.ok()) return v.status();
+                      return txn.RecordInitialOffsets("wiki", "events", {{0, 0}, {1, 0}}, 1)
+                          .status();
+                    })
+                    .ok());
+  }
+  void TearDown() override { ConfigureFaultPoints("").IgnoreError(); }
+
+  Publisher MakePublisher(MetadataStore* store = nullptr, DeepStorage* deep = nullptr) {
+    PublisherOptions options;
+    options.store = store ? store : store_.get();
+    options.deep_storage = deep;
+    options.clock = &clock_;
+    return Publisher(options);
+  }
+
+  // Allocates a segment of `sequence` in hour `hour` and describes it.
+  v1::SegmentDescriptor Segment(const std::string& sequence, int hour,
+                                const std::string& path = "file:///nowhere/x.sluice",
+                                int64_t size = 100) {
+    Allocator allocator({store_.get(), &clock_});
+    v1::AllocateSegmentRequest request;
+    request.set_datasource("wiki");
+    request.set_task_id("task");
+    request.set_sequence_name(sequence);
+    request.mutable_interval()->set_start_ms(kT0 + hour * kHour);
+    request.mutable_interval()->set_end_ms(kT0 + (hour + 1) * kHour);
+    auto allocated = allocator.Allocate(request, Granularity(Granularity::Unit::kHour));
+    EXPECT_TRUE(allocated.ok()) << allocated.status();
+    v1::SegmentDescriptor s;
+    s.set_id(allocated->segment_id());
+    s.set_datasource("wiki");
+    *s.mutable_interval() = allocated->interval();
+    s.set_version(allocated->version());
+    s.set_partition_num(allocated->partition_num());
+    s.set_num_rows(10);
+    s.set_size_bytes(size);
+    s.set_checksum("crc32c:00000000");
+    s.set_path(path);
+    s.set_sequence_name(sequence);
+    return s;
+  }
+
+  static v1::PublishSegmentsRequest Request(const std::string& sequence, const OffsetMap& start,
+                                            const OffsetMap& end,
+                                            std::vector<v1::SegmentDescriptor> segments = {}) {
+    v1::PublishSegmentsRequest r;
+    r.set_datasource("wiki");
+    r.set_task_id("task-a");
+    r.set_sequence_name(sequence);
+    ToProto(start, r.mutable_start_offsets());
+    ToProto(end, r.mutable_end_offsets());
+    for (auto& s : segments) *r.add_segments() = std::move(s);
+    for (const auto& [p, o] : start) {
+      if (!end.count(p)) continue;
+      v1::PartitionRange* range = r.add_partition_stats();
+      range->set_partition(p);
+      range->set_start_offset(o);
+      range->set_end_offset(end.at(p));
+      range->set_rows(end.at(p) - o);
+    }
+    return r;
+  }
+
+  OffsetMap Committed() {
+    OffsetMap out;
+    EXPECT_TRUE(store_
+                    ->InTransaction([&](StoreTxn& txn) -> absl::Status {
+                      auto c = txn.CommittedOffsets("wiki");
+                      if (c.ok()) out = *c;
+                      return c.status();
+                    })
+                    .ok());
+    return out;
+  }
+
+  testing::TempDir dir_;
+  FakeClock clock_;
+  std::unique_ptr<MetadataStore> store_;
+};
+
+TEST_F(PublisherTest, MatchingStartCommitsSegmentsAndAdvancesOffsets) {
+  Publisher publisher = MakePublisher();
+  auto response = publisher.Publish(
+      Request("wiki_seq_0", {{0, 0}, {1, 0}}, {{0, 10}, {1, 5}}, {Segment("wiki_seq_0", 0)}));
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->inserted_segment_ids_size(), 1);
+  EXPECT_EQ(FromProto(response->committed_offsets()), (OffsetMap{{0, 10}, {1, 5}}));
+  EXPECT_EQ(Committed(), (OffsetMap{{0, 10}, {1, 5}}));
+
+  std::vector<v1::CommittedSequence> log;
+  ASSERT_TRUE(store_->InTransaction([&](StoreTxn& txn) -> absl::Status {
+    auto l = txn.CommitLog("wiki");
+    if (l.ok()) log = *l;
+    return l.status();
+  }).ok());
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_EQ(log[0].sequence_name(), "wiki_seq_0");
+  EXPECT_EQ(log[0].segment_ids_size(), 1);
+  EXPECT_EQ(log[0].partition_stats(0).rows(), 10);
+
+  // The next sequence starts where this one ended.
+  response = publisher.Publish(Request("wiki_seq_1", {{0, 10}, {1, 5}}, {{0, 12}, {1, 9}},
+                                       {Segment("wiki_seq_1", 0)}));
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(Committed(), (OffsetMap{{0, 12}, {1, 9}}));
+}
+
+TEST_F(PublisherTest, StartBehindIsAbortedAndAheadIsUnavailable) {
+  Publisher publisher = MakePublisher();
+  ASSERT_TRUE(publisher.Publish(Request("wiki_a_0", {{0, 0}, {1, 0}}, {{0, 10}, {1, 10}})).ok());
+
+  auto behind = publisher.Publish(Request("wiki_b_0", {{0, 0}, {1, 0}}, {{0, 8}, {1, 8}}));
+  EXPECT_EQ(behind.status().code(), absl::StatusCode::kAborted);
+  EXPECT_TRUE(absl::StrContains(behind.status().message(), "behind")) << behind.status();
+
+  auto ahead = publisher.Publish(Request("wiki_c_0", {{0, 20}, {1, 10}}, {{0, 30}, {1, 10}}));
+  EXPECT_EQ(ahead.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_TRUE(absl::StrContains(ahead.status().message(), "ahead")) << ahead.status();
+
+  // A sequence covering only one partition is compared on that partition only.
+  ASSERT_TRUE(publisher.Publish(Request("wiki_d_0", {{1, 10}}, {{1, 15}})).ok());
+  EXPECT_EQ(Committed(), (OffsetMap{{0, 10}, {1, 15}}));
+}
+
+TEST_F(PublisherTest, FirstPublishIsCheckedAgainstTheRecordedInitialOffsets) {
+  ASSERT_TRUE(store_->InTransaction([](StoreTxn& txn) {
+    return txn.RecordInitialOffsets("wiki", "events", {{5, 100}}, 1).status();
+  }).ok());
+  Publisher publisher = MakePublisher();
+  EXPECT_EQ(publisher.Publish(Request("wiki_x_0", {{5, 0}}, {{5, 100}})).status().code(),
+            absl::StatusCode::kAborted);
+  EXPECT_EQ(publisher.Publish(Request("wiki_x_0", {{5, 150}}, {{5, 160}})).status().code(),
+            absl::StatusCode::kUnavailable);
+  EXPECT_TRUE(publisher.Publish(Request("wiki_x_0", {{5, 100}}, {{5, 110}})).ok());
+
+  // A partition with no recorded offset cannot be published at all.
+  auto unknown = publisher.Publish(Request("wiki_y_0", {{9, 0}}, {{9, 10}}));
+  EXPECT_EQ(unknown.status().code(), absl::StatusCode::kFailedPrecondition) << unknown.status();
+}
+
+TEST_F(PublisherTest, RepublishingACommittedSequenceIsAbortedAndVisibleAsPublished) {
+  Publisher publisher = MakePublisher();
+  auto request =
+      Request("wiki_s_0", {{0, 0}, {1, 0}}, {{0, 0}, {1, 0}});  // empty: start == end
+  ASSERT_TRUE(publisher.Publish(request).ok());
+  auto again = publisher.Publish(request);
+  EXPECT_EQ(again.status().code(), absl::StatusCode::kAborted);
+  EXPECT_TRUE(absl::StrContains(again.status().message(), "already committed"));
+
+  v1::GetPublishedSegmentsRequest query;
+  query.set_datasource("wiki");
+  query.set_sequence_name("wiki_s_0");
+  auto published = publisher.GetPublished(query);
+  ASSERT_TRUE(published.ok());
+  EXPECT_TRUE(published->sequence_committed());
+}
+
+TEST_F(PublisherTest, TwoReplicasRacingForTheSameSequenceBothSucceedOnce) {
+  // Two connections to the same file, as two supervisors' worth of threads.
+  auto other_store = testing::OpenTestStore(dir_.path());
+  Publisher a = MakePublisher(store_.get());
+  Publisher b = MakePublisher(other_store.get());
+
+  OffsetMap start = {{0, 0}, {1, 0}};
+  for (int round = 0; round < 20; ++round) {
+    const std::string sequence = absl::StrCat("wiki_race_", round);
+    const OffsetMap end = {{0, start[0] + 7}, {1, start[1] + 3}};
+    std::vector<v1::SegmentDescriptor> segments = {Segment(sequence, round % 3),
+                                                   Segment(sequence, round % 3 + 1)};
+    const auto request = Request(sequence, start, end, segments);
+    std::atomic<int> ok{0};
+    std::atomic<int> aborted{0};
+    absl::StatusCode other_code = absl::StatusCode::kOk;
+    auto run = [&](Publisher* publisher) {
+      auto result = publisher->Publish(request);
+      if (result.ok()) {
+        ++ok;
+      } else if (absl::IsAborted(result.status())) {
+        ++aborted;
+      } else {
+        other_code = result.status().code();
+      }
+    };
+    std::thread ta(run, &a);
+    std::thread tb(run, &b);
+    ta.join();
+    tb.join();
+    ASSERT_EQ(other_code, absl::StatusCode::kOk);
+    EXPECT_EQ(ok.load(), 1) << "round " << round;
+    EXPECT_EQ(aborted.load(), 1) << "round " << round;
+
+    // The loser's "already published" check: same ids, sequence committed.
+    v1::GetPublishedSegmentsRequest query;
+    query.set_datasource("wiki");
+    query.set_sequence_name(sequence);
+    for (const auto& s : segments) query.add_segment_ids(s.id());
+    auto published = b.GetPublished(query);
+    ASSERT_TRUE(published.ok());
+    EXPECT_TRUE(published->sequence_committed());
+    EXPECT_EQ(published->published_segment_ids_size(), 2);
+    EXPECT_EQ(FromProto(published->sequence_end_offsets()), end);
+    EXPECT_EQ(Committed(), end);
+    start = end;
+  }
+}
+
+TEST_F(PublisherTest, IdenticalSegmentIdsAreInsertedOnce) {
+  Publisher publisher = MakePublisher();
+  v1::SegmentDescriptor s = Segment("wiki_dup_0", 0);
+  auto response = publisher.Publish(Request("wiki_dup_0", {{0, 0}}, {{0, 4}}, {s, s}));
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->inserted_segment_ids_size(), 1);
+  int64_t count = 0;
+  ASSERT_TRUE(store_->InTransaction([&](StoreTxn& txn) -> absl::Status {
+    auto c = txn.CountSegments("wiki");
+    if (c.ok()) count = *c;
+    return c.status();
+  }).ok());
+  EXPECT_EQ(count, 1);
+}
+
+TEST_F(PublisherTest, SegmentsMustHaveBeenAllocatedForTheSequence) {
+  Publisher publisher = MakePublisher();
+  v1::SegmentDescriptor other = Segment("wiki_other_0", 0);
+  other.set_sequence_name("");
+  auto response = publisher.Publish(Request("wiki_mine_0", {{0, 0}}, {{0, 4}}, {other}));
+  EXPECT_EQ(response.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(absl::StrContains(response.status().message(), "not allocated"));
+  EXPECT_EQ(Committed(), (OffsetMap{{0, 0}, {1, 0}}));  // rolled back
+}
+
+TEST_F(PublisherTest, MalformedRequestsAreInvalid) {
+  Publisher publisher = MakePublisher();
+  EXPECT_EQ(publisher.Publish(Request("s", {{0, 5}}, {{0, 4}})).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(publisher.Publish(Request("s", {{0, 5}}, {{1, 6}})).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(publisher.Publish(Request("", {{0, 0}}, {{0, 1}})).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  v1::SegmentDescriptor s = Segment("s", 0);
+  s.set_partition_num(s.partition_num() + 1);  // id no longer matches
+  EXPECT_EQ(publisher.Publish(Request("s", {{0, 0}}, {{0, 1}}, {s})).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  auto unknown = Request("s", {{0, 0}}, {{0, 1}});
+  unknown.set_datasource("nobody");
+  EXPECT_EQ(publisher.Publish(unknown).status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(PublisherTest, SegmentFilesAreCheckedInDeepStorage) {
+  auto deep = OpenDeepStorage("file://" + dir_.path() + "/deep");
+  ASSERT_TRUE(deep.ok());
+  const std::string local = dir_.path() + "/segment.bin";
+  ASSERT_TRUE(WriteFileAtomically(local, std::string(321, 'z')).ok());
+  auto uri = (*deep)->Push(local, "wiki/seg/0/task_0.sluice");
+  ASSERT_TRUE(uri.ok()) << uri.status();
+
+  Publisher publisher = MakePublisher(nullptr, deep->get());
+  auto missing = publisher.Publish(Request(
+      "wiki_f_0", {{0, 0}}, {{0, 3}}, {Segment("wiki_f_0", 0, (*deep)->UriForKey("wiki/x"), 321)}));
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kFailedPrecondition);
+  auto wrong_size =
+      publisher.Publish(Request("wiki_f_0", {{0, 0}}, {{0, 3}}, {Segment("wiki_f_0", 0, *uri, 5)}));
+  EXPECT_EQ(wrong_size.status().code(), absl::StatusCode::kFailedPrecondition);
+  auto ok = publisher.Publish(
+      Request("wiki_f_0", {{0, 0}}, {{0, 3}}, {Segment("wiki_f_0", 0, *uri, 321)}));
+  EXPECT_TRUE(ok.ok()) << ok.status();
+}
+
+TEST_F(PublisherTest, FaultBeforeCommitRollsBackAndAfterCommitLosesOnlyTheAnswer) {
+  Publisher publisher = MakePublisher();
+  const auto request = Request("wiki_fault_0", {{0, 0}}, {{0, 9}}, {Segment("wiki_fault_0", 0)});
+
+  ASSERT_TRUE(ConfigureFaultPoints("supervisor.publish.before_commit=error").ok());
+  EXPECT_EQ(publisher.Publish(request).status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(Committed(), (OffsetMap{{0, 0}, {1, 0}}));
+
+  ASSERT_TRUE(ConfigureFaultPoints("supervisor.publish.after_commit=error").ok());
+  EXPECT_EQ(publisher.Publish(request).status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(Committed(), (OffsetMap{{0, 9}, {1, 0}}));
+  ASSERT_TRUE(ConfigureFaultPoints("").ok());
+  // The task retries: the sequence is already committed.
+  EXPECT_EQ(publisher.Publish(request).status().code(), absl::StatusCode::kAborted);
+}
+
+}  // namespace
+}  // namespace sluice::supervisor

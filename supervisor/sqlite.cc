@@ -1,0 +1,202 @@
+#include "supervisor/sqlite.h"
+
+#include <sqlite3.h>
+
+#include "absl/strings/str_cat.h"
+
+namespace sluice::supervisor {
+
+absl::Status SqliteStatus(int rc, absl::string_view context, absl::string_view detail) {
+  const std::string message =
+      absl::StrCat(context, ": ", detail.empty() ? sqlite3_errstr(rc) : detail, " (sqlite ",
+                   sqlite3_errstr(rc), ")");
+  switch (rc & 0xff) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+    case SQLITE_IOERR:
+    case SQLITE_FULL:
+    case SQLITE_PROTOCOL:
+      return absl::UnavailableError(message);
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+      return absl::DataLossError(message);
+    case SQLITE_CONSTRAINT:
+      return absl::AlreadyExistsError(message);
+    case SQLITE_CANTOPEN:
+    case SQLITE_PERM:
+    case SQLITE_READONLY:
+    case SQLITE_AUTH:
+      return absl::FailedPreconditionError(message);
+    default:
+      return absl::InternalError(message);
+  }
+}
+
+// ---- statement ----
+
+SqliteStatement::SqliteStatement(SqliteStatement&& other) noexcept
+    : db_(other.db_), stmt_(other.stmt_), bind_status_(std::move(other.bind_status_)) {
+  other.stmt_ = nullptr;
+}
+
+SqliteStatement::~SqliteStatement() {
+  if (stmt_ == nullptr) return;
+  sqlite3_reset(stmt_);
+  sqlite3_clear_bindings(stmt_);
+}
+
+SqliteStatement& SqliteStatement::Bind(int index, int64_t value) {
+  const int rc = sqlite3_bind_int64(stmt_, index, value);
+  if (rc != SQLITE_OK && bind_status_.ok()) {
+    bind_status_ = SqliteStatus(rc, "bind", sqlite3_sql(stmt_));
+  }
+  return *this;
+}
+
+SqliteStatement& SqliteStatement::Bind(int index, absl::string_view text) {
+  const int rc = sqlite3_bind_text(stmt_, index, text.data(), static_cast<int>(text.size()),
+                                   SQLITE_TRANSIENT);
+  if (rc != SQLITE_OK && bind_status_.ok()) {
+    bind_status_ = SqliteStatus(rc, "bind", sqlite3_sql(stmt_));
+  }
+  return *this;
+}
+
+SqliteStatement& SqliteStatement::BindNull(int index) {
+  const int rc = sqlite3_bind_null(stmt_, index);
+  if (rc != SQLITE_OK && bind_status_.ok()) {
+    bind_status_ = SqliteStatus(rc, "bind", sqlite3_sql(stmt_));
+  }
+  return *this;
+}
+
+absl::StatusOr<bool> SqliteStatement::Step() {
+  if (!bind_status_.ok()) return bind_status_;
+  const int rc = sqlite3_step(stmt_);
+  if (rc == SQLITE_ROW) return true;
+  // Reset at once (bindings stay), so the statement can be bound again.
+  if (rc == SQLITE_DONE) {
+    sqlite3_reset(stmt_);
+    return false;
+  }
+  absl::Status status = SqliteStatus(rc, sqlite3_sql(stmt_), sqlite3_errmsg(db_->handle()));
+  sqlite3_reset(stmt_);
+  return status;
+}
+
+absl::Status SqliteStatement::Run() {
+  while (true) {
+    absl::StatusOr<bool> row = Step();
+    if (!row.ok()) return row.status();
+    if (!*row) return absl::OkStatus();
+  }
+}
+
+int64_t SqliteStatement::Int64(int column) const { return sqlite3_column_int64(stmt_, column); }
+
+std::string SqliteStatement::Text(int column) const {
+  const unsigned char* text = sqlite3_column_text(stmt_, column);
+  if (text == nullptr) return "";
+  return std::string(reinterpret_cast<const char*>(text), sqlite3_column_bytes(stmt_, column));
+}
+
+bool SqliteStatement::IsNull(int column) const {
+  return sqlite3_column_type(stmt_, column) == SQLITE_NULL;
+}
+
+int SqliteStatement::Changes() const { return sqlite3_changes(db_->handle()); }
+
+// ---- connection ----
+
+absl::StatusOr<std::unique_ptr<SqliteDb>> SqliteDb::Open(const std::string& path) {
+  sqlite3* db = nullptr;
+  const int rc = sqlite3_open_v2(path.c_str(), &db,
+                                 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                                 nullptr);
+  if (rc != SQLITE_OK) {
+    absl::Status status =
+        SqliteStatus(rc, absl::StrCat("open ", path), db ? sqlite3_errmsg(db) : "");
+    sqlite3_close_v2(db);
+    return status;
+  }
+  sqlite3_extended_result_codes(db, 1);
+  return std::unique_ptr<SqliteDb>(new SqliteDb(db, path));
+}
+
+SqliteDb::~SqliteDb() {
+  for (auto& [sql, stmt] : cache_) sqlite3_finalize(stmt);
+  sqlite3_close_v2(db_);
+}
+
+absl::StatusOr<SqliteStatement> SqliteDb::Prepare(const std::string& sql) {
+  auto it = cache_.find(sql);
+  if (it == cache_.end()) {
+    sqlite3_stmt* stmt = nullptr;
+    const int rc = sqlite3_prepare_v3(db_, sql.c_str(), static_cast<int>(sql.size()),
+                                      SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
+    if (rc != SQLITE_OK) {
+      return SqliteStatus(rc, absl::StrCat("prepare \"", sql, "\""), sqlite3_errmsg(db_));
+    }
+    it = cache_.emplace(sql, stmt).first;
+  }
+  return SqliteStatement(this, it->second);
+}
+
+absl::Status SqliteDb::Exec(const std::string& sql) {
+  char* error = nullptr;
+  const int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &error);
+  if (rc == SQLITE_OK) return absl::OkStatus();
+  absl::Status status = SqliteStatus(rc, sql.substr(0, 80), error ? error : "");
+  sqlite3_free(error);
+  return status;
+}
+
+absl::StatusOr<std::string> SqliteDb::QueryText(const std::string& sql) {
+  sqlite3_stmt* stmt = nullptr;
+  int rc = sqlite3_prepare_v2(db_, sql.c_str(), -1, &stmt, nullptr);
+  if (rc != SQLITE_OK) return SqliteStatus(rc, sql, sqlite3_errmsg(db_));
+  std::string result;
+  rc = sqlite3_step(stmt);
+  if (rc == SQLITE_ROW) {
+    const unsigned char* text = sqlite3_column_text(stmt, 0);
+    if (text != nullptr) result = reinterpret_cast<const char*>(text);
+  } else if (rc != SQLITE_DONE) {
+    absl::Status status = SqliteStatus(rc, sql, sqlite3_errmsg(db_));
+    sqlite3_finalize(stmt);
+    return status;
+  }
+  sqlite3_finalize(stmt);
+  return result;
+}
+
+absl::Status SqliteDb::SetBusyTimeout(int milliseconds) {
+  const int rc = sqlite3_busy_timeout(db_, milliseconds);
+  if (rc != SQLITE_OK) return SqliteStatus(rc, "busy timeout", sqlite3_errmsg(db_));
+  return absl::OkStatus();
+}
+
+// ---- transaction ----
+
+absl::StatusOr<std::unique_ptr<SqliteTransaction>> SqliteTransaction::Begin(SqliteDb* db) {
+  auto begin = db->Prepare("BEGIN IMMEDIATE");
+  if (!begin.ok()) return begin.status();
+  if (absl::Status s = begin->Run(); !s.ok()) return s;
+  return std::unique_ptr<SqliteTransaction>(new SqliteTransaction(db));
+}
+
+SqliteTransaction::~SqliteTransaction() {
+  if (done_) return;
+  if (sqlite3_get_autocommit(db_->handle())) return;  // SQLite already rolled back
+  auto rollback = db_->Prepare("ROLLBACK");
+  if (rollback.ok()) rollback->Run().IgnoreError();
+}
+
+absl::Status SqliteTransaction::Commit() {
+  auto commit = db_->Prepare("COMMIT");
+  if (!commit.ok()) return commit.status();
+  absl::Status status = commit->Run();
+  if (status.ok()) done_ = true;
+  return status;
+}
+
+}  // namespace sluice::supervisor

@@ -1,0 +1,45 @@
+// What a stream supervisor needs to know about its topic: the partitions and
+// their watermarks (earliest offset still stored, latest = next to be
+// written). An interface so tests script it; the real one asks Kafka.
+#ifndef SLUICE_SUPERVISOR_STREAM_METADATA_H_
+#define SLUICE_SUPERVISOR_STREAM_METADATA_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "sluice/v1/spec.pb.h"
+
+namespace sluice::supervisor {
+
+struct PartitionWatermarks {
+  int64_t earliest = 0;
+  int64_t latest = 0;
+};
+
+class StreamMetadata {
+ public:
+  virtual ~StreamMetadata() = default;
+
+  // Partition ids of the topic, ascending. NOT_FOUND for an unknown topic,
+  // UNAVAILABLE when the cluster cannot be reached in time.
+  virtual absl::StatusOr<std::vector<int32_t>> ListPartitions(absl::Duration timeout) = 0;
+
+  virtual absl::StatusOr<std::map<int32_t, PartitionWatermarks>> QueryWatermarks(
+      const std::vector<int32_t>& partitions, absl::Duration timeout) = 0;
+};
+
+// Builds the StreamMetadata of a spec (its topic and consumer properties).
+using StreamMetadataFactory =
+    std::function<absl::StatusOr<std::unique_ptr<StreamMetadata>>(const v1::SupervisorSpec&)>;
+
+// The Kafka implementation (common/kafka's MetadataClient).
+StreamMetadataFactory KafkaStreamMetadataFactory();
+
+}  // namespace sluice::supervisor
+
+#endif  // SLUICE_SUPERVISOR_STREAM_METADATA_H_

@@ -1,0 +1,219 @@
+// The supervisor of one datasource: a single loop thread that runs notices
+// (checkpoint requests, resets, spec updates, stops) and periodic runs
+// (partition discovery, task status, roll-over, completion timeouts,
+// replacement of failed tasks, creation of groups and tasks, lag), in the
+// spirit of Druid's SeekableStreamSupervisor (docs/protocol.md).
+//
+// All group and task state is confined to the loop thread; RPC threads see a
+// snapshot (View) that the loop republishes after every notice, and talk to
+// the loop by posting notices.
+#ifndef SLUICE_SUPERVISOR_STREAM_SUPERVISOR_H_
+#define SLUICE_SUPERVISOR_STREAM_SUPERVISOR_H_
+
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "common/spec.h"
+#include "sluice/v1/supervisor_service.pb.h"
+#include "supervisor/clock.h"
+#include "supervisor/metadata_store.h"
+#include "supervisor/stream_metadata.h"
+#include "supervisor/task_client.h"
+#include "supervisor/task_group.h"
+#include "supervisor/worker_registry.h"
+
+namespace sluice::supervisor {
+
+using TaskClientFactory = std::function<std::unique_ptr<TaskClient>(const ChatOptions&)>;
+
+struct StreamSupervisorDeps {
+  MetadataStore* store = nullptr;
+  WorkerRegistry* registry = nullptr;
+  Clock* clock = Clock::Real();
+  TaskClientFactory task_client_factory;
+  StreamMetadataFactory stream_metadata_factory;
+  // Timeout of one Kafka metadata query.
+  absl::Duration kafka_timeout = absl::Seconds(10);
+  // Run when a task changes state (and periodically); tests turn event runs
+  // off and drive runs with RunNow() for determinism.
+  bool run_on_events = true;
+};
+
+class StreamSupervisor {
+ public:
+  // Starts the loop thread; the first thing it does is recover groups and
+  // tasks from the metadata store and the workers.
+  static absl::StatusOr<std::unique_ptr<StreamSupervisor>> Start(StreamSupervisorDeps deps,
+                                                                 SpecRecord spec);
+  // Stops the loop without touching the tasks (they are adopted by the next
+  // supervisor).
+  ~StreamSupervisor();
+
+  StreamSupervisor(const StreamSupervisor&) = delete;
+  StreamSupervisor& operator=(const StreamSupervisor&) = delete;
+
+  const std::string& datasource() const { return datasource_; }
+
+  // ---- called from RPC threads ----
+
+  // Validates against the current groups and queues the checkpoint
+  // (docs/protocol.md "Checkpoint round"). accepted=false for a request about
+  // an earlier sequence (the loop sends that task the agreed end offsets).
+  // FAILED_PRECONDITION: the group is not reading, or the offsets match no
+  // checkpoint (the task is replaced).
+  absl::StatusOr<v1::CheckpointDataSourceMetadataResponse> Checkpoint(
+      const v1::CheckpointDataSourceMetadataRequest& request) ABSL_LOCKS_EXCLUDED(view_mu_);
+
+  // A worker reported a task of this datasource. Requests a run when its
+  // state changed.
+  void OnTaskStatus(const v1::TaskStatus& status) ABSL_LOCKS_EXCLUDED(reports_mu_);
+
+  // A task hit OffsetOutOfRange; waits for the loop's decision.
+  absl::StatusOr<v1::ReportOffsetOutOfRangeResponse> OffsetOutOfRange(
+      const v1::ReportOffsetOutOfRangeRequest& request, absl::Duration timeout);
+
+  // Full reset: stored offsets cleared, reading groups killed.
+  void Reset();
+  // Sets the stored offsets of some partitions and restarts their groups.
+  void ResetOffsets(const OffsetMap& offsets);
+  // A new spec version that differs only in `suspended`.
+  void UpdateSpec(SpecRecord spec);
+  void RequestRun() ABSL_LOCKS_EXCLUDED(queue_mu_);
+
+  // Runs once now and waits for it (tests, admin).
+  absl::Status RunNow(absl::Duration timeout);
+  // Waits until every notice posted before it has been handled.
+  absl::Status Sync(absl::Duration timeout);
+  // Finalizes every reading group (finish=true: they publish what they read)
+  // and stops the loop. Blocks until the loop has stopped.
+  void StopGracefully();
+
+  v1::SupervisorStatus Status() ABSL_LOCKS_EXCLUDED(view_mu_);
+  v1::SupervisorSummary Summary() ABSL_LOCKS_EXCLUDED(view_mu_);
+  int64_t spec_version() ABSL_LOCKS_EXCLUDED(view_mu_);
+
+ private:
+  struct Notice {
+    std::string kind;
+    std::function<void()> handle;
+  };
+
+  // What RPC threads may read, republished by the loop after every notice.
+  struct View {
+    // group id -> base name and checkpoints of each reading group.
+    std::map<int32_t, std::pair<std::string, std::map<int32_t, OffsetMap>>> reading;
+    std::set<std::string> publishing;
+    v1::SupervisorStatus status;
+  };
+
+  StreamSupervisor(StreamSupervisorDeps deps, SpecRecord spec);
+  absl::Status Init();
+
+  // ---- loop plumbing (stream_supervisor.cc) ----
+  void Post(std::string kind, std::function<void()> handle) ABSL_LOCKS_EXCLUDED(queue_mu_);
+  absl::Status PostAndWait(std::string kind, std::function<void()> handle, absl::Duration timeout);
+  void Loop();
+  void RunOnce();
+  absl::Status RunSteps();
+  void PublishView() ABSL_LOCKS_EXCLUDED(view_mu_);
+  void RecordError(const absl::Status& status);
+  std::string Prefix() const;
+
+  // ---- run steps (stream_supervisor.cc) ----
+  absl::Status UpdatePartitions();
+  void UpdateTaskStatuses();
+  void CheckTaskDuration();
+  void CheckPendingCompletion();
+  void CheckCurrentTasks();
+  absl::Status CreateGroupsAndTasks();
+  // Whether groups created under spec `version` belong to an earlier spec
+  // (one that differs from the running one in more than `suspended`).
+  bool IsPreviousSpec(int64_t version);
+  absl::Status CreateGroup(int32_t group_id, const std::vector<int32_t>& partitions);
+  absl::Status CreateTask(Group& group);
+  void UpdateLag();
+
+  // ---- task actions (stream_supervisor.cc) ----
+  std::optional<std::string> AddressOf(const TaskInfo& task);
+  void KillTask(TaskInfo& task, const std::string& reason);
+  void StopTaskGracefully(TaskInfo& task, const std::string& reason);
+  void KillGroup(Group& group, const std::string& reason);
+  void FinishGroup(const Group& group, GroupState state, const std::string& reason);
+  void NoteTaskOutcome(const TaskInfo& task);
+
+  // ---- checkpoints (checkpoint_round.cc) ----
+  // Pause all replicas, max of their offsets, record (finish=false),
+  // SetEndOffsets on all. Returns the agreed offsets; an error when no
+  // replica is left or the store failed (replicas are resumed, never left
+  // paused). Replicas that fail a step are killed.
+  absl::StatusOr<OffsetMap> CheckpointRound(Group& group, bool finish);
+  void HandleCheckpoint(const v1::CheckpointDataSourceMetadataRequest& request);
+  void AnswerStaleCheckpoint(Group& group, TaskInfo& task, int32_t sequence_id);
+  void Finalize(int32_t group_id, const std::string& why);
+
+  // ---- recovery and resets (stream_supervisor_recovery.cc) ----
+  absl::Status Recover();
+  void AdoptTask(Group& group, TaskInfo& task, bool publishing);
+  void HandleReset();
+  void HandleResetOffsets(const OffsetMap& offsets, const std::string& reason);
+  v1::ReportOffsetOutOfRangeResponse HandleOffsetOutOfRange(
+      const v1::ReportOffsetOutOfRangeRequest& request);
+  void KillGroupsReading(const std::set<int32_t>& partitions, const std::string& reason);
+
+  const StreamSupervisorDeps deps_;
+  const std::string datasource_;
+  std::unique_ptr<TaskClient> client_;
+  std::unique_ptr<StreamMetadata> stream_;
+
+  // ---- loop-thread state ----
+  SpecRecord spec_;
+  SpecTimings timings_;
+  bool recovered_ = false;
+  bool stopping_ = false;
+  std::map<int32_t, Group> active_;
+  std::map<int32_t, std::vector<Group>> publishing_;
+  std::vector<int32_t> partitions_;
+  bool partitions_known_ = false;
+  std::set<int32_t> first_partitions_;
+  // Start offsets for the next group of a partition (end of a finalized group).
+  OffsetMap next_offsets_;
+  std::map<int32_t, PartitionWatermarks> watermarks_;
+  absl::Time watermarks_at_ = absl::InfinitePast();
+  std::string detailed_state_ = "PENDING";
+  int consecutive_run_failures_ = 0;
+  bool ran_ok_once_ = false;
+  std::deque<bool> task_outcomes_;  // true = success, newest last
+  std::deque<v1::ErrorEvent> recent_errors_;
+  absl::Time last_resource_error_ = absl::InfinitePast();
+  std::map<int64_t, bool> previous_spec_;
+
+  // ---- notices ----
+  absl::Mutex queue_mu_;
+  std::deque<Notice> queue_ ABSL_GUARDED_BY(queue_mu_);
+  bool run_requested_ ABSL_GUARDED_BY(queue_mu_) = false;
+  bool exit_ ABSL_GUARDED_BY(queue_mu_) = false;
+  absl::Time next_run_at_ ABSL_GUARDED_BY(queue_mu_);
+  std::thread thread_;
+
+  // ---- reports from workers ----
+  absl::Mutex reports_mu_;
+  std::map<std::string, v1::TaskStatus> reports_ ABSL_GUARDED_BY(reports_mu_);
+
+  absl::Mutex view_mu_;
+  View view_ ABSL_GUARDED_BY(view_mu_);
+};
+
+}  // namespace sluice::supervisor
+
+#endif  // SLUICE_SUPERVISOR_STREAM_SUPERVISOR_H_

@@ -1,0 +1,334 @@
+// The stream supervisor's protocol with scripted task workers over real gRPC:
+// group creation and placement, checkpoint rounds (latest vs earlier
+// sequence, a replica that never pauses, one that rejects SetEndOffsets,
+// duplicate requests), roll-over and the completion timeout on a fake clock.
+#include "supervisor/stream_supervisor.h"
+
+#include <gtest/gtest.h>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "common/fault_injection.h"
+#include "supervisor/naming.h"
+#include "supervisor/testing/manager_harness.h"
+
+namespace sluice::supervisor {
+namespace {
+
+using testing::FakeTaskWorker;
+using testing::PauseBehavior;
+
+class StreamSupervisorTest : public testing::ManagerHarness {
+ protected:
+  // Two workers, one group of two replicas over partitions 0 and 1.
+  void StartReplicatedGroup() {
+    w1_ = AddWorker("w1");
+    w2_ = AddWorker("w2");
+    Submit(Spec(/*task_count=*/1, /*replicas=*/2));
+    Run();
+    tasks_ = GroupTasks(0);
+    ASSERT_EQ(tasks_.size(), 2u);
+    a_ = tasks_[0];
+    b_ = tasks_[1];
+  }
+
+  v1::TaskGroupStatus ActiveGroup(int id = 0) {
+    const v1::SupervisorStatus status = Status();
+    for (const auto& g : status.active_groups()) {
+      if (g.group_id() == id) return g;
+    }
+    ADD_FAILURE() << "no active group " << id;
+    return {};
+  }
+
+  std::string SetEndOffsetsLine(const std::string& task, const std::string& offsets,
+                                bool finish = false) {
+    return absl::StrCat("SetEndOffsets ", task, " ", offsets, finish ? " finish" : "");
+  }
+
+  static bool Contains(const std::vector<std::string>& log, const std::string& line) {
+    return std::find(log.begin(), log.end(), line) != log.end();
+  }
+
+  FakeTaskWorker* w1_ = nullptr;
+  FakeTaskWorker* w2_ = nullptr;
+  std::vector<std::string> tasks_;
+  std::string a_, b_;
+};
+
+TEST_F(StreamSupervisorTest, CreatesGroupsWithReplicasOnDistinctWorkersAndRecordsInitialOffsets) {
+  stream_.SetPartitions(4, /*earliest=*/10, /*latest=*/500);
+  AddWorker("w1");
+  AddWorker("w2");
+  Submit(Spec(/*task_count=*/2, /*replicas=*/2));
+  Run();
+  const v1::SupervisorStatus status = Status();
+  EXPECT_EQ(status.state(), v1::RUNNING) << status.DebugString();
+  ASSERT_EQ(status.active_groups_size(), 2);
+  for (const auto& group : status.active_groups()) {
+    ASSERT_EQ(group.tasks_size(), 2);
+    EXPECT_NE(group.tasks(0).worker_id(), group.tasks(1).worker_id());
+    // Partitions p % 2 == group id, from earliest (useEarliestOffset).
+    EXPECT_EQ(group.partitions_size(), 2);
+    for (int p : group.partitions()) EXPECT_EQ(p % 2, group.group_id());
+    for (const auto& task : group.tasks()) {
+      auto spec = WorkerOf(task.task_id())->Task(task.task_id())->spec;
+      EXPECT_EQ(spec.base_sequence_name(), group.base_sequence_name());
+      EXPECT_TRUE(absl::StartsWith(task.task_id(), group.base_sequence_name() + "_"));
+      EXPECT_EQ(spec.checkpoints_size(), 1);
+      EXPECT_EQ(FromProto(spec.start_offsets()), FromProto(group.start_offsets()));
+      EXPECT_EQ(spec.topic(), "events");
+    }
+  }
+  EXPECT_EQ(Committed(), (OffsetMap{{0, 10}, {1, 10}, {2, 10}, {3, 10}}));
+  auto log = manager_->CommitLog("wiki");
+  ASSERT_TRUE(log.ok());
+  EXPECT_EQ(FromProto(log->initial_offsets()), Committed());
+  // Lag: latest 500 - current 10 on four partitions.
+  EXPECT_EQ(status.aggregate_lag(), 4 * 490);
+
+  // A second run changes nothing.
+  Run();
+  EXPECT_EQ(LiveTasks().size(), 4u);
+}
+
+TEST_F(StreamSupervisorTest, CheckpointOfTheLatestSequencePausesAllTakesTheMaxAndSetsIt) {
+  StartReplicatedGroup();
+  WorkerOf(a_)->Read(a_, {{0, 50}, {1, 40}});
+  WorkerOf(b_)->Read(b_, {{0, 45}, {1, 60}});
+  auto request = WorkerOf(a_)->RequestCheckpoint(a_);
+  auto answer = manager_->Checkpoint(request);
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  EXPECT_TRUE(answer->accepted());
+  Sync();
+
+  for (const std::string& task : {a_, b_}) {
+    auto state = WorkerOf(task)->Task(task);
+    EXPECT_EQ(state->sequences.size(), 2u) << task;
+    EXPECT_EQ(state->sequences[0].end, (OffsetMap{{0, 50}, {1, 60}})) << task;
+    EXPECT_EQ(state->state, v1::READING) << task;
+    EXPECT_FALSE(state->paused) << task;
+    EXPECT_TRUE(Contains(WorkerOf(task)->CallLog(), SetEndOffsetsLine(task, "{0:50, 1:60}")));
+  }
+  const auto group = ActiveGroup();
+  ASSERT_EQ(group.checkpoints_size(), 2);
+  EXPECT_EQ(StoredGroup(group.base_sequence_name()).checkpoints.at(1),
+            (OffsetMap{{0, 50}, {1, 60}}));
+
+  // B asks for the same (now earlier) sequence: not accepted, nothing to send
+  // (it already has sequence 1).
+  auto late = WorkerOf(b_)->RequestCheckpoint(b_);
+  late.set_sequence_id(0);
+  *late.mutable_start_offsets() = request.start_offsets();
+  answer = manager_->Checkpoint(late);
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  EXPECT_FALSE(answer->accepted());
+  Sync();
+  EXPECT_EQ(WorkerOf(b_)->Calls("SetEndOffsets"), 1);
+  EXPECT_EQ(StoredGroup(group.base_sequence_name()).checkpoints.size(), 2u);
+}
+
+TEST_F(StreamSupervisorTest, ARequestForAnEarlierSequenceGetsTheAgreedEndOffsets) {
+  StartReplicatedGroup();
+  WorkerOf(a_)->Read(a_, {{0, 30}, {1, 30}});
+  // The supervisor records the checkpoint but the replicas never hear of it.
+  ASSERT_TRUE(ConfigureFaultPoints("supervisor.checkpoint.before_set_end_offsets=error").ok());
+  auto request = WorkerOf(a_)->RequestCheckpoint(a_);
+  ASSERT_TRUE(manager_->Checkpoint(request).ok());
+  Sync();
+  ASSERT_TRUE(ConfigureFaultPoints("").ok());
+  EXPECT_EQ(WorkerOf(a_)->Task(a_)->sequences.size(), 1u);
+  EXPECT_FALSE(WorkerOf(a_)->Task(a_)->paused);  // resumed, not left paused
+  EXPECT_EQ(ActiveGroup().checkpoints_size(), 2);
+
+  // A asks again (checkpointRetryPeriod): its sequence is now an earlier one.
+  request = WorkerOf(a_)->RequestCheckpoint(a_);
+  auto answer = manager_->Checkpoint(request);
+  ASSERT_TRUE(answer.ok());
+  EXPECT_FALSE(answer->accepted());
+  Sync();
+  auto state = WorkerOf(a_)->Task(a_);
+  ASSERT_EQ(state->sequences.size(), 2u);
+  EXPECT_EQ(state->sequences[1].start, (OffsetMap{{0, 30}, {1, 30}}));
+  EXPECT_EQ(state->state, v1::READING);
+}
+
+TEST_F(StreamSupervisorTest, AReplicaThatNeverPausesIsReplacedAndTheOthersResume) {
+  StartReplicatedGroup();
+  WorkerOf(b_)->SetScript(b_, {PauseBehavior::kNeverPause, false});
+  WorkerOf(a_)->Read(a_, {{0, 20}, {1, 25}});
+  ASSERT_TRUE(manager_->Checkpoint(WorkerOf(a_)->RequestCheckpoint(a_)).ok());
+  Sync();
+
+  EXPECT_EQ(WorkerOf(b_)->Task(b_)->state, v1::FAILED);
+  EXPECT_TRUE(absl::StrContains(WorkerOf(b_)->Task(b_)->error, "did not pause"))
+      << WorkerOf(b_)->Task(b_)->error;
+  auto a = WorkerOf(a_)->Task(a_);
+  EXPECT_EQ(a->state, v1::READING);
+  ASSERT_EQ(a->sequences.size(), 2u);
+  EXPECT_EQ(a->sequences[0].end, (OffsetMap{{0, 20}, {1, 25}}));
+
+  // The next run replaces B: same base name, the group's checkpoints.
+  const std::string base = ActiveGroup().base_sequence_name();
+  Run();
+  auto tasks = GroupTasks(0);
+  ASSERT_EQ(tasks.size(), 2u);
+  std::string replacement = tasks[0] == a_ ? tasks[1] : tasks[0];
+  EXPECT_NE(replacement, b_);
+  auto spec = WorkerOf(replacement)->Task(replacement)->spec;
+  EXPECT_EQ(spec.base_sequence_name(), base);
+  ASSERT_EQ(spec.checkpoints_size(), 2);
+  EXPECT_EQ(FromProto(spec.checkpoints(1).offsets()), (OffsetMap{{0, 20}, {1, 25}}));
+  // Anti-affinity: not on A's worker while B's worker has room.
+  EXPECT_NE(WorkerOf(replacement), WorkerOf(a_));
+}
+
+TEST_F(StreamSupervisorTest, AReplicaThatRejectsSetEndOffsetsIsKilled) {
+  StartReplicatedGroup();
+  WorkerOf(b_)->SetScript(b_, {PauseBehavior::kPause, /*reject_set_end_offsets=*/true});
+  WorkerOf(a_)->Read(a_, {{0, 7}});
+  ASSERT_TRUE(manager_->Checkpoint(WorkerOf(a_)->RequestCheckpoint(a_)).ok());
+  Sync();
+  EXPECT_EQ(WorkerOf(b_)->Task(b_)->state, v1::FAILED);
+  EXPECT_TRUE(absl::StrContains(WorkerOf(b_)->Task(b_)->error, "refused the end offsets"));
+  EXPECT_EQ(WorkerOf(a_)->Task(a_)->sequences.size(), 2u);
+  EXPECT_EQ(WorkerOf(a_)->Task(a_)->state, v1::READING);
+}
+
+TEST_F(StreamSupervisorTest, DuplicateRequestsMakeOneRound) {
+  StartReplicatedGroup();
+  WorkerOf(a_)->Read(a_, {{0, 11}, {1, 12}});
+  auto request = WorkerOf(a_)->RequestCheckpoint(a_);
+  // Both arrive before the loop handles the first.
+  ASSERT_TRUE(manager_->Checkpoint(request).ok());
+  ASSERT_TRUE(manager_->Checkpoint(request).ok());
+  Sync();
+  // And once more after.
+  auto again = manager_->Checkpoint(request);
+  ASSERT_TRUE(again.ok());
+  EXPECT_FALSE(again->accepted());
+  Sync();
+  EXPECT_EQ(WorkerOf(a_)->Calls("SetEndOffsets"), 1);
+  EXPECT_EQ(WorkerOf(b_)->Calls("SetEndOffsets"), 1);
+  EXPECT_EQ(StoredGroup(ActiveGroup().base_sequence_name()).checkpoints.size(), 2u);
+}
+
+TEST_F(StreamSupervisorTest, ARoundWithoutProgressResumesWithoutACheckpoint) {
+  StartReplicatedGroup();
+  ASSERT_TRUE(manager_->Checkpoint(WorkerOf(a_)->RequestCheckpoint(a_)).ok());
+  Sync();
+  EXPECT_EQ(WorkerOf(a_)->Calls("SetEndOffsets"), 0);
+  EXPECT_EQ(WorkerOf(a_)->Calls("Resume"), 1);
+  EXPECT_EQ(WorkerOf(a_)->Task(a_)->state, v1::READING);
+  EXPECT_EQ(ActiveGroup().checkpoints_size(), 1);
+}
+
+TEST_F(StreamSupervisorTest, ARequestMatchingNoCheckpointIsRefusedAndTheTaskReplaced) {
+  StartReplicatedGroup();
+  auto request = WorkerOf(a_)->RequestCheckpoint(a_);
+  (*request.mutable_start_offsets())[0] = 999;
+  auto answer = manager_->Checkpoint(request);
+  EXPECT_EQ(answer.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(absl::StrContains(answer.status().message(), "match no checkpoint"));
+  Sync();
+  EXPECT_EQ(WorkerOf(a_)->Task(a_)->state, v1::FAILED);
+
+  request.set_group_id(7);
+  EXPECT_EQ(manager_->Checkpoint(request).status().code(), absl::StatusCode::kFailedPrecondition);
+  request.set_datasource("nobody");
+  EXPECT_EQ(manager_->Checkpoint(request).status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(StreamSupervisorTest, RollOverAfterTaskDurationThenTheFirstSuccessEndsTheGroup) {
+  StartReplicatedGroup();
+  const std::string first_base = ActiveGroup().base_sequence_name();
+  WorkerOf(a_)->Read(a_, {{0, 70}, {1, 10}});
+  WorkerOf(b_)->Read(b_, {{0, 65}, {1, 15}});
+  clock_.Advance(absl::Minutes(59));
+  Run();
+  EXPECT_TRUE(Status().publishing_groups().empty());
+
+  clock_.Advance(absl::Minutes(2));
+  Run();
+  v1::SupervisorStatus status = Status();
+  ASSERT_EQ(status.publishing_groups_size(), 1);
+  const auto& publishing = status.publishing_groups(0);
+  EXPECT_EQ(publishing.base_sequence_name(), first_base);
+  EXPECT_EQ(FromProto(publishing.end_offsets()), (OffsetMap{{0, 70}, {1, 15}}));
+  EXPECT_EQ(publishing.remaining_ms(), 30 * 60 * 1000);
+  for (const std::string& task : {a_, b_}) {
+    EXPECT_TRUE(Contains(WorkerOf(task)->CallLog(), SetEndOffsetsLine(task, "{0:70, 1:15}", true)));
+    EXPECT_EQ(WorkerOf(task)->Task(task)->state, v1::PUBLISHING);
+  }
+  // The next group started at once from those end offsets.
+  ASSERT_EQ(status.active_groups_size(), 1);
+  EXPECT_EQ(FromProto(status.active_groups(0).start_offsets()), (OffsetMap{{0, 70}, {1, 15}}));
+  EXPECT_NE(status.active_groups(0).base_sequence_name(), first_base);
+  EXPECT_EQ(status.active_groups(0).tasks_size(), 2);
+  EXPECT_EQ(StoredGroup(first_base).state, GroupState::kPublishing);
+
+  WorkerOf(a_)->SetState(a_, v1::SUCCESS);
+  Run();
+  status = Status();
+  EXPECT_TRUE(status.publishing_groups().empty());
+  EXPECT_EQ(WorkerOf(b_)->Task(b_)->state, v1::STOPPED);  // the other replica is stopped
+  EXPECT_EQ(StoredGroup(first_base).state, GroupState::kDone);
+  EXPECT_EQ(status.active_groups_size(), 1);
+}
+
+TEST_F(StreamSupervisorTest, CompletionTimeoutKillsThePublishingGroupAndTheOneAfterIt) {
+  StartReplicatedGroup();
+  const std::string first_base = ActiveGroup().base_sequence_name();
+  WorkerOf(a_)->Read(a_, {{0, 40}, {1, 40}});
+  clock_.Advance(absl::Minutes(61));
+  Run();
+  const std::string second_base = ActiveGroup().base_sequence_name();
+  ASSERT_NE(second_base, first_base);
+  const std::vector<std::string> second_tasks = GroupTasks(0);
+
+  clock_.Advance(absl::Minutes(29));
+  Run();
+  EXPECT_EQ(Status().publishing_groups_size(), 1);
+
+  clock_.Advance(absl::Minutes(2));
+  Run();
+  const v1::SupervisorStatus status = Status();
+  EXPECT_TRUE(status.publishing_groups().empty());
+  EXPECT_EQ(StoredGroup(second_base).state, GroupState::kAbandoned);
+  for (const std::string& task : {a_, b_}) EXPECT_EQ(WorkerOf(task)->Task(task)->state, v1::FAILED);
+  for (const std::string& task : second_tasks) {
+    EXPECT_EQ(WorkerOf(task)->Task(task)->state, v1::FAILED);
+  }
+  // A new group restarts from the stored offsets (nothing was published):
+  // same start, same spec, so the same base name as the first group, whose
+  // row it takes over; new tasks.
+  ASSERT_EQ(status.active_groups_size(), 1);
+  EXPECT_EQ(FromProto(status.active_groups(0).start_offsets()), Committed());
+  EXPECT_EQ(Committed(), (OffsetMap{{0, 0}, {1, 0}}));
+  EXPECT_EQ(status.active_groups(0).base_sequence_name(), first_base);
+  EXPECT_EQ(StoredGroup(first_base).state, GroupState::kReading);
+  EXPECT_EQ(StoredGroup(first_base).checkpoints.size(), 1u);
+  ASSERT_EQ(status.active_groups(0).tasks_size(), 2);
+  for (const auto& task : status.active_groups(0).tasks()) {
+    EXPECT_TRUE(task.task_id() != a_ && task.task_id() != b_);
+  }
+}
+
+TEST_F(StreamSupervisorTest, AllReplicasFailingAPauseAbandonsTheRoundAndTheGroupIsReplaced) {
+  StartReplicatedGroup();
+  for (const std::string& task : {a_, b_}) {
+    WorkerOf(task)->SetScript(task, {PauseBehavior::kRefuse, false});
+  }
+  clock_.Advance(absl::Minutes(61));
+  Run();
+  // Finalize failed: the group is abandoned and a new one starts from the
+  // stored offsets with fresh tasks.
+  EXPECT_TRUE(Status().publishing_groups().empty());
+  EXPECT_EQ(WorkerOf(a_)->Task(a_)->state, v1::FAILED);
+  auto tasks = GroupTasks(0);
+  EXPECT_EQ(tasks.size(), 2u);
+  for (const auto& t : tasks) EXPECT_TRUE(t != a_ && t != b_);
+}
+
+}  // namespace
+}  // namespace sluice::supervisor

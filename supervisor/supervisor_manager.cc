@@ -1,0 +1,610 @@
+#include "supervisor/supervisor_manager.h"
+
+#include <glog/logging.h>
+#include <google/protobuf/util/message_differencer.h>
+
+#include "absl/strings/str_cat.h"
+#include "common/granularity.h"
+#include "common/names.h"
+#include "common/spec.h"
+#include "common/status_macros.h"
+#include "supervisor/naming.h"
+
+namespace sluice::supervisor {
+namespace {
+
+absl::Status NoSupervisor(const std::string& datasource) {
+  return absl::NotFoundError(absl::StrCat("no supervisor is running for datasource ", datasource));
+}
+
+bool SameSpecButSuspended(v1::SupervisorSpec a, v1::SupervisorSpec b) {
+  a.set_suspended(false);
+  b.set_suspended(false);
+  return google::protobuf::util::MessageDifferencer::Equals(a, b);
+}
+
+}  // namespace
+
+SupervisorManager::SupervisorManager(SupervisorManagerOptions options)
+    : options_(std::move(options)),
+      instance_id_(RandomHex(16)),
+      publisher_({options_.store, options_.deep_storage, options_.clock}),
+      allocator_({options_.store, options_.clock}),
+      handoff_({options_.store, options_.deep_storage, options_.clock}) {
+  WorkerRegistryOptions registry;
+  registry.clock = options_.clock;
+  registry.heartbeat_interval = options_.heartbeat_interval;
+  registry.min_lost_timeout = options_.min_worker_lost_timeout;
+  registry_ = std::make_unique<WorkerRegistry>(registry);
+}
+
+absl::StatusOr<std::unique_ptr<SupervisorManager>> SupervisorManager::Create(
+    SupervisorManagerOptions options) {
+  if (options.store == nullptr || !options.task_client_factory ||
+      !options.stream_metadata_factory) {
+    return absl::InvalidArgumentError("SupervisorManager needs a store and client factories");
+  }
+  std::unique_ptr<SupervisorManager> manager(new SupervisorManager(std::move(options)));
+  SLUICE_RETURN_IF_ERROR(manager->Init());
+  return manager;
+}
+
+absl::Status SupervisorManager::Init() {
+  std::vector<WorkerRecord> workers;
+  std::vector<SpecRecord> specs;
+  SLUICE_RETURN_IF_ERROR(options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
+    SLUICE_ASSIGN_OR_RETURN(workers, txn.ListWorkerRecords());
+    SLUICE_ASSIGN_OR_RETURN(specs, txn.ActiveSpecs());
+    return absl::OkStatus();
+  }));
+  for (const WorkerRecord& worker : workers) registry_->Seed(worker);
+  for (SpecRecord& spec : specs) SLUICE_RETURN_IF_ERROR(StartSupervisor(std::move(spec)));
+  LOG(INFO) << "[supervisor] instance " << instance_id_ << ": " << specs.size()
+            << " active supervisors, " << workers.size() << " known workers";
+  if (options_.housekeeping) housekeeping_ = std::thread([this] { Housekeeping(); });
+  return absl::OkStatus();
+}
+
+SupervisorManager::~SupervisorManager() {
+  {
+    absl::MutexLock lock(&housekeeping_mu_);
+    stop_ = true;
+  }
+  if (housekeeping_.joinable()) housekeeping_.join();
+  std::map<std::string, std::shared_ptr<StreamSupervisor>> supervisors;
+  {
+    absl::MutexLock lock(&mu_);
+    supervisors.swap(supervisors_);
+  }
+  supervisors.clear();
+}
+
+void SupervisorManager::Housekeeping() {
+  absl::Time next_liveness = options_.clock->Now() + options_.heartbeat_interval;
+  absl::Time next_handoff = options_.clock->Now() + options_.handoff_period;
+  while (true) {
+    {
+      absl::MutexLock lock(&housekeeping_mu_);
+      auto stopped = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(housekeeping_mu_) { return stop_; };
+      if (options_.clock->AwaitWithDeadline(&housekeeping_mu_, absl::Condition(&stopped),
+                                            std::min(next_liveness, next_handoff))) {
+        return;
+      }
+    }
+    const absl::Time now = options_.clock->Now();
+    if (now >= next_liveness) {
+      CheckWorkers();
+      next_liveness = now + options_.heartbeat_interval;
+    }
+    if (now >= next_handoff && options_.deep_storage != nullptr) {
+      if (auto pass = handoff_.VerifyOnce(); !pass.ok()) {
+        LOG(WARNING) << "[supervisor] handoff verification: " << pass.status();
+      }
+      next_handoff = now + options_.handoff_period;
+    }
+  }
+}
+
+void SupervisorManager::CheckWorkers() {
+  if (registry_->CheckLiveness().empty()) return;
+  for (auto& supervisor : All()) supervisor->RequestRun();
+}
+
+StreamSupervisor* SupervisorManager::stream_supervisor(const std::string& datasource) {
+  absl::MutexLock lock(&mu_);
+  auto it = supervisors_.find(datasource);
+  return it == supervisors_.end() ? nullptr : it->second.get();
+}
+
+std::vector<std::shared_ptr<StreamSupervisor>> SupervisorManager::All() {
+  absl::MutexLock lock(&mu_);
+  std::vector<std::shared_ptr<StreamSupervisor>> out;
+  for (auto& [ds, supervisor] : supervisors_) out.push_back(supervisor);
+  return out;
+}
+
+std::shared_ptr<StreamSupervisor> SupervisorManager::Take(const std::string& datasource) {
+  absl::MutexLock lock(&mu_);
+  auto it = supervisors_.find(datasource);
+  if (it == supervisors_.end()) return nullptr;
+  std::shared_ptr<StreamSupervisor> out = std::move(it->second);
+  supervisors_.erase(it);
+  return out;
+}
+
+absl::Status SupervisorManager::StartSupervisor(SpecRecord spec) {
+  StreamSupervisorDeps deps;
+  deps.store = options_.store;
+  deps.registry = registry_.get();
+  deps.clock = options_.clock;
+  deps.task_client_factory = options_.task_client_factory;
+  deps.stream_metadata_factory = options_.stream_metadata_factory;
+  deps.kafka_timeout = options_.kafka_timeout;
+  deps.run_on_events = options_.run_on_events;
+  const std::string datasource = spec.datasource;
+  SLUICE_ASSIGN_OR_RETURN(auto supervisor, StreamSupervisor::Start(deps, std::move(spec)));
+  absl::MutexLock lock(&mu_);
+  supervisors_[datasource] = std::move(supervisor);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::shared_ptr<StreamSupervisor>> SupervisorManager::Running(
+    const std::string& datasource) {
+  SLUICE_RETURN_IF_ERROR(ValidateDatasource(datasource));
+  absl::MutexLock lock(&mu_);
+  auto it = supervisors_.find(datasource);
+  if (it == supervisors_.end()) return NoSupervisor(datasource);
+  return it->second;
+}
+
+absl::StatusOr<SpecRecord> SupervisorManager::LatestSpec(const std::string& datasource) {
+  SLUICE_RETURN_IF_ERROR(ValidateDatasource(datasource));
+  std::optional<SpecRecord> latest;
+  SLUICE_RETURN_IF_ERROR(options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
+    SLUICE_ASSIGN_OR_RETURN(latest, txn.LatestSpec(datasource));
+    return absl::OkStatus();
+  }));
+  if (!latest) return absl::NotFoundError(absl::StrCat("unknown datasource ", datasource));
+  return *std::move(latest);
+}
+
+// ---- admin ----
+
+absl::StatusOr<v1::SubmitSupervisorResponse> SupervisorManager::Submit(
+    const v1::SupervisorSpec& submitted) {
+  SLUICE_ASSIGN_OR_RETURN(v1::SupervisorSpec spec, NormalizeSpec(submitted));
+  const std::string& ds = spec.datasource();
+  absl::MutexLock admin(&admin_mu_);
+  std::shared_ptr<StreamSupervisor> running = Running(ds).value_or(nullptr);
+  std::optional<SpecRecord> latest;
+  std::optional<std::string> commit_topic;
+  OffsetMap committed;
+  SLUICE_RETURN_IF_ERROR(options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
+    SLUICE_ASSIGN_OR_RETURN(latest, txn.LatestSpec(ds));
+    SLUICE_ASSIGN_OR_RETURN(commit_topic, txn.CommitTopic(ds));
+    SLUICE_ASSIGN_OR_RETURN(committed, txn.CommittedOffsets(ds));
+    return absl::OkStatus();
+  }));
+  v1::SubmitSupervisorResponse response;
+  if (latest && !latest->terminated &&
+      google::protobuf::util::MessageDifferencer::Equals(latest->spec, spec) && running) {
+    *response.mutable_spec() = spec;
+    response.set_version(latest->version);
+    response.set_unchanged(true);
+    return response;
+  }
+  if (commit_topic && *commit_topic != spec.io_config().topic() && !committed.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "datasource ", ds, " has stored offsets for topic \"", *commit_topic, "\", not \"",
+        spec.io_config().topic(), "\"; reset the supervisor before switching topics"));
+  }
+  int64_t version = 0;
+  SLUICE_RETURN_IF_ERROR(options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
+    SLUICE_ASSIGN_OR_RETURN(version, txn.InsertSpec(ds, spec, false, options_.clock->NowMs()));
+    return absl::OkStatus();
+  }));
+  SpecRecord record;
+  record.datasource = ds;
+  record.version = version;
+  record.created_at_ms = options_.clock->NowMs();
+  record.spec = spec;
+  bool replaced = false;
+  if (running && latest && SameSpecButSuspended(latest->spec, spec)) {
+    running->UpdateSpec(record);
+  } else {
+    if (running) {
+      LOG(INFO) << "[supervisor " << ds << "] spec version " << version
+                << " replaces the running one: finishing its groups first";
+      Take(ds)->StopGracefully();
+      running.reset();
+      replaced = true;
+    }
+    SLUICE_RETURN_IF_ERROR(StartSupervisor(record));
+  }
+  LOG(INFO) << "[supervisor " << ds << "] spec version " << version << " submitted (topic "
+            << spec.io_config().topic() << (spec.suspended() ? ", suspended" : "") << ")";
+  *response.mutable_spec() = spec;
+  response.set_version(version);
+  response.set_replaced(replaced);
+  return response;
+}
+
+absl::StatusOr<v1::SubmitSupervisorResponse> SupervisorManager::Get(const std::string& datasource) {
+  SLUICE_ASSIGN_OR_RETURN(SpecRecord latest, LatestSpec(datasource));
+  if (latest.terminated) {
+    return absl::NotFoundError(absl::StrCat("the supervisor of ", datasource,
+                                            " was terminated (see its history)"));
+  }
+  v1::SubmitSupervisorResponse response;
+  *response.mutable_spec() = latest.spec;
+  response.set_version(latest.version);
+  return response;
+}
+
+absl::StatusOr<v1::ListSupervisorsResponse> SupervisorManager::List() {
+  v1::ListSupervisorsResponse response;
+  for (auto& supervisor : All()) *response.add_supervisors() = supervisor->Summary();
+  return response;
+}
+
+absl::StatusOr<v1::GetSupervisorHistoryResponse> SupervisorManager::History(
+    const std::string& datasource) {
+  SLUICE_RETURN_IF_ERROR(ValidateDatasource(datasource));
+  std::vector<SpecRecord> history;
+  SLUICE_RETURN_IF_ERROR(options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
+    SLUICE_ASSIGN_OR_RETURN(history, txn.SpecHistory(datasource));
+    return absl::OkStatus();
+  }));
+  if (history.empty()) return absl::NotFoundError(absl::StrCat("unknown datasource ", datasource));
+  v1::GetSupervisorHistoryResponse response;
+  for (SpecRecord& record : history) {
+    v1::SpecVersion* version = response.add_versions();
+    version->set_version(record.version);
+    version->set_created_at_ms(record.created_at_ms);
+    *version->mutable_spec() = std::move(record.spec);
+    version->set_terminated(record.terminated);
+  }
+  return response;
+}
+
+absl::StatusOr<v1::SupervisorStatus> SupervisorManager::Status(const std::string& datasource) {
+  SLUICE_ASSIGN_OR_RETURN(auto supervisor, Running(datasource));
+  return supervisor->Status();
+}
+
+absl::StatusOr<v1::SupervisorSummary> SupervisorManager::SetSuspended(const std::string& datasource,
+                                                                      bool suspended) {
+  absl::MutexLock admin(&admin_mu_);
+  SLUICE_ASSIGN_OR_RETURN(auto supervisor, Running(datasource));
+  SLUICE_ASSIGN_OR_RETURN(SpecRecord latest, LatestSpec(datasource));
+  if (latest.spec.suspended() != suspended) {
+    latest.spec.set_suspended(suspended);
+    SLUICE_RETURN_IF_ERROR(options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
+      SLUICE_ASSIGN_OR_RETURN(latest.version, txn.InsertSpec(datasource, latest.spec, false,
+                                                             options_.clock->NowMs()));
+      return absl::OkStatus();
+    }));
+    latest.created_at_ms = options_.clock->NowMs();
+    supervisor->UpdateSpec(latest);
+  }
+  SLUICE_RETURN_IF_ERROR(supervisor->Sync(options_.loop_timeout));
+  return supervisor->Summary();
+}
+
+absl::StatusOr<v1::SupervisorSummary> SupervisorManager::Suspend(const std::string& datasource) {
+  return SetSuspended(datasource, true);
+}
+
+absl::StatusOr<v1::SupervisorSummary> SupervisorManager::Resume(const std::string& datasource) {
+  return SetSuspended(datasource, false);
+}
+
+absl::StatusOr<v1::SupervisorSummary> SupervisorManager::Reset(const std::string& datasource) {
+  absl::MutexLock admin(&admin_mu_);
+  SLUICE_ASSIGN_OR_RETURN(auto supervisor, Running(datasource));
+  supervisor->Reset();
+  SLUICE_RETURN_IF_ERROR(supervisor->Sync(options_.loop_timeout));
+  return supervisor->Summary();
+}
+
+absl::StatusOr<v1::SupervisorSummary> SupervisorManager::ResetOffsets(
+    const v1::ResetOffsetsRequest& request) {
+  if (request.offsets().empty()) return absl::InvalidArgumentError("offsets is empty");
+  for (const auto& [p, offset] : request.offsets()) {
+    if (p < 0 || offset < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("partition ", p, " offset ", offset, ": both must be >= 0"));
+    }
+  }
+  absl::MutexLock admin(&admin_mu_);
+  SLUICE_ASSIGN_OR_RETURN(auto supervisor, Running(request.datasource()));
+  supervisor->ResetOffsets(FromProto(request.offsets()));
+  SLUICE_RETURN_IF_ERROR(supervisor->Sync(options_.loop_timeout));
+  return supervisor->Summary();
+}
+
+absl::StatusOr<v1::SupervisorSummary> SupervisorManager::Terminate(const std::string& datasource) {
+  absl::MutexLock admin(&admin_mu_);
+  SLUICE_ASSIGN_OR_RETURN(auto running, Running(datasource));
+  SLUICE_ASSIGN_OR_RETURN(SpecRecord latest, LatestSpec(datasource));
+  int64_t version = 0;
+  SLUICE_RETURN_IF_ERROR(options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
+    SLUICE_ASSIGN_OR_RETURN(version, txn.InsertSpec(datasource, latest.spec, true,
+                                                    options_.clock->NowMs()));
+    return absl::OkStatus();
+  }));
+  v1::SupervisorSummary summary = running->Summary();
+  running.reset();
+  Take(datasource)->StopGracefully();
+  LOG(INFO) << "[supervisor " << datasource << "] terminated (tombstone version " << version
+            << "); its groups finish publishing on their own";
+  summary.set_state(v1::STOPPING);
+  summary.set_spec_version(version);
+  summary.set_message("terminated: reading groups finalized, they publish what they read");
+  return summary;
+}
+
+absl::StatusOr<v1::ListSegmentsResponse> SupervisorManager::ListSegments(
+    const v1::ListSegmentsRequest& request) {
+  SLUICE_RETURN_IF_ERROR(ValidateDatasource(request.datasource()));
+  if (request.limit() < 0) return absl::InvalidArgumentError("limit must be >= 0");
+  if (request.has_interval() && request.interval().end_ms() <= request.interval().start_ms()) {
+    return absl::InvalidArgumentError("interval is empty");
+  }
+  v1::ListSegmentsResponse response;
+  SLUICE_RETURN_IF_ERROR(options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
+    SLUICE_ASSIGN_OR_RETURN(bool exists, txn.DatasourceExists(request.datasource()));
+    if (!exists) {
+      return absl::NotFoundError(absl::StrCat("unknown datasource ", request.datasource()));
+    }
+    SLUICE_ASSIGN_OR_RETURN(
+        auto segments,
+        txn.ListSegments(request.datasource(), request.has_interval() ? &request.interval() : nullptr,
+                         request.include_unused(), request.limit() == 0 ? 10000 : request.limit()));
+    for (auto& s : segments) *response.add_segments() = std::move(s);
+    return absl::OkStatus();
+  }));
+  return response;
+}
+
+absl::StatusOr<v1::ListSupervisorTasksResponse> SupervisorManager::ListTasks(
+    const v1::ListSupervisorTasksRequest& request) {
+  if (!request.datasource().empty()) SLUICE_RETURN_IF_ERROR(ValidateDatasource(request.datasource()));
+  std::set<int> states(request.states().begin(), request.states().end());
+  bool want_finished = request.include_finished();
+  for (int state : states) want_finished |= IsTerminal(static_cast<v1::TaskState>(state));
+  std::vector<TaskRecord> tasks;
+  SLUICE_RETURN_IF_ERROR(options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
+    if (!request.datasource().empty()) {
+      SLUICE_ASSIGN_OR_RETURN(bool exists, txn.DatasourceExists(request.datasource()));
+      if (!exists) {
+        return absl::NotFoundError(absl::StrCat("unknown datasource ", request.datasource()));
+      }
+    }
+    SLUICE_ASSIGN_OR_RETURN(tasks, txn.ListTasks(request.datasource(), want_finished));
+    return absl::OkStatus();
+  }));
+  v1::ListSupervisorTasksResponse response;
+  absl::MutexLock lock(&tasks_mu_);
+  for (const TaskRecord& task : tasks) {
+    if (!states.empty() && !states.count(task.state)) continue;
+    v1::SupervisorTaskRecord* out = response.add_tasks();
+    out->set_task_id(task.task_id);
+    out->set_datasource(task.datasource);
+    out->set_group_id(task.group_id);
+    out->set_worker_id(task.worker_id);
+    out->set_state(task.state);
+    out->set_base_sequence_name(task.base_sequence_name);
+    out->set_created_at_ms(task.created_at_ms);
+    out->set_updated_at_ms(task.updated_at_ms);
+    out->set_error(task.error);
+    ToProto(task.current_offsets, out->mutable_current_offsets());
+    auto reported = reported_.find(task.task_id);
+    if (reported != reported_.end()) {
+      *out->mutable_current_offsets() = reported->second.current_offsets();
+      *out->mutable_row_stats() = reported->second.row_stats();
+      if (out->error().empty()) out->set_error(reported->second.error());
+    }
+  }
+  return response;
+}
+
+v1::ListWorkersResponse SupervisorManager::ListWorkers() {
+  v1::ListWorkersResponse response;
+  for (v1::WorkerInfo& info : registry_->List()) *response.add_workers() = std::move(info);
+  return response;
+}
+
+absl::StatusOr<v1::GetCommitLogResponse> SupervisorManager::CommitLog(
+    const std::string& datasource) {
+  SLUICE_RETURN_IF_ERROR(ValidateDatasource(datasource));
+  v1::GetCommitLogResponse response;
+  SLUICE_RETURN_IF_ERROR(options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
+    SLUICE_ASSIGN_OR_RETURN(bool exists, txn.DatasourceExists(datasource));
+    if (!exists) return absl::NotFoundError(absl::StrCat("unknown datasource ", datasource));
+    response.set_datasource(datasource);
+    SLUICE_ASSIGN_OR_RETURN(std::optional<std::string> topic, txn.CommitTopic(datasource));
+    if (!topic) {
+      SLUICE_ASSIGN_OR_RETURN(auto spec, txn.LatestSpec(datasource));
+      if (spec) topic = spec->spec.io_config().topic();
+    }
+    response.set_topic(topic.value_or(""));
+    SLUICE_ASSIGN_OR_RETURN(OffsetMap initial, txn.InitialOffsets(datasource));
+    ToProto(initial, response.mutable_initial_offsets());
+    SLUICE_ASSIGN_OR_RETURN(OffsetMap committed, txn.CommittedOffsets(datasource));
+    ToProto(committed, response.mutable_committed_offsets());
+    SLUICE_ASSIGN_OR_RETURN(auto sequences, txn.CommitLog(datasource));
+    for (auto& s : sequences) *response.add_sequences() = std::move(s);
+    return absl::OkStatus();
+  }));
+  return response;
+}
+
+// ---- tasks ----
+
+absl::StatusOr<v1::CheckpointDataSourceMetadataResponse> SupervisorManager::Checkpoint(
+    const v1::CheckpointDataSourceMetadataRequest& request) {
+  SLUICE_RETURN_IF_ERROR(ValidateDatasource(request.datasource()));
+  SLUICE_RETURN_IF_ERROR(ValidateTaskId(request.task_id()));
+  if (request.start_offsets().empty()) {
+    return absl::InvalidArgumentError("start_offsets is empty");
+  }
+  SLUICE_ASSIGN_OR_RETURN(auto supervisor, Running(request.datasource()));
+  return supervisor->Checkpoint(request);
+}
+
+absl::StatusOr<v1::PublishSegmentsResponse> SupervisorManager::Publish(
+    const v1::PublishSegmentsRequest& request) {
+  return publisher_.Publish(request);
+}
+
+absl::StatusOr<v1::GetPublishedSegmentsResponse> SupervisorManager::GetPublished(
+    const v1::GetPublishedSegmentsRequest& request) {
+  return publisher_.GetPublished(request);
+}
+
+absl::StatusOr<v1::AllocateSegmentResponse> SupervisorManager::Allocate(
+    const v1::AllocateSegmentRequest& request) {
+  SLUICE_ASSIGN_OR_RETURN(SpecRecord spec, LatestSpec(request.datasource()));
+  SLUICE_ASSIGN_OR_RETURN(
+      Granularity granularity,
+      Granularity::Parse(spec.spec.data_schema().granularity_spec().segment_granularity()));
+  return allocator_.Allocate(request, granularity);
+}
+
+absl::StatusOr<v1::GetHandoffStatusResponse> SupervisorManager::HandoffStatus(
+    const v1::GetHandoffStatusRequest& request) {
+  SLUICE_RETURN_IF_ERROR(ValidateDatasource(request.datasource()));
+  const std::vector<std::string> ids(request.segment_ids().begin(), request.segment_ids().end());
+  std::map<std::string, v1::HandoffState> states;
+  SLUICE_RETURN_IF_ERROR(options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
+    SLUICE_ASSIGN_OR_RETURN(bool exists, txn.DatasourceExists(request.datasource()));
+    if (!exists) {
+      return absl::NotFoundError(absl::StrCat("unknown datasource ", request.datasource()));
+    }
+    SLUICE_ASSIGN_OR_RETURN(states, txn.HandoffStates(request.datasource(), ids));
+    return absl::OkStatus();
+  }));
+  v1::GetHandoffStatusResponse response;
+  for (const std::string& id : ids) {
+    auto it = states.find(id);
+    if (it == states.end()) continue;
+    if (it->second == v1::HANDED_OFF) response.add_handed_off_segment_ids(id);
+    if (it->second == v1::HANDOFF_FAILED) response.add_failed_segment_ids(id);
+  }
+  return response;
+}
+
+absl::StatusOr<v1::MarkSegmentsLoadedResponse> SupervisorManager::MarkLoaded(
+    const v1::MarkSegmentsLoadedRequest& request) {
+  SLUICE_RETURN_IF_ERROR(ValidateDatasource(request.datasource()));
+  if (request.segment_ids().empty()) return absl::InvalidArgumentError("segment_ids is empty");
+  const std::vector<std::string> ids(request.segment_ids().begin(), request.segment_ids().end());
+  int marked = 0;
+  SLUICE_RETURN_IF_ERROR(options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
+    SLUICE_ASSIGN_OR_RETURN(marked, txn.MarkLoaded(request.datasource(), ids, request.loader(),
+                                                   options_.clock->NowMs()));
+    return absl::OkStatus();
+  }));
+  LOG(INFO) << "[supervisor " << request.datasource() << "] loader " << request.loader()
+            << " confirmed " << marked << " segments";
+  if (options_.deep_storage != nullptr) {
+    if (auto pass = handoff_.VerifyOnce(); !pass.ok()) {
+      LOG(WARNING) << "[supervisor] handoff verification: " << pass.status();
+    }
+  }
+  v1::MarkSegmentsLoadedResponse response;
+  response.set_marked(marked);
+  return response;
+}
+
+absl::StatusOr<v1::ReportOffsetOutOfRangeResponse> SupervisorManager::OffsetOutOfRange(
+    const v1::ReportOffsetOutOfRangeRequest& request) {
+  SLUICE_RETURN_IF_ERROR(ValidateDatasource(request.datasource()));
+  if (request.offsets().empty()) return absl::InvalidArgumentError("offsets is empty");
+  SLUICE_ASSIGN_OR_RETURN(auto supervisor, Running(request.datasource()));
+  return supervisor->OffsetOutOfRange(request, options_.loop_timeout);
+}
+
+// ---- workers ----
+
+bool SupervisorManager::OnTaskStatus(const v1::TaskStatus& status) {
+  if (status.task_id().empty()) return false;
+  {
+    absl::MutexLock lock(&tasks_mu_);
+    reported_[status.task_id()] = status;
+  }
+  std::optional<TaskRecord> record;
+  absl::Status read = options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
+    SLUICE_ASSIGN_OR_RETURN(record, txn.GetTask(status.task_id()));
+    if (!record) return absl::OkStatus();
+    const bool ended_by_us = IsTerminal(record->state) && !IsTerminal(status.state());
+    if (ended_by_us) return absl::OkStatus();
+    if (record->state != status.state() ||
+        (!status.error().empty() && record->error != status.error())) {
+      SLUICE_RETURN_IF_ERROR(txn.UpdateTask(status.task_id(), status.state(), status.error(),
+                                            FromProto(status.current_offsets()),
+                                            options_.clock->NowMs()));
+    }
+    return absl::OkStatus();
+  });
+  if (!read.ok()) {
+    LOG(WARNING) << "[supervisor] task status of " << status.task_id() << ": " << read;
+    return false;
+  }
+  if (!record) return !IsTerminal(status.state());
+  if (IsTerminal(record->state) && !IsTerminal(status.state())) return true;
+  if (auto supervisor = Running(record->datasource); supervisor.ok()) {
+    (*supervisor)->OnTaskStatus(status);
+  }
+  return false;
+}
+
+absl::StatusOr<v1::RegisterWorkerResponse> SupervisorManager::RegisterWorker(
+    const v1::RegisterWorkerRequest& request) {
+  std::vector<v1::TaskStatus> tasks(request.tasks().begin(), request.tasks().end());
+  SLUICE_RETURN_IF_ERROR(registry_->Register(request.worker(), tasks));
+  WorkerRecord record;
+  record.worker_id = request.worker().worker_id();
+  record.address = request.worker().address();
+  record.capacity = request.worker().capacity();
+  record.registered_at_ms = options_.clock->NowMs();
+  record.last_seen_ms = record.registered_at_ms;
+  SLUICE_RETURN_IF_ERROR(
+      options_.store->InTransaction([&](StoreTxn& txn) { return txn.UpsertWorker(record); }));
+  for (const v1::TaskStatus& task : tasks) OnTaskStatus(task);
+  for (auto& supervisor : All()) supervisor->RequestRun();
+  v1::RegisterWorkerResponse response;
+  response.set_heartbeat_interval_ms(absl::ToInt64Milliseconds(options_.heartbeat_interval));
+  response.set_supervisor_instance_id(instance_id_);
+  return response;
+}
+
+absl::StatusOr<v1::WorkerHeartbeatResponse> SupervisorManager::Heartbeat(
+    const v1::WorkerHeartbeatRequest& request) {
+  std::vector<v1::TaskStatus> tasks(request.tasks().begin(), request.tasks().end());
+  SLUICE_RETURN_IF_ERROR(registry_->Heartbeat(request.worker_id(), tasks));
+  v1::WorkerHeartbeatResponse response;
+  response.set_supervisor_instance_id(instance_id_);
+  for (const v1::TaskStatus& task : tasks) {
+    if (OnTaskStatus(task) && !IsTerminal(task.state())) {
+      response.add_stop_task_ids(task.task_id());
+    }
+  }
+  if (response.stop_task_ids_size() > 0) {
+    LOG(INFO) << "[supervisor] worker " << request.worker_id() << " is told to stop "
+              << response.stop_task_ids_size() << " tasks the supervisor no longer wants";
+  }
+  return response;
+}
+
+absl::Status SupervisorManager::ReportTaskStatus(const v1::ReportTaskStatusRequest& request) {
+  SLUICE_RETURN_IF_ERROR(ValidateWorkerId(request.worker_id()));
+  SLUICE_RETURN_IF_ERROR(ValidateTaskId(request.status().task_id()));
+  v1::TaskStatus status = request.status();
+  if (status.worker_id().empty()) status.set_worker_id(request.worker_id());
+  OnTaskStatus(status);
+  return absl::OkStatus();
+}
+
+}  // namespace sluice::supervisor

@@ -1,0 +1,165 @@
+// The supervisor's core: specs (submit / replace / suspend / resume /
+// terminate / reset / reset offsets, surviving restarts), one StreamSupervisor
+// per datasource, the worker registry, the task-facing protocol (checkpoints,
+// allocation, publishing, handoff) and the read APIs. Plain C++ returning
+// absl::Status; the gRPC service is a thin layer over it.
+#ifndef SLUICE_SUPERVISOR_SUPERVISOR_MANAGER_H_
+#define SLUICE_SUPERVISOR_SUPERVISOR_MANAGER_H_
+
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "common/deep_storage.h"
+#include "sluice/v1/supervisor_service.pb.h"
+#include "supervisor/allocator.h"
+#include "supervisor/clock.h"
+#include "supervisor/handoff_verifier.h"
+#include "supervisor/metadata_store.h"
+#include "supervisor/publisher.h"
+#include "supervisor/stream_metadata.h"
+#include "supervisor/stream_supervisor.h"
+#include "supervisor/worker_registry.h"
+
+namespace sluice::supervisor {
+
+struct SupervisorManagerOptions {
+  MetadataStore* store = nullptr;
+  DeepStorage* deep_storage = nullptr;
+  Clock* clock = Clock::Real();
+  TaskClientFactory task_client_factory;
+  StreamMetadataFactory stream_metadata_factory;
+  // What workers are told, and liveness (lost after 3 silent intervals, at
+  // least min_worker_lost_timeout).
+  absl::Duration heartbeat_interval = absl::Seconds(2);
+  absl::Duration min_worker_lost_timeout = absl::Seconds(10);
+  // Period of the handoff verifier.
+  absl::Duration handoff_period = absl::Seconds(2);
+  // Run the housekeeping thread (liveness, handoff); tests may drive both by
+  // hand instead.
+  bool housekeeping = true;
+  absl::Duration kafka_timeout = absl::Seconds(10);
+  // See StreamSupervisorDeps::run_on_events.
+  bool run_on_events = true;
+  // How long an RPC waits for a stream supervisor's loop.
+  absl::Duration loop_timeout = absl::Seconds(30);
+};
+
+class SupervisorManager {
+ public:
+  // Seeds the worker registry from the store and starts a stream supervisor
+  // for every active spec.
+  static absl::StatusOr<std::unique_ptr<SupervisorManager>> Create(
+      SupervisorManagerOptions options);
+  // Stops the stream supervisors without touching their tasks.
+  ~SupervisorManager();
+
+  const std::string& instance_id() const { return instance_id_; }
+  WorkerRegistry* registry() { return registry_.get(); }
+  HandoffVerifier* handoff_verifier() { return &handoff_; }
+  // The running stream supervisor of a datasource (null if none). Tests only.
+  StreamSupervisor* stream_supervisor(const std::string& datasource) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // ---- admin ----
+  absl::StatusOr<v1::SubmitSupervisorResponse> Submit(const v1::SupervisorSpec& spec)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  absl::StatusOr<v1::SubmitSupervisorResponse> Get(const std::string& datasource);
+  absl::StatusOr<v1::ListSupervisorsResponse> List() ABSL_LOCKS_EXCLUDED(mu_);
+  absl::StatusOr<v1::GetSupervisorHistoryResponse> History(const std::string& datasource);
+  absl::StatusOr<v1::SupervisorStatus> Status(const std::string& datasource)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  absl::StatusOr<v1::SupervisorSummary> Suspend(const std::string& datasource)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  absl::StatusOr<v1::SupervisorSummary> Resume(const std::string& datasource)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  absl::StatusOr<v1::SupervisorSummary> Reset(const std::string& datasource)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  absl::StatusOr<v1::SupervisorSummary> ResetOffsets(const v1::ResetOffsetsRequest& request)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  absl::StatusOr<v1::SupervisorSummary> Terminate(const std::string& datasource)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  absl::StatusOr<v1::ListSegmentsResponse> ListSegments(const v1::ListSegmentsRequest& request);
+  absl::StatusOr<v1::ListSupervisorTasksResponse> ListTasks(
+      const v1::ListSupervisorTasksRequest& request);
+  v1::ListWorkersResponse ListWorkers();
+  absl::StatusOr<v1::GetCommitLogResponse> CommitLog(const std::string& datasource);
+
+  // ---- tasks ----
+  absl::StatusOr<v1::CheckpointDataSourceMetadataResponse> Checkpoint(
+      const v1::CheckpointDataSourceMetadataRequest& request) ABSL_LOCKS_EXCLUDED(mu_);
+  absl::StatusOr<v1::PublishSegmentsResponse> Publish(const v1::PublishSegmentsRequest& request);
+  absl::StatusOr<v1::GetPublishedSegmentsResponse> GetPublished(
+      const v1::GetPublishedSegmentsRequest& request);
+  absl::StatusOr<v1::AllocateSegmentResponse> Allocate(const v1::AllocateSegmentRequest& request);
+  absl::StatusOr<v1::GetHandoffStatusResponse> HandoffStatus(
+      const v1::GetHandoffStatusRequest& request);
+  absl::StatusOr<v1::MarkSegmentsLoadedResponse> MarkLoaded(
+      const v1::MarkSegmentsLoadedRequest& request);
+  absl::StatusOr<v1::ReportOffsetOutOfRangeResponse> OffsetOutOfRange(
+      const v1::ReportOffsetOutOfRangeRequest& request) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // ---- workers ----
+  absl::StatusOr<v1::RegisterWorkerResponse> RegisterWorker(
+      const v1::RegisterWorkerRequest& request);
+  absl::StatusOr<v1::WorkerHeartbeatResponse> Heartbeat(const v1::WorkerHeartbeatRequest& request);
+  absl::Status ReportTaskStatus(const v1::ReportTaskStatusRequest& request);
+
+  // One liveness check (lost workers make their supervisors run).
+  void CheckWorkers() ABSL_LOCKS_EXCLUDED(mu_);
+
+ private:
+  explicit SupervisorManager(SupervisorManagerOptions options);
+  absl::Status Init();
+  void Housekeeping();
+
+  // Starts the stream supervisor of `spec` and adds it to the map.
+  absl::Status StartSupervisor(SpecRecord spec) ABSL_LOCKS_EXCLUDED(mu_);
+  // NOT_FOUND unless a supervisor runs for the datasource. The reference
+  // keeps it alive while the caller uses it without holding mu_.
+  absl::StatusOr<std::shared_ptr<StreamSupervisor>> Running(const std::string& datasource)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // Removes the running supervisor of the datasource from the map.
+  std::shared_ptr<StreamSupervisor> Take(const std::string& datasource) ABSL_LOCKS_EXCLUDED(mu_);
+  std::vector<std::shared_ptr<StreamSupervisor>> All() ABSL_LOCKS_EXCLUDED(mu_);
+  // The latest spec version (tombstones included); NOT_FOUND if none.
+  absl::StatusOr<SpecRecord> LatestSpec(const std::string& datasource);
+  // Appends a spec version with `suspended` set and hands it to the running
+  // supervisor.
+  absl::StatusOr<v1::SupervisorSummary> SetSuspended(const std::string& datasource,
+                                                     bool suspended)
+      ABSL_LOCKS_EXCLUDED(admin_mu_, mu_);
+
+  // Routes a reported task status: persists state changes, forwards to the
+  // datasource's supervisor. Returns true when the supervisor does not want
+  // the task (unknown, or already ended by the supervisor).
+  bool OnTaskStatus(const v1::TaskStatus& status) ABSL_LOCKS_EXCLUDED(mu_, tasks_mu_);
+
+  const SupervisorManagerOptions options_;
+  const std::string instance_id_;
+  std::unique_ptr<WorkerRegistry> registry_;
+  Publisher publisher_;
+  Allocator allocator_;
+  HandoffVerifier handoff_;
+
+  // Serializes the admin operations that change specs and supervisors.
+  absl::Mutex admin_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+  absl::Mutex mu_;
+  std::map<std::string, std::shared_ptr<StreamSupervisor>> supervisors_ ABSL_GUARDED_BY(mu_);
+
+  // Latest reported status and last persisted state per task.
+  absl::Mutex tasks_mu_;
+  std::map<std::string, v1::TaskStatus> reported_ ABSL_GUARDED_BY(tasks_mu_);
+
+  absl::Mutex housekeeping_mu_;
+  bool stop_ ABSL_GUARDED_BY(housekeeping_mu_) = false;
+  std::thread housekeeping_;
+};
+
+}  // namespace sluice::supervisor
+
+#endif  // SLUICE_SUPERVISOR_SUPERVISOR_MANAGER_H_

@@ -1,0 +1,526 @@
+// The supervisor manager: specs and their lifecycle, restart recovery,
+// workers, resets, OffsetOutOfRange and health, with scripted gRPC task
+// workers, a real metadata store and a fake clock.
+#include "supervisor/supervisor_manager.h"
+
+#include <gtest/gtest.h>
+
+#include "absl/strings/match.h"
+#include "common/file_util.h"
+#include "supervisor/naming.h"
+#include "supervisor/testing/manager_harness.h"
+
+namespace sluice::supervisor {
+namespace {
+
+using testing::FakeTask;
+using testing::FakeTaskWorker;
+
+class SupervisorManagerTest : public testing::ManagerHarness {
+ protected:
+  v1::TaskGroupStatus OnlyActiveGroup() {
+    const v1::SupervisorStatus status = Status();
+    EXPECT_EQ(status.active_groups_size(), 1) << status.DebugString();
+    return status.active_groups_size() > 0 ? status.active_groups(0) : v1::TaskGroupStatus();
+  }
+};
+
+TEST_F(SupervisorManagerTest, SpecsAreValidatedStoredWithHistoryAndUnchangedResubmitsAreNoOps) {
+  v1::SupervisorSpec bad = Spec();
+  bad.mutable_io_config()->set_task_count(-1);
+  auto refused = manager_->Submit(bad);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(refused.status().message(), "ioConfig.taskCount"))
+      << refused.status();
+
+  auto first = manager_->Submit(Spec());
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(first->version(), 1);
+  EXPECT_FALSE(first->replaced());
+  auto again = manager_->Submit(Spec());
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->unchanged());
+  EXPECT_EQ(again->version(), 1);
+
+  auto got = manager_->Get("wiki");
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->spec().io_config().task_duration(), "PT1H");
+  EXPECT_EQ(manager_->Get("nobody").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(manager_->Status("nobody").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(manager_->Get("bad/name").status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(manager_->List()->supervisors_size(), 1);
+}
+
+TEST_F(SupervisorManagerTest, SwitchingTopicsNeedsAReset) {
+  AddWorker("w1");
+  Submit(Spec());
+  Run();
+  v1::SupervisorSpec other = Spec();
+  other.mutable_io_config()->set_topic("other-topic");
+  auto refused = manager_->Submit(other);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(absl::StrContains(refused.status().message(), "reset")) << refused.status();
+}
+
+TEST_F(SupervisorManagerTest, RestartAdoptsRunningTasksAndResumesAPausedOne) {
+  FakeTaskWorker* w1 = AddWorker("w1");
+  FakeTaskWorker* w2 = AddWorker("w2");
+  Submit(Spec(/*task_count=*/1, /*replicas=*/2));
+  Run();
+  const v1::TaskGroupStatus before = OnlyActiveGroup();
+  std::vector<std::string> tasks = GroupTasks(0);
+  ASSERT_EQ(tasks.size(), 2u);
+  // One replica asked for a checkpoint and paused; the supervisor "dies"
+  // before handling it.
+  WorkerOf(tasks[0])->Read(tasks[0], {{0, 5}});
+  StopManager();
+  WorkerOf(tasks[0])->RequestCheckpoint(tasks[0]);
+  ASSERT_TRUE(WorkerOf(tasks[0])->Task(tasks[0])->paused);
+
+  StartManager();
+  Sync();  // recovery ran
+  const int run_calls = w1->Calls("RunTask") + w2->Calls("RunTask");
+  Run();
+  const v1::TaskGroupStatus after = OnlyActiveGroup();
+  EXPECT_EQ(after.base_sequence_name(), before.base_sequence_name());
+  ASSERT_EQ(after.tasks_size(), 2);
+  EXPECT_EQ(GroupTasks(0), tasks);
+  EXPECT_EQ(w1->Calls("RunTask") + w2->Calls("RunTask"), run_calls);  // no new task
+  EXPECT_FALSE(WorkerOf(tasks[0])->Task(tasks[0])->paused);
+  EXPECT_EQ(WorkerOf(tasks[0])->Task(tasks[0])->state, v1::READING);
+  EXPECT_EQ(WorkerOf(tasks[0])->Calls("Resume"), 1);
+}
+
+TEST_F(SupervisorManagerTest, RestartSendsACheckpointTheReplicasMissed) {
+  AddWorker("w1");
+  AddWorker("w2");
+  Submit(Spec(1, 2));
+  Run();
+  const std::string base = OnlyActiveGroup().base_sequence_name();
+  std::vector<std::string> tasks = GroupTasks(0);
+  for (const auto& t : tasks) WorkerOf(t)->Read(t, {{0, 9}, {1, 4}});
+  StopManager();
+  // The dead supervisor had recorded checkpoint 1 and paused both replicas,
+  // but never sent SetEndOffsets.
+  ASSERT_TRUE(store_->InTransaction([&](StoreTxn& txn) {
+    return txn.AppendCheckpoint(base, 1, {{0, 9}, {1, 4}}, 1);
+  }).ok());
+  for (const auto& t : tasks) WorkerOf(t)->RequestCheckpoint(t);
+
+  StartManager();
+  Run();
+  for (const auto& t : tasks) {
+    auto task = WorkerOf(t)->Task(t);
+    ASSERT_EQ(task->sequences.size(), 2u) << t;
+    EXPECT_EQ(task->sequences[1].start, (OffsetMap{{0, 9}, {1, 4}}));
+    EXPECT_EQ(task->state, v1::READING);
+  }
+  EXPECT_EQ(GroupTasks(0), tasks);
+}
+
+TEST_F(SupervisorManagerTest, RestartKillsTasksWhoseCheckpointsDisagreeWithTheStore) {
+  AddWorker("w1");
+  Submit(Spec());
+  Run();
+  const std::string task = GroupTasks(0)[0];
+  StopManager();
+  // The worker's copy claims a checkpoint the store never recorded.
+  FakeTask copy = *WorkerOf(task)->Task(task);
+  copy.sequences.push_back({1, {{0, 50}, {1, 50}}, {}, false});
+  WorkerOf(task)->AddTask(copy);
+
+  StartManager();
+  Run();
+  EXPECT_EQ(WorkerOf(task)->Task(task)->state, v1::FAILED);
+  auto tasks = GroupTasks(0);
+  ASSERT_EQ(tasks.size(), 1u);
+  EXPECT_NE(tasks[0], task);
+}
+
+TEST_F(SupervisorManagerTest, RestartKeepsPublishingGroupsAndTheirDeadline) {
+  AddWorker("w1");
+  Submit(Spec());
+  Run();
+  const std::string task = GroupTasks(0)[0];
+  WorkerOf(task)->Read(task, {{0, 30}, {1, 30}});
+  clock_.Advance(absl::Minutes(61));
+  Run();
+  ASSERT_EQ(Status().publishing_groups_size(), 1);
+  const int64_t remaining = Status().publishing_groups(0).remaining_ms();
+
+  StartManager();
+  Run();
+  const v1::SupervisorStatus status = Status();
+  ASSERT_EQ(status.publishing_groups_size(), 1);
+  EXPECT_EQ(status.publishing_groups(0).remaining_ms(), remaining);
+  ASSERT_EQ(status.active_groups_size(), 1);
+  EXPECT_EQ(FromProto(status.active_groups(0).start_offsets()), (OffsetMap{{0, 30}, {1, 30}}));
+}
+
+TEST_F(SupervisorManagerTest, ALostWorkersTasksAreReplacedElsewhere) {
+  FakeTaskWorker* w1 = AddWorker("w1");
+  Submit(Spec());
+  Run();
+  const std::string task = GroupTasks(0)[0];
+  ASSERT_EQ(WorkerOf(task), w1);
+  AddWorker("w2");
+  // w1 goes silent; w2 keeps heartbeating.
+  for (int i = 0; i < 11; ++i) {
+    clock_.Advance(absl::Seconds(1));
+    ASSERT_TRUE(manager_->Heartbeat(workers_[1]->HeartbeatRequest()).ok());
+  }
+  manager_->CheckWorkers();
+  ASSERT_TRUE(manager_->stream_supervisor("wiki")->RunNow(absl::Seconds(10)).ok());
+  auto tasks = GroupTasks(0);
+  ASSERT_EQ(tasks.size(), 1u);
+  EXPECT_NE(tasks[0], task);
+  EXPECT_EQ(WorkerOf(tasks[0])->worker_id(), "w2");
+  bool w1_alive = true;
+  const v1::ListWorkersResponse workers = manager_->ListWorkers();
+  for (const auto& w : workers.workers()) {
+    if (w.worker_id() == "w1") w1_alive = w.alive();
+  }
+  EXPECT_FALSE(w1_alive);
+
+  // w1 comes back still running the old task: it is told to stop it.
+  auto beat = manager_->Heartbeat(w1->HeartbeatRequest());
+  ASSERT_TRUE(beat.ok());
+  ASSERT_EQ(beat->stop_task_ids_size(), 1);
+  EXPECT_EQ(beat->stop_task_ids(0), task);
+}
+
+TEST_F(SupervisorManagerTest, AWorkerThatForgetsATaskGetsItReplaced) {
+  FakeTaskWorker* w1 = AddWorker("w1");
+  Submit(Spec());
+  Run();
+  const std::string task = GroupTasks(0)[0];
+  w1->ForgetTasks();  // restarted without its disk
+  clock_.Advance(absl::Seconds(3));
+  Run();
+  auto tasks = GroupTasks(0);
+  ASSERT_EQ(tasks.size(), 1u);
+  EXPECT_NE(tasks[0], task);
+}
+
+TEST_F(SupervisorManagerTest, SuspendFinalizesGroupsAndResumeStartsNewOnes) {
+  AddWorker("w1");
+  Submit(Spec());
+  Run();
+  const std::string task = GroupTasks(0)[0];
+  WorkerOf(task)->Read(task, {{0, 12}, {1, 3}});
+  auto suspended = manager_->Suspend("wiki");
+  ASSERT_TRUE(suspended.ok()) << suspended.status();
+  EXPECT_TRUE(suspended->suspended());
+  EXPECT_EQ(suspended->state(), v1::SUSPENDED);
+  v1::SupervisorStatus status = Status();
+  EXPECT_TRUE(status.active_groups().empty());
+  ASSERT_EQ(status.publishing_groups_size(), 1);
+  EXPECT_EQ(WorkerOf(task)->Task(task)->end_offsets, (OffsetMap{{0, 12}, {1, 3}}));
+  Run();
+  EXPECT_TRUE(Status().active_groups().empty());  // nothing new while suspended
+  EXPECT_TRUE(manager_->Get("wiki")->spec().suspended());
+
+  auto resumed = manager_->Resume("wiki");
+  ASSERT_TRUE(resumed.ok());
+  EXPECT_FALSE(resumed->suspended());
+  status = Status();
+  ASSERT_EQ(status.active_groups_size(), 1);
+  EXPECT_EQ(FromProto(status.active_groups(0).start_offsets()), (OffsetMap{{0, 12}, {1, 3}}));
+  EXPECT_EQ(manager_->History("wiki")->versions_size(), 3);
+}
+
+TEST_F(SupervisorManagerTest, ReplacingASpecFinishesTheOldGroupsBeforeNewOnesRead) {
+  AddWorker("w1");
+  Submit(Spec());
+  Run();
+  const std::string old_task = GroupTasks(0)[0];
+  WorkerOf(old_task)->Read(old_task, {{0, 8}, {1, 8}});
+  v1::SupervisorSpec changed = Spec();
+  changed.mutable_tuning_config()->set_max_rows_per_segment(1000);
+  auto replaced = manager_->Submit(changed);
+  ASSERT_TRUE(replaced.ok()) << replaced.status();
+  EXPECT_TRUE(replaced->replaced());
+  EXPECT_EQ(replaced->version(), 2);
+  EXPECT_EQ(WorkerOf(old_task)->Task(old_task)->state, v1::PUBLISHING);
+  Run();
+  v1::SupervisorStatus status = Status();
+  EXPECT_EQ(status.detailed_state(), "WAITING_FOR_PREVIOUS_SPEC_TO_PUBLISH");
+  EXPECT_TRUE(status.active_groups().empty());
+  ASSERT_EQ(status.publishing_groups_size(), 1);
+
+  WorkerOf(old_task)->SetState(old_task, v1::SUCCESS);
+  Run();
+  status = Status();
+  EXPECT_TRUE(status.publishing_groups().empty());
+  ASSERT_EQ(status.active_groups_size(), 1);
+  const std::string new_task = status.active_groups(0).tasks(0).task_id();
+  EXPECT_EQ(WorkerOf(new_task)->Task(new_task)->spec.tuning_config().max_rows_per_segment(), 1000);
+}
+
+TEST_F(SupervisorManagerTest, TerminateFinalizesAndForgetsTheSpec) {
+  AddWorker("w1");
+  Submit(Spec());
+  Run();
+  const std::string task = GroupTasks(0)[0];
+  auto terminated = manager_->Terminate("wiki");
+  ASSERT_TRUE(terminated.ok()) << terminated.status();
+  EXPECT_EQ(WorkerOf(task)->Task(task)->state, v1::PUBLISHING);
+  EXPECT_EQ(manager_->Get("wiki").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(manager_->Status("wiki").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(manager_->Terminate("wiki").status().code(), absl::StatusCode::kNotFound);
+  auto history = manager_->History("wiki");
+  ASSERT_TRUE(history.ok());
+  EXPECT_TRUE(history->versions(0).terminated());
+  // A restarted supervisor does not bring it back.
+  StartManager();
+  EXPECT_EQ(manager_->List()->supervisors_size(), 0);
+}
+
+TEST_F(SupervisorManagerTest, ResetClearsStoredOffsetsAndRestartsFromTheSpecsStart) {
+  AddWorker("w1");
+  stream_.SetPartitions(2, /*earliest=*/5, /*latest=*/100);
+  Submit(Spec());
+  Run();
+  const std::string task = GroupTasks(0)[0];
+  EXPECT_EQ(Committed(), (OffsetMap{{0, 5}, {1, 5}}));
+  stream_.SetPartitions(2, /*earliest=*/20, /*latest=*/100);
+  auto reset = manager_->Reset("wiki");
+  ASSERT_TRUE(reset.ok()) << reset.status();
+  EXPECT_EQ(WorkerOf(task)->Task(task)->state, v1::FAILED);
+  EXPECT_EQ(Committed(), (OffsetMap{{0, 20}, {1, 20}}));
+  EXPECT_EQ(FromProto(OnlyActiveGroup().start_offsets()), (OffsetMap{{0, 20}, {1, 20}}));
+}
+
+TEST_F(SupervisorManagerTest, ResetOffsetsRestartsOnlyTheAffectedGroups) {
+  AddWorker("w1");
+  stream_.SetPartitions(2, 0, 100);
+  Submit(Spec(/*task_count=*/2));
+  Run();
+  const std::string g0 = GroupTasks(0)[0];
+  const std::string g1 = GroupTasks(1)[0];
+  v1::ResetOffsetsRequest request;
+  request.set_datasource("wiki");
+  (*request.mutable_offsets())[1] = 42;
+  ASSERT_TRUE(manager_->ResetOffsets(request).ok());
+  Run();
+  EXPECT_EQ(Committed(), (OffsetMap{{0, 0}, {1, 42}}));
+  EXPECT_EQ(GroupTasks(0), std::vector<std::string>{g0});
+  ASSERT_EQ(GroupTasks(1).size(), 1u);
+  EXPECT_NE(GroupTasks(1)[0], g1);
+  const std::string fresh = GroupTasks(1)[0];
+  EXPECT_EQ(FromProto(WorkerOf(fresh)->Task(fresh)->spec.start_offsets()), (OffsetMap{{1, 42}}));
+
+  (*request.mutable_offsets())[1] = -1;
+  EXPECT_EQ(manager_->ResetOffsets(request).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(SupervisorManagerTest, OffsetOutOfRangeResetsToEarliestOnlyWhenAllowed) {
+  AddWorker("w1");
+  Submit(Spec());
+  Run();
+  const std::string task = GroupTasks(0)[0];
+  v1::ReportOffsetOutOfRangeRequest report;
+  report.set_datasource("wiki");
+  report.set_task_id(task);
+  (*report.mutable_offsets())[0] = 3;
+  (*report.mutable_earliest_offsets())[0] = 50;
+  auto answer = manager_->OffsetOutOfRange(report);
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  EXPECT_FALSE(answer->reset());
+  EXPECT_TRUE(absl::StrContains(answer->message(), "resetOffsetAutomatically"));
+  EXPECT_EQ(Status().recent_errors_size(), 1);
+  EXPECT_EQ(Committed(), (OffsetMap{{0, 0}, {1, 0}}));
+
+  v1::SupervisorSpec spec = Spec();
+  spec.mutable_tuning_config()->set_reset_offset_automatically(true);
+  Submit(spec);
+  WorkerOf(task)->SetState(task, v1::SUCCESS);  // the old spec's group published
+  Run();
+  const std::string current = GroupTasks(0)[0];
+  report.set_task_id(current);
+  answer = manager_->OffsetOutOfRange(report);
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  EXPECT_TRUE(answer->reset());
+  EXPECT_EQ(Committed(), (OffsetMap{{0, 50}, {1, 0}}));
+  EXPECT_EQ(WorkerOf(current)->Task(current)->state, v1::FAILED);
+  Run();
+  EXPECT_EQ(FromProto(OnlyActiveGroup().start_offsets()), (OffsetMap{{0, 50}, {1, 0}}));
+}
+
+TEST_F(SupervisorManagerTest, UnreachableKafkaMakesTheSupervisorUnhealthyAfterThreeRuns) {
+  AddWorker("w1");
+  stream_.SetError(absl::UnavailableError("brokers down"));
+  Submit(Spec());
+  Run();
+  Run();
+  EXPECT_NE(Status().state(), v1::UNHEALTHY_SUPERVISOR);
+  Run();
+  const v1::SupervisorStatus status = Status();
+  EXPECT_EQ(status.state(), v1::UNHEALTHY_SUPERVISOR);
+  EXPECT_FALSE(status.healthy());
+  EXPECT_EQ(status.detailed_state(), "CONNECTING_TO_STREAM");
+  ASSERT_GE(status.recent_errors_size(), 3);
+  EXPECT_TRUE(absl::StrContains(status.recent_errors(0).message(), "brokers down"));
+  stream_.SetError(absl::OkStatus());
+  Run();
+  EXPECT_EQ(Status().state(), v1::RUNNING);
+}
+
+TEST_F(SupervisorManagerTest, AStoredOffsetGoneFromKafkaIsAnErrorUnlessAutoReset) {
+  AddWorker("w1");
+  Submit(Spec());
+  Run();
+  ASSERT_TRUE(manager_->Reset("wiki").ok());  // stored offsets {0:0, 1:0} again
+  Run();
+  StopManager();
+  stream_.SetPartitions(2, /*earliest=*/70, /*latest=*/100);  // retention dropped 0..69
+  ASSERT_TRUE(store_->InTransaction([&](StoreTxn& txn) {
+    // Forget the live groups so a new one is created from the stored offsets.
+    auto groups = txn.LiveTaskGroups("wiki");
+    for (const auto& g : *groups) {
+      auto s = txn.FinishGroup(g.base_sequence_name, GroupState::kAbandoned, "test", 1);
+      if (!s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }).ok());
+  StartManager();
+  Run();
+  Run();
+  Run();
+  v1::SupervisorStatus status = Status();
+  EXPECT_EQ(status.state(), v1::UNHEALTHY_SUPERVISOR);
+  ASSERT_GE(status.recent_errors_size(), 1);
+  EXPECT_TRUE(absl::StrContains(status.recent_errors(status.recent_errors_size() - 1).message(),
+                                "no longer available"))
+      << status.DebugString();
+  EXPECT_TRUE(status.active_groups().empty());
+}
+
+TEST_F(SupervisorManagerTest, TasksComeWithoutWorkersAndAreCreatedWhenOneRegisters) {
+  Submit(Spec());
+  Run();
+  EXPECT_EQ(Status().detailed_state(), "WAITING_FOR_WORKERS");
+  ASSERT_EQ(OnlyActiveGroup().tasks_size(), 0);
+  AddWorker("w1");
+  Run();
+  EXPECT_EQ(OnlyActiveGroup().tasks_size(), 1);
+  auto tasks = manager_->ListTasks({});
+  ASSERT_TRUE(tasks.ok());
+  ASSERT_EQ(tasks->tasks_size(), 1);
+  EXPECT_EQ(tasks->tasks(0).worker_id(), "w1");
+}
+
+TEST_F(SupervisorManagerTest, ReportedStatesArePersistedAndUnknownTasksAreStopped) {
+  FakeTaskWorker* w1 = AddWorker("w1");
+  Submit(Spec());
+  Run();
+  const std::string task = GroupTasks(0)[0];
+  w1->SetState(task, v1::FAILED, "parse errors exceeded maxParseExceptions");
+  v1::ReportTaskStatusRequest report;
+  report.set_worker_id("w1");
+  *report.mutable_status() = w1->Status(task);
+  ASSERT_TRUE(manager_->ReportTaskStatus(report).ok());
+  v1::ListSupervisorTasksRequest request;
+  request.set_include_finished(true);
+  auto listed = manager_->ListTasks(request);
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->tasks_size(), 1);
+  EXPECT_EQ(listed->tasks(0).state(), v1::FAILED);
+  EXPECT_EQ(listed->tasks(0).error(), "parse errors exceeded maxParseExceptions");
+
+  // A task this supervisor never created.
+  v1::WorkerHeartbeatRequest beat = w1->HeartbeatRequest();
+  v1::TaskStatus* stranger = beat.add_tasks();
+  stranger->set_task_id("someone_else_0000000000000000_00000000");
+  stranger->set_state(v1::READING);
+  auto answer = manager_->Heartbeat(beat);
+  ASSERT_TRUE(answer.ok());
+  ASSERT_EQ(answer->stop_task_ids_size(), 1);
+  EXPECT_EQ(answer->stop_task_ids(0), stranger->task_id());
+}
+
+TEST_F(SupervisorManagerTest, HandoffNeedsAVerifiedCopyAndInLoaderModeAConfirmation) {
+  v1::SupervisorSpec spec = Spec();
+  spec.mutable_tuning_config()->set_handoff_mode(v1::LOADER);
+  AddWorker("w1");
+  Submit(spec);
+  Run();
+  const std::string base = OnlyActiveGroup().base_sequence_name();
+  // A task allocates, pushes and publishes one segment.
+  v1::AllocateSegmentRequest allocate;
+  allocate.set_datasource("wiki");
+  allocate.set_task_id("t");
+  allocate.set_sequence_name(SequenceName(base, 0));
+  const int64_t hour = 3600 * 1000;
+  allocate.mutable_interval()->set_start_ms(1'800'000'000'000 / hour * hour);
+  allocate.mutable_interval()->set_end_ms(allocate.interval().start_ms() + hour);
+  auto allocated = manager_->Allocate(allocate);
+  ASSERT_TRUE(allocated.ok()) << allocated.status();
+  const std::string local = dir_.path() + "/segment";
+  ASSERT_TRUE(WriteFileAtomically(local, std::string(64, 's')).ok());
+  auto uri = deep_->Push(local, "wiki/x/t_0.sluice");
+  ASSERT_TRUE(uri.ok());
+  v1::PublishSegmentsRequest publish;
+  publish.set_datasource("wiki");
+  publish.set_task_id("t");
+  publish.set_sequence_name(SequenceName(base, 0));
+  (*publish.mutable_start_offsets())[0] = 0;
+  (*publish.mutable_start_offsets())[1] = 0;
+  (*publish.mutable_end_offsets())[0] = 10;
+  (*publish.mutable_end_offsets())[1] = 0;
+  v1::SegmentDescriptor* s = publish.add_segments();
+  s->set_id(allocated->segment_id());
+  s->set_datasource("wiki");
+  *s->mutable_interval() = allocated->interval();
+  s->set_version(allocated->version());
+  s->set_partition_num(allocated->partition_num());
+  s->set_num_rows(10);
+  s->set_size_bytes(64);
+  s->set_checksum("crc32c:0");
+  s->set_path(*uri);
+  ASSERT_TRUE(manager_->Publish(publish).ok());
+
+  v1::GetHandoffStatusRequest query;
+  query.set_datasource("wiki");
+  query.add_segment_ids(allocated->segment_id());
+  auto pass = manager_->handoff_verifier()->VerifyOnce();
+  ASSERT_TRUE(pass.ok());
+  EXPECT_EQ(pass->handed_off, 0);  // verified, but no loader yet
+  EXPECT_EQ(manager_->HandoffStatus(query)->handed_off_segment_ids_size(), 0);
+
+  v1::MarkSegmentsLoadedRequest loaded;
+  loaded.set_datasource("wiki");
+  loaded.set_loader("historical-1");
+  loaded.add_segment_ids("wiki_no_such_segment");
+  EXPECT_EQ(manager_->MarkLoaded(loaded).status().code(), absl::StatusCode::kNotFound);
+  loaded.clear_segment_ids();
+  loaded.add_segment_ids(allocated->segment_id());
+  ASSERT_TRUE(manager_->MarkLoaded(loaded).ok());
+  EXPECT_EQ(manager_->HandoffStatus(query)->handed_off_segment_ids_size(), 1);
+
+  // The commit log and the segment list show it.
+  auto log = manager_->CommitLog("wiki");
+  ASSERT_TRUE(log.ok());
+  ASSERT_EQ(log->sequences_size(), 1);
+  EXPECT_EQ(FromProto(log->committed_offsets()), (OffsetMap{{0, 10}, {1, 0}}));
+  v1::ListSegmentsRequest list;
+  list.set_datasource("wiki");
+  auto segments = manager_->ListSegments(list);
+  ASSERT_TRUE(segments.ok());
+  ASSERT_EQ(segments->segments_size(), 1);
+  EXPECT_EQ(segments->segments(0).handoff_state(), v1::HANDED_OFF);
+  EXPECT_EQ(Status().segments_published(), 1);
+
+  // A file that disappears fails verification.
+  ASSERT_TRUE(deep_->Delete(*uri).ok());
+  ASSERT_TRUE(store_->InTransaction([&](StoreTxn& txn) {
+    return txn.SetHandoff(allocated->segment_id(), v1::HANDOFF_PENDING, 0, 0);
+  }).ok());
+  pass = manager_->handoff_verifier()->VerifyOnce();
+  ASSERT_TRUE(pass.ok());
+  EXPECT_EQ(pass->failed, 1);
+  EXPECT_EQ(manager_->HandoffStatus(query)->failed_segment_ids_size(), 1);
+}
+
+}  // namespace
+}  // namespace sluice::supervisor

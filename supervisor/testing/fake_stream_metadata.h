@@ -1,0 +1,74 @@
+// A scripted StreamMetadata: partitions and watermarks set by the test, and
+// an error to return instead (e.g. UNAVAILABLE: Kafka unreachable).
+#ifndef SLUICE_SUPERVISOR_TESTING_FAKE_STREAM_METADATA_H_
+#define SLUICE_SUPERVISOR_TESTING_FAKE_STREAM_METADATA_H_
+
+#include <map>
+#include <memory>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "supervisor/stream_metadata.h"
+
+namespace sluice::supervisor::testing {
+
+class FakeStream {
+ public:
+  void SetPartitions(int count, int64_t earliest = 0, int64_t latest = 0) ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    marks_.clear();
+    for (int p = 0; p < count; ++p) marks_[p] = {earliest, latest};
+  }
+  void SetWatermarks(int32_t partition, int64_t earliest, int64_t latest)
+      ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    marks_[partition] = {earliest, latest};
+  }
+  void SetError(absl::Status error) ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    error_ = std::move(error);
+  }
+
+  // A factory handing out views of this stream (it must outlive them).
+  StreamMetadataFactory Factory() {
+    return [this](const v1::SupervisorSpec&) -> absl::StatusOr<std::unique_ptr<StreamMetadata>> {
+      return std::unique_ptr<StreamMetadata>(new View(this));
+    };
+  }
+
+ private:
+  class View : public StreamMetadata {
+   public:
+    explicit View(FakeStream* stream) : stream_(stream) {}
+    absl::StatusOr<std::vector<int32_t>> ListPartitions(absl::Duration) override {
+      absl::MutexLock lock(&stream_->mu_);
+      if (!stream_->error_.ok()) return stream_->error_;
+      std::vector<int32_t> out;
+      for (const auto& [p, m] : stream_->marks_) out.push_back(p);
+      return out;
+    }
+    absl::StatusOr<std::map<int32_t, PartitionWatermarks>> QueryWatermarks(
+        const std::vector<int32_t>& partitions, absl::Duration) override {
+      absl::MutexLock lock(&stream_->mu_);
+      if (!stream_->error_.ok()) return stream_->error_;
+      std::map<int32_t, PartitionWatermarks> out;
+      for (int32_t p : partitions) {
+        auto it = stream_->marks_.find(p);
+        if (it == stream_->marks_.end()) return absl::NotFoundError("no such partition");
+        out[p] = it->second;
+      }
+      return out;
+    }
+
+   private:
+    FakeStream* stream_;
+  };
+
+  absl::Mutex mu_;
+  std::map<int32_t, PartitionWatermarks> marks_ ABSL_GUARDED_BY(mu_);
+  absl::Status error_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace sluice::supervisor::testing
+
+#endif  // SLUICE_SUPERVISOR_TESTING_FAKE_STREAM_METADATA_H_

@@ -1,0 +1,34 @@
+// Small helpers shared by the supervisor's tests.
+#ifndef SLUICE_SUPERVISOR_TESTING_TEST_UTIL_H_
+#define SLUICE_SUPERVISOR_TESTING_TEST_UTIL_H_
+
+#include <memory>
+#include <string>
+
+#include "sluice/v1/spec.pb.h"
+#include "supervisor/metadata_store.h"
+
+namespace sluice::supervisor::testing {
+
+// A fresh directory under $TEST_TMPDIR, removed on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// A valid, normalized spec for `datasource` reading `topic`, with short
+// periods suitable for tests.
+v1::SupervisorSpec TestSpec(const std::string& datasource, const std::string& topic = "events",
+                            int task_count = 1, int replicas = 1);
+
+// Opens (creating) the store at <dir>/metadata.db; CHECK-fails on error.
+std::unique_ptr<MetadataStore> OpenTestStore(const std::string& dir);
+
+}  // namespace sluice::supervisor::testing
+
+#endif  // SLUICE_SUPERVISOR_TESTING_TEST_UTIL_H_

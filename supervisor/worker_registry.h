@@ -1,0 +1,103 @@
+// Task workers as the supervisor knows them: registration, heartbeats,
+// liveness (a worker silent for `lost_after_heartbeats` intervals, and at
+// least `min_lost_timeout`, is lost), the tasks each one reports, and slot
+// accounting for placing new tasks (replicas of a group avoid sharing a
+// worker when another one has room).
+#ifndef SLUICE_SUPERVISOR_WORKER_REGISTRY_H_
+#define SLUICE_SUPERVISOR_WORKER_REGISTRY_H_
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "sluice/v1/supervisor_service.pb.h"
+#include "supervisor/clock.h"
+#include "supervisor/metadata_store.h"
+
+namespace sluice::supervisor {
+
+struct WorkerRegistryOptions {
+  Clock* clock = Clock::Real();
+  absl::Duration heartbeat_interval = absl::Seconds(2);
+  int lost_after_heartbeats = 3;
+  absl::Duration min_lost_timeout = absl::Seconds(10);
+};
+
+// What the registry knows of one worker.
+struct WorkerView {
+  v1::WorkerInfo info;  // last_heartbeat_ms, alive, running_tasks filled in
+  bool registered = false;
+  absl::Time last_heartbeat;
+  // Task ids in the worker's last registration or heartbeat, and when.
+  std::set<std::string> reported_tasks;
+  absl::Time reported_at;
+};
+
+class WorkerRegistry {
+ public:
+  explicit WorkerRegistry(WorkerRegistryOptions options);
+
+  absl::Duration heartbeat_interval() const { return options_.heartbeat_interval; }
+  absl::Duration lost_timeout() const;
+
+  // A worker announced itself (again). INVALID_ARGUMENT for a bad id,
+  // address or capacity.
+  absl::Status Register(const v1::WorkerInfo& info, const std::vector<v1::TaskStatus>& tasks)
+      ABSL_LOCKS_EXCLUDED(mu_);
+
+  // A worker known from the metadata store after a supervisor restart: its
+  // tasks are reachable at its address and it counts as alive until the lost
+  // timeout, but it gets no new tasks until it registers again.
+  void Seed(const WorkerRecord& record) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // NOT_FOUND when the worker must register (unknown, or known only from
+  // the store after a restart).
+  absl::Status Heartbeat(const std::string& worker_id, const std::vector<v1::TaskStatus>& tasks)
+      ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Marks workers silent past the lost timeout as lost and returns the ids
+  // that became lost now.
+  std::vector<std::string> CheckLiveness() ABSL_LOCKS_EXCLUDED(mu_);
+
+  bool IsAlive(const std::string& worker_id) ABSL_LOCKS_EXCLUDED(mu_);
+  std::optional<std::string> Address(const std::string& worker_id) ABSL_LOCKS_EXCLUDED(mu_);
+  std::optional<WorkerView> Get(const std::string& worker_id) ABSL_LOCKS_EXCLUDED(mu_);
+  std::vector<v1::WorkerInfo> List() ABSL_LOCKS_EXCLUDED(mu_);
+
+  // A registered, alive worker with a free slot: outside `avoid` when one
+  // has room (most free slots first, then by id), else inside it.
+  // RESOURCE_EXHAUSTED when no worker has a free slot.
+  absl::StatusOr<std::string> PickWorker(const std::set<std::string>& avoid)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // Reserves / frees the slot of a task placed by the supervisor.
+  void Assign(const std::string& task_id, const std::string& worker_id) ABSL_LOCKS_EXCLUDED(mu_);
+  void Release(const std::string& task_id) ABSL_LOCKS_EXCLUDED(mu_);
+
+ private:
+  struct Worker {
+    WorkerView view;
+    // Non-terminal tasks reported in the last heartbeat.
+    std::set<std::string> running_reported;
+  };
+  int RunningTasks(const std::string& worker_id, const Worker& worker) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void UpdateReported(Worker* worker, const std::vector<v1::TaskStatus>& tasks, absl::Time now)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void FillInfo(const std::string& worker_id, Worker* worker) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const WorkerRegistryOptions options_;
+  absl::Mutex mu_;
+  std::map<std::string, Worker> workers_ ABSL_GUARDED_BY(mu_);
+  // task id -> worker id, for tasks the supervisor placed and not released.
+  std::map<std::string, std::string> assigned_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace sluice::supervisor
+
+#endif  // SLUICE_SUPERVISOR_WORKER_REGISTRY_H_

@@ -1,0 +1,101 @@
+#include "supervisor/worker_registry.h"
+
+#include <gtest/gtest.h>
+
+namespace sluice::supervisor {
+namespace {
+
+v1::WorkerInfo Info(const std::string& id, int capacity) {
+  v1::WorkerInfo info;
+  info.set_worker_id(id);
+  info.set_address("127.0.0.1:" + std::to_string(7000 + id.back()));
+  info.set_capacity(capacity);
+  return info;
+}
+
+v1::TaskStatus Task(const std::string& id, v1::TaskState state) {
+  v1::TaskStatus status;
+  status.set_task_id(id);
+  status.set_state(state);
+  return status;
+}
+
+class WorkerRegistryTest : public ::testing::Test {
+ protected:
+  WorkerRegistryTest() : registry_({&clock_, absl::Seconds(1), 3, absl::Seconds(10)}) {}
+  FakeClock clock_;
+  WorkerRegistry registry_;
+};
+
+TEST_F(WorkerRegistryTest, LostAfterTheTimeoutAndBackOnHeartbeat) {
+  EXPECT_EQ(registry_.lost_timeout(), absl::Seconds(10));  // 3 x 1 s, at least 10 s
+  ASSERT_TRUE(registry_.Register(Info("w1", 2), {}).ok());
+  EXPECT_TRUE(registry_.IsAlive("w1"));
+  clock_.Advance(absl::Seconds(9));
+  EXPECT_TRUE(registry_.CheckLiveness().empty());
+  ASSERT_TRUE(registry_.Heartbeat("w1", {}).ok());
+  clock_.Advance(absl::Seconds(9));
+  EXPECT_TRUE(registry_.CheckLiveness().empty());
+  clock_.Advance(absl::Seconds(2));
+  EXPECT_EQ(registry_.CheckLiveness(), std::vector<std::string>{"w1"});
+  EXPECT_FALSE(registry_.IsAlive("w1"));
+  EXPECT_TRUE(registry_.CheckLiveness().empty());  // reported once
+  ASSERT_TRUE(registry_.Heartbeat("w1", {}).ok());
+  EXPECT_TRUE(registry_.IsAlive("w1"));
+}
+
+TEST_F(WorkerRegistryTest, UnknownOrSeededWorkersMustRegister) {
+  EXPECT_EQ(registry_.Heartbeat("ghost", {}).code(), absl::StatusCode::kNotFound);
+  WorkerRecord record;
+  record.worker_id = "w2";
+  record.address = "10.0.0.2:7000";
+  record.capacity = 4;
+  registry_.Seed(record);
+  EXPECT_TRUE(registry_.IsAlive("w2"));
+  EXPECT_EQ(*registry_.Address("w2"), "10.0.0.2:7000");
+  EXPECT_EQ(registry_.Heartbeat("w2", {}).code(), absl::StatusCode::kNotFound);
+  // Not registered: gets no new tasks.
+  EXPECT_EQ(registry_.PickWorker({}).status().code(), absl::StatusCode::kResourceExhausted);
+  clock_.Advance(absl::Seconds(11));
+  EXPECT_EQ(registry_.CheckLiveness(), std::vector<std::string>{"w2"});
+}
+
+TEST_F(WorkerRegistryTest, RegistrationIsValidated) {
+  EXPECT_EQ(registry_.Register(Info("bad/id", 1), {}).code(), absl::StatusCode::kInvalidArgument);
+  v1::WorkerInfo no_address = Info("w1", 1);
+  no_address.set_address("nowhere");
+  EXPECT_EQ(registry_.Register(no_address, {}).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(registry_.Register(Info("w1", 0), {}).code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(WorkerRegistryTest, SlotsCountAssignedAndReportedRunningTasks) {
+  ASSERT_TRUE(registry_.Register(Info("w1", 2), {Task("a", v1::READING),
+                                                 Task("old", v1::SUCCESS)}).ok());
+  registry_.Assign("b", "w1");
+  EXPECT_EQ(registry_.Get("w1")->info.running_tasks(), 2);
+  EXPECT_EQ(registry_.PickWorker({}).status().code(), absl::StatusCode::kResourceExhausted);
+  // The worker reports "b" too: still two, not three.
+  ASSERT_TRUE(registry_.Heartbeat("w1", {Task("a", v1::READING), Task("b", v1::READING)}).ok());
+  EXPECT_EQ(registry_.Get("w1")->info.running_tasks(), 2);
+  // "a" finished.
+  ASSERT_TRUE(registry_.Heartbeat("w1", {Task("a", v1::SUCCESS), Task("b", v1::READING)}).ok());
+  EXPECT_EQ(*registry_.PickWorker({}), "w1");
+  registry_.Release("b");
+  ASSERT_TRUE(registry_.Heartbeat("w1", {}).ok());
+  EXPECT_EQ(registry_.Get("w1")->info.running_tasks(), 0);
+}
+
+TEST_F(WorkerRegistryTest, ReplicasAvoidSharingAWorkerWhenAnotherHasRoom) {
+  ASSERT_TRUE(registry_.Register(Info("w1", 8), {}).ok());
+  ASSERT_TRUE(registry_.Register(Info("w2", 1), {}).ok());
+  EXPECT_EQ(*registry_.PickWorker({}), "w1");            // most free slots
+  EXPECT_EQ(*registry_.PickWorker({"w1"}), "w2");        // anti-affinity wins
+  registry_.Assign("t", "w2");
+  EXPECT_EQ(*registry_.PickWorker({"w1"}), "w1");        // w2 is full: share
+  clock_.Advance(absl::Seconds(11));
+  registry_.CheckLiveness();
+  EXPECT_EQ(registry_.PickWorker({}).status().code(), absl::StatusCode::kResourceExhausted);
+}
+
+}  // namespace
+}  // namespace sluice::supervisor
