@@ -97,6 +97,17 @@ absl::Status VerifyExactlyOnce(const FakeSupervisor& supervisor, DeepStorage* de
                                const task::OffsetMap& initial, const task::OffsetMap& final,
                                int64_t min_time_ms = 0, int64_t max_time_ms = 0);
 
+// The same over a commit log and the published segments from anywhere (e.g.
+// the real supervisor's GetCommitLog and ListSegments). An empty
+// `base_sequence_name` skips the naming check (several task groups, each
+// with its own base name, committed in turn).
+absl::Status VerifyCommitLog(const std::vector<v1::CommittedSequence>& log,
+                             const std::vector<v1::SegmentDescriptor>& published,
+                             DeepStorage* deep_storage, const std::string& base_sequence_name,
+                             const Produced& produced, const task::OffsetMap& initial,
+                             const task::OffsetMap& final, int64_t min_time_ms = 0,
+                             int64_t max_time_ms = 0);
+
 }  // namespace sluice::testing
 
 #endif  // SLUICE_TESTS_TASK_TEST_UTIL_H_
