@@ -67,8 +67,8 @@ v1::TaskSpec MakeSpec(const SpecOptions& o) {
   t->set_intermediate_persist_period(o.intermediate_persist_period);
   t->set_intermediate_handoff_period(o.intermediate_handoff_period);
   t->set_checkpoint_retry_period(o.checkpoint_retry_period);
-  t->set_handoff_condition_timeout("PT10S");
-  t->set_chat_timeout("PT1S");
+  t->set_handoff_condition_timeout(o.handoff_condition_timeout);
+  t->set_chat_timeout(o.chat_timeout);
   t->set_chat_retries(2);
   if (o.max_parse_exceptions) t->set_max_parse_exceptions(*o.max_parse_exceptions);
   t->set_max_saved_parse_exceptions(o.max_saved_parse_exceptions);

@@ -46,6 +46,9 @@ struct SpecOptions {
   std::string intermediate_persist_period = "PT10M";
   std::string intermediate_handoff_period;
   std::string checkpoint_retry_period = "PT0.5S";
+  // A pause without follow-up ends after 2 x chatTimeout x chatRetries.
+  std::string chat_timeout = "PT5S";
+  std::string handoff_condition_timeout = "PT10S";
   std::optional<int64_t> max_parse_exceptions;
   int32_t max_saved_parse_exceptions = 5;
   int64_t minimum_message_time_ms = 0;
