@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/metrics/registry.h"
 
 namespace sluice {
 
@@ -24,6 +25,9 @@ struct GrpcServerOptions {
   // Registered in this order; not owned (they must outlive the server).
   std::vector<grpc::Service*> services;
   int max_message_bytes = 64 << 20;
+  // Not null: every RPC is counted in it (sluice_grpc_server_handled_total,
+  // sluice_grpc_server_handling_seconds). Not owned; must outlive the server.
+  metrics::Registry* metrics = nullptr;
 };
 
 class GrpcServer {

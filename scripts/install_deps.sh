@@ -25,6 +25,12 @@ for pkg in "${PACKAGES[@]}"; do
   fi
 done
 
+# Debian's nodejs comes without npm (a separate package); NodeSource's
+# nodejs, where installed, ships npm itself and conflicts with Debian's.
+if ! command -v npm >/dev/null 2>&1; then
+  missing+=(npm)
+fi
+
 if ((${#missing[@]} == 0)); then
   echo "[deps] all ${#PACKAGES[@]} packages present"
   exit 0

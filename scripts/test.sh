@@ -26,7 +26,7 @@ if ((${#targets[@]} == 0)); then
 fi
 
 echo "[test] ${#targets[@]} test targets"
-bazel test --keep_going "${targets[@]}"
+bazel test --nocache_test_results --keep_going "${targets[@]}"
 rc=$?
 summary=$(python3 scripts/count_test_results.py "$(bazel info bazel-testlogs 2>/dev/null)" "${targets[@]}")
 echo "[test] regular build: $summary"
@@ -38,7 +38,7 @@ if ((asan)); then
   mapfile -t asan_targets < <(bazel query "tests(//common/...)" 2>/dev/null | sort)
   if ((${#asan_targets[@]})); then
     echo "[test] AddressSanitizer + UBSan: ${#asan_targets[@]} targets"
-    bazel test --config=asan --keep_going "${asan_targets[@]}"
+    bazel test --config=asan --nocache_test_results --keep_going "${asan_targets[@]}"
     ((rc |= $?))
     asan_summary=$(python3 scripts/count_test_results.py \
       "$(bazel info --config=asan bazel-testlogs 2>/dev/null)" "${asan_targets[@]}")

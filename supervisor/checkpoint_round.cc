@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/fault_injection.h"
+#include "common/metrics/catalog.h"
 #include "common/status_macros.h"
 #include "common/time_util.h"
 #include "supervisor/stream_supervisor.h"
@@ -58,13 +59,14 @@ absl::StatusOr<v1::CheckpointDataSourceMetadataResponse> StreamSupervisor::Check
   const std::map<int32_t, OffsetMap>& checkpoints = group->second.second;
   std::optional<int32_t> id = FindCheckpoint(checkpoints, start);
   if (!id) {
-    Post("bad checkpoint", [this, request] { HandleCheckpoint(request); });
+    Post("bad checkpoint",
+         [this, request, now = absl::Now()] { HandleCheckpoint(request, now); });
     return absl::FailedPreconditionError(absl::StrCat(
         "start offsets ", FormatOffsets(start), " of task ", request.task_id(),
         " match no checkpoint of group ", request.base_sequence_name(),
         "; the task will be replaced"));
   }
-  Post("checkpoint", [this, request] { HandleCheckpoint(request); });
+  Post("checkpoint", [this, request, now = absl::Now()] { HandleCheckpoint(request, now); });
   if (*id == checkpoints.rbegin()->first) {
     response.set_accepted(true);
     response.set_message(absl::StrCat("checkpoint of sequence ", *id, " queued"));
@@ -76,7 +78,8 @@ absl::StatusOr<v1::CheckpointDataSourceMetadataResponse> StreamSupervisor::Check
   return response;
 }
 
-void StreamSupervisor::HandleCheckpoint(const v1::CheckpointDataSourceMetadataRequest& request) {
+void StreamSupervisor::HandleCheckpoint(const v1::CheckpointDataSourceMetadataRequest& request,
+                                        absl::Time received) {
   auto it = active_.find(request.group_id());
   if (it == active_.end() || it->second.base_sequence_name != request.base_sequence_name()) {
     LOG(INFO) << Prefix() << "ignoring checkpoint request of task " << request.task_id()
@@ -103,9 +106,18 @@ void StreamSupervisor::HandleCheckpoint(const v1::CheckpointDataSourceMetadataRe
   }
   LOG(INFO) << Prefix() << "task " << request.task_id() << " asks to checkpoint sequence " << *id
             << " of group " << group.group_id << " (started at " << FormatOffsets(start) << ")";
+  const int32_t before = group.latest_sequence_id();
   absl::StatusOr<OffsetMap> result = CheckpointRound(group, /*finish=*/false);
   if (!result.ok()) {
     RecordError(Annotate(result.status(), absl::StrCat("checkpoint of group ", group.group_id)));
+    return;
+  }
+  if (deps_.metrics != nullptr && group.latest_sequence_id() > before) {
+    deps_.metrics->GetCounter(metrics::kSupervisorCheckpoints, {{"datasource", datasource_}})
+        ->Increment();
+    deps_.metrics
+        ->GetHistogram(metrics::kSupervisorCheckpointSeconds, {{"datasource", datasource_}})
+        ->ObserveDuration(absl::Now() - received);
   }
 }
 

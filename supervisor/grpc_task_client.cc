@@ -22,7 +22,9 @@ bool Retryable(const grpc::Status& status) {
 
 class GrpcTaskClient : public TaskClient {
  public:
-  explicit GrpcTaskClient(ChatOptions options) : options_(options) {
+  GrpcTaskClient(ChatOptions options, std::shared_ptr<grpc::ChannelCredentials> credentials)
+      : options_(options),
+        credentials_(credentials ? std::move(credentials) : grpc::InsecureChannelCredentials()) {
     if (options_.attempts < 1) options_.attempts = 1;
   }
 
@@ -129,8 +131,7 @@ class GrpcTaskClient : public TaskClient {
     absl::MutexLock lock(&mu_);
     auto& stub = stubs_[address];
     if (!stub) {
-      stub = v1::TaskService::NewStub(
-          grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+      stub = v1::TaskService::NewStub(grpc::CreateChannel(address, credentials_));
     }
     return stub.get();
   }
@@ -165,14 +166,16 @@ class GrpcTaskClient : public TaskClient {
   }
 
   ChatOptions options_;
+  const std::shared_ptr<grpc::ChannelCredentials> credentials_;
   absl::Mutex mu_;
   std::map<std::string, std::unique_ptr<v1::TaskService::Stub>> stubs_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace
 
-std::unique_ptr<TaskClient> NewGrpcTaskClient(ChatOptions options) {
-  return std::make_unique<GrpcTaskClient>(options);
+std::unique_ptr<TaskClient> NewGrpcTaskClient(
+    ChatOptions options, std::shared_ptr<grpc::ChannelCredentials> credentials) {
+  return std::make_unique<GrpcTaskClient>(options, std::move(credentials));
 }
 
 ChatOptions ChatOptionsFromTuning(const v1::TuningConfig& tuning) {

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "absl/strings/str_cat.h"
+#include "common/metrics/catalog.h"
 #include "common/status_macros.h"
 
 namespace sluice::supervisor {
@@ -67,6 +68,11 @@ absl::StatusOr<HandoffPass> HandoffVerifier::VerifyOnce() {
     }));
     if (state == v1::HANDED_OFF) {
       VLOG(1) << "[supervisor " << c.datasource << "] segment " << c.id << " handed off";
+      if (options_.metrics != nullptr) {
+        options_.metrics
+            ->GetHistogram(metrics::kSupervisorHandoffSeconds, {{"datasource", c.datasource}})
+            ->ObserveDuration(absl::Milliseconds(now_ms - c.created_at_ms));
+      }
     }
   }
   if (pass.handed_off > 0 || pass.failed > 0) {

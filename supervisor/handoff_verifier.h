@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "common/deep_storage.h"
+#include "common/metrics/registry.h"
 #include "supervisor/clock.h"
 #include "supervisor/metadata_store.h"
 
@@ -21,6 +22,8 @@ struct HandoffVerifierOptions {
   Clock* clock = Clock::Real();
   // Segments examined per pass.
   int batch = 1000;
+  // Handoff latency (common/metrics/catalog.h); null: none.
+  metrics::Registry* metrics = nullptr;
 };
 
 struct HandoffPass {

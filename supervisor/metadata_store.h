@@ -116,6 +116,7 @@ struct HandoffCandidate {
   v1::HandoffState state = v1::HANDOFF_PENDING;
   int64_t verified_at_ms = 0;
   int64_t loaded_at_ms = 0;
+  int64_t created_at_ms = 0;  // when it was committed
 };
 
 bool IsTerminal(v1::TaskState state);

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/granularity.h"
+#include "common/metrics/catalog.h"
 #include "common/names.h"
 #include "common/spec.h"
 #include "common/status_macros.h"
@@ -30,7 +31,7 @@ SupervisorManager::SupervisorManager(SupervisorManagerOptions options)
       instance_id_(RandomHex(16)),
       publisher_({options_.store, options_.deep_storage, options_.clock}),
       allocator_({options_.store, options_.clock}),
-      handoff_({options_.store, options_.deep_storage, options_.clock}) {
+      handoff_({options_.store, options_.deep_storage, options_.clock, 1000, options_.metrics}) {
   WorkerRegistryOptions registry;
   registry.clock = options_.clock;
   registry.heartbeat_interval = options_.heartbeat_interval;
@@ -61,11 +62,53 @@ absl::Status SupervisorManager::Init() {
   for (SpecRecord& spec : specs) SLUICE_RETURN_IF_ERROR(StartSupervisor(std::move(spec)));
   LOG(INFO) << "[supervisor] instance " << instance_id_ << ": " << specs.size()
             << " active supervisors, " << workers.size() << " known workers";
+  if (options_.metrics != nullptr) RegisterGauges();
   if (options_.housekeeping) housekeeping_ = std::thread([this] { Housekeeping(); });
   return absl::OkStatus();
 }
 
+void SupervisorManager::RegisterGauges() {
+  metrics::Registry* registry = options_.metrics;
+  gauges_.push_back(registry->AddGaugeCallback(metrics::kSupervisorPartitionLag, [this] {
+    std::vector<metrics::GaugeSample> samples;
+    for (auto& supervisor : All()) {
+      const v1::SupervisorStatus status = supervisor->Status();
+      for (const auto& [partition, lag] : status.lag()) {
+        samples.push_back({{{"datasource", status.datasource()},
+                            {"partition", absl::StrCat(partition)}},
+                           static_cast<double>(lag)});
+      }
+    }
+    return samples;
+  }));
+  gauges_.push_back(registry->AddGaugeCallback(metrics::kSupervisorTasks, [this] {
+    std::vector<metrics::GaugeSample> samples;
+    for (auto& supervisor : All()) {
+      const v1::SupervisorStatus status = supervisor->Status();
+      std::map<std::string, int> by_state;
+      for (const auto* groups : {&status.active_groups(), &status.publishing_groups()}) {
+        for (const v1::TaskGroupStatus& group : *groups) {
+          for (const v1::TaskSummary& task : group.tasks()) ++by_state[v1::TaskState_Name(task.state())];
+        }
+      }
+      for (const auto& [state, count] : by_state) {
+        samples.push_back({{{"datasource", status.datasource()}, {"state", state}},
+                           static_cast<double>(count)});
+      }
+    }
+    return samples;
+  }));
+  gauges_.push_back(registry->AddGaugeCallback(metrics::kSupervisorWorkers, [this] {
+    int alive = 0;
+    int lost = 0;
+    for (const v1::WorkerInfo& worker : registry_->List()) ++(worker.alive() ? alive : lost);
+    return std::vector<metrics::GaugeSample>{{{{"state", "alive"}}, static_cast<double>(alive)},
+                                             {{{"state", "lost"}}, static_cast<double>(lost)}};
+  }));
+}
+
 SupervisorManager::~SupervisorManager() {
+  gauges_.clear();  // waits for a running scrape
   {
     absl::MutexLock lock(&housekeeping_mu_);
     stop_ = true;
@@ -141,6 +184,7 @@ absl::Status SupervisorManager::StartSupervisor(SpecRecord spec) {
   deps.stream_metadata_factory = options_.stream_metadata_factory;
   deps.kafka_timeout = options_.kafka_timeout;
   deps.run_on_events = options_.run_on_events;
+  deps.metrics = options_.metrics;
   const std::string datasource = spec.datasource;
   SLUICE_ASSIGN_OR_RETURN(auto supervisor, StreamSupervisor::Start(deps, std::move(spec)));
   absl::MutexLock lock(&mu_);
@@ -455,7 +499,24 @@ absl::StatusOr<v1::CheckpointDataSourceMetadataResponse> SupervisorManager::Chec
 
 absl::StatusOr<v1::PublishSegmentsResponse> SupervisorManager::Publish(
     const v1::PublishSegmentsRequest& request) {
-  return publisher_.Publish(request);
+  absl::StatusOr<v1::PublishSegmentsResponse> response = publisher_.Publish(request);
+  if (options_.metrics != nullptr) {
+    // Only datasources that exist label a series (no cardinality from junk).
+    const absl::StatusCode code = response.status().code();
+    const bool known =
+        code != absl::StatusCode::kInvalidArgument && code != absl::StatusCode::kNotFound;
+    const std::string datasource = known ? request.datasource() : "";
+    options_.metrics
+        ->GetCounter(metrics::kSupervisorPublishes,
+                     {{"datasource", datasource}, {"code", absl::StatusCodeToString(code)}})
+        ->Increment();
+    if (response.ok()) {
+      options_.metrics->GetCounter(metrics::kSupervisorSegmentsPublished,
+                                   {{"datasource", datasource}})
+          ->Increment(response->inserted_segment_ids_size());
+    }
+  }
+  return response;
 }
 
 absl::StatusOr<v1::GetPublishedSegmentsResponse> SupervisorManager::GetPublished(

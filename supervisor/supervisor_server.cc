@@ -30,9 +30,12 @@ absl::StatusOr<std::unique_ptr<SupervisorServer>> SupervisorServer::Start(
   SupervisorManagerOptions manager_options;
   manager_options.store = server->store_.get();
   manager_options.deep_storage = server->deep_storage_.get();
-  manager_options.task_client_factory = [](const ChatOptions& chat) {
-    return NewGrpcTaskClient(chat);
+  SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<grpc::ChannelCredentials> task_credentials,
+                          tls::MakeChannelCredentials(options.tls));
+  manager_options.task_client_factory = [task_credentials](const ChatOptions& chat) {
+    return NewGrpcTaskClient(chat, task_credentials);
   };
+  manager_options.metrics = options.metrics;
   manager_options.stream_metadata_factory = KafkaStreamMetadataFactory();
   manager_options.heartbeat_interval = options.heartbeat_interval;
   manager_options.min_worker_lost_timeout = options.min_worker_lost_timeout;
@@ -43,6 +46,8 @@ absl::StatusOr<std::unique_ptr<SupervisorServer>> SupervisorServer::Start(
   GrpcServerOptions grpc_options;
   grpc_options.listen_address = options.listen_address;
   grpc_options.services = {server->service_.get()};
+  SLUICE_ASSIGN_OR_RETURN(grpc_options.credentials, tls::MakeServerCredentials(options.tls));
+  grpc_options.metrics = options.metrics;
   SLUICE_ASSIGN_OR_RETURN(server->grpc_, GrpcServer::Start(std::move(grpc_options)));
   server->options_ = std::move(options);
   server->grpc_->SetServing(true);

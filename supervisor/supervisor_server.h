@@ -13,6 +13,8 @@
 #include "common/grpc_server.h"
 #include "supervisor/metadata_store.h"
 #include "supervisor/supervisor_manager.h"
+#include "common/metrics/registry.h"
+#include "common/tls/credentials.h"
 #include "supervisor/supervisor_service.h"
 
 namespace sluice::supervisor {
@@ -30,6 +32,13 @@ struct SupervisorServerOptions {
   absl::Duration min_worker_lost_timeout = absl::Seconds(10);
   // Period of the deep-storage verification of published segments.
   absl::Duration handoff_period = absl::Seconds(2);
+  // Certificates for the gRPC server and for the calls it makes to task workers
+  // (tls::MakeChannelCredentials); mutual TLS when ca_path is set. Empty:
+  // plaintext.
+  tls::TlsOptions tls;
+  // Metrics of this process (gRPC requests and what the core records); null:
+  // none. Not owned; must outlive the server.
+  metrics::Registry* metrics = nullptr;
 };
 
 class SupervisorServer {

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <grpcpp/security/credentials.h>
+
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "sluice/v1/task_service.pb.h"
@@ -59,8 +61,10 @@ class TaskClient {
                                                                  const std::string& datasource) = 0;
 };
 
-// The gRPC implementation. Channels are cached per address.
-std::unique_ptr<TaskClient> NewGrpcTaskClient(ChatOptions options);
+// The gRPC implementation. Channels are cached per address and use
+// `credentials` (null: plaintext), e.g. tls::MakeChannelCredentials.
+std::unique_ptr<TaskClient> NewGrpcTaskClient(
+    ChatOptions options, std::shared_ptr<grpc::ChannelCredentials> credentials = nullptr);
 
 // ChatOptions from a normalized tuning config (chatTimeout, chatRetries).
 ChatOptions ChatOptionsFromTuning(const v1::TuningConfig& tuning);

@@ -33,6 +33,8 @@ absl::StatusOr<std::unique_ptr<WorkerServer>> WorkerServer::Start(WorkerServerOp
   GrpcServerOptions grpc_options;
   grpc_options.listen_address = options.listen_address;
   grpc_options.services = {server->service_.get()};
+  SLUICE_ASSIGN_OR_RETURN(grpc_options.credentials, tls::MakeServerCredentials(options.tls));
+  grpc_options.metrics = options.metrics;
   SLUICE_ASSIGN_OR_RETURN(server->grpc_, GrpcServer::Start(std::move(grpc_options)));
   if (options.advertise_address.empty()) options.advertise_address = server->grpc_->address();
   server->options_ = std::move(options);

@@ -10,6 +10,8 @@
 #include "absl/time/time.h"
 #include "common/deep_storage.h"
 #include "common/grpc_server.h"
+#include "common/metrics/registry.h"
+#include "common/tls/credentials.h"
 #include "task/task_service.h"
 
 namespace sluice::task {
@@ -23,6 +25,13 @@ struct WorkerServerOptions {
   std::string supervisor_address;
   // "file:///path"; empty = <data_dir>/deep-storage.
   std::string deep_storage_uri;
+  // Certificates for the gRPC server and for the calls it makes to the supervisor
+  // (tls::MakeChannelCredentials); mutual TLS when ca_path is set. Empty:
+  // plaintext.
+  tls::TlsOptions tls;
+  // Metrics of this process (gRPC requests and what the core records); null:
+  // none. Not owned; must outlive the server.
+  metrics::Registry* metrics = nullptr;
   // Stable id (e.g. the pod name); empty = derived from the host name.
   std::string worker_id;
   // Address the supervisor should dial; empty = the bound address.

@@ -13,6 +13,7 @@
 #include "common/file_util.h"
 #include "common/kafka/mock_cluster.h"
 #include "common/kafka/producer.h"
+#include "common/metrics/registry.h"
 #include "sluice/v1/supervisor_service.grpc.pb.h"
 #include "supervisor/naming.h"
 #include "supervisor/supervisor_server.h"
@@ -56,6 +57,7 @@ class SupervisorServiceTest : public ::testing::Test {
     options.heartbeat_interval = absl::Milliseconds(100);
     options.min_worker_lost_timeout = absl::Seconds(3);
     options.handoff_period = absl::Milliseconds(100);
+    options.metrics = &metrics_;
     auto server = SupervisorServer::Start(options);
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = std::move(*server);
@@ -121,6 +123,7 @@ class SupervisorServiceTest : public ::testing::Test {
   }
 
   testing::TempDir dir_;
+  metrics::Registry metrics_;  // outlives the server
   std::unique_ptr<kafka::MockCluster> cluster_;
   std::unique_ptr<SupervisorServer> server_;
   std::unique_ptr<v1::SupervisorService::Stub> stub_;
@@ -328,6 +331,22 @@ TEST_F(SupervisorServiceTest, ACheckpointAndAPublishThroughTheApi) {
   ASSERT_EQ(workers.workers_size(), 1);
   EXPECT_TRUE(workers.workers(0).alive());
   EXPECT_EQ(workers.workers(0).running_tasks(), 1);
+
+  // What the process exports (common/metrics/catalog.h).
+  const std::string text = metrics_.Render();
+  for (const char* line : {
+           "sluice_supervisor_checkpoints_total{datasource=\"wiki\"} 1\n",
+           "sluice_supervisor_publishes_total{code=\"OK\",datasource=\"wiki\"} 1\n",
+           "sluice_supervisor_publishes_total{code=\"ABORTED\",datasource=\"wiki\"} 1\n",
+           "sluice_supervisor_segments_published_total{datasource=\"wiki\"} 1\n",
+           "sluice_supervisor_handoff_seconds_count{datasource=\"wiki\"} 1\n",
+           "sluice_supervisor_checkpoint_seconds_count{datasource=\"wiki\"} 1\n",
+           "sluice_supervisor_workers{state=\"alive\"} 1\n",
+           "sluice_supervisor_tasks{datasource=\"wiki\",state=\"READING\"} 1\n",
+           "sluice_supervisor_partition_lag{datasource=\"wiki\",partition=\"0\"} 0\n",
+       }) {
+    EXPECT_TRUE(absl::StrContains(text, line)) << line << " not in\n" << text;
+  }
 }
 
 TEST_F(SupervisorServiceTest, ARestartedSupervisorAdoptsItsTasksAndResumesAPausedOne) {

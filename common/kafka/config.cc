@@ -29,8 +29,7 @@ void LogToGlog(const rd_kafka_t* rk, int level, const char* facility, const char
 
 }  // namespace
 
-absl::Status SetProperty(rd_kafka_conf_t* conf, absl::string_view name,
-                         absl::string_view value) {
+absl::Status SetProperty(rd_kafka_conf_t* conf, absl::string_view name, absl::string_view value) {
   char errstr[512];
   const std::string name_str(name);
   const std::string value_str(value);
@@ -38,12 +37,11 @@ absl::Status SetProperty(rd_kafka_conf_t* conf, absl::string_view name,
       rd_kafka_conf_set(conf, name_str.c_str(), value_str.c_str(), errstr, sizeof(errstr));
   if (res == RD_KAFKA_CONF_OK) return absl::OkStatus();
   return absl::InvalidArgumentError(
-      absl::StrCat(res == RD_KAFKA_CONF_UNKNOWN ? "unknown" : "invalid",
-                   " Kafka property \"", name, "\"=\"", value, "\": ", errstr));
+      absl::StrCat(res == RD_KAFKA_CONF_UNKNOWN ? "unknown" : "invalid", " Kafka property \"", name,
+                   "\"=\"", value, "\": ", errstr));
 }
 
-absl::StatusOr<ConfPtr> BuildConf(const KafkaProperties& properties,
-                                  absl::string_view log_prefix) {
+absl::StatusOr<ConfPtr> BuildConf(const KafkaProperties& properties, absl::string_view log_prefix) {
   ConfPtr conf(rd_kafka_conf_new());
   rd_kafka_conf_set_log_cb(conf.get(), &LogToGlog);
   // client.id names the handle in logs unless the caller chose one.
@@ -63,9 +61,8 @@ absl::StatusOr<HandlePtr> NewHandle(rd_kafka_type_t type, ConfPtr conf) {
   rd_kafka_t* rk = rd_kafka_new(type, conf.get(), errstr, sizeof(errstr));
   if (rk == nullptr) {
     // rd_kafka_new leaves the conf with the caller on failure; `conf` frees it.
-    return absl::InvalidArgumentError(
-        absl::StrCat("cannot create Kafka ",
-                     type == RD_KAFKA_PRODUCER ? "producer" : "consumer", ": ", errstr));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cannot create Kafka ", type == RD_KAFKA_PRODUCER ? "producer" : "consumer", ": ", errstr));
   }
   conf.release();  // Owned by the handle now.
   return HandlePtr(rk);

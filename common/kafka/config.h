@@ -32,8 +32,7 @@ absl::StatusOr<ConfPtr> BuildConf(const KafkaProperties& properties,
                                   absl::string_view log_prefix = "client");
 
 // Sets one property on `conf`; INVALID_ARGUMENT as above.
-absl::Status SetProperty(rd_kafka_conf_t* conf, absl::string_view name,
-                         absl::string_view value);
+absl::Status SetProperty(rd_kafka_conf_t* conf, absl::string_view name, absl::string_view value);
 
 // Creates a client handle of `type` from `conf` (which it consumes, also on
 // failure). INVALID_ARGUMENT when librdkafka refuses the configuration

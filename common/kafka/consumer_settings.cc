@@ -10,8 +10,8 @@ absl::StatusOr<ClusterKind> ParseClusterKind(absl::string_view name) {
   const std::string lower = absl::AsciiStrToLower(name);
   if (lower == "dev" || lower == "devbroker" || lower == "mock") return ClusterKind::kDevBroker;
   if (lower == "kafka" || lower == "cluster") return ClusterKind::kKafka;
-  return absl::InvalidArgumentError(absl::StrCat(
-      "unknown Kafka cluster kind \"", name, "\" (expected \"dev\" or \"kafka\")"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown Kafka cluster kind \"", name, "\" (expected \"dev\" or \"kafka\")"));
 }
 
 absl::string_view ClusterKindName(ClusterKind kind) {

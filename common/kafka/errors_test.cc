@@ -51,9 +51,8 @@ TEST(KafkaErrorToStatusTest, MessageHasContextDescriptionAndName) {
   const absl::Status s =
       KafkaErrorToStatus(RD_KAFKA_RESP_ERR__TRANSPORT, "query watermarks of wiki[3]");
   EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable);
-  EXPECT_EQ(s.message(),
-            std::string("query watermarks of wiki[3]: ") +
-                rd_kafka_err2str(RD_KAFKA_RESP_ERR__TRANSPORT) + " (_TRANSPORT)");
+  EXPECT_EQ(s.message(), std::string("query watermarks of wiki[3]: ") +
+                             rd_kafka_err2str(RD_KAFKA_RESP_ERR__TRANSPORT) + " (_TRANSPORT)");
 }
 
 TEST(KafkaErrorToStatusTest, DetailReplacesGenericDescription) {
@@ -69,8 +68,7 @@ TEST(KafkaErrorToStatusTest, NoErrorIsOk) {
 }
 
 TEST(KafkaErrorObjectToStatusTest, ConsumesTheErrorObject) {
-  rd_kafka_error_t* error =
-      rd_kafka_error_new(RD_KAFKA_RESP_ERR__STATE, "transaction not started");
+  rd_kafka_error_t* error = rd_kafka_error_new(RD_KAFKA_RESP_ERR__STATE, "transaction not started");
   const absl::Status s = KafkaErrorObjectToStatus(error, "commit");
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(s.message(), "commit: transaction not started (_STATE)");

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "common/kafka/errors.h"
 #include "common/status_macros.h"
 
@@ -43,9 +44,8 @@ absl::StatusOr<std::vector<int32_t>> MetadataClient::ListPartitions(absl::string
     return KafkaErrorToStatus(rd_kafka_last_error(), context);
   }
   const rd_kafka_metadata_t* raw = nullptr;
-  const rd_kafka_resp_err_t err =
-      rd_kafka_metadata(rk_.get(), /*all_topics=*/0, rkt.get(), &raw,
-                        RemainingMs(absl::Now() + timeout));
+  const rd_kafka_resp_err_t err = rd_kafka_metadata(rk_.get(), /*all_topics=*/0, rkt.get(), &raw,
+                                                    RemainingMs(absl::Now() + timeout));
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) return KafkaErrorToStatus(err, context);
   MetadataPtr metadata(raw);
   for (int i = 0; i < metadata->topic_cnt; ++i) {
@@ -66,23 +66,49 @@ absl::StatusOr<std::vector<int32_t>> MetadataClient::ListPartitions(absl::string
 
 absl::StatusOr<std::map<int32_t, Watermarks>> MetadataClient::QueryWatermarks(
     absl::string_view topic, const std::vector<int32_t>& partitions, absl::Duration timeout) {
+  // Not rd_kafka_query_watermark_offsets(): in librdkafka 2.0.2 it waits for
+  // the ListOffsets replies without a deadline (only the leader lookup uses
+  // the timeout), so a leader that went away and came back can block it for
+  // minutes. rd_kafka_offsets_for_times() honours its timeout and sends one
+  // request per leader; ListOffsets "timestamps" -2 / -1 mean earliest /
+  // latest.
   const absl::Time deadline = absl::Now() + timeout;
   const std::string topic_str(topic);
   std::map<int32_t, Watermarks> result;
-  for (int32_t partition : partitions) {
-    const std::string context =
-        absl::StrCat("query watermarks of ", topic, "[", partition, "]");
-    if (absl::Now() >= deadline) {
-      return absl::UnavailableError(absl::StrCat(
-          context, ": timed out after ", absl::FormatDuration(timeout), " (",
-          result.size(), " of ", partitions.size(), " partitions answered)"));
+  if (partitions.empty()) return result;
+  const std::string context = absl::StrCat("query watermarks of ", topic);
+  for (const int64_t which : {RD_KAFKA_OFFSET_BEGINNING, RD_KAFKA_OFFSET_END}) {
+    TopicPartitionListPtr list(rd_kafka_topic_partition_list_new(partitions.size()));
+    for (int32_t partition : partitions) {
+      rd_kafka_topic_partition_list_add(list.get(), topic_str.c_str(), partition)->offset = which;
     }
-    int64_t low = 0;
-    int64_t high = 0;
-    const rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(
-        rk_.get(), topic_str.c_str(), partition, &low, &high, RemainingMs(deadline));
-    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) return KafkaErrorToStatus(err, context);
-    result[partition] = Watermarks{low, high};
+    if (absl::Now() >= deadline) {
+      return absl::UnavailableError(
+          absl::StrCat(context, ": timed out after ", absl::FormatDuration(timeout)));
+    }
+    const rd_kafka_resp_err_t err =
+        rd_kafka_offsets_for_times(rk_.get(), list.get(), RemainingMs(deadline));
+    // Per-partition errors first: they name the partition.
+    for (int i = 0; i < list->cnt; ++i) {
+      const rd_kafka_topic_partition_t& tp = list->elems[i];
+      if (tp.err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        return KafkaErrorToStatus(tp.err, absl::StrCat(context, "[", tp.partition, "]"));
+      }
+    }
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      return KafkaErrorToStatus(
+          err, absl::StrCat(context, "[", absl::StrJoin(partitions, ","), "] (",
+                            which == RD_KAFKA_OFFSET_BEGINNING ? "earliest" : "latest", ")"));
+    }
+    for (int i = 0; i < list->cnt; ++i) {
+      const rd_kafka_topic_partition_t& tp = list->elems[i];
+      if (tp.offset < 0) {
+        return absl::UnavailableError(
+            absl::StrCat(context, "[", tp.partition, "]: the broker answered offset ", tp.offset));
+      }
+      Watermarks& marks = result[tp.partition];
+      (which == RD_KAFKA_OFFSET_BEGINNING ? marks.earliest : marks.latest) = tp.offset;
+    }
   }
   return result;
 }

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <ostream>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -40,6 +41,9 @@ struct Watermarks {
   bool operator==(const Watermarks& other) const {
     return earliest == other.earliest && latest == other.latest;
   }
+  friend std::ostream& operator<<(std::ostream& os, const Watermarks& marks) {
+    return os << "[" << marks.earliest << ", " << marks.latest << ")";
+  }
 };
 
 class MetadataClient {
@@ -47,8 +51,7 @@ class MetadataClient {
   // `properties` are consumer properties (at least "bootstrap.servers"); the
   // client never creates topics ("allow.auto.create.topics" is forced false)
   // and never joins a group. INVALID_ARGUMENT for bad properties.
-  static absl::StatusOr<std::unique_ptr<MetadataClient>> Create(
-      const KafkaProperties& properties);
+  static absl::StatusOr<std::unique_ptr<MetadataClient>> Create(const KafkaProperties& properties);
 
   MetadataClient(const MetadataClient&) = delete;
   MetadataClient& operator=(const MetadataClient&) = delete;
@@ -60,12 +63,11 @@ class MetadataClient {
                                                       absl::Duration timeout);
 
   // Earliest and latest offsets of each of `partitions` of `topic`, all
-  // within `timeout` overall. NOT_FOUND for an unknown topic or partition;
-  // UNAVAILABLE when a leader is down or time runs out (the message names the
-  // partition that failed).
+  // within `timeout` overall (two ListOffsets requests per leader). NOT_FOUND
+  // for an unknown topic or partition (naming it); UNAVAILABLE when a leader
+  // is down or time runs out.
   absl::StatusOr<std::map<int32_t, Watermarks>> QueryWatermarks(
-      absl::string_view topic, const std::vector<int32_t>& partitions,
-      absl::Duration timeout);
+      absl::string_view topic, const std::vector<int32_t>& partitions, absl::Duration timeout);
 
   // ListPartitions + QueryWatermarks for all of them, sharing `timeout`.
   absl::StatusOr<std::map<int32_t, Watermarks>> QueryAllWatermarks(absl::string_view topic,

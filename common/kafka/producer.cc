@@ -50,8 +50,8 @@ void Producer::RecordDelivery(const rd_kafka_message_t& message) {
   }
 }
 
-absl::Status Producer::Produce(absl::string_view topic, int32_t partition,
-                               absl::string_view value, absl::string_view key) {
+absl::Status Producer::Produce(absl::string_view topic, int32_t partition, absl::string_view value,
+                               absl::string_view key) {
   const std::string topic_str(topic);
   rd_kafka_resp_err_t err;
   // Not RD_KAFKA_MSG_F_BLOCK: with a delivery callback it can block forever,

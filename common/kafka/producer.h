@@ -51,9 +51,9 @@ class Producer {
   Producer& operator=(const Producer&) = delete;
 
   // Enqueues one record (value copied; key optional, empty = no key). Waits
-  // (serving delivery reports) while librdkafka's local queue is full. Errors here are local (unknown
-  // topic already known to librdkafka, oversized message): INVALID_ARGUMENT,
-  // NOT_FOUND...; delivery failures are reported by Flush().
+  // (serving delivery reports) while librdkafka's local queue is full. Errors here are local
+  // (unknown topic already known to librdkafka, oversized message): INVALID_ARGUMENT, NOT_FOUND...;
+  // delivery failures are reported by Flush().
   absl::Status Produce(absl::string_view topic, int32_t partition, absl::string_view value,
                        absl::string_view key = {});
 

@@ -73,10 +73,9 @@ TEST_F(ProducerTest, UnknownPartitionIsNotFound) {
 
 TEST_F(ProducerTest, DeliveryErrorsAreReportedByFlush) {
   // A non-retriable error on the next Produce requests.
-  rd_kafka_mock_push_request_errors(cluster_->get(), /*ApiKey=Produce*/ 0, 3,
-                                    RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED,
-                                    RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED,
-                                    RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED);
+  rd_kafka_mock_push_request_errors(
+      cluster_->get(), /*ApiKey=Produce*/ 0, 3, RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED,
+      RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED, RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED);
   auto producer = Producer::Create(Props());
   ASSERT_TRUE(producer.ok()) << producer.status();
   ASSERT_TRUE((*producer)->Produce("t", 0, "v").ok());

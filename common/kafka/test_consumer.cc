@@ -42,19 +42,17 @@ absl::StatusOr<std::map<int32_t, std::vector<ConsumedRecord>>> ReadRecords(
       for (const auto& [partition, offset] : next) {
         progress.push_back(absl::StrCat(partition, "@", offset, "/", ranges.at(partition).end));
       }
-      status = absl::UnavailableError(
-          absl::StrCat("read ", topic, ": timed out after ", absl::FormatDuration(timeout),
-                       "; unfinished partitions (partition@next/end): ",
-                       absl::StrJoin(progress, ", ")));
+      status = absl::UnavailableError(absl::StrCat(
+          "read ", topic, ": timed out after ", absl::FormatDuration(timeout),
+          "; unfinished partitions (partition@next/end): ", absl::StrJoin(progress, ", ")));
       break;
     }
     MessagePtr message(rd_kafka_consumer_poll(rk.get(), 100));
     if (message == nullptr) continue;
     if (message->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      status = KafkaErrorToStatus(
-          message->err,
-          absl::StrCat("read ", topic, "[", message->partition, "]"),
-          rd_kafka_message_errstr(message.get()));
+      status = KafkaErrorToStatus(message->err,
+                                  absl::StrCat("read ", topic, "[", message->partition, "]"),
+                                  rd_kafka_message_errstr(message.get()));
       break;
     }
     auto it = next.find(message->partition);

@@ -1,0 +1,134 @@
+// Every metric sluice exports, declared once. docs/operations.md lists the
+// same names (catalog_test checks that), so operators and code agree.
+//
+//   registry.GetCounter(metrics::kTaskRowsProcessed, {{"datasource", ds}})->Increment();
+//
+// Label values come from small sets: datasource, partition, task state, gRPC
+// method and code. Never label by task id or segment id.
+#ifndef SLUICE_COMMON_METRICS_CATALOG_H_
+#define SLUICE_COMMON_METRICS_CATALOG_H_
+
+#include "common/metrics/registry.h"
+
+namespace sluice {
+namespace metrics {
+
+// ---- task worker (sluice-task) ----
+
+inline constexpr MetricDef kTaskRowsProcessed{
+    "sluice_task_rows_processed_total", MetricType::kCounter,
+    "Rows parsed and added to the in-memory index.", "datasource"};
+inline constexpr MetricDef kTaskRowsUnparseable{
+    "sluice_task_rows_unparseable_total", MetricType::kCounter,
+    "Records that could not be parsed into a row (counted and sampled, never silently dropped).",
+    "datasource"};
+inline constexpr MetricDef kTaskRowsThrownAway{
+    "sluice_task_rows_thrown_away_total", MetricType::kCounter,
+    "Rows dropped on purpose: outside the late/early message rejection windows.", "datasource"};
+inline constexpr MetricDef kTaskPersists{
+    "sluice_task_persists_total", MetricType::kCounter,
+    "Intermediate persists of the in-memory index to the worker's disk.", "datasource"};
+inline constexpr MetricDef kTaskPersistSeconds{
+    "sluice_task_persist_seconds", MetricType::kHistogram,
+    "Time to write one intermediate persist.", "datasource", kLatencySecondsBuckets};
+inline constexpr MetricDef kTaskCheckpoints{
+    "sluice_task_checkpoints_total", MetricType::kCounter,
+    "Checkpoint requests sent to the supervisor (a sequence was full).", "datasource"};
+inline constexpr MetricDef kTaskCheckpointSeconds{
+    "sluice_task_checkpoint_seconds", MetricType::kHistogram,
+    "Time a task stays paused from its checkpoint request until it gets its end offsets.",
+    "datasource", kLatencySecondsBuckets};
+inline constexpr MetricDef kTaskSegmentsPushed{
+    "sluice_task_segments_pushed_total", MetricType::kCounter,
+    "Segment files written to deep storage.", "datasource"};
+inline constexpr MetricDef kTaskSegmentsPublished{
+    "sluice_task_segments_published_total", MetricType::kCounter,
+    "Segments of this worker's sequences committed by PublishSegments.", "datasource"};
+inline constexpr MetricDef kTaskPublishSeconds{
+    "sluice_task_publish_seconds", MetricType::kHistogram,
+    "Time from a sequence closing to its publish committing (persist, merge, push, publish).",
+    "datasource", kLatencySecondsBuckets};
+inline constexpr MetricDef kTaskHandoffSeconds{
+    "sluice_task_handoff_seconds", MetricType::kHistogram,
+    "Time from a publish committing to all of its segments being handed off.", "datasource",
+    kLatencySecondsBuckets};
+inline constexpr MetricDef kTaskHandoffTimeouts{
+    "sluice_task_handoff_timeouts_total", MetricType::kCounter,
+    "Publishes whose handoff did not complete within handoffConditionTimeout (an alert).",
+    "datasource"};
+inline constexpr MetricDef kTaskTasks{
+    "sluice_task_tasks", MetricType::kGauge,
+    "Tasks on this worker by state (NOT_STARTED, READING, PAUSED, PUBLISHING, ...).", "state"};
+
+// ---- supervisor (sluice-supervisor) ----
+
+inline constexpr MetricDef kSupervisorPartitionLag{
+    "sluice_supervisor_partition_lag", MetricType::kGauge,
+    "Records between the partition's latest Kafka offset and the furthest offset its tasks read.",
+    "datasource,partition"};
+inline constexpr MetricDef kSupervisorTasks{"sluice_supervisor_tasks", MetricType::kGauge,
+                                            "Tasks the supervisor tracks, by datasource and state.",
+                                            "datasource,state"};
+inline constexpr MetricDef kSupervisorWorkers{"sluice_supervisor_workers", MetricType::kGauge,
+                                              "Registered task workers by state (alive, lost).",
+                                              "state"};
+inline constexpr MetricDef kSupervisorCheckpoints{
+    "sluice_supervisor_checkpoints_total", MetricType::kCounter,
+    "Checkpoints recorded in the metadata store.", "datasource"};
+inline constexpr MetricDef kSupervisorCheckpointSeconds{
+    "sluice_supervisor_checkpoint_seconds", MetricType::kHistogram,
+    "Time from a checkpoint request to SetEndOffsets answered by every replica.", "datasource",
+    kLatencySecondsBuckets};
+inline constexpr MetricDef kSupervisorPublishes{
+    "sluice_supervisor_publishes_total", MetricType::kCounter,
+    "PublishSegments transactions by result code (OK, ABORTED, UNAVAILABLE, ...).",
+    "datasource,code"};
+inline constexpr MetricDef kSupervisorSegmentsPublished{
+    "sluice_supervisor_segments_published_total", MetricType::kCounter,
+    "Segments committed to the metadata store.", "datasource"};
+inline constexpr MetricDef kSupervisorHandoffSeconds{
+    "sluice_supervisor_handoff_seconds", MetricType::kHistogram,
+    "Time from a segment's commit to its handoff.", "datasource", kLatencySecondsBuckets};
+
+// ---- both binaries: gRPC server (recorded by grpc_server_metrics.h) ----
+
+inline constexpr MetricDef kGrpcServerHandled{
+    "sluice_grpc_server_handled_total", MetricType::kCounter,
+    "RPCs completed by the server, by service, method and status code.",
+    "grpc_service,grpc_method,grpc_code"};
+inline constexpr MetricDef kGrpcServerHandlingSeconds{
+    "sluice_grpc_server_handling_seconds", MetricType::kHistogram,
+    "Time from an RPC's start to its status being sent.", "grpc_service,grpc_method",
+    kLatencySecondsBuckets};
+
+// All of the above, for documentation checks and listings.
+inline constexpr const MetricDef* kCatalog[] = {
+    &kTaskRowsProcessed,
+    &kTaskRowsUnparseable,
+    &kTaskRowsThrownAway,
+    &kTaskPersists,
+    &kTaskPersistSeconds,
+    &kTaskCheckpoints,
+    &kTaskCheckpointSeconds,
+    &kTaskSegmentsPushed,
+    &kTaskSegmentsPublished,
+    &kTaskPublishSeconds,
+    &kTaskHandoffSeconds,
+    &kTaskHandoffTimeouts,
+    &kTaskTasks,
+    &kSupervisorPartitionLag,
+    &kSupervisorTasks,
+    &kSupervisorWorkers,
+    &kSupervisorCheckpoints,
+    &kSupervisorCheckpointSeconds,
+    &kSupervisorPublishes,
+    &kSupervisorSegmentsPublished,
+    &kSupervisorHandoffSeconds,
+    &kGrpcServerHandled,
+    &kGrpcServerHandlingSeconds,
+};
+
+}  // namespace metrics
+}  // namespace sluice
+
+#endif  // SLUICE_COMMON_METRICS_CATALOG_H_

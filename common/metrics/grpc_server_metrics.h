@@ -1,0 +1,33 @@
+// Counts every RPC a gRPC server handles, into a metrics Registry:
+//   sluice_grpc_server_handled_total{grpc_service,grpc_method,grpc_code}
+//   sluice_grpc_server_handling_seconds{grpc_service,grpc_method}
+// (kGrpcServerHandled / kGrpcServerHandlingSeconds in catalog.h).
+//
+// Usage, where the server is built:
+//   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> f;
+//   f.push_back(metrics::NewGrpcServerMetricsFactory(&registry));
+//   builder.experimental().SetInterceptorCreators(std::move(f));
+//
+// An RPC whose status is never sent (the client went away first) counts as
+// CANCELLED. Requests for methods the server does not implement are answered
+// by gRPC before interceptors run and are not counted.
+#ifndef SLUICE_COMMON_METRICS_GRPC_SERVER_METRICS_H_
+#define SLUICE_COMMON_METRICS_GRPC_SERVER_METRICS_H_
+
+#include <grpcpp/support/server_interceptor.h>
+
+#include <memory>
+
+#include "common/metrics/registry.h"
+
+namespace sluice {
+namespace metrics {
+
+// `registry` must outlive the server.
+std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface> NewGrpcServerMetricsFactory(
+    Registry* registry);
+
+}  // namespace metrics
+}  // namespace sluice
+
+#endif  // SLUICE_COMMON_METRICS_GRPC_SERVER_METRICS_H_

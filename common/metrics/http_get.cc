@@ -1,0 +1,54 @@
+#include "common/metrics/http_get.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+
+namespace sluice {
+namespace metrics {
+
+absl::StatusOr<HttpGetResponse> HttpGet(int port, const std::string& path) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return absl::UnavailableError(absl::StrCat("socket: ", strerror(errno)));
+  timeval tv{5, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string request =
+      absl::StrCat("GET ", path, " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+  std::string reply;
+  absl::Status status;
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      send(fd, request.data(), request.size(), MSG_NOSIGNAL) !=
+          static_cast<ssize_t>(request.size())) {
+    status = absl::UnavailableError(absl::StrCat("127.0.0.1:", port, ": ", strerror(errno)));
+  } else {
+    char buf[8192];
+    ssize_t n;
+    while ((n = recv(fd, buf, sizeof(buf), 0)) > 0) reply.append(buf, n);
+    if (n < 0) status = absl::UnavailableError(absl::StrCat("recv: ", strerror(errno)));
+  }
+  close(fd);
+  if (!status.ok()) return status;
+  // "HTTP/1.1 200 OK\r\n...\r\n\r\nbody"
+  size_t head_end = reply.find("\r\n\r\n");
+  HttpGetResponse response;
+  if (reply.compare(0, 9, "HTTP/1.1 ") != 0 || head_end == std::string::npos ||
+      !absl::SimpleAtoi(reply.substr(9, 3), &response.status)) {
+    return absl::UnavailableError(absl::StrCat("not an HTTP response: ", reply.substr(0, 80)));
+  }
+  response.body = reply.substr(head_end + 4);
+  return response;
+}
+
+}  // namespace metrics
+}  // namespace sluice

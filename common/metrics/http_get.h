@@ -1,0 +1,25 @@
+// A one-shot HTTP/1.1 GET over loopback TCP, for tests that scrape a
+// MetricsHttpServer (e.g. the in-process cluster tests).
+#ifndef SLUICE_COMMON_METRICS_HTTP_GET_H_
+#define SLUICE_COMMON_METRICS_HTTP_GET_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+
+namespace sluice {
+namespace metrics {
+
+struct HttpGetResponse {
+  int status = 0;
+  std::string body;
+};
+
+// GET http://127.0.0.1:<port><path> with "Connection: close", read to EOF.
+// UNAVAILABLE when the connection fails; a 5 s receive timeout.
+absl::StatusOr<HttpGetResponse> HttpGet(int port, const std::string& path);
+
+}  // namespace metrics
+}  // namespace sluice
+
+#endif  // SLUICE_COMMON_METRICS_HTTP_GET_H_

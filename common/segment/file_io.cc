@@ -1,0 +1,192 @@
+#include "common/segment/file_io.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+
+namespace sluice {
+namespace segment {
+namespace {
+
+constexpr size_t kBufferSize = 1 << 20;
+
+std::atomic<uint64_t> temp_counter{0};
+
+std::string DirName(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+std::string BaseName(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+absl::Status SyncDirectory(const std::string& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return FileError("open directory", dir, errno);
+  const int rc = ::fsync(fd);
+  const int error = errno;
+  ::close(fd);
+  if (rc != 0) return FileError("fsync directory", dir, error);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status FileError(absl::string_view operation, absl::string_view path, int error_number) {
+  absl::StatusCode code = absl::ErrnoToStatusCode(error_number);
+  // Disk full is worth a retry after space is freed; other I/O errors are
+  // reported as unavailable (retry the call).
+  if (error_number == ENOSPC || error_number == EDQUOT) code = absl::StatusCode::kResourceExhausted;
+  if (code == absl::StatusCode::kUnknown || error_number == EIO) code = absl::StatusCode::kUnavailable;
+  return absl::Status(code, absl::StrCat(operation, " ", path, ": ", std::strerror(error_number)));
+}
+
+absl::StatusOr<std::unique_ptr<AtomicFile>> AtomicFile::Create(const std::string& path) {
+  const std::string temp = absl::StrCat(DirName(path), "/", kTempFilePrefix, BaseName(path), ".",
+                                        ::getpid(), ".", temp_counter.fetch_add(1));
+  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return FileError("create", temp, errno);
+  return std::unique_ptr<AtomicFile>(new AtomicFile(path, temp, fd));
+}
+
+AtomicFile::AtomicFile(std::string path, std::string temp_path, int fd)
+    : path_(std::move(path)), temp_path_(std::move(temp_path)), fd_(fd) {
+  buffer_.reserve(kBufferSize);
+}
+
+AtomicFile::~AtomicFile() {
+  if (fd_ >= 0) ::close(fd_);
+  if (!committed_) ::unlink(temp_path_.c_str());
+}
+
+absl::Status AtomicFile::Flush() {
+  size_t done = 0;
+  while (done < buffer_.size()) {
+    const ssize_t n = ::write(fd_, buffer_.data() + done, buffer_.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return FileError("write", temp_path_, errno);
+    }
+    done += static_cast<size_t>(n);
+  }
+  buffer_.clear();
+  return absl::OkStatus();
+}
+
+absl::Status AtomicFile::Append(absl::string_view data) {
+  if (committed_) return absl::FailedPreconditionError("file already committed");
+  size_ += data.size();
+  if (buffer_.size() + data.size() > kBufferSize) {
+    if (absl::Status s = Flush(); !s.ok()) return s;
+    if (data.size() >= kBufferSize) {
+      buffer_.assign(data.data(), data.size());
+      return Flush();
+    }
+  }
+  buffer_.append(data.data(), data.size());
+  return absl::OkStatus();
+}
+
+absl::Status AtomicFile::WriteAt(uint64_t offset, absl::string_view data) {
+  if (offset + data.size() > size_) {
+    return absl::InvalidArgumentError("WriteAt past the bytes appended");
+  }
+  if (absl::Status s = Flush(); !s.ok()) return s;
+  size_t done = 0;
+  while (done < data.size()) {
+    const ssize_t n = ::pwrite(fd_, data.data() + done, data.size() - done,
+                               static_cast<off_t>(offset + done));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return FileError("write", temp_path_, errno);
+    }
+    done += static_cast<size_t>(n);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status AtomicFile::Commit() {
+  if (committed_) return absl::FailedPreconditionError("file already committed");
+  if (absl::Status s = Flush(); !s.ok()) return s;
+  if (::fsync(fd_) != 0) return FileError("fsync", temp_path_, errno);
+  if (::close(fd_) != 0) {
+    fd_ = -1;
+    return FileError("close", temp_path_, errno);
+  }
+  fd_ = -1;
+  if (::rename(temp_path_.c_str(), path_.c_str()) != 0) return FileError("rename to", path_, errno);
+  committed_ = true;
+  return SyncDirectory(DirName(path_));
+}
+
+absl::StatusOr<MappedFile> MappedFile::Open(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return FileError("open", path, errno);
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    const int error = errno;
+    ::close(fd);
+    return FileError("stat", path, error);
+  }
+  MappedFile file;
+  file.size_ = static_cast<size_t>(st.st_size);
+  if (file.size_ > 0) {
+    void* addr = ::mmap(nullptr, file.size_, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (addr == MAP_FAILED) {
+      const int error = errno;
+      ::close(fd);
+      return FileError("mmap", path, error);
+    }
+    file.addr_ = addr;
+  }
+  ::close(fd);
+  return file;
+}
+
+MappedFile::~MappedFile() {
+  if (addr_ != nullptr) ::munmap(addr_, size_);
+}
+
+MappedFile::MappedFile(MappedFile&& other) noexcept : addr_(other.addr_), size_(other.size_) {
+  other.addr_ = nullptr;
+  other.size_ = 0;
+}
+
+MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
+  if (this != &other) {
+    if (addr_ != nullptr) ::munmap(addr_, size_);
+    addr_ = other.addr_;
+    size_ = other.size_;
+    other.addr_ = nullptr;
+    other.size_ = 0;
+  }
+  return *this;
+}
+
+absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents) {
+  absl::StatusOr<std::unique_ptr<AtomicFile>> file = AtomicFile::Create(path);
+  if (!file.ok()) return file.status();
+  if (absl::Status s = (*file)->Append(contents); !s.ok()) return s;
+  return (*file)->Commit();
+}
+
+absl::StatusOr<std::string> ReadFileToString(const std::string& path) {
+  absl::StatusOr<MappedFile> file = MappedFile::Open(path);
+  if (!file.ok()) return file.status();
+  return std::string(file->data());
+}
+
+}  // namespace segment
+}  // namespace sluice

@@ -1,0 +1,516 @@
+#include "common/segment/incremental_index.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <numeric>
+
+#include "absl/container/inlined_vector.h"
+#include "absl/hash/hash.h"
+#include "absl/strings/str_cat.h"
+#include "common/segment/string_sort.h"
+
+namespace sluice {
+namespace segment {
+namespace {
+
+inline void Put64(uint32_t* p, uint64_t v) { std::memcpy(p, &v, 8); }
+inline uint64_t Get64(const uint32_t* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+inline uint64_t Bits(double d) {
+  uint64_t v;
+  std::memcpy(&v, &d, 8);
+  return v;
+}
+inline double Double(uint64_t bits) {
+  double d;
+  std::memcpy(&d, &bits, 8);
+  return d;
+}
+
+constexpr size_t kInitialDiscoveredCapacity = 8;
+
+}  // namespace
+
+// Copies of dimension values (and discovered names) in large blocks, so the
+// views in dictionaries stay valid while the index lives.
+class IncrementalIndex::Arena {
+ public:
+  absl::string_view Copy(absl::string_view s) {
+    if (s.size() > left_) NewBlock(s.size());
+    if (!s.empty()) std::memcpy(cursor_, s.data(), s.size());
+    const absl::string_view out(cursor_, s.size());
+    cursor_ += s.size();
+    left_ -= s.size();
+    return out;
+  }
+  size_t allocated() const { return allocated_; }
+
+ private:
+  static constexpr size_t kBlockSize = 64 << 10;
+  void NewBlock(size_t at_least) {
+    const size_t size = std::max(kBlockSize, at_least);
+    blocks_.emplace_back(new char[size]);
+    cursor_ = blocks_.back().get();
+    left_ = size;
+    allocated_ += size;
+  }
+  std::vector<std::unique_ptr<char[]>> blocks_;
+  char* cursor_ = nullptr;
+  size_t left_ = 0;
+  size_t allocated_ = 0;
+};
+
+size_t IncrementalIndex::RowHash::operator()(uint32_t row) const {
+  const uint32_t* r = index->RowAt(row);
+  return absl::HashOf(
+      absl::string_view(reinterpret_cast<const char*>(r), index->key_units_ * sizeof(uint32_t)));
+}
+
+bool IncrementalIndex::RowEq::operator()(uint32_t a, uint32_t b) const {
+  return std::memcmp(index->RowAt(a), index->RowAt(b), index->key_units_ * sizeof(uint32_t)) == 0;
+}
+
+IncrementalIndex::IncrementalIndex(const IndexOptions& options)
+    : schema_(options.schema),
+      interval_(options.interval),
+      discover_(options.schema.discover_dimensions()),
+      rollup_(options.schema.rollup),
+      arena_(new Arena),
+      rollup_set_(0, RowHash{this}, RowEq{this}) {
+  for (const MetricSpec& m : schema_.metrics) {
+    metric_names_.insert(m.name);
+    sum_slot_.push_back(m.type == MetricType::kDoubleSum ? static_cast<int>(num_sums_++) : -1);
+  }
+  if (!discover_) {
+    for (const std::string& d : schema_.dimensions) {
+      dim_by_name_.emplace(d, dims_.size());
+      dims_.push_back(d);
+    }
+    dicts_.resize(dims_.size());
+  }
+  Layout(discover_ ? kInitialDiscoveredCapacity : dims_.size());
+}
+
+IncrementalIndex::~IncrementalIndex() = default;
+
+absl::StatusOr<std::unique_ptr<IncrementalIndex>> IncrementalIndex::Create(
+    const IndexOptions& options) {
+  if (absl::Status s = ValidateSchema(options.schema); !s.ok()) return s;
+  if (options.interval.start_ms >= options.interval.end_ms) {
+    return absl::InvalidArgumentError("the index interval is empty");
+  }
+  return std::unique_ptr<IncrementalIndex>(new IncrementalIndex(options));
+}
+
+void IncrementalIndex::Layout(size_t dim_capacity) {
+  const size_t old_stride = stride_;
+  const size_t old_key_units = key_units_;
+  const size_t old_metrics_at = metrics_at_;
+  dim_capacity_ = dim_capacity;
+  key_units_ = 2 + dim_capacity;
+  metrics_at_ = key_units_;
+  extra_at_ = metrics_at_ + 2 * schema_.metrics.size();
+  stride_ = extra_at_ + (rollup_ ? (num_sums_ + 31) / 32 : 3);
+  if (chunks_.empty()) return;
+  // Re-lay the rows out with the wider key (new dimensions are null).
+  std::vector<std::unique_ptr<uint32_t[]>> old = std::move(chunks_);
+  chunks_.clear();
+  for (size_t c = 0; c < old.size(); ++c) {
+    chunks_.emplace_back(new uint32_t[size_t{kRowsPerChunk} * stride_]());
+  }
+  for (uint32_t row = 0; row < rows_; ++row) {
+    const uint32_t* from = old[row / kRowsPerChunk].get() + size_t{row % kRowsPerChunk} * old_stride;
+    uint32_t* to = RowAt(row);
+    std::memcpy(to, from, old_key_units * sizeof(uint32_t));
+    std::memcpy(to + metrics_at_, from + old_metrics_at,
+                (old_stride - old_metrics_at) * sizeof(uint32_t));
+  }
+  if (rollup_) {
+    rollup_set_.clear();
+    rollup_set_.reserve(rows_);
+    for (uint32_t row = 0; row < rows_; ++row) rollup_set_.insert(row);
+  }
+}
+
+uint32_t IncrementalIndex::Intern(size_t dim, absl::string_view value) {
+  Dictionary& dict = dicts_[dim];
+  auto it = dict.ids.find(value);
+  if (it != dict.ids.end()) return it->second;
+  const absl::string_view copy = arena_->Copy(value);
+  dict.values.push_back(copy);
+  const uint32_t id = static_cast<uint32_t>(dict.values.size());
+  dict.ids.emplace(copy, id);
+  return id;
+}
+
+absl::StatusOr<size_t> IncrementalIndex::DiscoveredDimension(absl::string_view name) {
+  auto it = dim_by_name_.find(name);
+  if (it != dim_by_name_.end()) return it->second;
+  if (dims_.size() >= kMaxDimensions) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("more than ", kMaxDimensions, " discovered dimensions"));
+  }
+  const size_t d = dims_.size();
+  dims_.emplace_back(name);
+  dim_by_name_.emplace(dims_.back(), d);
+  dicts_.emplace_back();
+  dim_stamp_.push_back(0);
+  if (dims_.size() > dim_capacity_) Layout(std::max(dims_.size(), 2 * dim_capacity_));
+  return d;
+}
+
+absl::Status IncrementalIndex::Add(const InputRow& row, int32_t partition, int64_t offset) {
+  const int64_t t = row.timestamp_ms;
+  if (t < interval_.start_ms || t >= interval_.end_ms) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "row time ", t, " is outside the index interval [", interval_.start_ms, ", ",
+        interval_.end_ms, ")"));
+  }
+  const int64_t time = schema_.query_granularity.Truncate(t);
+  if (time < interval_.start_ms) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "query granularity ", schema_.query_granularity.Name(), " truncates row time ", t,
+        " to before the index interval"));
+  }
+  if (partition < 0 || offset < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("negative partition or offset: ", partition, "/", offset));
+  }
+  if (!discover_ && row.dims.size() != dims_.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("row has ", row.dims.size(),
+                                                   " dimension values, the schema ",
+                                                   dims_.size()));
+  }
+  if (row.metrics.size() != schema_.metrics.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("row has ", row.metrics.size(),
+                                                   " metric inputs, the schema ",
+                                                   schema_.metrics.size()));
+  }
+  if (rows_ == std::numeric_limits<uint32_t>::max()) {
+    return absl::ResourceExhaustedError("an index holds at most 2^32 - 1 rows");
+  }
+  // Discovered names first: a new dimension may widen every row.
+  absl::InlinedVector<size_t, 16> discovered;
+  if (discover_) {
+    for (const auto& [name, value] : row.discovered) {
+      if (name.empty() || name == kTimeColumn || name == schema_.timestamp_column ||
+          metric_names_.contains(name)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "\"", name, "\" cannot be a discovered dimension (empty, reserved or a metric)"));
+      }
+    }
+    for (const auto& [name, value] : row.discovered) {
+      absl::StatusOr<size_t> d = DiscoveredDimension(name);
+      if (!d.ok()) return d.status();
+      discovered.push_back(*d);
+    }
+  }
+  if (rows_ / kRowsPerChunk >= chunks_.size()) {
+    chunks_.emplace_back(new uint32_t[size_t{kRowsPerChunk} * stride_]);
+  }
+
+  // Build the row in the next free slot.
+  uint32_t* r = RowAt(rows_);
+  Put64(r, static_cast<uint64_t>(time));
+  std::memset(r + 2, 0, dim_capacity_ * sizeof(uint32_t));
+  if (discover_) {
+    ++stamp_;
+    for (size_t i = row.discovered.size(); i-- > 0;) {  // the last of a repeated name wins
+      const size_t d = discovered[i];
+      if (dim_stamp_[d] == stamp_) continue;
+      dim_stamp_[d] = stamp_;
+      r[2 + d] = Intern(d, row.discovered[i].second);
+    }
+  } else {
+    for (size_t d = 0; d < dims_.size(); ++d) {
+      if (row.dims[d].present) r[2 + d] = Intern(d, row.dims[d].text);
+    }
+  }
+  uint32_t* metrics = r + metrics_at_;
+  for (size_t m = 0; m < schema_.metrics.size(); ++m) {
+    const MetricInput& in = row.metrics[m];
+    uint64_t v = 0;
+    switch (schema_.metrics[m].type) {
+      case MetricType::kCount: v = 1; break;
+      case MetricType::kLongSum: v = in.present ? static_cast<uint64_t>(in.long_value) : 0; break;
+      case MetricType::kLongMin:
+        v = static_cast<uint64_t>(in.present ? in.long_value : std::numeric_limits<int64_t>::max());
+        break;
+      case MetricType::kLongMax:
+        v = static_cast<uint64_t>(in.present ? in.long_value : std::numeric_limits<int64_t>::min());
+        break;
+      case MetricType::kDoubleSum: v = Bits(in.present ? in.double_value : 0.0); break;
+      case MetricType::kDoubleMin:
+        v = Bits(in.present ? in.double_value : std::numeric_limits<double>::infinity());
+        break;
+      case MetricType::kDoubleMax:
+        v = Bits(in.present ? in.double_value : -std::numeric_limits<double>::infinity());
+        break;
+    }
+    Put64(metrics + 2 * m, v);
+  }
+  if (rollup_) {
+    for (size_t i = extra_at_; i < stride_; ++i) r[i] = 0;
+  } else {
+    r[extra_at_] = static_cast<uint32_t>(partition);
+    Put64(r + extra_at_ + 1, static_cast<uint64_t>(offset));
+  }
+
+  if (rollup_) {
+    auto [it, inserted] = rollup_set_.insert(rows_);
+    if (inserted) {
+      ++rows_;
+    } else {
+      Aggregate(RowAt(*it), r);
+    }
+  } else {
+    ++rows_;
+  }
+  ++input_records_;
+  PartitionStats& stats = partitions_[partition];
+  if (stats.records == 0) {
+    stats.partition = partition;
+    stats.min_offset = stats.max_offset = offset;
+  }
+  ++stats.records;
+  stats.min_offset = std::min(stats.min_offset, offset);
+  stats.max_offset = std::max(stats.max_offset, offset);
+  return absl::OkStatus();
+}
+
+void IncrementalIndex::Aggregate(uint32_t* into, const uint32_t* from) {
+  uint32_t* a = into + metrics_at_;
+  const uint32_t* b = from + metrics_at_;
+  for (size_t m = 0; m < schema_.metrics.size(); ++m) {
+    const uint64_t x = Get64(a + 2 * m);
+    const uint64_t y = Get64(b + 2 * m);
+    uint64_t v = x;
+    switch (schema_.metrics[m].type) {
+      case MetricType::kCount:
+      case MetricType::kLongSum:
+        v = x + y;  // wraps around
+        break;
+      case MetricType::kLongMin:
+        v = static_cast<int64_t>(y) < static_cast<int64_t>(x) ? y : x;
+        break;
+      case MetricType::kLongMax:
+        v = static_cast<int64_t>(y) > static_cast<int64_t>(x) ? y : x;
+        break;
+      case MetricType::kDoubleMin:
+        v = TotalOrderKey(Double(y)) < TotalOrderKey(Double(x)) ? y : x;
+        break;
+      case MetricType::kDoubleMax:
+        v = TotalOrderKey(Double(y)) > TotalOrderKey(Double(x)) ? y : x;
+        break;
+      case MetricType::kDoubleSum: {
+        const int k = sum_slot_[m];
+        uint32_t& flags = into[extra_at_ + k / 32];
+        const uint32_t bit = uint32_t{1} << (k % 32);
+        if (!(flags & bit)) {
+          sums_.emplace_back(Double(x));
+          v = sums_.size() - 1;
+          flags |= bit;
+        }
+        ExactSum& sum = sums_[v];
+        const size_t before = sum.HeapBytes();
+        sum.Add(Double(y));
+        sums_heap_bytes_ += static_cast<int64_t>(sum.HeapBytes()) - static_cast<int64_t>(before);
+        break;
+      }
+    }
+    Put64(a + 2 * m, v);
+  }
+}
+
+int64_t IncrementalIndex::estimated_bytes() const {
+  int64_t bytes = sizeof(*this);
+  bytes += static_cast<int64_t>(chunks_.size()) * kRowsPerChunk * stride_ * sizeof(uint32_t);
+  bytes += static_cast<int64_t>(rollup_set_.capacity()) * (sizeof(uint32_t) + 1);
+  for (const Dictionary& d : dicts_) {
+    bytes += static_cast<int64_t>(d.ids.capacity()) *
+             (sizeof(std::pair<absl::string_view, uint32_t>) + 1);
+    bytes += static_cast<int64_t>(d.values.capacity()) * sizeof(absl::string_view);
+  }
+  bytes += static_cast<int64_t>(arena_->allocated());
+  bytes += static_cast<int64_t>(sums_.capacity() * sizeof(ExactSum)) + sums_heap_bytes_;
+  bytes += static_cast<int64_t>(partitions_.size()) * 64;
+  for (const std::string& d : dims_) bytes += static_cast<int64_t>(d.capacity()) + 64;
+  return bytes;
+}
+
+std::vector<PartitionStats> IncrementalIndex::partition_stats() const {
+  std::vector<PartitionStats> out;
+  out.reserve(partitions_.size());
+  for (const auto& [p, stats] : partitions_) out.push_back(stats);
+  return out;
+}
+
+void IncrementalIndex::Clear() {
+  // Rebuild from scratch so every container gives its memory back.
+  dims_.clear();
+  dim_by_name_ = {};
+  dicts_ = {};
+  arena_.reset(new Arena);
+  dim_stamp_ = {};
+  stamp_ = 0;
+  std::vector<std::unique_ptr<uint32_t[]>>().swap(chunks_);
+  rows_ = 0;
+  input_records_ = 0;
+  rollup_set_ = absl::flat_hash_set<uint32_t, RowHash, RowEq>(0, RowHash{this}, RowEq{this});
+  sums_ = {};
+  sums_heap_bytes_ = 0;
+  partitions_.clear();
+  stride_ = key_units_ = 0;
+  if (!discover_) {
+    for (const std::string& d : schema_.dimensions) {
+      dim_by_name_.emplace(d, dims_.size());
+      dims_.push_back(d);
+    }
+    dicts_.resize(dims_.size());
+  }
+  Layout(discover_ ? kInitialDiscoveredCapacity : dims_.size());
+}
+
+// A sorted snapshot: dictionaries sorted (ids remapped), rows ordered by
+// (time, dimension values[, partition, offset]).
+class IncrementalIndex::Run : public SortedRun {
+ public:
+  explicit Run(const IncrementalIndex* index) : index_(index) {
+    const size_t dims = index->dims_.size();
+    // Output dimension order: the schema's, or by name when discovered.
+    order_.resize(dims);
+    std::iota(order_.begin(), order_.end(), 0);
+    if (index->discover_) {
+      std::sort(order_.begin(), order_.end(),
+                [&](size_t a, size_t b) { return index->dims_[a] < index->dims_[b]; });
+    }
+    for (size_t d : order_) names_.push_back(index->dims_[d]);
+    remap_.resize(dims);
+    dictionaries_.resize(dims);
+    for (size_t o = 0; o < dims; ++o) {
+      const size_t d = order_[o];
+      const std::vector<absl::string_view>& values = index->dicts_[d].values;
+      std::vector<uint32_t> by_value(values.size());
+      std::iota(by_value.begin(), by_value.end(), 0);
+      SortStringIndexes(values, &by_value);
+      std::vector<uint32_t>& remap = remap_[d];
+      remap.assign(values.size() + 1, 0);
+      std::vector<absl::string_view>& sorted = dictionaries_[o];
+      sorted.reserve(values.size());
+      for (uint32_t i = 0; i < by_value.size(); ++i) {
+        remap[by_value[i] + 1] = i + 1;
+        sorted.push_back(values[by_value[i]]);
+      }
+    }
+    partitions_ = index->partition_stats();
+
+    // Sort keys: time (sign flipped), remapped ids two per word, then
+    // partition and offset with rollup off.
+    const uint32_t rows = index->rows_;
+    const size_t id_words = (dims + 1) / 2;
+    key_words_ = 1 + id_words + (index->rollup_ ? 0 : 2);
+    keys_.assign(size_t{rows} * key_words_, 0);
+    for (uint32_t row = 0; row < rows; ++row) {
+      const uint32_t* r = index->RowAt(row);
+      uint64_t* k = &keys_[size_t{row} * key_words_];
+      k[0] = Get64(r) ^ (uint64_t{1} << 63);
+      for (size_t o = 0; o < dims; ++o) {
+        const uint64_t id = remap_[order_[o]][r[2 + order_[o]]];
+        k[1 + o / 2] |= (o % 2 == 0) ? id << 32 : id;
+      }
+      if (!index->rollup_) {
+        k[1 + id_words] = r[index->extra_at_];
+        k[2 + id_words] = Get64(r + index->extra_at_ + 1);
+      }
+    }
+    perm_.resize(rows);
+    std::iota(perm_.begin(), perm_.end(), 0);
+    const size_t kw = key_words_;
+    const uint64_t* keys = keys_.data();
+    std::sort(perm_.begin(), perm_.end(), [kw, keys](uint32_t a, uint32_t b) {
+      const uint64_t* x = keys + size_t{a} * kw;
+      const uint64_t* y = keys + size_t{b} * kw;
+      for (size_t i = 0; i < kw; ++i) {
+        if (x[i] != y[i]) return x[i] < y[i];
+      }
+      return a < b;
+    });
+    if (rows > 0) {
+      min_time_ = static_cast<int64_t>(keys_[size_t{perm_.front()} * kw] ^ (uint64_t{1} << 63));
+      max_time_ = static_cast<int64_t>(keys_[size_t{perm_.back()} * kw] ^ (uint64_t{1} << 63));
+    }
+    ids_.resize(dims);
+    cells_.resize(index->schema_.metrics.size());
+    row_.ids = ids_.data();
+    row_.cells = cells_.data();
+  }
+
+  std::string Describe() const override { return "in-memory index"; }
+  const Schema& schema() const override { return index_->schema_; }
+  Interval interval() const override { return index_->interval_; }
+  const std::vector<std::string>& dimensions() const override { return names_; }
+  const std::vector<absl::string_view>& dictionary(size_t d) const override {
+    return dictionaries_[d];
+  }
+  const std::vector<PartitionStats>& partitions() const override { return partitions_; }
+  uint64_t input_records() const override { return index_->input_records_; }
+  uint64_t rows() const override { return index_->rows_; }
+  int64_t min_time() const override { return min_time_; }
+  int64_t max_time() const override { return max_time_; }
+
+  absl::StatusOr<bool> Next() override {
+    if (next_ >= perm_.size()) return false;
+    const IncrementalIndex& index = *index_;
+    const uint32_t row = perm_[next_++];
+    const uint32_t* r = index.RowAt(row);
+    row_.time = static_cast<int64_t>(Get64(r));
+    // The sorted ids are in the sort key already: two per word, first high.
+    const uint64_t* key = &keys_[size_t{row} * key_words_ + 1];
+    for (size_t o = 0; o < ids_.size(); ++o) {
+      ids_[o] = static_cast<uint32_t>(o % 2 == 0 ? key[o / 2] >> 32 : key[o / 2]);
+    }
+    const uint32_t* metrics = r + index.metrics_at_;
+    for (size_t m = 0; m < cells_.size(); ++m) {
+      MetricCell& cell = cells_[m];
+      cell.bits = Get64(metrics + 2 * m);
+      cell.exact = nullptr;
+      const int k = index.sum_slot_[m];
+      if (k >= 0 && index.rollup_ && (r[index.extra_at_ + k / 32] >> (k % 32)) & 1) {
+        cell.exact = &index.sums_[cell.bits];
+      }
+    }
+    if (!index.rollup_) {
+      row_.partition = static_cast<int32_t>(r[index.extra_at_]);
+      row_.offset = static_cast<int64_t>(Get64(r + index.extra_at_ + 1));
+    }
+    return true;
+  }
+  const RunRow& row() const override { return row_; }
+
+ private:
+  const IncrementalIndex* index_;
+  std::vector<size_t> order_;   // output position -> internal dimension
+  std::vector<std::string> names_;
+  std::vector<std::vector<uint32_t>> remap_;  // internal dimension: old id -> sorted id
+  std::vector<std::vector<absl::string_view>> dictionaries_;  // by output position
+  std::vector<PartitionStats> partitions_;
+  size_t key_words_ = 0;
+  std::vector<uint64_t> keys_;
+  std::vector<uint32_t> perm_;
+  int64_t min_time_ = 0, max_time_ = 0;
+  size_t next_ = 0;
+  std::vector<uint32_t> ids_;
+  std::vector<MetricCell> cells_;
+  RunRow row_;
+};
+
+std::unique_ptr<SortedRun> IncrementalIndex::Snapshot() const {
+  return std::make_unique<Run>(this);
+}
+
+}  // namespace segment
+}  // namespace sluice

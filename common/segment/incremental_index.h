@@ -1,0 +1,149 @@
+// The in-memory index of one (sequence, interval): parsed rows, rolled up as
+// they arrive.
+//
+//   SLUICE_ASSIGN_OR_RETURN(auto index, IncrementalIndex::Create({schema, interval}));
+//   SLUICE_RETURN_IF_ERROR(index->Add(row, partition, offset));
+//   if (index->rows() >= max_rows_in_memory ||
+//       index->estimated_bytes() >= max_bytes_in_memory) {
+//     SLUICE_ASSIGN_OR_RETURN(SpillDescriptor spill, PersistIndex(index.get(), spill_options));
+//   }
+//
+// Rows are keyed by (time truncated to the query granularity, dimension
+// values). With rollup on, a row whose key is already present is merged into
+// it (count adds 1, longSum wraps around, doubleSum adds exactly, min/max
+// compare; doubleMin/Max in IEEE totalOrder); with rollup off every row is
+// kept with its (partition, offset), which orders rows with equal keys.
+// Dimension values are dictionary-encoded on the way in.
+//
+// Nothing here depends on the order rows arrive in: the snapshot (used by
+// persist and merge) sorts dictionaries and rows.
+//
+// Not thread-safe: one writer thread; neither copyable nor movable.
+#ifndef SLUICE_COMMON_SEGMENT_INCREMENTAL_INDEX_H_
+#define SLUICE_COMMON_SEGMENT_INCREMENTAL_INDEX_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/container/btree_map.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "common/segment/exact_sum.h"
+#include "common/segment/format.h"
+#include "common/segment/input_row.h"
+#include "common/segment/schema.h"
+#include "common/segment/sorted_run.h"
+
+namespace sluice {
+namespace segment {
+
+struct IndexOptions {
+  Schema schema;
+  // Every row's timestamp must fall in [start_ms, end_ms) (the segment
+  // granularity bucket the caller chose for it).
+  Interval interval;
+};
+
+class IncrementalIndex {
+ public:
+  // INVALID_ARGUMENT for an invalid schema or an empty interval.
+  static absl::StatusOr<std::unique_ptr<IncrementalIndex>> Create(const IndexOptions& options);
+  ~IncrementalIndex();
+  IncrementalIndex(const IncrementalIndex&) = delete;
+  IncrementalIndex& operator=(const IncrementalIndex&) = delete;
+
+  // Adds one parsed record. INVALID_ARGUMENT (and nothing added) if its time
+  // is outside the interval, its shape does not match the schema, or the
+  // partition or offset is negative; RESOURCE_EXHAUSTED past 2^32 - 1 rows.
+  absl::Status Add(const InputRow& row, int32_t partition, int64_t offset);
+
+  // Rows held (after rollup).
+  int64_t rows() const { return rows_; }
+  // Records added since creation or the last Clear().
+  int64_t input_records() const { return input_records_; }
+  bool empty() const { return input_records_ == 0; }
+  // Bytes allocated for rows, dictionaries, the rollup table and exact sums.
+  int64_t estimated_bytes() const;
+
+  const Schema& schema() const { return schema_; }
+  const Interval& interval() const { return interval_; }
+  // Records per Kafka partition, sorted by partition.
+  std::vector<PartitionStats> partition_stats() const;
+
+  // Drops every row and frees the memory.
+  void Clear();
+
+  // A sorted view of the rows for persist and merge. The index must not be
+  // changed while the run is in use.
+  std::unique_ptr<SortedRun> Snapshot() const;
+
+ private:
+  struct Dictionary {
+    absl::flat_hash_map<absl::string_view, uint32_t> ids;  // value -> id (1-based)
+    std::vector<absl::string_view> values;                 // id - 1 -> value
+  };
+  class Arena;
+  class Run;
+  struct RowHash {
+    const IncrementalIndex* index;
+    size_t operator()(uint32_t row) const;
+  };
+  struct RowEq {
+    const IncrementalIndex* index;
+    bool operator()(uint32_t a, uint32_t b) const;
+  };
+  static constexpr uint32_t kRowsPerChunk = 4096;
+
+  explicit IncrementalIndex(const IndexOptions& options);
+  void Layout(size_t dim_capacity);
+  uint32_t* RowAt(uint32_t row) const {
+    return chunks_[row / kRowsPerChunk].get() + size_t{row % kRowsPerChunk} * stride_;
+  }
+  uint32_t Intern(size_t dim, absl::string_view value);
+  absl::StatusOr<size_t> DiscoveredDimension(absl::string_view name);
+  void Aggregate(uint32_t* into, const uint32_t* from);
+
+  Schema schema_;
+  Interval interval_;
+  bool discover_;
+  bool rollup_;
+
+  // Dimensions in the order first seen (listed: schema order).
+  std::vector<std::string> dims_;
+  absl::flat_hash_map<std::string, size_t> dim_by_name_;
+  absl::flat_hash_set<std::string> metric_names_;
+  std::vector<Dictionary> dicts_;
+  std::unique_ptr<Arena> arena_;
+  std::vector<uint64_t> dim_stamp_;  // discovery: last Add that set the dimension
+  uint64_t stamp_ = 0;
+
+  // Row layout in 32-bit units: time (2), ids (dim_capacity_), metrics
+  // (2 each), then partition (1) + offset (2) with rollup off, or one flag
+  // word per 32 doubleSum metrics with rollup on (bit set: the slot holds an
+  // index into sums_ instead of a double).
+  size_t dim_capacity_ = 0;
+  size_t stride_ = 0;
+  size_t key_units_ = 0;
+  size_t metrics_at_ = 0;
+  size_t extra_at_ = 0;
+  std::vector<int> sum_slot_;  // metric -> its doubleSum number, or -1
+  size_t num_sums_ = 0;
+  std::vector<std::unique_ptr<uint32_t[]>> chunks_;
+
+  uint32_t rows_ = 0;
+  int64_t input_records_ = 0;
+  absl::flat_hash_set<uint32_t, RowHash, RowEq> rollup_set_;
+  std::vector<ExactSum> sums_;
+  int64_t sums_heap_bytes_ = 0;
+  absl::btree_map<int32_t, PartitionStats> partitions_;
+};
+
+}  // namespace segment
+}  // namespace sluice
+
+#endif  // SLUICE_COMMON_SEGMENT_INCREMENTAL_INDEX_H_

@@ -1,0 +1,237 @@
+#include "common/segment/incremental_index.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "common/segment/sorted_run.h"
+
+namespace sluice {
+namespace segment {
+namespace {
+
+constexpr int64_t kHour = 3600000;
+const Interval kInterval{1796004000000, 1796004000000 + kHour};
+
+Schema TwoDims(bool rollup) {
+  Schema s;
+  s.dimensions = {"a", "b"};
+  s.metrics = {{MetricType::kCount, "n", ""},
+               {MetricType::kLongSum, "sum", "x"},
+               {MetricType::kDoubleSum, "dsum", "y"},
+               {MetricType::kDoubleMin, "dmin", "y"},
+               {MetricType::kLongMax, "lmax", "x"}};
+  s.query_granularity = Granularity(Granularity::Unit::kMinute);
+  s.rollup = rollup;
+  return s;
+}
+
+InputRow Row(int64_t t, const char* a, const char* b, int64_t x, double y) {
+  InputRow row;
+  row.timestamp_ms = t;
+  for (const char* v : {a, b}) {
+    DimValue d;
+    d.present = v != nullptr;
+    if (v != nullptr) d.text = v;
+    row.dims.push_back(d);
+  }
+  row.metrics.resize(5);
+  for (int m : {1, 4}) {
+    row.metrics[m].present = true;
+    row.metrics[m].long_value = x;
+  }
+  for (int m : {2, 3}) {
+    row.metrics[m].present = true;
+    row.metrics[m].double_value = y;
+  }
+  return row;
+}
+
+struct Snap {
+  int64_t time;
+  std::vector<std::string> dims;  // "<null>" for null
+  std::vector<uint64_t> cells;
+  int32_t partition;
+  int64_t offset;
+};
+
+double D(uint64_t bits) {
+  double d;
+  std::memcpy(&d, &bits, 8);
+  return d;
+}
+
+std::vector<Snap> Drain(const IncrementalIndex& index) {
+  std::unique_ptr<SortedRun> run = index.Snapshot();
+  std::vector<Snap> out;
+  while (true) {
+    auto more = run->Next();
+    EXPECT_TRUE(more.ok());
+    if (!*more) break;
+    const RunRow& r = run->row();
+    Snap s{r.time, {}, {}, r.partition, r.offset};
+    for (size_t d = 0; d < run->dimensions().size(); ++d) {
+      s.dims.push_back(r.ids[d] == 0 ? "<null>" : std::string(run->dictionary(d)[r.ids[d] - 1]));
+    }
+    for (size_t m = 0; m < index.schema().metrics.size(); ++m) {
+      uint64_t bits = r.cells[m].bits;
+      if (r.cells[m].exact != nullptr) {
+        const double v = r.cells[m].exact->Round();
+        std::memcpy(&bits, &v, 8);
+      }
+      s.cells.push_back(bits);
+    }
+    out.push_back(s);
+  }
+  return out;
+}
+
+TEST(IncrementalIndex, RollsUpEqualKeysAfterTruncation) {
+  auto index = IncrementalIndex::Create({TwoDims(true), kInterval});
+  ASSERT_TRUE(index.ok());
+  const int64_t t0 = kInterval.start_ms;
+  ASSERT_TRUE((*index)->Add(Row(t0 + 1000, "x", "y", 5, 0.1), 0, 10).ok());
+  ASSERT_TRUE((*index)->Add(Row(t0 + 59999, "x", "y", 7, 0.2), 1, 3).ok());   // same minute
+  ASSERT_TRUE((*index)->Add(Row(t0 + 60000, "x", "y", 1, 1.0), 0, 11).ok());  // next minute
+  ASSERT_TRUE((*index)->Add(Row(t0 + 2000, "x", nullptr, 1, 1.0), 0, 12).ok());
+  ASSERT_TRUE((*index)->Add(Row(t0 + 3000, "x", "", 1, -0.5), 0, 13).ok());
+  EXPECT_EQ((*index)->rows(), 4);
+  EXPECT_EQ((*index)->input_records(), 5);
+  const std::vector<Snap> rows = Drain(**index);
+  ASSERT_EQ(rows.size(), 4u);
+  // Sorted by time, then values with null first, then "" before "y".
+  EXPECT_EQ(rows[0].time, t0);
+  EXPECT_EQ(rows[0].dims, (std::vector<std::string>{"x", "<null>"}));
+  EXPECT_EQ(rows[1].dims, (std::vector<std::string>{"x", ""}));
+  EXPECT_EQ(rows[2].dims, (std::vector<std::string>{"x", "y"}));
+  EXPECT_EQ(rows[2].cells[0], 2u);                 // count
+  EXPECT_EQ(rows[2].cells[1], 12u);                // longSum
+  EXPECT_EQ(D(rows[2].cells[2]), 0.1 + 0.2);       // exact sum, rounded once
+  EXPECT_EQ(D(rows[2].cells[3]), 0.1);             // doubleMin
+  EXPECT_EQ(rows[2].cells[4], 7u);                 // longMax
+  EXPECT_EQ(rows[3].time, t0 + 60000);
+  const std::vector<PartitionStats> stats = (*index)->partition_stats();
+  ASSERT_EQ(stats.size(), 2u);
+  EXPECT_EQ(stats[0].partition, 0);
+  EXPECT_EQ(stats[0].records, 4);
+  EXPECT_EQ(stats[0].min_offset, 10);
+  EXPECT_EQ(stats[0].max_offset, 13);
+  EXPECT_EQ(stats[1].records, 1);
+}
+
+TEST(IncrementalIndex, WithoutRollupKeepsEveryRowOrderedByPartitionAndOffset) {
+  auto index = IncrementalIndex::Create({TwoDims(false), kInterval});
+  ASSERT_TRUE(index.ok());
+  const int64_t t0 = kInterval.start_ms;
+  ASSERT_TRUE((*index)->Add(Row(t0 + 5, "x", "y", 1, 1), 2, 7).ok());
+  ASSERT_TRUE((*index)->Add(Row(t0 + 9, "x", "y", 2, 2), 0, 8).ok());
+  ASSERT_TRUE((*index)->Add(Row(t0 + 1, "x", "y", 3, 3), 2, 6).ok());
+  EXPECT_EQ((*index)->rows(), 3);
+  const std::vector<Snap> rows = Drain(**index);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].partition, 0);
+  EXPECT_EQ(rows[0].offset, 8);
+  EXPECT_EQ(rows[1].offset, 6);
+  EXPECT_EQ(rows[2].offset, 7);
+  for (const Snap& r : rows) EXPECT_EQ(r.cells[0], 1u);
+}
+
+TEST(IncrementalIndex, MetricEdgeCases) {
+  auto index = IncrementalIndex::Create({TwoDims(true), kInterval});
+  ASSERT_TRUE(index.ok());
+  const int64_t t = kInterval.start_ms;
+  // longSum wraps around; doubleMin orders -0.0 below +0.0.
+  ASSERT_TRUE((*index)->Add(Row(t, "a", "b", std::numeric_limits<int64_t>::max(), 0.0), 0, 1).ok());
+  ASSERT_TRUE((*index)->Add(Row(t, "a", "b", 2, -0.0), 0, 2).ok());
+  InputRow absent = Row(t, "a", "b", 0, 0);
+  for (MetricInput& m : absent.metrics) m.present = false;
+  ASSERT_TRUE((*index)->Add(absent, 0, 3).ok());
+  const std::vector<Snap> rows = Drain(**index);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].cells[0], 3u);
+  EXPECT_EQ(static_cast<int64_t>(rows[0].cells[1]), std::numeric_limits<int64_t>::min() + 1);
+  EXPECT_TRUE(std::signbit(D(rows[0].cells[3])));  // -0.0
+  EXPECT_EQ(static_cast<int64_t>(rows[0].cells[4]), std::numeric_limits<int64_t>::max());
+}
+
+TEST(IncrementalIndex, RefusesRowsItCannotHold) {
+  auto index = IncrementalIndex::Create({TwoDims(true), kInterval});
+  ASSERT_TRUE(index.ok());
+  EXPECT_EQ((*index)->Add(Row(kInterval.end_ms, "a", "b", 1, 1), 0, 1).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ((*index)->Add(Row(kInterval.start_ms - 1, "a", "b", 1, 1), 0, 1).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ((*index)->Add(Row(kInterval.start_ms, "a", "b", 1, 1), -1, 1).code(),
+            absl::StatusCode::kInvalidArgument);
+  InputRow wrong = Row(kInterval.start_ms, "a", "b", 1, 1);
+  wrong.dims.pop_back();
+  EXPECT_EQ((*index)->Add(wrong, 0, 1).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE((*index)->empty());
+  EXPECT_EQ((*index)->rows(), 0);
+  EXPECT_FALSE(IncrementalIndex::Create({TwoDims(true), Interval{5, 5}}).ok());
+}
+
+TEST(IncrementalIndex, DiscoveredDimensionsComeOutSortedByName) {
+  Schema s;
+  s.metrics = {{MetricType::kCount, "n", ""}};
+  auto index = IncrementalIndex::Create({s, kInterval});
+  ASSERT_TRUE(index.ok());
+  InputRow row;
+  row.timestamp_ms = kInterval.start_ms;
+  row.metrics.resize(1);
+  row.discovered = {{"zeta", "1"}, {"alpha", "2"}};
+  ASSERT_TRUE((*index)->Add(row, 0, 0).ok());
+  // Twenty more dimensions force the rows to be laid out again.
+  for (int i = 0; i < 20; ++i) {
+    row.discovered = {{"d" + std::to_string(100 + i), "v"}, {"zeta", "dropped"}, {"zeta", "3"}};
+    ASSERT_TRUE((*index)->Add(row, 0, i + 1).ok());
+  }
+  row.discovered = {{"zeta", "1"}, {"alpha", "2"}};
+  ASSERT_TRUE((*index)->Add(row, 0, 100).ok());  // rolls up into the first row
+  for (const char* reserved : {"", "__time", "timestamp", "n"}) {
+    row.discovered = {{"fresh", "x"}, {reserved, "x"}};
+    EXPECT_EQ((*index)->Add(row, 0, 200).code(), absl::StatusCode::kInvalidArgument) << reserved;
+  }
+  EXPECT_EQ((*index)->rows(), 21);
+  std::unique_ptr<SortedRun> run = (*index)->Snapshot();
+  ASSERT_EQ(run->dimensions().size(), 22u);
+  EXPECT_EQ(run->dimensions().front(), "alpha");
+  EXPECT_EQ(run->dimensions().back(), "zeta");
+  EXPECT_TRUE(std::is_sorted(run->dimensions().begin(), run->dimensions().end()));
+  // A name repeated in a record keeps its last value; the earlier one is not
+  // even in the dictionary.
+  EXPECT_EQ(run->dictionary(21), (std::vector<absl::string_view>{"1", "3"}));
+  const std::vector<Snap> rows = Drain(**index);
+  EXPECT_EQ(rows[0].cells[0], 1u);
+  int merged = 0;
+  for (const Snap& r : rows) merged += r.cells[0] == 2;
+  EXPECT_EQ(merged, 1);
+}
+
+TEST(IncrementalIndex, EstimatedBytesGrowWithDataAndClearFreesThem) {
+  auto index = IncrementalIndex::Create({TwoDims(true), kInterval});
+  ASSERT_TRUE(index.ok());
+  const int64_t empty = (*index)->estimated_bytes();
+  std::vector<std::string> values;
+  for (int i = 0; i < 20000; ++i) values.push_back("value-" + std::to_string(i) + std::string(40, 'x'));
+  for (int i = 0; i < 20000; ++i) {
+    ASSERT_TRUE((*index)->Add(Row(kInterval.start_ms + i, values[i].c_str(), "b", i, i * 0.5), 0, i).ok());
+  }
+  const int64_t full = (*index)->estimated_bytes();
+  // At least the raw strings and the row slots.
+  EXPECT_GT(full - empty, 20000 * (46 + 40));
+  EXPECT_LT(full, 20000 * 400);  // and not absurdly more
+  (*index)->Clear();
+  EXPECT_EQ((*index)->rows(), 0);
+  EXPECT_LE((*index)->estimated_bytes(), empty);
+  ASSERT_TRUE((*index)->Add(Row(kInterval.start_ms, "a", "b", 1, 1), 0, 1).ok());
+  EXPECT_EQ(Drain(**index).size(), 1u);
+}
+
+}  // namespace
+}  // namespace segment
+}  // namespace sluice

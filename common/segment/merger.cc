@@ -1,0 +1,369 @@
+#include "common/segment/merger.h"
+
+#include <algorithm>
+#include <cstring>
+#include <iterator>
+#include <map>
+
+#include "absl/strings/str_cat.h"
+
+namespace sluice {
+namespace segment {
+namespace {
+
+bool SameMetrics(const Schema& a, const Schema& b) {
+  if (a.metrics.size() != b.metrics.size()) return false;
+  for (size_t m = 0; m < a.metrics.size(); ++m) {
+    if (a.metrics[m].type != b.metrics[m].type || a.metrics[m].name != b.metrics[m].name ||
+        a.metrics[m].field != b.metrics[m].field) {
+      return false;
+    }
+  }
+  return true;
+}
+
+absl::Status CheckCompatible(const SortedRun& run, const Schema& schema, const Interval& interval) {
+  const Schema& s = run.schema();
+  if (s.rollup != schema.rollup || s.query_granularity != schema.query_granularity ||
+      s.timestamp_column != schema.timestamp_column ||
+      s.timestamp_format != schema.timestamp_format || s.dimensions != schema.dimensions ||
+      s.dimension_exclusions != schema.dimension_exclusions || !SameMetrics(s, schema)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(run.Describe(), " was built with a different schema"));
+  }
+  const Interval i = run.interval();
+  if (i.start_ms != interval.start_ms || i.end_ms != interval.end_ms) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        run.Describe(), " covers [", i.start_ms, ", ", i.end_ms, "), not [", interval.start_ms,
+        ", ", interval.end_ms, ")"));
+  }
+  if (!schema.discover_dimensions() && run.dimensions() != schema.dimensions) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(run.Describe(), " has other dimension columns than the schema"));
+  }
+  return absl::OkStatus();
+}
+
+// Combines the metric cells of rows with equal keys (rollup on).
+class Combiner {
+ public:
+  explicit Combiner(const Schema& schema) : schema_(schema) {
+    const size_t n = schema.metrics.size();
+    cells_.resize(n);
+    sums_.resize(n);
+    exact_.resize(n);
+  }
+
+  void Start(const MetricCell* cells) {
+    for (size_t m = 0; m < cells_.size(); ++m) {
+      cells_[m].bits = cells[m].bits;
+      exact_[m] = cells[m].exact != nullptr;
+      if (exact_[m]) sums_[m] = *cells[m].exact;
+    }
+  }
+
+  void Merge(const MetricCell* cells) {
+    for (size_t m = 0; m < cells_.size(); ++m) {
+      uint64_t& x = cells_[m].bits;
+      const uint64_t y = cells[m].bits;
+      switch (schema_.metrics[m].type) {
+        case MetricType::kCount:
+        case MetricType::kLongSum:
+          x += y;
+          break;
+        case MetricType::kLongMin:
+          if (static_cast<int64_t>(y) < static_cast<int64_t>(x)) x = y;
+          break;
+        case MetricType::kLongMax:
+          if (static_cast<int64_t>(y) > static_cast<int64_t>(x)) x = y;
+          break;
+        case MetricType::kDoubleMin:
+          if (TotalOrderKey(AsDouble(y)) < TotalOrderKey(AsDouble(x))) x = y;
+          break;
+        case MetricType::kDoubleMax:
+          if (TotalOrderKey(AsDouble(y)) > TotalOrderKey(AsDouble(x))) x = y;
+          break;
+        case MetricType::kDoubleSum:
+          if (!exact_[m]) {
+            sums_[m] = ExactSum(AsDouble(x));
+            exact_[m] = true;
+          }
+          if (cells[m].exact != nullptr) {
+            sums_[m].Add(*cells[m].exact);
+          } else {
+            sums_[m].Add(AsDouble(y));
+          }
+          break;
+      }
+    }
+  }
+
+  const MetricCell* Finish() {
+    for (size_t m = 0; m < cells_.size(); ++m) cells_[m].exact = exact_[m] ? &sums_[m] : nullptr;
+    return cells_.data();
+  }
+
+ private:
+  static double AsDouble(uint64_t bits) {
+    double d;
+    std::memcpy(&d, &bits, sizeof(d));
+    return d;
+  }
+  const Schema& schema_;
+  std::vector<MetricCell> cells_;
+  std::vector<ExactSum> sums_;
+  std::vector<bool> exact_;
+};
+
+// The current row of each run with ids translated to the output dictionaries.
+struct Head {
+  int64_t time = 0;
+  std::vector<uint32_t> ids;
+  int32_t partition = 0;
+  int64_t offset = 0;
+};
+
+}  // namespace
+
+absl::StatusOr<WrittenFile> MergeRuns(const std::vector<SortedRun*>& runs, MergeOptions options) {
+  FileHeader& header = options.header;
+  const Schema& schema = header.schema;
+  const Interval interval = header.metadata.interval;
+  uint64_t input_records = 0;
+  for (SortedRun* run : runs) {
+    if (absl::Status s = CheckCompatible(*run, schema, interval); !s.ok()) return s;
+    input_records += run->input_records();
+  }
+  if (input_records == 0) return absl::FailedPreconditionError("no rows to merge");
+
+  // Output dimensions: the schema's, or every discovered one by name.
+  std::vector<std::string> dims = schema.dimensions;
+  if (schema.discover_dimensions()) {
+    for (SortedRun* run : runs) dims.insert(dims.end(), run->dimensions().begin(), run->dimensions().end());
+    std::sort(dims.begin(), dims.end());
+    dims.erase(std::unique(dims.begin(), dims.end()), dims.end());
+  }
+  const size_t num_dims = dims.size();
+  // position[r][d]: output position of dimension d of run r.
+  std::map<absl::string_view, size_t> dim_position;
+  for (size_t d = 0; d < num_dims; ++d) dim_position[dims[d]] = d;
+  std::vector<std::vector<size_t>> position(runs.size());
+  for (size_t r = 0; r < runs.size(); ++r) {
+    for (const std::string& name : runs[r]->dimensions()) {
+      position[r].push_back(dim_position.at(name));
+    }
+  }
+  // Output dictionaries (the sorted union of the runs' sorted dictionaries,
+  // merged pairwise in a tree) and, per run dimension, local id -> output id.
+  std::vector<std::vector<absl::string_view>> dictionaries(num_dims);
+  {
+    std::vector<std::vector<std::vector<absl::string_view>>> parts(num_dims);
+    for (size_t r = 0; r < runs.size(); ++r) {
+      for (size_t d = 0; d < position[r].size(); ++d) {
+        parts[position[r][d]].push_back(runs[r]->dictionary(d));
+      }
+    }
+    for (size_t d = 0; d < num_dims; ++d) {
+      std::vector<std::vector<absl::string_view>>& lists = parts[d];
+      while (lists.size() > 1) {
+        std::vector<std::vector<absl::string_view>> merged;
+        for (size_t i = 0; i + 1 < lists.size(); i += 2) {
+          std::vector<absl::string_view> both;
+          both.reserve(lists[i].size() + lists[i + 1].size());
+          std::set_union(lists[i].begin(), lists[i].end(), lists[i + 1].begin(),
+                         lists[i + 1].end(), std::back_inserter(both));
+          merged.push_back(std::move(both));
+        }
+        if (lists.size() % 2 == 1) merged.push_back(std::move(lists.back()));
+        lists = std::move(merged);
+      }
+      if (!lists.empty()) dictionaries[d] = std::move(lists[0]);
+    }
+  }
+  std::vector<std::vector<std::vector<uint32_t>>> remap(runs.size());
+  for (size_t r = 0; r < runs.size(); ++r) {
+    remap[r].resize(position[r].size());
+    for (size_t d = 0; d < position[r].size(); ++d) {
+      const auto& local = runs[r]->dictionary(d);
+      const auto& global = dictionaries[position[r][d]];
+      std::vector<uint32_t>& map = remap[r][d];
+      map.assign(local.size() + 1, 0);
+      size_t g = 0;
+      for (size_t i = 0; i < local.size(); ++i) {
+        while (global[g] < local[i]) ++g;  // local values are all in global
+        map[i + 1] = static_cast<uint32_t>(g + 1);
+      }
+    }
+  }
+
+  // Partition statistics; overlapping offset ranges mean the same records twice.
+  std::map<int32_t, std::vector<PartitionStats>> by_partition;
+  for (SortedRun* run : runs) {
+    for (const PartitionStats& p : run->partitions()) by_partition[p.partition].push_back(p);
+  }
+  header.partitions.clear();
+  for (auto& [partition, list] : by_partition) {
+    std::sort(list.begin(), list.end(), [](const PartitionStats& a, const PartitionStats& b) {
+      return a.min_offset < b.min_offset;
+    });
+    PartitionStats total = list[0];
+    for (size_t i = 1; i < list.size(); ++i) {
+      if (list[i].min_offset <= list[i - 1].max_offset) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "two runs hold records of partition ", partition, " in overlapping offset ranges [",
+            list[i - 1].min_offset, ", ", list[i - 1].max_offset, "] and [", list[i].min_offset,
+            ", ", list[i].max_offset, "]"));
+      }
+      total.records += list[i].records;
+      total.max_offset = list[i].max_offset;
+    }
+    header.partitions.push_back(total);
+  }
+  if (header.kind == FileKind::kSegment) {
+    std::vector<PartitionRange>& ranges = header.metadata.provenance.ranges;
+    std::sort(ranges.begin(), ranges.end(), [](const PartitionRange& a, const PartitionRange& b) {
+      return a.partition < b.partition;
+    });
+    for (size_t i = 0; i < ranges.size(); ++i) {
+      if (i > 0 && ranges[i].partition == ranges[i - 1].partition) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("partition ", ranges[i].partition, " is listed twice in the provenance"));
+      }
+      if (ranges[i].start_offset > ranges[i].end_offset) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("provenance range of partition ", ranges[i].partition, " is reversed"));
+      }
+      ranges[i].rows = 0;
+    }
+    for (const PartitionStats& p : header.partitions) {
+      auto it = std::find_if(ranges.begin(), ranges.end(),
+                             [&](const PartitionRange& r) { return r.partition == p.partition; });
+      if (it == ranges.end() || p.min_offset < it->start_offset || p.max_offset >= it->end_offset) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "records of partition ", p.partition, " at offsets ", p.min_offset, "..",
+            p.max_offset, " are outside the segment's provenance ranges"));
+      }
+      it->rows = p.records;
+    }
+  }
+  header.dimensions = dims;
+  header.input_records = input_records;
+
+  absl::StatusOr<std::unique_ptr<SegmentWriter>> writer =
+      SegmentWriter::Create(options.path, header, dictionaries, options.zstd_level);
+  if (!writer.ok()) return writer.status();
+
+  // The k-way merge over a binary heap of run indexes.
+  std::vector<Head> heads(runs.size());
+  // A run with every output dimension, in order, and the output dictionaries
+  // (typically a single run) needs no translation.
+  std::vector<bool> identity(runs.size());
+  for (size_t r = 0; r < runs.size(); ++r) {
+    bool same = position[r].size() == num_dims;
+    for (size_t d = 0; same && d < num_dims; ++d) {
+      same = position[r][d] == d && remap[r][d].size() == dictionaries[d].size() + 1;
+    }
+    identity[r] = same;
+    heads[r].ids.assign(num_dims, 0);
+  }
+  auto load = [&](size_t r) {
+    const RunRow& row = runs[r]->row();
+    Head& h = heads[r];
+    h.time = row.time;
+    if (identity[r]) {
+      std::memcpy(h.ids.data(), row.ids, num_dims * sizeof(uint32_t));
+    } else {
+      std::fill(h.ids.begin(), h.ids.end(), 0);
+      for (size_t d = 0; d < position[r].size(); ++d) {
+        h.ids[position[r][d]] = remap[r][d][row.ids[d]];
+      }
+    }
+    h.partition = row.partition;
+    h.offset = row.offset;
+  };
+  const bool rollup = schema.rollup;
+  // <0, 0, >0 as head a sorts before, with, after head b.
+  auto compare_keys = [&](const Head& a, const Head& b) -> int {
+    if (a.time != b.time) return a.time < b.time ? -1 : 1;
+    for (size_t d = 0; d < num_dims; ++d) {
+      if (a.ids[d] != b.ids[d]) return a.ids[d] < b.ids[d] ? -1 : 1;
+    }
+    if (!rollup) {
+      if (a.partition != b.partition) return a.partition < b.partition ? -1 : 1;
+      if (a.offset != b.offset) return a.offset < b.offset ? -1 : 1;
+    }
+    return 0;
+  };
+  auto before = [&](size_t a, size_t b) {
+    const int c = compare_keys(heads[a], heads[b]);
+    return c != 0 ? c < 0 : a < b;
+  };
+  std::vector<size_t> heap;
+  auto sift_down = [&](size_t i) {
+    const size_t n = heap.size();
+    while (true) {
+      size_t smallest = i;
+      const size_t l = 2 * i + 1, r = l + 1;
+      if (l < n && before(heap[l], heap[smallest])) smallest = l;
+      if (r < n && before(heap[r], heap[smallest])) smallest = r;
+      if (smallest == i) return;
+      std::swap(heap[i], heap[smallest]);
+      i = smallest;
+    }
+  };
+  // Advances the top run and restores the heap.
+  auto advance_top = [&]() -> absl::Status {
+    const size_t r = heap[0];
+    absl::StatusOr<bool> more = runs[r]->Next();
+    if (!more.ok()) return more.status();
+    if (*more) {
+      load(r);
+    } else {
+      heap[0] = heap.back();
+      heap.pop_back();
+    }
+    if (!heap.empty()) sift_down(0);
+    return absl::OkStatus();
+  };
+  for (size_t r = 0; r < runs.size(); ++r) {
+    absl::StatusOr<bool> more = runs[r]->Next();
+    if (!more.ok()) return more.status();
+    if (*more) {
+      load(r);
+      heap.push_back(r);
+    }
+  }
+  for (size_t i = heap.size() / 2; i-- > 0;) sift_down(i);
+
+  Combiner combiner(schema);
+  Head out;
+  while (!heap.empty()) {
+    const size_t r = heap[0];
+    if (!rollup) {
+      const RunRow& row = runs[r]->row();
+      if (absl::Status s = (*writer)->AddRow(heads[r].time, heads[r].ids.data(), row.cells,
+                                             row.partition, row.offset);
+          !s.ok()) {
+        return s;
+      }
+      if (absl::Status s = advance_top(); !s.ok()) return s;
+      continue;
+    }
+    out.time = heads[r].time;
+    out.ids = heads[r].ids;
+    combiner.Start(runs[r]->row().cells);
+    if (absl::Status s = advance_top(); !s.ok()) return s;
+    while (!heap.empty() && compare_keys(heads[heap[0]], out) == 0) {
+      combiner.Merge(runs[heap[0]]->row().cells);
+      if (absl::Status s = advance_top(); !s.ok()) return s;
+    }
+    if (absl::Status s = (*writer)->AddRow(out.time, out.ids.data(), combiner.Finish(), 0, 0);
+        !s.ok()) {
+      return s;
+    }
+  }
+  return (*writer)->Finish();
+}
+
+}  // namespace segment
+}  // namespace sluice

@@ -1,0 +1,66 @@
+#include "common/segment/roaring_writer.h"
+
+#include <gtest/gtest.h>
+#include <roaring/roaring.h>
+
+#include <random>
+#include <vector>
+
+#include "common/segment/roaring_check.h"
+
+namespace sluice {
+namespace segment {
+namespace {
+
+std::vector<uint32_t> Decode(const std::string& bytes) {
+  roaring_bitmap_t* b = roaring_bitmap_portable_deserialize_safe(bytes.data(), bytes.size());
+  EXPECT_NE(b, nullptr);
+  if (b == nullptr) return {};
+  EXPECT_EQ(roaring_bitmap_portable_deserialize_size(bytes.data(), bytes.size()), bytes.size());
+  std::vector<uint32_t> out(roaring_bitmap_get_cardinality(b));
+  roaring_bitmap_to_uint32_array(b, out.data());
+  roaring_bitmap_free(b);
+  return out;
+}
+
+TEST(AppendPortableRoaring, CRoaringReadsBackEveryContainerKind) {
+  std::vector<std::vector<uint32_t>> cases = {{}, {0}, {7, 65535, 65536, 1u << 31}};
+  std::vector<uint32_t> dense, runs, mixed, many_keys;
+  for (uint32_t i = 0; i < 30000; i += 3) dense.push_back(i);          // bitset
+  for (uint32_t i = 100; i < 300000; ++i) runs.push_back(i);          // runs over 5 keys
+  std::mt19937 rng(3);
+  for (uint32_t i = 0; i < 1000000; ++i) {
+    if (rng() % 7 == 0 || (i > 500000 && i < 600000)) mixed.push_back(i);
+  }
+  for (uint32_t k = 0; k < 40; ++k) many_keys.push_back(k << 16 | (k * 37));
+  cases.insert(cases.end(), {dense, runs, mixed, many_keys});
+  for (const auto& values : cases) {
+    std::string bytes = "prefix";
+    AppendPortableRoaring(values.data(), values.size(), &bytes);
+    const std::string bitmap = bytes.substr(6);
+    EXPECT_EQ(Decode(bitmap), values) << values.size();
+    std::string why;
+    EXPECT_TRUE(CheckPortableRoaring(bitmap, uint64_t{1} << 32, &why)) << why;
+  }
+}
+
+TEST(AppendPortableRoaring, NoLargerThanCRoaringAfterRunOptimize) {
+  std::mt19937 rng(4);
+  for (int trial = 0; trial < 20; ++trial) {
+    std::vector<uint32_t> values;
+    const uint32_t density = 1 + rng() % 50;
+    for (uint32_t i = 0; i < 200000; ++i) {
+      if (rng() % density == 0) values.push_back(i);
+    }
+    std::string ours;
+    AppendPortableRoaring(values.data(), values.size(), &ours);
+    roaring_bitmap_t* b = roaring_bitmap_of_ptr(values.size(), values.data());
+    roaring_bitmap_run_optimize(b);
+    EXPECT_LE(ours.size(), roaring_bitmap_portable_size_in_bytes(b)) << trial;
+    roaring_bitmap_free(b);
+  }
+}
+
+}  // namespace
+}  // namespace segment
+}  // namespace sluice

@@ -1,0 +1,384 @@
+#include "common/segment/row_parser.h"
+
+#include <simdjson.h>
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "common/segment/timestamp.h"
+
+namespace sluice {
+namespace segment {
+namespace {
+
+namespace od = simdjson::ondemand;
+
+absl::string_view View(std::string_view s) { return absl::string_view(s.data(), s.size()); }
+
+absl::string_view TrimRight(absl::string_view s) {
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\n' ||
+                        s.back() == '\r')) {
+    s.remove_suffix(1);
+  }
+  return s;
+}
+
+ParseError Error(ParseErrorKind kind, std::string message) {
+  ParseError e;
+  e.kind = kind;
+  e.message = std::move(message);
+  return e;
+}
+
+ParseError NotJson(simdjson::error_code code) {
+  return Error(ParseErrorKind::kNotJson,
+               absl::StrCat("malformed JSON: ", simdjson::error_message(code)));
+}
+
+const char* TypeName(od::json_type type) {
+  switch (type) {
+    case od::json_type::array: return "an array";
+    case od::json_type::object: return "an object";
+    case od::json_type::number: return "a number";
+    case od::json_type::string: return "a string";
+    case od::json_type::boolean: return "a boolean";
+    case od::json_type::null: return "null";
+  }
+  return "unknown";
+}
+
+// What the parser does with a field of a given name.
+struct FieldAction {
+  bool timestamp = false;
+  int32_t dimension = -1;        // listed dimension index
+  std::vector<int32_t> metrics;  // indexes of the metrics that read the field
+  bool excluded = false;         // discovery: never a dimension
+};
+
+constexpr int32_t kUnknownField = -1;
+
+}  // namespace
+
+const char* ParseErrorKindName(ParseErrorKind kind) {
+  switch (kind) {
+    case ParseErrorKind::kNone: return "";
+    case ParseErrorKind::kNotJson: return "NOT_JSON";
+    case ParseErrorKind::kNoTimestamp: return "NO_TIMESTAMP";
+    case ParseErrorKind::kBadTimestamp: return "BAD_TIMESTAMP";
+    case ParseErrorKind::kBadNumber: return "BAD_NUMBER";
+  }
+  return "UNKNOWN";
+}
+
+absl::Status ParseError::ToStatus() const {
+  if (ok()) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(ParseErrorKindName(kind), ": ", message));
+}
+
+struct RowParser::Impl {
+  Schema schema;
+  std::vector<FieldAction> actions;
+  absl::flat_hash_map<std::string, int32_t> by_name;
+  // Records of one producer usually list their fields in the same order: the
+  // action of the field at each position is remembered and checked with one
+  // compare before falling back to the hash lookup.
+  struct Cached {
+    std::string key;
+    int32_t action = kUnknownField;
+  };
+  std::vector<Cached> by_position;
+  od::parser parser;
+  std::vector<char> buffer;  // the record plus simdjson's padding
+
+  int32_t ActionFor(absl::string_view key) {
+    auto it = by_name.find(key);
+    return it == by_name.end() ? kUnknownField : it->second;
+  }
+
+  int32_t AddAction(const std::string& name) {
+    auto [it, inserted] = by_name.emplace(name, static_cast<int32_t>(actions.size()));
+    if (inserted) actions.emplace_back();
+    return it->second;
+  }
+
+  ParseError Parse(absl::string_view value, InputRow* row);
+  ParseError Metric(const FieldAction& action, od::json_type type, absl::string_view text,
+                    od::value& value, InputRow* row);
+};
+
+RowParser::RowParser(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+RowParser::~RowParser() = default;
+
+const Schema& RowParser::schema() const { return impl_->schema; }
+
+absl::StatusOr<std::unique_ptr<RowParser>> RowParser::Create(const Schema& schema) {
+  if (absl::Status s = ValidateSchema(schema); !s.ok()) return s;
+  auto impl = std::make_unique<Impl>();
+  impl->schema = schema;
+  impl->actions[impl->AddAction(schema.timestamp_column)].timestamp = true;
+  for (size_t i = 0; i < schema.dimensions.size(); ++i) {
+    impl->actions[impl->AddAction(schema.dimensions[i])].dimension = static_cast<int32_t>(i);
+  }
+  for (size_t i = 0; i < schema.metrics.size(); ++i) {
+    const MetricSpec& m = schema.metrics[i];
+    if (m.type == MetricType::kCount) continue;
+    impl->actions[impl->AddAction(m.field)].metrics.push_back(static_cast<int32_t>(i));
+  }
+  if (schema.discover_dimensions()) {
+    for (const std::string& name : schema.dimension_exclusions) {
+      impl->actions[impl->AddAction(name)].excluded = true;
+    }
+    // Metric outputs and the time column never become discovered dimensions.
+    for (const MetricSpec& m : schema.metrics) impl->actions[impl->AddAction(m.name)].excluded = true;
+    impl->actions[impl->AddAction(kTimeColumn)].excluded = true;
+    for (FieldAction& a : impl->actions) {
+      if (a.timestamp || !a.metrics.empty()) a.excluded = true;
+    }
+  }
+  return std::unique_ptr<RowParser>(new RowParser(std::move(impl)));
+}
+
+ParseError RowParser::Parse(absl::string_view value, InputRow* row) {
+  return impl_->Parse(value, row);
+}
+
+ParseError RowParser::Impl::Metric(const FieldAction& action, od::json_type type,
+                                   absl::string_view text, od::value& value, InputRow* row) {
+  // A number token is parsed by simdjson once; a string's text by absl.
+  bool is_integer = false;
+  int64_t integer = 0;
+  double real = 0;
+  if (type == od::json_type::number) {
+    od::number number;
+    if (value.get_number().get(number) == simdjson::SUCCESS) {
+      switch (number.get_number_type()) {
+        case od::number_type::signed_integer:
+          is_integer = true;
+          integer = number.get_int64();
+          break;
+        case od::number_type::unsigned_integer:
+          real = static_cast<double>(number.get_uint64());
+          break;
+        case od::number_type::floating_point_number:
+          real = number.get_double();
+          break;
+      }
+    } else if (!absl::SimpleAtod(text, &real) || !std::isfinite(real)) {
+      const MetricSpec& m = schema.metrics[action.metrics[0]];
+      return Error(ParseErrorKind::kBadNumber,
+                   absl::StrCat("metric \"", m.name, "\" (field \"", m.field,
+                                "\"): malformed number ", text.substr(0, 40)));
+    }
+  } else if (type == od::json_type::string) {
+    if (absl::SimpleAtoi(text, &integer)) {
+      is_integer = true;
+    } else if (!absl::SimpleAtod(text, &real)) {
+      const MetricSpec& m = schema.metrics[action.metrics[0]];
+      return Error(ParseErrorKind::kBadNumber,
+                   absl::StrCat("metric \"", m.name, "\" (field \"", m.field,
+                                "\"): not a number: \"", text.substr(0, 40), "\""));
+    }
+  } else {
+    const MetricSpec& m = schema.metrics[action.metrics[0]];
+    return Error(ParseErrorKind::kBadNumber,
+                 absl::StrCat("metric \"", m.name, "\" (field \"", m.field,
+                              "\"): expected a number, got ", TypeName(type)));
+  }
+  for (int32_t index : action.metrics) {
+    const MetricSpec& m = schema.metrics[index];
+    MetricInput& in = row->metrics[index];
+    if (IsLongMetric(m.type)) {
+      if (is_integer) {
+        in.long_value = integer;
+      } else {
+        // Truncate toward zero, as a cast would; refuse what does not fit.
+        if (!(real > -9223372036854775808.0 && real < 9223372036854775808.0)) {
+          return Error(ParseErrorKind::kBadNumber,
+                       absl::StrCat("metric \"", m.name, "\" (field \"", m.field, "\"): ",
+                                    text.substr(0, 40), " is outside the int64 range"));
+        }
+        in.long_value = static_cast<int64_t>(real);
+      }
+    } else {
+      in.double_value = is_integer ? static_cast<double>(integer) : real;
+    }
+    in.present = true;
+  }
+  return ParseError();
+}
+
+ParseError RowParser::Impl::Parse(absl::string_view value, InputRow* row) {
+  row->dims.assign(schema.dimensions.size(), DimValue());
+  row->discovered.clear();
+  row->metrics.assign(schema.metrics.size(), MetricInput());
+  if (value.empty()) return Error(ParseErrorKind::kNotJson, "empty record value");
+
+  const size_t needed = value.size() + simdjson::SIMDJSON_PADDING;
+  if (buffer.size() < needed) buffer.resize(needed);
+  std::memcpy(buffer.data(), value.data(), value.size());
+  od::document doc;
+  if (auto err = parser.iterate(buffer.data(), value.size(), buffer.size()).get(doc)) {
+    return NotJson(err);
+  }
+  od::object object;
+  if (auto err = doc.get_object().get(object)) {
+    if (err == simdjson::INCORRECT_TYPE) {
+      return Error(ParseErrorKind::kNotJson, "record value is not a JSON object");
+    }
+    return NotJson(err);
+  }
+
+  const bool discover = schema.discover_dimensions();
+  bool have_timestamp = false;
+  size_t position = 0;
+  for (auto field_result : object) {
+    od::field field;
+    if (auto err = std::move(field_result).get(field)) return NotJson(err);
+
+    // The key: its raw bytes when it has no escapes (the common case).
+    const char* raw = field.key().raw();
+    size_t length = 0;
+    bool escaped = false;
+    while (raw[length] != '"') {
+      if (raw[length] == '\\') {
+        escaped = true;
+        break;
+      }
+      ++length;
+    }
+    absl::string_view key;
+    if (escaped) {
+      std::string_view unescaped;
+      if (auto err = field.unescaped_key().get(unescaped)) return NotJson(err);
+      key = View(unescaped);
+    } else {
+      key = absl::string_view(raw, length);
+    }
+    int32_t action_index;
+    if (!escaped && position < by_position.size() && by_position[position].key == key) {
+      action_index = by_position[position].action;
+    } else {
+      action_index = ActionFor(key);
+      if (!escaped) {
+        if (position >= by_position.size()) by_position.resize(position + 1);
+        by_position[position].key.assign(key.data(), key.size());
+        by_position[position].action = action_index;
+      }
+    }
+    ++position;
+
+    const FieldAction* action = action_index == kUnknownField ? nullptr : &actions[action_index];
+    // Discovery: every field not excluded (the timestamp, metric inputs and
+    // outputs, "__time", "" and the listed exclusions are) is a dimension.
+    const bool discovered =
+        discover && (action == nullptr || !action->excluded) && !key.empty();
+    if (!discovered && (action == nullptr || (!action->timestamp && action->dimension < 0 &&
+                                              action->metrics.empty()))) {
+      continue;  // the object iterator skips the value
+    }
+
+    od::value v = field.value();
+    od::json_type type;
+    if (auto err = v.type().get(type)) return NotJson(err);
+    absl::string_view text;
+    bool present = true;
+    switch (type) {
+      case od::json_type::string: {
+        std::string_view s;
+        if (auto err = v.get_string().get(s)) return NotJson(err);
+        text = View(s);
+        break;
+      }
+      case od::json_type::number:
+        text = TrimRight(View(v.raw_json_token()));
+        break;
+      case od::json_type::boolean: {
+        bool b;
+        if (auto err = v.get_bool().get(b)) return NotJson(err);
+        text = b ? "true" : "false";
+        break;
+      }
+      case od::json_type::null: {
+        bool is_null;
+        if (auto err = v.is_null().get(is_null)) return NotJson(err);
+        if (!is_null) return Error(ParseErrorKind::kNotJson, "malformed JSON literal");
+        present = false;
+        break;
+      }
+      case od::json_type::array: {
+        od::array array;
+        std::string_view raw_json;
+        if (auto err = v.get_array().get(array)) return NotJson(err);
+        if (auto err = array.raw_json().get(raw_json)) return NotJson(err);
+        text = TrimRight(View(raw_json));
+        break;
+      }
+      case od::json_type::object: {
+        od::object inner;
+        std::string_view raw_json;
+        if (auto err = v.get_object().get(inner)) return NotJson(err);
+        if (auto err = inner.raw_json().get(raw_json)) return NotJson(err);
+        text = TrimRight(View(raw_json));
+        break;
+      }
+    }
+
+    if (discovered) {
+      if (present) row->discovered.emplace_back(key, text);
+      continue;
+    }
+    if (action->timestamp) {
+      if (!present) {
+        have_timestamp = false;
+        continue;
+      }
+      absl::StatusOr<int64_t> ms;
+      if (type == od::json_type::string) {
+        ms = TimestampFromString(text, schema.timestamp_format);
+      } else if (type == od::json_type::number) {
+        ms = TimestampFromNumber(text, schema.timestamp_format);
+      } else {
+        return Error(ParseErrorKind::kBadTimestamp,
+                     absl::StrCat("timestamp field \"", schema.timestamp_column, "\" is ",
+                                  TypeName(type)));
+      }
+      if (!ms.ok()) {
+        return Error(ParseErrorKind::kBadTimestamp,
+                     absl::StrCat("timestamp field \"", schema.timestamp_column,
+                                  "\": ", ms.status().message()));
+      }
+      row->timestamp_ms = *ms;
+      have_timestamp = true;
+      continue;
+    }
+    if (action->dimension >= 0) {
+      DimValue& d = row->dims[action->dimension];
+      d.present = present;
+      d.text = present ? text : absl::string_view();
+    }
+    if (!action->metrics.empty()) {
+      if (!present) {
+        for (int32_t index : action->metrics) row->metrics[index] = MetricInput();
+        continue;
+      }
+      ParseError e = Metric(*action, type, text, v, row);
+      if (!e.ok()) return e;
+    }
+  }
+  // Past the object there must be nothing left.
+  if (doc.current_location().error() != simdjson::OUT_OF_BOUNDS) {
+    return Error(ParseErrorKind::kNotJson, "trailing characters after the JSON object");
+  }
+  if (!have_timestamp) {
+    return Error(ParseErrorKind::kNoTimestamp,
+                 absl::StrCat("no timestamp field \"", schema.timestamp_column, "\""));
+  }
+  return ParseError();
+}
+
+}  // namespace segment
+}  // namespace sluice

@@ -1,0 +1,80 @@
+// Parses a Kafka record value (a JSON object) into an InputRow, per a Schema.
+//
+//   SLUICE_ASSIGN_OR_RETURN(auto parser, RowParser::Create(schema));
+//   InputRow row;
+//   ParseError error = parser->Parse(record_value, &row);
+//   if (!error.ok()) { count error.kind, keep error.message as a sample }
+//   else index->Add(row, partition, offset);
+//
+// Uses simdjson's on-demand API. Fields the schema does not use are skipped
+// without being fully validated (on-demand only checks the structure of what
+// it skips), so a record with a malformed unused field may still parse.
+// Dimension values: strings as they are (unescaped), numbers and booleans as
+// their JSON text, arrays and objects as their raw JSON text; null is absent.
+// Metric inputs: JSON numbers or numeric strings; long metrics truncate
+// fractions toward zero; non-finite strings ("NaN", "Infinity") are accepted
+// by double metrics.
+//
+// One RowParser per thread: Parse reuses its buffers, and the views in the
+// row it fills stay valid until the next Parse.
+#ifndef SLUICE_COMMON_SEGMENT_ROW_PARSER_H_
+#define SLUICE_COMMON_SEGMENT_ROW_PARSER_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "common/segment/input_row.h"
+#include "common/segment/schema.h"
+
+namespace sluice {
+namespace segment {
+
+enum class ParseErrorKind : uint8_t {
+  kNone = 0,
+  kNotJson,       // not a JSON object (or malformed JSON in a field used)
+  kNoTimestamp,   // timestamp field missing or null
+  kBadTimestamp,  // timestamp of the wrong type, unparseable or out of range
+  kBadNumber,     // a metric input that is not a number, or out of range
+};
+
+// "NOT_JSON", "NO_TIMESTAMP", "BAD_TIMESTAMP", "BAD_NUMBER" (as in
+// sluice.v1.ParseErrorSample.kind); "" for kNone.
+const char* ParseErrorKindName(ParseErrorKind kind);
+
+struct ParseError {
+  ParseErrorKind kind = ParseErrorKind::kNone;
+  // Why, naming the field: e.g. "metric \"added\" (field \"added\"): not a number: \"abc\"".
+  std::string message;
+
+  bool ok() const { return kind == ParseErrorKind::kNone; }
+  // INVALID_ARGUMENT "<KIND>: <message>" (OK when ok()).
+  absl::Status ToStatus() const;
+};
+
+class RowParser {
+ public:
+  // INVALID_ARGUMENT if the schema does not validate.
+  static absl::StatusOr<std::unique_ptr<RowParser>> Create(const Schema& schema);
+  ~RowParser();
+  RowParser(const RowParser&) = delete;
+  RowParser& operator=(const RowParser&) = delete;
+
+  // Fills `row` (resetting what it held) from one record value.
+  ParseError Parse(absl::string_view value, InputRow* row);
+
+  const Schema& schema() const;
+
+ private:
+  struct Impl;
+  explicit RowParser(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace segment
+}  // namespace sluice
+
+#endif  // SLUICE_COMMON_SEGMENT_ROW_PARSER_H_

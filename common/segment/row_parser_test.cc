@@ -1,0 +1,240 @@
+#include "common/segment/row_parser.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace sluice {
+namespace segment {
+namespace {
+
+Schema WikiSchema() {
+  Schema s;
+  s.dimensions = {"channel", "page", "user"};
+  s.metrics = {{MetricType::kCount, "count", ""},
+               {MetricType::kLongSum, "added", "added"},
+               {MetricType::kDoubleSum, "delta", "delta"},
+               {MetricType::kLongMax, "max_added", "added"}};
+  return s;
+}
+
+std::unique_ptr<RowParser> MakeParser(const Schema& schema) {
+  auto parser = RowParser::Create(schema);
+  EXPECT_TRUE(parser.ok()) << parser.status();
+  return std::move(*parser);
+}
+
+std::string Dim(const InputRow& row, size_t i) {
+  return row.dims[i].present ? std::string(row.dims[i].text) : "<null>";
+}
+
+TEST(RowParser, ParsesListedDimensionsAndMetrics) {
+  auto parser = MakeParser(WikiSchema());
+  InputRow row;
+  ParseError e = parser->Parse(
+      R"({"timestamp":"2026-11-30T02:15:44.123Z","channel":"#en","page":"Caf\u00e9 \"x\"",)"
+      R"("user":null,"added":12,"delta":-1.25,"ignored":[1,2,{"a":3}]})",
+      &row);
+  ASSERT_TRUE(e.ok()) << e.message;
+  EXPECT_EQ(row.timestamp_ms, 1796004944123);
+  EXPECT_EQ(Dim(row, 0), "#en");
+  EXPECT_EQ(Dim(row, 1), "Café \"x\"");
+  EXPECT_EQ(Dim(row, 2), "<null>");
+  ASSERT_EQ(row.metrics.size(), 4u);
+  EXPECT_TRUE(row.metrics[1].present);
+  EXPECT_EQ(row.metrics[1].long_value, 12);
+  EXPECT_EQ(row.metrics[2].double_value, -1.25);
+  EXPECT_TRUE(row.metrics[3].present);  // a field read by two metrics
+  EXPECT_EQ(row.metrics[3].long_value, 12);
+}
+
+TEST(RowParser, DimensionValuesOfEveryJsonType) {
+  Schema s;
+  s.dimensions = {"a", "b", "c", "d", "e", "f", "g"};
+  auto parser = MakeParser(s);
+  InputRow row;
+  ParseError e = parser->Parse(
+      R"({"a": 1.50 , "b":true,"c":false,"d":["x", "y"],"e":{"k":1},"f":"","timestamp":0})", &row);
+  ASSERT_TRUE(e.ok()) << e.message;
+  EXPECT_EQ(Dim(row, 0), "1.50");
+  EXPECT_EQ(Dim(row, 1), "true");
+  EXPECT_EQ(Dim(row, 2), "false");
+  EXPECT_EQ(Dim(row, 3), R"(["x", "y"])");
+  EXPECT_EQ(Dim(row, 4), R"({"k":1})");
+  EXPECT_EQ(Dim(row, 5), "");  // empty string is a value, not null
+  EXPECT_EQ(Dim(row, 6), "<null>");  // missing
+}
+
+TEST(RowParser, MetricInputs) {
+  auto parser = MakeParser(WikiSchema());
+  InputRow row;
+  struct Case {
+    const char* added;
+    const char* delta;
+    bool present;
+    int64_t added_value;
+    double delta_value;
+  } cases[] = {
+      {"7", "7", true, 7, 7.0},
+      {"\"42\"", "\"0.5\"", true, 42, 0.5},
+      {"-3.9", "1e-3", true, -3, 0.001},
+      {"9223372036854775807", "18446744073709551615", true, INT64_MAX, 18446744073709551615.0},
+      {"\" 12 \"", "\"NaN\"", true, 12, std::numeric_limits<double>::quiet_NaN()},
+      {"null", "null", false, 0, 0},
+  };
+  for (const Case& c : cases) {
+    const std::string json = std::string(R"({"timestamp":0,"added":)") + c.added +
+                             R"(,"delta":)" + c.delta + "}";
+    ParseError e = parser->Parse(json, &row);
+    ASSERT_TRUE(e.ok()) << json << ": " << e.message;
+    EXPECT_EQ(row.metrics[1].present, c.present) << json;
+    EXPECT_EQ(row.metrics[1].long_value, c.added_value) << json;
+    if (std::isnan(c.delta_value)) {
+      EXPECT_TRUE(std::isnan(row.metrics[2].double_value)) << json;
+    } else {
+      EXPECT_EQ(row.metrics[2].double_value, c.delta_value) << json;
+    }
+  }
+  // A missing field leaves the input absent.
+  ASSERT_TRUE(parser->Parse(R"({"timestamp":0})", &row).ok());
+  EXPECT_FALSE(row.metrics[1].present);
+  EXPECT_FALSE(row.metrics[2].present);
+}
+
+TEST(RowParser, EveryErrorKindWithItsReason) {
+  auto parser = MakeParser(WikiSchema());
+  struct Case {
+    const char* json;
+    ParseErrorKind kind;
+    const char* reason;
+  } cases[] = {
+      {"", ParseErrorKind::kNotJson, "empty"},
+      {"not json", ParseErrorKind::kNotJson, "JSON"},
+      {"[1,2]", ParseErrorKind::kNotJson, "not a JSON object"},
+      {"\"str\"", ParseErrorKind::kNotJson, "not a JSON object"},
+      {R"({"timestamp":0,"channel":"x")", ParseErrorKind::kNotJson, "JSON"},
+      {R"({"timestamp":0} {"a":1})", ParseErrorKind::kNotJson, "trailing"},
+      {R"({"timestamp":0,"channel":"\xff"})", ParseErrorKind::kNotJson, "string"},
+      {"{\"timestamp\":0,\"channel\":\"\xff\"}", ParseErrorKind::kNotJson, "UTF-8"},
+      {R"({"timestamp":0,"channel":tru})", ParseErrorKind::kNotJson, "JSON"},
+      {R"({"channel":"x"})", ParseErrorKind::kNoTimestamp, "no timestamp field \"timestamp\""},
+      {R"({"timestamp":null})", ParseErrorKind::kNoTimestamp, "timestamp"},
+      {R"({"timestamp":"yesterday"})", ParseErrorKind::kBadTimestamp, "ISO-8601"},
+      {R"({"timestamp":true})", ParseErrorKind::kBadTimestamp, "is a boolean"},
+      {R"({"timestamp":{"t":1}})", ParseErrorKind::kBadTimestamp, "is an object"},
+      {R"({"timestamp":1e300})", ParseErrorKind::kBadTimestamp, "outside the years"},
+      {R"({"timestamp":0,"added":"abc"})", ParseErrorKind::kBadNumber,
+       "metric \"added\" (field \"added\"): not a number: \"abc\""},
+      {R"({"timestamp":0,"added":true})", ParseErrorKind::kBadNumber, "got a boolean"},
+      {R"({"timestamp":0,"delta":[1]})", ParseErrorKind::kBadNumber, "got an array"},
+      {R"({"timestamp":0,"added":1e30})", ParseErrorKind::kBadNumber, "outside the int64 range"},
+      {R"({"timestamp":0,"added":18446744073709551615})", ParseErrorKind::kBadNumber,
+       "outside the int64 range"},
+  };
+  InputRow row;
+  for (const Case& c : cases) {
+    ParseError e = parser->Parse(c.json, &row);
+    EXPECT_EQ(e.kind, c.kind) << c.json << ": " << e.message;
+    EXPECT_NE(e.message.find(c.reason), std::string::npos) << c.json << ": " << e.message;
+    EXPECT_EQ(e.ToStatus().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(std::string(e.ToStatus().message()).find(ParseErrorKindName(c.kind)),
+              std::string::npos);
+  }
+  EXPECT_STREQ(ParseErrorKindName(ParseErrorKind::kNotJson), "NOT_JSON");
+  EXPECT_STREQ(ParseErrorKindName(ParseErrorKind::kNoTimestamp), "NO_TIMESTAMP");
+  EXPECT_STREQ(ParseErrorKindName(ParseErrorKind::kBadTimestamp), "BAD_TIMESTAMP");
+  EXPECT_STREQ(ParseErrorKindName(ParseErrorKind::kBadNumber), "BAD_NUMBER");
+  // A good record after bad ones parses cleanly.
+  ASSERT_TRUE(parser->Parse(R"({"timestamp":5000,"channel":"c"})", &row).ok());
+  EXPECT_EQ(row.timestamp_ms, 5000000);
+  EXPECT_EQ(Dim(row, 0), "c");
+}
+
+TEST(RowParser, TimestampColumnAndFormatFromTheSchema) {
+  Schema s;
+  s.timestamp_column = "ts";
+  s.timestamp_format = TimestampFormat::kMillis;
+  s.dimensions = {"d"};
+  auto parser = MakeParser(s);
+  InputRow row;
+  ASSERT_TRUE(parser->Parse(R"({"ts":1796004944123,"timestamp":"x","d":"v"})", &row).ok());
+  EXPECT_EQ(row.timestamp_ms, 1796004944123);
+  EXPECT_EQ(parser->Parse(R"({"ts":"2026-11-30"})", &row).kind, ParseErrorKind::kBadTimestamp);
+  s.timestamp_format = TimestampFormat::kNanos;
+  parser = MakeParser(s);
+  ASSERT_TRUE(parser->Parse(R"({"ts":1796004944123456789})", &row).ok());
+  EXPECT_EQ(row.timestamp_ms, 1796004944123);
+}
+
+TEST(RowParser, FieldOrderMayChangeBetweenRecords) {
+  auto parser = MakeParser(WikiSchema());
+  InputRow row;
+  ASSERT_TRUE(parser->Parse(R"({"timestamp":1,"channel":"a","page":"b","added":1})", &row).ok());
+  ASSERT_TRUE(parser->Parse(R"({"page":"p","added":2,"timestamp":2,"channel":"c"})", &row).ok());
+  EXPECT_EQ(row.timestamp_ms, 2000);
+  EXPECT_EQ(Dim(row, 0), "c");
+  EXPECT_EQ(Dim(row, 1), "p");
+  EXPECT_EQ(row.metrics[1].long_value, 2);
+  // Same length, different name at a cached position.
+  ASSERT_TRUE(parser->Parse(R"({"pagf":"x","timestamp":3})", &row).ok());
+  EXPECT_EQ(Dim(row, 1), "<null>");
+  // An escaped key is unescaped before the lookup.
+  ASSERT_TRUE(parser->Parse(R"({"\u0074imestamp":4,"ch\u0061nnel":"e"})", &row).ok());
+  EXPECT_EQ(row.timestamp_ms, 4000);
+  EXPECT_EQ(Dim(row, 0), "e");
+  // A repeated key keeps its last value.
+  ASSERT_TRUE(parser->Parse(R"({"timestamp":5,"channel":"x","channel":"y"})", &row).ok());
+  EXPECT_EQ(Dim(row, 0), "y");
+}
+
+TEST(RowParser, DiscoversEveryOtherFieldAsADimension) {
+  Schema s;
+  s.dimension_exclusions = {"secret"};
+  s.metrics = {{MetricType::kCount, "count", ""}, {MetricType::kLongSum, "total", "added"}};
+  auto parser = MakeParser(s);
+  InputRow row;
+  ParseError e = parser->Parse(
+      R"({"timestamp":1,"zeta":"z","added":3,"secret":"s","__time":"t","total":"out",)"
+      R"("alpha":2,"none":null,"k\u00e9y":"v","":"empty name"})",
+      &row);
+  ASSERT_TRUE(e.ok()) << e.message;
+  std::vector<std::pair<std::string, std::string>> found;
+  for (const auto& [name, value] : row.discovered) found.emplace_back(name, value);
+  const std::vector<std::pair<std::string, std::string>> expected = {
+      {"zeta", "z"}, {"alpha", "2"}, {"kéy", "v"}};
+  EXPECT_EQ(found, expected);
+  EXPECT_EQ(row.metrics[1].long_value, 3);
+}
+
+TEST(RowParser, RefusesAnInvalidSchema) {
+  Schema s;
+  s.dimensions = {"a", "a"};
+  EXPECT_EQ(RowParser::Create(s).status().code(), absl::StatusCode::kInvalidArgument);
+  s.dimensions = {"timestamp"};
+  EXPECT_EQ(RowParser::Create(s).status().code(), absl::StatusCode::kInvalidArgument);
+  s.dimensions = {"a"};
+  s.metrics = {{MetricType::kLongSum, "a", "x"}};
+  EXPECT_EQ(RowParser::Create(s).status().code(), absl::StatusCode::kInvalidArgument);
+  s.metrics = {{MetricType::kLongSum, "m", ""}};
+  EXPECT_EQ(RowParser::Create(s).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(RowParser, LongRecordsAndReuse) {
+  Schema s;
+  s.dimensions = {"big"};
+  auto parser = MakeParser(s);
+  InputRow row;
+  const std::string big(100000, 'x');
+  ASSERT_TRUE(parser->Parse("{\"timestamp\":0,\"big\":\"" + big + "\"}", &row).ok());
+  EXPECT_EQ(Dim(row, 0), big);
+  ASSERT_TRUE(parser->Parse(R"({"timestamp":0,"big":"small"})", &row).ok());
+  EXPECT_EQ(Dim(row, 0), "small");
+}
+
+}  // namespace
+}  // namespace segment
+}  // namespace sluice

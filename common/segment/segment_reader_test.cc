@@ -1,0 +1,164 @@
+// The writer and reader APIs on a small hand-made segment.
+#include "common/segment/segment_reader.h"
+
+#include <sys/stat.h>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "common/segment/file_io.h"
+#include "common/segment/segment_writer.h"
+
+namespace sluice {
+namespace segment {
+namespace {
+
+std::string TempPath(const std::string& name) {
+  return absl::StrCat(std::getenv("TEST_TMPDIR"), "/", name);
+}
+
+uint64_t Bits(double d) {
+  uint64_t b;
+  std::memcpy(&b, &d, 8);
+  return b;
+}
+
+FileHeader Header(uint32_t rows_per_block) {
+  FileHeader h;
+  h.kind = FileKind::kSegment;
+  h.compression = Compression::kZstd;
+  h.rows_per_block = rows_per_block;
+  h.input_records = 7;
+  h.metadata.datasource = "wiki";
+  h.metadata.interval = {1000, 2000};
+  h.metadata.version = "v1";
+  h.metadata.partition_num = 2;
+  h.metadata.segment_id = "wiki_1000_2000_v1_2";
+  h.metadata.provenance.topic = "edits";
+  h.metadata.provenance.ranges = {{0, 10, 20, 7}};
+  h.schema.dimensions = {"country", "page"};
+  h.schema.metrics = {{MetricType::kCount, "count", ""},
+                      {MetricType::kDoubleSum, "delta", "delta"}};
+  h.dimensions = h.schema.dimensions;
+  h.partitions = {{0, 7, 10, 16}};
+  return h;
+}
+
+// Rows: (time, country id, page id, count, delta).
+struct Row {
+  int64_t time;
+  uint32_t country, page;
+  int64_t count;
+  double delta;
+};
+
+absl::StatusOr<WrittenFile> Write(const std::string& path, const std::vector<Row>& rows,
+                                  uint32_t rows_per_block = 2) {
+  auto writer = SegmentWriter::Create(path, Header(rows_per_block),
+                                      {{"de", "fr", "us"}, {"Berlin", "Paris"}});
+  if (!writer.ok()) return writer.status();
+  for (const Row& r : rows) {
+    const uint32_t ids[] = {r.country, r.page};
+    const MetricCell cells[] = {{static_cast<uint64_t>(r.count), nullptr}, {Bits(r.delta), nullptr}};
+    if (absl::Status s = (*writer)->AddRow(r.time, ids, cells, 0, 0); !s.ok()) return s;
+  }
+  return (*writer)->Finish();
+}
+
+const std::vector<Row> kRows = {{1000, 0, 1, 1, 0.5},  {1000, 1, 1, 2, -1.0}, {1500, 1, 2, 1, 2.0},
+                                {1500, 3, 0, 1, 3.25}, {1999, 2, 2, 2, 0.0}};
+
+TEST(SegmentReader, ReadsColumnsBitmapsAndRows) {
+  const std::string path = TempPath("small.seg");
+  auto written = Write(path, kRows);
+  ASSERT_TRUE(written.ok()) << written.status();
+  EXPECT_EQ(written->num_rows, 5u);
+  auto reader = SegmentReader::Open(path);
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  SegmentReader& r = **reader;
+  ASSERT_TRUE(r.Verify().ok()) << r.Verify();
+  EXPECT_EQ(r.num_rows(), 5u);
+  EXPECT_EQ(r.num_blocks(), 3u);
+  EXPECT_EQ(r.file_size(), written->size_bytes);
+  EXPECT_EQ(r.crc(), written->crc);
+  EXPECT_EQ(r.checksum(), absl::StrFormat("crc32c:%08x", written->crc));
+  const FileHeader& h = r.header();
+  EXPECT_EQ(h.metadata.segment_id, "wiki_1000_2000_v1_2");
+  EXPECT_EQ(h.metadata.partition_num, 2);
+  EXPECT_EQ(h.min_time, 1000);
+  EXPECT_EQ(h.max_time, 1999);
+  EXPECT_EQ(h.metadata.provenance.ranges[0].rows, 7);
+
+  EXPECT_EQ(*r.ReadTimes(), (std::vector<int64_t>{1000, 1000, 1500, 1500, 1999}));
+  EXPECT_EQ(*r.ReadDimensionIds("country"), (std::vector<uint32_t>{0, 1, 1, 3, 2}));
+  EXPECT_EQ(*r.ReadLongMetric("count"), (std::vector<int64_t>{1, 2, 1, 1, 2}));
+  EXPECT_EQ(*r.ReadDoubleMetric("delta"), (std::vector<double>{0.5, -1.0, 2.0, 3.25, 0.0}));
+  EXPECT_EQ(r.ReadLongMetric("delta").status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(r.ReadDimensionIds("nope").status().code(), absl::StatusCode::kNotFound);
+
+  EXPECT_EQ(r.RowsWithValue("country", "de")->ToVector(), (std::vector<uint32_t>{1, 2}));
+  EXPECT_EQ(r.RowsWithValue("country", std::nullopt)->ToVector(), (std::vector<uint32_t>{0}));
+  EXPECT_EQ(r.RowsWithValue("page", "Paris")->ToVector(), (std::vector<uint32_t>{2, 4}));
+  EXPECT_EQ(r.RowsWithValue("page", "Rome")->cardinality(), 0u);
+  EXPECT_TRUE(r.RowsWithValue("page", "Berlin")->Contains(0));
+  EXPECT_EQ(r.RowsWithValue("nope", "x").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(r.FindId(0, "us"), 3);
+  EXPECT_EQ(r.FindId(0, "xx"), -1);
+  EXPECT_EQ(r.FindId(0, std::nullopt), 0);
+
+  RowCursor cursor(&r);
+  std::vector<std::string> seen;
+  while (*cursor.Next()) {
+    auto country = cursor.dimension(0);
+    seen.push_back(absl::StrCat(cursor.row(), ":", cursor.time(), ":",
+                                country ? std::string(*country) : "null", ":",
+                                cursor.long_metric(0), ":", cursor.double_metric(1)));
+  }
+  EXPECT_EQ(seen, (std::vector<std::string>{"0:1000:null:1:0.5", "1:1000:de:2:-1",
+                                            "2:1500:de:1:2", "3:1500:us:1:3.25",
+                                            "4:1999:fr:2:0"}));
+  EXPECT_GT(r.ColumnBytes(1), 0u);
+}
+
+TEST(SegmentWriter, RefusesRowsOutOfOrderOrOutOfRange) {
+  EXPECT_EQ(Write(TempPath("bad1"), {{1500, 0, 0, 1, 0}, {1000, 0, 0, 1, 0}}).status().code(),
+            absl::StatusCode::kInternal);
+  // Equal keys with rollup on.
+  EXPECT_EQ(Write(TempPath("bad2"), {{1500, 1, 0, 1, 0}, {1500, 1, 0, 1, 0}}).status().code(),
+            absl::StatusCode::kInternal);
+  EXPECT_EQ(Write(TempPath("bad3"), {{1500, 4, 0, 1, 0}}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Write(TempPath("bad4"), {{2000, 0, 0, 1, 0}}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  for (const char* name : {"bad1", "bad2", "bad3", "bad4"}) {
+    EXPECT_FALSE(ReadFileToString(TempPath(name)).ok()) << name << " was left behind";
+  }
+  auto unsorted = SegmentWriter::Create(TempPath("bad5"), Header(8), {{"b", "a"}, {}});
+  EXPECT_EQ(unsorted.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(SegmentReader, OpenErrors) {
+  EXPECT_EQ(SegmentReader::Open(TempPath("missing")).status().code(), absl::StatusCode::kNotFound);
+  ASSERT_TRUE(WriteFileAtomically(TempPath("text"), std::string(100, 'x')).ok());
+  const absl::Status s = SegmentReader::Open(TempPath("text")).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss);
+  EXPECT_NE(s.message().find("text"), absl::string_view::npos);  // names the file
+  EXPECT_NE(s.message().find("magic"), absl::string_view::npos);
+}
+
+TEST(SegmentWriter, IdenticalRowsGiveIdenticalBytes) {
+  ASSERT_TRUE(Write(TempPath("same1"), kRows, 3).ok());
+  ASSERT_TRUE(Write(TempPath("same2"), kRows, 3).ok());
+  EXPECT_EQ(*ReadFileToString(TempPath("same1")), *ReadFileToString(TempPath("same2")));
+}
+
+}  // namespace
+}  // namespace segment
+}  // namespace sluice

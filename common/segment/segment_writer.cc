@@ -1,0 +1,392 @@
+#include "common/segment/segment_writer.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "common/segment/byte_io.h"
+#include "common/segment/column_codec.h"
+#include "common/segment/crc32c.h"
+#include "common/segment/file_io.h"
+#include "common/segment/roaring_writer.h"
+
+namespace sluice {
+namespace segment {
+
+double CanonicalSum(const MetricCell& cell) {
+  if (cell.exact != nullptr) return cell.exact->Round();
+  double v;
+  std::memcpy(&v, &cell.bits, sizeof(v));
+  return std::isnan(v) ? std::numeric_limits<double>::quiet_NaN() : v;
+}
+
+namespace {
+
+// Every row's id of one dimension, in the narrowest width its dictionary
+// allows, kept to build the bitmap index at the end.
+class IdColumn {
+ public:
+  explicit IdColumn(uint64_t cardinality)
+      : width_(cardinality <= 0xff ? 1 : cardinality <= 0xffff ? 2 : 4) {}
+
+  void Append(const uint32_t* ids, size_t n) {
+    switch (width_) {
+      case 1: narrow_.insert(narrow_.end(), ids, ids + n); break;
+      case 2: medium_.insert(medium_.end(), ids, ids + n); break;
+      default: wide_.insert(wide_.end(), ids, ids + n); break;
+    }
+  }
+
+  // [count][size of each bitmap]... then the bitmaps of ids 0..cardinality:
+  // for each id, the rows that have it (a counting sort by id).
+  std::string Bitmaps(uint64_t cardinality) const {
+    switch (width_) {
+      case 1: return Build(narrow_, cardinality);
+      case 2: return Build(medium_, cardinality);
+      default: return Build(wide_, cardinality);
+    }
+  }
+
+ private:
+  template <typename T>
+  static std::string Build(const std::vector<T>& ids, uint64_t cardinality) {
+    std::vector<uint32_t> start(cardinality + 2, 0);
+    for (T id : ids) ++start[id + 1];
+    for (size_t i = 1; i < start.size(); ++i) start[i] += start[i - 1];
+    std::vector<uint32_t> rows(ids.size());
+    std::vector<uint32_t> next(start.begin(), start.end() - 1);
+    for (size_t row = 0; row < ids.size(); ++row) rows[next[ids[row]]++] = static_cast<uint32_t>(row);
+    std::string sizes, bodies;
+    PutVarint64(&sizes, cardinality + 1);
+    for (uint64_t id = 0; id <= cardinality; ++id) {
+      const size_t before = bodies.size();
+      AppendPortableRoaring(rows.data() + start[id], start[id + 1] - start[id], &bodies);
+      PutVarint64(&sizes, bodies.size() - before);
+    }
+    return sizes + bodies;
+  }
+
+  int width_;
+  std::vector<uint8_t> narrow_;
+  std::vector<uint16_t> medium_;
+  std::vector<uint32_t> wide_;
+};
+
+}  // namespace
+
+struct SegmentWriter::State {
+  FileHeader header;
+  std::vector<std::vector<absl::string_view>> dictionaries;
+  std::unique_ptr<AtomicFile> file;
+  BlockCompressor compressor{Compression::kNone, 0};
+  size_t header_size = 0;
+  uint32_t body_crc = 0;  // CRC of every byte after the header
+  std::vector<ColumnEntry> columns;
+  std::vector<ValueType> metric_types;
+  bool keep_provenance = false;  // spills with rollup off
+  bool bitmaps = false;
+  std::vector<IdColumn> id_columns;
+
+  // The current block, column by column.
+  std::vector<int64_t> times;
+  std::vector<std::vector<uint32_t>> ids;
+  std::vector<std::vector<int64_t>> longs;
+  std::vector<std::vector<double>> doubles;
+  std::vector<std::string> exact;  // encoded ExactSums
+  std::vector<int64_t> partitions, offsets;
+
+  int64_t min_time = 0, max_time = 0;
+  std::vector<uint32_t> previous_key;
+  int64_t previous_time = 0;
+
+  std::string raw, stored;  // scratch
+
+  absl::Status Write(absl::string_view bytes) {
+    body_crc = Crc32cExtend(body_crc, bytes.data(), bytes.size());
+    return file->Append(bytes);
+  }
+
+  // Compresses `raw` and appends it; returns where it went.
+  absl::StatusOr<BlockRef> WriteBlock() {
+    if (absl::Status s = compressor.Compress(raw, &stored); !s.ok()) return s;
+    BlockRef ref;
+    ref.offset = file->size();
+    ref.stored_size = stored.size();
+    ref.raw_size = raw.size();
+    if (absl::Status s = Write(stored); !s.ok()) return s;
+    return ref;
+  }
+};
+
+SegmentWriter::SegmentWriter(std::unique_ptr<State> state) : state_(std::move(state)) {}
+SegmentWriter::~SegmentWriter() = default;
+
+absl::StatusOr<std::unique_ptr<SegmentWriter>> SegmentWriter::Create(
+    const std::string& path, FileHeader header,
+    std::vector<std::vector<absl::string_view>> dictionaries, int zstd_level) {
+  if (dictionaries.size() != header.dimensions.size()) {
+    return absl::InvalidArgumentError("one dictionary per dimension is needed");
+  }
+  if (header.rows_per_block == 0 || header.rows_per_block > kMaxRowsPerBlock) {
+    return absl::InvalidArgumentError("rows_per_block out of range");
+  }
+  if (header.metadata.interval.start_ms >= header.metadata.interval.end_ms) {
+    return absl::InvalidArgumentError("empty interval");
+  }
+  for (size_t d = 0; d < dictionaries.size(); ++d) {
+    for (size_t i = 1; i < dictionaries[d].size(); ++i) {
+      if (!(dictionaries[d][i - 1] < dictionaries[d][i])) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "dictionary of dimension \"", header.dimensions[d], "\" is not sorted and distinct"));
+      }
+    }
+  }
+  auto state = std::make_unique<State>();
+  absl::StatusOr<std::unique_ptr<AtomicFile>> file = AtomicFile::Create(path);
+  if (!file.ok()) return file.status();
+  state->file = std::move(*file);
+  state->compressor = BlockCompressor(header.compression, zstd_level);
+  state->keep_provenance = header.kind == FileKind::kSpill && !header.schema.rollup;
+  state->bitmaps = header.kind == FileKind::kSegment;
+  state->dictionaries = std::move(dictionaries);
+  state->header = std::move(header);
+  const FileHeader& h = state->header;
+
+  // Header first (rewritten with the row count by Finish; same size).
+  const std::string header_bytes = EncodeHeader(h);
+  state->header_size = header_bytes.size();
+  if (absl::Status s = state->file->Append(header_bytes); !s.ok()) return s;
+
+  // Columns: __time, dimensions, metrics, then partition/offset.
+  ColumnEntry time;
+  time.role = ColumnRole::kTime;
+  time.name = kTimeColumn;
+  time.type = ValueType::kLong;
+  time.encoding = static_cast<uint8_t>(LongEncoding::kDeltaVarint);
+  state->columns.push_back(time);
+  for (size_t d = 0; d < h.dimensions.size(); ++d) {
+    ColumnEntry c;
+    c.role = ColumnRole::kDimension;
+    c.name = h.dimensions[d];
+    c.type = ValueType::kString;
+    // The sorted dictionary: count, then each value with its length.
+    const std::vector<absl::string_view>& dict = state->dictionaries[d];
+    state->raw.clear();
+    PutVarint64(&state->raw, dict.size());
+    for (absl::string_view v : dict) PutString(&state->raw, v);
+    absl::StatusOr<BlockRef> ref = state->WriteBlock();
+    if (!ref.ok()) return ref.status();
+    c.dictionary = *ref;
+    c.cardinality = dict.size();
+    state->columns.push_back(c);
+    if (state->bitmaps) state->id_columns.emplace_back(dict.size());
+  }
+  for (const MetricSpec& m : h.schema.metrics) {
+    ColumnEntry c;
+    c.role = ColumnRole::kMetric;
+    c.name = m.name;
+    c.type = MetricValueType(h.kind, h.schema.rollup, m.type);
+    c.encoding = c.type == ValueType::kLong ? static_cast<uint8_t>(LongEncoding::kVarint) : 0;
+    state->metric_types.push_back(c.type);
+    state->columns.push_back(c);
+  }
+  if (state->keep_provenance) {
+    ColumnEntry p;
+    p.role = ColumnRole::kPartition;
+    p.name = "__partition";
+    p.type = ValueType::kLong;
+    p.encoding = static_cast<uint8_t>(LongEncoding::kVarint);
+    state->columns.push_back(p);
+    p.role = ColumnRole::kOffset;
+    p.name = "__offset";
+    state->columns.push_back(p);
+  }
+  const size_t rows_per_block = h.rows_per_block;
+  state->times.reserve(rows_per_block);
+  state->ids.resize(h.dimensions.size());
+  for (auto& v : state->ids) v.reserve(rows_per_block);
+  state->longs.resize(h.schema.metrics.size());
+  state->doubles.resize(h.schema.metrics.size());
+  state->exact.resize(h.schema.metrics.size());
+  state->previous_key.assign(h.dimensions.size(), 0);
+  return std::unique_ptr<SegmentWriter>(new SegmentWriter(std::move(state)));
+}
+
+absl::Status SegmentWriter::AddRow(int64_t time, const uint32_t* ids, const MetricCell* cells,
+                                   int32_t partition, int64_t offset) {
+  State& s = *state_;
+  const size_t dims = s.ids.size();
+  const Interval& interval = s.header.metadata.interval;
+  if (time < interval.start_ms || time >= interval.end_ms) {
+    return absl::InvalidArgumentError(absl::StrCat("row time ", time, " is outside the interval [",
+                                                   interval.start_ms, ", ", interval.end_ms, ")"));
+  }
+  for (size_t d = 0; d < dims; ++d) {
+    if (ids[d] > s.dictionaries[d].size()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("id ", ids[d], " is not in the dictionary of \"", s.header.dimensions[d],
+                       "\""));
+    }
+  }
+  if (rows_ > 0) {
+    // Rows must come sorted by (time, ids); with rollup, keys are distinct.
+    int order = time < s.previous_time ? -1 : time > s.previous_time ? 1 : 0;
+    for (size_t d = 0; order == 0 && d < dims; ++d) {
+      order = ids[d] < s.previous_key[d] ? -1 : ids[d] > s.previous_key[d] ? 1 : 0;
+    }
+    if (order < 0 || (order == 0 && s.header.schema.rollup)) {
+      return absl::InternalError(absl::StrCat("rows are not in (time, dimensions) order at row ",
+                                              rows_));
+    }
+  } else {
+    s.min_time = time;
+  }
+  s.max_time = time;
+  s.previous_time = time;
+  std::memcpy(s.previous_key.data(), ids, dims * sizeof(uint32_t));
+
+  s.times.push_back(time);
+  for (size_t d = 0; d < dims; ++d) s.ids[d].push_back(ids[d]);
+  const std::vector<MetricSpec>& metrics = s.header.schema.metrics;
+  for (size_t m = 0; m < metrics.size(); ++m) {
+    const MetricCell& cell = cells[m];
+    switch (s.metric_types[m]) {
+      case ValueType::kLong:
+        s.longs[m].push_back(static_cast<int64_t>(cell.bits));
+        break;
+      case ValueType::kDouble: {
+        double v;
+        if (metrics[m].type == MetricType::kDoubleSum && s.header.kind == FileKind::kSegment) {
+          v = CanonicalSum(cell);
+        } else {
+          std::memcpy(&v, &cell.bits, sizeof(v));
+        }
+        s.doubles[m].push_back(v);
+        break;
+      }
+      case ValueType::kExactSum:
+        if (cell.exact != nullptr) {
+          cell.exact->AppendTo(&s.exact[m]);
+        } else {
+          double v;
+          std::memcpy(&v, &cell.bits, sizeof(v));
+          ExactSum(v).AppendTo(&s.exact[m]);
+        }
+        break;
+      case ValueType::kString:
+        break;
+    }
+  }
+  if (s.keep_provenance) {
+    s.partitions.push_back(partition);
+    s.offsets.push_back(offset);
+  }
+  ++rows_;
+  if (s.times.size() == s.header.rows_per_block) return FlushBlock();
+  return absl::OkStatus();
+}
+
+absl::Status SegmentWriter::FlushBlock() {
+  State& s = *state_;
+  const size_t n = s.times.size();
+  if (n == 0) return absl::OkStatus();
+  size_t column = 0;
+  auto emit = [&]() -> absl::Status {
+    absl::StatusOr<BlockRef> ref = s.WriteBlock();
+    if (!ref.ok()) return ref.status();
+    s.columns[column++].blocks.push_back(*ref);
+    return absl::OkStatus();
+  };
+  s.raw.clear();
+  EncodeLongs(LongEncoding::kDeltaVarint, s.times.data(), n, &s.raw);
+  if (absl::Status st = emit(); !st.ok()) return st;
+  for (size_t d = 0; d < s.ids.size(); ++d) {
+    s.raw.clear();
+    EncodeIds(s.ids[d].data(), n, &s.raw);
+    if (absl::Status st = emit(); !st.ok()) return st;
+    if (s.bitmaps) s.id_columns[d].Append(s.ids[d].data(), n);
+    s.ids[d].clear();
+  }
+  for (size_t m = 0; m < s.metric_types.size(); ++m) {
+    s.raw.clear();
+    switch (s.metric_types[m]) {
+      case ValueType::kLong:
+        EncodeLongs(LongEncoding::kVarint, s.longs[m].data(), n, &s.raw);
+        s.longs[m].clear();
+        break;
+      case ValueType::kDouble:
+        EncodeDoubles(s.doubles[m].data(), n, &s.raw);
+        s.doubles[m].clear();
+        break;
+      case ValueType::kExactSum:
+        s.raw.swap(s.exact[m]);
+        s.exact[m].clear();
+        break;
+      case ValueType::kString:
+        break;
+    }
+    if (absl::Status st = emit(); !st.ok()) return st;
+  }
+  if (s.keep_provenance) {
+    s.raw.clear();
+    std::vector<int64_t> partitions(s.partitions.begin(), s.partitions.end());
+    EncodeLongs(LongEncoding::kVarint, partitions.data(), n, &s.raw);
+    if (absl::Status st = emit(); !st.ok()) return st;
+    s.raw.clear();
+    EncodeLongs(LongEncoding::kVarint, s.offsets.data(), n, &s.raw);
+    if (absl::Status st = emit(); !st.ok()) return st;
+    s.partitions.clear();
+    s.offsets.clear();
+  }
+  s.times.clear();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<WrittenFile> SegmentWriter::Finish() {
+  State& s = *state_;
+  if (absl::Status st = FlushBlock(); !st.ok()) return st;
+  if (s.bitmaps) {
+    for (size_t d = 0; d < s.id_columns.size(); ++d) {
+      const std::string section = s.id_columns[d].Bitmaps(s.dictionaries[d].size());
+      ColumnEntry& c = s.columns[1 + d];
+      c.bitmaps_offset = s.file->size();
+      c.bitmaps_size = section.size();
+      if (absl::Status st = s.Write(section); !st.ok()) return st;
+    }
+  }
+  const std::string directory = EncodeDirectory(s.columns);
+  const uint64_t directory_offset = s.file->size();
+  if (absl::Status st = s.Write(directory); !st.ok()) return st;
+  // The trailer up to (not including) the CRC is covered by it.
+  const std::string trailer_prefix =
+      EncodeTrailer(directory_offset, directory.size(), 0).substr(0, kTrailerSize - kCrcCoverageExclusion);
+  if (absl::Status st = s.Write(trailer_prefix); !st.ok()) return st;
+
+  s.header.num_rows = rows_;
+  s.header.min_time = rows_ > 0 ? s.min_time : 0;
+  s.header.max_time = rows_ > 0 ? s.max_time : 0;
+  const std::string header_bytes = EncodeHeader(s.header);
+  if (header_bytes.size() != s.header_size) {
+    return absl::InternalError("segment header changed size");
+  }
+  const uint64_t body_size = s.file->size() - s.header_size;
+  const uint32_t crc = Crc32cCombine(Crc32c(header_bytes), s.body_crc, body_size);
+  std::string tail;
+  PutFixed32(&tail, crc);
+  tail.append(kTrailerMagic, 8);
+  if (absl::Status st = s.file->Append(tail); !st.ok()) return st;
+  if (absl::Status st = s.file->WriteAt(0, header_bytes); !st.ok()) return st;
+  const uint64_t size = s.file->size();
+  if (absl::Status st = s.file->Commit(); !st.ok()) return st;
+  WrittenFile result;
+  result.path = s.file->path();
+  result.num_rows = rows_;
+  result.size_bytes = size;
+  result.crc = crc;
+  result.header = s.header;
+  return result;
+}
+
+}  // namespace segment
+}  // namespace sluice

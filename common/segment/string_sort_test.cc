@@ -1,0 +1,45 @@
+#include "common/segment/string_sort.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <numeric>
+#include <random>
+#include <string>
+
+namespace sluice {
+namespace segment {
+namespace {
+
+TEST(SortStringIndexes, MatchesByteOrder) {
+  std::mt19937 rng(9);
+  for (int trial = 0; trial < 30; ++trial) {
+    std::vector<std::string> storage;
+    const int n = 1 + rng() % 3000;
+    for (int i = 0; i < n; ++i) {
+      std::string s;
+      const int len = rng() % (trial % 3 == 0 ? 3 : 30);
+      for (int k = 0; k < len; ++k) {
+        // Few distinct bytes (long shared prefixes), high bytes, NULs.
+        const char alphabet[] = {'a', 'b', '\0', '\xff', '\xc3', 'Z'};
+        s.push_back(alphabet[rng() % (trial % 2 == 0 ? 2 : 6)]);
+      }
+      if (trial % 5 == 0) s = "History_List_" + s;
+      storage.push_back(s);
+    }
+    std::vector<absl::string_view> values(storage.begin(), storage.end());
+    std::vector<uint32_t> order(values.size());
+    std::iota(order.begin(), order.end(), 0);
+    SortStringIndexes(values, &order);
+    for (size_t i = 1; i < order.size(); ++i) {
+      ASSERT_FALSE(values[order[i]] < values[order[i - 1]]) << trial << " at " << i;
+    }
+    std::vector<uint32_t> sorted = order;
+    std::sort(sorted.begin(), sorted.end());
+    for (uint32_t i = 0; i < sorted.size(); ++i) ASSERT_EQ(sorted[i], i);  // a permutation
+  }
+}
+
+}  // namespace
+}  // namespace segment
+}  // namespace sluice

@@ -1,0 +1,378 @@
+#include "tools/cli/commands.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "common/grpc_status.h"
+#include "common/names.h"
+#include "common/time_util.h"
+#include "tools/cli/format.h"
+#include "tools/cli/spec_file.h"
+
+namespace sluice {
+namespace sluicectl {
+namespace {
+
+using Args = std::vector<std::string>;
+
+struct Context {
+  const CliOptions& options;
+  v1::SupervisorService::StubInterface& stub;
+  std::ostream& out;
+  std::ostream& err;
+};
+
+struct CommandSpec {
+  const char* name;
+  const char* args;  // For the usage text.
+  const char* help;
+  size_t min_args;
+  size_t max_args;  // SIZE_MAX: any number.
+  int (*run)(const Args& args, Context& ctx);
+};
+
+int UsageError(Context& ctx, absl::string_view message) {
+  ctx.err << "sluicectl: " << message << "\n(run 'sluicectl help' for usage)\n";
+  return kExitUsage;
+}
+
+// Calls one RPC with the deadline; prints the error and returns false when it
+// fails.
+template <typename Request, typename Response>
+bool Call(Context& ctx, absl::string_view what,
+          grpc::Status (v1::SupervisorService::StubInterface::*method)(grpc::ClientContext*,
+                                                                       const Request&, Response*),
+          const Request& request, Response* response) {
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + ctx.options.timeout));
+  const grpc::Status status = (ctx.stub.*method)(&context, request, response);
+  if (status.ok()) return true;
+  const absl::Status s = FromGrpcStatus(status);
+  ctx.err << "sluicectl: " << what << " failed: " << absl::StatusCodeToString(s.code()) << ": "
+          << s.message() << "\n";
+  return false;
+}
+
+// Prints `response` as JSON with --json, else `readable`.
+template <typename Response>
+int Print(Context& ctx, const Response& response, const std::string& readable) {
+  ctx.out << (ctx.options.json ? ToJson(response) : readable);
+  return kExitOk;
+}
+
+absl::Status CheckDatasource(const std::string& name) { return ValidateDatasource(name); }
+
+v1::SupervisorRef Ref(const std::string& datasource) {
+  v1::SupervisorRef ref;
+  ref.set_datasource(datasource);
+  return ref;
+}
+
+int Submit(const Args& args, Context& ctx) {
+  absl::StatusOr<v1::SupervisorSpec> spec = ReadSpecFile(args[0]);
+  if (!spec.ok()) {
+    ctx.err << "sluicectl: " << spec.status().message() << "\n";
+    return kExitUsage;
+  }
+  v1::SubmitSupervisorRequest request;
+  *request.mutable_spec() = *std::move(spec);
+  v1::SubmitSupervisorResponse response;
+  if (!Call(ctx, absl::StrCat("submit ", request.spec().datasource()),
+            &v1::SupervisorService::StubInterface::SubmitSupervisor, request, &response)) {
+    return kExitRpcError;
+  }
+  return Print(ctx, response, FormatSubmit(response));
+}
+
+int Get(const Args& args, Context& ctx) {
+  v1::SubmitSupervisorResponse response;
+  if (!Call(ctx, absl::StrCat("get ", args[0]),
+            &v1::SupervisorService::StubInterface::GetSupervisor, Ref(args[0]), &response)) {
+    return kExitRpcError;
+  }
+  return Print(ctx, response, FormatSpec(response));
+}
+
+int List(const Args&, Context& ctx) {
+  v1::ListSupervisorsResponse response;
+  if (!Call(ctx, "list", &v1::SupervisorService::StubInterface::ListSupervisors,
+            v1::ListSupervisorsRequest(), &response)) {
+    return kExitRpcError;
+  }
+  return Print(ctx, response, FormatSupervisorList(response));
+}
+
+int History(const Args& args, Context& ctx) {
+  v1::GetSupervisorHistoryResponse response;
+  if (!Call(ctx, absl::StrCat("history ", args[0]),
+            &v1::SupervisorService::StubInterface::GetSupervisorHistory, Ref(args[0]), &response)) {
+    return kExitRpcError;
+  }
+  return Print(ctx, response, FormatHistory(args[0], response));
+}
+
+int Status(const Args& args, Context& ctx) {
+  v1::SupervisorStatus response;
+  if (!Call(ctx, absl::StrCat("status ", args[0]),
+            &v1::SupervisorService::StubInterface::GetSupervisorStatus, Ref(args[0]), &response)) {
+    return kExitRpcError;
+  }
+  return Print(ctx, response, FormatStatus(response));
+}
+
+// suspend / resume / reset / terminate: a SupervisorRef in, a summary out.
+template <grpc::Status (v1::SupervisorService::StubInterface::*kMethod)(
+    grpc::ClientContext*, const v1::SupervisorRef&, v1::SupervisorSummary*)>
+int SummaryCommand(const Args& args, Context& ctx, absl::string_view verb) {
+  v1::SupervisorSummary response;
+  if (!Call(ctx, absl::StrCat(verb, " ", args[0]), kMethod, Ref(args[0]), &response)) {
+    return kExitRpcError;
+  }
+  return Print(ctx, response, FormatSummary(response));
+}
+
+int Suspend(const Args& args, Context& ctx) {
+  return SummaryCommand<&v1::SupervisorService::StubInterface::SuspendSupervisor>(args, ctx,
+                                                                                  "suspend");
+}
+int Resume(const Args& args, Context& ctx) {
+  return SummaryCommand<&v1::SupervisorService::StubInterface::ResumeSupervisor>(args, ctx,
+                                                                                 "resume");
+}
+int Reset(const Args& args, Context& ctx) {
+  return SummaryCommand<&v1::SupervisorService::StubInterface::ResetSupervisor>(args, ctx, "reset");
+}
+int Terminate(const Args& args, Context& ctx) {
+  return SummaryCommand<&v1::SupervisorService::StubInterface::TerminateSupervisor>(args, ctx,
+                                                                                    "terminate");
+}
+
+int ResetOffsets(const Args& args, Context& ctx) {
+  absl::StatusOr<std::map<int32_t, int64_t>> offsets =
+      ParsePartitionOffsets(Args(args.begin() + 1, args.end()));
+  if (!offsets.ok()) return UsageError(ctx, offsets.status().message());
+  v1::ResetOffsetsRequest request;
+  request.set_datasource(args[0]);
+  for (const auto& [partition, offset] : *offsets) (*request.mutable_offsets())[partition] = offset;
+  v1::SupervisorSummary response;
+  if (!Call(ctx, absl::StrCat("reset-offsets ", args[0]),
+            &v1::SupervisorService::StubInterface::ResetOffsets, request, &response)) {
+    return kExitRpcError;
+  }
+  return Print(ctx, response, FormatSummary(response));
+}
+
+int Segments(const Args& args, Context& ctx) {
+  v1::ListSegmentsRequest request;
+  request.set_datasource(args[0]);
+  request.set_include_unused(ctx.options.include_unused);
+  if (ctx.options.limit < 0) return UsageError(ctx, "--limit must be >= 0");
+  request.set_limit(ctx.options.limit);
+  if (!ctx.options.interval.empty()) {
+    absl::StatusOr<v1::Interval> interval = ParseInterval(ctx.options.interval);
+    if (!interval.ok()) return UsageError(ctx, interval.status().message());
+    *request.mutable_interval() = *interval;
+  }
+  v1::ListSegmentsResponse response;
+  if (!Call(ctx, absl::StrCat("segments ", args[0]),
+            &v1::SupervisorService::StubInterface::ListSegments, request, &response)) {
+    return kExitRpcError;
+  }
+  return Print(ctx, response, FormatSegments(response));
+}
+
+int Tasks(const Args& args, Context& ctx) {
+  v1::ListSupervisorTasksRequest request;
+  if (!args.empty()) request.set_datasource(args[0]);
+  request.set_include_finished(ctx.options.include_finished);
+  for (absl::string_view name : absl::StrSplit(ctx.options.states, ',', absl::SkipEmpty())) {
+    v1::TaskState state;
+    if (!v1::TaskState_Parse(absl::AsciiStrToUpper(name), &state) ||
+        state == v1::TASK_STATE_UNSPECIFIED) {
+      return UsageError(ctx, absl::StrCat("unknown task state \"", name,
+                                          "\" in --states (e.g. READING,PAUSED,PUBLISHING)"));
+    }
+    request.add_states(state);
+  }
+  v1::ListSupervisorTasksResponse response;
+  if (!Call(ctx, "tasks", &v1::SupervisorService::StubInterface::ListTasks, request, &response)) {
+    return kExitRpcError;
+  }
+  return Print(ctx, response, FormatTasks(response));
+}
+
+int Workers(const Args&, Context& ctx) {
+  v1::ListWorkersResponse response;
+  if (!Call(ctx, "workers", &v1::SupervisorService::StubInterface::ListWorkers,
+            v1::ListWorkersRequest(), &response)) {
+    return kExitRpcError;
+  }
+  const int64_t now = ctx.options.now_ms ? ctx.options.now_ms() : NowMillis();
+  return Print(ctx, response, FormatWorkers(response, now));
+}
+
+int MarkLoaded(const Args& args, Context& ctx) {
+  v1::MarkSegmentsLoadedRequest request;
+  request.set_datasource(args[0]);
+  for (size_t i = 1; i < args.size(); ++i) request.add_segment_ids(args[i]);
+  request.set_loader(ctx.options.loader);
+  v1::MarkSegmentsLoadedResponse response;
+  if (!Call(ctx, absl::StrCat("mark-loaded ", args[0]),
+            &v1::SupervisorService::StubInterface::MarkSegmentsLoaded, request, &response)) {
+    return kExitRpcError;
+  }
+  return Print(ctx, response,
+               FormatMarkLoaded(args[0], static_cast<int>(args.size() - 1), response));
+}
+
+int CommitLog(const Args& args, Context& ctx) {
+  v1::GetCommitLogResponse response;
+  if (!Call(ctx, absl::StrCat("commit-log ", args[0]),
+            &v1::SupervisorService::StubInterface::GetCommitLog, Ref(args[0]), &response)) {
+    return kExitRpcError;
+  }
+  return Print(ctx, response, FormatCommitLog(response));
+}
+
+int Help(const Args&, Context& ctx) {
+  ctx.out << Usage();
+  return kExitOk;
+}
+
+constexpr size_t kAny = SIZE_MAX;
+
+const CommandSpec kCommands[] = {
+    {"submit", "SPEC.json", "create or replace a supervisor from a spec file (- for stdin)", 1, 1,
+     &Submit},
+    {"get", "DATASOURCE", "the stored spec, defaults filled in", 1, 1, &Get},
+    {"list", "", "every supervisor with its state", 0, 0, &List},
+    {"history", "DATASOURCE", "previous versions of the spec, newest first", 1, 1, &History},
+    {"status", "DATASOURCE", "state, groups and tasks, per-partition offsets and lag", 1, 1,
+     &Status},
+    {"suspend", "DATASOURCE", "finish the running tasks and start no new ones", 1, 1, &Suspend},
+    {"resume", "DATASOURCE", "start reading again", 1, 1, &Resume},
+    {"reset", "DATASOURCE",
+     "forget the stored offsets and restart reading (may skip or re-read data)", 1, 1, &Reset},
+    {"reset-offsets", "DATASOURCE P=OFFSET...",
+     "set the stored offsets of some partitions and restart their groups", 2, kAny, &ResetOffsets},
+    {"terminate", "DATASOURCE", "stop the supervisor (its tasks publish); segments stay", 1, 1,
+     &Terminate},
+    {"segments", "DATASOURCE",
+     "published segments (--include_unused, --limit, --interval=START/END)", 1, 1, &Segments},
+    {"tasks", "[DATASOURCE]", "tasks the supervisor knows (--include_finished, --states)", 0, 1,
+     &Tasks},
+    {"workers", "", "registered task workers", 0, 0, &Workers},
+    {"mark-loaded", "DATASOURCE SEGMENT_ID...",
+     "confirm that a loader serves these segments (handoff mode LOADER)", 2, kAny, &MarkLoaded},
+    {"commit-log", "DATASOURCE", "committed offsets and every committed sequence", 1, 1,
+     &CommitLog},
+    {"help", "", "this text", 0, 0, &Help},
+};
+
+// Commands whose first argument is a datasource.
+bool TakesDatasource(absl::string_view name) {
+  return name != "submit" && name != "list" && name != "workers" && name != "help";
+}
+
+}  // namespace
+
+std::string Usage() {
+  std::string out =
+      "usage: sluicectl [--supervisor=HOST:PORT] [--json] [--timeout=30s] COMMAND [ARGS]\n"
+      "\ncommands:\n";
+  size_t width = 0;
+  for (const CommandSpec& c : kCommands) {
+    width = std::max(width, std::string(c.name).size() + 1 + std::string(c.args).size());
+  }
+  for (const CommandSpec& c : kCommands) {
+    std::string synopsis = c.name;
+    if (*c.args != '\0') absl::StrAppend(&synopsis, " ", c.args);
+    synopsis.resize(width, ' ');
+    absl::StrAppend(&out, "  ", synopsis, "  ", c.help, "\n");
+  }
+  absl::StrAppend(&out,
+                  "\nflags: --supervisor (default $SLUICE_SUPERVISOR or 127.0.0.1:7070), "
+                  "--json, --timeout,\n"
+                  "  --tls_ca/--tls_cert/--tls_key, --include_unused, --limit, --interval,\n"
+                  "  --include_finished, --states, --loader\n"
+                  "exit codes: 0 ok, 1 the RPC failed (gRPC code and message on stderr),\n"
+                  "  2 bad usage or input (nothing sent)\n");
+  return out;
+}
+
+int RunCommand(const std::vector<std::string>& args, const CliOptions& options,
+               v1::SupervisorService::StubInterface& stub, std::ostream& out, std::ostream& err) {
+  Context ctx{options, stub, out, err};
+  if (args.empty()) {
+    err << Usage();
+    return kExitUsage;
+  }
+  for (const CommandSpec& command : kCommands) {
+    if (args[0] != command.name) continue;
+    const Args rest(args.begin() + 1, args.end());
+    if (rest.size() < command.min_args || rest.size() > command.max_args) {
+      return UsageError(ctx, absl::StrCat("usage: sluicectl ", command.name,
+                                          *command.args != '\0' ? " " : "", command.args));
+    }
+    if (TakesDatasource(command.name) && !rest.empty()) {
+      if (absl::Status s = CheckDatasource(rest[0]); !s.ok()) return UsageError(ctx, s.message());
+    }
+    return command.run(rest, ctx);
+  }
+  return UsageError(ctx, absl::StrCat("unknown command \"", args[0], "\""));
+}
+
+absl::StatusOr<std::map<int32_t, int64_t>> ParsePartitionOffsets(
+    const std::vector<std::string>& pairs) {
+  std::map<int32_t, int64_t> offsets;
+  for (const std::string& pair : pairs) {
+    const std::vector<absl::string_view> parts = absl::StrSplit(pair, '=');
+    int32_t partition;
+    int64_t offset;
+    if (parts.size() != 2 || !absl::SimpleAtoi(parts[0], &partition) ||
+        !absl::SimpleAtoi(parts[1], &offset)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("\"", pair, "\" is not PARTITION=OFFSET (e.g. 0=1200)"));
+    }
+    if (partition < 0 || offset < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("\"", pair, "\": partition and offset must be >= 0"));
+    }
+    if (!offsets.emplace(partition, offset).second) {
+      return absl::InvalidArgumentError(absl::StrCat("partition ", partition, " given twice"));
+    }
+  }
+  return offsets;
+}
+
+absl::StatusOr<v1::Interval> ParseInterval(absl::string_view text) {
+  const std::vector<absl::string_view> parts = absl::StrSplit(text, '/');
+  if (parts.size() != 2) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("interval \"", text,
+                     "\" is not START/END (e.g. 2026-01-01T00:00:00Z/2026-01-02T00:00:00Z)"));
+  }
+  absl::StatusOr<int64_t> start = ParseIsoInstantMillis(parts[0]);
+  absl::StatusOr<int64_t> end = ParseIsoInstantMillis(parts[1]);
+  if (!start.ok())
+    return absl::InvalidArgumentError(absl::StrCat("interval start: ", start.status().message()));
+  if (!end.ok())
+    return absl::InvalidArgumentError(absl::StrCat("interval end: ", end.status().message()));
+  if (*end <= *start) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("interval \"", text, "\" ends before it starts"));
+  }
+  v1::Interval interval;
+  interval.set_start_ms(*start);
+  interval.set_end_ms(*end);
+  return interval;
+}
+
+}  // namespace sluicectl
+}  // namespace sluice

@@ -1,0 +1,74 @@
+// sluicectl's commands: argument checking, the admin RPC each one makes, and
+// what it prints. main() only reads flags and builds the stub; everything
+// else is here, testable against any SupervisorService (tests use an
+// in-process fake behind a real gRPC channel).
+//
+//   CliOptions options;
+//   options.json = FLAGS_json;
+//   int code = RunCommand({"status", "wiki"}, options, *stub, std::cout, std::cerr);
+#ifndef SLUICE_TOOLS_SLUICECTL_COMMANDS_H_
+#define SLUICE_TOOLS_SLUICECTL_COMMANDS_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "sluice/v1/supervisor_service.grpc.pb.h"
+
+namespace sluice {
+namespace sluicectl {
+
+// Exit codes.
+inline constexpr int kExitOk = 0;
+// The RPC failed; stderr has the gRPC code and message.
+inline constexpr int kExitRpcError = 1;
+// Bad usage or input: unknown command, wrong arguments, unreadable or
+// invalid spec file. Nothing was sent.
+inline constexpr int kExitUsage = 2;
+
+struct CliOptions {
+  // Print responses as JSON (camelCase, the form grpcurl shows) instead of
+  // tables.
+  bool json = false;
+  // Deadline of each RPC.
+  absl::Duration timeout = absl::Seconds(30);
+  // segments: also unused segments; at most `limit` (0: the server's default);
+  // only those overlapping `interval` ("START/END", ISO-8601 instants).
+  bool include_unused = false;
+  int32_t limit = 0;
+  std::string interval;
+  // tasks: include finished tasks; only these states (e.g. "READING,PAUSED").
+  bool include_finished = false;
+  std::string states;
+  // mark-loaded: who confirms (logged by the supervisor).
+  std::string loader = "sluicectl";
+  // Clock for "last heartbeat 3s ago" (tests pin it).
+  std::function<int64_t()> now_ms;
+};
+
+// The usage text (commands, arguments, exit codes).
+std::string Usage();
+
+// Runs `args` = {command, arguments...} against `stub`. Results go to `out`,
+// problems to `err` ("sluicectl: ..."). Returns kExitOk, kExitRpcError or
+// kExitUsage.
+int RunCommand(const std::vector<std::string>& args, const CliOptions& options,
+               v1::SupervisorService::StubInterface& stub, std::ostream& out, std::ostream& err);
+
+// "P=OFFSET" pairs (e.g. {"0=120", "3=0"}) as a partition -> offset map.
+// INVALID_ARGUMENT naming the bad pair (not a pair, negative, repeated).
+absl::StatusOr<std::map<int32_t, int64_t>> ParsePartitionOffsets(
+    const std::vector<std::string>& pairs);
+
+// "START/END" with ISO-8601 instants -> [start_ms, end_ms).
+absl::StatusOr<v1::Interval> ParseInterval(absl::string_view text);
+
+}  // namespace sluicectl
+}  // namespace sluice
+
+#endif  // SLUICE_TOOLS_SLUICECTL_COMMANDS_H_

@@ -1,0 +1,340 @@
+#include "tools/cli/commands.h"
+
+#include <google/protobuf/util/json_util.h>
+#include <google/protobuf/util/message_differencer.h>
+#include <grpcpp/grpcpp.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tools/cli/fake_supervisor.h"
+
+namespace sluice {
+namespace sluicectl {
+namespace {
+
+using ::google::protobuf::util::MessageDifferencer;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::StartsWith;
+
+struct Result {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+class CommandsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto fake = FakeSupervisor::Start();
+    ASSERT_TRUE(fake.ok()) << fake.status();
+    fake_ = *std::move(fake);
+    stub_ = v1::SupervisorService::NewStub(
+        grpc::CreateChannel(fake_->address(), grpc::InsecureChannelCredentials()));
+    options_.timeout = absl::Seconds(10);
+  }
+
+  Result Run(std::vector<std::string> args) {
+    std::ostringstream out, err;
+    const int code = RunCommand(args, options_, *stub_, out, err);
+    return {code, out.str(), err.str()};
+  }
+
+  std::string WriteFile(const std::string& name, const std::string& content) {
+    const std::string path = absl::StrCat(getenv("TEST_TMPDIR"), "/", name);
+    std::ofstream(path) << content;
+    return path;
+  }
+
+  v1::SupervisorSummary Summary(const std::string& datasource, v1::SupervisorState state) {
+    v1::SupervisorSummary s;
+    s.set_datasource(datasource);
+    s.set_state(state);
+    s.set_healthy(true);
+    s.set_spec_version(4);
+    return s;
+  }
+
+  std::unique_ptr<FakeSupervisor> fake_;
+  std::unique_ptr<v1::SupervisorService::Stub> stub_;
+  CliOptions options_;
+};
+
+TEST_F(CommandsTest, UsageErrorsSendNothing) {
+  Result r = Run({});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_THAT(r.err, StartsWith("usage: sluicectl"));
+  r = Run({"frobnicate"});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_THAT(r.err, HasSubstr("unknown command \"frobnicate\""));
+  r = Run({"status"});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_THAT(r.err, HasSubstr("usage: sluicectl status DATASOURCE"));
+  r = Run({"status", "a", "b"});
+  EXPECT_EQ(r.code, kExitUsage);
+  r = Run({"status", "../etc"});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_THAT(r.err, HasSubstr("datasource"));
+  r = Run({"reset-offsets", "wiki", "0:12"});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_THAT(r.err, HasSubstr("\"0:12\" is not PARTITION=OFFSET"));
+  r = Run({"reset-offsets", "wiki", "0=12", "0=13"});
+  EXPECT_THAT(r.err, HasSubstr("partition 0 given twice"));
+  EXPECT_THAT(fake_->Calls(), IsEmpty());
+}
+
+TEST_F(CommandsTest, HelpListsEveryCommand) {
+  Result r = Run({"help"});
+  EXPECT_EQ(r.code, kExitOk);
+  for (const char* command : {"submit", "get", "list", "history", "status", "suspend", "resume",
+                              "reset ", "reset-offsets", "terminate", "segments", "tasks",
+                              "workers", "mark-loaded", "commit-log"}) {
+    EXPECT_THAT(r.out, HasSubstr(absl::StrCat("  ", command))) << command;
+  }
+  EXPECT_THAT(r.out, HasSubstr("exit codes: 0 ok, 1 the RPC failed"));
+}
+
+TEST_F(CommandsTest, SubmitSendsTheParsedSpec) {
+  const std::string path = WriteFile("wiki.json", R"({
+    "datasource": "wiki",
+    "ioConfig": {"topic": "wiki-edits", "taskCount": 2,
+                 "consumerProperties": {"bootstrap.servers": "127.0.0.1:9092"}}
+  })");
+  v1::SubmitSupervisorResponse response;
+  response.mutable_spec()->set_datasource("wiki");
+  response.set_version(1);
+  fake_->SetResponse("SubmitSupervisor", response);
+  Result r = Run({"submit", path});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_EQ(r.out, "wiki: stored spec version 1 (new supervisor)\n");
+  auto requests = fake_->Requests<v1::SubmitSupervisorRequest>("SubmitSupervisor");
+  ASSERT_EQ(requests.size(), 1u);
+  EXPECT_EQ(requests[0].spec().io_config().topic(), "wiki-edits");
+  EXPECT_EQ(requests[0].spec().io_config().task_count(), 2);
+  EXPECT_EQ(requests[0].spec().io_config().consumer_properties().at("bootstrap.servers"),
+            "127.0.0.1:9092");
+}
+
+TEST_F(CommandsTest, SubmitWithABadSpecFileSendsNothing) {
+  const std::string path =
+      WriteFile("bad.json", "{\n  \"datasource\": \"wiki\",\n  \"ioConfg\": {}\n}");
+  Result r = Run({"submit", path});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_THAT(r.err, HasSubstr(path + ":3:3: unknown field \"ioConfg\""));
+  r = Run({"submit", "/no/such/file.json"});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_THAT(r.err, HasSubstr("cannot read spec file /no/such/file.json"));
+  EXPECT_THAT(fake_->Calls(), IsEmpty());
+}
+
+TEST_F(CommandsTest, RpcErrorsPrintTheCodeAndExitOne) {
+  const std::string path = WriteFile("zero.json", R"({"datasource": "wiki"})");
+  fake_->SetError("SubmitSupervisor",
+                  grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "ioConfig.topic is required"));
+  Result r = Run({"submit", path});
+  EXPECT_EQ(r.code, kExitRpcError);
+  EXPECT_EQ(r.err, "sluicectl: submit wiki failed: INVALID_ARGUMENT: ioConfig.topic is required\n");
+  EXPECT_THAT(r.out, IsEmpty());
+
+  fake_->SetError("GetSupervisorStatus",
+                  grpc::Status(grpc::StatusCode::NOT_FOUND, "no supervisor for datasource nope"));
+  r = Run({"status", "nope"});
+  EXPECT_EQ(r.code, kExitRpcError);
+  EXPECT_EQ(r.err, "sluicectl: status nope failed: NOT_FOUND: no supervisor for datasource nope\n");
+
+  // Nothing configured: the fake answers UNIMPLEMENTED.
+  r = Run({"workers"});
+  EXPECT_EQ(r.code, kExitRpcError);
+  EXPECT_THAT(r.err, HasSubstr("workers failed: UNIMPLEMENTED"));
+}
+
+TEST_F(CommandsTest, UnreachableSupervisorIsAnRpcError) {
+  auto stub = v1::SupervisorService::NewStub(
+      grpc::CreateChannel("127.0.0.1:1", grpc::InsecureChannelCredentials()));
+  options_.timeout = absl::Seconds(5);
+  std::ostringstream out, err;
+  EXPECT_EQ(RunCommand({"list"}, options_, *stub, out, err), kExitRpcError);
+  EXPECT_THAT(err.str(), HasSubstr("list failed: UNAVAILABLE"));
+}
+
+TEST_F(CommandsTest, StatusReadableAndJson) {
+  v1::SupervisorStatus status;
+  status.set_datasource("wiki");
+  status.set_state(v1::RUNNING);
+  status.set_topic("wiki-edits");
+  (*status.mutable_lag())[0] = 7;
+  (*status.mutable_latest_offsets())[0] = 107;
+  fake_->SetResponse("GetSupervisorStatus", status);
+  Result r = Run({"status", "wiki"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("state:         RUNNING\n"));
+  EXPECT_THAT(r.out, HasSubstr("        0          -        -     107    7\n"));
+  EXPECT_EQ(fake_->Requests<v1::SupervisorRef>("GetSupervisorStatus")[0].datasource(), "wiki");
+
+  options_.json = true;
+  r = Run({"status", "wiki"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  v1::SupervisorStatus parsed;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(r.out, &parsed).ok()) << r.out;
+  EXPECT_TRUE(MessageDifferencer::Equals(parsed, status));
+  EXPECT_THAT(r.out, HasSubstr("\"latestOffsets\""));
+}
+
+TEST_F(CommandsTest, LifecycleCommandsCallTheirRpc) {
+  const struct {
+    const char* command;
+    const char* method;
+    v1::SupervisorState state;
+  } cases[] = {
+      {"suspend", "SuspendSupervisor", v1::SUSPENDED},
+      {"resume", "ResumeSupervisor", v1::RUNNING},
+      {"reset", "ResetSupervisor", v1::RUNNING},
+      {"terminate", "TerminateSupervisor", v1::STOPPING},
+  };
+  for (const auto& c : cases) {
+    fake_->SetResponse(c.method, Summary("wiki", c.state));
+    Result r = Run({c.command, "wiki"});
+    ASSERT_EQ(r.code, kExitOk) << c.command << ": " << r.err;
+    EXPECT_EQ(r.out, absl::StrCat("wiki: ", v1::SupervisorState_Name(c.state),
+                                  ", healthy, not suspended, spec version 4\n"));
+    auto requests = fake_->Requests<v1::SupervisorRef>(c.method);
+    ASSERT_EQ(requests.size(), 1u) << c.command;
+    EXPECT_EQ(requests[0].datasource(), "wiki");
+  }
+  EXPECT_THAT(fake_->Calls(), ElementsAre("SuspendSupervisor", "ResumeSupervisor",
+                                          "ResetSupervisor", "TerminateSupervisor"));
+}
+
+TEST_F(CommandsTest, ResetOffsetsSendsThePairs) {
+  fake_->SetResponse("ResetOffsets", Summary("wiki", v1::RUNNING));
+  Result r = Run({"reset-offsets", "wiki", "3=0", "0=1200"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  auto requests = fake_->Requests<v1::ResetOffsetsRequest>("ResetOffsets");
+  ASSERT_EQ(requests.size(), 1u);
+  EXPECT_EQ(requests[0].datasource(), "wiki");
+  EXPECT_EQ(requests[0].offsets().size(), 2u);
+  EXPECT_EQ(requests[0].offsets().at(0), 1200);
+  EXPECT_EQ(requests[0].offsets().at(3), 0);
+}
+
+TEST_F(CommandsTest, SegmentsPassTheirOptions) {
+  v1::ListSegmentsResponse response;
+  auto* s = response.add_segments();
+  s->set_id("wiki_seg_0");
+  s->set_num_rows(3);
+  fake_->SetResponse("ListSegments", response);
+  options_.include_unused = true;
+  options_.limit = 50;
+  options_.interval = "2026-11-30T00:00:00Z/2026-12-01T00:00:00Z";
+  Result r = Run({"segments", "wiki"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("wiki_seg_0"));
+  auto requests = fake_->Requests<v1::ListSegmentsRequest>("ListSegments");
+  ASSERT_EQ(requests.size(), 1u);
+  EXPECT_TRUE(requests[0].include_unused());
+  EXPECT_EQ(requests[0].limit(), 50);
+  EXPECT_EQ(requests[0].interval().start_ms(), 1795996800000);
+  EXPECT_EQ(requests[0].interval().end_ms(), 1796083200000);
+
+  options_.interval = "2026-12-01T00:00:00Z/2026-11-30T00:00:00Z";
+  r = Run({"segments", "wiki"});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_THAT(r.err, HasSubstr("ends before it starts"));
+  options_.interval = "yesterday";
+  EXPECT_EQ(Run({"segments", "wiki"}).code, kExitUsage);
+}
+
+TEST_F(CommandsTest, TasksFilterByDatasourceAndState) {
+  fake_->SetResponse("ListTasks", v1::ListSupervisorTasksResponse());
+  Result r = Run({"tasks"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_EQ(r.out, "no tasks\n");
+  options_.states = "reading,PAUSED";
+  options_.include_finished = true;
+  r = Run({"tasks", "wiki"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  auto requests = fake_->Requests<v1::ListSupervisorTasksRequest>("ListTasks");
+  ASSERT_EQ(requests.size(), 2u);
+  EXPECT_EQ(requests[0].datasource(), "");
+  EXPECT_EQ(requests[1].datasource(), "wiki");
+  EXPECT_TRUE(requests[1].include_finished());
+  EXPECT_THAT(requests[1].states(), ElementsAre(v1::READING, v1::PAUSED));
+  options_.states = "SLEEPING";
+  r = Run({"tasks"});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_THAT(r.err, HasSubstr("unknown task state \"SLEEPING\""));
+}
+
+TEST_F(CommandsTest, WorkersMarkLoadedCommitLogListGetHistory) {
+  v1::ListWorkersResponse workers;
+  auto* w = workers.add_workers();
+  w->set_worker_id("worker-0");
+  w->set_last_heartbeat_ms(1000);
+  fake_->SetResponse("ListWorkers", workers);
+  options_.now_ms = [] { return int64_t{61000}; };
+  Result r = Run({"workers"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("1m ago"));
+
+  v1::MarkSegmentsLoadedResponse marked;
+  marked.set_marked(2);
+  fake_->SetResponse("MarkSegmentsLoaded", marked);
+  options_.loader = "historical-1";
+  r = Run({"mark-loaded", "wiki", "seg_a", "seg_b"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_EQ(r.out, "wiki: marked 2 of 2 segment(s) loaded\n");
+  auto mark = fake_->Requests<v1::MarkSegmentsLoadedRequest>("MarkSegmentsLoaded");
+  ASSERT_EQ(mark.size(), 1u);
+  EXPECT_THAT(mark[0].segment_ids(), ElementsAre("seg_a", "seg_b"));
+  EXPECT_EQ(mark[0].loader(), "historical-1");
+  EXPECT_EQ(Run({"mark-loaded", "wiki"}).code, kExitUsage);
+
+  v1::GetCommitLogResponse log;
+  log.set_datasource("wiki");
+  fake_->SetResponse("GetCommitLog", log);
+  r = Run({"commit-log", "wiki"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("sequences:     0\n"));
+
+  v1::ListSupervisorsResponse list;
+  list.add_supervisors()->set_datasource("wiki");
+  fake_->SetResponse("ListSupervisors", list);
+  r = Run({"list"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("wiki"));
+
+  v1::SubmitSupervisorResponse spec;
+  spec.mutable_spec()->set_datasource("wiki");
+  spec.set_version(3);
+  fake_->SetResponse("GetSupervisor", spec);
+  r = Run({"get", "wiki"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_EQ(r.out, "# wiki, spec version 3\n{\n \"datasource\": \"wiki\"\n}\n");
+
+  fake_->SetResponse("GetSupervisorHistory", v1::GetSupervisorHistoryResponse());
+  r = Run({"history", "wiki"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_EQ(r.out, "wiki: no spec history\n");
+  EXPECT_EQ(fake_->Requests<v1::SupervisorRef>("GetSupervisorHistory")[0].datasource(), "wiki");
+}
+
+TEST(ParsePartitionOffsetsTest, Pairs) {
+  auto offsets = ParsePartitionOffsets({"1=5", "0=0"});
+  ASSERT_TRUE(offsets.ok());
+  EXPECT_EQ(offsets->size(), 2u);
+  EXPECT_EQ(offsets->at(1), 5);
+  EXPECT_FALSE(ParsePartitionOffsets({"-1=5"}).ok());
+  EXPECT_FALSE(ParsePartitionOffsets({"1=-5"}).ok());
+  EXPECT_FALSE(ParsePartitionOffsets({"1=5=6"}).ok());
+  EXPECT_FALSE(ParsePartitionOffsets({"x=5"}).ok());
+}
+
+}  // namespace
+}  // namespace sluicectl
+}  // namespace sluice

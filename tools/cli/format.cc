@@ -1,0 +1,334 @@
+#include "tools/cli/format.h"
+
+#include <google/protobuf/util/json_util.h>
+
+#include <algorithm>
+#include <cinttypes>
+#include <set>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/time.h"
+#include "common/time_util.h"
+#include "tools/cli/table.h"
+
+namespace sluice {
+namespace sluicectl {
+namespace {
+
+constexpr int64_t kEndOfPartition = INT64_MAX;
+
+template <typename Map>
+std::vector<int32_t> SortedKeys(const Map& map) {
+  std::vector<int32_t> keys;
+  for (const auto& [key, value] : map) keys.push_back(key);
+  std::sort(keys.begin(), keys.end());
+  return keys;
+}
+
+std::string OffsetValue(int64_t offset) {
+  return offset == kEndOfPartition ? "end" : absl::StrCat(offset);
+}
+
+std::string Lookup(const google::protobuf::Map<int32_t, int64_t>& map, int32_t key) {
+  auto it = map.find(key);
+  return it == map.end() ? "-" : OffsetValue(it->second);
+}
+
+// "wiki_..." -> lower-case state names without the enum prefix noise.
+std::string HandoffName(v1::HandoffState state) {
+  switch (state) {
+    case v1::HANDOFF_PENDING:
+      return "pending";
+    case v1::HANDED_OFF:
+      return "handed-off";
+    case v1::HANDOFF_FAILED:
+      return "FAILED";
+    default:
+      return "-";
+  }
+}
+
+std::string Label(absl::string_view label, absl::string_view value) {
+  return absl::StrFormat("%-14s %s\n", absl::StrCat(label, ":"), value);
+}
+
+std::string Partitions(const google::protobuf::RepeatedField<int32_t>& partitions) {
+  std::vector<int32_t> sorted(partitions.begin(), partitions.end());
+  std::sort(sorted.begin(), sorted.end());
+  return sorted.empty() ? "-" : absl::StrJoin(sorted, ",");
+}
+
+std::string GroupTables(absl::string_view title,
+                        const google::protobuf::RepeatedPtrField<v1::TaskGroupStatus>& groups,
+                        bool publishing) {
+  std::string out = absl::StrCat(title, ": ", groups.size(), "\n");
+  for (const v1::TaskGroupStatus& group : groups) {
+    Table t({"GROUP", "BASE SEQUENCE", "PARTITIONS", "START OFFSETS",
+             publishing ? "END OFFSETS" : "CHECKPOINTS", publishing ? "TIMEOUT IN" : "ROLLS IN"},
+            {Table::kRight, Table::kLeft, Table::kLeft, Table::kLeft,
+             publishing ? Table::kLeft : Table::kRight});
+    t.AddRow(
+        {absl::StrCat(group.group_id()), group.base_sequence_name(), Partitions(group.partitions()),
+         FormatOffsets(group.start_offsets()),
+         publishing ? FormatOffsets(group.end_offsets()) : absl::StrCat(group.checkpoints_size()),
+         FormatDurationMs(group.remaining_ms())});
+    out += t.Render("  ");
+    if (group.tasks_size() > 0) {
+      Table tasks({"TASK", "WORKER", "STATE", "CURRENT OFFSETS", "STARTED"});
+      for (const v1::TaskSummary& task : group.tasks()) {
+        tasks.AddRow({task.task_id(), task.worker_id().empty() ? "-" : task.worker_id(),
+                      v1::TaskState_Name(task.state()), FormatOffsets(task.current_offsets()),
+                      FormatTimeMs(task.start_time_ms())});
+      }
+      out += tasks.Render("    ");
+    }
+  }
+  return out;
+}
+
+int64_t Sum(const google::protobuf::RepeatedPtrField<v1::PartitionRange>& ranges,
+            int64_t (v1::PartitionRange::*field)() const) {
+  int64_t total = 0;
+  for (const v1::PartitionRange& r : ranges) total += (r.*field)();
+  return total;
+}
+
+}  // namespace
+
+std::string FormatOffsets(const google::protobuf::Map<int32_t, int64_t>& offsets) {
+  if (offsets.empty()) return "-";
+  std::vector<std::string> parts;
+  for (int32_t partition : SortedKeys(offsets)) {
+    parts.push_back(absl::StrCat(partition, ":", OffsetValue(offsets.at(partition))));
+  }
+  return absl::StrJoin(parts, " ");
+}
+
+std::string FormatTimeMs(int64_t epoch_ms) {
+  return epoch_ms == 0 ? "-" : FormatIsoInstant(epoch_ms);
+}
+
+std::string FormatDurationMs(int64_t ms) {
+  if (ms == 0) return "-";
+  if (ms < 0) return absl::StrCat("overdue ", absl::FormatDuration(absl::Milliseconds(-ms)));
+  // Whole seconds read better than 41m20.123s.
+  return absl::FormatDuration(ms >= 1000 ? absl::Seconds(ms / 1000) : absl::Milliseconds(ms));
+}
+
+std::string FormatBytes(int64_t bytes) {
+  static const char* kUnits[] = {"KiB", "MiB", "GiB", "TiB"};
+  if (bytes < 1024) return absl::StrCat(bytes, " B");
+  double value = static_cast<double>(bytes);
+  int unit = -1;
+  while (value >= 1024 && unit < 3) {
+    value /= 1024;
+    ++unit;
+  }
+  return absl::StrFormat("%.1f %s", value, kUnits[unit]);
+}
+
+std::string YesNo(bool value) { return value ? "yes" : "no"; }
+
+std::string ToJson(const google::protobuf::Message& message) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.add_whitespace = true;
+  std::string out;
+  const auto status = google::protobuf::util::MessageToJsonString(message, &out, options);
+  if (!status.ok()) return absl::StrCat("{\"error\": \"", status.message().ToString(), "\"}\n");
+  if (out.empty() || out.back() != '\n') out += '\n';
+  return out;
+}
+
+std::string FormatSubmit(const v1::SubmitSupervisorResponse& response) {
+  std::string what;
+  if (response.unchanged()) {
+    what = "unchanged: same as the stored spec, nothing restarted";
+  } else if (response.replaced()) {
+    what = "replaced the running spec; its tasks finish and publish first";
+  } else {
+    what = "new supervisor";
+  }
+  return absl::StrCat(response.spec().datasource(), ": stored spec version ", response.version(),
+                      " (", what, ")\n");
+}
+
+std::string FormatSpec(const v1::SubmitSupervisorResponse& response) {
+  return absl::StrCat("# ", response.spec().datasource(), ", spec version ", response.version(),
+                      "\n", ToJson(response.spec()));
+}
+
+std::string FormatSupervisorList(const v1::ListSupervisorsResponse& response) {
+  if (response.supervisors().empty()) return "no supervisors\n";
+  Table t({"DATASOURCE", "STATE", "HEALTHY", "SUSPENDED", "SPEC", "MESSAGE"},
+          {Table::kLeft, Table::kLeft, Table::kLeft, Table::kLeft, Table::kRight});
+  for (const v1::SupervisorSummary& s : response.supervisors()) {
+    t.AddRow({s.datasource(), v1::SupervisorState_Name(s.state()), YesNo(s.healthy()),
+              YesNo(s.suspended()), absl::StrCat("v", s.spec_version()), s.message()});
+  }
+  return t.Render();
+}
+
+std::string FormatHistory(absl::string_view datasource,
+                          const v1::GetSupervisorHistoryResponse& response) {
+  if (response.versions().empty()) return absl::StrCat(datasource, ": no spec history\n");
+  Table t({"VERSION", "CREATED", "TERMINATED", "TOPIC", "TASKS", "REPLICAS", "DURATION"},
+          {Table::kRight, Table::kLeft, Table::kLeft, Table::kLeft, Table::kRight, Table::kRight});
+  for (const v1::SpecVersion& v : response.versions()) {
+    const v1::IoConfig& io = v.spec().io_config();
+    t.AddRow({absl::StrCat(v.version()), FormatTimeMs(v.created_at_ms()), YesNo(v.terminated()),
+              io.topic().empty() ? "-" : io.topic(), absl::StrCat(io.task_count()),
+              absl::StrCat(io.replicas()), io.task_duration().empty() ? "-" : io.task_duration()});
+  }
+  return t.Render();
+}
+
+std::string FormatStatus(const v1::SupervisorStatus& status) {
+  std::string out;
+  out += Label("datasource", status.datasource());
+  std::string state = v1::SupervisorState_Name(status.state());
+  if (!status.detailed_state().empty() && status.detailed_state() != state) {
+    absl::StrAppend(&state, " (", status.detailed_state(), ")");
+  }
+  out += Label("state", state);
+  out += Label("healthy", YesNo(status.healthy()));
+  out += Label("suspended", YesNo(status.suspended()));
+  out += Label("topic", absl::StrCat(status.topic().empty() ? "-" : status.topic(), ", ",
+                                     status.partitions(), " partition(s)"));
+  out += Label("spec version", absl::StrCat(status.spec_version()));
+  out += Label("published", absl::StrCat(status.segments_published(), " segment(s)"));
+  out += Label("lag", absl::StrCat(status.aggregate_lag(), " record(s) in total, offsets as of ",
+                                   FormatTimeMs(status.offsets_last_updated_ms())));
+
+  std::set<int32_t> partitions;
+  for (const auto* map : {&status.latest_offsets(), &status.current_offsets(),
+                          &status.committed_offsets(), &status.lag()}) {
+    for (const auto& [partition, offset] : *map) partitions.insert(partition);
+  }
+  out += "\n";
+  if (partitions.empty()) {
+    out += "partitions: none known yet\n";
+  } else {
+    Table t({"PARTITION", "COMMITTED", "CURRENT", "LATEST", "LAG"},
+            {Table::kRight, Table::kRight, Table::kRight, Table::kRight, Table::kRight});
+    for (int32_t p : partitions) {
+      t.AddRow({absl::StrCat(p), Lookup(status.committed_offsets(), p),
+                Lookup(status.current_offsets(), p), Lookup(status.latest_offsets(), p),
+                Lookup(status.lag(), p)});
+    }
+    out += t.Render();
+  }
+  out += "\n";
+  out += GroupTables("active groups", status.active_groups(), /*publishing=*/false);
+  out += GroupTables("publishing groups", status.publishing_groups(), /*publishing=*/true);
+  if (!status.recent_errors().empty()) {
+    out += "\nrecent errors:\n";
+    for (const v1::ErrorEvent& e : status.recent_errors()) {
+      absl::StrAppend(&out, "  ", FormatTimeMs(e.time_ms()), "  ", e.message(), "\n");
+    }
+  }
+  return out;
+}
+
+std::string FormatSummary(const v1::SupervisorSummary& summary) {
+  std::string out =
+      absl::StrCat(summary.datasource(), ": ", v1::SupervisorState_Name(summary.state()), ", ",
+                   summary.healthy() ? "healthy" : "UNHEALTHY", ", ",
+                   summary.suspended() ? "suspended" : "not suspended", ", spec version ",
+                   summary.spec_version());
+  if (!summary.message().empty()) absl::StrAppend(&out, ": ", summary.message());
+  return out + "\n";
+}
+
+std::string FormatSegments(const v1::ListSegmentsResponse& response) {
+  if (response.segments().empty()) return "no segments\n";
+  Table t({"SEGMENT", "ROWS", "SIZE", "HANDOFF", "USED", "PUBLISHED BY"},
+          {Table::kLeft, Table::kRight, Table::kRight});
+  int64_t rows = 0;
+  int64_t bytes = 0;
+  for (const v1::SegmentDescriptor& s : response.segments()) {
+    t.AddRow({s.id(), absl::StrCat(s.num_rows()), FormatBytes(s.size_bytes()),
+              HandoffName(s.handoff_state()), YesNo(s.used()),
+              s.published_by_task().empty() ? "-" : s.published_by_task()});
+    rows += s.num_rows();
+    bytes += s.size_bytes();
+  }
+  return absl::StrCat(t.Render(), response.segments_size(), " segment(s), ", rows, " row(s), ",
+                      FormatBytes(bytes), "\n");
+}
+
+std::string FormatTasks(const v1::ListSupervisorTasksResponse& response) {
+  if (response.tasks().empty()) return "no tasks\n";
+  Table t({"TASK", "DATASOURCE", "GROUP", "WORKER", "STATE", "ROWS", "UNPARSEABLE",
+           "CURRENT OFFSETS", "UPDATED", "ERROR"},
+          {Table::kLeft, Table::kLeft, Table::kRight, Table::kLeft, Table::kLeft, Table::kRight,
+           Table::kRight});
+  for (const v1::SupervisorTaskRecord& task : response.tasks()) {
+    t.AddRow({task.task_id(), task.datasource(), absl::StrCat(task.group_id()),
+              task.worker_id().empty() ? "-" : task.worker_id(), v1::TaskState_Name(task.state()),
+              absl::StrCat(task.row_stats().processed()),
+              absl::StrCat(task.row_stats().unparseable()), FormatOffsets(task.current_offsets()),
+              FormatTimeMs(task.updated_at_ms()), task.error().empty() ? "-" : task.error()});
+  }
+  return t.Render();
+}
+
+std::string FormatWorkers(const v1::ListWorkersResponse& response, int64_t now_ms) {
+  if (response.workers().empty()) return "no workers\n";
+  Table t({"WORKER", "ADDRESS", "ALIVE", "TASKS", "LAST HEARTBEAT", "VERSION", "STARTED"},
+          {Table::kLeft, Table::kLeft, Table::kLeft, Table::kRight});
+  for (const v1::WorkerInfo& w : response.workers()) {
+    std::string heartbeat = "-";
+    if (w.last_heartbeat_ms() > 0) {
+      heartbeat = absl::StrCat(
+          FormatDurationMs(std::max<int64_t>(now_ms - w.last_heartbeat_ms(), 1)), " ago");
+    }
+    t.AddRow({w.worker_id(), w.address(), YesNo(w.alive()),
+              absl::StrCat(w.running_tasks(), "/", w.capacity()), heartbeat,
+              w.version().empty() ? "-" : w.version(), FormatTimeMs(w.start_time_ms())});
+  }
+  return t.Render();
+}
+
+std::string FormatCommitLog(const v1::GetCommitLogResponse& response) {
+  std::string out;
+  out += Label("datasource", response.datasource());
+  out += Label("topic", response.topic().empty() ? "-" : response.topic());
+  out += Label("initial", FormatOffsets(response.initial_offsets()));
+  out += Label("committed", FormatOffsets(response.committed_offsets()));
+  out += Label("sequences", absl::StrCat(response.sequences_size()));
+  if (response.sequences().empty()) return out;
+  out += "\n";
+  Table t(
+      {"SEQUENCE", "TASK", "COMMITTED", "RANGES", "ROWS", "UNPARSEABLE", "THROWN AWAY", "SEGMENTS"},
+      {Table::kLeft, Table::kLeft, Table::kLeft, Table::kLeft, Table::kRight, Table::kRight,
+       Table::kRight, Table::kRight});
+  for (const v1::CommittedSequence& s : response.sequences()) {
+    std::vector<std::string> ranges;
+    for (int32_t p : SortedKeys(s.start_offsets())) {
+      auto end = s.end_offsets().find(p);
+      ranges.push_back(absl::StrCat(p, ":[", s.start_offsets().at(p), ",",
+                                    end == s.end_offsets().end() ? "?" : OffsetValue(end->second),
+                                    ")"));
+    }
+    t.AddRow({s.sequence_name(), s.task_id().empty() ? "-" : s.task_id(),
+              FormatTimeMs(s.committed_at_ms()), ranges.empty() ? "-" : absl::StrJoin(ranges, " "),
+              absl::StrCat(Sum(s.partition_stats(), &v1::PartitionRange::rows)),
+              absl::StrCat(Sum(s.partition_stats(), &v1::PartitionRange::unparseable)),
+              absl::StrCat(Sum(s.partition_stats(), &v1::PartitionRange::thrown_away)),
+              absl::StrCat(s.segment_ids_size())});
+  }
+  return out + t.Render();
+}
+
+std::string FormatMarkLoaded(absl::string_view datasource, int requested,
+                             const v1::MarkSegmentsLoadedResponse& response) {
+  return absl::StrCat(datasource, ": marked ", response.marked(), " of ", requested,
+                      " segment(s) loaded\n");
+}
+
+}  // namespace sluicectl
+}  // namespace sluice

@@ -1,0 +1,48 @@
+// Readable renderings of the SupervisorService admin responses (sluicectl
+// without --json). Pure functions of the messages: unit-tested without a
+// server. Times are ISO-8601 UTC, durations like "41m20s", offset maps as
+// "0:120 1:88" ("end" for END_OF_PARTITION), sizes in binary units.
+#ifndef SLUICE_TOOLS_SLUICECTL_FORMAT_H_
+#define SLUICE_TOOLS_SLUICECTL_FORMAT_H_
+
+#include <google/protobuf/message.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "absl/strings/string_view.h"
+#include "sluice/v1/supervisor_service.pb.h"
+
+namespace sluice {
+namespace sluicectl {
+
+// Small pieces, exposed for tests and reuse.
+std::string FormatOffsets(const google::protobuf::Map<int32_t, int64_t>& offsets);
+std::string FormatTimeMs(int64_t epoch_ms);  // "-" for 0.
+std::string FormatDurationMs(int64_t ms);    // "-" for 0.
+std::string FormatBytes(int64_t bytes);      // "1.5 MiB"
+std::string YesNo(bool value);
+
+// The message as indented JSON (camelCase names, as --json prints it).
+std::string ToJson(const google::protobuf::Message& message);
+
+std::string FormatSubmit(const v1::SubmitSupervisorResponse& response);
+// `get`: a header line and the stored spec as JSON.
+std::string FormatSpec(const v1::SubmitSupervisorResponse& response);
+std::string FormatSupervisorList(const v1::ListSupervisorsResponse& response);
+std::string FormatHistory(absl::string_view datasource,
+                          const v1::GetSupervisorHistoryResponse& response);
+std::string FormatStatus(const v1::SupervisorStatus& status);
+std::string FormatSummary(const v1::SupervisorSummary& summary);
+std::string FormatSegments(const v1::ListSegmentsResponse& response);
+std::string FormatTasks(const v1::ListSupervisorTasksResponse& response);
+std::string FormatWorkers(const v1::ListWorkersResponse& response, int64_t now_ms);
+std::string FormatCommitLog(const v1::GetCommitLogResponse& response);
+std::string FormatMarkLoaded(absl::string_view datasource, int requested,
+                             const v1::MarkSegmentsLoadedResponse& response);
+
+}  // namespace sluicectl
+}  // namespace sluice
+
+#endif  // SLUICE_TOOLS_SLUICECTL_FORMAT_H_

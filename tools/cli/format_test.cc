@@ -1,0 +1,271 @@
+#include "tools/cli/format.h"
+
+#include <cstdint>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tools/cli/table.h"
+
+namespace sluice {
+namespace sluicectl {
+namespace {
+
+using ::testing::HasSubstr;
+
+// 2026-11-30T02:00:00.000Z
+constexpr int64_t kT0 = 1796004000000;
+
+TEST(TableTest, AlignsColumnsWithoutTrailingSpaces) {
+  Table t({"NAME", "ROWS", "NOTE"}, {Table::kLeft, Table::kRight});
+  t.AddRow({"a", "5", ""});
+  t.AddRow({"longer", "12345", "x"});
+  t.AddRow({"short"});
+  EXPECT_EQ(t.Render(),
+            "NAME     ROWS  NOTE\n"
+            "a           5\n"
+            "longer  12345  x\n"
+            "short\n");
+  EXPECT_EQ(Table({"A"}).Render("  "), "  A\n");
+}
+
+TEST(FormatPiecesTest, OffsetsTimesDurationsBytes) {
+  google::protobuf::Map<int32_t, int64_t> offsets;
+  offsets[2] = 30;
+  offsets[0] = 10;
+  offsets[1] = INT64_MAX;
+  EXPECT_EQ(FormatOffsets(offsets), "0:10 1:end 2:30");
+  EXPECT_EQ(FormatOffsets({}), "-");
+  EXPECT_EQ(FormatTimeMs(kT0), "2026-11-30T02:00:00.000Z");
+  EXPECT_EQ(FormatTimeMs(0), "-");
+  EXPECT_EQ(FormatDurationMs(2480500), "41m20s");
+  EXPECT_EQ(FormatDurationMs(250), "250ms");
+  EXPECT_EQ(FormatDurationMs(-5000), "overdue 5s");
+  EXPECT_EQ(FormatDurationMs(0), "-");
+  EXPECT_EQ(FormatBytes(512), "512 B");
+  EXPECT_EQ(FormatBytes(1536), "1.5 KiB");
+  EXPECT_EQ(FormatBytes(3 * 1024 * 1024), "3.0 MiB");
+}
+
+TEST(FormatTest, SupervisorList) {
+  v1::ListSupervisorsResponse response;
+  EXPECT_EQ(FormatSupervisorList(response), "no supervisors\n");
+  auto* s = response.add_supervisors();
+  s->set_datasource("wiki");
+  s->set_state(v1::RUNNING);
+  s->set_healthy(true);
+  s->set_spec_version(3);
+  s = response.add_supervisors();
+  s->set_datasource("clicks");
+  s->set_state(v1::UNHEALTHY_SUPERVISOR);
+  s->set_suspended(true);
+  s->set_spec_version(12);
+  s->set_message("Kafka unreachable");
+  EXPECT_EQ(FormatSupervisorList(response),
+            "DATASOURCE  STATE                 HEALTHY  SUSPENDED  SPEC  MESSAGE\n"
+            "wiki        RUNNING               yes      no           v3\n"
+            "clicks      UNHEALTHY_SUPERVISOR  no       yes         v12  Kafka unreachable\n");
+}
+
+TEST(FormatTest, StatusShowsPartitionsGroupsTasksAndErrors) {
+  v1::SupervisorStatus status;
+  status.set_datasource("wiki");
+  status.set_state(v1::RUNNING);
+  status.set_detailed_state("CREATING_TASKS");
+  status.set_healthy(true);
+  status.set_topic("wiki-edits");
+  status.set_partitions(2);
+  status.set_spec_version(3);
+  status.set_segments_published(7);
+  status.set_aggregate_lag(45);
+  status.set_offsets_last_updated_ms(kT0);
+  (*status.mutable_committed_offsets())[0] = 100;
+  (*status.mutable_committed_offsets())[1] = 5;
+  (*status.mutable_current_offsets())[0] = 120;
+  (*status.mutable_latest_offsets())[0] = 150;
+  (*status.mutable_latest_offsets())[1] = 20;
+  (*status.mutable_lag())[0] = 30;
+  (*status.mutable_lag())[1] = 15;
+  v1::TaskGroupStatus* group = status.add_active_groups();
+  group->set_group_id(0);
+  group->set_base_sequence_name("wiki_1a2b");
+  group->add_partitions(1);
+  group->add_partitions(0);
+  (*group->mutable_start_offsets())[0] = 100;
+  (*group->mutable_start_offsets())[1] = 5;
+  group->add_checkpoints();
+  group->add_checkpoints();
+  group->set_remaining_ms(2480500);
+  v1::TaskSummary* task = group->add_tasks();
+  task->set_task_id("wiki_1a2b_x");
+  task->set_worker_id("worker-0");
+  task->set_state(v1::READING);
+  (*task->mutable_current_offsets())[0] = 120;
+  (*task->mutable_current_offsets())[1] = 5;
+  task->set_start_time_ms(kT0);
+  v1::ErrorEvent* error = status.add_recent_errors();
+  error->set_time_ms(kT0);
+  error->set_message("task wiki_1a2b_y failed: worker lost");
+
+  EXPECT_EQ(FormatStatus(status),
+            "datasource:    wiki\n"
+            "state:         RUNNING (CREATING_TASKS)\n"
+            "healthy:       yes\n"
+            "suspended:     no\n"
+            "topic:         wiki-edits, 2 partition(s)\n"
+            "spec version:  3\n"
+            "published:     7 segment(s)\n"
+            "lag:           45 record(s) in total, offsets as of 2026-11-30T02:00:00.000Z\n"
+            "\n"
+            "PARTITION  COMMITTED  CURRENT  LATEST  LAG\n"
+            "        0        100      120     150   30\n"
+            "        1          5        -      20   15\n"
+            "\n"
+            "active groups: 1\n"
+            "  GROUP  BASE SEQUENCE  PARTITIONS  START OFFSETS  CHECKPOINTS  ROLLS IN\n"
+            "      0  wiki_1a2b      0,1         0:100 1:5                2  41m20s\n"
+            "    TASK         WORKER    STATE    CURRENT OFFSETS  STARTED\n"
+            "    wiki_1a2b_x  worker-0  READING  0:120 1:5        2026-11-30T02:00:00.000Z\n"
+            "publishing groups: 0\n"
+            "\n"
+            "recent errors:\n"
+            "  2026-11-30T02:00:00.000Z  task wiki_1a2b_y failed: worker lost\n");
+}
+
+TEST(FormatTest, StatusBeforeAnyOffsetsAreKnown) {
+  v1::SupervisorStatus status;
+  status.set_datasource("new");
+  status.set_state(v1::PENDING);
+  EXPECT_THAT(FormatStatus(status), HasSubstr("partitions: none known yet\n"));
+}
+
+TEST(FormatTest, SegmentsWithTotals) {
+  v1::ListSegmentsResponse response;
+  EXPECT_EQ(FormatSegments(response), "no segments\n");
+  auto* s = response.add_segments();
+  s->set_id("wiki_A_B_V_0");
+  s->set_num_rows(1000);
+  s->set_size_bytes(2048);
+  s->set_handoff_state(v1::HANDED_OFF);
+  s->set_used(true);
+  s->set_published_by_task("wiki_1a2b_x");
+  s = response.add_segments();
+  s->set_id("wiki_A_B_V_1");
+  s->set_num_rows(5);
+  s->set_size_bytes(100);
+  s->set_handoff_state(v1::HANDOFF_PENDING);
+  s->set_used(true);
+  EXPECT_EQ(FormatSegments(response),
+            "SEGMENT       ROWS     SIZE  HANDOFF     USED  PUBLISHED BY\n"
+            "wiki_A_B_V_0  1000  2.0 KiB  handed-off  yes   wiki_1a2b_x\n"
+            "wiki_A_B_V_1     5    100 B  pending     yes   -\n"
+            "2 segment(s), 1005 row(s), 2.1 KiB\n");
+}
+
+TEST(FormatTest, WorkersShowHeartbeatAge) {
+  v1::ListWorkersResponse response;
+  auto* w = response.add_workers();
+  w->set_worker_id("worker-0");
+  w->set_address("10.0.0.5:7071");
+  w->set_alive(true);
+  w->set_running_tasks(2);
+  w->set_capacity(4);
+  w->set_last_heartbeat_ms(kT0 - 3000);
+  w->set_version("0.1");
+  w->set_start_time_ms(kT0 - 3600000);
+  EXPECT_EQ(FormatWorkers(response, kT0),
+            "WORKER    ADDRESS        ALIVE  TASKS  LAST HEARTBEAT  VERSION  STARTED\n"
+            "worker-0  10.0.0.5:7071  yes      2/4  3s ago          0.1      "
+            "2026-11-30T01:00:00.000Z\n");
+}
+
+TEST(FormatTest, TasksAndCommitLog) {
+  v1::ListSupervisorTasksResponse tasks;
+  EXPECT_EQ(FormatTasks(tasks), "no tasks\n");
+  auto* t = tasks.add_tasks();
+  t->set_task_id("wiki_1a2b_x");
+  t->set_datasource("wiki");
+  t->set_worker_id("worker-0");
+  t->set_state(v1::FAILED);
+  t->set_error("OffsetOutOfRange");
+  t->mutable_row_stats()->set_processed(10);
+  t->mutable_row_stats()->set_unparseable(1);
+  t->set_updated_at_ms(kT0);
+  EXPECT_EQ(FormatTasks(tasks),
+            "TASK         DATASOURCE  GROUP  WORKER    STATE   ROWS  UNPARSEABLE  CURRENT OFFSETS  "
+            "UPDATED                   ERROR\n"
+            "wiki_1a2b_x  wiki            0  worker-0  FAILED    10            1  -                "
+            "2026-11-30T02:00:00.000Z  OffsetOutOfRange\n");
+
+  v1::GetCommitLogResponse log;
+  log.set_datasource("wiki");
+  log.set_topic("wiki-edits");
+  (*log.mutable_initial_offsets())[0] = 0;
+  (*log.mutable_committed_offsets())[0] = 100;
+  auto* seq = log.add_sequences();
+  seq->set_sequence_name("wiki_1a2b_0");
+  seq->set_task_id("wiki_1a2b_x");
+  seq->set_committed_at_ms(kT0);
+  (*seq->mutable_start_offsets())[0] = 0;
+  (*seq->mutable_end_offsets())[0] = 100;
+  auto* stats = seq->add_partition_stats();
+  stats->set_rows(97);
+  stats->set_unparseable(2);
+  stats->set_thrown_away(1);
+  seq->add_segment_ids("s1");
+  EXPECT_EQ(FormatCommitLog(log),
+            "datasource:    wiki\n"
+            "topic:         wiki-edits\n"
+            "initial:       0:0\n"
+            "committed:     0:100\n"
+            "sequences:     1\n"
+            "\n"
+            "SEQUENCE     TASK         COMMITTED                 RANGES     ROWS  UNPARSEABLE  "
+            "THROWN AWAY  SEGMENTS\n"
+            "wiki_1a2b_0  wiki_1a2b_x  2026-11-30T02:00:00.000Z  0:[0,100)    97            2  "
+            "          1         1\n");
+}
+
+TEST(FormatTest, SubmitSummaryHistoryAndJson) {
+  v1::SubmitSupervisorResponse submit;
+  submit.mutable_spec()->set_datasource("wiki");
+  submit.set_version(2);
+  submit.set_replaced(true);
+  EXPECT_EQ(FormatSubmit(submit),
+            "wiki: stored spec version 2 (replaced the running spec; its tasks finish and "
+            "publish first)\n");
+  submit.set_unchanged(true);
+  EXPECT_THAT(FormatSubmit(submit), HasSubstr("unchanged"));
+  EXPECT_EQ(FormatSpec(submit), "# wiki, spec version 2\n{\n \"datasource\": \"wiki\"\n}\n");
+
+  v1::SupervisorSummary summary;
+  summary.set_datasource("wiki");
+  summary.set_state(v1::SUSPENDED);
+  summary.set_suspended(true);
+  summary.set_healthy(true);
+  summary.set_spec_version(2);
+  summary.set_message("tasks are publishing");
+  EXPECT_EQ(FormatSummary(summary),
+            "wiki: SUSPENDED, healthy, suspended, spec version 2: tasks are publishing\n");
+
+  v1::GetSupervisorHistoryResponse history;
+  EXPECT_EQ(FormatHistory("wiki", history), "wiki: no spec history\n");
+  auto* v = history.add_versions();
+  v->set_version(2);
+  v->set_created_at_ms(kT0);
+  v->mutable_spec()->mutable_io_config()->set_topic("wiki-edits");
+  v->mutable_spec()->mutable_io_config()->set_task_count(2);
+  v->mutable_spec()->mutable_io_config()->set_replicas(1);
+  v->mutable_spec()->mutable_io_config()->set_task_duration("PT1H");
+  EXPECT_EQ(FormatHistory("wiki", history),
+            "VERSION  CREATED                   TERMINATED  TOPIC       TASKS  REPLICAS  DURATION\n"
+            "      2  2026-11-30T02:00:00.000Z  no          wiki-edits      2         1  PT1H\n");
+
+  v1::MarkSegmentsLoadedResponse marked;
+  marked.set_marked(2);
+  EXPECT_EQ(FormatMarkLoaded("wiki", 3, marked), "wiki: marked 2 of 3 segment(s) loaded\n");
+  EXPECT_EQ(ToJson(marked), "{\n \"marked\": 2\n}\n");
+}
+
+}  // namespace
+}  // namespace sluicectl
+}  // namespace sluice

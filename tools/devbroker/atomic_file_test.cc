@@ -1,0 +1,52 @@
+#include "tools/devbroker/atomic_file.h"
+
+#include <dirent.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+
+namespace sluice {
+namespace devbroker {
+namespace {
+
+std::string Read(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+std::vector<std::string> List(const std::string& dir) {
+  std::vector<std::string> names;
+  DIR* d = opendir(dir.c_str());
+  while (dirent* e = readdir(d)) {
+    const std::string name = e->d_name;
+    if (name != "." && name != "..") names.push_back(name);
+  }
+  closedir(d);
+  return names;
+}
+
+TEST(WriteFileAtomicallyTest, WritesAndReplacesWithoutLeavingTemporaries) {
+  const std::string dir = absl::StrCat(getenv("TEST_TMPDIR"), "/atomic");
+  ASSERT_EQ(system(("mkdir -p " + dir).c_str()), 0);
+  const std::string path = dir + "/bootstrap";
+  ASSERT_TRUE(WriteFileAtomically(path, "127.0.0.1:1\n").ok());
+  EXPECT_EQ(Read(path), "127.0.0.1:1\n");
+  ASSERT_TRUE(WriteFileAtomically(path, "127.0.0.1:2\n").ok());
+  EXPECT_EQ(Read(path), "127.0.0.1:2\n");
+  EXPECT_EQ(List(dir), std::vector<std::string>{"bootstrap"});
+}
+
+TEST(WriteFileAtomicallyTest, MissingDirectoryIsNotFound) {
+  const absl::Status s = WriteFileAtomically("/no/such/dir/bootstrap", "x");
+  EXPECT_EQ(s.code(), absl::StatusCode::kNotFound);
+  EXPECT_NE(s.message().find("/no/such/dir/bootstrap"), absl::string_view::npos);
+}
+
+}  // namespace
+}  // namespace devbroker
+}  // namespace sluice

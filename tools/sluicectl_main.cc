@@ -1,0 +1,81 @@
+// sluicectl: the admin CLI of sluice (tools/cli/commands.h).
+//
+//   sluicectl --supervisor=127.0.0.1:7070 submit wiki.json
+//   sluicectl status wiki
+//   sluicectl --json segments wiki
+#include <grpcpp/grpcpp.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "common/tls/credentials.h"
+#include "gflags/gflags.h"
+#include "sluice/v1/supervisor_service.grpc.pb.h"
+#include "tools/cli/commands.h"
+
+DEFINE_string(supervisor, "",
+              "host:port of the supervisor's gRPC service (default: $SLUICE_SUPERVISOR, "
+              "else 127.0.0.1:7070)");
+DEFINE_bool(json, false, "Print responses as JSON instead of tables.");
+DEFINE_string(timeout, "30s", "Deadline of each RPC (e.g. 10s, 2m).");
+DEFINE_string(tls_ca, "", "PEM CA bundle to verify the supervisor's certificate (enables TLS).");
+DEFINE_string(tls_cert, "", "PEM client certificate chain, for mutual TLS.");
+DEFINE_string(tls_key, "", "PEM private key of --tls_cert.");
+DEFINE_bool(include_unused, false, "segments: also list unused (dropped) segments.");
+DEFINE_int32(limit, 0, "segments: at most this many (0: the supervisor's default).");
+DEFINE_string(interval, "", "segments: only those overlapping START/END (ISO-8601 instants).");
+DEFINE_bool(include_finished, false, "tasks: include finished tasks.");
+DEFINE_string(states, "", "tasks: only these states, comma-separated (e.g. READING,PAUSED).");
+DEFINE_string(loader, "sluicectl", "mark-loaded: the name of the confirming loader.");
+
+namespace {
+
+int Run(int argc, char** argv) {
+  using sluice::sluicectl::kExitUsage;
+  gflags::SetUsageMessage(sluice::sluicectl::Usage());
+  gflags::ParseCommandLineFlags(&argc, &argv, /*remove_flags=*/true);
+  const std::vector<std::string> args(argv + 1, argv + argc);
+
+  sluice::sluicectl::CliOptions options;
+  options.json = FLAGS_json;
+  if (!absl::ParseDuration(FLAGS_timeout, &options.timeout) ||
+      options.timeout <= absl::ZeroDuration()) {
+    std::cerr << "sluicectl: --timeout=" << FLAGS_timeout
+              << " is not a positive duration (e.g. 10s)\n";
+    return kExitUsage;
+  }
+  options.include_unused = FLAGS_include_unused;
+  options.limit = FLAGS_limit;
+  options.interval = FLAGS_interval;
+  options.include_finished = FLAGS_include_finished;
+  options.states = FLAGS_states;
+  options.loader = FLAGS_loader;
+
+  std::string target = FLAGS_supervisor;
+  if (target.empty()) {
+    const char* env = getenv("SLUICE_SUPERVISOR");
+    target = env != nullptr && *env != '\0' ? env : "127.0.0.1:7070";
+  }
+  std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
+  sluice::tls::TlsOptions tls{FLAGS_tls_cert, FLAGS_tls_key, FLAGS_tls_ca};
+  if (tls.enabled()) {
+    auto tls_credentials = sluice::tls::MakeChannelCredentials(tls);
+    if (!tls_credentials.ok()) {
+      std::cerr << "sluicectl: " << tls_credentials.status().message() << "\n";
+      return kExitUsage;
+    }
+    credentials = *tls_credentials;
+  }
+  auto channel = grpc::CreateChannel(target, credentials);
+  auto stub = sluice::v1::SupervisorService::NewStub(channel);
+  return sluice::sluicectl::RunCommand(args, options, *stub, std::cout, std::cerr);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return Run(argc, argv); }
