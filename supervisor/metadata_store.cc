@@ -558,7 +558,7 @@ absl::StatusOr<int64_t> StoreTxn::CountSegments(const std::string& datasource) {
 absl::StatusOr<std::vector<HandoffCandidate>> StoreTxn::HandoffCandidates(int limit) {
   SLUICE_ASSIGN_OR_RETURN(
       auto q, db_->Prepare("SELECT id, datasource, path, size_bytes, checksum, handoff_state, "
-                           "verified_at_ms, loaded_at_ms, created_at_ms FROM segments WHERE used = 1 AND "
+                           "verified_at_ms, loaded_at_ms, created_at_ms, num_rows FROM segments WHERE used = 1 AND "
                            "handoff_state != ? ORDER BY created_at_ms, id LIMIT ?"));
   q.Bind(1, static_cast<int64_t>(v1::HANDED_OFF)).Bind(2, limit);
   std::vector<HandoffCandidate> out;
@@ -575,6 +575,7 @@ absl::StatusOr<std::vector<HandoffCandidate>> StoreTxn::HandoffCandidates(int li
     c.verified_at_ms = q.Int64(6);
     c.loaded_at_ms = q.Int64(7);
     c.created_at_ms = q.Int64(8);
+    c.num_rows = q.Int64(9);
     out.push_back(std::move(c));
   }
   return out;

@@ -112,6 +112,7 @@ struct HandoffCandidate {
   std::string datasource;
   std::string path;
   int64_t size_bytes = 0;
+  int64_t num_rows = 0;
   std::string checksum;
   v1::HandoffState state = v1::HANDOFF_PENDING;
   int64_t verified_at_ms = 0;

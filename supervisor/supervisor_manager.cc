@@ -18,6 +18,16 @@ absl::Status NoSupervisor(const std::string& datasource) {
   return absl::NotFoundError(absl::StrCat("no supervisor is running for datasource ", datasource));
 }
 
+HandoffVerifierOptions HandoffOptions(const SupervisorManagerOptions& options) {
+  HandoffVerifierOptions handoff;
+  handoff.store = options.store;
+  handoff.deep_storage = options.deep_storage;
+  handoff.clock = options.clock;
+  handoff.scratch_dir = options.scratch_dir;
+  handoff.metrics = options.metrics;
+  return handoff;
+}
+
 bool SameSpecButSuspended(v1::SupervisorSpec a, v1::SupervisorSpec b) {
   a.set_suspended(false);
   b.set_suspended(false);
@@ -31,7 +41,7 @@ SupervisorManager::SupervisorManager(SupervisorManagerOptions options)
       instance_id_(RandomHex(16)),
       publisher_({options_.store, options_.deep_storage, options_.clock}),
       allocator_({options_.store, options_.clock}),
-      handoff_({options_.store, options_.deep_storage, options_.clock, 1000, options_.metrics}) {
+      handoff_(HandoffOptions(options_)) {
   WorkerRegistryOptions registry;
   registry.clock = options_.clock;
   registry.heartbeat_interval = options_.heartbeat_interval;

@@ -39,8 +39,10 @@ struct SupervisorManagerOptions {
   // least min_worker_lost_timeout).
   absl::Duration heartbeat_interval = absl::Seconds(2);
   absl::Duration min_worker_lost_timeout = absl::Seconds(10);
-  // Period of the handoff verifier.
+  // Period of the handoff verifier, and where it downloads remote segment
+  // copies to read them.
   absl::Duration handoff_period = absl::Seconds(2);
+  std::string scratch_dir = "/tmp";
   // Run the housekeeping thread (liveness, handoff); tests may drive both by
   // hand instead.
   bool housekeeping = true;

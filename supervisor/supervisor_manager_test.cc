@@ -9,6 +9,7 @@
 #include "common/file_util.h"
 #include "supervisor/naming.h"
 #include "supervisor/testing/manager_harness.h"
+#include "supervisor/testing/segment_files.h"
 
 namespace sluice::supervisor {
 namespace {
@@ -452,14 +453,15 @@ TEST_F(SupervisorManagerTest, HandoffNeedsAVerifiedCopyAndInLoaderModeAConfirmat
   allocate.set_task_id("t");
   allocate.set_sequence_name(SequenceName(base, 0));
   const int64_t hour = 3600 * 1000;
-  allocate.mutable_interval()->set_start_ms(1'800'000'000'000 / hour * hour);
+  allocate.mutable_interval()->set_start_ms(testing::SegmentHourStartMs());
   allocate.mutable_interval()->set_end_ms(allocate.interval().start_ms() + hour);
   auto allocated = manager_->Allocate(allocate);
   ASSERT_TRUE(allocated.ok()) << allocated.status();
-  const std::string local = dir_.path() + "/segment";
-  ASSERT_TRUE(WriteFileAtomically(local, std::string(64, 's')).ok());
-  auto uri = deep_->Push(local, "wiki/x/t_0.sluice");
-  ASSERT_TRUE(uri.ok());
+  ASSERT_TRUE(MakeDirs(dir_.path() + "/work").ok());
+  auto segment =
+      testing::PushSegment(deep_.get(), dir_.path() + "/work", "wiki/x/t_0.sluice", "wiki", *allocated);
+  ASSERT_TRUE(segment.ok()) << segment.status();
+  const std::string uri = segment->path();
   v1::PublishSegmentsRequest publish;
   publish.set_datasource("wiki");
   publish.set_task_id("t");
@@ -468,16 +470,7 @@ TEST_F(SupervisorManagerTest, HandoffNeedsAVerifiedCopyAndInLoaderModeAConfirmat
   (*publish.mutable_start_offsets())[1] = 0;
   (*publish.mutable_end_offsets())[0] = 10;
   (*publish.mutable_end_offsets())[1] = 0;
-  v1::SegmentDescriptor* s = publish.add_segments();
-  s->set_id(allocated->segment_id());
-  s->set_datasource("wiki");
-  *s->mutable_interval() = allocated->interval();
-  s->set_version(allocated->version());
-  s->set_partition_num(allocated->partition_num());
-  s->set_num_rows(10);
-  s->set_size_bytes(64);
-  s->set_checksum("crc32c:0");
-  s->set_path(*uri);
+  *publish.add_segments() = *segment;
   ASSERT_TRUE(manager_->Publish(publish).ok());
 
   v1::GetHandoffStatusRequest query;
@@ -512,7 +505,7 @@ TEST_F(SupervisorManagerTest, HandoffNeedsAVerifiedCopyAndInLoaderModeAConfirmat
   EXPECT_EQ(Status().segments_published(), 1);
 
   // A file that disappears fails verification.
-  ASSERT_TRUE(deep_->Delete(*uri).ok());
+  ASSERT_TRUE(deep_->Delete(uri).ok());
   ASSERT_TRUE(store_->InTransaction([&](StoreTxn& txn) {
     return txn.SetHandoff(allocated->segment_id(), v1::HANDOFF_PENDING, 0, 0);
   }).ok());

@@ -18,6 +18,7 @@
 #include "supervisor/naming.h"
 #include "supervisor/supervisor_server.h"
 #include "supervisor/testing/fake_task_worker.h"
+#include "supervisor/testing/segment_files.h"
 #include "supervisor/testing/test_util.h"
 
 namespace sluice::supervisor {
@@ -256,15 +257,15 @@ TEST_F(SupervisorServiceTest, ACheckpointAndAPublishThroughTheApi) {
   allocate.set_task_id(task);
   allocate.set_sequence_name(SequenceName(base, 0));
   const int64_t hour = 3600 * 1000;
-  allocate.mutable_interval()->set_start_ms(1'800'000'000'000 / hour * hour);
+  allocate.mutable_interval()->set_start_ms(testing::SegmentHourStartMs());
   allocate.mutable_interval()->set_end_ms(allocate.interval().start_ms() + hour);
   v1::AllocateSegmentResponse allocated;
   ASSERT_TRUE(Call(&v1::SupervisorService::Stub::AllocateSegment, allocate, &allocated).ok());
   auto deep = OpenDeepStorage("file://" + dir_.path() + "/supervisor/deep-storage");
   ASSERT_TRUE(deep.ok());
-  ASSERT_TRUE(WriteFileAtomically(dir_.path() + "/seg", std::string(99, 'x')).ok());
-  auto uri = (*deep)->Push(dir_.path() + "/seg", "wiki/a/b/0/" + task + "_0.sluice");
-  ASSERT_TRUE(uri.ok()) << uri.status();
+  auto segment = testing::PushSegment(deep->get(), dir_.path(), "wiki/a/b/0/" + task + "_0.sluice",
+                                      "wiki", allocated);
+  ASSERT_TRUE(segment.ok()) << segment.status();
   v1::PublishSegmentsRequest publish;
   publish.set_datasource("wiki");
   publish.set_task_id(task);
@@ -273,16 +274,7 @@ TEST_F(SupervisorServiceTest, ACheckpointAndAPublishThroughTheApi) {
   (*publish.mutable_start_offsets())[1] = 0;
   (*publish.mutable_end_offsets())[0] = 2;
   (*publish.mutable_end_offsets())[1] = 2;
-  v1::SegmentDescriptor* s = publish.add_segments();
-  s->set_id(allocated.segment_id());
-  s->set_datasource("wiki");
-  *s->mutable_interval() = allocated.interval();
-  s->set_version(allocated.version());
-  s->set_partition_num(allocated.partition_num());
-  s->set_num_rows(4);
-  s->set_size_bytes(99);
-  s->set_checksum("crc32c:0");
-  s->set_path(*uri);
+  *publish.add_segments() = *segment;
   v1::PublishSegmentsResponse published;
   ASSERT_TRUE(Call(&v1::SupervisorService::Stub::PublishSegments, publish, &published).ok());
   EXPECT_EQ(published.inserted_segment_ids_size(), 1);
