@@ -32,8 +32,8 @@ class GrpcTaskClient : public TaskClient {
                                               const v1::TaskSpec& spec) override {
     v1::RunTaskRequest request;
     *request.mutable_spec() = spec;
-    return Call<v1::RunTaskRequest, v1::RunTaskResponse>(
-        address, "RunTask", spec.task_id(), request, &v1::TaskService::Stub::RunTask);
+    return Call<v1::RunTaskRequest, v1::RunTaskResponse>(address, "RunTask", spec.task_id(),
+                                                         request, &v1::TaskService::Stub::RunTask);
   }
 
   absl::StatusOr<v1::TaskStatus> StopTask(const std::string& address, const std::string& task_id,
@@ -80,9 +80,9 @@ class GrpcTaskClient : public TaskClient {
 
   absl::StatusOr<OffsetMap> GetCurrentOffsets(const std::string& address,
                                               const std::string& task_id) override {
-    auto response = Call<v1::TaskRef, v1::OffsetsResponse>(
-        address, "GetCurrentOffsets", task_id, Ref(task_id),
-        &v1::TaskService::Stub::GetCurrentOffsets);
+    auto response =
+        Call<v1::TaskRef, v1::OffsetsResponse>(address, "GetCurrentOffsets", task_id, Ref(task_id),
+                                               &v1::TaskService::Stub::GetCurrentOffsets);
     if (!response.ok()) return response.status();
     return FromProto(response->offsets());
   }
@@ -160,9 +160,8 @@ class GrpcTaskClient : public TaskClient {
       }
     }
     const absl::Status status = FromGrpcStatus(last);
-    return absl::Status(status.code(),
-                        absl::StrCat(method, task_id.empty() ? "" : " ", task_id, " on ", address,
-                                     ": ", status.message()));
+    return absl::Status(status.code(), absl::StrCat(method, task_id.empty() ? "" : " ", task_id,
+                                                    " on ", address, ": ", status.message()));
   }
 
   ChatOptions options_;

@@ -4,8 +4,8 @@
 
 #include <map>
 
-#include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "common/file_util.h"
 #include "common/metrics/catalog.h"
 #include "common/segment/segment_reader.h"
@@ -19,17 +19,16 @@ absl::Status HandoffVerifier::VerifyCopy(const HandoffCandidate& segment) {
     return absl::DataLossError(absl::StrCat(segment.path, " has ", info.size_bytes,
                                             " bytes, published with ", segment.size_bytes));
   }
-  SLUICE_ASSIGN_OR_RETURN(std::string local,
-                          options_.deep_storage->LocalPathForRead(segment.path,
-                                                                  options_.scratch_dir));
+  SLUICE_ASSIGN_OR_RETURN(std::string local, options_.deep_storage->LocalPathForRead(
+                                                 segment.path, options_.scratch_dir));
   const bool downloaded = absl::StartsWith(local, options_.scratch_dir + "/");
   // Open checks the whole-file CRC-32C and the structure.
-  absl::StatusOr<std::unique_ptr<segment::SegmentReader>> reader = segment::SegmentReader::Open(local);
+  absl::StatusOr<std::unique_ptr<segment::SegmentReader>> reader =
+      segment::SegmentReader::Open(local);
   absl::Status status = reader.status();
   if (status.ok() && (*reader)->checksum() != segment.checksum) {
-    status = absl::DataLossError(absl::StrCat(segment.path, " has checksum ",
-                                              (*reader)->checksum(), ", published with ",
-                                              segment.checksum));
+    status = absl::DataLossError(absl::StrCat(segment.path, " has checksum ", (*reader)->checksum(),
+                                              ", published with ", segment.checksum));
   } else if (status.ok() && static_cast<int64_t>((*reader)->num_rows()) != segment.num_rows) {
     status = absl::DataLossError(absl::StrCat(segment.path, " has ", (*reader)->num_rows(),
                                               " rows, published with ", segment.num_rows));
@@ -54,8 +53,7 @@ absl::StatusOr<HandoffPass> HandoffVerifier::VerifyOnce() {
     for (const HandoffCandidate& c : candidates) {
       if (modes.count(c.datasource)) continue;
       SLUICE_ASSIGN_OR_RETURN(auto spec, txn.LatestSpec(c.datasource));
-      modes[c.datasource] =
-          spec ? spec->spec.tuning_config().handoff_mode() : v1::DEEP_STORAGE;
+      modes[c.datasource] = spec ? spec->spec.tuning_config().handoff_mode() : v1::DEEP_STORAGE;
     }
     return absl::OkStatus();
   }));
@@ -86,9 +84,8 @@ absl::StatusOr<HandoffPass> HandoffVerifier::VerifyOnce() {
       }
     }
     if (state == c.state && verified_at == c.verified_at_ms) continue;
-    SLUICE_RETURN_IF_ERROR(options_.store->InTransaction([&](StoreTxn& txn) {
-      return txn.SetHandoff(c.id, state, verified_at, handed_off_at);
-    }));
+    SLUICE_RETURN_IF_ERROR(options_.store->InTransaction(
+        [&](StoreTxn& txn) { return txn.SetHandoff(c.id, state, verified_at, handed_off_at); }));
     if (state == v1::HANDED_OFF) {
       VLOG(1) << "[supervisor " << c.datasource << "] segment " << c.id << " handed off";
       if (options_.metrics != nullptr) {

@@ -27,11 +27,13 @@ class HandoffVerifierTest : public ::testing::Test {
   void CreateDatasource(v1::HandoffMode mode) {
     v1::SupervisorSpec spec = testing::TestSpec("wiki");
     spec.mutable_tuning_config()->set_handoff_mode(mode);
-    ASSERT_TRUE(store_->InTransaction([&](StoreTxn& txn) -> absl::Status {
-      auto v = txn.InsertSpec("wiki", spec, false, 1);
-      if (!v.ok()) return v.status();
-      return txn.RecordInitialOffsets("wiki", "events", {{0, 0}}, 1).status();
-    }).ok());
+    ASSERT_TRUE(store_
+                    ->InTransaction([&](StoreTxn& txn) -> absl::Status {
+                      auto v = txn.InsertSpec("wiki", spec, false, 1);
+                      if (!v.ok()) return v.status();
+                      return txn.RecordInitialOffsets("wiki", "events", {{0, 0}}, 1).status();
+                    })
+                    .ok());
   }
 
   // Allocates, builds and pushes a real segment; publishes it as sequence
@@ -75,11 +77,13 @@ class HandoffVerifierTest : public ::testing::Test {
 
   v1::HandoffState State(const std::string& id) {
     std::map<std::string, v1::HandoffState> states;
-    EXPECT_TRUE(store_->InTransaction([&](StoreTxn& txn) -> absl::Status {
-      auto s = txn.HandoffStates("wiki", {id});
-      if (s.ok()) states = *s;
-      return s.status();
-    }).ok());
+    EXPECT_TRUE(store_
+                    ->InTransaction([&](StoreTxn& txn) -> absl::Status {
+                      auto s = txn.HandoffStates("wiki", {id});
+                      if (s.ok()) states = *s;
+                      return s.status();
+                    })
+                    .ok());
     return states.count(id) ? states[id] : v1::HANDOFF_STATE_UNSPECIFIED;
   }
 
@@ -130,9 +134,11 @@ TEST_F(HandoffVerifierTest, LoaderModeWaitsForTheLoader) {
   HandoffVerifier verifier = Verifier();
   ASSERT_EQ(verifier.VerifyOnce()->handed_off, 0);
   EXPECT_EQ(State(s.id()), v1::HANDOFF_PENDING);
-  ASSERT_TRUE(store_->InTransaction([&](StoreTxn& txn) {
-    return txn.MarkLoaded("wiki", {s.id()}, "historical-1", 5).status();
-  }).ok());
+  ASSERT_TRUE(store_
+                  ->InTransaction([&](StoreTxn& txn) {
+                    return txn.MarkLoaded("wiki", {s.id()}, "historical-1", 5).status();
+                  })
+                  .ok());
   ASSERT_EQ(verifier.VerifyOnce()->handed_off, 1);
   EXPECT_EQ(State(s.id()), v1::HANDED_OFF);
 }

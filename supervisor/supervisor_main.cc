@@ -11,13 +11,13 @@
 
 DEFINE_string(listen, "0.0.0.0:7070", "host:port to serve gRPC on (port 0: pick a free one)");
 DEFINE_string(data_dir, "./sluice-data/supervisor", "directory of the metadata store");
-DEFINE_string(deep_storage, "", "deep storage URI, file:///path (default: <data_dir>/deep-storage)");
+DEFINE_string(deep_storage, "",
+              "deep storage URI, file:///path (default: <data_dir>/deep-storage)");
 DEFINE_string(metrics_listen, "",
               "host:port to serve Prometheus /metrics and /healthz on, plain HTTP (empty: off)");
 DEFINE_string(tls_cert, "", "PEM certificate chain for the gRPC server and outgoing calls");
 DEFINE_string(tls_key, "", "PEM private key of --tls_cert");
-DEFINE_string(tls_ca, "",
-              "PEM CA bundle: peers must present certificates it signed (mutual TLS)");
+DEFINE_string(tls_ca, "", "PEM CA bundle: peers must present certificates it signed (mutual TLS)");
 DEFINE_int32(shutdown_grace_seconds, 20, "how long running calls get to finish on SIGTERM");
 DEFINE_int32(heartbeat_interval_ms, 2000,
              "heartbeat interval told to workers; a worker silent for 3 intervals is lost");

@@ -84,9 +84,9 @@ void SupervisorManager::RegisterGauges() {
     for (auto& supervisor : All()) {
       const v1::SupervisorStatus status = supervisor->Status();
       for (const auto& [partition, lag] : status.lag()) {
-        samples.push_back({{{"datasource", status.datasource()},
-                            {"partition", absl::StrCat(partition)}},
-                           static_cast<double>(lag)});
+        samples.push_back(
+            {{{"datasource", status.datasource()}, {"partition", absl::StrCat(partition)}},
+             static_cast<double>(lag)});
       }
     }
     return samples;
@@ -98,12 +98,13 @@ void SupervisorManager::RegisterGauges() {
       std::map<std::string, int> by_state;
       for (const auto* groups : {&status.active_groups(), &status.publishing_groups()}) {
         for (const v1::TaskGroupStatus& group : *groups) {
-          for (const v1::TaskSummary& task : group.tasks()) ++by_state[v1::TaskState_Name(task.state())];
+          for (const v1::TaskSummary& task : group.tasks())
+            ++by_state[v1::TaskState_Name(task.state())];
         }
       }
       for (const auto& [state, count] : by_state) {
-        samples.push_back({{{"datasource", status.datasource()}, {"state", state}},
-                           static_cast<double>(count)});
+        samples.push_back(
+            {{{"datasource", status.datasource()}, {"state", state}}, static_cast<double>(count)});
       }
     }
     return samples;
@@ -286,8 +287,8 @@ absl::StatusOr<v1::SubmitSupervisorResponse> SupervisorManager::Submit(
 absl::StatusOr<v1::SubmitSupervisorResponse> SupervisorManager::Get(const std::string& datasource) {
   SLUICE_ASSIGN_OR_RETURN(SpecRecord latest, LatestSpec(datasource));
   if (latest.terminated) {
-    return absl::NotFoundError(absl::StrCat("the supervisor of ", datasource,
-                                            " was terminated (see its history)"));
+    return absl::NotFoundError(
+        absl::StrCat("the supervisor of ", datasource, " was terminated (see its history)"));
   }
   v1::SubmitSupervisorResponse response;
   *response.mutable_spec() = latest.spec;
@@ -334,8 +335,8 @@ absl::StatusOr<v1::SupervisorSummary> SupervisorManager::SetSuspended(const std:
   if (latest.spec.suspended() != suspended) {
     latest.spec.set_suspended(suspended);
     SLUICE_RETURN_IF_ERROR(options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
-      SLUICE_ASSIGN_OR_RETURN(latest.version, txn.InsertSpec(datasource, latest.spec, false,
-                                                             options_.clock->NowMs()));
+      SLUICE_ASSIGN_OR_RETURN(
+          latest.version, txn.InsertSpec(datasource, latest.spec, false, options_.clock->NowMs()));
       return absl::OkStatus();
     }));
     latest.created_at_ms = options_.clock->NowMs();
@@ -383,8 +384,8 @@ absl::StatusOr<v1::SupervisorSummary> SupervisorManager::Terminate(const std::st
   SLUICE_ASSIGN_OR_RETURN(SpecRecord latest, LatestSpec(datasource));
   int64_t version = 0;
   SLUICE_RETURN_IF_ERROR(options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
-    SLUICE_ASSIGN_OR_RETURN(version, txn.InsertSpec(datasource, latest.spec, true,
-                                                    options_.clock->NowMs()));
+    SLUICE_ASSIGN_OR_RETURN(version,
+                            txn.InsertSpec(datasource, latest.spec, true, options_.clock->NowMs()));
     return absl::OkStatus();
   }));
   v1::SupervisorSummary summary = running->Summary();
@@ -413,7 +414,8 @@ absl::StatusOr<v1::ListSegmentsResponse> SupervisorManager::ListSegments(
     }
     SLUICE_ASSIGN_OR_RETURN(
         auto segments,
-        txn.ListSegments(request.datasource(), request.has_interval() ? &request.interval() : nullptr,
+        txn.ListSegments(request.datasource(),
+                         request.has_interval() ? &request.interval() : nullptr,
                          request.include_unused(), request.limit() == 0 ? 10000 : request.limit()));
     for (auto& s : segments) *response.add_segments() = std::move(s);
     return absl::OkStatus();
@@ -423,7 +425,8 @@ absl::StatusOr<v1::ListSegmentsResponse> SupervisorManager::ListSegments(
 
 absl::StatusOr<v1::ListSupervisorTasksResponse> SupervisorManager::ListTasks(
     const v1::ListSupervisorTasksRequest& request) {
-  if (!request.datasource().empty()) SLUICE_RETURN_IF_ERROR(ValidateDatasource(request.datasource()));
+  if (!request.datasource().empty())
+    SLUICE_RETURN_IF_ERROR(ValidateDatasource(request.datasource()));
   std::set<int> states(request.states().begin(), request.states().end());
   bool want_finished = request.include_finished();
   for (int state : states) want_finished |= IsTerminal(static_cast<v1::TaskState>(state));
@@ -521,8 +524,8 @@ absl::StatusOr<v1::PublishSegmentsResponse> SupervisorManager::Publish(
                      {{"datasource", datasource}, {"code", absl::StatusCodeToString(code)}})
         ->Increment();
     if (response.ok()) {
-      options_.metrics->GetCounter(metrics::kSupervisorSegmentsPublished,
-                                   {{"datasource", datasource}})
+      options_.metrics
+          ->GetCounter(metrics::kSupervisorSegmentsPublished, {{"datasource", datasource}})
           ->Increment(response->inserted_segment_ids_size());
     }
   }

@@ -138,8 +138,7 @@ class SupervisorManager {
   absl::StatusOr<SpecRecord> LatestSpec(const std::string& datasource);
   // Appends a spec version with `suspended` set and hands it to the running
   // supervisor.
-  absl::StatusOr<v1::SupervisorSummary> SetSuspended(const std::string& datasource,
-                                                     bool suspended)
+  absl::StatusOr<v1::SupervisorSummary> SetSuspended(const std::string& datasource, bool suspended)
       ABSL_LOCKS_EXCLUDED(admin_mu_, mu_);
 
   // Routes a reported task status: persists state changes, forwards to the

@@ -103,9 +103,11 @@ TEST_F(SupervisorManagerTest, RestartSendsACheckpointTheReplicasMissed) {
   StopManager();
   // The dead supervisor had recorded checkpoint 1 and paused both replicas,
   // but never sent SetEndOffsets.
-  ASSERT_TRUE(store_->InTransaction([&](StoreTxn& txn) {
-    return txn.AppendCheckpoint(base, 1, {{0, 9}, {1, 4}}, 1);
-  }).ok());
+  ASSERT_TRUE(store_
+                  ->InTransaction([&](StoreTxn& txn) {
+                    return txn.AppendCheckpoint(base, 1, {{0, 9}, {1, 4}}, 1);
+                  })
+                  .ok());
   for (const auto& t : tasks) WorkerOf(t)->RequestCheckpoint(t);
 
   StartManager();
@@ -375,15 +377,18 @@ TEST_F(SupervisorManagerTest, AStoredOffsetGoneFromKafkaIsAnErrorUnlessAutoReset
   Run();
   StopManager();
   stream_.SetPartitions(2, /*earliest=*/70, /*latest=*/100);  // retention dropped 0..69
-  ASSERT_TRUE(store_->InTransaction([&](StoreTxn& txn) {
-    // Forget the live groups so a new one is created from the stored offsets.
-    auto groups = txn.LiveTaskGroups("wiki");
-    for (const auto& g : *groups) {
-      auto s = txn.FinishGroup(g.base_sequence_name, GroupState::kAbandoned, "test", 1);
-      if (!s.ok()) return s;
-    }
-    return absl::OkStatus();
-  }).ok());
+  ASSERT_TRUE(store_
+                  ->InTransaction([&](StoreTxn& txn) {
+                    // Forget the live groups so a new one is created from the stored offsets.
+                    auto groups = txn.LiveTaskGroups("wiki");
+                    for (const auto& g : *groups) {
+                      auto s =
+                          txn.FinishGroup(g.base_sequence_name, GroupState::kAbandoned, "test", 1);
+                      if (!s.ok()) return s;
+                    }
+                    return absl::OkStatus();
+                  })
+                  .ok());
   StartManager();
   Run();
   Run();
@@ -458,8 +463,8 @@ TEST_F(SupervisorManagerTest, HandoffNeedsAVerifiedCopyAndInLoaderModeAConfirmat
   auto allocated = manager_->Allocate(allocate);
   ASSERT_TRUE(allocated.ok()) << allocated.status();
   ASSERT_TRUE(MakeDirs(dir_.path() + "/work").ok());
-  auto segment =
-      testing::PushSegment(deep_.get(), dir_.path() + "/work", "wiki/x/t_0.sluice", "wiki", *allocated);
+  auto segment = testing::PushSegment(deep_.get(), dir_.path() + "/work", "wiki/x/t_0.sluice",
+                                      "wiki", *allocated);
   ASSERT_TRUE(segment.ok()) << segment.status();
   const std::string uri = segment->path();
   v1::PublishSegmentsRequest publish;
@@ -506,9 +511,11 @@ TEST_F(SupervisorManagerTest, HandoffNeedsAVerifiedCopyAndInLoaderModeAConfirmat
 
   // A file that disappears fails verification.
   ASSERT_TRUE(deep_->Delete(uri).ok());
-  ASSERT_TRUE(store_->InTransaction([&](StoreTxn& txn) {
-    return txn.SetHandoff(allocated->segment_id(), v1::HANDOFF_PENDING, 0, 0);
-  }).ok());
+  ASSERT_TRUE(store_
+                  ->InTransaction([&](StoreTxn& txn) {
+                    return txn.SetHandoff(allocated->segment_id(), v1::HANDOFF_PENDING, 0, 0);
+                  })
+                  .ok());
   pass = manager_->handoff_verifier()->VerifyOnce();
   ASSERT_TRUE(pass.ok());
   EXPECT_EQ(pass->failed, 1);

@@ -24,8 +24,8 @@ absl::StatusOr<std::unique_ptr<SupervisorServer>> SupervisorServer::Start(
   store_options.path = absl::StrCat(options.data_dir, "/metadata.db");
   SLUICE_ASSIGN_OR_RETURN(server->store_, MetadataStore::Open(store_options));
   SLUICE_ASSIGN_OR_RETURN(const int schema, server->store_->SchemaVersion());
-  LOG(INFO) << "[supervisor] metadata store " << store_options.path << " (schema version "
-            << schema << ", WAL, synchronous=FULL)";
+  LOG(INFO) << "[supervisor] metadata store " << store_options.path << " (schema version " << schema
+            << ", WAL, synchronous=FULL)";
 
   SupervisorManagerOptions manager_options;
   manager_options.store = server->store_.get();
@@ -55,8 +55,8 @@ absl::StatusOr<std::unique_ptr<SupervisorServer>> SupervisorServer::Start(
   server->grpc_->SetServing(true);
   LOG(INFO) << "[supervisor] serving sluice.v1.SupervisorService on " << server->address()
             << " (data dir " << server->options_.data_dir << ", deep storage "
-            << server->options_.deep_storage_uri << ", instance "
-            << server->manager_->instance_id() << ")";
+            << server->options_.deep_storage_uri << ", instance " << server->manager_->instance_id()
+            << ")";
   return server;
 }
 

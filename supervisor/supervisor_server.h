@@ -11,10 +11,10 @@
 #include "absl/time/time.h"
 #include "common/deep_storage.h"
 #include "common/grpc_server.h"
-#include "supervisor/metadata_store.h"
-#include "supervisor/supervisor_manager.h"
 #include "common/metrics/registry.h"
 #include "common/tls/credentials.h"
+#include "supervisor/metadata_store.h"
+#include "supervisor/supervisor_manager.h"
 #include "supervisor/supervisor_service.h"
 
 namespace sluice::supervisor {

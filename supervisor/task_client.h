@@ -6,11 +6,11 @@
 #ifndef SLUICE_SUPERVISOR_TASK_CLIENT_H_
 #define SLUICE_SUPERVISOR_TASK_CLIENT_H_
 
+#include <grpcpp/security/credentials.h>
+
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <grpcpp/security/credentials.h>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -58,7 +58,7 @@ class TaskClient {
   virtual absl::StatusOr<v1::TaskStatus> GetTaskStatus(const std::string& address,
                                                        const std::string& task_id) = 0;
   virtual absl::StatusOr<std::vector<v1::TaskStatus>> ListTasks(const std::string& address,
-                                                                 const std::string& datasource) = 0;
+                                                                const std::string& datasource) = 0;
 };
 
 // The gRPC implementation. Channels are cached per address and use

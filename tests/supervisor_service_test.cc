@@ -139,16 +139,21 @@ TEST_F(SupervisorServiceTest, SpecValidationErrorsNameTheField) {
   const std::vector<Case> cases = {
       {[](v1::SupervisorSpec* s) { s->set_datasource("bad/name"); }, "datasource"},
       {[](v1::SupervisorSpec* s) { s->mutable_io_config()->clear_topic(); }, "ioConfig.topic"},
-      {[](v1::SupervisorSpec* s) { s->mutable_io_config()->mutable_consumer_properties()->clear(); },
+      {[](v1::SupervisorSpec* s) {
+         s->mutable_io_config()->mutable_consumer_properties()->clear();
+       },
        "bootstrap.servers"},
-      {[](v1::SupervisorSpec* s) { s->mutable_io_config()->set_replicas(-2); }, "ioConfig.replicas"},
+      {[](v1::SupervisorSpec* s) { s->mutable_io_config()->set_replicas(-2); },
+       "ioConfig.replicas"},
       {[](v1::SupervisorSpec* s) { s->mutable_io_config()->set_task_duration("an hour"); },
        "ioConfig.taskDuration"},
       {[](v1::SupervisorSpec* s) {
          s->mutable_data_schema()->mutable_granularity_spec()->set_segment_granularity("FORTNIGHT");
        },
        "segmentGranularity"},
-      {[](v1::SupervisorSpec* s) { s->mutable_data_schema()->mutable_metrics_spec(0)->set_type("avg"); },
+      {[](v1::SupervisorSpec* s) {
+         s->mutable_data_schema()->mutable_metrics_spec(0)->set_type("avg");
+       },
        "metricsSpec[0].type"},
   };
   for (const Case& c : cases) {
@@ -162,8 +167,9 @@ TEST_F(SupervisorServiceTest, SpecValidationErrorsNameTheField) {
         << c.field << ": " << status.error_message();
   }
   v1::ListSupervisorsResponse list;
-  ASSERT_TRUE(Call(&v1::SupervisorService::Stub::ListSupervisors, v1::ListSupervisorsRequest(),
-                   &list).ok());
+  ASSERT_TRUE(
+      Call(&v1::SupervisorService::Stub::ListSupervisors, v1::ListSupervisorsRequest(), &list)
+          .ok());
   EXPECT_EQ(list.supervisors_size(), 0);
 }
 
@@ -313,13 +319,13 @@ TEST_F(SupervisorServiceTest, ACheckpointAndAPublishThroughTheApi) {
   EXPECT_EQ(Status().segments_published(), 1);
 
   v1::ListSupervisorTasksResponse tasks;
-  ASSERT_TRUE(Call(&v1::SupervisorService::Stub::ListTasks, v1::ListSupervisorTasksRequest(),
-                   &tasks).ok());
+  ASSERT_TRUE(
+      Call(&v1::SupervisorService::Stub::ListTasks, v1::ListSupervisorTasksRequest(), &tasks).ok());
   ASSERT_EQ(tasks.tasks_size(), 1);
   EXPECT_EQ(tasks.tasks(0).worker_id(), "w1");
   v1::ListWorkersResponse workers;
-  ASSERT_TRUE(Call(&v1::SupervisorService::Stub::ListWorkers, v1::ListWorkersRequest(),
-                   &workers).ok());
+  ASSERT_TRUE(
+      Call(&v1::SupervisorService::Stub::ListWorkers, v1::ListWorkersRequest(), &workers).ok());
   ASSERT_EQ(workers.workers_size(), 1);
   EXPECT_TRUE(workers.workers(0).alive());
   EXPECT_EQ(workers.workers(0).running_tasks(), 1);
