@@ -35,9 +35,9 @@ class GrpcServer;
 namespace sluice::supervisor::testing {
 
 enum class PauseBehavior {
-  kPause,        // parks and answers with its offsets
-  kNeverPause,   // answers UNAVAILABLE ("not parked yet") forever
-  kRefuse,       // answers FAILED_PRECONDITION
+  kPause,       // parks and answers with its offsets
+  kNeverPause,  // answers UNAVAILABLE ("not parked yet") forever
+  kRefuse,      // answers FAILED_PRECONDITION
 };
 
 struct FakeTaskScript {
