@@ -21,7 +21,7 @@
 namespace sluice {
 namespace {
 
-enum class Action { kCrash, kError, kDelay, kErrorWhileFile };
+enum class Action { kCrash, kError, kDelay, kErrorWhileFile, kCrashIfFile };
 
 struct FaultPoint {
   Action action;
@@ -77,10 +77,18 @@ absl::Status ParseEntry(absl::string_view entry, std::string* name, FaultPoint* 
     if (point->file.empty()) {
       return absl::InvalidArgumentError(absl::StrCat("fault point \"", entry, "\": no file"));
     }
+  } else if (absl::StartsWith(action, "crash_if_file:")) {
+    point->action = Action::kCrashIfFile;
+    point->file = std::string(action.substr(14));
+    point->trigger_hit = 0;
+    if (point->file.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("fault point \"", entry, "\": no file"));
+    }
   } else {
     return absl::InvalidArgumentError(absl::StrCat(
         "fault point \"", entry,
-        "\": action must be crash, error, delay:MS or error_while_file:PATH"));
+        "\": action must be crash, error, delay:MS, error_while_file:PATH or "
+        "crash_if_file:PATH"));
   }
   return absl::OkStatus();
 }
@@ -121,6 +129,14 @@ absl::Status HitFaultPoint(absl::string_view name) {
   }
   if (!fire) return absl::OkStatus();
   switch (point.action) {
+    case Action::kCrashIfFile:
+      // Deleting the file claims the crash: of several processes armed by
+      // one file only the first crashes, and a restarted one runs on.
+      if (::unlink(point.file.c_str()) != 0) return absl::OkStatus();
+      LOG(ERROR) << "[fault] " << name << ": crashing the process (armed by " << point.file
+                 << ")";
+      google::FlushLogFiles(google::GLOG_INFO);
+      ::_exit(86);
     case Action::kCrash:
       LOG(ERROR) << "[fault] " << name << ": crashing the process (hit " << point.hits << ")";
       google::FlushLogFiles(google::GLOG_INFO);

@@ -8,6 +8,12 @@
 //   "deep_storage.push=error@*"            every hit returns UNAVAILABLE
 //   "task.before_publish=delay:2000@*"     every hit sleeps 2 s
 //   "deep_storage.push=error_while_file:/tmp/x"  UNAVAILABLE while /tmp/x exists
+//   "task.after_push=crash_if_file:/tmp/arm"     crash at the first hit after
+//                                               /tmp/arm appears; the file is
+//                                               deleted first (one crash per
+//                                               arming: the first process to
+//                                               delete it crashes, a restart
+//                                               runs on)
 // Several entries are separated by commas. The process logs each trigger.
 #ifndef SLUICE_COMMON_FAULT_INJECTION_H_
 #define SLUICE_COMMON_FAULT_INJECTION_H_

@@ -46,9 +46,23 @@ TEST(FaultInjection, CrashExitsTheProcess) {
   EXPECT_EXIT((void)HitFaultPoint("boom"), ::testing::ExitedWithCode(86), "");
 }
 
+TEST(FaultInjection, CrashIfFileCrashesOnceTheFileAppearsAndDeletesIt) {
+  char tmpl[] = "/tmp/sluice_fault_XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string arm = std::string(tmpl) + "/arm";
+  ASSERT_TRUE(ConfigureFaultPoints("boom=crash_if_file:" + arm).ok());
+  EXPECT_TRUE(HitFaultPoint("boom").ok());  // not armed
+  ASSERT_TRUE(WriteFileAtomically(arm, "").ok());
+  EXPECT_EXIT((void)HitFaultPoint("boom"), ::testing::ExitedWithCode(86), "");
+  // The crashed child deleted the file: the next process runs on.
+  EXPECT_FALSE(PathExists(arm));
+  EXPECT_TRUE(HitFaultPoint("boom").ok());
+  ASSERT_TRUE(RemoveAll(tmpl).ok());
+}
+
 TEST(FaultInjection, RejectsMalformedSpecs) {
   for (const char* bad : {"noequals", "=crash", "a=explode", "a=crash@0", "a=delay:x",
-                          "a=error_while_file:"}) {
+                          "a=error_while_file:", "a=crash_if_file:"}) {
     EXPECT_EQ(ConfigureFaultPoints(bad).code(), absl::StatusCode::kInvalidArgument) << bad;
   }
 }
