@@ -1,0 +1,497 @@
+#include "tests/fault/fault_scenario.h"
+
+#include <dirent.h>
+#include <glog/logging.h>
+#include <grpcpp/grpcpp.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "common/file_util.h"
+#include "common/grpc_status.h"
+#include "common/status_macros.h"
+#include "common/time_util.h"
+#include "tests/fault/live_audit.h"
+#include "tests/fault/soak_plan.h"
+#include "tests/testing/subprocess.h"
+
+namespace sluice::fault {
+namespace {
+
+constexpr absl::Duration kRpcTimeout = absl::Seconds(10);
+constexpr absl::Duration kPollInterval = absl::Milliseconds(100);
+
+// --fault_points arming every point of `points` for `process` by a file.
+std::string FaultPointsFlag(const std::string& root, const std::string& process,
+                            const std::vector<std::string>& points, bool deep_storage) {
+  std::vector<std::string> entries;
+  for (const std::string& p : points) {
+    entries.push_back(absl::StrCat(p, "=crash_if_file:", root, "/arm/", process, "/", p));
+  }
+  if (deep_storage) {
+    entries.push_back(
+        absl::StrCat("deep_storage.push=error_while_file:", root, "/arm/deep-storage-down"));
+  }
+  return absl::StrCat("--fault_points=", absl::StrJoin(entries, ","));
+}
+
+grpc::ClientContext* WithDeadline(grpc::ClientContext* context) {
+  context->set_deadline(absl::ToChronoTime(absl::Now() + kRpcTimeout));
+  return context;
+}
+
+std::string FormatProtoOffsets(const google::protobuf::Map<int32_t, int64_t>& offsets) {
+  return FormatPartitionOffsets(PartitionOffsets(offsets.begin(), offsets.end()));
+}
+
+absl::Status CopyDir(const std::string& from, const std::string& to) {
+  SLUICE_RETURN_IF_ERROR(MakeDirs(to));
+  DIR* dir = opendir(from.c_str());
+  if (dir == nullptr) return ErrnoStatus(errno, "opendir", from);
+  absl::Status status;
+  while (dirent* entry = readdir(dir)) {
+    const std::string name = entry->d_name;
+    if (name == "." || name == "..") continue;
+    absl::StatusOr<std::string> content = ReadFile(from + "/" + name);
+    if (!content.ok()) continue;  // a directory or unreadable: skip
+    status.Update(WriteFileAtomically(to + "/" + name, *content));
+  }
+  closedir(dir);
+  return status;
+}
+
+}  // namespace
+
+FaultScenario::FaultScenario(ScenarioOptions options) : options_(std::move(options)) {}
+
+FaultScenario::~FaultScenario() {
+  stop_producing_ = true;
+  if (producer_thread_.joinable()) producer_thread_.join();
+}
+
+absl::StatusOr<std::unique_ptr<FaultScenario>> FaultScenario::Start(ScenarioOptions options) {
+  if (options.name.empty()) return absl::InvalidArgumentError("a scenario needs a name");
+  std::unique_ptr<FaultScenario> scenario(new FaultScenario(std::move(options)));
+  SLUICE_RETURN_IF_ERROR(scenario->Init());
+  return scenario;
+}
+
+absl::Status FaultScenario::Init() {
+  root_ = absl::StrCat(testing::TestTmpDir(), "/", options_.name);
+  SLUICE_RETURN_IF_ERROR(RemoveAll(root_));
+  SLUICE_RETURN_IF_ERROR(MakeDirs(root_ + "/arm/" + cluster::kSupervisor));
+
+  cluster::ProcessClusterOptions o;
+  o.root_dir = root_;
+  o.workers = options_.workers;
+  o.brokers = options_.brokers;
+  o.topics = {absl::StrCat(kTopic, ":", options_.partitions)};
+  o.extra_flags[cluster::kSupervisor] = {
+      FaultPointsFlag(root_, cluster::kSupervisor, SupervisorCrashPoints(), false)};
+  for (int i = 0; i < options_.workers; ++i) {
+    const std::string name = cluster::WorkerName(i);
+    SLUICE_RETURN_IF_ERROR(MakeDirs(root_ + "/arm/" + name));
+    o.extra_flags[name] = {FaultPointsFlag(root_, name, WorkerCrashPoints(), true)};
+  }
+  for (const auto& [process, flags] : options_.extra_flags) {
+    std::vector<std::string>& to = o.extra_flags[process];
+    to.insert(to.end(), flags.begin(), flags.end());
+  }
+  SLUICE_ASSIGN_OR_RETURN(cluster_, cluster::ProcessCluster::Create(std::move(o)));
+  SLUICE_RETURN_IF_ERROR(cluster_->Start());
+  if (absl::Status healthy = cluster_->WaitHealthy(absl::Seconds(90)); !healthy.ok()) {
+    return Annotate(healthy, absl::StrCat("starting the cluster of scenario ", options_.name,
+                                          " (logs in ", root_, "/logs)"));
+  }
+  supervisor_ = cluster_->SupervisorStub();
+
+  SLUICE_ASSIGN_OR_RETURN(producer_,
+                          kafka::Producer::Create({{"bootstrap.servers", cluster_->bootstrap_servers()},
+                                                   {"linger.ms", "5"},
+                                                   {"enable.idempotence", "true"},
+                                                   {"message.timeout.ms", "300000"}}));
+  {
+    absl::MutexLock lock(&mu_);
+    bench::WikiRowOptions rows;
+    rows.seed = options_.seed;
+    rows.mean_step_ms = 200;  // 20,000 records span about an hour: two segment intervals
+    rows.malformed_fraction = options_.malformed_fraction;
+    generator_ = std::make_unique<bench::WikiRowGenerator>(rows);
+    partition_draw_ = options_.seed * 0x9E3779B97F4A7C15ULL + 1;
+  }
+  return SubmitSpec();
+}
+
+absl::Status FaultScenario::SubmitSpec() {
+  v1::SubmitSupervisorRequest request;
+  v1::SupervisorSpec* spec = request.mutable_spec();
+  spec->set_datasource(kDatasource);
+  v1::IoConfig* io = spec->mutable_io_config();
+  io->set_topic(kTopic);
+  (*io->mutable_consumer_properties())["bootstrap.servers"] = cluster_->bootstrap_servers();
+  io->set_task_count(options_.task_count);
+  io->set_replicas(options_.replicas);
+  io->set_task_duration(options_.task_duration);
+  io->set_start_delay("PT0.1S");
+  io->set_period("PT1S");
+  io->set_use_earliest_offset(true);
+  io->set_completion_timeout(options_.completion_timeout);
+  v1::DataSchema* schema = spec->mutable_data_schema();
+  schema->mutable_timestamp_spec()->set_column("timestamp");
+  schema->mutable_timestamp_spec()->set_format("iso");
+  for (const char* d : {"channel", "page", "user", "namespace", "countryName", "isRobot"}) {
+    schema->mutable_dimensions_spec()->add_dimensions(d);
+  }
+  auto metric = [schema](const char* type, const char* name) {
+    v1::MetricSpec* m = schema->add_metrics_spec();
+    m->set_type(type);
+    m->set_name(name);
+    if (std::string(type) != "count") m->set_field_name(name);
+  };
+  metric("count", "count");
+  metric("longSum", "added");
+  metric("longSum", "deleted");
+  metric("doubleSum", "delta");
+  schema->mutable_granularity_spec()->set_segment_granularity("HOUR");
+  schema->mutable_granularity_spec()->set_query_granularity("MINUTE");
+  v1::TuningConfig* tuning = spec->mutable_tuning_config();
+  tuning->set_max_rows_per_segment(options_.max_rows_per_segment);
+  tuning->set_max_rows_in_memory(options_.max_rows_in_memory);
+  tuning->set_intermediate_handoff_period(options_.intermediate_handoff_period);
+  tuning->set_chat_timeout(options_.chat_timeout);
+  tuning->set_chat_retries(options_.chat_retries);
+  tuning->set_checkpoint_retry_period(options_.checkpoint_retry_period);
+  tuning->set_handoff_condition_timeout("PT60S");
+  v1::SubmitSupervisorResponse response;
+  grpc::ClientContext context;
+  return Annotate(FromGrpcStatus(supervisor_->SubmitSupervisor(WithDeadline(&context), request,
+                                                               &response)),
+                  "submitting the spec");
+}
+
+// ---- records ----
+
+absl::Status FaultScenario::ProduceNow(int64_t records, absl::Duration over) {
+  constexpr int kChunks = 40;
+  const int64_t per_chunk = std::max<int64_t>(1, (records + kChunks - 1) / kChunks);
+  const absl::Duration pause = over / kChunks;
+  int64_t done = 0;
+  std::string value;
+  while (done < records && !stop_producing_) {
+    const int64_t n = std::min(per_chunk, records - done);
+    for (int64_t i = 0; i < n; ++i) {
+      int32_t partition;
+      {
+        absl::MutexLock lock(&mu_);
+        value = generator_->Next();
+        partition_draw_ = partition_draw_ * 6364136223846793005ULL + 1442695040888963407ULL;
+        partition = static_cast<int32_t>((partition_draw_ >> 33) %
+                                         static_cast<uint64_t>(options_.partitions));
+        ++records_;
+        malformed_ = static_cast<int64_t>(generator_->malformed());
+      }
+      SLUICE_RETURN_IF_ERROR(producer_->Produce(kTopic, partition, value));
+    }
+    done += n;
+    if (done < records && pause > absl::ZeroDuration()) absl::SleepFor(pause);
+  }
+  return producer_->Flush(absl::Minutes(5));
+}
+
+absl::Status FaultScenario::Produce(int64_t records) {
+  return ProduceNow(records, absl::ZeroDuration());
+}
+
+void FaultScenario::StartProducing(int64_t records, absl::Duration over) {
+  if (producer_thread_.joinable()) producer_thread_.join();
+  producer_status_ = absl::OkStatus();
+  producer_thread_ = std::thread([this, records, over] {
+    producer_status_ = ProduceNow(records, over);
+  });
+}
+
+absl::Status FaultScenario::WaitProduced(absl::Duration timeout) {
+  (void)timeout;  // the producer's own Flush is bounded
+  if (producer_thread_.joinable()) producer_thread_.join();
+  return Annotate(producer_status_, "producing records");
+}
+
+Produced FaultScenario::produced() const {
+  Produced produced;
+  {
+    absl::MutexLock lock(&mu_);
+    produced.records = records_;
+    produced.malformed = malformed_;
+  }
+  for (const auto& [key, end] : producer_->delivered_end_offsets()) {
+    if (key.first == kTopic) produced.end_offsets[key.second] = end;
+  }
+  return produced;
+}
+
+// ---- faults ----
+
+absl::Status FaultScenario::Arm(const std::string& process, const std::string& point) {
+  return WriteFileAtomically(absl::StrCat(root_, "/arm/", process, "/", point), "");
+}
+
+absl::Status FaultScenario::WaitForInjectedCrash(const std::string& process,
+                                                 const std::string& point,
+                                                 absl::Duration timeout) {
+  const std::string marker = absl::StrCat("[fault] ", point, ": crashing the process");
+  return WaitUntil(absl::StrCat(process, " crashes at fault point ", point), timeout,
+                   [&]() -> absl::StatusOr<bool> {
+                     if (cluster_->Running(process)) return false;
+                     absl::StatusOr<std::string> log = ReadFile(cluster_->log_path(process));
+                     if (!log.ok()) return log.status();
+                     if (!absl::StrContains(*log, marker)) {
+                       return absl::InternalError(
+                           absl::StrCat(process, " ended without reaching ", point));
+                     }
+                     return true;
+                   });
+}
+
+absl::Status FaultScenario::SetDeepStorageDown(bool down) {
+  const std::string flag = root_ + "/arm/deep-storage-down";
+  return down ? WriteFileAtomically(flag, "") : RemoveAll(flag);
+}
+
+absl::Status FaultScenario::RestartAndWait(const std::string& process, absl::Duration timeout) {
+  SLUICE_RETURN_IF_ERROR(cluster_->Restart(process));
+  absl::Status healthy = cluster_->WaitHealthy(timeout);
+  if (!healthy.ok()) {
+    return Annotate(healthy, absl::StrCat("after restarting ", process, "\n", Context()));
+  }
+  return absl::OkStatus();
+}
+
+// ---- reading the state ----
+
+absl::StatusOr<v1::SupervisorStatus> FaultScenario::Status() {
+  v1::SupervisorRef ref;
+  ref.set_datasource(kDatasource);
+  v1::SupervisorStatus status;
+  grpc::ClientContext context;
+  SLUICE_RETURN_IF_ERROR(
+      FromGrpcStatus(supervisor_->GetSupervisorStatus(WithDeadline(&context), ref, &status)));
+  return status;
+}
+
+absl::StatusOr<v1::GetCommitLogResponse> FaultScenario::CommitLog() {
+  v1::SupervisorRef ref;
+  ref.set_datasource(kDatasource);
+  v1::GetCommitLogResponse log;
+  grpc::ClientContext context;
+  SLUICE_RETURN_IF_ERROR(
+      FromGrpcStatus(supervisor_->GetCommitLog(WithDeadline(&context), ref, &log)));
+  return log;
+}
+
+absl::StatusOr<v1::ListSupervisorTasksResponse> FaultScenario::Tasks(bool include_finished) {
+  v1::ListSupervisorTasksRequest request;
+  request.set_datasource(kDatasource);
+  request.set_include_finished(include_finished);
+  v1::ListSupervisorTasksResponse response;
+  grpc::ClientContext context;
+  SLUICE_RETURN_IF_ERROR(
+      FromGrpcStatus(supervisor_->ListTasks(WithDeadline(&context), request, &response)));
+  return response;
+}
+
+absl::StatusOr<int> FaultScenario::WorkerWithTasks(const std::vector<v1::TaskState>& states) {
+  SLUICE_ASSIGN_OR_RETURN(v1::ListSupervisorTasksResponse tasks, Tasks());
+  std::map<int, int> count;
+  for (const v1::SupervisorTaskRecord& t : tasks.tasks()) {
+    if (std::find(states.begin(), states.end(), t.state()) == states.end()) continue;
+    int index = -1;
+    if (absl::StartsWith(t.worker_id(), "worker-") &&
+        absl::SimpleAtoi(t.worker_id().substr(7), &index)) {
+      ++count[index];
+    }
+  }
+  if (count.empty()) return absl::NotFoundError("no worker runs such a task");
+  return std::max_element(count.begin(), count.end(),
+                          [](const auto& a, const auto& b) { return a.second < b.second; })
+      ->first;
+}
+
+// ---- waiting ----
+
+absl::Status FaultScenario::WaitUntil(const std::string& what, absl::Duration timeout,
+                                      const std::function<absl::StatusOr<bool>()>& condition) {
+  const absl::Time deadline = absl::Now() + timeout;
+  absl::Status last = absl::OkStatus();
+  while (true) {
+    absl::StatusOr<bool> done = condition();
+    if (done.ok() && *done) return absl::OkStatus();
+    if (!done.ok()) last = done.status();
+    if (absl::Now() >= deadline) {
+      return absl::DeadlineExceededError(
+          absl::StrCat("scenario ", options_.name, ": waited ", absl::FormatDuration(timeout),
+                       " for: ", what, last.ok() ? "" : absl::StrCat(" (last error: ",
+                                                                    last.ToString(), ")"),
+                       "\n", Context()));
+    }
+    absl::SleepFor(kPollInterval);
+  }
+}
+
+absl::Status FaultScenario::WaitUntilCommittedSequences(int n, absl::Duration timeout) {
+  return WaitUntil(absl::StrCat(n, " committed sequences"), timeout,
+                   [&]() -> absl::StatusOr<bool> {
+                     SLUICE_ASSIGN_OR_RETURN(v1::GetCommitLogResponse log, CommitLog());
+                     return log.sequences_size() >= n;
+                   });
+}
+
+absl::Status FaultScenario::WaitUntilAllCommitted(absl::Duration timeout) {
+  const Produced target = produced();
+  return WaitUntil(
+      absl::StrCat("every partition committed through what was produced ",
+                   FormatPartitionOffsets(target.end_offsets)),
+      timeout, [&]() -> absl::StatusOr<bool> {
+        SLUICE_ASSIGN_OR_RETURN(v1::GetCommitLogResponse log, CommitLog());
+        for (const auto& [p, end] : target.end_offsets) {
+          auto c = log.committed_offsets().find(p);
+          if (c == log.committed_offsets().end() || c->second < end) return false;
+        }
+        return true;
+      });
+}
+
+absl::Status FaultScenario::WaitForLog(const std::string& process, const std::string& text,
+                                       absl::Duration timeout) {
+  return WaitUntil(absl::StrCat("\"", text, "\" in the log of ", process), timeout,
+                   [&]() -> absl::StatusOr<bool> {
+                     absl::StatusOr<std::string> log = ReadFile(cluster_->log_path(process));
+                     return log.ok() && absl::StrContains(*log, text);
+                   });
+}
+
+// ---- the end ----
+
+audit::AuditReport FaultScenario::Audit(const PartitionOffsets& reset) {
+  const Produced target = produced();
+  audit::AuditReport failed;
+  failed.datasource = kDatasource;
+  absl::StatusOr<AuditInputs> inputs = FetchAuditInputs(supervisor_.get(), kDatasource,
+                                                        kRpcTimeout);
+  if (!inputs.ok()) {
+    failed.discrepancies.push_back(
+        absl::StrCat("cannot read the commit log and segments: ", inputs.status().ToString()));
+    return failed;
+  }
+  KafkaRecordCounter counter(cluster_->bootstrap_servers(), absl::Seconds(60));
+  std::map<int32_t, std::pair<int64_t, int64_t>> ranges;
+  for (const v1::CommittedSequence& s : inputs->commit_log.sequences()) {
+    for (const auto& [p, start] : s.start_offsets()) {
+      auto end = s.end_offsets().find(p);
+      if (end == s.end_offsets().end()) continue;
+      auto [it, fresh] = ranges.emplace(p, std::make_pair(start, end->second));
+      if (!fresh) {
+        it->second.first = std::min(it->second.first, start);
+        it->second.second = std::max(it->second.second, end->second);
+      }
+    }
+  }
+  if (absl::Status read = counter.Prefetch(kTopic, ranges); !read.ok()) {
+    failed.discrepancies.push_back(absl::StrCat("cannot read Kafka: ", read.ToString()));
+    return failed;
+  }
+  absl::StatusOr<std::unique_ptr<SegmentFileVerifier>> verifier =
+      SegmentFileVerifier::Open(cluster_->deep_storage_uri());
+  if (!verifier.ok()) {
+    failed.discrepancies.push_back(
+        absl::StrCat("cannot open deep storage: ", verifier.status().ToString()));
+    return failed;
+  }
+  audit::AuditReport report = AuditAcrossReset(inputs->commit_log, inputs->used_segments, reset,
+                                               &counter, verifier->get());
+  CheckCommittedThrough(inputs->commit_log, target.end_offsets, &report);
+  if (reset.empty()) CheckExpectedTotals(target, &report);
+  return report;
+}
+
+absl::Status FaultScenario::Finish(const PartitionOffsets& reset, absl::Duration timeout) {
+  SLUICE_RETURN_IF_ERROR(WaitProduced());
+  const absl::Status committed = WaitUntilAllCommitted(timeout);
+  const audit::AuditReport report = Audit(reset);
+  const absl::Status alive = cluster_->CheckAlive();
+  if (committed.ok() && report.ok() && alive.ok()) {
+    LOG(INFO) << "[scenario " << options_.name << "] " << report.ToString();
+    return absl::OkStatus();
+  }
+  std::string message = absl::StrCat("scenario ", options_.name, " failed.\n", report.ToString());
+  if (!alive.ok()) absl::StrAppend(&message, "\nprocesses: ", alive.message());
+  if (!committed.ok()) {
+    absl::StrAppend(&message, "\nnot everything was committed: ", committed.message());
+  } else {
+    absl::StrAppend(&message, "\n", Context());
+  }
+  return absl::InternalError(message);
+}
+
+std::string FaultScenario::CopyLogsOnce() {
+  if (!logs_copied_to_.empty()) return logs_copied_to_;
+  const char* outputs = std::getenv("TEST_UNDECLARED_OUTPUTS_DIR");
+  if (outputs == nullptr) return "";
+  const std::string to = absl::StrCat(outputs, "/", options_.name, "-logs");
+  if (CopyDir(root_ + "/logs", to).ok()) logs_copied_to_ = to;
+  return logs_copied_to_;
+}
+
+std::string FaultScenario::Context() {
+  std::string out = absl::StrCat("scenario ", options_.name, ": process logs in ", root_, "/logs");
+  if (const std::string copy = CopyLogsOnce(); !copy.empty()) {
+    absl::StrAppend(&out, " (copied to ", copy,
+                    ", kept in bazel-testlogs/<test>/test.outputs/outputs.zip)");
+  }
+  absl::StrAppend(&out, "\n");
+  if (absl::Status alive = cluster_->CheckAlive(); !alive.ok()) {
+    absl::StrAppend(&out, "dead processes: ", alive.message().substr(0, 3000), "\n");
+  }
+  absl::StatusOr<v1::SupervisorStatus> status = Status();
+  if (!status.ok()) {
+    absl::StrAppend(&out, "supervisor status: ", status.status().ToString(), "\n");
+    return out;
+  }
+  absl::StrAppend(&out, "supervisor: ", v1::SupervisorState_Name(status->state()), " (",
+                  status->detailed_state(), "), committed ",
+                  FormatProtoOffsets(status->committed_offsets()), ", latest ",
+                  FormatProtoOffsets(status->latest_offsets()), ", produced ",
+                  FormatPartitionOffsets(produced().end_offsets), "\n");
+  auto groups = [&out](const char* kind, const auto& list) {
+    for (const v1::TaskGroupStatus& g : list) {
+      absl::StrAppend(&out, "  ", kind, " group ", g.group_id(), " ", g.base_sequence_name(),
+                      ": ", g.checkpoints_size(), " checkpoints\n");
+      for (const v1::TaskSummary& t : g.tasks()) {
+        absl::StrAppend(&out, "    ", t.task_id(), " on ", t.worker_id(), " ",
+                        v1::TaskState_Name(t.state()), " at ",
+                        FormatProtoOffsets(t.current_offsets()), "\n");
+      }
+    }
+  };
+  groups("reading", status->active_groups());
+  groups("publishing", status->publishing_groups());
+  for (const v1::ErrorEvent& e : status->recent_errors()) {
+    absl::StrAppend(&out, "  error at ", FormatIsoInstant(e.time_ms()), ": ",
+                    e.message().substr(0, 400), "\n");
+  }
+  if (absl::StatusOr<v1::ListSupervisorTasksResponse> tasks = Tasks(true); tasks.ok()) {
+    for (const v1::SupervisorTaskRecord& t : tasks->tasks()) {
+      if (t.error().empty()) continue;
+      absl::StrAppend(&out, "  task ", t.task_id(), " (", v1::TaskState_Name(t.state()), " on ",
+                      t.worker_id(), "): ", t.error().substr(0, 300), "\n");
+    }
+  }
+  return out;
+}
+
+}  // namespace sluice::fault

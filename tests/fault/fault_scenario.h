@@ -1,0 +1,183 @@
+// One fault scenario on a real process cluster (//tools/cluster): the dev
+// broker, the supervisor and N task workers on 127.0.0.1, a topic, a spec
+// submitted, records produced (some malformed) while faults are injected,
+// then the end: everything produced committed and the exactly-once audit.
+//
+//   ScenarioOptions options;
+//   options.name = "kill_worker_while_reading";
+//   ASSERT_OK_AND_ASSIGN(auto s, FaultScenario::Start(options));
+//   s->StartProducing(20000, absl::Seconds(6));
+//   ASSERT_OK(s->WaitUntilCommittedSequences(2));
+//   ASSERT_OK(s->cluster().Kill(cluster::WorkerName(0), SIGKILL));
+//   ASSERT_OK(s->cluster().Restart(cluster::WorkerName(0)));
+//   ASSERT_OK(s->Finish());   // waits, audits; the error says what is wrong and where the logs are
+//
+// Fault points: every worker and the supervisor run with every fault point of
+// their binary configured as crash_if_file:<root>/arm/<process>/<point>, so
+// Arm(process, point) makes that process crash at the point's next hit
+// (once). Workers also fail every deep storage push while
+// <root>/arm/deep-storage-down exists (SetDeepStorageDown). A test that passes
+// its own --fault_points in extra_flags replaces these for that process.
+//
+// Methods that wait poll with generous deadlines (the machine may be
+// loaded); none asserts after a fixed sleep. Call everything from the test's
+// main thread (the cluster ties its children to the starting thread), except
+// that a background producer thread may run meanwhile.
+#ifndef SLUICE_TESTS_FAULT_FAULT_SCENARIO_H_
+#define SLUICE_TESTS_FAULT_FAULT_SCENARIO_H_
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "bench/wiki_rows.h"
+#include "common/kafka/producer.h"
+#include "sluice/v1/supervisor_service.grpc.pb.h"
+#include "tests/fault/invariants.h"
+#include "tools/audit/exactly_once_audit.h"
+#include "tools/cluster/process_cluster.h"
+
+namespace sluice::fault {
+
+inline constexpr char kDatasource[] = "wiki";
+inline constexpr char kTopic[] = "wiki";
+
+struct ScenarioOptions {
+  // Names the scenario's directory and its messages. Required.
+  std::string name;
+  int workers = 3;
+  int brokers = 1;
+  int partitions = 4;
+  // The spec (ioConfig, tuningConfig), with timings short enough for tests.
+  int task_count = 2;
+  int replicas = 2;
+  std::string task_duration = "PT10M";
+  std::string completion_timeout = "PT90S";
+  int64_t max_rows_per_segment = 1500;
+  int64_t max_rows_in_memory = 700;
+  // Checkpoints without a full segment, so the last records get committed.
+  std::string intermediate_handoff_period = "PT2S";
+  std::string chat_timeout = "PT2S";
+  int chat_retries = 2;
+  std::string checkpoint_retry_period = "PT2S";
+  // Records: wiki-edit-like rows, a fraction malformed, partitions drawn from
+  // the seed.
+  uint64_t seed = 1;
+  double malformed_fraction = 0.01;
+  // Extra flags by process name ("worker" = every worker), after the
+  // scenario's own; see ProcessClusterOptions::extra_flags.
+  std::map<std::string, std::vector<std::string>> extra_flags;
+};
+
+class FaultScenario {
+ public:
+  // Starts the cluster under $TEST_TMPDIR/<name>, waits until every process
+  // serves, and submits the spec.
+  static absl::StatusOr<std::unique_ptr<FaultScenario>> Start(ScenarioOptions options);
+  ~FaultScenario();
+
+  cluster::ProcessCluster& cluster() { return *cluster_; }
+  const ScenarioOptions& options() const { return options_; }
+  const std::string& root_dir() const { return root_; }
+  v1::SupervisorService::Stub* supervisor() { return supervisor_.get(); }
+
+  // ---- records ----
+  // Produces `records` records and waits until Kafka has them all.
+  absl::Status Produce(int64_t records);
+  // Produces `records` records in a background thread, spread over `over`.
+  // One background producer at a time.
+  void StartProducing(int64_t records, absl::Duration over);
+  // Waits for the background producer; its error if it failed.
+  absl::Status WaitProduced(absl::Duration timeout = absl::Minutes(3));
+  // What was delivered so far.
+  Produced produced() const;
+
+  // ---- faults ----
+  // Makes `process` crash (exit 86) at the next hit of fault point `point`.
+  absl::Status Arm(const std::string& process, const std::string& point);
+  // Waits until `process` crashed at `point` (its log says so and it is gone).
+  absl::Status WaitForInjectedCrash(const std::string& process, const std::string& point,
+                                    absl::Duration timeout = absl::Seconds(90));
+  // Every deep storage push fails (UNAVAILABLE) while down.
+  absl::Status SetDeepStorageDown(bool down);
+  // Restarts `process` and waits until the whole cluster is healthy again.
+  absl::Status RestartAndWait(const std::string& process,
+                              absl::Duration timeout = absl::Seconds(60));
+
+  // ---- reading the state ----
+  absl::StatusOr<v1::SupervisorStatus> Status();
+  absl::StatusOr<v1::GetCommitLogResponse> CommitLog();
+  absl::StatusOr<v1::ListSupervisorTasksResponse> Tasks(bool include_finished = false);
+  // Index of a worker running a task of the datasource in one of `states`
+  // (the one with the most such tasks); NOT_FOUND if none.
+  absl::StatusOr<int> WorkerWithTasks(const std::vector<v1::TaskState>& states = {v1::READING});
+
+  // ---- waiting ----
+  // Polls `condition` until it returns true. DEADLINE_EXCEEDED names `what`,
+  // the last error of the condition and the scenario's context.
+  absl::Status WaitUntil(const std::string& what, absl::Duration timeout,
+                         const std::function<absl::StatusOr<bool>()>& condition);
+  // At least `n` sequences committed.
+  absl::Status WaitUntilCommittedSequences(int n, absl::Duration timeout = absl::Seconds(90));
+  // Every partition committed through what was produced.
+  absl::Status WaitUntilAllCommitted(absl::Duration timeout = absl::Minutes(3));
+  // `text` appears in the current log of `process`.
+  absl::Status WaitForLog(const std::string& process, const std::string& text,
+                          absl::Duration timeout = absl::Seconds(60));
+
+  // ---- the end ----
+  // The audit of the datasource as it is now (across an operator offset
+  // reset when `reset` is given), plus: every partition committed through
+  // what was produced; without a reset, the totals equal what was produced.
+  audit::AuditReport Audit(const PartitionOffsets& reset = {});
+  // Waits for the producer and for everything to be committed, audits, and
+  // checks that no process died unexpectedly. On any failure the error holds
+  // the audit report, the supervisor's view and where the logs are (copied
+  // to the test's undeclared outputs).
+  absl::Status Finish(const PartitionOffsets& reset = {},
+                      absl::Duration timeout = absl::Minutes(3));
+
+  // Where the logs are, the supervisor's status and tasks, which processes
+  // died: appended to every failure. Also copies the logs to the test's
+  // undeclared outputs (once).
+  std::string Context();
+
+ private:
+  explicit FaultScenario(ScenarioOptions options);
+  absl::Status Init();
+  absl::Status SubmitSpec();
+  absl::Status ProduceNow(int64_t records, absl::Duration over);
+  std::string CopyLogsOnce();
+
+  const ScenarioOptions options_;
+  std::string root_;
+  std::unique_ptr<cluster::ProcessCluster> cluster_;
+  std::unique_ptr<v1::SupervisorService::Stub> supervisor_;
+  std::unique_ptr<kafka::Producer> producer_;
+
+  // Guards the record generator and the counts (the producer thread and the
+  // test's thread).
+  mutable absl::Mutex mu_;
+  std::unique_ptr<bench::WikiRowGenerator> generator_ ABSL_GUARDED_BY(mu_);
+  uint64_t partition_draw_ ABSL_GUARDED_BY(mu_);
+  int64_t records_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t malformed_ ABSL_GUARDED_BY(mu_) = 0;
+
+  std::thread producer_thread_;
+  std::atomic<bool> stop_producing_{false};
+  absl::Status producer_status_;  // written by the thread, read after join
+  std::string logs_copied_to_;
+};
+
+}  // namespace sluice::fault
+
+#endif  // SLUICE_TESTS_FAULT_FAULT_SCENARIO_H_

@@ -1,0 +1,114 @@
+// Process-level fault scenarios of the task workers: kill -9 while reading,
+// crashes at the persist, push and publish boundaries (fault points armed
+// while ingesting), each followed by a restart on the same port and data dir;
+// and a worker killed for good, whose replicas are replaced elsewhere. Every
+// scenario ends with everything produced committed and the exactly-once audit.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include "absl/strings/str_cat.h"
+#include "tests/fault/fault_scenario.h"
+
+namespace sluice::fault {
+namespace {
+
+constexpr int64_t kRecords = 20000;
+constexpr absl::Duration kProduceFor = absl::Seconds(8);
+
+#define ASSERT_OK(expr)                                    \
+  do {                                                     \
+    const absl::Status _status = (expr);                   \
+    ASSERT_TRUE(_status.ok()) << _status.ToString();       \
+  } while (0)
+
+std::unique_ptr<FaultScenario> StartScenario(const std::string& name, uint64_t seed) {
+  ScenarioOptions options;
+  options.name = name;
+  options.seed = seed;
+  absl::StatusOr<std::unique_ptr<FaultScenario>> scenario = FaultScenario::Start(options);
+  EXPECT_TRUE(scenario.ok()) << scenario.status();
+  return scenario.ok() ? std::move(*scenario) : nullptr;
+}
+
+// Arms `point` on a worker that is reading once ingestion is under way,
+// waits for the crash, restarts the worker and lets the scenario finish.
+void CrashWorkerAtPointAndRestart(const std::string& name, const std::string& point,
+                                  uint64_t seed) {
+  std::unique_ptr<FaultScenario> s = StartScenario(name, seed);
+  ASSERT_NE(s, nullptr);
+  s->StartProducing(kRecords, kProduceFor);
+  ASSERT_OK(s->WaitUntilCommittedSequences(1));
+  absl::StatusOr<int> worker = s->WorkerWithTasks();
+  ASSERT_TRUE(worker.ok()) << worker.status() << "\n" << s->Context();
+  const std::string victim = cluster::WorkerName(*worker);
+  ASSERT_OK(s->Arm(victim, point));
+  ASSERT_OK(s->WaitForInjectedCrash(victim, point));
+  ASSERT_OK(s->RestartAndWait(victim));
+  ASSERT_OK(s->Finish());
+}
+
+TEST(WorkerFaults, KillWhileReadingAndRestart) {
+  std::unique_ptr<FaultScenario> s = StartScenario("kill_worker_while_reading", 11);
+  ASSERT_NE(s, nullptr);
+  s->StartProducing(kRecords, kProduceFor);
+  ASSERT_OK(s->WaitUntilCommittedSequences(2));
+  absl::StatusOr<int> worker = s->WorkerWithTasks();
+  ASSERT_TRUE(worker.ok()) << worker.status() << "\n" << s->Context();
+  const std::string victim = cluster::WorkerName(*worker);
+  ASSERT_OK(s->cluster().Kill(victim, SIGKILL));
+  ASSERT_OK(s->RestartAndWait(victim));
+  ASSERT_OK(s->Finish());
+}
+
+// Spills written, restore point not yet: the restart deletes the orphan
+// spills and re-reads from the previous restore point.
+TEST(WorkerFaults, CrashWhilePersistingAndRestart) {
+  CrashWorkerAtPointAndRestart("crash_worker_while_persisting", "task.persist.after_spills", 12);
+}
+
+// Segments pushed to deep storage, not published: the restart pushes a new
+// copy under the next attempt key and publishes (or finds a replica did).
+TEST(WorkerFaults, CrashBetweenPushAndPublishAndRestart) {
+  CrashWorkerAtPointAndRestart("crash_worker_between_push_and_publish", "task.after_push", 13);
+}
+
+// The commit is done, the sequence list not rewritten: the restart must find
+// the sequence committed and not publish it again.
+TEST(WorkerFaults, CrashRightAfterPublishAndRestart) {
+  CrashWorkerAtPointAndRestart("crash_worker_right_after_publish", "task.after_publish", 14);
+}
+
+// A worker gone for good: the supervisor sees it lost and replaces its
+// replicas on the other workers; the replacements re-read from the first
+// unpublished sequence.
+TEST(WorkerFaults, KillOneReplicaForGoodAndTheReplacementTakesOver) {
+  std::unique_ptr<FaultScenario> s = StartScenario("kill_worker_for_good", 15);
+  ASSERT_NE(s, nullptr);
+  s->StartProducing(kRecords, kProduceFor);
+  ASSERT_OK(s->WaitUntilCommittedSequences(2));
+  absl::StatusOr<int> worker = s->WorkerWithTasks();
+  ASSERT_TRUE(worker.ok()) << worker.status() << "\n" << s->Context();
+  const std::string victim = cluster::WorkerName(*worker);
+  ASSERT_OK(s->cluster().Kill(victim, SIGKILL));
+  // Every group gets its replicas back on the two workers left.
+  ASSERT_OK(s->WaitUntil(
+      absl::StrCat("every group has 2 live replicas without ", victim), absl::Seconds(90),
+      [&]() -> absl::StatusOr<bool> {
+        absl::StatusOr<v1::SupervisorStatus> status = s->Status();
+        if (!status.ok()) return status.status();
+        if (status->active_groups_size() != 2) return false;
+        for (const v1::TaskGroupStatus& g : status->active_groups()) {
+          int live = 0;
+          for (const v1::TaskSummary& t : g.tasks()) {
+            if (t.worker_id() == victim) return false;
+            live += t.state() == v1::READING || t.state() == v1::PAUSED ? 1 : 0;
+          }
+          if (live != 2) return false;
+        }
+        return true;
+      }));
+  ASSERT_OK(s->Finish());
+}
+
+}  // namespace
+}  // namespace sluice::fault
