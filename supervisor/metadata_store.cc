@@ -275,6 +275,19 @@ absl::Status StoreTxn::RecordOffsetReset(const std::string& datasource, int32_t 
   return q.Run();
 }
 
+absl::StatusOr<OffsetMap> StoreTxn::OffsetResetCounts(const std::string& datasource) {
+  SLUICE_ASSIGN_OR_RETURN(auto q, db_->Prepare("SELECT partition, COUNT(*) FROM offset_resets "
+                                               "WHERE datasource = ? GROUP BY partition"));
+  q.Bind(1, datasource);
+  OffsetMap out;
+  while (true) {
+    SLUICE_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) break;
+    out[static_cast<int32_t>(q.Int64(0))] = q.Int64(1);
+  }
+  return out;
+}
+
 // ---- allocation ----
 
 namespace {

@@ -162,6 +162,9 @@ class StoreTxn {
                                  std::optional<int64_t> old_offset,
                                  std::optional<int64_t> new_offset, const std::string& reason,
                                  int64_t now_ms);
+  // Partition -> number of offset resets recorded (partitions never reset
+  // are absent).
+  absl::StatusOr<OffsetMap> OffsetResetCounts(const std::string& datasource);
 
   // ---- allocation ----
   absl::StatusOr<std::optional<PendingSegment>> FindPendingSegment(const std::string& datasource,

@@ -27,7 +27,8 @@ std::string DeterministicBytes(const google::protobuf::MessageLite& message) {
 
 std::string BaseSequenceName(const std::string& datasource, const v1::DataSchema& schema,
                              const v1::TuningConfig& tuning, const OffsetMap& start_offsets,
-                             int64_t min_message_time_ms, int64_t max_message_time_ms) {
+                             int64_t min_message_time_ms, int64_t max_message_time_ms,
+                             const OffsetMap& reset_counts) {
   std::string input = DeterministicBytes(schema);
   input += '\xff';
   input += DeterministicBytes(tuning);
@@ -36,6 +37,11 @@ std::string BaseSequenceName(const std::string& datasource, const v1::DataSchema
     absl::StrAppend(&input, "p", partition, "(", offset, ")");
   }
   absl::StrAppend(&input, "\xff", min_message_time_ms, "\xff", max_message_time_ms);
+  for (const auto& [partition, count] : reset_counts) {
+    if (count > 0 && start_offsets.count(partition)) {
+      absl::StrAppend(&input, "\xffreset p", partition, "(", count, ")");
+    }
+  }
   const uint64_t hash = XXH64(input.data(), input.size(), /*seed=*/0);
   return absl::StrFormat("%s_%016x", datasource, hash);
 }

@@ -12,12 +12,18 @@
 namespace sluice::supervisor {
 
 // "<datasource>_<16 hex>": xxh64 over the deterministic serialization of the
-// data schema and the tuning config, the sorted start offsets and the
-// min/max message times. Depends on nothing else, so replicas and
-// replacements of a group share it and a changed spec changes it.
+// data schema and the tuning config, the sorted start offsets, the min/max
+// message times and, for the group's partitions whose stored offsets were
+// ever reset, how many times (`reset_counts`; partitions never reset add
+// nothing, so those names are as before). Depends on nothing else, so
+// replicas and replacements of a group share it and a changed spec changes
+// it; a group that starts again at offsets an earlier group started from
+// after an offset reset gets a new name (the earlier group's sequences may be
+// committed under the old one).
 std::string BaseSequenceName(const std::string& datasource, const v1::DataSchema& schema,
                              const v1::TuningConfig& tuning, const OffsetMap& start_offsets,
-                             int64_t min_message_time_ms, int64_t max_message_time_ms);
+                             int64_t min_message_time_ms, int64_t max_message_time_ms,
+                             const OffsetMap& reset_counts = {});
 
 // "<base>_<8 random hex>".
 std::string NewTaskId(const std::string& base_sequence_name);

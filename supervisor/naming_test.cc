@@ -22,6 +22,21 @@ TEST(NamingTest, BaseSequenceNameDependsOnlyOnItsInputs) {
   EXPECT_NE(a, BaseSequenceName("wiki", schema, tuning, {{0, 5}, {2, 7}}, 0, 100));
 }
 
+TEST(NamingTest, OffsetResetsOfTheGroupsPartitionsChangeTheBaseName) {
+  v1::DataSchema schema;
+  v1::TuningConfig tuning;
+  const OffsetMap start = {{0, 0}, {2, 0}};
+  const std::string never = BaseSequenceName("wiki", schema, tuning, start, 0, 0);
+  // No resets, or resets of other partitions only: the name is as before.
+  EXPECT_EQ(never, BaseSequenceName("wiki", schema, tuning, start, 0, 0, {}));
+  EXPECT_EQ(never, BaseSequenceName("wiki", schema, tuning, start, 0, 0, {{1, 3}, {2, 0}}));
+  const std::string once = BaseSequenceName("wiki", schema, tuning, start, 0, 0, {{2, 1}});
+  EXPECT_NE(never, once);
+  EXPECT_NE(once, BaseSequenceName("wiki", schema, tuning, start, 0, 0, {{2, 2}}));
+  EXPECT_NE(once, BaseSequenceName("wiki", schema, tuning, start, 0, 0, {{0, 1}}));
+  EXPECT_EQ(once, BaseSequenceName("wiki", schema, tuning, start, 0, 0, {{1, 9}, {2, 1}}));
+}
+
 TEST(NamingTest, TaskIdsAreValidUniqueAndCarryTheBaseName) {
   const std::string base = "wiki_0123456789abcdef";
   const std::string a = NewTaskId(base);

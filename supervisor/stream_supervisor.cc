@@ -571,8 +571,15 @@ absl::Status StreamSupervisor::CreateGroup(int32_t group_id,
   group.max_message_time_ms = max_time;
   group.created_at = deps_.clock->Now();
   group.spec_version = spec_.version;
-  group.base_sequence_name = BaseSequenceName(
-      datasource_, spec_.spec.data_schema(), spec_.spec.tuning_config(), start, min_time, max_time);
+  // Read after an automatic reset above: it counts too.
+  OffsetMap reset_counts;
+  SLUICE_RETURN_IF_ERROR(deps_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
+    SLUICE_ASSIGN_OR_RETURN(reset_counts, txn.OffsetResetCounts(datasource_));
+    return absl::OkStatus();
+  }));
+  group.base_sequence_name =
+      BaseSequenceName(datasource_, spec_.spec.data_schema(), spec_.spec.tuning_config(), start,
+                       min_time, max_time, reset_counts);
   for (const auto& [id, groups] : publishing_) {
     for (const Group& other : groups) {
       if (other.base_sequence_name == group.base_sequence_name) {

@@ -14,9 +14,11 @@ namespace sluice::supervisor {
 absl::Status StreamSupervisor::Recover() {
   std::vector<TaskGroupRecord> groups;
   std::vector<TaskRecord> tasks;
+  OffsetMap reset_counts;
   SLUICE_RETURN_IF_ERROR(deps_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
     SLUICE_ASSIGN_OR_RETURN(groups, txn.LiveTaskGroups(datasource_));
     SLUICE_ASSIGN_OR_RETURN(tasks, txn.ListTasks(datasource_, /*include_finished=*/false));
+    SLUICE_ASSIGN_OR_RETURN(reset_counts, txn.OffsetResetCounts(datasource_));
     return absl::OkStatus();
   }));
   const int task_count = spec_.spec.io_config().task_count();
@@ -30,7 +32,8 @@ absl::Status StreamSupervisor::Recover() {
     bool current = record.base_sequence_name ==
                    BaseSequenceName(datasource_, spec_.spec.data_schema(),
                                     spec_.spec.tuning_config(), record.start_offsets,
-                                    record.min_message_time_ms, record.max_message_time_ms);
+                                    record.min_message_time_ms, record.max_message_time_ms,
+                                    reset_counts);
     for (int32_t p : group.partitions()) current = current && p % task_count == group.group_id;
     if (!current || active_.count(group.group_id)) {
       abandoned.push_back(std::move(group));

@@ -317,6 +317,64 @@ TEST_F(SupervisorManagerTest, ResetOffsetsRestartsOnlyTheAffectedGroups) {
   EXPECT_EQ(manager_->ResetOffsets(request).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+// Found by the fault suite (tests/fault lifecycle_faults_test,
+// ResetOffsetsRewindsAGroupToItsStart): a group restarted at offsets an
+// earlier group started from got that group's base sequence name, so its
+// sequence names were already committed and it could never publish.
+TEST_F(SupervisorManagerTest, AResetBackToAnEarlierGroupsStartGivesNewSequenceNames) {
+  AddWorker("w1");
+  stream_.SetPartitions(2, 0, 100);
+  Submit(Spec());
+  Run();
+  const std::string first = OnlyActiveGroup().base_sequence_name();
+  const std::string task = GroupTasks(0)[0];
+  // The first group commits its sequence 0 (every record unparseable: no
+  // segments needed).
+  v1::PublishSegmentsRequest publish;
+  publish.set_datasource("wiki");
+  publish.set_task_id(task);
+  publish.set_sequence_name(SequenceName(first, 0));
+  ToProto(OffsetMap{{0, 0}, {1, 0}}, publish.mutable_start_offsets());
+  ToProto(OffsetMap{{0, 10}, {1, 10}}, publish.mutable_end_offsets());
+  for (int32_t p : {0, 1}) {
+    v1::PartitionRange* range = publish.add_partition_stats();
+    range->set_partition(p);
+    range->set_start_offset(0);
+    range->set_end_offset(10);
+    range->set_unparseable(10);
+  }
+  ASSERT_TRUE(manager_->Publish(publish).ok());
+
+  // Rewound to where the first group started.
+  v1::ResetOffsetsRequest request;
+  request.set_datasource("wiki");
+  (*request.mutable_offsets())[0] = 0;
+  (*request.mutable_offsets())[1] = 0;
+  ASSERT_TRUE(manager_->ResetOffsets(request).ok());
+  Run();
+  const v1::TaskGroupStatus group = OnlyActiveGroup();
+  EXPECT_EQ(FromProto(group.start_offsets()), (OffsetMap{{0, 0}, {1, 0}}));
+  EXPECT_NE(group.base_sequence_name(), first);
+  const std::string fresh = GroupTasks(0)[0];
+  EXPECT_EQ(WorkerOf(fresh)->Task(fresh)->spec.base_sequence_name(), group.base_sequence_name());
+  auto published = manager_->GetPublished([&] {
+    v1::GetPublishedSegmentsRequest r;
+    r.set_datasource("wiki");
+    r.set_sequence_name(SequenceName(group.base_sequence_name(), 0));
+    return r;
+  }());
+  ASSERT_TRUE(published.ok()) << published.status();
+  EXPECT_FALSE(published->sequence_committed());
+
+  // A restarted supervisor recognises the group (same name computed again)
+  // and adopts its task instead of abandoning it.
+  StartManager();
+  Run();
+  EXPECT_EQ(OnlyActiveGroup().base_sequence_name(), group.base_sequence_name());
+  EXPECT_EQ(GroupTasks(0), std::vector<std::string>{fresh});
+  EXPECT_NE(WorkerOf(fresh)->Task(fresh)->state, v1::FAILED);
+}
+
 TEST_F(SupervisorManagerTest, OffsetOutOfRangeResetsToEarliestOnlyWhenAllowed) {
   AddWorker("w1");
   Submit(Spec());
