@@ -45,6 +45,7 @@ RUN apt-get update \
       librdkafka++1 \
       librdkafka1 \
       libre2-9 \
+      libsasl2-2 \
       libroaring0 \
       libsimdjson14 \
       libsqlite3-0 \

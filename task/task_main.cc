@@ -3,7 +3,10 @@
 #include <gflags/gflags.h>
 #include <glog/logging.h>
 
+#include "common/fault_injection.h"
+#include "common/file_util.h"
 #include "common/grpc_server.h"
+#include "common/kafka/consumer_settings.h"
 #include "common/metrics/http_server.h"
 #include "common/metrics/registry.h"
 #include "task/worker_server.h"
@@ -11,7 +14,8 @@
 DEFINE_string(listen, "0.0.0.0:7071", "host:port to serve gRPC on (port 0: pick a free one)");
 DEFINE_string(data_dir, "./sluice-data/worker", "directory of task state (sequences, spills)");
 DEFINE_string(supervisor, "127.0.0.1:7070", "host:port of the supervisor");
-DEFINE_string(deep_storage, "", "deep storage URI, file:///path (default: <data_dir>/deep-storage)");
+DEFINE_string(deep_storage, "",
+              "deep storage URI, file:///path (default: <data_dir>/deep-storage)");
 DEFINE_string(worker_id, "", "stable worker id, e.g. the pod name (default: host name)");
 DEFINE_string(advertise_address, "", "host:port the supervisor dials (default: the bound address)");
 DEFINE_int32(capacity, 4, "task slots");
@@ -19,9 +23,20 @@ DEFINE_string(metrics_listen, "",
               "host:port to serve Prometheus /metrics and /healthz on, plain HTTP (empty: off)");
 DEFINE_string(tls_cert, "", "PEM certificate chain for the gRPC server and outgoing calls");
 DEFINE_string(tls_key, "", "PEM private key of --tls_cert");
-DEFINE_string(tls_ca, "",
-              "PEM CA bundle: peers must present certificates it signed (mutual TLS)");
+DEFINE_string(tls_ca, "", "PEM CA bundle: peers must present certificates it signed (mutual TLS)");
 DEFINE_int32(shutdown_grace_seconds, 20, "how long running calls get to finish on SIGTERM");
+DEFINE_int32(supervisor_timeout_ms, 10000, "deadline of calls to the supervisor");
+DEFINE_int32(heartbeat_interval_ms, 1000,
+             "heartbeat interval until the supervisor sets one, and registration retry interval");
+DEFINE_int32(handoff_poll_ms, 1000, "interval between handoff status checks after a publish");
+DEFINE_int32(offset_out_of_range_retry_ms, 5000,
+             "wait before reading again a partition whose offset is out of range");
+DEFINE_int32(max_batch_records, 10000, "records taken from Kafka per batch");
+DEFINE_string(kafka_cluster, "kafka",
+              "kind of Kafka cluster, for the consumer defaults: kafka, or dev (sluice-devbroker)");
+DEFINE_string(fault_points, "",
+              "test only: fault points, e.g. task.after_push=crash (see common/fault_injection.h)");
+DEFINE_string(port_file, "", "if set, the bound host:port is written there once serving");
 
 int main(int argc, char** argv) {
   sluice::BlockShutdownSignals();
@@ -30,6 +45,10 @@ int main(int argc, char** argv) {
   FLAGS_logtostderr = true;
   google::InitGoogleLogging(argv[0]);
 
+  if (absl::Status s = sluice::ConfigureFaultPoints(FLAGS_fault_points); !s.ok()) {
+    LOG(ERROR) << "[worker] --fault_points: " << s;
+    return 2;
+  }
   // Outlives the gRPC server and the metrics endpoint (both point into it).
   sluice::metrics::Registry registry;
   auto metrics_http =
@@ -50,6 +69,17 @@ int main(int argc, char** argv) {
   options.worker_id = FLAGS_worker_id;
   options.advertise_address = FLAGS_advertise_address;
   options.capacity = FLAGS_capacity;
+  options.supervisor_call_timeout = absl::Milliseconds(FLAGS_supervisor_timeout_ms);
+  options.heartbeat_interval = absl::Milliseconds(FLAGS_heartbeat_interval_ms);
+  options.knobs.handoff_poll_interval = absl::Milliseconds(FLAGS_handoff_poll_ms);
+  options.knobs.offset_out_of_range_retry = absl::Milliseconds(FLAGS_offset_out_of_range_retry_ms);
+  options.knobs.max_batch_records = static_cast<size_t>(std::max(1, FLAGS_max_batch_records));
+  if (auto kind = sluice::kafka::ParseClusterKind(FLAGS_kafka_cluster); kind.ok()) {
+    options.knobs.kafka_cluster = *kind;
+  } else {
+    LOG(ERROR) << "[worker] --kafka_cluster: " << kind.status();
+    return 2;
+  }
   options.tls.cert_path = FLAGS_tls_cert;
   options.tls.key_path = FLAGS_tls_key;
   options.tls.ca_path = FLAGS_tls_ca;
@@ -58,6 +88,13 @@ int main(int argc, char** argv) {
   if (!server.ok()) {
     LOG(ERROR) << "[worker] cannot start: " << server.status();
     return 1;
+  }
+  if (!FLAGS_port_file.empty()) {
+    if (absl::Status s = sluice::WriteFileAtomically(FLAGS_port_file, (*server)->address());
+        !s.ok()) {
+      LOG(ERROR) << "[worker] --port_file: " << s;
+      return 1;
+    }
   }
   const int signal_number = sluice::WaitForShutdownSignal();
   LOG(INFO) << "[worker] signal " << signal_number << ": shutting down";

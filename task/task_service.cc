@@ -8,62 +8,105 @@
 namespace sluice::task {
 namespace {
 
-// Not built yet: says so plainly instead of pretending to succeed.
-grpc::Status NotYet(absl::string_view method) {
-  return ToGrpcStatus(absl::UnimplementedError(absl::StrCat(
-      "TaskService.", method, " is not implemented yet in this build of sluice-task")));
+constexpr int64_t kDefaultPauseTimeoutMs = 2000;
+constexpr int64_t kMaxPauseTimeoutMs = 60000;
+
+// The answer, or the error mapped once.
+template <typename T>
+grpc::Status Respond(absl::StatusOr<T> result, T* response) {
+  if (!result.ok()) return ToGrpcStatus(result.status());
+  *response = *std::move(result);
+  return grpc::Status::OK;
 }
 
 }  // namespace
 
-grpc::Status TaskServiceImpl::RunTask(grpc::ServerContext*, const v1::RunTaskRequest* request, v1::RunTaskResponse*) {
-  if (absl::Status s = ValidateTaskId(request->spec().task_id()); !s.ok()) return ToGrpcStatus(s);
-  return NotYet("RunTask");
+grpc::Status TaskServiceImpl::RunTask(grpc::ServerContext*, const v1::RunTaskRequest* request,
+                                      v1::RunTaskResponse* response) {
+  return Respond(manager_->RunTask(request->spec()), response);
 }
 
-grpc::Status TaskServiceImpl::StopTask(grpc::ServerContext*, const v1::StopTaskRequest* request, v1::StopTaskResponse*) {
+grpc::Status TaskServiceImpl::StopTask(grpc::ServerContext*, const v1::StopTaskRequest* request,
+                                       v1::StopTaskResponse* response) {
   if (absl::Status s = ValidateTaskId(request->task_id()); !s.ok()) return ToGrpcStatus(s);
-  return NotYet("StopTask");
+  absl::StatusOr<v1::TaskStatus> status =
+      manager_->StopTask(request->task_id(), request->mode(), request->reason());
+  if (!status.ok()) return ToGrpcStatus(status.status());
+  *response->mutable_status() = *std::move(status);
+  return grpc::Status::OK;
 }
 
-grpc::Status TaskServiceImpl::ListTasks(grpc::ServerContext*, const v1::ListTasksRequest* request, v1::ListTasksResponse*) {
-  (void)request;
-  return NotYet("ListTasks");
+grpc::Status TaskServiceImpl::ListTasks(grpc::ServerContext*, const v1::ListTasksRequest* request,
+                                        v1::ListTasksResponse* response) {
+  for (v1::TaskStatus& status : manager_->ListTasks(request->datasource())) {
+    *response->add_tasks() = std::move(status);
+  }
+  return grpc::Status::OK;
 }
 
-grpc::Status TaskServiceImpl::Pause(grpc::ServerContext*, const v1::PauseRequest* request, v1::PauseResponse*) {
+grpc::Status TaskServiceImpl::Pause(grpc::ServerContext*, const v1::PauseRequest* request,
+                                    v1::PauseResponse* response) {
   if (absl::Status s = ValidateTaskId(request->task_id()); !s.ok()) return ToGrpcStatus(s);
-  return NotYet("Pause");
+  if (request->timeout_ms() < 0 || request->timeout_ms() > kMaxPauseTimeoutMs) {
+    return ToGrpcStatus(absl::InvalidArgumentError(absl::StrCat("timeout_ms must be between 0 and ",
+                                                                kMaxPauseTimeoutMs, " (got ",
+                                                                request->timeout_ms(), ")")));
+  }
+  const int64_t timeout_ms =
+      request->timeout_ms() == 0 ? kDefaultPauseTimeoutMs : request->timeout_ms();
+  return Respond(manager_->Pause(request->task_id(), absl::Milliseconds(timeout_ms)), response);
 }
 
-grpc::Status TaskServiceImpl::Resume(grpc::ServerContext*, const v1::ResumeRequest* request, v1::ResumeResponse*) {
+grpc::Status TaskServiceImpl::Resume(grpc::ServerContext*, const v1::ResumeRequest* request,
+                                     v1::ResumeResponse* response) {
   if (absl::Status s = ValidateTaskId(request->task_id()); !s.ok()) return ToGrpcStatus(s);
-  return NotYet("Resume");
+  return Respond(manager_->Resume(request->task_id()), response);
 }
 
-grpc::Status TaskServiceImpl::SetEndOffsets(grpc::ServerContext*, const v1::SetEndOffsetsRequest* request, v1::SetEndOffsetsResponse*) {
+grpc::Status TaskServiceImpl::SetEndOffsets(grpc::ServerContext*,
+                                            const v1::SetEndOffsetsRequest* request,
+                                            v1::SetEndOffsetsResponse* response) {
   if (absl::Status s = ValidateTaskId(request->task_id()); !s.ok()) return ToGrpcStatus(s);
-  return NotYet("SetEndOffsets");
+  if (request->end_offsets().empty()) {
+    return ToGrpcStatus(absl::InvalidArgumentError(
+        "end_offsets must map every partition of the task to its end offset"));
+  }
+  return Respond(manager_->SetEndOffsets(request->task_id(), FromProtoMap(request->end_offsets()),
+                                         request->finish()),
+                 response);
 }
 
-grpc::Status TaskServiceImpl::GetCurrentOffsets(grpc::ServerContext*, const v1::TaskRef* request, v1::OffsetsResponse*) {
+grpc::Status TaskServiceImpl::GetCurrentOffsets(grpc::ServerContext*, const v1::TaskRef* request,
+                                                v1::OffsetsResponse* response) {
   if (absl::Status s = ValidateTaskId(request->task_id()); !s.ok()) return ToGrpcStatus(s);
-  return NotYet("GetCurrentOffsets");
+  absl::StatusOr<v1::TaskStatus> status = manager_->GetTaskStatus(request->task_id());
+  if (!status.ok()) return ToGrpcStatus(status.status());
+  *response->mutable_offsets() = status->current_offsets();
+  return grpc::Status::OK;
 }
 
-grpc::Status TaskServiceImpl::GetEndOffsets(grpc::ServerContext*, const v1::TaskRef* request, v1::OffsetsResponse*) {
+grpc::Status TaskServiceImpl::GetEndOffsets(grpc::ServerContext*, const v1::TaskRef* request,
+                                            v1::OffsetsResponse* response) {
   if (absl::Status s = ValidateTaskId(request->task_id()); !s.ok()) return ToGrpcStatus(s);
-  return NotYet("GetEndOffsets");
+  absl::StatusOr<v1::TaskStatus> status = manager_->GetTaskStatus(request->task_id());
+  if (!status.ok()) return ToGrpcStatus(status.status());
+  *response->mutable_offsets() = status->end_offsets();
+  return grpc::Status::OK;
 }
 
-grpc::Status TaskServiceImpl::GetCheckpoints(grpc::ServerContext*, const v1::TaskRef* request, v1::CheckpointsResponse*) {
+grpc::Status TaskServiceImpl::GetCheckpoints(grpc::ServerContext*, const v1::TaskRef* request,
+                                             v1::CheckpointsResponse* response) {
   if (absl::Status s = ValidateTaskId(request->task_id()); !s.ok()) return ToGrpcStatus(s);
-  return NotYet("GetCheckpoints");
+  absl::StatusOr<v1::TaskStatus> status = manager_->GetTaskStatus(request->task_id());
+  if (!status.ok()) return ToGrpcStatus(status.status());
+  *response->mutable_checkpoints() = status->checkpoints();
+  return grpc::Status::OK;
 }
 
-grpc::Status TaskServiceImpl::GetTaskStatus(grpc::ServerContext*, const v1::TaskRef* request, v1::TaskStatus*) {
+grpc::Status TaskServiceImpl::GetTaskStatus(grpc::ServerContext*, const v1::TaskRef* request,
+                                            v1::TaskStatus* response) {
   if (absl::Status s = ValidateTaskId(request->task_id()); !s.ok()) return ToGrpcStatus(s);
-  return NotYet("GetTaskStatus");
+  return Respond(manager_->GetTaskStatus(request->task_id()), response);
 }
 
 }  // namespace sluice::task

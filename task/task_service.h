@@ -1,14 +1,18 @@
 // gRPC handlers of sluice.v1.TaskService (served by every task worker). Thin:
-// validate the request, call the core, map the status once.
+// validate the request, call the TaskManager, map the status once.
 #ifndef SLUICE_TASK_TASK_SERVICE_H_
 #define SLUICE_TASK_TASK_SERVICE_H_
 
 #include "sluice/v1/task_service.grpc.pb.h"
+#include "task/task_manager.h"
 
 namespace sluice::task {
 
 class TaskServiceImpl final : public v1::TaskService::Service {
  public:
+  // `manager` is not owned and outlives the service.
+  explicit TaskServiceImpl(TaskManager* manager) : manager_(manager) {}
+
   grpc::Status RunTask(grpc::ServerContext*, const v1::RunTaskRequest*,
                        v1::RunTaskResponse*) override;
   grpc::Status StopTask(grpc::ServerContext*, const v1::StopTaskRequest*,
@@ -16,8 +20,7 @@ class TaskServiceImpl final : public v1::TaskService::Service {
   grpc::Status ListTasks(grpc::ServerContext*, const v1::ListTasksRequest*,
                          v1::ListTasksResponse*) override;
   grpc::Status Pause(grpc::ServerContext*, const v1::PauseRequest*, v1::PauseResponse*) override;
-  grpc::Status Resume(grpc::ServerContext*, const v1::ResumeRequest*,
-                      v1::ResumeResponse*) override;
+  grpc::Status Resume(grpc::ServerContext*, const v1::ResumeRequest*, v1::ResumeResponse*) override;
   grpc::Status SetEndOffsets(grpc::ServerContext*, const v1::SetEndOffsetsRequest*,
                              v1::SetEndOffsetsResponse*) override;
   grpc::Status GetCurrentOffsets(grpc::ServerContext*, const v1::TaskRef*,
@@ -27,6 +30,9 @@ class TaskServiceImpl final : public v1::TaskService::Service {
   grpc::Status GetCheckpoints(grpc::ServerContext*, const v1::TaskRef*,
                               v1::CheckpointsResponse*) override;
   grpc::Status GetTaskStatus(grpc::ServerContext*, const v1::TaskRef*, v1::TaskStatus*) override;
+
+ private:
+  TaskManager* const manager_;
 };
 
 }  // namespace sluice::task

@@ -7,11 +7,16 @@
 #include "common/file_util.h"
 #include "common/names.h"
 #include "common/status_macros.h"
+#include "common/time_util.h"
+#include "task/columnar_engine.h"
 
 namespace sluice::task {
 
 absl::StatusOr<std::unique_ptr<WorkerServer>> WorkerServer::Start(WorkerServerOptions options) {
   if (options.data_dir.empty()) return absl::InvalidArgumentError("--data_dir is required");
+  if (options.supervisor_address.empty()) {
+    return absl::InvalidArgumentError("--supervisor is required");
+  }
   if (options.capacity < 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("--capacity must be at least 1 (got ", options.capacity, ")"));
@@ -26,9 +31,30 @@ absl::StatusOr<std::unique_ptr<WorkerServer>> WorkerServer::Start(WorkerServerOp
   if (options.deep_storage_uri.empty()) {
     options.deep_storage_uri = absl::StrCat("file://", options.data_dir, "/deep-storage");
   }
+  if (!options.engine_factory) options.engine_factory = NewColumnarEngine;
   std::unique_ptr<WorkerServer> server(new WorkerServer());
+  server->options_ = options;
   SLUICE_ASSIGN_OR_RETURN(server->deep_storage_, OpenDeepStorage(options.deep_storage_uri));
-  server->service_ = std::make_unique<TaskServiceImpl>();
+  GrpcSupervisorClientOptions client;
+  client.address = options.supervisor_address;
+  SLUICE_ASSIGN_OR_RETURN(client.credentials, tls::MakeChannelCredentials(options.tls));
+  client.call_timeout = options.supervisor_call_timeout;
+  client.publish_timeout = 6 * options.supervisor_call_timeout;
+  server->supervisor_ = NewGrpcSupervisorClient(client);
+
+  TaskManagerOptions manager;
+  manager.data_dir = options.data_dir;
+  manager.worker_id = options.worker_id;
+  manager.capacity = options.capacity;
+  manager.supervisor = server->supervisor_.get();
+  manager.deep_storage = server->deep_storage_.get();
+  manager.engine_factory = options.engine_factory;
+  WorkerServer* raw = server.get();
+  manager.on_state_change = [raw](const v1::TaskStatus& status) { raw->Report(status); };
+  manager.knobs = options.knobs;
+  manager.metrics = options.metrics;
+  SLUICE_ASSIGN_OR_RETURN(server->manager_, TaskManager::Create(std::move(manager)));
+  server->service_ = std::make_unique<TaskServiceImpl>(server->manager_.get());
 
   GrpcServerOptions grpc_options;
   grpc_options.listen_address = options.listen_address;
@@ -36,19 +62,55 @@ absl::StatusOr<std::unique_ptr<WorkerServer>> WorkerServer::Start(WorkerServerOp
   SLUICE_ASSIGN_OR_RETURN(grpc_options.credentials, tls::MakeServerCredentials(options.tls));
   grpc_options.metrics = options.metrics;
   SLUICE_ASSIGN_OR_RETURN(server->grpc_, GrpcServer::Start(std::move(grpc_options)));
-  if (options.advertise_address.empty()) options.advertise_address = server->grpc_->address();
-  server->options_ = std::move(options);
+  if (server->options_.advertise_address.empty()) {
+    server->options_.advertise_address = server->grpc_->address();
+  }
   server->grpc_->SetServing(true);
+
+  WorkerHeartbeaterOptions heartbeat;
+  heartbeat.supervisor = server->supervisor_.get();
+  heartbeat.info.set_worker_id(server->options_.worker_id);
+  heartbeat.info.set_address(server->options_.advertise_address);
+  heartbeat.info.set_capacity(server->options_.capacity);
+  heartbeat.info.set_version("sluice-task 0.1");
+  heartbeat.info.set_start_time_ms(NowMillis());
+  TaskManager* tasks = server->manager_.get();
+  heartbeat.list_tasks = [tasks] { return tasks->ListTasks(); };
+  heartbeat.stop_task = [tasks](const std::string& task_id) {
+    tasks->StopTask(task_id, v1::GRACEFUL, "the supervisor no longer wants it").IgnoreError();
+  };
+  heartbeat.default_interval = options.heartbeat_interval;
+  heartbeat.retry_interval = options.heartbeat_interval;
+  server->heartbeater_ = std::make_unique<WorkerHeartbeater>(std::move(heartbeat));
+  server->heartbeater_->Start();
+  {
+    absl::MutexLock lock(&server->report_mu_);
+    server->reporter_ = server->heartbeater_.get();
+  }
   LOG(INFO) << "[worker " << server->options_.worker_id << "] serving sluice.v1.TaskService on "
-            << server->address() << " (data dir " << server->options_.data_dir
-            << ", supervisor " << server->options_.supervisor_address << ")";
+            << server->address() << " (data dir " << server->options_.data_dir << ", supervisor "
+            << server->options_.supervisor_address << ", " << server->options_.capacity
+            << " slots, " << tasks->running() << " task(s) restored)";
   return server;
 }
 
 WorkerServer::~WorkerServer() { Shutdown(absl::ZeroDuration()); }
 
+void WorkerServer::Report(const v1::TaskStatus& status) {
+  absl::MutexLock lock(&report_mu_);
+  if (reporter_ != nullptr) reporter_->ReportStatus(status);
+}
+
 void WorkerServer::Shutdown(absl::Duration grace) {
+  if (shut_down_) return;
+  shut_down_ = true;
   if (grpc_) grpc_->Shutdown(grace);
+  if (manager_) manager_->Shutdown();
+  {
+    absl::MutexLock lock(&report_mu_);
+    reporter_ = nullptr;
+  }
+  if (heartbeater_) heartbeater_->Stop();
 }
 
 }  // namespace sluice::task

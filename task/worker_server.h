@@ -1,18 +1,31 @@
-// The task worker process minus flag parsing: owns the gRPC server and the
-// tasks it runs. `main` builds the options; tests start it in-process.
+// The task worker process minus flag parsing: owns the gRPC server, the
+// tasks it runs (TaskManager), the supervisor client and the heartbeater.
+// `main` builds the options; tests start it in-process.
+//
+//   WorkerServerOptions options;
+//   options.data_dir = "/var/lib/sluice/worker";
+//   options.supervisor_address = "supervisor:7070";
+//   SLUICE_ASSIGN_OR_RETURN(auto worker, WorkerServer::Start(options));
+//   ...
+//   worker->Shutdown(absl::Seconds(20));
 #ifndef SLUICE_TASK_WORKER_SERVER_H_
 #define SLUICE_TASK_WORKER_SERVER_H_
 
 #include <memory>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/deep_storage.h"
 #include "common/grpc_server.h"
 #include "common/metrics/registry.h"
 #include "common/tls/credentials.h"
+#include "task/supervisor_client.h"
+#include "task/task_manager.h"
 #include "task/task_service.h"
+#include "task/worker_heartbeater.h"
 
 namespace sluice::task {
 
@@ -38,6 +51,14 @@ struct WorkerServerOptions {
   std::string advertise_address;
   // Task slots.
   int capacity = 4;
+  // Deadline of supervisor calls (PublishSegments gets 6x this).
+  absl::Duration supervisor_call_timeout = absl::Seconds(10);
+  // Heartbeat interval until the supervisor says otherwise, and the wait
+  // between failed registrations.
+  absl::Duration heartbeat_interval = absl::Seconds(1);
+  TaskRunnerKnobs knobs;
+  // Empty: the columnar engine of the segment library (task/columnar_engine.h).
+  SegmentEngineFactory engine_factory;
 };
 
 class WorkerServer {
@@ -47,16 +68,30 @@ class WorkerServer {
 
   const std::string& address() const { return grpc_->address(); }
   const std::string& worker_id() const { return options_.worker_id; }
+  TaskManager* tasks() { return manager_.get(); }
+  bool registered() const { return heartbeater_ != nullptr && heartbeater_->registered(); }
 
+  // Stops serving (running calls get `grace`), persists and stops every task
+  // without a final state (a restarted worker resumes them), stops the
+  // heartbeats. Idempotent.
   void Shutdown(absl::Duration grace);
 
  private:
   WorkerServer() = default;
+  void Report(const v1::TaskStatus& status) ABSL_LOCKS_EXCLUDED(report_mu_);
 
   WorkerServerOptions options_;
   std::unique_ptr<DeepStorage> deep_storage_;
+  std::unique_ptr<SupervisorClient> supervisor_;
+  std::unique_ptr<TaskManager> manager_;
   std::unique_ptr<TaskServiceImpl> service_;
   std::unique_ptr<GrpcServer> grpc_;
+  std::unique_ptr<WorkerHeartbeater> heartbeater_;
+  absl::Mutex report_mu_;
+  // Set once the heartbeater runs; status changes before that are carried by
+  // the registration.
+  WorkerHeartbeater* reporter_ ABSL_GUARDED_BY(report_mu_) = nullptr;
+  bool shut_down_ = false;
 };
 
 }  // namespace sluice::task

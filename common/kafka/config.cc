@@ -3,6 +3,7 @@
 #include <syslog.h>
 
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -16,6 +17,12 @@ namespace {
 // name (client.id + type + instance) is the prefix.
 void LogToGlog(const rd_kafka_t* rk, int level, const char* facility, const char* buf) {
   const char* name = rk != nullptr ? rd_kafka_name(rk) : "kafka";
+  // Repeated on every metadata request against brokers older than 0.11 (the
+  // dev broker speaks Metadata v0-v2): not worth a warning each time.
+  if (std::string_view(facility) == "AUTOCREATE") {
+    LOG_FIRST_N(INFO, 1) << "[kafka " << name << "] " << facility << ": " << buf;
+    return;
+  }
   if (level <= LOG_ERR) {
     LOG(ERROR) << "[kafka " << name << "] " << facility << ": " << buf;
   } else if (level <= LOG_WARNING) {

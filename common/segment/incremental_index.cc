@@ -65,9 +65,15 @@ class IncrementalIndex::Arena {
 };
 
 size_t IncrementalIndex::RowHash::operator()(uint32_t row) const {
-  const uint32_t* r = index->RowAt(row);
+  // Computed once per row (KeyHash) and kept, so growing the table does not
+  // read every row again.
+  return index->hashes_[row];
+}
+
+uint64_t IncrementalIndex::KeyHash(uint32_t row) const {
+  const uint32_t* r = RowAt(row);
   return absl::HashOf(
-      absl::string_view(reinterpret_cast<const char*>(r), index->key_units_ * sizeof(uint32_t)));
+      absl::string_view(reinterpret_cast<const char*>(r), key_units_ * sizeof(uint32_t)));
 }
 
 bool IncrementalIndex::RowEq::operator()(uint32_t a, uint32_t b) const {
@@ -130,9 +136,13 @@ void IncrementalIndex::Layout(size_t dim_capacity) {
                 (old_stride - old_metrics_at) * sizeof(uint32_t));
   }
   if (rollup_) {
+    // Keys are wider now: hash them again.
     rollup_set_.clear();
     rollup_set_.reserve(rows_);
-    for (uint32_t row = 0; row < rows_; ++row) rollup_set_.insert(row);
+    for (uint32_t row = 0; row < rows_; ++row) {
+      hashes_[row] = KeyHash(row);
+      rollup_set_.insert(row);
+    }
   }
 }
 
@@ -261,6 +271,8 @@ absl::Status IncrementalIndex::Add(const InputRow& row, int32_t partition, int64
   }
 
   if (rollup_) {
+    if (hashes_.size() <= rows_) hashes_.resize(size_t{rows_} + 1);
+    hashes_[rows_] = KeyHash(rows_);
     auto [it, inserted] = rollup_set_.insert(rows_);
     if (inserted) {
       ++rows_;
@@ -330,6 +342,7 @@ int64_t IncrementalIndex::estimated_bytes() const {
   int64_t bytes = sizeof(*this);
   bytes += static_cast<int64_t>(chunks_.size()) * kRowsPerChunk * stride_ * sizeof(uint32_t);
   bytes += static_cast<int64_t>(rollup_set_.capacity()) * (sizeof(uint32_t) + 1);
+  bytes += static_cast<int64_t>(hashes_.capacity() * sizeof(uint64_t));
   for (const Dictionary& d : dicts_) {
     bytes += static_cast<int64_t>(d.ids.capacity()) *
              (sizeof(std::pair<absl::string_view, uint32_t>) + 1);
@@ -361,6 +374,7 @@ void IncrementalIndex::Clear() {
   rows_ = 0;
   input_records_ = 0;
   rollup_set_ = absl::flat_hash_set<uint32_t, RowHash, RowEq>(0, RowHash{this}, RowEq{this});
+  std::vector<uint64_t>().swap(hashes_);
   sums_ = {};
   sums_heap_bytes_ = 0;
   partitions_.clear();

@@ -107,6 +107,7 @@ class IncrementalIndex {
   uint32_t Intern(size_t dim, absl::string_view value);
   absl::StatusOr<size_t> DiscoveredDimension(absl::string_view name);
   void Aggregate(uint32_t* into, const uint32_t* from);
+  uint64_t KeyHash(uint32_t row) const;
 
   Schema schema_;
   Interval interval_;
@@ -138,6 +139,7 @@ class IncrementalIndex {
   uint32_t rows_ = 0;
   int64_t input_records_ = 0;
   absl::flat_hash_set<uint32_t, RowHash, RowEq> rollup_set_;
+  std::vector<uint64_t> hashes_;  // rollup: the key hash of each row
   std::vector<ExactSum> sums_;
   int64_t sums_heap_bytes_ = 0;
   absl::btree_map<int32_t, PartitionStats> partitions_;

@@ -186,8 +186,10 @@ TEST(IncrementalIndex, DiscoveredDimensionsComeOutSortedByName) {
   row.discovered = {{"zeta", "1"}, {"alpha", "2"}};
   ASSERT_TRUE((*index)->Add(row, 0, 0).ok());
   // Twenty more dimensions force the rows to be laid out again.
+  std::vector<std::string> names;
+  for (int i = 0; i < 20; ++i) names.push_back("d" + std::to_string(100 + i));
   for (int i = 0; i < 20; ++i) {
-    row.discovered = {{"d" + std::to_string(100 + i), "v"}, {"zeta", "dropped"}, {"zeta", "3"}};
+    row.discovered = {{names[i], "v"}, {"zeta", "dropped"}, {"zeta", "3"}};
     ASSERT_TRUE((*index)->Add(row, 0, i + 1).ok());
   }
   row.discovered = {{"zeta", "1"}, {"alpha", "2"}};

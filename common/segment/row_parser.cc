@@ -3,6 +3,7 @@
 #include <simdjson.h>
 
 #include <cmath>
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -89,6 +90,31 @@ struct RowParser::Impl {
   struct Cached {
     std::string key;
     int32_t action = kUnknownField;
+    // The first 16 bytes of the key, zero-padded, and masks of its length:
+    // short keys compare with two loads instead of a memcmp call.
+    uint64_t word[2] = {0, 0};
+    uint64_t mask[2] = {0, 0};
+
+    void Set(absl::string_view k, int32_t a) {
+      key.assign(k.data(), k.size());
+      action = a;
+      char bytes[16] = {};
+      std::memcpy(bytes, k.data(), std::min<size_t>(k.size(), 16));
+      std::memcpy(word, bytes, 16);
+      for (int i = 0; i < 2; ++i) {
+        const size_t n = k.size() > 8 * i ? std::min<size_t>(k.size() - 8 * i, 8) : 0;
+        mask[i] = n == 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * n)) - 1;
+      }
+    }
+    // Whether the raw key at `raw` is this key; needs 16 readable bytes at
+    // `raw` (the parse buffer's padding guarantees them).
+    bool Matches(const char* raw) const {
+      if (key.size() > 16) return std::memcmp(raw, key.data(), key.size()) == 0 && raw[key.size()] == '"';
+      uint64_t in[2];
+      std::memcpy(in, raw, 16);
+      return (in[0] & mask[0]) == word[0] && (in[1] & mask[1]) == word[1] &&
+             raw[key.size()] == '"';
+    }
   };
   std::vector<Cached> by_position;
   od::parser parser;
@@ -212,9 +238,11 @@ ParseError RowParser::Impl::Metric(const FieldAction& action, od::json_type type
 }
 
 ParseError RowParser::Impl::Parse(absl::string_view value, InputRow* row) {
-  row->dims.assign(schema.dimensions.size(), DimValue());
+  if (row->dims.size() != schema.dimensions.size()) row->dims.resize(schema.dimensions.size());
+  for (DimValue& d : row->dims) d = DimValue();
   row->discovered.clear();
-  row->metrics.assign(schema.metrics.size(), MetricInput());
+  if (row->metrics.size() != schema.metrics.size()) row->metrics.resize(schema.metrics.size());
+  for (MetricInput& m : row->metrics) m = MetricInput();
   if (value.empty()) return Error(ParseErrorKind::kNotJson, "empty record value");
 
   const size_t needed = value.size() + simdjson::SIMDJSON_PADDING;
@@ -232,6 +260,7 @@ ParseError RowParser::Impl::Parse(absl::string_view value, InputRow* row) {
     return NotJson(err);
   }
 
+  const char* const document_end = buffer.data() + value.size();
   const bool discover = schema.discover_dimensions();
   bool have_timestamp = false;
   size_t position = 0;
@@ -239,34 +268,38 @@ ParseError RowParser::Impl::Parse(absl::string_view value, InputRow* row) {
     od::field field;
     if (auto err = std::move(field_result).get(field)) return NotJson(err);
 
-    // The key: its raw bytes when it has no escapes (the common case).
+    // The key. Fast path: the key this position had last time, compared in
+    // place (a cached key has no escapes, so matching bytes followed by the
+    // closing quote are the whole key).
     const char* raw = field.key().raw();
-    size_t length = 0;
-    bool escaped = false;
-    while (raw[length] != '"') {
-      if (raw[length] == '\\') {
-        escaped = true;
-        break;
-      }
-      ++length;
-    }
     absl::string_view key;
-    if (escaped) {
-      std::string_view unescaped;
-      if (auto err = field.unescaped_key().get(unescaped)) return NotJson(err);
-      key = View(unescaped);
-    } else {
-      key = absl::string_view(raw, length);
-    }
     int32_t action_index;
-    if (!escaped && position < by_position.size() && by_position[position].key == key) {
+    if (position < by_position.size() &&
+        by_position[position].key.size() < static_cast<size_t>(document_end - raw) &&
+        by_position[position].Matches(raw)) {
+      key = absl::string_view(raw, by_position[position].key.size());
       action_index = by_position[position].action;
     } else {
+      size_t length = 0;
+      bool escaped = false;
+      while (raw[length] != '"') {
+        if (raw[length] == '\\') {
+          escaped = true;
+          break;
+        }
+        ++length;
+      }
+      if (escaped) {
+        std::string_view unescaped;
+        if (auto err = field.unescaped_key().get(unescaped)) return NotJson(err);
+        key = View(unescaped);
+      } else {
+        key = absl::string_view(raw, length);
+      }
       action_index = ActionFor(key);
       if (!escaped) {
         if (position >= by_position.size()) by_position.resize(position + 1);
-        by_position[position].key.assign(key.data(), key.size());
-        by_position[position].action = action_index;
+        by_position[position].Set(key, action_index);
       }
     }
     ++position;

@@ -216,6 +216,10 @@ absl::StatusOr<std::unique_ptr<SegmentWriter>> SegmentWriter::Create(
 absl::Status SegmentWriter::AddRow(int64_t time, const uint32_t* ids, const MetricCell* cells,
                                    int32_t partition, int64_t offset) {
   State& s = *state_;
+  if (rows_ >= std::numeric_limits<uint32_t>::max()) {
+    // Bitmaps hold 32-bit row numbers.
+    return absl::ResourceExhaustedError("a segment file holds at most 2^32 - 1 rows");
+  }
   const size_t dims = s.ids.size();
   const Interval& interval = s.header.metadata.interval;
   if (time < interval.start_ms || time >= interval.end_ms) {

@@ -1,0 +1,178 @@
+#include "task/columnar_engine.h"
+
+#include <glog/logging.h>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "common/granularity.h"
+#include "common/segment/incremental_index.h"
+#include "common/segment/row_parser.h"
+#include "common/segment/segment_builder.h"
+#include "common/segment/spill.h"
+#include "common/status_macros.h"
+
+namespace sluice::task {
+namespace {
+
+class ColumnarRow final : public ParsedRow {
+ public:
+  segment::InputRow& input() { return input_; }
+  const segment::InputRow& input() const { return input_; }
+  void set_timestamp() { timestamp_ms_ = input_.timestamp_ms; }
+
+ private:
+  segment::InputRow input_;
+};
+
+class ColumnarParser final : public RowParser {
+ public:
+  explicit ColumnarParser(std::unique_ptr<segment::RowParser> parser)
+      : parser_(std::move(parser)) {}
+
+  const ParsedRow* Parse(absl::string_view value, RowParseError* error) override {
+    segment::ParseError parse_error = parser_->Parse(value, &row_.input());
+    if (!parse_error.ok()) {
+      error->kind = segment::ParseErrorKindName(parse_error.kind);
+      error->message = std::move(parse_error.message);
+      return nullptr;
+    }
+    row_.set_timestamp();
+    return &row_;
+  }
+
+ private:
+  std::unique_ptr<segment::RowParser> parser_;
+  ColumnarRow row_;
+};
+
+class ColumnarIndex final : public SegmentIndex {
+ public:
+  explicit ColumnarIndex(std::unique_ptr<segment::IncrementalIndex> index)
+      : index_(std::move(index)) {}
+
+  absl::Status Add(const ParsedRow& row, int32_t partition, int64_t offset) override {
+    return index_->Add(static_cast<const ColumnarRow&>(row).input(), partition, offset);
+  }
+  int64_t rows() const override { return index_->rows(); }
+  int64_t estimated_bytes() const override { return index_->estimated_bytes(); }
+
+  absl::StatusOr<int64_t> Spill(const std::string& path) override {
+    const size_t slash = path.rfind('/');
+    if (slash == std::string::npos || !absl::EndsWith(path, segment::kSpillSuffix)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("spill path ", path, " is not <directory>/<name>.spill"));
+    }
+    segment::SpillOptions options;
+    options.directory = path.substr(0, slash);
+    options.name = path.substr(
+        slash + 1, path.size() - slash - 1 - std::char_traits<char>::length(segment::kSpillSuffix));
+    SLUICE_ASSIGN_OR_RETURN(segment::SpillDescriptor spill,
+                            segment::PersistIndex(index_.get(), options));
+    return static_cast<int64_t>(spill.rows);
+  }
+
+ private:
+  std::unique_ptr<segment::IncrementalIndex> index_;
+};
+
+class ColumnarEngine final : public SegmentEngine {
+ public:
+  explicit ColumnarEngine(segment::Schema schema) : schema_(std::move(schema)) {}
+
+  std::unique_ptr<RowParser> NewParser() override {
+    absl::StatusOr<std::unique_ptr<segment::RowParser>> parser =
+        segment::RowParser::Create(schema_);
+    // The schema was validated when the engine was made.
+    CHECK(parser.ok()) << parser.status();
+    return std::make_unique<ColumnarParser>(*std::move(parser));
+  }
+
+  std::unique_ptr<SegmentIndex> NewIndex(const v1::Interval& interval) override {
+    segment::IndexOptions options;
+    options.schema = schema_;
+    options.interval.start_ms = interval.start_ms();
+    options.interval.end_ms = interval.end_ms();
+    absl::StatusOr<std::unique_ptr<segment::IncrementalIndex>> index =
+        segment::IncrementalIndex::Create(options);
+    // Only an invalid schema or an empty interval fail; neither can happen.
+    CHECK(index.ok()) << index.status();
+    return std::make_unique<ColumnarIndex>(*std::move(index));
+  }
+
+  absl::StatusOr<BuiltSegment> BuildSegment(const std::vector<std::string>& spills,
+                                            const SegmentBuildInfo& info,
+                                            const std::string& out_path) override {
+    segment::BuildOptions options;
+    options.path = out_path;
+    options.schema = schema_;
+    segment::SegmentMetadata& metadata = options.metadata;
+    metadata.datasource = info.datasource;
+    metadata.interval.start_ms = info.interval.start_ms();
+    metadata.interval.end_ms = info.interval.end_ms();
+    metadata.version = info.version;
+    metadata.partition_num = info.partition_num;
+    metadata.segment_id = info.segment_id;
+    metadata.provenance.topic = info.provenance.topic();
+    for (const v1::PartitionRange& r : info.provenance.ranges()) {
+      segment::PartitionRange range;
+      range.partition = r.partition();
+      range.start_offset = r.start_offset();
+      range.end_offset = r.end_offset();
+      metadata.provenance.ranges.push_back(range);
+    }
+    options.spill_paths = spills;
+    SLUICE_ASSIGN_OR_RETURN(segment::SegmentInfo built, segment::BuildSegment(options));
+    BuiltSegment out;
+    out.rows = static_cast<int64_t>(built.num_rows);
+    out.size_bytes = static_cast<int64_t>(built.size_bytes);
+    out.checksum = built.checksum;
+    for (const segment::PartitionRange& range : built.provenance.ranges) {
+      out.records_by_partition[range.partition] = range.rows;
+    }
+    return out;
+  }
+
+ private:
+  const segment::Schema schema_;
+};
+
+}  // namespace
+
+absl::StatusOr<segment::Schema> SegmentSchemaFromProto(const v1::DataSchema& proto) {
+  segment::Schema schema;
+  if (!proto.timestamp_spec().column().empty()) {
+    schema.timestamp_column = proto.timestamp_spec().column();
+  }
+  if (!proto.timestamp_spec().format().empty()) {
+    SLUICE_ASSIGN_OR_RETURN(schema.timestamp_format,
+                            segment::ParseTimestampFormat(proto.timestamp_spec().format()));
+  }
+  schema.dimensions.assign(proto.dimensions_spec().dimensions().begin(),
+                           proto.dimensions_spec().dimensions().end());
+  schema.dimension_exclusions.assign(proto.dimensions_spec().dimension_exclusions().begin(),
+                                     proto.dimensions_spec().dimension_exclusions().end());
+  for (const v1::MetricSpec& m : proto.metrics_spec()) {
+    segment::MetricSpec metric;
+    SLUICE_ASSIGN_OR_RETURN(metric.type, segment::ParseMetricType(m.type()));
+    metric.name = m.name();
+    if (metric.type != segment::MetricType::kCount) {
+      metric.field = m.field_name().empty() ? m.name() : m.field_name();
+    }
+    schema.metrics.push_back(std::move(metric));
+  }
+  const std::string& query = proto.granularity_spec().query_granularity();
+  SLUICE_ASSIGN_OR_RETURN(schema.query_granularity,
+                          Granularity::Parse(query.empty() ? "NONE" : query));
+  schema.rollup = !proto.granularity_spec().has_rollup() || proto.granularity_spec().rollup();
+  SLUICE_RETURN_IF_ERROR(segment::ValidateSchema(schema));
+  return schema;
+}
+
+absl::StatusOr<std::unique_ptr<SegmentEngine>> NewColumnarEngine(const v1::DataSchema& schema) {
+  SLUICE_ASSIGN_OR_RETURN(segment::Schema converted, SegmentSchemaFromProto(schema));
+  // Fail here, not in NewParser, on a schema the parser refuses.
+  SLUICE_RETURN_IF_ERROR(segment::RowParser::Create(converted).status());
+  return std::unique_ptr<SegmentEngine>(new ColumnarEngine(std::move(converted)));
+}
+
+}  // namespace sluice::task

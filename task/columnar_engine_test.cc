@@ -1,0 +1,142 @@
+#include "task/columnar_engine.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <algorithm>
+
+#include "common/file_util.h"
+#include "common/segment/segment_reader.h"
+
+namespace sluice::task {
+namespace {
+
+v1::DataSchema TestSchema() {
+  v1::DataSchema schema;
+  schema.mutable_timestamp_spec()->set_column("ts");
+  schema.mutable_timestamp_spec()->set_format("auto");
+  v1::MetricSpec* count = schema.add_metrics_spec();
+  count->set_type("count");
+  count->set_name("count");
+  v1::MetricSpec* bytes = schema.add_metrics_spec();
+  bytes->set_type("longSum");
+  bytes->set_name("bytes");
+  return schema;
+}
+
+class ColumnarEngineTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/sluice_columnar_engine_XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    auto engine = NewColumnarEngine(TestSchema());
+    ASSERT_TRUE(engine.ok()) << engine.status();
+    engine_ = std::move(*engine);
+    parser_ = engine_->NewParser();
+  }
+  void TearDown() override { ASSERT_TRUE(RemoveAll(dir_).ok()); }
+
+  std::string Kind(absl::string_view value) {
+    RowParseError error;
+    const ParsedRow* row = parser_->Parse(value, &error);
+    return row == nullptr ? error.kind : "OK";
+  }
+
+  std::string dir_;
+  std::unique_ptr<SegmentEngine> engine_;
+  std::unique_ptr<RowParser> parser_;
+};
+
+TEST_F(ColumnarEngineTest, ParseErrorsUseTheWireKinds) {
+  RowParseError error;
+  const ParsedRow* row = parser_->Parse(R"({"ts":"2026-11-30T02:00:00.123Z","x":"a"})", &error);
+  ASSERT_NE(row, nullptr) << error.message;
+  EXPECT_EQ(row->timestamp_ms(), 1796004000123);
+  EXPECT_EQ(Kind("not json"), "NOT_JSON");
+  EXPECT_EQ(Kind(R"({"x":1})"), "NO_TIMESTAMP");
+  EXPECT_EQ(Kind(R"({"ts":"yesterday"})"), "BAD_TIMESTAMP");
+  EXPECT_EQ(Kind(R"({"ts":1796004000,"bytes":"many"})"), "BAD_NUMBER");
+  EXPECT_EQ(Kind(R"({"ts":1796004000,"bytes":"12"})"), "OK");
+}
+
+TEST_F(ColumnarEngineTest, BadSchemasAreInvalidArgument) {
+  v1::DataSchema bad = TestSchema();
+  bad.mutable_metrics_spec(1)->set_type("median");
+  EXPECT_EQ(NewColumnarEngine(bad).status().code(), absl::StatusCode::kInvalidArgument);
+  bad = TestSchema();
+  bad.mutable_timestamp_spec()->set_format("julian");
+  EXPECT_EQ(NewColumnarEngine(bad).status().code(), absl::StatusCode::kInvalidArgument);
+  bad = TestSchema();
+  bad.mutable_dimensions_spec()->add_dimensions("bytes");  // also a metric input... and name
+  bad.mutable_dimensions_spec()->add_dimensions("bytes");
+  EXPECT_EQ(NewColumnarEngine(bad).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(ColumnarEngineTest, SegmentBytesDoNotDependOnHowRowsWereSpilled) {
+  const std::vector<std::string> values = {
+      R"({"ts":1796004000003,"k":"c","bytes":3})", R"({"ts":1796004000001,"k":"a","bytes":1})",
+      R"({"ts":1796004000002,"k":"b","bytes":2})", R"({"ts":1796004000001,"k":"a","bytes":5})"};
+  v1::Interval interval;
+  interval.set_start_ms(1796004000000);
+  interval.set_end_ms(1796007600000);
+  SegmentBuildInfo info;
+  info.segment_id = "wiki_x";
+  info.datasource = "wiki";
+  info.interval = interval;
+  info.version = "2026-11-30T00:00:00.000Z";
+  info.sequence_name = "wiki_abc_0";
+  info.provenance.set_topic("t");
+  v1::PartitionRange* range = info.provenance.add_ranges();
+  range->set_partition(0);
+  range->set_start_offset(0);
+  range->set_end_offset(4);
+
+  auto build = [&](std::vector<size_t> split, const std::string& name) {
+    std::vector<std::string> spills;
+    auto index = engine_->NewIndex(interval);
+    for (size_t i = 0; i < values.size(); ++i) {
+      RowParseError error;
+      const ParsedRow* row = parser_->Parse(values[i], &error);
+      EXPECT_NE(row, nullptr) << error.message;
+      EXPECT_TRUE(index->Add(*row, 0, static_cast<int64_t>(i)).ok());
+      if (std::find(split.begin(), split.end(), i) != split.end()) {
+        const std::string path = dir_ + "/" + name + std::to_string(i) + ".spill";
+        auto rows = index->Spill(path);
+        EXPECT_TRUE(rows.ok()) << rows.status();
+        EXPECT_EQ(index->rows(), 0);
+        spills.push_back(path);
+      }
+    }
+    auto built = engine_->BuildSegment(spills, info, dir_ + "/" + name + ".seg");
+    EXPECT_TRUE(built.ok()) << built.status();
+    return built.ok() ? *built : BuiltSegment{};
+  };
+  const BuiltSegment one = build({3}, "one");
+  const BuiltSegment three = build({0, 2, 3}, "three");
+  EXPECT_EQ(one.rows, 3);  // the two "a" records at the same time roll up
+  EXPECT_EQ(one.records_by_partition, (std::map<int32_t, int64_t>{{0, 4}}));
+  EXPECT_EQ(one.checksum, three.checksum);
+  EXPECT_EQ(one.size_bytes, three.size_bytes);
+  EXPECT_EQ(one.checksum.rfind("crc32c:", 0), 0u);
+
+  auto reader = segment::SegmentReader::Open(dir_ + "/one.seg");
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  EXPECT_TRUE((*reader)->Verify().ok());
+  EXPECT_EQ((*reader)->header().metadata.segment_id, "wiki_x");
+  auto sums = (*reader)->ReadLongMetric("bytes");
+  ASSERT_TRUE(sums.ok());
+  EXPECT_EQ(*sums, (std::vector<int64_t>{6, 2, 3}));
+
+  // A spill path that is not <dir>/<name>.spill is refused.
+  auto index = engine_->NewIndex(interval);
+  RowParseError error;
+  ASSERT_TRUE(index->Add(*parser_->Parse(values[0], &error), 0, 0).ok());
+  EXPECT_EQ(index->Spill(dir_ + "/x.bin").status().code(), absl::StatusCode::kInvalidArgument);
+  // Records outside the provenance ranges are refused by the build.
+  range->set_end_offset(2);
+  EXPECT_FALSE(engine_->BuildSegment({dir_ + "/one3.spill"}, info, dir_ + "/bad.seg").ok());
+}
+
+}  // namespace
+}  // namespace sluice::task

@@ -1,0 +1,155 @@
+#include "task/kafka_consumer.h"
+
+#include <glog/logging.h>
+
+#include "absl/strings/str_cat.h"
+#include "common/kafka/errors.h"
+#include "common/status_macros.h"
+
+namespace sluice::task {
+namespace {
+
+void ErrorCallback(rd_kafka_t* rk, int err, const char* reason, void*) {
+  // Transport errors repeat while a broker is down: rate-limit.
+  LOG_EVERY_N(WARNING, 20) << "[kafka " << rd_kafka_name(rk) << "] "
+                           << rd_kafka_err2name(static_cast<rd_kafka_resp_err_t>(err)) << ": "
+                           << reason;
+}
+
+int64_t Millis(absl::Duration d) {
+  if (d <= absl::ZeroDuration()) return 0;
+  if (d > absl::Hours(24)) return 24 * 3600 * 1000;
+  return absl::ToInt64Milliseconds(d);
+}
+
+}  // namespace
+
+void KafkaBatch::Clear() {
+  for (rd_kafka_message_t* m : messages_) rd_kafka_message_destroy(m);
+  messages_.clear();
+}
+
+absl::StatusOr<std::unique_ptr<KafkaConsumer>> KafkaConsumer::Create(KafkaConsumerOptions options) {
+  if (options.topic.empty()) return absl::InvalidArgumentError("the task has no topic");
+  if (kafka::PropertyOr(options.properties, "bootstrap.servers", "").empty()) {
+    return absl::InvalidArgumentError("ioConfig.consumerProperties must set \"bootstrap.servers\"");
+  }
+  kafka::KafkaProperties props =
+      kafka::WithConsumerDefaults(options.properties, options.cluster_kind);
+  // Offsets live in the metadata store: never commit or store them, and an
+  // offset that is not available is an error to report, never a silent jump.
+  props["enable.auto.commit"] = "false";
+  props["enable.auto.offset.store"] = "false";
+  props["auto.offset.reset"] = "error";
+  props["enable.partition.eof"] = "false";
+  // librdkafka wants a group id even for assign(); it is never joined.
+  props["group.id"] =
+      absl::StrCat("sluice-", options.client_id.empty() ? "task" : options.client_id);
+  if (!options.client_id.empty()) props["client.id"] = options.client_id;
+  SLUICE_ASSIGN_OR_RETURN(
+      kafka::ConfPtr conf,
+      kafka::BuildConf(props, options.client_id.empty() ? "consumer" : options.client_id));
+  rd_kafka_conf_set_error_cb(conf.get(), ErrorCallback);
+  SLUICE_ASSIGN_OR_RETURN(kafka::HandlePtr rk,
+                          kafka::NewHandle(RD_KAFKA_CONSUMER, std::move(conf)));
+  // Errors and other events are served from the consumer queue by Poll.
+  rd_kafka_poll_set_consumer(rk.get());
+  return std::unique_ptr<KafkaConsumer>(new KafkaConsumer(std::move(rk), options.topic));
+}
+
+KafkaConsumer::KafkaConsumer(kafka::HandlePtr rk, std::string topic)
+    : rk_(std::move(rk)),
+      queue_(rd_kafka_queue_get_consumer(rk_.get())),
+      topic_(std::move(topic)) {}
+
+KafkaConsumer::~KafkaConsumer() {
+  rd_kafka_assign(rk_.get(), nullptr);
+  rd_kafka_queue_destroy(queue_);
+  rd_kafka_consumer_close(rk_.get());
+}
+
+absl::Status KafkaConsumer::Assign(const OffsetMap& offsets) {
+  rd_kafka_resp_err_t err;
+  if (offsets.empty()) {
+    err = rd_kafka_assign(rk_.get(), nullptr);
+  } else {
+    rd_kafka_topic_partition_list_t* list =
+        rd_kafka_topic_partition_list_new(static_cast<int>(offsets.size()));
+    for (const auto& [partition, offset] : offsets) {
+      rd_kafka_topic_partition_list_add(list, topic_.c_str(), partition)->offset = offset;
+    }
+    err = rd_kafka_assign(rk_.get(), list);
+    rd_kafka_topic_partition_list_destroy(list);
+  }
+  return kafka::KafkaErrorToStatus(err,
+                                   absl::StrCat("assign ", topic_, " ", OffsetsToString(offsets)));
+}
+
+absl::Status KafkaConsumer::Poll(absl::Duration timeout, size_t max_records, KafkaBatch* batch,
+                                 std::vector<OffsetOutOfRange>* out_of_range) {
+  batch->Clear();
+  if (max_records == 0) return absl::OkStatus();
+  std::vector<rd_kafka_message_t*>& messages = batch->messages_;
+  messages.resize(max_records);
+  // Take what is queued without waiting; if nothing is, wait for one record
+  // (rd_kafka_consume_batch_queue would otherwise wait for a full batch), then
+  // take whatever arrived with it.
+  ssize_t n = rd_kafka_consume_batch_queue(queue_, 0, messages.data(), max_records);
+  if (n == 0) {
+    n = rd_kafka_consume_batch_queue(queue_, static_cast<int>(Millis(timeout)), messages.data(), 1);
+    if (n == 1 && max_records > 1) {
+      const ssize_t more =
+          rd_kafka_consume_batch_queue(queue_, 0, messages.data() + 1, max_records - 1);
+      if (more > 0) n += more;
+    }
+  }
+  if (n < 0) {
+    messages.clear();
+    return kafka::KafkaErrorToStatus(rd_kafka_last_error(), "Kafka poll");
+  }
+  messages.resize(static_cast<size_t>(n));
+  // Move error events out of the batch.
+  size_t kept = 0;
+  absl::Status fatal;
+  for (rd_kafka_message_t* m : messages) {
+    if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      messages[kept++] = m;
+      continue;
+    }
+    const char* topic = m->rkt != nullptr ? rd_kafka_topic_name(m->rkt) : "";
+    if (m->err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET ||
+        m->err == RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE) {
+      OffsetOutOfRange oor;
+      oor.partition = m->partition;
+      oor.offset = m->offset;
+      oor.message = rd_kafka_message_errstr(m);
+      out_of_range->push_back(std::move(oor));
+    } else if (m->err == RD_KAFKA_RESP_ERR__FATAL) {
+      char reason[512];
+      const rd_kafka_resp_err_t cause = rd_kafka_fatal_error(rk_.get(), reason, sizeof(reason));
+      fatal = absl::InternalError(
+          absl::StrCat("fatal Kafka consumer error ", rd_kafka_err2name(cause), ": ", reason));
+    } else if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+      LOG_EVERY_N(WARNING, 20) << "[kafka " << rd_kafka_name(rk_.get()) << "] " << topic << "["
+                               << m->partition << "]: " << rd_kafka_err2name(m->err) << ": "
+                               << rd_kafka_message_errstr(m);
+    }
+    rd_kafka_message_destroy(m);
+  }
+  messages.resize(kept);
+  return fatal;
+}
+
+absl::StatusOr<std::pair<int64_t, int64_t>> KafkaConsumer::Watermarks(int32_t partition,
+                                                                      absl::Duration timeout) {
+  int64_t low = 0, high = 0;
+  const rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(
+      rk_.get(), topic_.c_str(), partition, &low, &high, static_cast<int>(Millis(timeout)));
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return kafka::KafkaErrorToStatus(err,
+                                     absl::StrCat("watermarks of ", topic_, "[", partition, "]"));
+  }
+  return std::make_pair(low, high);
+}
+
+}  // namespace sluice::task

@@ -1,0 +1,125 @@
+// A Kafka consumer for one task: librdkafka's C API, partitions assigned at
+// explicit offsets (no consumer group membership, no commits: offsets live in
+// the supervisor's metadata store), records taken from the consumer queue in
+// batches.
+//
+// Not thread-safe: one thread (the task's read loop) uses it.
+//
+//   auto consumer = KafkaConsumer::Create({.topic = "wiki", .properties = props,
+//                                          .client_id = task_id});
+//   SLUICE_RETURN_IF_ERROR((*consumer)->Assign({{0, 1200}, {2, 800}}));
+//   KafkaBatch batch;
+//   std::vector<OffsetOutOfRange> out_of_range;
+//   SLUICE_RETURN_IF_ERROR((*consumer)->Poll(absl::Milliseconds(100), 10000, &batch,
+//                                            &out_of_range));
+//   for (size_t i = 0; i < batch.size(); ++i) Use(batch[i]);
+#ifndef SLUICE_TASK_KAFKA_CONSUMER_H_
+#define SLUICE_TASK_KAFKA_CONSUMER_H_
+
+#include <librdkafka/rdkafka.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "common/kafka/config.h"
+#include "common/kafka/consumer_settings.h"
+#include "common/kafka/handles.h"
+#include "task/offsets.h"
+
+namespace sluice::task {
+
+struct KafkaConsumerOptions {
+  std::string topic;
+  // librdkafka properties from the spec ("bootstrap.servers" is required).
+  // They override the recommended ones of kafka::WithConsumerDefaults for
+  // `cluster_kind`, except the settings exactly-once depends on (no commits,
+  // no offset store, auto.offset.reset=error, no partition EOF events),
+  // which are forced.
+  kafka::KafkaProperties properties;
+  kafka::ClusterKind cluster_kind = kafka::ClusterKind::kKafka;
+  // client.id (e.g. the task id).
+  std::string client_id;
+};
+
+struct KafkaRecord {
+  int32_t partition;
+  int64_t offset;
+  absl::string_view value;
+};
+
+// Records of one Poll. Owns the librdkafka messages; values are valid until
+// the batch is cleared or destroyed.
+class KafkaBatch {
+ public:
+  KafkaBatch() = default;
+  ~KafkaBatch() { Clear(); }
+  KafkaBatch(const KafkaBatch&) = delete;
+  KafkaBatch& operator=(const KafkaBatch&) = delete;
+
+  size_t size() const { return messages_.size(); }
+  bool empty() const { return messages_.empty(); }
+  KafkaRecord operator[](size_t i) const {
+    const rd_kafka_message_t* m = messages_[i];
+    return KafkaRecord{m->partition, m->offset,
+                       absl::string_view(static_cast<const char*>(m->payload),
+                                         m->payload == nullptr ? 0 : m->len)};
+  }
+  void Clear();
+
+ private:
+  friend class KafkaConsumer;
+  std::vector<rd_kafka_message_t*> messages_;
+};
+
+// A partition whose next offset is not available in Kafka (before the
+// earliest retained offset, or past the latest).
+struct OffsetOutOfRange {
+  int32_t partition = 0;
+  int64_t offset = 0;
+  std::string message;
+};
+
+class KafkaConsumer {
+ public:
+  static absl::StatusOr<std::unique_ptr<KafkaConsumer>> Create(KafkaConsumerOptions options);
+  ~KafkaConsumer();
+  KafkaConsumer(const KafkaConsumer&) = delete;
+  KafkaConsumer& operator=(const KafkaConsumer&) = delete;
+
+  // Replaces the assignment: partition p is read from offsets[p]. An empty
+  // map unassigns everything. Records fetched for the previous assignment and
+  // not yet polled are dropped.
+  absl::Status Assign(const OffsetMap& offsets);
+
+  // Replaces `batch` with up to `max_records` records, waiting up to
+  // `timeout` for the first one. Records of a partition come in offset order.
+  // Partitions whose offset is out of range are appended to `out_of_range`
+  // (they are not fetched again until the next Assign). Transient errors
+  // (broker down, ...) are logged and retried by librdkafka; only fatal
+  // client errors are returned (INTERNAL).
+  absl::Status Poll(absl::Duration timeout, size_t max_records, KafkaBatch* batch,
+                    std::vector<OffsetOutOfRange>* out_of_range);
+
+  // Earliest and latest (high watermark) offsets of a partition.
+  absl::StatusOr<std::pair<int64_t, int64_t>> Watermarks(int32_t partition, absl::Duration timeout);
+
+  const std::string& topic() const { return topic_; }
+
+ private:
+  KafkaConsumer(kafka::HandlePtr rk, std::string topic);
+
+  kafka::HandlePtr rk_;
+  rd_kafka_queue_t* queue_;
+  const std::string topic_;
+};
+
+}  // namespace sluice::task
+
+#endif  // SLUICE_TASK_KAFKA_CONSUMER_H_

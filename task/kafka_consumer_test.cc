@@ -1,0 +1,144 @@
+#include "task/kafka_consumer.h"
+
+#include <gtest/gtest.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "tests/task_mock_kafka.h"
+
+namespace sluice::task {
+namespace {
+
+class KafkaConsumerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto kafka = testing::MockKafka::Start();
+    ASSERT_TRUE(kafka.ok()) << kafka.status();
+    kafka_ = std::move(*kafka);
+    ASSERT_TRUE(kafka_->CreateTopic("events", 2).ok());
+    for (int32_t p = 0; p < 2; ++p) {
+      std::vector<std::string> values;
+      for (int i = 0; i < 100; ++i) values.push_back(absl::StrCat("p", p, "-", i));
+      auto first = kafka_->Produce("events", p, values);
+      ASSERT_TRUE(first.ok()) << first.status();
+      ASSERT_EQ(*first, 0);
+    }
+  }
+
+  std::unique_ptr<KafkaConsumer> NewConsumer() {
+    KafkaConsumerOptions options;
+    options.topic = "events";
+    options.properties = {{"bootstrap.servers", kafka_->bootstrap()}};
+    options.client_id = "test-task";
+    options.cluster_kind = kafka::ClusterKind::kDevBroker;
+    auto consumer = KafkaConsumer::Create(options);
+    EXPECT_TRUE(consumer.ok()) << consumer.status();
+    return consumer.ok() ? std::move(*consumer) : nullptr;
+  }
+
+  // Polls until `want` records arrived or `wait` passed.
+  std::vector<std::pair<int32_t, int64_t>> ReadN(KafkaConsumer* consumer, size_t want,
+                                                 std::vector<std::string>* values,
+                                                 std::vector<OffsetOutOfRange>* oor,
+                                                 absl::Duration wait = absl::Seconds(20)) {
+    std::vector<std::pair<int32_t, int64_t>> seen;
+    const absl::Time deadline = absl::Now() + wait;
+    KafkaBatch batch;
+    while (seen.size() < want && absl::Now() < deadline && (oor == nullptr || oor->empty())) {
+      std::vector<OffsetOutOfRange> out;
+      EXPECT_TRUE(consumer->Poll(absl::Milliseconds(100), 7, &batch, &out).ok());
+      if (oor != nullptr) oor->insert(oor->end(), out.begin(), out.end());
+      EXPECT_LE(batch.size(), 7u);
+      for (size_t i = 0; i < batch.size(); ++i) {
+        seen.emplace_back(batch[i].partition, batch[i].offset);
+        if (values != nullptr) values->emplace_back(batch[i].value);
+      }
+    }
+    return seen;
+  }
+
+  std::unique_ptr<testing::MockKafka> kafka_;
+};
+
+TEST_F(KafkaConsumerTest, ReadsFromExplicitOffsetsInOrderPerPartition) {
+  auto consumer = NewConsumer();
+  ASSERT_NE(consumer, nullptr);
+  ASSERT_TRUE(consumer->Assign({{0, 10}, {1, 95}}).ok());
+  std::vector<std::string> values;
+  auto seen = ReadN(consumer.get(), 95, &values, nullptr);
+  ASSERT_EQ(seen.size(), 95u);
+  int64_t next[2] = {10, 95};
+  for (size_t i = 0; i < seen.size(); ++i) {
+    const auto [p, o] = seen[i];
+    ASSERT_EQ(o, next[p]) << "partition " << p;
+    EXPECT_EQ(values[i], absl::StrCat("p", p, "-", o));
+    ++next[p];
+  }
+  EXPECT_EQ(next[0], 100);
+  EXPECT_EQ(next[1], 100);
+  // Nothing more is there.
+  EXPECT_TRUE(ReadN(consumer.get(), 1, nullptr, nullptr, absl::Milliseconds(300)).empty());
+
+  // New records arrive on the live assignment.
+  ASSERT_TRUE(kafka_->Produce("events", 1, {"late"}).ok());
+  values.clear();
+  seen = ReadN(consumer.get(), 1, &values, nullptr);
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0], std::make_pair(1, int64_t{100}));
+  EXPECT_EQ(values[0], "late");
+}
+
+TEST_F(KafkaConsumerTest, ReassignStartsOverAtTheNewOffsets) {
+  auto consumer = NewConsumer();
+  ASSERT_NE(consumer, nullptr);
+  ASSERT_TRUE(consumer->Assign({{0, 0}}).ok());
+  auto first = ReadN(consumer.get(), 5, nullptr, nullptr);
+  ASSERT_GE(first.size(), 5u);
+  ASSERT_TRUE(consumer->Assign({{1, 50}}).ok());
+  auto seen = ReadN(consumer.get(), 50, nullptr, nullptr);
+  ASSERT_EQ(seen.size(), 50u);
+  for (size_t i = 0; i < seen.size(); ++i) {
+    EXPECT_EQ(seen[i], std::make_pair(1, static_cast<int64_t>(50 + i)));
+  }
+}
+
+TEST_F(KafkaConsumerTest, OffsetPastTheEndIsReportedAsOutOfRange) {
+  auto consumer = NewConsumer();
+  ASSERT_NE(consumer, nullptr);
+  ASSERT_TRUE(consumer->Assign({{0, 500}, {1, 98}}).ok());
+  std::vector<OffsetOutOfRange> oor;
+  const absl::Time deadline = absl::Now() + absl::Seconds(20);
+  std::vector<std::pair<int32_t, int64_t>> seen;
+  KafkaBatch batch;
+  while (oor.empty() && absl::Now() < deadline) {
+    ASSERT_TRUE(consumer->Poll(absl::Milliseconds(100), 100, &batch, &oor).ok());
+    for (size_t i = 0; i < batch.size(); ++i)
+      seen.emplace_back(batch[i].partition, batch[i].offset);
+  }
+  ASSERT_EQ(oor.size(), 1u);
+  EXPECT_EQ(oor[0].partition, 0);
+  EXPECT_EQ(oor[0].offset, 500);
+  // The other partition is unaffected.
+  while (seen.size() < 2 && absl::Now() < deadline) {
+    ASSERT_TRUE(consumer->Poll(absl::Milliseconds(100), 100, &batch, &oor).ok());
+    for (size_t i = 0; i < batch.size(); ++i)
+      seen.emplace_back(batch[i].partition, batch[i].offset);
+  }
+  EXPECT_EQ(seen, (std::vector<std::pair<int32_t, int64_t>>{{1, 98}, {1, 99}}));
+  auto marks = consumer->Watermarks(0, absl::Seconds(5));
+  ASSERT_TRUE(marks.ok()) << marks.status();
+  EXPECT_EQ(*marks, std::make_pair(int64_t{0}, int64_t{100}));
+}
+
+TEST_F(KafkaConsumerTest, MissingBootstrapOrBadPropertyIsInvalidArgument) {
+  KafkaConsumerOptions options;
+  options.topic = "events";
+  EXPECT_EQ(KafkaConsumer::Create(options).status().code(), absl::StatusCode::kInvalidArgument);
+  options.properties = {{"bootstrap.servers", kafka_->bootstrap()}, {"no.such.setting", "1"}};
+  auto bad = KafkaConsumer::Create(options);
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("no.such.setting"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sluice::task

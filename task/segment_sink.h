@@ -1,0 +1,108 @@
+// The narrow interface between a task's read loop and the segment library:
+// parse a record value into a row, add rows to an in-memory index per
+// (sequence, time interval), spill an index to a durable file, and build a
+// segment file from the spills of one (sequence, interval).
+//
+// The task never looks inside rows, spills or segment files; it only needs a
+// row's time (to pick its interval and apply the message time window), the
+// index's size estimates (persist and checkpoint triggers), and the built
+// file's row count, size and checksum (the segment descriptor it publishes).
+//
+// Threading: a RowParser and the SegmentIndex objects are used by one thread
+// (the read loop). BuildSegment may run on another thread (the publisher)
+// concurrently with parsing and adding, on spills no index writes any more.
+#ifndef SLUICE_TASK_SEGMENT_SINK_H_
+#define SLUICE_TASK_SEGMENT_SINK_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "sluice/v1/common.pb.h"
+#include "sluice/v1/spec.pb.h"
+
+namespace sluice::task {
+
+// A parsed record value. The engine owns its contents; the task reads only
+// its time.
+class ParsedRow {
+ public:
+  virtual ~ParsedRow() = default;
+  int64_t timestamp_ms() const { return timestamp_ms_; }
+
+ protected:
+  int64_t timestamp_ms_ = 0;
+};
+
+// Why a record value is not a row.
+struct RowParseError {
+  // NOT_JSON, NO_TIMESTAMP, BAD_TIMESTAMP, BAD_NUMBER, NULL_VALUE, ...
+  std::string kind;
+  std::string message;
+};
+
+class RowParser {
+ public:
+  virtual ~RowParser() = default;
+  // Parses one record value. Returns the row (valid until the next call), or
+  // nullptr with *error filled in when the value cannot be ingested.
+  virtual const ParsedRow* Parse(absl::string_view value, RowParseError* error) = 0;
+};
+
+// The rows of one (sequence, interval) held in memory.
+class SegmentIndex {
+ public:
+  virtual ~SegmentIndex() = default;
+  // Adds a row produced by this engine's parser (its time is in the index's
+  // interval), read from Kafka record (partition, offset).
+  virtual absl::Status Add(const ParsedRow& row, int32_t partition, int64_t offset) = 0;
+  // Rows held (after rollup) and their estimated memory.
+  virtual int64_t rows() const = 0;
+  virtual int64_t estimated_bytes() const = 0;
+  // Writes the rows held to a new file at `path` (ending in ".spill"),
+  // durably (fsynced) when this returns, and empties the index. Returns the
+  // number of rows written. The index must not be empty.
+  virtual absl::StatusOr<int64_t> Spill(const std::string& path) = 0;
+};
+
+// What goes into a segment file's header besides the rows.
+struct SegmentBuildInfo {
+  std::string segment_id;
+  std::string datasource;
+  v1::Interval interval;
+  std::string version;
+  int32_t partition_num = 0;
+  std::string sequence_name;
+  v1::Provenance provenance;
+};
+
+struct BuiltSegment {
+  int64_t rows = 0;
+  int64_t size_bytes = 0;
+  // "<algorithm>:<hex>", as written in the file's trailer.
+  std::string checksum;
+  // Records of each partition in the file, as the build counted them (the
+  // provenance rows).
+  std::map<int32_t, int64_t> records_by_partition;
+};
+
+class SegmentEngine {
+ public:
+  virtual ~SegmentEngine() = default;
+  virtual std::unique_ptr<RowParser> NewParser() = 0;
+  virtual std::unique_ptr<SegmentIndex> NewIndex(const v1::Interval& interval) = 0;
+  // Merges `spills` (in any order; the result does not depend on it, nor on
+  // how rows were split between spills) into a segment file at `out_path`,
+  // durably. DATA_LOSS if a spill is damaged.
+  virtual absl::StatusOr<BuiltSegment> BuildSegment(const std::vector<std::string>& spills,
+                                                    const SegmentBuildInfo& info,
+                                                    const std::string& out_path) = 0;
+};
+
+}  // namespace sluice::task
+
+#endif  // SLUICE_TASK_SEGMENT_SINK_H_

@@ -1,0 +1,472 @@
+#include "task/sequence_publisher.h"
+
+#include <glog/logging.h>
+
+#include <algorithm>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/fault_injection.h"
+#include "common/file_util.h"
+#include "common/status_macros.h"
+
+namespace sluice::task {
+namespace {
+
+// Codes after which the outcome of a call is unknown or the callee asks for
+// a retry: the same call is repeated, nothing is deleted.
+bool Retryable(const absl::Status& status) {
+  switch (status.code()) {
+    case absl::StatusCode::kUnavailable:
+    case absl::StatusCode::kDeadlineExceeded:
+    case absl::StatusCode::kInternal:
+    case absl::StatusCode::kUnknown:
+    case absl::StatusCode::kCancelled:
+    case absl::StatusCode::kResourceExhausted:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool ZeroRange(const Sequence& sequence) {
+  for (const auto& [p, start] : sequence.start) {
+    if (sequence.end.at(p) != start) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+SequencePublisher::SequencePublisher(SequencePublisherOptions options)
+    : options_(std::move(options)) {}
+
+SequencePublisher::~SequencePublisher() { Stop(); }
+
+void SequencePublisher::Start() {
+  thread_ = std::thread([this] { Run(); });
+}
+
+void SequencePublisher::Enqueue(ClosedSequence sequence) {
+  absl::MutexLock lock(&mu_);
+  queue_.push_back(std::move(sequence));
+}
+
+void SequencePublisher::Stop() {
+  {
+    absl::MutexLock lock(&mu_);
+    stop_ = true;
+  }
+  if (thread_.joinable()) thread_.join();
+}
+
+bool SequencePublisher::Idle() const {
+  absl::MutexLock lock(&mu_);
+  return queue_.empty() && !in_flight_ && handoffs_waiting_ == 0;
+}
+
+bool SequencePublisher::WaitIdle(absl::Duration timeout) {
+  absl::MutexLock lock(&mu_);
+  auto done = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return (queue_.empty() && !in_flight_ && handoffs_waiting_ == 0) || !failure_.ok() || stop_;
+  };
+  mu_.AwaitWithTimeout(absl::Condition(&done), timeout);
+  return queue_.empty() && !in_flight_ && handoffs_waiting_ == 0;
+}
+
+absl::Status SequencePublisher::failure() const {
+  absl::MutexLock lock(&mu_);
+  return failure_;
+}
+
+int SequencePublisher::pending() const {
+  absl::MutexLock lock(&mu_);
+  return static_cast<int>(queue_.size());
+}
+
+bool SequencePublisher::stopping() const {
+  absl::MutexLock lock(&mu_);
+  return stop_;
+}
+
+bool SequencePublisher::Sleep(absl::Duration d) {
+  absl::MutexLock lock(&mu_);
+  mu_.AwaitWithTimeout(absl::Condition(&stop_), d);
+  return !stop_;
+}
+
+absl::Duration SequencePublisher::NextBackoff(absl::Duration* backoff) const {
+  const absl::Duration current = *backoff;
+  *backoff = std::min(options_.max_backoff, *backoff * 2);
+  return current;
+}
+
+void SequencePublisher::Run() {
+  while (true) {
+    ClosedSequence next;
+    bool have = false;
+    {
+      absl::MutexLock lock(&mu_);
+      auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return stop_ || (!queue_.empty() && failure_.ok());
+      };
+      mu_.AwaitWithTimeout(absl::Condition(&ready),
+                           handoffs_.empty() ? absl::Hours(1) : options_.handoff_poll_interval);
+      if (stop_) break;
+      if (!queue_.empty() && failure_.ok()) {
+        next = queue_.front();
+        in_flight_ = true;
+        have = true;
+      }
+    }
+    if (have) {
+      const absl::Status status = PublishOne(next);
+      absl::MutexLock lock(&mu_);
+      in_flight_ = false;
+      if (status.ok()) {
+        queue_.pop_front();
+      } else if (!stop_) {
+        failure_ = status;
+        LOG(ERROR) << options_.log_prefix << " cannot publish " << next.sequence.name << ": "
+                   << status;
+      }
+    }
+    PollHandoffs(false);
+  }
+}
+
+absl::Status SequencePublisher::PublishOne(const ClosedSequence& sequence) {
+  std::vector<std::string> segment_ids;
+  for (const state::SegmentState& s : sequence.segments) segment_ids.push_back(s.segment_id());
+  std::vector<std::string> spill_files;
+  for (const state::SegmentState& s : sequence.segments) {
+    for (const std::string& name : s.spill_files()) {
+      spill_files.push_back(absl::StrCat(options_.spill_dir, "/", name));
+    }
+  }
+  if (ZeroRange(sequence.sequence)) {
+    // Nothing was in the range: no commit needed (the offsets do not move).
+    LOG(INFO) << options_.log_prefix << " sequence " << sequence.sequence.name << " is empty ("
+              << OffsetsToString(sequence.sequence.start) << "): nothing to publish";
+    return Committed(sequence, {}, spill_files);
+  }
+  if (sequence.restored) {
+    SLUICE_ASSIGN_OR_RETURN(const bool published, CommittedAsOurs(sequence, segment_ids));
+    if (published) {
+      LOG(INFO) << options_.log_prefix << " sequence " << sequence.sequence.name
+                << " was published before the restart; dropping it";
+      return Committed(sequence, segment_ids, spill_files);
+    }
+  }
+  SLUICE_ASSIGN_OR_RETURN(std::vector<PushedSegment> pushed, BuildAndPush(sequence));
+  SLUICE_RETURN_IF_ERROR(SLUICE_FAULT_POINT("task.after_push"));
+
+  v1::PublishSegmentsRequest request;
+  request.set_datasource(options_.datasource);
+  request.set_task_id(options_.task_id);
+  request.set_group_id(options_.group_id);
+  request.set_sequence_name(sequence.sequence.name);
+  ToProtoMap(sequence.sequence.start, request.mutable_start_offsets());
+  ToProtoMap(sequence.sequence.end, request.mutable_end_offsets());
+  std::vector<std::string> local_files = spill_files;
+  for (const PushedSegment& p : pushed) {
+    *request.add_segments() = p.descriptor;
+    local_files.push_back(p.local_path);
+  }
+  for (const auto& [p, start] : sequence.sequence.start) {
+    v1::PartitionRange* range = request.add_partition_stats();
+    range->set_partition(p);
+    range->set_start_offset(start);
+    range->set_end_offset(sequence.sequence.end.at(p));
+    const auto counts = sequence.counts.find(p);
+    if (counts != sequence.counts.end()) {
+      range->set_rows(counts->second.rows());
+      range->set_unparseable(counts->second.unparseable());
+      range->set_thrown_away(counts->second.thrown_away());
+    }
+  }
+
+  absl::Duration backoff = options_.min_backoff;
+  int attempts = 0;
+  while (true) {
+    ++attempts;
+    absl::StatusOr<v1::PublishSegmentsResponse> response =
+        options_.supervisor->PublishSegments(request);
+    if (response.ok()) {
+      LOG(INFO) << options_.log_prefix << " published " << sequence.sequence.name << " "
+                << OffsetsToString(sequence.sequence.start) << " -> "
+                << OffsetsToString(sequence.sequence.end) << " with " << pushed.size()
+                << " segment(s) [" << absl::StrJoin(segment_ids, ", ") << "]";
+      return Committed(sequence, segment_ids, local_files);
+    }
+    const absl::Status& status = response.status();
+    if (status.code() == absl::StatusCode::kAborted) {
+      SLUICE_ASSIGN_OR_RETURN(const bool ours, CommittedAsOurs(sequence, segment_ids));
+      if (!ours) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "publish of ", sequence.sequence.name, " ", OffsetsToString(sequence.sequence.start),
+            " -> ", OffsetsToString(sequence.sequence.end),
+            " was rejected and the sequence is not committed with these segments: ",
+            status.message()));
+      }
+      LOG(INFO) << options_.log_prefix << " " << sequence.sequence.name
+                << " is already committed with the same segments (a replica published it, or"
+                << " our own answer was lost)";
+      DeleteCopiesNotPublished(pushed);
+      return Committed(sequence, segment_ids, local_files);
+    }
+    if (!Retryable(status)) {
+      return Annotate(status, absl::StrCat("publishing ", sequence.sequence.name));
+    }
+    LOG_IF(WARNING, attempts == 1 || attempts % 10 == 0)
+        << options_.log_prefix << " publish of " << sequence.sequence.name << " (attempt "
+        << attempts << "): " << status << "; retrying";
+    if (!Sleep(NextBackoff(&backoff))) return absl::CancelledError("stopped");
+  }
+}
+
+absl::StatusOr<std::vector<SequencePublisher::PushedSegment>> SequencePublisher::BuildAndPush(
+    const ClosedSequence& sequence) {
+  SLUICE_RETURN_IF_ERROR(MakeDirs(options_.segment_dir));
+  std::vector<PushedSegment> pushed;
+  for (const state::SegmentState& s : sequence.segments) {
+    SegmentBuildInfo info;
+    info.segment_id = s.segment_id();
+    info.datasource = options_.datasource;
+    info.interval.set_start_ms(s.interval_start_ms());
+    info.interval.set_end_ms(s.interval_end_ms());
+    info.version = s.version();
+    info.partition_num = s.partition_num();
+    info.sequence_name = sequence.sequence.name;
+    info.provenance.set_topic(options_.topic);
+    for (const auto& [p, start] : sequence.sequence.start) {
+      v1::PartitionRange* range = info.provenance.add_ranges();
+      range->set_partition(p);
+      range->set_start_offset(start);
+      range->set_end_offset(sequence.sequence.end.at(p));
+      const auto rows = s.records_by_partition().find(p);
+      range->set_rows(rows == s.records_by_partition().end() ? 0 : rows->second);
+    }
+    std::vector<std::string> spills;
+    for (const std::string& name : s.spill_files()) {
+      spills.push_back(absl::StrCat(options_.spill_dir, "/", name));
+    }
+    const std::string local_path = absl::StrCat(options_.segment_dir, "/", sequence.sequence.id,
+                                                "_", s.interval_start_ms(), ".sluice");
+    SLUICE_ASSIGN_OR_RETURN(BuiltSegment built,
+                            options_.engine->BuildSegment(spills, info, local_path));
+    // The file's own count of each partition's records must be ours: both
+    // come from the same records, so a difference is a bug, not bad data.
+    for (const v1::PartitionRange& range : info.provenance.ranges()) {
+      const auto it = built.records_by_partition.find(range.partition());
+      const int64_t in_file = it == built.records_by_partition.end() ? 0 : it->second;
+      if (in_file != range.rows()) {
+        return absl::InternalError(absl::StrCat("segment ", s.segment_id(), " holds ", in_file,
+                                                " records of partition ", range.partition(),
+                                                " but the task counted ", range.rows()));
+      }
+    }
+    const std::string key_stem =
+        absl::StrCat(options_.datasource, "/", s.interval_start_ms(), "_", s.interval_end_ms(), "/",
+                     s.version(), "/", s.partition_num(), "/", options_.task_id);
+    SLUICE_ASSIGN_OR_RETURN(std::string uri, Push(local_path, key_stem));
+
+    PushedSegment p;
+    p.local_path = local_path;
+    v1::SegmentDescriptor& d = p.descriptor;
+    d.set_id(s.segment_id());
+    d.set_datasource(options_.datasource);
+    *d.mutable_interval() = info.interval;
+    d.set_version(s.version());
+    d.set_partition_num(s.partition_num());
+    d.set_num_rows(built.rows);
+    d.set_size_bytes(built.size_bytes);
+    d.set_checksum(built.checksum);
+    d.set_path(uri);
+    *d.mutable_provenance() = info.provenance;
+    d.set_sequence_name(sequence.sequence.name);
+    pushed.push_back(std::move(p));
+  }
+  return pushed;
+}
+
+absl::StatusOr<std::string> SequencePublisher::Push(const std::string& local_path,
+                                                    const std::string& key_stem) {
+  absl::Duration backoff = options_.min_backoff;
+  // The attempt number makes the key unique: a push never overwrites, so a
+  // copy left by an earlier run of this task (crash after the push) keeps
+  // its key and this one takes the next.
+  for (int attempt = 0; attempt < 1000;) {
+    const std::string key = absl::StrCat(key_stem, "_", attempt, ".sluice");
+    absl::StatusOr<std::string> uri = options_.deep_storage->Push(local_path, key);
+    if (uri.ok()) {
+      options_.metrics.segments_pushed->Increment();
+      return uri;
+    }
+    if (uri.status().code() == absl::StatusCode::kAlreadyExists) {
+      ++attempt;
+      continue;
+    }
+    if (uri.status().code() != absl::StatusCode::kUnavailable) {
+      return Annotate(uri.status(), absl::StrCat("pushing ", local_path));
+    }
+    LOG_EVERY_N(WARNING, 10) << options_.log_prefix << " push of " << key << ": " << uri.status()
+                             << "; retrying";
+    if (!Sleep(NextBackoff(&backoff))) return absl::CancelledError("stopped");
+  }
+  return absl::ResourceExhaustedError(absl::StrCat("1000 pushes of ", key_stem, " exist"));
+}
+
+absl::StatusOr<bool> SequencePublisher::CommittedAsOurs(
+    const ClosedSequence& sequence, const std::vector<std::string>& segment_ids) {
+  v1::GetPublishedSegmentsRequest request;
+  request.set_datasource(options_.datasource);
+  for (const std::string& id : segment_ids) request.add_segment_ids(id);
+  request.set_sequence_name(sequence.sequence.name);
+  absl::Duration backoff = options_.min_backoff;
+  while (true) {
+    absl::StatusOr<v1::GetPublishedSegmentsResponse> response =
+        options_.supervisor->GetPublishedSegments(request);
+    if (response.ok()) {
+      if (!response->sequence_committed()) return false;
+      const OffsetMap start = FromProtoMap(response->sequence_start_offsets());
+      const OffsetMap end = FromProtoMap(response->sequence_end_offsets());
+      if (start != sequence.sequence.start || end != sequence.sequence.end) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("sequence ", sequence.sequence.name, " is committed as ",
+                         OffsetsToString(start), " -> ", OffsetsToString(end),
+                         " but this task has it as ", OffsetsToString(sequence.sequence.start),
+                         " -> ", OffsetsToString(sequence.sequence.end)));
+      }
+      const std::set<std::string> published(response->published_segment_ids().begin(),
+                                            response->published_segment_ids().end());
+      for (const std::string& id : segment_ids) {
+        if (published.count(id) == 0) return false;
+      }
+      return true;
+    }
+    if (!Retryable(response.status())) {
+      return Annotate(response.status(),
+                      absl::StrCat("checking whether ", sequence.sequence.name, " is published"));
+    }
+    if (!Sleep(NextBackoff(&backoff))) return absl::CancelledError("stopped");
+  }
+}
+
+void SequencePublisher::DeleteCopiesNotPublished(const std::vector<PushedSegment>& pushed) {
+  for (const PushedSegment& p : pushed) {
+    v1::ListSegmentsRequest request;
+    request.set_datasource(options_.datasource);
+    *request.mutable_interval() = p.descriptor.interval();
+    absl::StatusOr<v1::ListSegmentsResponse> response = options_.supervisor->ListSegments(request);
+    if (!response.ok()) {
+      LOG(WARNING) << options_.log_prefix << " keeping " << p.descriptor.path()
+                   << ": cannot tell whether it is the published copy (" << response.status()
+                   << ")";
+      continue;
+    }
+    bool found = false;
+    for (const v1::SegmentDescriptor& d : response->segments()) {
+      if (d.id() != p.descriptor.id()) continue;
+      found = true;
+      if (d.path() == p.descriptor.path()) {
+        LOG(INFO) << options_.log_prefix << " our copy " << d.path() << " is the published one";
+      } else if (absl::Status s = options_.deep_storage->Delete(p.descriptor.path()); s.ok()) {
+        LOG(INFO) << options_.log_prefix << " deleted our copy " << p.descriptor.path()
+                  << " (published: " << d.path() << ")";
+      } else {
+        LOG(WARNING) << options_.log_prefix << " cannot delete " << p.descriptor.path() << ": "
+                     << s;
+      }
+    }
+    if (!found) {
+      LOG(WARNING) << options_.log_prefix << " keeping " << p.descriptor.path() << ": "
+                   << p.descriptor.id() << " is not listed";
+    }
+  }
+}
+
+absl::Status SequencePublisher::Committed(const ClosedSequence& sequence,
+                                          std::vector<std::string> segment_ids,
+                                          std::vector<std::string> local_files) {
+  SLUICE_RETURN_IF_ERROR(SLUICE_FAULT_POINT("task.after_publish"));
+  SLUICE_RETURN_IF_ERROR(options_.on_published(sequence.sequence.id));
+  const absl::Time now = absl::Now();
+  if (sequence.closed_at != absl::Time()) {
+    options_.metrics.publish_seconds->ObserveDuration(now - sequence.closed_at);
+  }
+  options_.metrics.segments_published->Increment(segment_ids.size());
+  sequences_published_.fetch_add(1);
+  segments_published_.fetch_add(static_cast<int64_t>(segment_ids.size()));
+  if (segment_ids.empty()) {
+    for (const std::string& file : local_files) RemoveAll(file).IgnoreError();
+    return absl::OkStatus();
+  }
+  HandoffWait wait;
+  wait.sequence_id = sequence.sequence.id;
+  wait.segment_ids = std::move(segment_ids);
+  wait.local_files = std::move(local_files);
+  wait.committed_at = now;
+  wait.deadline = options_.handoff_timeout == absl::InfiniteDuration()
+                      ? absl::InfiniteFuture()
+                      : now + options_.handoff_timeout;
+  wait.next_poll = now;
+  handoffs_.push_back(std::move(wait));
+  absl::MutexLock lock(&mu_);
+  handoffs_waiting_ = handoffs_.size();
+  return absl::OkStatus();
+}
+
+void SequencePublisher::PollHandoffs(bool force) {
+  const absl::Time now = absl::Now();
+  for (auto it = handoffs_.begin(); it != handoffs_.end();) {
+    HandoffWait& wait = *it;
+    if (!force && wait.next_poll > now) {
+      ++it;
+      continue;
+    }
+    bool done = false;
+    v1::GetHandoffStatusRequest request;
+    request.set_datasource(options_.datasource);
+    for (const std::string& id : wait.segment_ids) request.add_segment_ids(id);
+    absl::StatusOr<v1::GetHandoffStatusResponse> response =
+        options_.supervisor->GetHandoffStatus(request);
+    if (response.ok()) {
+      const std::set<std::string> handed(response->handed_off_segment_ids().begin(),
+                                         response->handed_off_segment_ids().end());
+      bool all = true;
+      for (const std::string& id : wait.segment_ids) all = all && handed.count(id) > 0;
+      if (all) {
+        options_.metrics.handoff_seconds->ObserveDuration(now - wait.committed_at);
+        LOG(INFO) << options_.log_prefix << " segments of sequence " << wait.sequence_id
+                  << " are handed off";
+        done = true;
+      } else if (response->failed_segment_ids_size() > 0) {
+        LOG(ERROR) << options_.log_prefix << " ALERT: handoff failed for segment(s) "
+                   << absl::StrJoin(response->failed_segment_ids(), ", ")
+                   << " (deep storage copy failed verification)";
+        done = true;
+      }
+    } else {
+      LOG_EVERY_N(WARNING, 10) << options_.log_prefix << " handoff status: " << response.status();
+    }
+    if (!done && now >= wait.deadline) {
+      options_.metrics.handoff_timeouts->Increment();
+      LOG(ERROR) << options_.log_prefix << " ALERT: timeout waiting for handoff of "
+                 << absl::StrJoin(wait.segment_ids, ", ") << "; going on";
+      done = true;
+    }
+    if (done) {
+      for (const std::string& file : wait.local_files) RemoveAll(file).IgnoreError();
+      it = handoffs_.erase(it);
+    } else {
+      wait.next_poll = now + options_.handoff_poll_interval;
+      ++it;
+    }
+  }
+  absl::MutexLock lock(&mu_);
+  handoffs_waiting_ = handoffs_.size();
+}
+
+}  // namespace sluice::task

@@ -1,0 +1,164 @@
+// Publishes a task's closed sequences in the background, strictly in order,
+// while the read loop goes on with later sequences.
+//
+// For each sequence (all of whose spills are durable when it is enqueued):
+// build one segment file per time interval from the spills, push each to deep
+// storage under a unique key, PublishSegments with the sequence's start and
+// end offsets, tell the owner (on_published: the sequence leaves the list),
+// then wait for handoff (bounded; a timeout is an alert, not a failure) and
+// drop the local files. The outcome rules are those of docs/protocol.md:
+// - UNAVAILABLE (an earlier group has not published) and unknown outcomes
+//   (deadline, transport errors) are retried with backoff, with the same
+//   pushed files; pushed files are never deleted when the outcome is unknown;
+// - ABORTED (stored offsets are past our start): if GetPublishedSegments says
+//   the sequence is committed with exactly our segment ids and offsets, a
+//   replica won (or our own answer was lost): success, and only our pushed
+//   copies that are not the published paths are deleted. Otherwise the task
+//   fails with the reason.
+// A sequence restored from disk after a restart is first checked with
+// GetPublishedSegments: already committed means it was published before the
+// restart (the crash came before the sequence file was updated).
+//
+// Thread-safe. One background thread; Stop() ends it at the next step.
+#ifndef SLUICE_TASK_SEQUENCE_PUBLISHER_H_
+#define SLUICE_TASK_SEQUENCE_PUBLISHER_H_
+
+#include <atomic>
+#include <deque>
+#include <functional>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "common/deep_storage.h"
+#include "sluice/v1/task.pb.h"
+#include "task/segment_sink.h"
+#include "task/sequences.h"
+#include "task/supervisor_client.h"
+#include "task/task_metrics.h"
+#include "task/task_state.pb.h"
+
+namespace sluice::task {
+
+// A closed, fully read sequence and what it produced.
+struct ClosedSequence {
+  Sequence sequence;
+  // One per time interval that got rows, with its spill files (names in the
+  // spill directory) and allocation.
+  std::vector<state::SegmentState> segments;
+  // Record accounting per partition.
+  std::map<int32_t, state::PartitionCounts> counts;
+  // Restored from disk by a restarted worker: it may already be published.
+  bool restored = false;
+  // When the read loop handed it over.
+  absl::Time closed_at;
+};
+
+struct SequencePublisherOptions {
+  std::string task_id;
+  std::string datasource;
+  int32_t group_id = 0;
+  std::string topic;
+  std::string spill_dir;
+  // Where segment files are built before the push.
+  std::string segment_dir;
+  // Not owned; outlive the publisher.
+  SupervisorClient* supervisor = nullptr;
+  DeepStorage* deep_storage = nullptr;
+  SegmentEngine* engine = nullptr;
+  // InfiniteDuration(): wait for handoff forever.
+  absl::Duration handoff_timeout = absl::Minutes(15);
+  absl::Duration handoff_poll_interval = absl::Seconds(1);
+  absl::Duration min_backoff = absl::Milliseconds(100);
+  absl::Duration max_backoff = absl::Seconds(5);
+  // Called (on the publisher thread) once the sequence is committed, before
+  // the handoff wait. An error fails the publisher.
+  std::function<absl::Status(int32_t sequence_id)> on_published;
+  // For log lines: "[task <id>]".
+  std::string log_prefix;
+  TaskMetrics metrics;
+};
+
+class SequencePublisher {
+ public:
+  explicit SequencePublisher(SequencePublisherOptions options);
+  // Stops (abandoning work in progress) and joins.
+  ~SequencePublisher();
+  SequencePublisher(const SequencePublisher&) = delete;
+  SequencePublisher& operator=(const SequencePublisher&) = delete;
+
+  void Start();
+  // Sequences must be enqueued in order.
+  void Enqueue(ClosedSequence sequence) ABSL_LOCKS_EXCLUDED(mu_);
+  // Ends the thread after the current step (a call in flight completes; no
+  // new step starts, backoffs and handoff waits are cut short) and joins it.
+  void Stop() ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Nothing queued, in flight, or waiting for handoff.
+  bool Idle() const ABSL_LOCKS_EXCLUDED(mu_);
+  // Waits until Idle(), a failure, or `timeout`; returns Idle().
+  bool WaitIdle(absl::Duration timeout) ABSL_LOCKS_EXCLUDED(mu_);
+  // OK until a sequence cannot be published; then the reason (the task fails).
+  absl::Status failure() const ABSL_LOCKS_EXCLUDED(mu_);
+  // Sequences queued or in flight, not yet committed.
+  int pending() const ABSL_LOCKS_EXCLUDED(mu_);
+
+  int64_t sequences_published() const { return sequences_published_.load(); }
+  int64_t segments_published() const { return segments_published_.load(); }
+
+ private:
+  struct PushedSegment {
+    v1::SegmentDescriptor descriptor;
+    std::string local_path;
+  };
+  struct HandoffWait {
+    int32_t sequence_id = 0;
+    std::vector<std::string> segment_ids;
+    std::vector<std::string> local_files;
+    absl::Time committed_at;
+    absl::Time deadline;
+    absl::Time next_poll;
+  };
+
+  void Run();
+  // Publishes one sequence; on success its handoff wait is queued.
+  absl::Status PublishOne(const ClosedSequence& sequence);
+  absl::StatusOr<std::vector<PushedSegment>> BuildAndPush(const ClosedSequence& sequence);
+  absl::StatusOr<std::string> Push(const std::string& local_path, const std::string& key_stem);
+  // ABORTED: whether the sequence is committed exactly as we would have.
+  absl::StatusOr<bool> CommittedAsOurs(const ClosedSequence& sequence,
+                                       const std::vector<std::string>& segment_ids);
+  void DeleteCopiesNotPublished(const std::vector<PushedSegment>& pushed);
+  absl::Status Committed(const ClosedSequence& sequence, std::vector<std::string> segment_ids,
+                         std::vector<std::string> local_files);
+  void PollHandoffs(bool force);
+  // Sleeps `d` unless stopped; false when stopped.
+  bool Sleep(absl::Duration d) ABSL_LOCKS_EXCLUDED(mu_);
+  bool stopping() const ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Duration NextBackoff(absl::Duration* backoff) const;
+
+  const SequencePublisherOptions options_;
+
+  mutable absl::Mutex mu_;
+  std::deque<ClosedSequence> queue_ ABSL_GUARDED_BY(mu_);
+  bool in_flight_ ABSL_GUARDED_BY(mu_) = false;
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  absl::Status failure_ ABSL_GUARDED_BY(mu_);
+  size_t handoffs_waiting_ ABSL_GUARDED_BY(mu_) = 0;
+
+  // Publisher thread only.
+  std::vector<HandoffWait> handoffs_;
+
+  std::atomic<int64_t> sequences_published_{0};
+  std::atomic<int64_t> segments_published_{0};
+  std::thread thread_;
+};
+
+}  // namespace sluice::task
+
+#endif  // SLUICE_TASK_SEQUENCE_PUBLISHER_H_

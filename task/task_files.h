@@ -1,0 +1,42 @@
+// Layout of a task's directory, <data_dir>/tasks/<task id>/:
+//
+//   spec.json           the TaskSpec from RunTask (restore reads it back)
+//   sequences.json      the sequence list (SequenceList::Save)
+//   restore_point.json  offsets and spills of the last persist
+//   spills/             spill files named by the restore point
+//   segments/           segment files built for publishing
+//   final_status.json   the TaskStatus of a finished task (not restored)
+//
+// and JSON helpers for the protobuf messages stored there.
+#ifndef SLUICE_TASK_TASK_FILES_H_
+#define SLUICE_TASK_TASK_FILES_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "google/protobuf/message.h"
+
+namespace sluice::task {
+
+struct TaskFiles {
+  explicit TaskFiles(std::string task_dir) : dir(std::move(task_dir)) {}
+
+  std::string spec() const { return absl::StrCat(dir, "/spec.json"); }
+  std::string sequences() const { return absl::StrCat(dir, "/sequences.json"); }
+  std::string restore_point() const { return absl::StrCat(dir, "/restore_point.json"); }
+  std::string final_status() const { return absl::StrCat(dir, "/final_status.json"); }
+  std::string spill_dir() const { return absl::StrCat(dir, "/spills"); }
+  std::string segment_dir() const { return absl::StrCat(dir, "/segments"); }
+
+  std::string dir;
+};
+
+// Writes `message` as JSON with WriteFileAtomically.
+absl::Status SaveJson(const google::protobuf::Message& message, const std::string& path);
+// NOT_FOUND if absent, DATA_LOSS if it does not parse.
+absl::Status LoadJson(const std::string& path, google::protobuf::Message* message);
+
+}  // namespace sluice::task
+
+#endif  // SLUICE_TASK_TASK_FILES_H_
