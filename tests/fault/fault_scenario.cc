@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "bench/wiki_rows.h"
 #include "common/file_util.h"
 #include "common/grpc_status.h"
 #include "common/status_macros.h"
@@ -20,6 +21,7 @@
 #include "tests/fault/live_audit.h"
 #include "tests/fault/soak_plan.h"
 #include "tests/testing/subprocess.h"
+#include "tools/produce/wiki_producer.h"
 
 namespace sluice::fault {
 namespace {
@@ -111,20 +113,6 @@ absl::Status FaultScenario::Init() {
   }
   supervisor_ = cluster_->SupervisorStub();
 
-  SLUICE_ASSIGN_OR_RETURN(producer_,
-                          kafka::Producer::Create({{"bootstrap.servers", cluster_->bootstrap_servers()},
-                                                   {"linger.ms", "5"},
-                                                   {"enable.idempotence", "true"},
-                                                   {"message.timeout.ms", "300000"}}));
-  {
-    absl::MutexLock lock(&mu_);
-    bench::WikiRowOptions rows;
-    rows.seed = options_.seed;
-    rows.mean_step_ms = 200;  // 20,000 records span about an hour: two segment intervals
-    rows.malformed_fraction = options_.malformed_fraction;
-    generator_ = std::make_unique<bench::WikiRowGenerator>(rows);
-    partition_draw_ = options_.seed * 0x9E3779B97F4A7C15ULL + 1;
-  }
   return SubmitSpec();
 }
 
@@ -178,30 +166,37 @@ absl::Status FaultScenario::SubmitSpec() {
 // ---- records ----
 
 absl::Status FaultScenario::ProduceNow(int64_t records, absl::Duration over) {
-  constexpr int kChunks = 40;
-  const int64_t per_chunk = std::max<int64_t>(1, (records + kChunks - 1) / kChunks);
-  const absl::Duration pause = over / kChunks;
-  int64_t done = 0;
-  std::string value;
-  while (done < records && !stop_producing_) {
-    const int64_t n = std::min(per_chunk, records - done);
-    for (int64_t i = 0; i < n; ++i) {
-      int32_t partition;
-      {
-        absl::MutexLock lock(&mu_);
-        value = generator_->Next();
-        partition_draw_ = partition_draw_ * 6364136223846793005ULL + 1442695040888963407ULL;
-        partition = static_cast<int32_t>((partition_draw_ >> 33) %
-                                         static_cast<uint64_t>(options_.partitions));
-        ++records_;
-        malformed_ = static_cast<int64_t>(generator_->malformed());
-      }
-      SLUICE_RETURN_IF_ERROR(producer_->Produce(kTopic, partition, value));
-    }
-    done += n;
-    if (done < records && pause > absl::ZeroDuration()) absl::SleepFor(pause);
+  int batch;
+  {
+    absl::MutexLock lock(&mu_);
+    batch = batches_++;
   }
-  return producer_->Flush(absl::Minutes(5));
+  produce::ProduceOptions o;
+  o.properties = {{"bootstrap.servers", cluster_->bootstrap_servers()}};
+  o.topic = kTopic;
+  o.records = records;
+  o.rate = over > absl::ZeroDuration() ? static_cast<double>(records) / absl::ToDoubleSeconds(over)
+                                       : 0;
+  // Each batch its own records, half an hour after the previous one's start
+  // (20,000 records span about an hour: batches overlap in time, segments of
+  // one interval come from several sequences).
+  o.rows.seed = options_.seed * 1000 + static_cast<uint64_t>(batch);
+  o.rows.start_ms = bench::WikiRowOptions().start_ms + batch * 1800 * 1000LL;
+  o.rows.mean_step_ms = 200;
+  o.rows.malformed_fraction = options_.malformed_fraction;
+  o.should_stop = [this] { return stop_producing_.load(); };
+  // Outlasts any outage a scenario injects (the producer retries meanwhile).
+  o.flush_timeout = absl::Minutes(5);
+  o.metadata_timeout = absl::Minutes(1);
+  SLUICE_ASSIGN_OR_RETURN(produce::ProduceResult result, produce::ProduceWikiRecords(o));
+  absl::MutexLock lock(&mu_);
+  produced_.records += result.records;
+  produced_.malformed += result.malformed;
+  for (const auto& [p, count] : result.partitions) {
+    int64_t& end = produced_.end_offsets[p];
+    end = std::max(end, count.end_offset);
+  }
+  return absl::OkStatus();
 }
 
 absl::Status FaultScenario::Produce(int64_t records) {
@@ -223,22 +218,18 @@ absl::Status FaultScenario::WaitProduced(absl::Duration timeout) {
 }
 
 Produced FaultScenario::produced() const {
-  Produced produced;
-  {
-    absl::MutexLock lock(&mu_);
-    produced.records = records_;
-    produced.malformed = malformed_;
-  }
-  for (const auto& [key, end] : producer_->delivered_end_offsets()) {
-    if (key.first == kTopic) produced.end_offsets[key.second] = end;
-  }
-  return produced;
+  absl::MutexLock lock(&mu_);
+  return produced_;
 }
 
 // ---- faults ----
 
 absl::Status FaultScenario::Arm(const std::string& process, const std::string& point) {
   return WriteFileAtomically(absl::StrCat(root_, "/arm/", process, "/", point), "");
+}
+
+absl::Status FaultScenario::Disarm(const std::string& process, const std::string& point) {
+  return RemoveAll(absl::StrCat(root_, "/arm/", process, "/", point));
 }
 
 absl::Status FaultScenario::WaitForInjectedCrash(const std::string& process,
@@ -270,6 +261,39 @@ absl::Status FaultScenario::RestartAndWait(const std::string& process, absl::Dur
     return Annotate(healthy, absl::StrCat("after restarting ", process, "\n", Context()));
   }
   return absl::OkStatus();
+}
+
+// ---- operator actions ----
+
+absl::Status FaultScenario::Suspend() {
+  v1::SupervisorRef ref;
+  ref.set_datasource(kDatasource);
+  v1::SupervisorSummary summary;
+  grpc::ClientContext context;
+  return Annotate(
+      FromGrpcStatus(supervisor_->SuspendSupervisor(WithDeadline(&context), ref, &summary)),
+      "SuspendSupervisor");
+}
+
+absl::Status FaultScenario::Resume() {
+  v1::SupervisorRef ref;
+  ref.set_datasource(kDatasource);
+  v1::SupervisorSummary summary;
+  grpc::ClientContext context;
+  return Annotate(
+      FromGrpcStatus(supervisor_->ResumeSupervisor(WithDeadline(&context), ref, &summary)),
+      "ResumeSupervisor");
+}
+
+absl::Status FaultScenario::ResetOffsets(const PartitionOffsets& offsets) {
+  v1::ResetOffsetsRequest request;
+  request.set_datasource(kDatasource);
+  for (const auto& [p, o] : offsets) (*request.mutable_offsets())[p] = o;
+  v1::SupervisorSummary summary;
+  grpc::ClientContext context;
+  return Annotate(
+      FromGrpcStatus(supervisor_->ResetOffsets(WithDeadline(&context), request, &summary)),
+      absl::StrCat("ResetOffsets ", FormatPartitionOffsets(offsets)));
 }
 
 // ---- reading the state ----

@@ -39,8 +39,6 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "bench/wiki_rows.h"
-#include "common/kafka/producer.h"
 #include "sluice/v1/supervisor_service.grpc.pb.h"
 #include "tests/fault/invariants.h"
 #include "tools/audit/exactly_once_audit.h"
@@ -104,6 +102,8 @@ class FaultScenario {
   // ---- faults ----
   // Makes `process` crash (exit 86) at the next hit of fault point `point`.
   absl::Status Arm(const std::string& process, const std::string& point);
+  // Takes an Arm back (if it has not fired yet).
+  absl::Status Disarm(const std::string& process, const std::string& point);
   // Waits until `process` crashed at `point` (its log says so and it is gone).
   absl::Status WaitForInjectedCrash(const std::string& process, const std::string& point,
                                     absl::Duration timeout = absl::Seconds(90));
@@ -112,6 +112,11 @@ class FaultScenario {
   // Restarts `process` and waits until the whole cluster is healthy again.
   absl::Status RestartAndWait(const std::string& process,
                               absl::Duration timeout = absl::Seconds(60));
+
+  // ---- operator actions (SupervisorService admin calls) ----
+  absl::Status Suspend();
+  absl::Status Resume();
+  absl::Status ResetOffsets(const PartitionOffsets& offsets);
 
   // ---- reading the state ----
   absl::StatusOr<v1::SupervisorStatus> Status();
@@ -162,15 +167,12 @@ class FaultScenario {
   std::string root_;
   std::unique_ptr<cluster::ProcessCluster> cluster_;
   std::unique_ptr<v1::SupervisorService::Stub> supervisor_;
-  std::unique_ptr<kafka::Producer> producer_;
 
-  // Guards the record generator and the counts (the producer thread and the
-  // test's thread).
+  // Guards what was produced (the producer thread and the test's thread).
   mutable absl::Mutex mu_;
-  std::unique_ptr<bench::WikiRowGenerator> generator_ ABSL_GUARDED_BY(mu_);
-  uint64_t partition_draw_ ABSL_GUARDED_BY(mu_);
-  int64_t records_ ABSL_GUARDED_BY(mu_) = 0;
-  int64_t malformed_ ABSL_GUARDED_BY(mu_) = 0;
+  // Batches produced so far (each has its own seed and time range).
+  int batches_ ABSL_GUARDED_BY(mu_) = 0;
+  Produced produced_ ABSL_GUARDED_BY(mu_);
 
   std::thread producer_thread_;
   std::atomic<bool> stop_producing_{false};

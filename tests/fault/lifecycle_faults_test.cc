@@ -10,8 +10,6 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
-#include "common/grpc_status.h"
-#include "common/status_macros.h"
 #include "tests/fault/fault_scenario.h"
 
 namespace sluice::fault {
@@ -30,28 +28,6 @@ std::unique_ptr<FaultScenario> StartScenario(ScenarioOptions options) {
   absl::StatusOr<std::unique_ptr<FaultScenario>> scenario = FaultScenario::Start(options);
   EXPECT_TRUE(scenario.ok()) << scenario.status();
   return scenario.ok() ? std::move(*scenario) : nullptr;
-}
-
-absl::Status Call(FaultScenario& s, const char* what,
-                  grpc::Status (v1::SupervisorService::Stub::*method)(
-                      grpc::ClientContext*, const v1::SupervisorRef&, v1::SupervisorSummary*)) {
-  v1::SupervisorRef ref;
-  ref.set_datasource(kDatasource);
-  v1::SupervisorSummary summary;
-  grpc::ClientContext context;
-  context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(30)));
-  return Annotate(FromGrpcStatus((s.supervisor()->*method)(&context, ref, &summary)), what);
-}
-
-absl::Status ResetOffsets(FaultScenario& s, const PartitionOffsets& offsets) {
-  v1::ResetOffsetsRequest request;
-  request.set_datasource(kDatasource);
-  for (const auto& [p, o] : offsets) (*request.mutable_offsets())[p] = o;
-  v1::SupervisorSummary summary;
-  grpc::ClientContext context;
-  context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(30)));
-  return Annotate(FromGrpcStatus(s.supervisor()->ResetOffsets(&context, request, &summary)),
-                  "ResetOffsets");
 }
 
 std::string BaseName(const std::string& sequence_name) {
@@ -90,7 +66,7 @@ TEST(LifecycleFaults, SuspendThenResume) {
   ASSERT_NE(s, nullptr);
   s->StartProducing(kRecords, kProduceFor);
   ASSERT_OK(s->WaitUntilCommittedSequences(2));
-  ASSERT_OK(Call(*s, "SuspendSupervisor", &v1::SupervisorService::Stub::SuspendSupervisor));
+  ASSERT_OK(s->Suspend());
   ASSERT_OK(s->WaitUntil("suspended with no group left", absl::Seconds(90),
                          [&]() -> absl::StatusOr<bool> {
                            absl::StatusOr<v1::SupervisorStatus> status = s->Status();
@@ -108,7 +84,7 @@ TEST(LifecycleFaults, SuspendThenResume) {
   EXPECT_EQ(PartitionOffsets(before->committed_offsets().begin(), before->committed_offsets().end()),
             PartitionOffsets(after->committed_offsets().begin(), after->committed_offsets().end()))
       << s->Context();
-  ASSERT_OK(Call(*s, "ResumeSupervisor", &v1::SupervisorService::Stub::ResumeSupervisor));
+  ASSERT_OK(s->Resume());
   ASSERT_OK(s->Finish());
 }
 
@@ -123,7 +99,7 @@ TEST(LifecycleFaults, ResetOffsetsRewindsAPartition) {
   s->StartProducing(kRecords, kProduceFor);
   ASSERT_OK(s->WaitUntilCommittedSequences(3));
   const PartitionOffsets reset = {{0, 0}};
-  ASSERT_OK(ResetOffsets(*s, reset));
+  ASSERT_OK(s->ResetOffsets(reset));
   ASSERT_OK(s->Finish(reset));
 }
 
@@ -138,7 +114,7 @@ TEST(LifecycleFaults, ResetOffsetsRewindsAGroupToItsStart) {
   s->StartProducing(kRecords, kProduceFor);
   ASSERT_OK(s->WaitUntilCommittedSequences(3));
   const PartitionOffsets reset = {{0, 0}, {2, 0}};
-  ASSERT_OK(ResetOffsets(*s, reset));
+  ASSERT_OK(s->ResetOffsets(reset));
   ASSERT_OK(s->Finish(reset));
 }
 
@@ -155,7 +131,7 @@ TEST(LifecycleFaults, ResetOffsetsSkipsForward) {
   ASSERT_OK(s->Produce(kRecords / 2));
   ASSERT_OK(s->WaitUntilCommittedSequences(1));
   const PartitionOffsets reset = {{1, s->produced().end_offsets.at(1) + 500}};
-  ASSERT_OK(ResetOffsets(*s, reset));
+  ASSERT_OK(s->ResetOffsets(reset));
   s->StartProducing(kRecords / 2, absl::Seconds(4));
   ASSERT_OK(s->Finish(reset));
 }
