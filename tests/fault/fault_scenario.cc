@@ -116,7 +116,7 @@ absl::Status FaultScenario::Init() {
   return SubmitSpec();
 }
 
-absl::Status FaultScenario::SubmitSpec() {
+absl::Status FaultScenario::SubmitSpec(const std::function<void(v1::SupervisorSpec*)>& edit) {
   v1::SubmitSupervisorRequest request;
   v1::SupervisorSpec* spec = request.mutable_spec();
   spec->set_datasource(kDatasource);
@@ -156,6 +156,7 @@ absl::Status FaultScenario::SubmitSpec() {
   tuning->set_chat_retries(options_.chat_retries);
   tuning->set_checkpoint_retry_period(options_.checkpoint_retry_period);
   tuning->set_handoff_condition_timeout("PT60S");
+  if (edit) edit(spec);
   v1::SubmitSupervisorResponse response;
   grpc::ClientContext context;
   return Annotate(FromGrpcStatus(supervisor_->SubmitSupervisor(WithDeadline(&context), request,
@@ -294,6 +295,20 @@ absl::Status FaultScenario::ResetOffsets(const PartitionOffsets& offsets) {
   return Annotate(
       FromGrpcStatus(supervisor_->ResetOffsets(WithDeadline(&context), request, &summary)),
       absl::StrCat("ResetOffsets ", FormatPartitionOffsets(offsets)));
+}
+
+absl::Status FaultScenario::ChangeSpec(const std::function<void(v1::SupervisorSpec*)>& edit) {
+  return SubmitSpec(edit);
+}
+
+absl::Status FaultScenario::DeleteWorkerData(int worker) {
+  const std::string name = cluster::WorkerName(worker);
+  if (cluster_->Running(name)) {
+    return absl::FailedPreconditionError(absl::StrCat(name, " is running"));
+  }
+  const std::string dir = cluster_->data_dir(name);
+  SLUICE_RETURN_IF_ERROR(RemoveAll(dir));
+  return MakeDirs(dir);
 }
 
 // ---- reading the state ----

@@ -117,6 +117,10 @@ class FaultScenario {
   absl::Status Suspend();
   absl::Status Resume();
   absl::Status ResetOffsets(const PartitionOffsets& offsets);
+  // Submits the spec again with `edit` applied (a new spec version).
+  absl::Status ChangeSpec(const std::function<void(v1::SupervisorSpec*)>& edit);
+  // Deletes a (stopped) worker's data directory: its next start is empty.
+  absl::Status DeleteWorkerData(int worker);
 
   // ---- reading the state ----
   absl::StatusOr<v1::SupervisorStatus> Status();
@@ -159,7 +163,7 @@ class FaultScenario {
  private:
   explicit FaultScenario(ScenarioOptions options);
   absl::Status Init();
-  absl::Status SubmitSpec();
+  absl::Status SubmitSpec(const std::function<void(v1::SupervisorSpec*)>& edit = nullptr);
   absl::Status ProduceNow(int64_t records, absl::Duration over);
   std::string CopyLogsOnce();
 

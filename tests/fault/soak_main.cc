@@ -26,7 +26,7 @@ DEFINE_string(kinds, "",
               "comma-separated fault kinds to draw from (default all): kill-worker, "
               "kill-worker-for-good, kill-supervisor, crash-worker-at-point, "
               "crash-supervisor-at-point, freeze-worker, broker-outage, deep-storage-outage, "
-              "suspend-resume");
+              "suspend-resume, lose-worker-disk, change-spec");
 DEFINE_string(task_duration, "PT20S", "taskDuration of the spec (roll-overs during the soak)");
 DEFINE_string(name, "", "directory name under $TEST_TMPDIR or /tmp (default soak-<seed>)");
 
@@ -56,7 +56,7 @@ int main(int argc, char** argv) {
   }
   for (absl::string_view name : absl::StrSplit(FLAGS_kinds, ',', absl::SkipEmpty())) {
     bool known = false;
-    for (int k = 0; k <= static_cast<int>(sluice::fault::FaultKind::kSuspendResume); ++k) {
+    for (int k = 0; k <= static_cast<int>(sluice::fault::FaultKind::kChangeSpec); ++k) {
       const auto kind = static_cast<sluice::fault::FaultKind>(k);
       if (name == sluice::fault::FaultKindName(kind)) {
         options.plan.kinds.push_back(kind);

@@ -32,7 +32,8 @@ const std::vector<FaultKind>& AllKinds() {
       FaultKind::kKillSupervisor,     FaultKind::kCrashWorkerAtPoint,
       FaultKind::kCrashSupervisorAtPoint, FaultKind::kFreezeWorker,
       FaultKind::kBrokerOutage,       FaultKind::kDeepStorageOutage,
-      FaultKind::kSuspendResume,
+      FaultKind::kSuspendResume,      FaultKind::kLoseWorkerDisk,
+      FaultKind::kChangeSpec,
   };
   return *kinds;
 }
@@ -64,6 +65,10 @@ const char* FaultKindName(FaultKind kind) {
       return "deep-storage-outage";
     case FaultKind::kSuspendResume:
       return "suspend-resume";
+    case FaultKind::kLoseWorkerDisk:
+      return "lose-worker-disk";
+    case FaultKind::kChangeSpec:
+      return "change-spec";
   }
   return "?";
 }
@@ -154,6 +159,13 @@ std::string Describe(const SoakIteration& iteration) {
         break;
       case FaultKind::kSuspendResume:
         absl::StrAppend(&out, "suspend, resume after ", Seconds(step.down_for));
+        break;
+      case FaultKind::kLoseWorkerDisk:
+        absl::StrAppend(&out, "kill -9 ", worker, " and delete its data (back empty after ",
+                        Seconds(step.down_for), ")");
+        break;
+      case FaultKind::kChangeSpec:
+        absl::StrAppend(&out, "submit a changed spec");
         break;
     }
   }

@@ -41,6 +41,12 @@ enum class FaultKind {
   kDeepStorageOutage,
   // Suspend the supervisor, resume it after `down_for`.
   kSuspendResume,
+  // kill -9 a worker and delete its data directory (a pod that lost its
+  // volume); it comes back empty after `down_for`.
+  kLoseWorkerDisk,
+  // Submit the spec again with another maxRowsPerSegment (a new spec
+  // version: the running groups finish and publish, new ones start).
+  kChangeSpec,
 };
 
 const char* FaultKindName(FaultKind kind);

@@ -49,7 +49,7 @@ TEST(SoakPlan, StaysWithinTheOptions) {
       EXPECT_EQ(at_point, !step.fault_point.empty()) << Describe(it);
     }
   }
-  EXPECT_EQ(seen.size(), 9u);  // every kind comes up
+  EXPECT_EQ(seen.size(), 11u);  // every kind comes up
 }
 
 TEST(SoakPlan, KindsCanBeRestricted) {

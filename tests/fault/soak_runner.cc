@@ -79,6 +79,25 @@ class Injector {
         storage_down_ = true;
         Later(step.down_for, "deep storage back", [this] { StorageUp(); });
         return;
+      case FaultKind::kLoseWorkerDisk:
+        if (!Killable(worker)) return Skip(step, worker + " is not running (or frozen)");
+        Note(Check(c.Kill(worker, SIGKILL)), "kill -9 " + worker);
+        Note(Check(s_->DeleteWorkerData(step.worker)), "delete the data of " + worker);
+        Later(step.down_for, "restart " + worker + " empty",
+              [this, worker] { RestartIfDown(worker); });
+        return;
+      case FaultKind::kChangeSpec: {
+        if (!s_->cluster().Running(cluster::kSupervisor) || suspended_) {
+          return Skip(step, "the supervisor is down or suspended");
+        }
+        // Alternate between two segment sizes: each submit is a real change.
+        const int64_t rows = (++spec_changes_ % 2 == 1) ? 1100 : 1500;
+        Note(s_->ChangeSpec([rows](v1::SupervisorSpec* spec) {
+          spec->mutable_tuning_config()->set_max_rows_per_segment(rows);
+        }),
+             absl::StrCat("submit the spec with maxRowsPerSegment ", rows));
+        return;
+      }
       case FaultKind::kSuspendResume:
         if (suspended_) return Skip(step, "already suspended");
         if (absl::Status st = s_->Suspend(); !st.ok()) {
@@ -207,6 +226,7 @@ class Injector {
   bool broker_down_ = false;
   bool storage_down_ = false;
   bool suspended_ = false;
+  int spec_changes_ = 0;
   absl::Time iteration_start_ = absl::Now();
   absl::Status first_error_;
 };

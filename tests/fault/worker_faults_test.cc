@@ -1,8 +1,9 @@
 // Process-level fault scenarios of the task workers: kill -9 while reading,
 // crashes at the persist, push and publish boundaries (fault points armed
 // while ingesting), each followed by a restart on the same port and data dir;
-// and a worker killed for good, whose replicas are replaced elsewhere. Every
-// scenario ends with everything produced committed and the exactly-once audit.
+// a worker killed for good, whose replicas are replaced elsewhere, and one
+// that comes back without its disk. Every scenario ends with everything
+// produced committed and the exactly-once audit.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -107,6 +108,23 @@ TEST(WorkerFaults, KillOneReplicaForGoodAndTheReplacementTakesOver) {
         }
         return true;
       }));
+  ASSERT_OK(s->Finish());
+}
+
+// A worker comes back without its volume: it registers with no tasks, the
+// supervisor kills the tasks it no longer reports and replaces them; the
+// replacements re-read from the first unpublished sequence.
+TEST(WorkerFaults, KillAndLoseTheDiskThenRestartEmpty) {
+  std::unique_ptr<FaultScenario> s = StartScenario("kill_worker_lose_disk", 16);
+  ASSERT_NE(s, nullptr);
+  s->StartProducing(kRecords, kProduceFor);
+  ASSERT_OK(s->WaitUntilCommittedSequences(2));
+  absl::StatusOr<int> worker = s->WorkerWithTasks();
+  ASSERT_TRUE(worker.ok()) << worker.status() << "\n" << s->Context();
+  const std::string victim = cluster::WorkerName(*worker);
+  ASSERT_OK(s->cluster().Kill(victim, SIGKILL));
+  ASSERT_OK(s->DeleteWorkerData(*worker));
+  ASSERT_OK(s->RestartAndWait(victim));
   ASSERT_OK(s->Finish());
 }
 
