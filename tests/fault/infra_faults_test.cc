@@ -1,7 +1,7 @@
 // Process-level fault scenarios of what sluice depends on: the Kafka broker
 // off the network for several seconds, and deep storage refusing every write
-// for a while. Every scenario ends with everything produced committed and the
-// exactly-once audit.
+// for a while (also past the completion timeout of publishing groups). Every
+// scenario ends with everything produced committed and the exactly-once audit.
 #include <gtest/gtest.h>
 
 #include "absl/strings/match.h"
@@ -68,6 +68,28 @@ TEST(InfraFaults, DeepStorageFailsWritesForAWhile) {
                            return false;
                          }));
   absl::SleepFor(absl::Seconds(5));  // the outage goes on (nothing is asserted meanwhile)
+  ASSERT_OK(s->SetDeepStorageDown(false));
+  ASSERT_OK(s->Finish());
+}
+
+// Deep storage refuses writes for longer than the completion timeout of the
+// groups that rolled over meanwhile: they are killed with the groups that
+// started after them, and reading restarts from the stored offsets. Work is
+// redone; nothing is lost or published twice.
+TEST(InfraFaults, DeepStorageDownLongerThanTheCompletionTimeout) {
+  ScenarioOptions options;
+  options.name = "deep_storage_down_past_completion_timeout";
+  options.seed = 33;
+  options.task_duration = "PT4S";
+  options.completion_timeout = "PT6S";
+  absl::StatusOr<std::unique_ptr<FaultScenario>> started = FaultScenario::Start(options);
+  ASSERT_TRUE(started.ok()) << started.status();
+  FaultScenario* s = started->get();
+  s->StartProducing(kRecords, absl::Seconds(12));
+  ASSERT_OK(s->WaitUntilCommittedSequences(1));
+  ASSERT_OK(s->SetDeepStorageDown(true));
+  ASSERT_OK(s->WaitForLog(cluster::kSupervisor, "no task succeeded within completionTimeout",
+                          absl::Seconds(90)));
   ASSERT_OK(s->SetDeepStorageDown(false));
   ASSERT_OK(s->Finish());
 }
