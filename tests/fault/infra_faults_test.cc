@@ -46,6 +46,31 @@ TEST(InfraFaults, BrokerDownForSecondsThenUp) {
   ASSERT_OK(s->Finish());
 }
 
+// Three brokers: one goes off the network for 5 s (the partitions it leads
+// stall, the others go on), then partition leadership moves while reading.
+TEST(InfraFaults, ThreeBrokersOneDownThenLeadersMove) {
+  ScenarioOptions options;
+  options.name = "three_brokers_failover";
+  options.seed = 34;
+  options.brokers = 3;
+  absl::StatusOr<std::unique_ptr<FaultScenario>> started = FaultScenario::Start(options);
+  ASSERT_TRUE(started.ok()) << started.status();
+  FaultScenario* s = started->get();
+  s->StartProducing(kRecords, absl::Seconds(10));
+  ASSERT_OK(s->WaitUntilCommittedSequences(2));
+  for (const char* command : {"broker down 2"}) {
+    absl::StatusOr<std::string> reply = s->cluster().BrokerCommand(command);
+    ASSERT_TRUE(reply.ok()) << command << ": " << reply.status();
+  }
+  absl::SleepFor(absl::Seconds(5));  // the outage (nothing is asserted meanwhile)
+  for (const char* command : {"broker up 2", "leader wiki 0 3", "leader wiki 1 1",
+                              "leader wiki 2 2", "leader wiki 3 3"}) {
+    absl::StatusOr<std::string> reply = s->cluster().BrokerCommand(command);
+    ASSERT_TRUE(reply.ok()) << command << ": " << reply.status();
+  }
+  ASSERT_OK(s->Finish());
+}
+
 // Every push fails (UNAVAILABLE) for a while: closed sequences wait in the
 // publishers, reading goes on, and everything is published once writes work
 // again. Nothing half-written may be referenced.
