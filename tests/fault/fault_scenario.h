@@ -67,8 +67,13 @@ struct ScenarioOptions {
   std::string chat_timeout = "PT2S";
   int chat_retries = 2;
   std::string checkpoint_retry_period = "PT2S";
-  // Records: wiki-edit-like rows, a fraction malformed, partitions drawn from
-  // the seed.
+  std::string segment_granularity = "HOUR";
+  // ioConfig.lateMessageRejectionStartDateTime (empty: none). The records of
+  // the first batch span 02:00 to about 03:06 on 2026-11-30 (later batches
+  // start half an hour apart), so e.g. "2026-11-30T02:30:00Z" throws away
+  // about half of the first batch.
+  std::string late_message_rejection_start;
+  // Records: wiki-edit-like rows, a fraction malformed, partitions in turn.
   uint64_t seed = 1;
   double malformed_fraction = 0.01;
   // Extra flags by process name ("worker" = every worker), after the

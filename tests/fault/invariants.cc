@@ -174,7 +174,8 @@ void CheckCommittedThrough(const v1::GetCommitLogResponse& log, const PartitionO
   }
 }
 
-void CheckExpectedTotals(const Produced& produced, audit::AuditReport* report) {
+void CheckExpectedTotals(const Produced& produced, bool thrown_away_expected,
+                         audit::AuditReport* report) {
   auto expect = [report](const char* what, int64_t got, int64_t want) {
     if (got != want) {
       report->discrepancies.push_back(
@@ -185,8 +186,14 @@ void CheckExpectedTotals(const Produced& produced, audit::AuditReport* report) {
          report->rows_ingested + report->unparseable + report->thrown_away, produced.records);
   expect("records in Kafka's committed ranges", report->records_in_kafka, produced.records);
   expect("unparseable records", report->unparseable, produced.malformed);
-  expect("rows ingested", report->rows_ingested, produced.records - produced.malformed);
-  expect("thrown-away rows", report->thrown_away, 0);
+  expect("rows ingested + thrown away", report->rows_ingested + report->thrown_away,
+         produced.records - produced.malformed);
+  if (!thrown_away_expected) {
+    expect("thrown-away rows", report->thrown_away, 0);
+  } else if (report->thrown_away == 0) {
+    report->discrepancies.push_back(
+        "no row was thrown away, but the scenario produced rows before the rejection window");
+  }
 }
 
 }  // namespace sluice::fault

@@ -4,7 +4,7 @@
 // the exactly-once audit's RecordCounter and SegmentVerifier.
 //
 //   audit::AuditReport report = AuditAcrossReset(log, segments, {}, &counter, &verifier);
-//   CheckExpectedTotals(expected, &report);   // adds discrepancies
+//   CheckExpectedTotals(expected, false, &report);   // adds discrepancies
 //   if (!report.ok()) FAIL() << report.ToString();
 #ifndef SLUICE_TESTS_FAULT_INVARIANTS_H_
 #define SLUICE_TESTS_FAULT_INVARIANTS_H_
@@ -58,9 +58,11 @@ void CheckCommittedThrough(const v1::GetCommitLogResponse& log, const PartitionO
 
 // With no reset and everything committed: the audit's totals equal what was
 // produced (records accounted == produced records, unparseable == malformed,
-// rows ingested == the well-formed ones, nothing thrown away). Adds a
-// discrepancy for each total that differs.
-void CheckExpectedTotals(const Produced& produced, audit::AuditReport* report);
+// rows ingested + thrown away == the well-formed ones; nothing thrown away
+// unless `thrown_away_expected`, and then some). Adds a discrepancy for each
+// total that differs.
+void CheckExpectedTotals(const Produced& produced, bool thrown_away_expected,
+                         audit::AuditReport* report);
 
 // The offsets as "{0:12, 1:7}" (for messages).
 std::string FormatPartitionOffsets(const PartitionOffsets& offsets);

@@ -92,7 +92,7 @@ TEST_F(InvariantsTest, WithoutResetItIsTheAudit) {
   EXPECT_EQ(report.records_in_kafka, 10 + 5 + 7 + 2 + 4);
 
   CheckCommittedThrough(log_, {{0, 12}, {1, 7}, {2, 9}}, &report);
-  CheckExpectedTotals({.end_offsets = {}, .records = 28, .malformed = 0}, &report);
+  CheckExpectedTotals({.end_offsets = {}, .records = 28, .malformed = 0}, false, &report);
   EXPECT_TRUE(report.ok()) << Discrepancies(report);
 }
 
@@ -101,7 +101,7 @@ TEST_F(InvariantsTest, LeftBehindAndTotalsAreReported) {
   audit::AuditReport report = Audit({});
   ASSERT_TRUE(report.ok()) << Discrepancies(report);
   CheckCommittedThrough(log_, {{0, 11}, {1, 3}}, &report);
-  CheckExpectedTotals({.end_offsets = {}, .records = 14, .malformed = 1}, &report);
+  CheckExpectedTotals({.end_offsets = {}, .records = 14, .malformed = 1}, false, &report);
   const std::string text = Discrepancies(report);
   EXPECT_TRUE(absl::StrContains(text, "partition 0: produced through 11 but committed through 10"))
       << text;
@@ -110,6 +110,23 @@ TEST_F(InvariantsTest, LeftBehindAndTotalsAreReported) {
   EXPECT_TRUE(absl::StrContains(text, "unparseable records is 0 but the scenario produced 1"))
       << text;
   EXPECT_TRUE(absl::StrContains(text, "FAIL")) << text;
+}
+
+TEST_F(InvariantsTest, ThrownAwayRowsCountWhenExpected) {
+  Commit("a_0", {{0, {0, 10}}});
+  log_.mutable_sequences(0)->mutable_partition_stats(0)->set_rows(7);
+  log_.mutable_sequences(0)->mutable_partition_stats(0)->set_thrown_away(3);
+  segments_[0].mutable_provenance()->mutable_ranges(0)->set_rows(7);
+  segments_[0].set_num_rows(7);
+  verifier_.files[segments_[0].path()].num_rows = 7;
+  audit::AuditReport report = Audit({});
+  ASSERT_TRUE(report.ok()) << Discrepancies(report);
+  audit::AuditReport strict = report;
+  CheckExpectedTotals({.end_offsets = {}, .records = 10, .malformed = 0}, false, &strict);
+  EXPECT_TRUE(absl::StrContains(Discrepancies(strict), "thrown-away rows is 3"))
+      << Discrepancies(strict);
+  CheckExpectedTotals({.end_offsets = {}, .records = 10, .malformed = 0}, true, &report);
+  EXPECT_TRUE(report.ok()) << Discrepancies(report);
 }
 
 TEST_F(InvariantsTest, BackwardResetRereadsOnceAndPasses) {

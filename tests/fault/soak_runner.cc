@@ -249,6 +249,10 @@ absl::Status RunSoak(const SoakOptions& options, std::ostream* out) {
   scenario.task_count = options.task_count;
   scenario.replicas = options.replicas;
   scenario.task_duration = options.task_duration;
+  // Several segments per sequence, and the first batch partly before the
+  // rejection window (thrown away, counted through every fault).
+  scenario.segment_granularity = "FIFTEEN_MINUTE";
+  scenario.late_message_rejection_start = "2026-11-30T02:20:00Z";
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<FaultScenario> s, FaultScenario::Start(scenario));
   *out << "soak: cluster under " << s->root_dir() << " (logs in " << s->root_dir() << "/logs)\n";
   out->flush();

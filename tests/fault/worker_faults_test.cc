@@ -22,10 +22,7 @@ constexpr absl::Duration kProduceFor = absl::Seconds(8);
     ASSERT_TRUE(_status.ok()) << _status.ToString();       \
   } while (0)
 
-std::unique_ptr<FaultScenario> StartScenario(const std::string& name, uint64_t seed) {
-  ScenarioOptions options;
-  options.name = name;
-  options.seed = seed;
+std::unique_ptr<FaultScenario> StartScenario(ScenarioOptions options) {
   absl::StatusOr<std::unique_ptr<FaultScenario>> scenario = FaultScenario::Start(options);
   EXPECT_TRUE(scenario.ok()) << scenario.status();
   return scenario.ok() ? std::move(*scenario) : nullptr;
@@ -33,9 +30,15 @@ std::unique_ptr<FaultScenario> StartScenario(const std::string& name, uint64_t s
 
 // Arms `point` on a worker that is reading once ingestion is under way,
 // waits for the crash, restarts the worker and lets the scenario finish.
-void CrashWorkerAtPointAndRestart(const std::string& name, const std::string& point,
-                                  uint64_t seed) {
-  std::unique_ptr<FaultScenario> s = StartScenario(name, seed);
+std::unique_ptr<FaultScenario> StartScenario(const std::string& name, uint64_t seed) {
+  ScenarioOptions options;
+  options.name = name;
+  options.seed = seed;
+  return StartScenario(options);
+}
+
+void CrashWorkerAtPointAndRestart(const ScenarioOptions& options, const std::string& point) {
+  std::unique_ptr<FaultScenario> s = StartScenario(options);
   ASSERT_NE(s, nullptr);
   s->StartProducing(kRecords, kProduceFor);
   ASSERT_OK(s->WaitUntilCommittedSequences(1));
@@ -61,10 +64,25 @@ TEST(WorkerFaults, KillWhileReadingAndRestart) {
   ASSERT_OK(s->Finish());
 }
 
+void CrashWorkerAtPointAndRestart(const std::string& name, const std::string& point,
+                                  uint64_t seed) {
+  ScenarioOptions options;
+  options.name = name;
+  options.seed = seed;
+  CrashWorkerAtPointAndRestart(options, point);
+}
+
 // Spills written, restore point not yet: the restart deletes the orphan
-// spills and re-reads from the previous restore point.
+// spills and re-reads from the previous restore point. With 15-minute
+// segments (several per sequence) and rows before a rejection window (thrown
+// away, counted in the restore point too).
 TEST(WorkerFaults, CrashWhilePersistingAndRestart) {
-  CrashWorkerAtPointAndRestart("crash_worker_while_persisting", "task.persist.after_spills", 12);
+  ScenarioOptions options;
+  options.name = "crash_worker_while_persisting";
+  options.seed = 12;
+  options.segment_granularity = "FIFTEEN_MINUTE";
+  options.late_message_rejection_start = "2026-11-30T02:20:00Z";
+  CrashWorkerAtPointAndRestart(options, "task.persist.after_spills");
 }
 
 // Segments pushed to deep storage, not published: the restart pushes a new
