@@ -16,11 +16,14 @@
 #include "bench/wiki_rows.h"
 #include "common/file_util.h"
 #include "common/grpc_status.h"
+#include "common/kafka/consumer_settings.h"
 #include "common/status_macros.h"
 #include "common/time_util.h"
 #include "tests/fault/live_audit.h"
 #include "tests/fault/soak_plan.h"
 #include "tests/testing/subprocess.h"
+#include "tools/audit/kafka_record_counter.h"
+#include "tools/audit/segment_file_verifier.h"
 #include "tools/produce/wiki_producer.h"
 
 namespace sluice::fault {
@@ -428,32 +431,19 @@ audit::AuditReport FaultScenario::Audit(const PartitionOffsets& reset) {
         absl::StrCat("cannot read the commit log and segments: ", inputs.status().ToString()));
     return failed;
   }
-  KafkaRecordCounter counter(cluster_->bootstrap_servers(), absl::Seconds(60));
-  std::map<int32_t, std::pair<int64_t, int64_t>> ranges;
-  for (const v1::CommittedSequence& s : inputs->commit_log.sequences()) {
-    for (const auto& [p, start] : s.start_offsets()) {
-      auto end = s.end_offsets().find(p);
-      if (end == s.end_offsets().end()) continue;
-      auto [it, fresh] = ranges.emplace(p, std::make_pair(start, end->second));
-      if (!fresh) {
-        it->second.first = std::min(it->second.first, start);
-        it->second.second = std::max(it->second.second, end->second);
-      }
-    }
-  }
-  if (absl::Status read = counter.Prefetch(kTopic, ranges); !read.ok()) {
-    failed.discrepancies.push_back(absl::StrCat("cannot read Kafka: ", read.ToString()));
-    return failed;
-  }
-  absl::StatusOr<std::unique_ptr<SegmentFileVerifier>> verifier =
-      SegmentFileVerifier::Open(cluster_->deep_storage_uri());
-  if (!verifier.ok()) {
+  absl::StatusOr<std::unique_ptr<audit::KafkaRecordCounter>> counter =
+      audit::KafkaRecordCounter::Create(
+          {.properties = {{"bootstrap.servers", cluster_->bootstrap_servers()}},
+           .cluster = kafka::ClusterKind::kDevBroker,
+           .idle_timeout = absl::Seconds(60)});
+  if (!counter.ok()) {
     failed.discrepancies.push_back(
-        absl::StrCat("cannot open deep storage: ", verifier.status().ToString()));
+        absl::StrCat("cannot read Kafka: ", counter.status().ToString()));
     return failed;
   }
+  audit::SegmentFileVerifier verifier;
   audit::AuditReport report = AuditAcrossReset(inputs->commit_log, inputs->used_segments, reset,
-                                               &counter, verifier->get());
+                                               counter->get(), &verifier);
   CheckCommittedThrough(inputs->commit_log, target.end_offsets, &report);
   if (reset.empty()) {
     CheckExpectedTotals(target, !options_.late_message_rejection_start.empty(), &report);

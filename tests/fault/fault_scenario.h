@@ -1,16 +1,17 @@
 // One fault scenario on a real process cluster (//tools/cluster): the dev
 // broker, the supervisor and N task workers on 127.0.0.1, a topic, a spec
-// submitted, records produced (some malformed) while faults are injected,
-// then the end: everything produced committed and the exactly-once audit.
+// submitted, records produced (//tools/produce, some malformed) while faults
+// are injected, then the end: everything produced committed and the
+// exactly-once audit.
 //
 //   ScenarioOptions options;
 //   options.name = "kill_worker_while_reading";
-//   ASSERT_OK_AND_ASSIGN(auto s, FaultScenario::Start(options));
-//   s->StartProducing(20000, absl::Seconds(6));
-//   ASSERT_OK(s->WaitUntilCommittedSequences(2));
-//   ASSERT_OK(s->cluster().Kill(cluster::WorkerName(0), SIGKILL));
-//   ASSERT_OK(s->cluster().Restart(cluster::WorkerName(0)));
-//   ASSERT_OK(s->Finish());   // waits, audits; the error says what is wrong and where the logs are
+//   absl::StatusOr<std::unique_ptr<FaultScenario>> s = FaultScenario::Start(options);
+//   (*s)->StartProducing(20000, absl::Seconds(8));
+//   absl::Status st = (*s)->WaitUntilCommittedSequences(2);
+//   st = (*s)->cluster().Kill(cluster::WorkerName(0), SIGKILL);
+//   st = (*s)->RestartAndWait(cluster::WorkerName(0));
+//   st = (*s)->Finish();  // waits, audits; the error says what is wrong and where the logs are
 //
 // Fault points: every worker and the supervisor run with every fault point of
 // their binary configured as crash_if_file:<root>/arm/<process>/<point>, so

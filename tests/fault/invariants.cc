@@ -32,6 +32,7 @@ void Merge(const audit::AuditReport& part, const std::string& label, audit::Audi
   into->unparseable += part.unparseable;
   into->thrown_away += part.thrown_away;
   into->segment_rows += part.segment_rows;
+  for (const auto& [p, n] : part.records_by_partition) into->records_by_partition[p] += n;
   for (const std::string& d : part.discrepancies) {
     into->discrepancies.push_back(absl::StrCat(label, ": ", d));
   }
