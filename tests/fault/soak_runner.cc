@@ -52,7 +52,7 @@ class Injector {
         armed_.insert({process, step.fault_point});
         Later(step.down_for, absl::StrCat("disarm ", step.fault_point, " and restart ", process),
               [this, process, point = step.fault_point] {
-                Check(s_->Disarm(process, point));
+                Record(s_->Disarm(process, point));
                 armed_.erase({process, point});
                 *out_ << "      (" << process
                       << (s_->cluster().Running(process) ? " did not reach it)\n"
@@ -131,7 +131,7 @@ class Injector {
     for (const std::string& w : std::set<std::string>(frozen_)) Thaw(w);
     if (broker_down_) BrokerUp();
     if (storage_down_) StorageUp();
-    for (const auto& [process, point] : armed_) Check(s_->Disarm(process, point));
+    for (const auto& [process, point] : armed_) Record(s_->Disarm(process, point));
     armed_.clear();
     for (const std::string& name : s_->cluster().names()) {
       if (name != cluster::kBroker) RestartIfDown(name);
@@ -187,29 +187,31 @@ class Injector {
           << (status.ok() ? "" : status.ToString()) << "\n";
   }
 
+  // Keeps the first error for the iteration's verdict; returns `status`.
   absl::Status Check(absl::Status status) {
     if (!status.ok() && first_error_.ok()) first_error_ = status;
     return status;
   }
+  void Record(absl::Status status) { Check(std::move(status)).IgnoreError(); }
 
   void RestartIfDown(const std::string& process) {
     if (frozen_.count(process) || s_->cluster().Running(process)) return;
-    Check(s_->cluster().Restart(process));
+    Record(s_->cluster().Restart(process));
   }
 
   void Thaw(const std::string& worker) {
     if (!frozen_.erase(worker)) return;
-    Check(s_->cluster().Kill(worker, SIGCONT));
+    Record(s_->cluster().Kill(worker, SIGCONT));
   }
 
   void BrokerUp() {
     broker_down_ = false;
-    Check(s_->cluster().BrokerCommand("broker up 1").status());
+    Record(s_->cluster().BrokerCommand("broker up 1").status());
   }
 
   void StorageUp() {
     storage_down_ = false;
-    Check(s_->SetDeepStorageDown(false));
+    Record(s_->SetDeepStorageDown(false));
   }
 
   void ResumeIfSuspended() {
