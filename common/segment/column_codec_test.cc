@@ -66,7 +66,9 @@ TEST(ColumnCodec, IdsPickTheNarrowestWidthAndCheckTheLimit) {
     std::vector<uint32_t> back(ids.size());
     ASSERT_TRUE(DecodeIds(bytes, ids.size(), max, back.data())) << max;
     EXPECT_EQ(back, ids);
-    if (max > 0) EXPECT_FALSE(DecodeIds(bytes, ids.size(), max - 1, back.data())) << max;
+    if (max > 0) {
+      EXPECT_FALSE(DecodeIds(bytes, ids.size(), max - 1, back.data())) << max;
+    }
   }
   uint32_t out[2];
   EXPECT_FALSE(DecodeIds("", 0, 10, out));
