@@ -19,10 +19,10 @@ absl::StatusOr<v1::AllocateSegmentResponse> Allocator::Allocate(
   const int64_t start = request.interval().start_ms();
   const int64_t end = request.interval().end_ms();
   if (!segment_granularity.IsAligned(start) || segment_granularity.Next(start) != end) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "interval [", FormatIsoInstant(start), ", ", FormatIsoInstant(end), ") is not one ",
-        segment_granularity.Name(), " bucket (the segment granularity of ", request.datasource(),
-        ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("interval [", FormatIsoInstant(start), ", ", FormatIsoInstant(end),
+                     ") is not one ", segment_granularity.Name(),
+                     " bucket (the segment granularity of ", request.datasource(), ")"));
   }
   const std::string& ds = request.datasource();
   v1::AllocateSegmentResponse response;

@@ -22,9 +22,8 @@ class AllocatorTest : public ::testing::Test {
  protected:
   void SetUp() override {
     store_ = testing::OpenTestStore(dir_.path());
-    ASSERT_TRUE(store_->InTransaction([](StoreTxn& txn) {
-      return txn.EnsureDatasource("wiki", 1);
-    }).ok());
+    ASSERT_TRUE(
+        store_->InTransaction([](StoreTxn& txn) { return txn.EnsureDatasource("wiki", 1); }).ok());
   }
 
   static v1::AllocateSegmentRequest Request(const std::string& sequence, int64_t start,
@@ -49,9 +48,9 @@ TEST_F(AllocatorTest, IdempotentPerSequenceAndIntervalWithAStableVersion) {
   ASSERT_TRUE(first.ok()) << first.status();
   EXPECT_EQ(first->partition_num(), 0);
   EXPECT_EQ(first->version(), FormatIsoInstant(clock_.NowMs()));
-  EXPECT_EQ(first->segment_id(), absl::StrCat("wiki_", FormatIsoInstant(kT0), "_",
-                                              FormatIsoInstant(kT0 + kHour), "_",
-                                              first->version(), "_0"));
+  EXPECT_EQ(first->segment_id(),
+            absl::StrCat("wiki_", FormatIsoInstant(kT0), "_", FormatIsoInstant(kT0 + kHour), "_",
+                         first->version(), "_0"));
 
   clock_.Advance(absl::Minutes(5));
   auto again = allocator.Allocate(Request("wiki_b_0", kT0, kT0 + kHour), kHourly);
@@ -96,8 +95,8 @@ TEST_F(AllocatorTest, ConcurrentAllocationsForOneKeyReturnOneId) {
     for (int t = 0; t < 8; ++t) {
       threads.emplace_back([&, t] {
         Allocator allocator({stores[t % stores.size()].get(), &clock_});
-        auto r = allocator.Allocate(Request(absl::StrCat("wiki_c_", round), kT0, kT0 + kHour),
-                                    kHourly);
+        auto r =
+            allocator.Allocate(Request(absl::StrCat("wiki_c_", round), kT0, kT0 + kHour), kHourly);
         ids[t] = r.ok() ? r->segment_id() : std::string(r.status().message());
       });
     }

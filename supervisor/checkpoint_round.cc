@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/fault_injection.h"
+#include "common/metrics/catalog.h"
 #include "common/status_macros.h"
 #include "common/time_util.h"
 #include "supervisor/stream_supervisor.h"
@@ -51,32 +52,33 @@ absl::StatusOr<v1::CheckpointDataSourceMetadataResponse> StreamSupervisor::Check
           absl::StrCat("group ", request.base_sequence_name(),
                        " is publishing; its end offsets are fixed, no checkpoint needed"));
     }
-    return absl::FailedPreconditionError(
-        absl::StrCat("group ", request.group_id(), " (", request.base_sequence_name(),
-                     ") is not a reading group of ", datasource_));
+    return absl::FailedPreconditionError(absl::StrCat("group ", request.group_id(), " (",
+                                                      request.base_sequence_name(),
+                                                      ") is not a reading group of ", datasource_));
   }
   const std::map<int32_t, OffsetMap>& checkpoints = group->second.second;
   std::optional<int32_t> id = FindCheckpoint(checkpoints, start);
   if (!id) {
-    Post("bad checkpoint", [this, request] { HandleCheckpoint(request); });
-    return absl::FailedPreconditionError(absl::StrCat(
-        "start offsets ", FormatOffsets(start), " of task ", request.task_id(),
-        " match no checkpoint of group ", request.base_sequence_name(),
-        "; the task will be replaced"));
+    Post("bad checkpoint", [this, request, now = absl::Now()] { HandleCheckpoint(request, now); });
+    return absl::FailedPreconditionError(
+        absl::StrCat("start offsets ", FormatOffsets(start), " of task ", request.task_id(),
+                     " match no checkpoint of group ", request.base_sequence_name(),
+                     "; the task will be replaced"));
   }
-  Post("checkpoint", [this, request] { HandleCheckpoint(request); });
+  Post("checkpoint", [this, request, now = absl::Now()] { HandleCheckpoint(request, now); });
   if (*id == checkpoints.rbegin()->first) {
     response.set_accepted(true);
     response.set_message(absl::StrCat("checkpoint of sequence ", *id, " queued"));
   } else {
     response.set_accepted(false);
-    response.set_message(absl::StrCat("sequence ", *id,
-                                      " is already checkpointed; its end offsets are on the way"));
+    response.set_message(
+        absl::StrCat("sequence ", *id, " is already checkpointed; its end offsets are on the way"));
   }
   return response;
 }
 
-void StreamSupervisor::HandleCheckpoint(const v1::CheckpointDataSourceMetadataRequest& request) {
+void StreamSupervisor::HandleCheckpoint(const v1::CheckpointDataSourceMetadataRequest& request,
+                                        absl::Time received) {
   auto it = active_.find(request.group_id());
   if (it == active_.end() || it->second.base_sequence_name != request.base_sequence_name()) {
     LOG(INFO) << Prefix() << "ignoring checkpoint request of task " << request.task_id()
@@ -103,9 +105,18 @@ void StreamSupervisor::HandleCheckpoint(const v1::CheckpointDataSourceMetadataRe
   }
   LOG(INFO) << Prefix() << "task " << request.task_id() << " asks to checkpoint sequence " << *id
             << " of group " << group.group_id << " (started at " << FormatOffsets(start) << ")";
+  const int32_t before = group.latest_sequence_id();
   absl::StatusOr<OffsetMap> result = CheckpointRound(group, /*finish=*/false);
   if (!result.ok()) {
     RecordError(Annotate(result.status(), absl::StrCat("checkpoint of group ", group.group_id)));
+    return;
+  }
+  if (deps_.metrics != nullptr && group.latest_sequence_id() > before) {
+    deps_.metrics->GetCounter(metrics::kSupervisorCheckpoints, {{"datasource", datasource_}})
+        ->Increment();
+    deps_.metrics
+        ->GetHistogram(metrics::kSupervisorCheckpointSeconds, {{"datasource", datasource_}})
+        ->ObserveDuration(absl::Now() - received);
   }
 }
 
@@ -121,8 +132,8 @@ absl::StatusOr<OffsetMap> StreamSupervisor::CheckpointRound(Group& group, bool f
   // 1. Pause every replica in parallel.
   std::vector<std::optional<std::string>> addresses(tasks.size());
   for (size_t i = 0; i < tasks.size(); ++i) addresses[i] = AddressOf(*tasks[i]);
-  std::vector<absl::StatusOr<v1::PauseResponse>> paused(
-      tasks.size(), absl::UnknownError("not called"));
+  std::vector<absl::StatusOr<v1::PauseResponse>> paused(tasks.size(),
+                                                        absl::UnknownError("not called"));
   ParallelFor(tasks.size(), [&](size_t i) {
     paused[i] = addresses[i] ? client_->Pause(*addresses[i], tasks[i]->task_id)
                              : absl::NotFoundError("its worker is unknown");
@@ -159,8 +170,8 @@ absl::StatusOr<OffsetMap> StreamSupervisor::CheckpointRound(Group& group, bool f
   if (!finish && max == group.latest_checkpoint()) {
     resume_all();
     LOG(INFO) << Prefix() << what << ": no replica read past sequence "
-              << group.latest_sequence_id() << " start " << FormatOffsets(max)
-              << "; resumed " << live.size() << " replicas without a new checkpoint";
+              << group.latest_sequence_id() << " start " << FormatOffsets(max) << "; resumed "
+              << live.size() << " replicas without a new checkpoint";
     return max;
   }
 
@@ -183,8 +194,8 @@ absl::StatusOr<OffsetMap> StreamSupervisor::CheckpointRound(Group& group, bool f
   }
 
   // 4. SetEndOffsets on every paused replica (it resumes them).
-  std::vector<absl::StatusOr<v1::SetEndOffsetsResponse>> set(
-      live.size(), absl::UnknownError("not called"));
+  std::vector<absl::StatusOr<v1::SetEndOffsetsResponse>> set(live.size(),
+                                                             absl::UnknownError("not called"));
   ParallelFor(live.size(), [&](size_t j) {
     const size_t i = live[j];
     set[j] = client_->SetEndOffsets(*addresses[i], tasks[i]->task_id, max, finish);
@@ -204,8 +215,7 @@ absl::StatusOr<OffsetMap> StreamSupervisor::CheckpointRound(Group& group, bool f
   }
   if (finish) {
     LOG(INFO) << Prefix() << what << ": final end offsets " << FormatOffsets(max) << " (max of "
-              << live.size() << " paused replicas of " << tasks.size() << "), set on "
-              << accepted;
+              << live.size() << " paused replicas of " << tasks.size() << "), set on " << accepted;
   } else {
     LOG(INFO) << Prefix() << what << ": sequence " << next_id - 1 << " ends at "
               << FormatOffsets(max) << " (max of " << live.size() << " paused replicas of "
@@ -223,8 +233,7 @@ void StreamSupervisor::AnswerStaleCheckpoint(Group& group, TaskInfo& task, int32
     if (absl::IsNotFound(status.status())) {
       KillTask(task, "its worker no longer knows it");
     } else {
-      LOG(WARNING) << Prefix() << "stale checkpoint of " << task.task_id << ": "
-                   << status.status();
+      LOG(WARNING) << Prefix() << "stale checkpoint of " << task.task_id << ": " << status.status();
     }
     return;
   }
@@ -243,8 +252,8 @@ void StreamSupervisor::AnswerStaleCheckpoint(Group& group, TaskInfo& task, int32
   }
   auto set = client_->SetEndOffsets(*address, task.task_id, end, /*finish=*/false);
   if (!set.ok()) {
-    KillTask(task, absl::StrCat("it refused the end offsets ", FormatOffsets(end),
-                                " of sequence ", sequence_id, ": ", set.status().ToString()));
+    KillTask(task, absl::StrCat("it refused the end offsets ", FormatOffsets(end), " of sequence ",
+                                sequence_id, ": ", set.status().ToString()));
     return;
   }
   LOG(INFO) << Prefix() << "task " << task.task_id << " asked again for sequence " << sequence_id
@@ -282,9 +291,8 @@ void StreamSupervisor::Finalize(int32_t group_id, const std::string& why) {
     }
   }
   LOG(INFO) << Prefix() << "rolled over group " << group_id << " (" << group.base_sequence_name
-            << "): " << why << "; it publishes up to " << FormatOffsets(*end)
-            << " before " << FormatIsoInstant(absl::ToUnixMillis(deadline))
-            << ", the next group starts there";
+            << "): " << why << "; it publishes up to " << FormatOffsets(*end) << " before "
+            << FormatIsoInstant(absl::ToUnixMillis(deadline)) << ", the next group starts there";
   publishing_[group_id].push_back(std::move(group));
 }
 

@@ -22,7 +22,9 @@ bool Retryable(const grpc::Status& status) {
 
 class GrpcTaskClient : public TaskClient {
  public:
-  explicit GrpcTaskClient(ChatOptions options) : options_(options) {
+  GrpcTaskClient(ChatOptions options, std::shared_ptr<grpc::ChannelCredentials> credentials)
+      : options_(options),
+        credentials_(credentials ? std::move(credentials) : grpc::InsecureChannelCredentials()) {
     if (options_.attempts < 1) options_.attempts = 1;
   }
 
@@ -30,8 +32,8 @@ class GrpcTaskClient : public TaskClient {
                                               const v1::TaskSpec& spec) override {
     v1::RunTaskRequest request;
     *request.mutable_spec() = spec;
-    return Call<v1::RunTaskRequest, v1::RunTaskResponse>(
-        address, "RunTask", spec.task_id(), request, &v1::TaskService::Stub::RunTask);
+    return Call<v1::RunTaskRequest, v1::RunTaskResponse>(address, "RunTask", spec.task_id(),
+                                                         request, &v1::TaskService::Stub::RunTask);
   }
 
   absl::StatusOr<v1::TaskStatus> StopTask(const std::string& address, const std::string& task_id,
@@ -78,9 +80,9 @@ class GrpcTaskClient : public TaskClient {
 
   absl::StatusOr<OffsetMap> GetCurrentOffsets(const std::string& address,
                                               const std::string& task_id) override {
-    auto response = Call<v1::TaskRef, v1::OffsetsResponse>(
-        address, "GetCurrentOffsets", task_id, Ref(task_id),
-        &v1::TaskService::Stub::GetCurrentOffsets);
+    auto response =
+        Call<v1::TaskRef, v1::OffsetsResponse>(address, "GetCurrentOffsets", task_id, Ref(task_id),
+                                               &v1::TaskService::Stub::GetCurrentOffsets);
     if (!response.ok()) return response.status();
     return FromProto(response->offsets());
   }
@@ -129,8 +131,7 @@ class GrpcTaskClient : public TaskClient {
     absl::MutexLock lock(&mu_);
     auto& stub = stubs_[address];
     if (!stub) {
-      stub = v1::TaskService::NewStub(
-          grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+      stub = v1::TaskService::NewStub(grpc::CreateChannel(address, credentials_));
     }
     return stub.get();
   }
@@ -159,20 +160,21 @@ class GrpcTaskClient : public TaskClient {
       }
     }
     const absl::Status status = FromGrpcStatus(last);
-    return absl::Status(status.code(),
-                        absl::StrCat(method, task_id.empty() ? "" : " ", task_id, " on ", address,
-                                     ": ", status.message()));
+    return absl::Status(status.code(), absl::StrCat(method, task_id.empty() ? "" : " ", task_id,
+                                                    " on ", address, ": ", status.message()));
   }
 
   ChatOptions options_;
+  const std::shared_ptr<grpc::ChannelCredentials> credentials_;
   absl::Mutex mu_;
   std::map<std::string, std::unique_ptr<v1::TaskService::Stub>> stubs_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace
 
-std::unique_ptr<TaskClient> NewGrpcTaskClient(ChatOptions options) {
-  return std::make_unique<GrpcTaskClient>(options);
+std::unique_ptr<TaskClient> NewGrpcTaskClient(
+    ChatOptions options, std::shared_ptr<grpc::ChannelCredentials> credentials) {
+  return std::make_unique<GrpcTaskClient>(options, std::move(credentials));
 }
 
 ChatOptions ChatOptionsFromTuning(const v1::TuningConfig& tuning) {

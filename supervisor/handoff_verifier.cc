@@ -4,7 +4,11 @@
 
 #include <map>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/file_util.h"
+#include "common/metrics/catalog.h"
+#include "common/segment/segment_reader.h"
 #include "common/status_macros.h"
 
 namespace sluice::supervisor {
@@ -15,10 +19,29 @@ absl::Status HandoffVerifier::VerifyCopy(const HandoffCandidate& segment) {
     return absl::DataLossError(absl::StrCat(segment.path, " has ", info.size_bytes,
                                             " bytes, published with ", segment.size_bytes));
   }
-  // TODO(checksum): once common/segment's reader is on main, read the file's
-  // trailer and compare its checksum with segment.checksum (a mismatch is
-  // HANDOFF_FAILED). Until then a copy is verified by presence and size.
-  return absl::OkStatus();
+  SLUICE_ASSIGN_OR_RETURN(std::string local, options_.deep_storage->LocalPathForRead(
+                                                 segment.path, options_.scratch_dir));
+  const bool downloaded = absl::StartsWith(local, options_.scratch_dir + "/");
+  // Open checks the whole-file CRC-32C and the structure.
+  absl::StatusOr<std::unique_ptr<segment::SegmentReader>> reader =
+      segment::SegmentReader::Open(local);
+  absl::Status status = reader.status();
+  if (status.ok() && (*reader)->checksum() != segment.checksum) {
+    status = absl::DataLossError(absl::StrCat(segment.path, " has checksum ", (*reader)->checksum(),
+                                              ", published with ", segment.checksum));
+  } else if (status.ok() && static_cast<int64_t>((*reader)->num_rows()) != segment.num_rows) {
+    status = absl::DataLossError(absl::StrCat(segment.path, " has ", (*reader)->num_rows(),
+                                              " rows, published with ", segment.num_rows));
+  } else if (status.ok() && (*reader)->header().metadata.segment_id != segment.id) {
+    status = absl::DataLossError(absl::StrCat(segment.path, " holds segment ",
+                                              (*reader)->header().metadata.segment_id, ", not ",
+                                              segment.id));
+  }
+  if (downloaded) RemoveAll(local).IgnoreError();
+  if (absl::IsNotFound(status) || absl::IsInvalidArgument(status)) {
+    return absl::DataLossError(status.message());
+  }
+  return status;
 }
 
 absl::StatusOr<HandoffPass> HandoffVerifier::VerifyOnce() {
@@ -30,8 +53,7 @@ absl::StatusOr<HandoffPass> HandoffVerifier::VerifyOnce() {
     for (const HandoffCandidate& c : candidates) {
       if (modes.count(c.datasource)) continue;
       SLUICE_ASSIGN_OR_RETURN(auto spec, txn.LatestSpec(c.datasource));
-      modes[c.datasource] =
-          spec ? spec->spec.tuning_config().handoff_mode() : v1::DEEP_STORAGE;
+      modes[c.datasource] = spec ? spec->spec.tuning_config().handoff_mode() : v1::DEEP_STORAGE;
     }
     return absl::OkStatus();
   }));
@@ -62,11 +84,15 @@ absl::StatusOr<HandoffPass> HandoffVerifier::VerifyOnce() {
       }
     }
     if (state == c.state && verified_at == c.verified_at_ms) continue;
-    SLUICE_RETURN_IF_ERROR(options_.store->InTransaction([&](StoreTxn& txn) {
-      return txn.SetHandoff(c.id, state, verified_at, handed_off_at);
-    }));
+    SLUICE_RETURN_IF_ERROR(options_.store->InTransaction(
+        [&](StoreTxn& txn) { return txn.SetHandoff(c.id, state, verified_at, handed_off_at); }));
     if (state == v1::HANDED_OFF) {
       VLOG(1) << "[supervisor " << c.datasource << "] segment " << c.id << " handed off";
+      if (options_.metrics != nullptr) {
+        options_.metrics
+            ->GetHistogram(metrics::kSupervisorHandoffSeconds, {{"datasource", c.datasource}})
+            ->ObserveDuration(absl::Milliseconds(now_ms - c.created_at_ms));
+      }
     }
   }
   if (pass.handed_off > 0 || pass.failed > 0) {

@@ -1,8 +1,9 @@
 // Handoff tracking: a published segment is handed off once its deep-storage
-// copy is verified (present, with the size the task published) and, for a
-// datasource in LOADER handoff mode, an external loader confirmed it with
-// MarkSegmentsLoaded. A copy that is missing or has the wrong size is
-// HANDOFF_FAILED (and re-checked on later passes).
+// copy is verified (present with the published size, a readable segment file
+// whose whole-file CRC matches, carrying the published checksum, row count and
+// segment id) and, for a datasource in LOADER handoff mode, an external loader
+// confirmed it with MarkSegmentsLoaded. A copy that fails is HANDOFF_FAILED
+// (and re-checked on later passes); a transient storage error is retried.
 #ifndef SLUICE_SUPERVISOR_HANDOFF_VERIFIER_H_
 #define SLUICE_SUPERVISOR_HANDOFF_VERIFIER_H_
 
@@ -10,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "common/deep_storage.h"
+#include "common/metrics/registry.h"
 #include "supervisor/clock.h"
 #include "supervisor/metadata_store.h"
 
@@ -21,6 +23,11 @@ struct HandoffVerifierOptions {
   Clock* clock = Clock::Real();
   // Segments examined per pass.
   int batch = 1000;
+  // Where copies of remote objects are downloaded to be read (a local
+  // deep storage reads its files in place).
+  std::string scratch_dir = "/tmp";
+  // Handoff latency (common/metrics/catalog.h); null: none.
+  metrics::Registry* metrics = nullptr;
 };
 
 struct HandoffPass {
@@ -38,8 +45,8 @@ class HandoffVerifier {
   absl::StatusOr<HandoffPass> VerifyOnce() ABSL_LOCKS_EXCLUDED(pass_mu_);
 
  private:
-  // Checks the deep-storage copy of one segment; OK when it is readable with
-  // the published size.
+  // Checks the deep-storage copy of one segment; OK when it is a valid
+  // segment file matching what was published.
   absl::Status VerifyCopy(const HandoffCandidate& segment);
 
   const HandoffVerifierOptions options_;

@@ -32,8 +32,7 @@ class KafkaStreamMetadata : public StreamMetadata {
 }  // namespace
 
 StreamMetadataFactory KafkaStreamMetadataFactory() {
-  return [](const v1::SupervisorSpec& spec)
-             -> absl::StatusOr<std::unique_ptr<StreamMetadata>> {
+  return [](const v1::SupervisorSpec& spec) -> absl::StatusOr<std::unique_ptr<StreamMetadata>> {
     kafka::KafkaProperties properties(spec.io_config().consumer_properties().begin(),
                                       spec.io_config().consumer_properties().end());
     SLUICE_ASSIGN_OR_RETURN(auto client, kafka::MetadataClient::Create(properties));

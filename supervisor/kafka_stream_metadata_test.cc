@@ -25,7 +25,6 @@ TEST(KafkaStreamMetadataTest, ListsPartitionsAndWatermarks) {
   EXPECT_EQ(marks->size(), 3u);
   EXPECT_EQ(marks->at(1).earliest, 0);
   EXPECT_EQ(marks->at(1).latest, 0);
-
 }
 
 }  // namespace

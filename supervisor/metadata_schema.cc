@@ -207,7 +207,8 @@ CREATE TABLE offset_resets (
 
 const std::vector<Migration>& SchemaMigrations() {
   static const auto* migrations = new std::vector<Migration>{
-      {1, "initial tables: specs, commit metadata, segments, allocations, groups, tasks", kSchemaV1},
+      {1, "initial tables: specs, commit metadata, segments, allocations, groups, tasks",
+       kSchemaV1},
       {2, "loader handoff columns and offset reset log", kSchemaV2},
   };
   return *migrations;
@@ -230,8 +231,9 @@ absl::StatusOr<int> ReadSchemaVersion(SqliteDb* db) {
                     "name = 'schema_version'"));
   if (has_version != "1") {
     return absl::FailedPreconditionError(
-        absl::StrCat(db->path(), " is an SQLite database without a sluice schema_version "
-                                 "table: not a sluice metadata store; refusing to use it"));
+        absl::StrCat(db->path(),
+                     " is an SQLite database without a sluice schema_version "
+                     "table: not a sluice metadata store; refusing to use it"));
   }
   absl::StatusOr<std::string> version =
       db->QueryText("SELECT coalesce(max(version), 0) FROM schema_version");
@@ -259,8 +261,9 @@ absl::Status MigrateSchema(SqliteDb* db, int target_version, int64_t now_ms) {
     SLUICE_ASSIGN_OR_RETURN(auto txn, SqliteTransaction::Begin(db));
     SLUICE_RETURN_IF_ERROR(
         Annotate(db->Exec(migration.sql), absl::StrCat("schema migration ", migration.version)));
-    SLUICE_ASSIGN_OR_RETURN(auto insert, db->Prepare("INSERT INTO schema_version (version, "
-                                                     "description, applied_at_ms) VALUES (?, ?, ?)"));
+    SLUICE_ASSIGN_OR_RETURN(auto insert,
+                            db->Prepare("INSERT INTO schema_version (version, "
+                                        "description, applied_at_ms) VALUES (?, ?, ?)"));
     insert.Bind(1, migration.version).Bind(2, migration.description).Bind(3, now_ms);
     SLUICE_RETURN_IF_ERROR(insert.Run());
     SLUICE_RETURN_IF_ERROR(txn->Commit());

@@ -17,8 +17,8 @@ absl::StatusOr<std::string> ToJson(const google::protobuf::Message& message) {
   std::string out;
   auto status = google::protobuf::util::MessageToJsonString(message, &out);
   if (!status.ok()) {
-    return absl::InternalError(absl::StrCat("encoding ", message.GetTypeName(), " as JSON: ",
-                                            status.ToString()));
+    return absl::InternalError(
+        absl::StrCat("encoding ", message.GetTypeName(), " as JSON: ", status.ToString()));
   }
   return out;
 }
@@ -28,8 +28,8 @@ absl::Status FromJson(const std::string& json, google::protobuf::Message* messag
   options.ignore_unknown_fields = true;
   auto status = google::protobuf::util::JsonStringToMessage(json, message, options);
   if (!status.ok()) {
-    return absl::DataLossError(absl::StrCat("stored ", message->GetTypeName(),
-                                            " does not parse: ", status.ToString()));
+    return absl::DataLossError(
+        absl::StrCat("stored ", message->GetTypeName(), " does not parse: ", status.ToString()));
   }
   return absl::OkStatus();
 }
@@ -195,15 +195,14 @@ absl::Status StoreTxn::SetCommittedOffsets(const std::string& datasource, const 
 
 absl::StatusOr<OffsetMap> StoreTxn::RecordInitialOffsets(const std::string& datasource,
                                                          const std::string& topic,
-                                                         const OffsetMap& offsets,
-                                                         int64_t now_ms) {
+                                                         const OffsetMap& offsets, int64_t now_ms) {
   SLUICE_RETURN_IF_ERROR(EnsureDatasource(datasource, now_ms));
   SLUICE_ASSIGN_OR_RETURN(std::optional<std::string> stored_topic, CommitTopic(datasource));
   SLUICE_ASSIGN_OR_RETURN(OffsetMap committed, CommittedOffsets(datasource));
   if (stored_topic.has_value() && *stored_topic != topic && !committed.empty()) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "datasource ", datasource, " has stored offsets for topic \"", *stored_topic,
-        "\", not \"", topic, "\"; reset the supervisor (or its offsets) to switch topics"));
+        "datasource ", datasource, " has stored offsets for topic \"", *stored_topic, "\", not \"",
+        topic, "\"; reset the supervisor (or its offsets) to switch topics"));
   }
   OffsetMap recorded;
   for (const auto& [partition, offset] : offsets) {
@@ -264,8 +263,14 @@ absl::Status StoreTxn::RecordOffsetReset(const std::string& datasource, int32_t 
       auto q, db_->Prepare("INSERT INTO offset_resets (datasource, partition, old_offset, "
                            "new_offset, reason, reset_at_ms) VALUES (?, ?, ?, ?, ?, ?)"));
   q.Bind(1, datasource).Bind(2, partition);
-  if (old_offset) q.Bind(3, *old_offset); else q.BindNull(3);
-  if (new_offset) q.Bind(4, *new_offset); else q.BindNull(4);
+  if (old_offset)
+    q.Bind(3, *old_offset);
+  else
+    q.BindNull(3);
+  if (new_offset)
+    q.Bind(4, *new_offset);
+  else
+    q.BindNull(4);
   q.Bind(5, reason).Bind(6, now_ms);
   return q.Run();
 }
@@ -303,8 +308,9 @@ absl::StatusOr<std::optional<PendingSegment>> StoreTxn::FindPendingSegment(
 }
 
 absl::StatusOr<std::optional<PendingSegment>> StoreTxn::PendingSegmentById(const std::string& id) {
-  SLUICE_ASSIGN_OR_RETURN(auto q, db_->Prepare(absl::StrCat("SELECT ", kPendingColumns,
-                                                            " FROM pending_segments WHERE id = ?")));
+  SLUICE_ASSIGN_OR_RETURN(
+      auto q, db_->Prepare(
+                  absl::StrCat("SELECT ", kPendingColumns, " FROM pending_segments WHERE id = ?")));
   q.Bind(1, id);
   SLUICE_ASSIGN_OR_RETURN(bool row, q.Step());
   if (!row) return std::optional<PendingSegment>();
@@ -332,9 +338,8 @@ absl::Status StoreTxn::InsertIntervalVersion(const std::string& datasource, int6
   return q.Run();
 }
 
-absl::StatusOr<int32_t> StoreTxn::NextPartitionNum(const std::string& datasource,
-                                                   int64_t start_ms, int64_t end_ms,
-                                                   const std::string& version) {
+absl::StatusOr<int32_t> StoreTxn::NextPartitionNum(const std::string& datasource, int64_t start_ms,
+                                                   int64_t end_ms, const std::string& version) {
   SLUICE_ASSIGN_OR_RETURN(
       auto q,
       db_->Prepare("SELECT coalesce(max(p), -1) + 1 FROM (SELECT max(partition_num) AS p FROM "
@@ -393,8 +398,8 @@ absl::StatusOr<std::optional<v1::CommittedSequence>> StoreTxn::CommittedSequence
     range->set_unparseable(parts.Int64(4));
     range->set_thrown_away(parts.Int64(5));
   }
-  SLUICE_ASSIGN_OR_RETURN(
-      auto segs, db_->Prepare("SELECT id FROM segments WHERE commit_id = ? ORDER BY id"));
+  SLUICE_ASSIGN_OR_RETURN(auto segs,
+                          db_->Prepare("SELECT id FROM segments WHERE commit_id = ? ORDER BY id"));
   segs.Bind(1, commit_id);
   while (true) {
     SLUICE_ASSIGN_OR_RETURN(bool srow, segs.Step());
@@ -446,11 +451,11 @@ absl::Status StoreTxn::InsertSegment(const v1::SegmentDescriptor& s, int64_t com
                                      const std::string& task_id, int64_t now_ms) {
   SLUICE_ASSIGN_OR_RETURN(std::string provenance, ToJson(s.provenance()));
   SLUICE_ASSIGN_OR_RETURN(
-      auto q,
-      db_->Prepare("INSERT INTO segments (id, datasource, start_ms, end_ms, version, "
-                   "partition_num, num_rows, size_bytes, checksum, path, provenance_json, "
-                   "sequence_name, commit_id, used, created_at_ms, handoff_state, "
-                   "published_by_task) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)"));
+      auto q, db_->Prepare(
+                  "INSERT INTO segments (id, datasource, start_ms, end_ms, version, "
+                  "partition_num, num_rows, size_bytes, checksum, path, provenance_json, "
+                  "sequence_name, commit_id, used, created_at_ms, handoff_state, "
+                  "published_by_task) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)"));
   q.Bind(1, s.id()).Bind(2, s.datasource()).Bind(3, s.interval().start_ms());
   q.Bind(4, s.interval().end_ms()).Bind(5, s.version()).Bind(6, s.partition_num());
   q.Bind(7, s.num_rows()).Bind(8, s.size_bytes()).Bind(9, s.checksum()).Bind(10, s.path());
@@ -557,9 +562,11 @@ absl::StatusOr<int64_t> StoreTxn::CountSegments(const std::string& datasource) {
 
 absl::StatusOr<std::vector<HandoffCandidate>> StoreTxn::HandoffCandidates(int limit) {
   SLUICE_ASSIGN_OR_RETURN(
-      auto q, db_->Prepare("SELECT id, datasource, path, size_bytes, checksum, handoff_state, "
-                           "verified_at_ms, loaded_at_ms FROM segments WHERE used = 1 AND "
-                           "handoff_state != ? ORDER BY created_at_ms, id LIMIT ?"));
+      auto q,
+      db_->Prepare(
+          "SELECT id, datasource, path, size_bytes, checksum, handoff_state, "
+          "verified_at_ms, loaded_at_ms, created_at_ms, num_rows FROM segments WHERE used = 1 AND "
+          "handoff_state != ? ORDER BY created_at_ms, id LIMIT ?"));
   q.Bind(1, static_cast<int64_t>(v1::HANDED_OFF)).Bind(2, limit);
   std::vector<HandoffCandidate> out;
   while (true) {
@@ -574,6 +581,8 @@ absl::StatusOr<std::vector<HandoffCandidate>> StoreTxn::HandoffCandidates(int li
     c.state = static_cast<v1::HandoffState>(q.Int64(5));
     c.verified_at_ms = q.Int64(6);
     c.loaded_at_ms = q.Int64(7);
+    c.created_at_ms = q.Int64(8);
+    c.num_rows = q.Int64(9);
     out.push_back(std::move(c));
   }
   return out;
@@ -817,8 +826,8 @@ absl::StatusOr<TaskRecord> ReadTaskRow(const SqliteStatement& q) {
 }  // namespace
 
 absl::StatusOr<std::optional<TaskRecord>> StoreTxn::GetTask(const std::string& task_id) {
-  SLUICE_ASSIGN_OR_RETURN(auto q, db_->Prepare(absl::StrCat("SELECT ", kTaskColumns,
-                                                            " FROM tasks WHERE task_id = ?")));
+  SLUICE_ASSIGN_OR_RETURN(
+      auto q, db_->Prepare(absl::StrCat("SELECT ", kTaskColumns, " FROM tasks WHERE task_id = ?")));
   q.Bind(1, task_id);
   SLUICE_ASSIGN_OR_RETURN(bool row, q.Step());
   if (!row) return std::optional<TaskRecord>();

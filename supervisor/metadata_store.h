@@ -112,10 +112,12 @@ struct HandoffCandidate {
   std::string datasource;
   std::string path;
   int64_t size_bytes = 0;
+  int64_t num_rows = 0;
   std::string checksum;
   v1::HandoffState state = v1::HANDOFF_PENDING;
   int64_t verified_at_ms = 0;
   int64_t loaded_at_ms = 0;
+  int64_t created_at_ms = 0;  // when it was committed
 };
 
 bool IsTerminal(v1::TaskState state);
@@ -149,8 +151,8 @@ class StoreTxn {
   // publish of a partition is then compared with them. FAILED_PRECONDITION if
   // the stored offsets belong to another topic.
   absl::StatusOr<OffsetMap> RecordInitialOffsets(const std::string& datasource,
-                                                 const std::string& topic,
-                                                 const OffsetMap& offsets, int64_t now_ms);
+                                                 const std::string& topic, const OffsetMap& offsets,
+                                                 int64_t now_ms);
   absl::StatusOr<OffsetMap> InitialOffsets(const std::string& datasource);
   // Deletes the committed offsets of `partitions` (all when empty); the
   // topic is forgotten once no partition is left.
@@ -164,7 +166,8 @@ class StoreTxn {
   // ---- allocation ----
   absl::StatusOr<std::optional<PendingSegment>> FindPendingSegment(const std::string& datasource,
                                                                    const std::string& sequence_name,
-                                                                   int64_t start_ms, int64_t end_ms);
+                                                                   int64_t start_ms,
+                                                                   int64_t end_ms);
   absl::StatusOr<std::optional<PendingSegment>> PendingSegmentById(const std::string& id);
   absl::StatusOr<std::optional<std::string>> IntervalVersion(const std::string& datasource,
                                                              int64_t start_ms, int64_t end_ms);
@@ -194,9 +197,9 @@ class StoreTxn {
                                                           const std::vector<std::string>& ids);
   // Oldest first, with segment ids.
   absl::StatusOr<std::vector<v1::CommittedSequence>> CommitLog(const std::string& datasource);
-  absl::StatusOr<std::vector<v1::SegmentDescriptor>> ListSegments(
-      const std::string& datasource, const v1::Interval* overlapping, bool include_unused,
-      int limit);
+  absl::StatusOr<std::vector<v1::SegmentDescriptor>> ListSegments(const std::string& datasource,
+                                                                  const v1::Interval* overlapping,
+                                                                  bool include_unused, int limit);
   absl::StatusOr<int64_t> CountSegments(const std::string& datasource);
 
   // ---- handoff ----
@@ -230,9 +233,8 @@ class StoreTxn {
   // ---- tasks and workers ----
   absl::Status InsertTask(const TaskRecord& task);
   // Updates state, error (when non-empty) and current offsets (when non-empty).
-  absl::Status UpdateTask(const std::string& task_id, v1::TaskState state,
-                          const std::string& error, const OffsetMap& current_offsets,
-                          int64_t now_ms);
+  absl::Status UpdateTask(const std::string& task_id, v1::TaskState state, const std::string& error,
+                          const OffsetMap& current_offsets, int64_t now_ms);
   absl::StatusOr<std::optional<TaskRecord>> GetTask(const std::string& task_id);
   // Empty datasource: all. Non-terminal tasks only unless include_finished.
   absl::StatusOr<std::vector<TaskRecord>> ListTasks(const std::string& datasource,

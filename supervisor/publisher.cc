@@ -42,8 +42,9 @@ absl::Status ValidatePublishRequest(const v1::PublishSegmentsRequest& request) {
                                   " is before start offset ", offset));
     }
     if (it->second == kEndOfPartition) {
-      return Invalid(absl::StrCat("partition ", partition,
-                                  ": end offset is END_OF_PARTITION; publish closed sequences only"));
+      return Invalid(
+          absl::StrCat("partition ", partition,
+                       ": end offset is END_OF_PARTITION; publish closed sequences only"));
     }
   }
   for (const v1::PartitionRange& range : request.partition_stats()) {
@@ -88,15 +89,15 @@ absl::Status Publisher::CheckFiles(const v1::PublishSegmentsRequest& request) {
           "segment ", segment.id(), ": file ", segment.path(), " is missing from deep storage"));
     }
     if (absl::IsInvalidArgument(info.status())) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "segment ", segment.id(), ": path ", segment.path(),
-          " is not in this supervisor's deep storage: ", info.status().message()));
+      return absl::FailedPreconditionError(
+          absl::StrCat("segment ", segment.id(), ": path ", segment.path(),
+                       " is not in this supervisor's deep storage: ", info.status().message()));
     }
     SLUICE_RETURN_IF_ERROR(info.status());
     if (info->size_bytes != segment.size_bytes()) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "segment ", segment.id(), ": file ", segment.path(), " has ", info->size_bytes,
-          " bytes, the descriptor says ", segment.size_bytes()));
+      return absl::FailedPreconditionError(
+          absl::StrCat("segment ", segment.id(), ": file ", segment.path(), " has ",
+                       info->size_bytes, " bytes, the descriptor says ", segment.size_bytes()));
     }
   }
   return absl::OkStatus();
@@ -129,8 +130,7 @@ absl::StatusOr<v1::PublishSegmentsResponse> Publisher::Publish(
           "sequence ", request.sequence_name(), " is already committed (by task ",
           committed->task_id(), " at ", FormatIsoInstant(committed->committed_at_ms()),
           ", offsets ", FormatOffsets(FromProto(committed->start_offsets())), " -> ",
-          FormatOffsets(FromProto(committed->end_offsets())),
-          "); check GetPublishedSegments"));
+          FormatOffsets(FromProto(committed->end_offsets())), "); check GetPublishedSegments"));
     }
 
     SLUICE_ASSIGN_OR_RETURN(before, txn.CommittedOffsets(ds));
@@ -140,10 +140,10 @@ absl::StatusOr<v1::PublishSegmentsResponse> Publisher::Publish(
     for (const auto& [partition, offset] : start) {
       auto stored = before.find(partition);
       if (stored == before.end() || !topic.has_value()) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "datasource ", ds, " has no stored offset for partition ", partition,
-            " (it was reset, or this supervisor never started reading it); sequence ",
-            request.sequence_name(), " cannot be published"));
+        return absl::FailedPreconditionError(
+            absl::StrCat("datasource ", ds, " has no stored offset for partition ", partition,
+                         " (it was reset, or this supervisor never started reading it); sequence ",
+                         request.sequence_name(), " cannot be published"));
       }
       if (offset < stored->second) behind = true;
       if (offset > stored->second) ahead = true;
@@ -176,9 +176,9 @@ absl::StatusOr<v1::PublishSegmentsResponse> Publisher::Publish(
       }
       if (pending->version != segment.version() ||
           pending->partition_num != segment.partition_num()) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "segment ", segment.id(), " does not match its allocation (version ",
-            pending->version, ", partition ", pending->partition_num, ")"));
+        return absl::FailedPreconditionError(
+            absl::StrCat("segment ", segment.id(), " does not match its allocation (version ",
+                         pending->version, ", partition ", pending->partition_num, ")"));
       }
       SLUICE_ASSIGN_OR_RETURN(bool present, txn.SegmentExists(segment.id()));
       if (present || !seen.insert(segment.id()).second) {
@@ -201,8 +201,8 @@ absl::StatusOr<v1::PublishSegmentsResponse> Publisher::Publish(
     return status;
   }
   LOG(INFO) << "[supervisor " << ds << "] published sequence " << request.sequence_name()
-            << " of task " << request.task_id() << ": " << request.segments_size()
-            << " segments (" << response.inserted_segment_ids_size() << " new, " << skipped
+            << " of task " << request.task_id() << ": " << request.segments_size() << " segments ("
+            << response.inserted_segment_ids_size() << " new, " << skipped
             << " already present), offsets " << FormatOffsets(start) << " -> "
             << FormatOffsets(end);
   SLUICE_RETURN_IF_ERROR(SLUICE_FAULT_POINT("supervisor.publish.after_commit"));

@@ -25,14 +25,14 @@ class PublisherTest : public ::testing::Test {
  protected:
   void SetUp() override {
     store_ = testing::OpenTestStore(dir_.path());
-    ASSERT_TRUE(store_
-                    ->InTransaction([&](StoreTxn& txn) -> absl::Status {
-                      auto v = txn.InsertSpec("wiki", testing::TestSpec("wiki"), false, 1);
-                      if (!v.ok()) return v.status();
-                      return txn.RecordInitialOffsets("wiki", "events", {{0, 0}, {1, 0}}, 1)
-                          .status();
-                    })
-                    .ok());
+    ASSERT_TRUE(
+        store_
+            ->InTransaction([&](StoreTxn& txn) -> absl::Status {
+              auto v = txn.InsertSpec("wiki", testing::TestSpec("wiki"), false, 1);
+              if (!v.ok()) return v.status();
+              return txn.RecordInitialOffsets("wiki", "events", {{0, 0}, {1, 0}}, 1).status();
+            })
+            .ok());
   }
   void TearDown() override { ConfigureFaultPoints("").IgnoreError(); }
 
@@ -119,19 +119,21 @@ TEST_F(PublisherTest, MatchingStartCommitsSegmentsAndAdvancesOffsets) {
   EXPECT_EQ(Committed(), (OffsetMap{{0, 10}, {1, 5}}));
 
   std::vector<v1::CommittedSequence> log;
-  ASSERT_TRUE(store_->InTransaction([&](StoreTxn& txn) -> absl::Status {
-    auto l = txn.CommitLog("wiki");
-    if (l.ok()) log = *l;
-    return l.status();
-  }).ok());
+  ASSERT_TRUE(store_
+                  ->InTransaction([&](StoreTxn& txn) -> absl::Status {
+                    auto l = txn.CommitLog("wiki");
+                    if (l.ok()) log = *l;
+                    return l.status();
+                  })
+                  .ok());
   ASSERT_EQ(log.size(), 1u);
   EXPECT_EQ(log[0].sequence_name(), "wiki_seq_0");
   EXPECT_EQ(log[0].segment_ids_size(), 1);
   EXPECT_EQ(log[0].partition_stats(0).rows(), 10);
 
   // The next sequence starts where this one ended.
-  response = publisher.Publish(Request("wiki_seq_1", {{0, 10}, {1, 5}}, {{0, 12}, {1, 9}},
-                                       {Segment("wiki_seq_1", 0)}));
+  response = publisher.Publish(
+      Request("wiki_seq_1", {{0, 10}, {1, 5}}, {{0, 12}, {1, 9}}, {Segment("wiki_seq_1", 0)}));
   ASSERT_TRUE(response.ok()) << response.status();
   EXPECT_EQ(Committed(), (OffsetMap{{0, 12}, {1, 9}}));
 }
@@ -154,9 +156,11 @@ TEST_F(PublisherTest, StartBehindIsAbortedAndAheadIsUnavailable) {
 }
 
 TEST_F(PublisherTest, FirstPublishIsCheckedAgainstTheRecordedInitialOffsets) {
-  ASSERT_TRUE(store_->InTransaction([](StoreTxn& txn) {
-    return txn.RecordInitialOffsets("wiki", "events", {{5, 100}}, 1).status();
-  }).ok());
+  ASSERT_TRUE(store_
+                  ->InTransaction([](StoreTxn& txn) {
+                    return txn.RecordInitialOffsets("wiki", "events", {{5, 100}}, 1).status();
+                  })
+                  .ok());
   Publisher publisher = MakePublisher();
   EXPECT_EQ(publisher.Publish(Request("wiki_x_0", {{5, 0}}, {{5, 100}})).status().code(),
             absl::StatusCode::kAborted);
@@ -171,8 +175,7 @@ TEST_F(PublisherTest, FirstPublishIsCheckedAgainstTheRecordedInitialOffsets) {
 
 TEST_F(PublisherTest, RepublishingACommittedSequenceIsAbortedAndVisibleAsPublished) {
   Publisher publisher = MakePublisher();
-  auto request =
-      Request("wiki_s_0", {{0, 0}, {1, 0}}, {{0, 0}, {1, 0}});  // empty: start == end
+  auto request = Request("wiki_s_0", {{0, 0}, {1, 0}}, {{0, 0}, {1, 0}});  // empty: start == end
   ASSERT_TRUE(publisher.Publish(request).ok());
   auto again = publisher.Publish(request);
   EXPECT_EQ(again.status().code(), absl::StatusCode::kAborted);
@@ -242,11 +245,13 @@ TEST_F(PublisherTest, IdenticalSegmentIdsAreInsertedOnce) {
   ASSERT_TRUE(response.ok()) << response.status();
   EXPECT_EQ(response->inserted_segment_ids_size(), 1);
   int64_t count = 0;
-  ASSERT_TRUE(store_->InTransaction([&](StoreTxn& txn) -> absl::Status {
-    auto c = txn.CountSegments("wiki");
-    if (c.ok()) count = *c;
-    return c.status();
-  }).ok());
+  ASSERT_TRUE(store_
+                  ->InTransaction([&](StoreTxn& txn) -> absl::Status {
+                    auto c = txn.CountSegments("wiki");
+                    if (c.ok()) count = *c;
+                    return c.status();
+                  })
+                  .ok());
   EXPECT_EQ(count, 1);
 }
 

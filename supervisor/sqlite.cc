@@ -54,8 +54,8 @@ SqliteStatement& SqliteStatement::Bind(int index, int64_t value) {
 }
 
 SqliteStatement& SqliteStatement::Bind(int index, absl::string_view text) {
-  const int rc = sqlite3_bind_text(stmt_, index, text.data(), static_cast<int>(text.size()),
-                                   SQLITE_TRANSIENT);
+  const int rc =
+      sqlite3_bind_text(stmt_, index, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
   if (rc != SQLITE_OK && bind_status_.ok()) {
     bind_status_ = SqliteStatus(rc, "bind", sqlite3_sql(stmt_));
   }
@@ -110,9 +110,8 @@ int SqliteStatement::Changes() const { return sqlite3_changes(db_->handle()); }
 
 absl::StatusOr<std::unique_ptr<SqliteDb>> SqliteDb::Open(const std::string& path) {
   sqlite3* db = nullptr;
-  const int rc = sqlite3_open_v2(path.c_str(), &db,
-                                 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                                 nullptr);
+  const int rc = sqlite3_open_v2(
+      path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     absl::Status status =
         SqliteStatus(rc, absl::StrCat("open ", path), db ? sqlite3_errmsg(db) : "");

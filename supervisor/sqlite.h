@@ -42,7 +42,9 @@ class SqliteStatement {
   SqliteStatement& Bind(int index, int64_t value);
   SqliteStatement& Bind(int index, int value) { return Bind(index, static_cast<int64_t>(value)); }
   SqliteStatement& Bind(int index, absl::string_view text);
-  SqliteStatement& Bind(int index, const char* text) { return Bind(index, absl::string_view(text)); }
+  SqliteStatement& Bind(int index, const char* text) {
+    return Bind(index, absl::string_view(text));
+  }
   SqliteStatement& Bind(int index, const std::string& text) {
     return Bind(index, absl::string_view(text));
   }

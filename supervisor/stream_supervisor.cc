@@ -26,8 +26,8 @@ constexpr size_t kTaskOutcomes = 10;
 StreamSupervisor::StreamSupervisor(StreamSupervisorDeps deps, SpecRecord spec)
     : deps_(std::move(deps)), datasource_(spec.datasource), spec_(std::move(spec)) {}
 
-absl::StatusOr<std::unique_ptr<StreamSupervisor>> StreamSupervisor::Start(
-    StreamSupervisorDeps deps, SpecRecord spec) {
+absl::StatusOr<std::unique_ptr<StreamSupervisor>> StreamSupervisor::Start(StreamSupervisorDeps deps,
+                                                                          SpecRecord spec) {
   std::unique_ptr<StreamSupervisor> s(new StreamSupervisor(std::move(deps), std::move(spec)));
   SLUICE_RETURN_IF_ERROR(s->Init());
   s->thread_ = std::thread([raw = s.get()] { raw->Loop(); });
@@ -61,7 +61,9 @@ StreamSupervisor::~StreamSupervisor() {
   if (thread_.joinable()) thread_.join();
 }
 
-std::string StreamSupervisor::Prefix() const { return absl::StrCat("[supervisor ", datasource_, "] "); }
+std::string StreamSupervisor::Prefix() const {
+  return absl::StrCat("[supervisor ", datasource_, "] ");
+}
 
 // ---- notices ----
 
@@ -94,11 +96,13 @@ void StreamSupervisor::RequestRun() {
 }
 
 absl::Status StreamSupervisor::RunNow(absl::Duration timeout) {
-  return PostAndWait("run", [this] { RunOnce(); }, timeout);
+  return PostAndWait(
+      "run", [this] { RunOnce(); }, timeout);
 }
 
 absl::Status StreamSupervisor::Sync(absl::Duration timeout) {
-  return PostAndWait("sync", [] {}, timeout);
+  return PostAndWait(
+      "sync", [] {}, timeout);
 }
 
 void StreamSupervisor::Reset() {
@@ -106,7 +110,8 @@ void StreamSupervisor::Reset() {
 }
 
 void StreamSupervisor::ResetOffsets(const OffsetMap& offsets) {
-  Post("reset offsets", [this, offsets] { HandleResetOffsets(offsets, "operator reset of offsets"); });
+  Post("reset offsets",
+       [this, offsets] { HandleResetOffsets(offsets, "operator reset of offsets"); });
 }
 
 void StreamSupervisor::UpdateSpec(SpecRecord spec) {
@@ -311,8 +316,9 @@ void StreamSupervisor::CheckTaskDuration() {
               << spec_.spec.io_config().stop_task_count() << ")";
       break;
     }
-    Finalize(id, stop_all ? (stopping_ ? "the supervisor is stopping" : "the supervisor is suspended")
-                          : "its task duration elapsed");
+    Finalize(id, stop_all
+                     ? (stopping_ ? "the supervisor is stopping" : "the supervisor is suspended")
+                     : "its task duration elapsed");
     ++publishing;
   }
 }
@@ -338,7 +344,8 @@ void StreamSupervisor::CheckPendingCompletion() {
       if (winner != nullptr) {
         const std::string winner_id = winner->task_id;
         for (auto& [id, task] : group.tasks) {
-          if (IsLive(task)) StopTaskGracefully(task, absl::StrCat("replica ", winner_id, " succeeded"));
+          if (IsLive(task))
+            StopTaskGracefully(task, absl::StrCat("replica ", winner_id, " succeeded"));
         }
         LOG(INFO) << Prefix() << "group " << group_id << " (" << group.base_sequence_name
                   << ") published everything up to " << FormatOffsets(group.end_offsets)
@@ -349,10 +356,10 @@ void StreamSupervisor::CheckPendingCompletion() {
       }
       const bool timed_out = now >= group.completion_deadline;
       if (!any_live || timed_out) {
-        const std::string why =
-            !any_live ? "every task of the group failed"
-                      : absl::StrCat("no task succeeded within completionTimeout ",
-                                     spec_.spec.io_config().completion_timeout());
+        const std::string why = !any_live
+                                    ? "every task of the group failed"
+                                    : absl::StrCat("no task succeeded within completionTimeout ",
+                                                   spec_.spec.io_config().completion_timeout());
         LOG(ERROR) << Prefix() << "ALERT: publishing group " << group_id << " ("
                    << group.base_sequence_name << ", end " << FormatOffsets(group.end_offsets)
                    << "): " << why << "; killing it and the group reading after it, and "
@@ -387,8 +394,8 @@ void StreamSupervisor::CheckCurrentTasks() {
     for (auto task = group.tasks.begin(); task != group.tasks.end();) {
       if (task->second.state == v1::SUCCESS && winner == nullptr) winner = &task->second;
       if (task->second.state == v1::FAILED || task->second.state == v1::STOPPED) {
-        LOG(WARNING) << Prefix() << "task " << task->first << " of group " << it->first
-                     << " ended " << v1::TaskState_Name(task->second.state) << ": "
+        LOG(WARNING) << Prefix() << "task " << task->first << " of group " << it->first << " ended "
+                     << v1::TaskState_Name(task->second.state) << ": "
                      << task->second.status.error() << "; it will be replaced";
         ++group.tasks_lost;
         task = group.tasks.erase(task);
@@ -399,7 +406,8 @@ void StreamSupervisor::CheckCurrentTasks() {
     if (winner != nullptr) {
       const std::string winner_id = winner->task_id;
       for (auto& [id, task] : group.tasks) {
-        if (IsLive(task)) StopTaskGracefully(task, absl::StrCat("replica ", winner_id, " succeeded"));
+        if (IsLive(task))
+          StopTaskGracefully(task, absl::StrCat("replica ", winner_id, " succeeded"));
       }
       LOG(INFO) << Prefix() << "reading group " << it->first << " (" << group.base_sequence_name
                 << ") ended: task " << winner_id << " succeeded; the next group starts from "
@@ -476,16 +484,17 @@ absl::Status StreamSupervisor::CreateGroupsAndTasks() {
   return first_error;
 }
 
-absl::Status StreamSupervisor::CreateGroup(int32_t group_id, const std::vector<int32_t>& partitions) {
+absl::Status StreamSupervisor::CreateGroup(int32_t group_id,
+                                           const std::vector<int32_t>& partitions) {
   const std::string& topic = spec_.spec.io_config().topic();
   OffsetMap committed;
   SLUICE_RETURN_IF_ERROR(deps_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
     SLUICE_ASSIGN_OR_RETURN(committed, txn.CommittedOffsets(datasource_));
     SLUICE_ASSIGN_OR_RETURN(std::optional<std::string> stored_topic, txn.CommitTopic(datasource_));
     if (stored_topic && *stored_topic != topic && !committed.empty()) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "the stored offsets of ", datasource_, " are for topic \"", *stored_topic,
-          "\", not \"", topic, "\"; reset the supervisor to switch topics"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("the stored offsets of ", datasource_, " are for topic \"", *stored_topic,
+                       "\", not \"", topic, "\"; reset the supervisor to switch topics"));
     }
     return absl::OkStatus();
   }));
@@ -529,7 +538,8 @@ absl::Status StreamSupervisor::CreateGroup(int32_t group_id, const std::vector<i
       sources.push_back(absl::StrCat(p, ":stored"));
       continue;
     }
-    const bool earliest = spec_.spec.io_config().use_earliest_offset() || !first_partitions_.count(p);
+    const bool earliest =
+        spec_.spec.io_config().use_earliest_offset() || !first_partitions_.count(p);
     start[p] = earliest ? mark.earliest : mark.latest;
     sources.push_back(absl::StrCat(p, earliest ? ":earliest" : ":latest"));
   }
@@ -561,9 +571,8 @@ absl::Status StreamSupervisor::CreateGroup(int32_t group_id, const std::vector<i
   group.max_message_time_ms = max_time;
   group.created_at = deps_.clock->Now();
   group.spec_version = spec_.version;
-  group.base_sequence_name =
-      BaseSequenceName(datasource_, spec_.spec.data_schema(), spec_.spec.tuning_config(), start,
-                       min_time, max_time);
+  group.base_sequence_name = BaseSequenceName(
+      datasource_, spec_.spec.data_schema(), spec_.spec.tuning_config(), start, min_time, max_time);
   for (const auto& [id, groups] : publishing_) {
     for (const Group& other : groups) {
       if (other.base_sequence_name == group.base_sequence_name) {
@@ -592,8 +601,9 @@ absl::Status StreamSupervisor::CreateGroup(int32_t group_id, const std::vector<i
   LOG(INFO) << Prefix() << "created group " << group_id << " (" << group.base_sequence_name
             << ") reading partitions [" << absl::StrJoin(group.partitions(), ",") << "] from "
             << FormatOffsets(start) << " (" << absl::StrJoin(sources, ", ") << ")"
-            << (recorded.empty() ? "" : absl::StrCat("; recorded initial offsets ",
-                                                     FormatOffsets(recorded)));
+            << (recorded.empty()
+                    ? ""
+                    : absl::StrCat("; recorded initial offsets ", FormatOffsets(recorded)));
   active_[group_id] = std::move(group);
   return absl::OkStatus();
 }
@@ -605,9 +615,9 @@ absl::Status StreamSupervisor::CreateTask(Group& group) {
     checkpoints.clear();
     for (const auto& [id, offsets] : group.checkpoints) {
       if (id != group.latest_sequence_id()) {
-        SLUICE_ASSIGN_OR_RETURN(auto committed,
-                                txn.CommittedSequence(datasource_,
-                                                      SequenceName(group.base_sequence_name, id)));
+        SLUICE_ASSIGN_OR_RETURN(
+            auto committed,
+            txn.CommittedSequence(datasource_, SequenceName(group.base_sequence_name, id)));
         if (committed) continue;
       }
       checkpoints[id] = offsets;
@@ -623,8 +633,8 @@ absl::Status StreamSupervisor::CreateTask(Group& group) {
     detailed_state_ = "WAITING_FOR_WORKERS";
     if (deps_.clock->Now() - last_resource_error_ > absl::Minutes(1)) {
       last_resource_error_ = deps_.clock->Now();
-      RecordError(Annotate(worker.status(),
-                           absl::StrCat("placing a task of group ", group.group_id)));
+      RecordError(
+          Annotate(worker.status(), absl::StrCat("placing a task of group ", group.group_id)));
     }
     return worker.status();
   }
@@ -827,8 +837,8 @@ void StreamSupervisor::PublishView() {
       *t->mutable_current_offsets() = task.status.current_offsets();
       t->set_start_time_ms(task.status.start_time_ms());
       if (IsLive(task) && !publishing) {
-        current = MaxOffsets(current, Restrict(FromProto(task.status.current_offsets()),
-                                               group.start_offsets));
+        current = MaxOffsets(
+            current, Restrict(FromProto(task.status.current_offsets()), group.start_offsets));
       }
     }
     if (publishing) {

@@ -24,6 +24,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/metrics/registry.h"
 #include "common/spec.h"
 #include "sluice/v1/supervisor_service.pb.h"
 #include "supervisor/clock.h"
@@ -48,6 +49,8 @@ struct StreamSupervisorDeps {
   // Run when a task changes state (and periodically); tests turn event runs
   // off and drive runs with RunNow() for determinism.
   bool run_on_events = true;
+  // Checkpoint counts and latencies (common/metrics/catalog.h); null: none.
+  metrics::Registry* metrics = nullptr;
 };
 
 class StreamSupervisor {
@@ -158,7 +161,9 @@ class StreamSupervisor {
   // replica is left or the store failed (replicas are resumed, never left
   // paused). Replicas that fail a step are killed.
   absl::StatusOr<OffsetMap> CheckpointRound(Group& group, bool finish);
-  void HandleCheckpoint(const v1::CheckpointDataSourceMetadataRequest& request);
+  // `received`: when the RPC arrived (for the checkpoint latency metric).
+  void HandleCheckpoint(const v1::CheckpointDataSourceMetadataRequest& request,
+                        absl::Time received);
   void AnswerStaleCheckpoint(Group& group, TaskInfo& task, int32_t sequence_id);
   void Finalize(int32_t group_id, const std::string& why);
 

@@ -111,8 +111,8 @@ void StreamSupervisor::AdoptTask(Group& group, TaskInfo& task, bool publishing) 
     if (absl::IsNotFound(status.status())) {
       KillTask(task, "its worker no longer knows it");
     } else {
-      LOG(WARNING) << Prefix() << "cannot reach task " << task.task_id << " yet: "
-                   << status.status();
+      LOG(WARNING) << Prefix() << "cannot reach task " << task.task_id
+                   << " yet: " << status.status();
     }
     return;
   }
@@ -134,8 +134,7 @@ void StreamSupervisor::AdoptTask(Group& group, TaskInfo& task, bool publishing) 
       }
     }
     const int32_t latest = group.latest_sequence_id();
-    if (status->latest_sequence_id() > latest ||
-        status->latest_sequence_id() + 1 < latest) {
+    if (status->latest_sequence_id() > latest || status->latest_sequence_id() + 1 < latest) {
       KillTask(task, absl::StrCat("its latest sequence ", status->latest_sequence_id(),
                                   " is inconsistent with the group's ", latest));
       return;
@@ -159,8 +158,8 @@ void StreamSupervisor::AdoptTask(Group& group, TaskInfo& task, bool publishing) 
         return;
       }
       LOG(INFO) << Prefix() << "adopted task " << task.task_id << " and sent it the end of "
-                << "sequence " << latest - 1 << " it missed: "
-                << FormatOffsets(group.latest_checkpoint());
+                << "sequence " << latest - 1
+                << " it missed: " << FormatOffsets(group.latest_checkpoint());
       task.state = v1::READING;
       return;
     }
@@ -177,8 +176,8 @@ void StreamSupervisor::AdoptTask(Group& group, TaskInfo& task, bool publishing) 
               << group.group_id << " and resumed it";
     return;
   }
-  LOG(INFO) << Prefix() << "adopted task " << task.task_id << " of " << (publishing ? "publishing" : "reading")
-            << " group " << group.group_id << " ("
+  LOG(INFO) << Prefix() << "adopted task " << task.task_id << " of "
+            << (publishing ? "publishing" : "reading") << " group " << group.group_id << " ("
             << v1::TaskState_Name(status->state()) << ")";
 }
 
@@ -249,7 +248,8 @@ void StreamSupervisor::HandleResetOffsets(const OffsetMap& offsets, const std::s
   }
   std::set<int32_t> partitions;
   for (const auto& [p, offset] : offsets) partitions.insert(p);
-  KillGroupsReading(partitions, absl::StrCat("the offsets of its partitions were reset (", reason, ")"));
+  KillGroupsReading(partitions,
+                    absl::StrCat("the offsets of its partitions were reset (", reason, ")"));
   LOG(WARNING) << Prefix() << "stored offsets " << FormatOffsets(Restrict(before, offsets))
                << " set to " << FormatOffsets(offsets) << ": " << reason;
 }
@@ -261,8 +261,7 @@ v1::ReportOffsetOutOfRangeResponse StreamSupervisor::HandleOffsetOutOfRange(
   if (!spec_.spec.tuning_config().reset_offset_automatically()) {
     const std::string message = absl::StrCat(
         "task ", request.task_id(), " cannot read offsets ", FormatOffsets(wanted),
-        " (out of range; earliest available ",
-        FormatOffsets(FromProto(request.earliest_offsets())),
+        " (out of range; earliest available ", FormatOffsets(FromProto(request.earliest_offsets())),
         "); reset the offsets or set tuningConfig.resetOffsetAutomatically");
     RecordError(absl::OutOfRangeError(message));
     response.set_message(message);
@@ -276,8 +275,8 @@ v1::ReportOffsetOutOfRangeResponse StreamSupervisor::HandleOffsetOutOfRange(
   if (!unknown.empty() && stream_) {
     auto marks = stream_->QueryWatermarks(unknown, deps_.kafka_timeout);
     if (!marks.ok()) {
-      response.set_message(absl::StrCat("cannot read the earliest offsets: ",
-                                        marks.status().ToString(), "; not resetting"));
+      response.set_message(absl::StrCat(
+          "cannot read the earliest offsets: ", marks.status().ToString(), "; not resetting"));
       RecordError(marks.status());
       return response;
     }

@@ -11,13 +11,13 @@
 
 DEFINE_string(listen, "0.0.0.0:7070", "host:port to serve gRPC on (port 0: pick a free one)");
 DEFINE_string(data_dir, "./sluice-data/supervisor", "directory of the metadata store");
-DEFINE_string(deep_storage, "", "deep storage URI, file:///path (default: <data_dir>/deep-storage)");
+DEFINE_string(deep_storage, "",
+              "deep storage URI, file:///path (default: <data_dir>/deep-storage)");
 DEFINE_string(metrics_listen, "",
               "host:port to serve Prometheus /metrics and /healthz on, plain HTTP (empty: off)");
 DEFINE_string(tls_cert, "", "PEM certificate chain for the gRPC server and outgoing calls");
 DEFINE_string(tls_key, "", "PEM private key of --tls_cert");
-DEFINE_string(tls_ca, "",
-              "PEM CA bundle: peers must present certificates it signed (mutual TLS)");
+DEFINE_string(tls_ca, "", "PEM CA bundle: peers must present certificates it signed (mutual TLS)");
 DEFINE_int32(shutdown_grace_seconds, 20, "how long running calls get to finish on SIGTERM");
 DEFINE_int32(heartbeat_interval_ms, 2000,
              "heartbeat interval told to workers; a worker silent for 3 intervals is lost");
@@ -38,7 +38,6 @@ int main(int argc, char** argv) {
     LOG(ERROR) << "[supervisor] --fault_points: " << faults;
     return 2;
   }
-
   // Outlives the gRPC server and the metrics endpoint (both point into it).
   sluice::metrics::Registry registry;
   auto metrics_http =
@@ -55,13 +54,13 @@ int main(int argc, char** argv) {
   options.listen_address = FLAGS_listen;
   options.data_dir = FLAGS_data_dir;
   options.deep_storage_uri = FLAGS_deep_storage;
+  options.heartbeat_interval = absl::Milliseconds(FLAGS_heartbeat_interval_ms);
+  options.min_worker_lost_timeout = absl::Milliseconds(FLAGS_min_worker_lost_timeout_ms);
+  options.handoff_period = absl::Milliseconds(FLAGS_handoff_period_ms);
   options.tls.cert_path = FLAGS_tls_cert;
   options.tls.key_path = FLAGS_tls_key;
   options.tls.ca_path = FLAGS_tls_ca;
   options.metrics = &registry;
-  options.heartbeat_interval = absl::Milliseconds(FLAGS_heartbeat_interval_ms);
-  options.min_worker_lost_timeout = absl::Milliseconds(FLAGS_min_worker_lost_timeout_ms);
-  options.handoff_period = absl::Milliseconds(FLAGS_handoff_period_ms);
   auto server = sluice::supervisor::SupervisorServer::Start(std::move(options));
   if (!server.ok()) {
     LOG(ERROR) << "[supervisor] cannot start: " << server.status();

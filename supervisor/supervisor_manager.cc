@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/granularity.h"
+#include "common/metrics/catalog.h"
 #include "common/names.h"
 #include "common/spec.h"
 #include "common/status_macros.h"
@@ -15,6 +16,16 @@ namespace {
 
 absl::Status NoSupervisor(const std::string& datasource) {
   return absl::NotFoundError(absl::StrCat("no supervisor is running for datasource ", datasource));
+}
+
+HandoffVerifierOptions HandoffOptions(const SupervisorManagerOptions& options) {
+  HandoffVerifierOptions handoff;
+  handoff.store = options.store;
+  handoff.deep_storage = options.deep_storage;
+  handoff.clock = options.clock;
+  handoff.scratch_dir = options.scratch_dir;
+  handoff.metrics = options.metrics;
+  return handoff;
 }
 
 bool SameSpecButSuspended(v1::SupervisorSpec a, v1::SupervisorSpec b) {
@@ -30,7 +41,7 @@ SupervisorManager::SupervisorManager(SupervisorManagerOptions options)
       instance_id_(RandomHex(16)),
       publisher_({options_.store, options_.deep_storage, options_.clock}),
       allocator_({options_.store, options_.clock}),
-      handoff_({options_.store, options_.deep_storage, options_.clock}) {
+      handoff_(HandoffOptions(options_)) {
   WorkerRegistryOptions registry;
   registry.clock = options_.clock;
   registry.heartbeat_interval = options_.heartbeat_interval;
@@ -61,11 +72,54 @@ absl::Status SupervisorManager::Init() {
   for (SpecRecord& spec : specs) SLUICE_RETURN_IF_ERROR(StartSupervisor(std::move(spec)));
   LOG(INFO) << "[supervisor] instance " << instance_id_ << ": " << specs.size()
             << " active supervisors, " << workers.size() << " known workers";
+  if (options_.metrics != nullptr) RegisterGauges();
   if (options_.housekeeping) housekeeping_ = std::thread([this] { Housekeeping(); });
   return absl::OkStatus();
 }
 
+void SupervisorManager::RegisterGauges() {
+  metrics::Registry* registry = options_.metrics;
+  gauges_.push_back(registry->AddGaugeCallback(metrics::kSupervisorPartitionLag, [this] {
+    std::vector<metrics::GaugeSample> samples;
+    for (auto& supervisor : All()) {
+      const v1::SupervisorStatus status = supervisor->Status();
+      for (const auto& [partition, lag] : status.lag()) {
+        samples.push_back(
+            {{{"datasource", status.datasource()}, {"partition", absl::StrCat(partition)}},
+             static_cast<double>(lag)});
+      }
+    }
+    return samples;
+  }));
+  gauges_.push_back(registry->AddGaugeCallback(metrics::kSupervisorTasks, [this] {
+    std::vector<metrics::GaugeSample> samples;
+    for (auto& supervisor : All()) {
+      const v1::SupervisorStatus status = supervisor->Status();
+      std::map<std::string, int> by_state;
+      for (const auto* groups : {&status.active_groups(), &status.publishing_groups()}) {
+        for (const v1::TaskGroupStatus& group : *groups) {
+          for (const v1::TaskSummary& task : group.tasks())
+            ++by_state[v1::TaskState_Name(task.state())];
+        }
+      }
+      for (const auto& [state, count] : by_state) {
+        samples.push_back(
+            {{{"datasource", status.datasource()}, {"state", state}}, static_cast<double>(count)});
+      }
+    }
+    return samples;
+  }));
+  gauges_.push_back(registry->AddGaugeCallback(metrics::kSupervisorWorkers, [this] {
+    int alive = 0;
+    int lost = 0;
+    for (const v1::WorkerInfo& worker : registry_->List()) ++(worker.alive() ? alive : lost);
+    return std::vector<metrics::GaugeSample>{{{{"state", "alive"}}, static_cast<double>(alive)},
+                                             {{{"state", "lost"}}, static_cast<double>(lost)}};
+  }));
+}
+
 SupervisorManager::~SupervisorManager() {
+  gauges_.clear();  // waits for a running scrape
   {
     absl::MutexLock lock(&housekeeping_mu_);
     stop_ = true;
@@ -141,6 +195,7 @@ absl::Status SupervisorManager::StartSupervisor(SpecRecord spec) {
   deps.stream_metadata_factory = options_.stream_metadata_factory;
   deps.kafka_timeout = options_.kafka_timeout;
   deps.run_on_events = options_.run_on_events;
+  deps.metrics = options_.metrics;
   const std::string datasource = spec.datasource;
   SLUICE_ASSIGN_OR_RETURN(auto supervisor, StreamSupervisor::Start(deps, std::move(spec)));
   absl::MutexLock lock(&mu_);
@@ -232,8 +287,8 @@ absl::StatusOr<v1::SubmitSupervisorResponse> SupervisorManager::Submit(
 absl::StatusOr<v1::SubmitSupervisorResponse> SupervisorManager::Get(const std::string& datasource) {
   SLUICE_ASSIGN_OR_RETURN(SpecRecord latest, LatestSpec(datasource));
   if (latest.terminated) {
-    return absl::NotFoundError(absl::StrCat("the supervisor of ", datasource,
-                                            " was terminated (see its history)"));
+    return absl::NotFoundError(
+        absl::StrCat("the supervisor of ", datasource, " was terminated (see its history)"));
   }
   v1::SubmitSupervisorResponse response;
   *response.mutable_spec() = latest.spec;
@@ -280,8 +335,8 @@ absl::StatusOr<v1::SupervisorSummary> SupervisorManager::SetSuspended(const std:
   if (latest.spec.suspended() != suspended) {
     latest.spec.set_suspended(suspended);
     SLUICE_RETURN_IF_ERROR(options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
-      SLUICE_ASSIGN_OR_RETURN(latest.version, txn.InsertSpec(datasource, latest.spec, false,
-                                                             options_.clock->NowMs()));
+      SLUICE_ASSIGN_OR_RETURN(
+          latest.version, txn.InsertSpec(datasource, latest.spec, false, options_.clock->NowMs()));
       return absl::OkStatus();
     }));
     latest.created_at_ms = options_.clock->NowMs();
@@ -329,8 +384,8 @@ absl::StatusOr<v1::SupervisorSummary> SupervisorManager::Terminate(const std::st
   SLUICE_ASSIGN_OR_RETURN(SpecRecord latest, LatestSpec(datasource));
   int64_t version = 0;
   SLUICE_RETURN_IF_ERROR(options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
-    SLUICE_ASSIGN_OR_RETURN(version, txn.InsertSpec(datasource, latest.spec, true,
-                                                    options_.clock->NowMs()));
+    SLUICE_ASSIGN_OR_RETURN(version,
+                            txn.InsertSpec(datasource, latest.spec, true, options_.clock->NowMs()));
     return absl::OkStatus();
   }));
   v1::SupervisorSummary summary = running->Summary();
@@ -359,7 +414,8 @@ absl::StatusOr<v1::ListSegmentsResponse> SupervisorManager::ListSegments(
     }
     SLUICE_ASSIGN_OR_RETURN(
         auto segments,
-        txn.ListSegments(request.datasource(), request.has_interval() ? &request.interval() : nullptr,
+        txn.ListSegments(request.datasource(),
+                         request.has_interval() ? &request.interval() : nullptr,
                          request.include_unused(), request.limit() == 0 ? 10000 : request.limit()));
     for (auto& s : segments) *response.add_segments() = std::move(s);
     return absl::OkStatus();
@@ -369,7 +425,8 @@ absl::StatusOr<v1::ListSegmentsResponse> SupervisorManager::ListSegments(
 
 absl::StatusOr<v1::ListSupervisorTasksResponse> SupervisorManager::ListTasks(
     const v1::ListSupervisorTasksRequest& request) {
-  if (!request.datasource().empty()) SLUICE_RETURN_IF_ERROR(ValidateDatasource(request.datasource()));
+  if (!request.datasource().empty())
+    SLUICE_RETURN_IF_ERROR(ValidateDatasource(request.datasource()));
   std::set<int> states(request.states().begin(), request.states().end());
   bool want_finished = request.include_finished();
   for (int state : states) want_finished |= IsTerminal(static_cast<v1::TaskState>(state));
@@ -455,7 +512,24 @@ absl::StatusOr<v1::CheckpointDataSourceMetadataResponse> SupervisorManager::Chec
 
 absl::StatusOr<v1::PublishSegmentsResponse> SupervisorManager::Publish(
     const v1::PublishSegmentsRequest& request) {
-  return publisher_.Publish(request);
+  absl::StatusOr<v1::PublishSegmentsResponse> response = publisher_.Publish(request);
+  if (options_.metrics != nullptr) {
+    // Only datasources that exist label a series (no cardinality from junk).
+    const absl::StatusCode code = response.status().code();
+    const bool known =
+        code != absl::StatusCode::kInvalidArgument && code != absl::StatusCode::kNotFound;
+    const std::string datasource = known ? request.datasource() : "";
+    options_.metrics
+        ->GetCounter(metrics::kSupervisorPublishes,
+                     {{"datasource", datasource}, {"code", absl::StatusCodeToString(code)}})
+        ->Increment();
+    if (response.ok()) {
+      options_.metrics
+          ->GetCounter(metrics::kSupervisorSegmentsPublished, {{"datasource", datasource}})
+          ->Increment(response->inserted_segment_ids_size());
+    }
+  }
+  return response;
 }
 
 absl::StatusOr<v1::GetPublishedSegmentsResponse> SupervisorManager::GetPublished(

@@ -16,6 +16,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/deep_storage.h"
+#include "common/metrics/registry.h"
 #include "sluice/v1/supervisor_service.pb.h"
 #include "supervisor/allocator.h"
 #include "supervisor/clock.h"
@@ -38,14 +39,19 @@ struct SupervisorManagerOptions {
   // least min_worker_lost_timeout).
   absl::Duration heartbeat_interval = absl::Seconds(2);
   absl::Duration min_worker_lost_timeout = absl::Seconds(10);
-  // Period of the handoff verifier.
+  // Period of the handoff verifier, and where it downloads remote segment
+  // copies to read them.
   absl::Duration handoff_period = absl::Seconds(2);
+  std::string scratch_dir = "/tmp";
   // Run the housekeeping thread (liveness, handoff); tests may drive both by
   // hand instead.
   bool housekeeping = true;
   absl::Duration kafka_timeout = absl::Seconds(10);
   // See StreamSupervisorDeps::run_on_events.
   bool run_on_events = true;
+  // Where the supervisor's metrics go (common/metrics/catalog.h); null: none.
+  // Not owned; must outlive the manager.
+  metrics::Registry* metrics = nullptr;
   // How long an RPC waits for a stream supervisor's loop.
   absl::Duration loop_timeout = absl::Seconds(30);
 };
@@ -115,6 +121,8 @@ class SupervisorManager {
  private:
   explicit SupervisorManager(SupervisorManagerOptions options);
   absl::Status Init();
+  // Gauges computed at scrape time: lag, tasks by state, workers.
+  void RegisterGauges();
   void Housekeeping();
 
   // Starts the stream supervisor of `spec` and adds it to the map.
@@ -130,8 +138,7 @@ class SupervisorManager {
   absl::StatusOr<SpecRecord> LatestSpec(const std::string& datasource);
   // Appends a spec version with `suspended` set and hands it to the running
   // supervisor.
-  absl::StatusOr<v1::SupervisorSummary> SetSuspended(const std::string& datasource,
-                                                     bool suspended)
+  absl::StatusOr<v1::SupervisorSummary> SetSuspended(const std::string& datasource, bool suspended)
       ABSL_LOCKS_EXCLUDED(admin_mu_, mu_);
 
   // Routes a reported task status: persists state changes, forwards to the
@@ -154,6 +161,8 @@ class SupervisorManager {
   // Latest reported status and last persisted state per task.
   absl::Mutex tasks_mu_;
   std::map<std::string, v1::TaskStatus> reported_ ABSL_GUARDED_BY(tasks_mu_);
+
+  std::vector<std::unique_ptr<metrics::Registry::CallbackHandle>> gauges_;
 
   absl::Mutex housekeeping_mu_;
   bool stop_ ABSL_GUARDED_BY(housekeeping_mu_) = false;

@@ -9,6 +9,7 @@
 #include "common/file_util.h"
 #include "supervisor/naming.h"
 #include "supervisor/testing/manager_harness.h"
+#include "supervisor/testing/segment_files.h"
 
 namespace sluice::supervisor {
 namespace {
@@ -102,9 +103,11 @@ TEST_F(SupervisorManagerTest, RestartSendsACheckpointTheReplicasMissed) {
   StopManager();
   // The dead supervisor had recorded checkpoint 1 and paused both replicas,
   // but never sent SetEndOffsets.
-  ASSERT_TRUE(store_->InTransaction([&](StoreTxn& txn) {
-    return txn.AppendCheckpoint(base, 1, {{0, 9}, {1, 4}}, 1);
-  }).ok());
+  ASSERT_TRUE(store_
+                  ->InTransaction([&](StoreTxn& txn) {
+                    return txn.AppendCheckpoint(base, 1, {{0, 9}, {1, 4}}, 1);
+                  })
+                  .ok());
   for (const auto& t : tasks) WorkerOf(t)->RequestCheckpoint(t);
 
   StartManager();
@@ -374,15 +377,18 @@ TEST_F(SupervisorManagerTest, AStoredOffsetGoneFromKafkaIsAnErrorUnlessAutoReset
   Run();
   StopManager();
   stream_.SetPartitions(2, /*earliest=*/70, /*latest=*/100);  // retention dropped 0..69
-  ASSERT_TRUE(store_->InTransaction([&](StoreTxn& txn) {
-    // Forget the live groups so a new one is created from the stored offsets.
-    auto groups = txn.LiveTaskGroups("wiki");
-    for (const auto& g : *groups) {
-      auto s = txn.FinishGroup(g.base_sequence_name, GroupState::kAbandoned, "test", 1);
-      if (!s.ok()) return s;
-    }
-    return absl::OkStatus();
-  }).ok());
+  ASSERT_TRUE(store_
+                  ->InTransaction([&](StoreTxn& txn) {
+                    // Forget the live groups so a new one is created from the stored offsets.
+                    auto groups = txn.LiveTaskGroups("wiki");
+                    for (const auto& g : *groups) {
+                      auto s =
+                          txn.FinishGroup(g.base_sequence_name, GroupState::kAbandoned, "test", 1);
+                      if (!s.ok()) return s;
+                    }
+                    return absl::OkStatus();
+                  })
+                  .ok());
   StartManager();
   Run();
   Run();
@@ -452,14 +458,15 @@ TEST_F(SupervisorManagerTest, HandoffNeedsAVerifiedCopyAndInLoaderModeAConfirmat
   allocate.set_task_id("t");
   allocate.set_sequence_name(SequenceName(base, 0));
   const int64_t hour = 3600 * 1000;
-  allocate.mutable_interval()->set_start_ms(1'800'000'000'000 / hour * hour);
+  allocate.mutable_interval()->set_start_ms(testing::SegmentHourStartMs());
   allocate.mutable_interval()->set_end_ms(allocate.interval().start_ms() + hour);
   auto allocated = manager_->Allocate(allocate);
   ASSERT_TRUE(allocated.ok()) << allocated.status();
-  const std::string local = dir_.path() + "/segment";
-  ASSERT_TRUE(WriteFileAtomically(local, std::string(64, 's')).ok());
-  auto uri = deep_->Push(local, "wiki/x/t_0.sluice");
-  ASSERT_TRUE(uri.ok());
+  ASSERT_TRUE(MakeDirs(dir_.path() + "/work").ok());
+  auto segment = testing::PushSegment(deep_.get(), dir_.path() + "/work", "wiki/x/t_0.sluice",
+                                      "wiki", *allocated);
+  ASSERT_TRUE(segment.ok()) << segment.status();
+  const std::string uri = segment->path();
   v1::PublishSegmentsRequest publish;
   publish.set_datasource("wiki");
   publish.set_task_id("t");
@@ -468,16 +475,7 @@ TEST_F(SupervisorManagerTest, HandoffNeedsAVerifiedCopyAndInLoaderModeAConfirmat
   (*publish.mutable_start_offsets())[1] = 0;
   (*publish.mutable_end_offsets())[0] = 10;
   (*publish.mutable_end_offsets())[1] = 0;
-  v1::SegmentDescriptor* s = publish.add_segments();
-  s->set_id(allocated->segment_id());
-  s->set_datasource("wiki");
-  *s->mutable_interval() = allocated->interval();
-  s->set_version(allocated->version());
-  s->set_partition_num(allocated->partition_num());
-  s->set_num_rows(10);
-  s->set_size_bytes(64);
-  s->set_checksum("crc32c:0");
-  s->set_path(*uri);
+  *publish.add_segments() = *segment;
   ASSERT_TRUE(manager_->Publish(publish).ok());
 
   v1::GetHandoffStatusRequest query;
@@ -512,10 +510,12 @@ TEST_F(SupervisorManagerTest, HandoffNeedsAVerifiedCopyAndInLoaderModeAConfirmat
   EXPECT_EQ(Status().segments_published(), 1);
 
   // A file that disappears fails verification.
-  ASSERT_TRUE(deep_->Delete(*uri).ok());
-  ASSERT_TRUE(store_->InTransaction([&](StoreTxn& txn) {
-    return txn.SetHandoff(allocated->segment_id(), v1::HANDOFF_PENDING, 0, 0);
-  }).ok());
+  ASSERT_TRUE(deep_->Delete(uri).ok());
+  ASSERT_TRUE(store_
+                  ->InTransaction([&](StoreTxn& txn) {
+                    return txn.SetHandoff(allocated->segment_id(), v1::HANDOFF_PENDING, 0, 0);
+                  })
+                  .ok());
   pass = manager_->handoff_verifier()->VerifyOnce();
   ASSERT_TRUE(pass.ok());
   EXPECT_EQ(pass->failed, 1);

@@ -24,19 +24,24 @@ absl::StatusOr<std::unique_ptr<SupervisorServer>> SupervisorServer::Start(
   store_options.path = absl::StrCat(options.data_dir, "/metadata.db");
   SLUICE_ASSIGN_OR_RETURN(server->store_, MetadataStore::Open(store_options));
   SLUICE_ASSIGN_OR_RETURN(const int schema, server->store_->SchemaVersion());
-  LOG(INFO) << "[supervisor] metadata store " << store_options.path << " (schema version "
-            << schema << ", WAL, synchronous=FULL)";
+  LOG(INFO) << "[supervisor] metadata store " << store_options.path << " (schema version " << schema
+            << ", WAL, synchronous=FULL)";
 
   SupervisorManagerOptions manager_options;
   manager_options.store = server->store_.get();
   manager_options.deep_storage = server->deep_storage_.get();
-  manager_options.task_client_factory = [](const ChatOptions& chat) {
-    return NewGrpcTaskClient(chat);
+  SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<grpc::ChannelCredentials> task_credentials,
+                          tls::MakeChannelCredentials(options.tls));
+  manager_options.task_client_factory = [task_credentials](const ChatOptions& chat) {
+    return NewGrpcTaskClient(chat, task_credentials);
   };
+  manager_options.metrics = options.metrics;
   manager_options.stream_metadata_factory = KafkaStreamMetadataFactory();
   manager_options.heartbeat_interval = options.heartbeat_interval;
   manager_options.min_worker_lost_timeout = options.min_worker_lost_timeout;
   manager_options.handoff_period = options.handoff_period;
+  manager_options.scratch_dir = absl::StrCat(options.data_dir, "/scratch");
+  SLUICE_RETURN_IF_ERROR(MakeDirs(manager_options.scratch_dir));
   SLUICE_ASSIGN_OR_RETURN(server->manager_, SupervisorManager::Create(manager_options));
   server->service_ = std::make_unique<SupervisorServiceImpl>(server->manager_.get());
 
@@ -50,8 +55,8 @@ absl::StatusOr<std::unique_ptr<SupervisorServer>> SupervisorServer::Start(
   server->grpc_->SetServing(true);
   LOG(INFO) << "[supervisor] serving sluice.v1.SupervisorService on " << server->address()
             << " (data dir " << server->options_.data_dir << ", deep storage "
-            << server->options_.deep_storage_uri << ", instance "
-            << server->manager_->instance_id() << ")";
+            << server->options_.deep_storage_uri << ", instance " << server->manager_->instance_id()
+            << ")";
   return server;
 }
 

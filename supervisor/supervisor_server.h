@@ -26,6 +26,12 @@ struct SupervisorServerOptions {
   std::string data_dir;
   // "file:///path"; empty = <data_dir>/deep-storage.
   std::string deep_storage_uri;
+  // Told to workers at registration; a worker silent for 3 intervals (and at
+  // least min_worker_lost_timeout) is lost.
+  absl::Duration heartbeat_interval = absl::Seconds(2);
+  absl::Duration min_worker_lost_timeout = absl::Seconds(10);
+  // Period of the deep-storage verification of published segments.
+  absl::Duration handoff_period = absl::Seconds(2);
   // Certificates for the gRPC server and for the calls it makes to task workers
   // (tls::MakeChannelCredentials); mutual TLS when ca_path is set. Empty:
   // plaintext.
@@ -33,12 +39,6 @@ struct SupervisorServerOptions {
   // Metrics of this process (gRPC requests and what the core records); null:
   // none. Not owned; must outlive the server.
   metrics::Registry* metrics = nullptr;
-  // Told to workers at registration; a worker silent for 3 intervals (and at
-  // least min_worker_lost_timeout) is lost.
-  absl::Duration heartbeat_interval = absl::Seconds(2);
-  absl::Duration min_worker_lost_timeout = absl::Seconds(10);
-  // Period of the deep-storage verification of published segments.
-  absl::Duration handoff_period = absl::Seconds(2);
 };
 
 class SupervisorServer {

@@ -148,8 +148,7 @@ grpc::Status SupervisorServiceImpl::ListTasks(grpc::ServerContext*,
   return Reply(manager_->ListTasks(*request), response);
 }
 
-grpc::Status SupervisorServiceImpl::ListWorkers(grpc::ServerContext*,
-                                                const v1::ListWorkersRequest*,
+grpc::Status SupervisorServiceImpl::ListWorkers(grpc::ServerContext*, const v1::ListWorkersRequest*,
                                                 v1::ListWorkersResponse* response) {
   *response = manager_->ListWorkers();
   return grpc::Status::OK;

@@ -6,6 +6,8 @@
 #ifndef SLUICE_SUPERVISOR_TASK_CLIENT_H_
 #define SLUICE_SUPERVISOR_TASK_CLIENT_H_
 
+#include <grpcpp/security/credentials.h>
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -56,11 +58,13 @@ class TaskClient {
   virtual absl::StatusOr<v1::TaskStatus> GetTaskStatus(const std::string& address,
                                                        const std::string& task_id) = 0;
   virtual absl::StatusOr<std::vector<v1::TaskStatus>> ListTasks(const std::string& address,
-                                                                 const std::string& datasource) = 0;
+                                                                const std::string& datasource) = 0;
 };
 
-// The gRPC implementation. Channels are cached per address.
-std::unique_ptr<TaskClient> NewGrpcTaskClient(ChatOptions options);
+// The gRPC implementation. Channels are cached per address and use
+// `credentials` (null: plaintext), e.g. tls::MakeChannelCredentials.
+std::unique_ptr<TaskClient> NewGrpcTaskClient(
+    ChatOptions options, std::shared_ptr<grpc::ChannelCredentials> credentials = nullptr);
 
 // ChatOptions from a normalized tuning config (chatTimeout, chatRetries).
 ChatOptions ChatOptionsFromTuning(const v1::TuningConfig& tuning);

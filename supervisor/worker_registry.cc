@@ -32,14 +32,12 @@ absl::Status WorkerRegistry::Register(const v1::WorkerInfo& info,
                                       const std::vector<v1::TaskStatus>& tasks) {
   SLUICE_RETURN_IF_ERROR(ValidateWorkerId(info.worker_id()));
   if (info.address().empty() || info.address().find(':') == std::string::npos) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("worker ", info.worker_id(), ": address \"", info.address(),
-                     "\" is not host:port"));
+    return absl::InvalidArgumentError(absl::StrCat("worker ", info.worker_id(), ": address \"",
+                                                   info.address(), "\" is not host:port"));
   }
   if (info.capacity() < 1) {
-    return absl::InvalidArgumentError(absl::StrCat("worker ", info.worker_id(),
-                                                   ": capacity must be at least 1 (got ",
-                                                   info.capacity(), ")"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "worker ", info.worker_id(), ": capacity must be at least 1 (got ", info.capacity(), ")"));
   }
   const absl::Time now = options_.clock->Now();
   absl::MutexLock lock(&mu_);
@@ -168,9 +166,8 @@ absl::StatusOr<std::string> WorkerRegistry::PickWorker(const std::set<std::strin
     }
   }
   if (best.empty()) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("no registered task worker has a free slot (", workers_.size(),
-                     " workers known)"));
+    return absl::ResourceExhaustedError(absl::StrCat("no registered task worker has a free slot (",
+                                                     workers_.size(), " workers known)"));
   }
   return best;
 }

@@ -69,8 +69,8 @@ TEST_F(WorkerRegistryTest, RegistrationIsValidated) {
 }
 
 TEST_F(WorkerRegistryTest, SlotsCountAssignedAndReportedRunningTasks) {
-  ASSERT_TRUE(registry_.Register(Info("w1", 2), {Task("a", v1::READING),
-                                                 Task("old", v1::SUCCESS)}).ok());
+  ASSERT_TRUE(
+      registry_.Register(Info("w1", 2), {Task("a", v1::READING), Task("old", v1::SUCCESS)}).ok());
   registry_.Assign("b", "w1");
   EXPECT_EQ(registry_.Get("w1")->info.running_tasks(), 2);
   EXPECT_EQ(registry_.PickWorker({}).status().code(), absl::StatusCode::kResourceExhausted);
@@ -88,10 +88,10 @@ TEST_F(WorkerRegistryTest, SlotsCountAssignedAndReportedRunningTasks) {
 TEST_F(WorkerRegistryTest, ReplicasAvoidSharingAWorkerWhenAnotherHasRoom) {
   ASSERT_TRUE(registry_.Register(Info("w1", 8), {}).ok());
   ASSERT_TRUE(registry_.Register(Info("w2", 1), {}).ok());
-  EXPECT_EQ(*registry_.PickWorker({}), "w1");            // most free slots
-  EXPECT_EQ(*registry_.PickWorker({"w1"}), "w2");        // anti-affinity wins
+  EXPECT_EQ(*registry_.PickWorker({}), "w1");      // most free slots
+  EXPECT_EQ(*registry_.PickWorker({"w1"}), "w2");  // anti-affinity wins
   registry_.Assign("t", "w2");
-  EXPECT_EQ(*registry_.PickWorker({"w1"}), "w1");        // w2 is full: share
+  EXPECT_EQ(*registry_.PickWorker({"w1"}), "w1");  // w2 is full: share
   clock_.Advance(absl::Seconds(11));
   registry_.CheckLiveness();
   EXPECT_EQ(registry_.PickWorker({}).status().code(), absl::StatusCode::kResourceExhausted);

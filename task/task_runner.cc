@@ -1117,14 +1117,15 @@ void TaskRunner::Finish(absl::Status outcome) {
     for (size_t slot = 0; slot < current_offsets_.size(); ++slot) {
       current_[partition_of_slot_[slot]] = current_offsets_[slot];
     }
-    state_ = final_state;
-    error_ = error;
     parked_ = false;
     end_time_ms_ = NowMillis();
     status = StatusLocked();
   }
+  status.set_state(final_state);
+  status.set_error(error);
   // Keep the final status (ListTasks after a restart) and drop the data: a
-  // replacement task re-reads whatever was not published.
+  // replacement task re-reads whatever was not published. Done before the
+  // final state shows, so whoever sees it sees a clean directory.
   const absl::Status saved = SaveJson(status, files_.final_status());
   if (!saved.ok()) LOG(ERROR) << Prefix() << " cannot save the final status: " << saved;
   RemoveAll(files_.spill_dir()).IgnoreError();
@@ -1136,6 +1137,8 @@ void TaskRunner::Finish(absl::Status outcome) {
             << status.row_stats().sequences_published() << ")";
   {
     absl::MutexLock lock(&mu_);
+    state_ = final_state;
+    error_ = error;
     done_ = true;
   }
   Notify();

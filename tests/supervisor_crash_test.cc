@@ -146,8 +146,9 @@ class SupervisorCrashTest : public ::testing::Test {
   void SubmitAndWaitForInitialOffsets() {
     v1::SubmitSupervisorRequest submit;
     *submit.mutable_spec() = testing::TestSpec("wiki", "events");
-    (*submit.mutable_spec()->mutable_io_config()->mutable_consumer_properties())
-        ["bootstrap.servers"] = cluster_->bootstrap_servers();
+    (*submit.mutable_spec()
+          ->mutable_io_config()
+          ->mutable_consumer_properties())["bootstrap.servers"] = cluster_->bootstrap_servers();
     submit.mutable_spec()->mutable_io_config()->set_period("PT0.2S");
     v1::SubmitSupervisorResponse submitted;
     ASSERT_TRUE(Call(&v1::SupervisorService::Stub::SubmitSupervisor, submit, &submitted).ok());

@@ -13,10 +13,12 @@
 #include "common/file_util.h"
 #include "common/kafka/mock_cluster.h"
 #include "common/kafka/producer.h"
+#include "common/metrics/registry.h"
 #include "sluice/v1/supervisor_service.grpc.pb.h"
 #include "supervisor/naming.h"
 #include "supervisor/supervisor_server.h"
 #include "supervisor/testing/fake_task_worker.h"
+#include "supervisor/testing/segment_files.h"
 #include "supervisor/testing/test_util.h"
 
 namespace sluice::supervisor {
@@ -56,6 +58,7 @@ class SupervisorServiceTest : public ::testing::Test {
     options.heartbeat_interval = absl::Milliseconds(100);
     options.min_worker_lost_timeout = absl::Seconds(3);
     options.handoff_period = absl::Milliseconds(100);
+    options.metrics = &metrics_;
     auto server = SupervisorServer::Start(options);
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = std::move(*server);
@@ -121,6 +124,7 @@ class SupervisorServiceTest : public ::testing::Test {
   }
 
   testing::TempDir dir_;
+  metrics::Registry metrics_;  // outlives the server
   std::unique_ptr<kafka::MockCluster> cluster_;
   std::unique_ptr<SupervisorServer> server_;
   std::unique_ptr<v1::SupervisorService::Stub> stub_;
@@ -135,16 +139,21 @@ TEST_F(SupervisorServiceTest, SpecValidationErrorsNameTheField) {
   const std::vector<Case> cases = {
       {[](v1::SupervisorSpec* s) { s->set_datasource("bad/name"); }, "datasource"},
       {[](v1::SupervisorSpec* s) { s->mutable_io_config()->clear_topic(); }, "ioConfig.topic"},
-      {[](v1::SupervisorSpec* s) { s->mutable_io_config()->mutable_consumer_properties()->clear(); },
+      {[](v1::SupervisorSpec* s) {
+         s->mutable_io_config()->mutable_consumer_properties()->clear();
+       },
        "bootstrap.servers"},
-      {[](v1::SupervisorSpec* s) { s->mutable_io_config()->set_replicas(-2); }, "ioConfig.replicas"},
+      {[](v1::SupervisorSpec* s) { s->mutable_io_config()->set_replicas(-2); },
+       "ioConfig.replicas"},
       {[](v1::SupervisorSpec* s) { s->mutable_io_config()->set_task_duration("an hour"); },
        "ioConfig.taskDuration"},
       {[](v1::SupervisorSpec* s) {
          s->mutable_data_schema()->mutable_granularity_spec()->set_segment_granularity("FORTNIGHT");
        },
        "segmentGranularity"},
-      {[](v1::SupervisorSpec* s) { s->mutable_data_schema()->mutable_metrics_spec(0)->set_type("avg"); },
+      {[](v1::SupervisorSpec* s) {
+         s->mutable_data_schema()->mutable_metrics_spec(0)->set_type("avg");
+       },
        "metricsSpec[0].type"},
   };
   for (const Case& c : cases) {
@@ -158,8 +167,9 @@ TEST_F(SupervisorServiceTest, SpecValidationErrorsNameTheField) {
         << c.field << ": " << status.error_message();
   }
   v1::ListSupervisorsResponse list;
-  ASSERT_TRUE(Call(&v1::SupervisorService::Stub::ListSupervisors, v1::ListSupervisorsRequest(),
-                   &list).ok());
+  ASSERT_TRUE(
+      Call(&v1::SupervisorService::Stub::ListSupervisors, v1::ListSupervisorsRequest(), &list)
+          .ok());
   EXPECT_EQ(list.supervisors_size(), 0);
 }
 
@@ -253,15 +263,15 @@ TEST_F(SupervisorServiceTest, ACheckpointAndAPublishThroughTheApi) {
   allocate.set_task_id(task);
   allocate.set_sequence_name(SequenceName(base, 0));
   const int64_t hour = 3600 * 1000;
-  allocate.mutable_interval()->set_start_ms(1'800'000'000'000 / hour * hour);
+  allocate.mutable_interval()->set_start_ms(testing::SegmentHourStartMs());
   allocate.mutable_interval()->set_end_ms(allocate.interval().start_ms() + hour);
   v1::AllocateSegmentResponse allocated;
   ASSERT_TRUE(Call(&v1::SupervisorService::Stub::AllocateSegment, allocate, &allocated).ok());
   auto deep = OpenDeepStorage("file://" + dir_.path() + "/supervisor/deep-storage");
   ASSERT_TRUE(deep.ok());
-  ASSERT_TRUE(WriteFileAtomically(dir_.path() + "/seg", std::string(99, 'x')).ok());
-  auto uri = (*deep)->Push(dir_.path() + "/seg", "wiki/a/b/0/" + task + "_0.sluice");
-  ASSERT_TRUE(uri.ok()) << uri.status();
+  auto segment = testing::PushSegment(deep->get(), dir_.path(), "wiki/a/b/0/" + task + "_0.sluice",
+                                      "wiki", allocated);
+  ASSERT_TRUE(segment.ok()) << segment.status();
   v1::PublishSegmentsRequest publish;
   publish.set_datasource("wiki");
   publish.set_task_id(task);
@@ -270,16 +280,7 @@ TEST_F(SupervisorServiceTest, ACheckpointAndAPublishThroughTheApi) {
   (*publish.mutable_start_offsets())[1] = 0;
   (*publish.mutable_end_offsets())[0] = 2;
   (*publish.mutable_end_offsets())[1] = 2;
-  v1::SegmentDescriptor* s = publish.add_segments();
-  s->set_id(allocated.segment_id());
-  s->set_datasource("wiki");
-  *s->mutable_interval() = allocated.interval();
-  s->set_version(allocated.version());
-  s->set_partition_num(allocated.partition_num());
-  s->set_num_rows(4);
-  s->set_size_bytes(99);
-  s->set_checksum("crc32c:0");
-  s->set_path(*uri);
+  *publish.add_segments() = *segment;
   v1::PublishSegmentsResponse published;
   ASSERT_TRUE(Call(&v1::SupervisorService::Stub::PublishSegments, publish, &published).ok());
   EXPECT_EQ(published.inserted_segment_ids_size(), 1);
@@ -318,16 +319,32 @@ TEST_F(SupervisorServiceTest, ACheckpointAndAPublishThroughTheApi) {
   EXPECT_EQ(Status().segments_published(), 1);
 
   v1::ListSupervisorTasksResponse tasks;
-  ASSERT_TRUE(Call(&v1::SupervisorService::Stub::ListTasks, v1::ListSupervisorTasksRequest(),
-                   &tasks).ok());
+  ASSERT_TRUE(
+      Call(&v1::SupervisorService::Stub::ListTasks, v1::ListSupervisorTasksRequest(), &tasks).ok());
   ASSERT_EQ(tasks.tasks_size(), 1);
   EXPECT_EQ(tasks.tasks(0).worker_id(), "w1");
   v1::ListWorkersResponse workers;
-  ASSERT_TRUE(Call(&v1::SupervisorService::Stub::ListWorkers, v1::ListWorkersRequest(),
-                   &workers).ok());
+  ASSERT_TRUE(
+      Call(&v1::SupervisorService::Stub::ListWorkers, v1::ListWorkersRequest(), &workers).ok());
   ASSERT_EQ(workers.workers_size(), 1);
   EXPECT_TRUE(workers.workers(0).alive());
   EXPECT_EQ(workers.workers(0).running_tasks(), 1);
+
+  // What the process exports (common/metrics/catalog.h).
+  const std::string text = metrics_.Render();
+  for (const char* line : {
+           "sluice_supervisor_checkpoints_total{datasource=\"wiki\"} 1\n",
+           "sluice_supervisor_publishes_total{code=\"OK\",datasource=\"wiki\"} 1\n",
+           "sluice_supervisor_publishes_total{code=\"ABORTED\",datasource=\"wiki\"} 1\n",
+           "sluice_supervisor_segments_published_total{datasource=\"wiki\"} 1\n",
+           "sluice_supervisor_handoff_seconds_count{datasource=\"wiki\"} 1\n",
+           "sluice_supervisor_checkpoint_seconds_count{datasource=\"wiki\"} 1\n",
+           "sluice_supervisor_workers{state=\"alive\"} 1\n",
+           "sluice_supervisor_tasks{datasource=\"wiki\",state=\"READING\"} 1\n",
+           "sluice_supervisor_partition_lag{datasource=\"wiki\",partition=\"0\"} 0\n",
+       }) {
+    EXPECT_TRUE(absl::StrContains(text, line)) << line << " not in\n" << text;
+  }
 }
 
 TEST_F(SupervisorServiceTest, ARestartedSupervisorAdoptsItsTasksAndResumesAPausedOne) {

@@ -8,7 +8,7 @@ namespace sluice::testing {
 
 using task::OffsetMap;
 
-absl::Status TaskCluster::Start(bool auto_checkpoint, int capacity) {
+absl::Status TaskCluster::Start(bool auto_checkpoint, int capacity, bool hand_off) {
   dir = MakeTempDir("task_cluster");
   if (dir.empty()) return absl::InternalError("no temporary directory");
   SLUICE_ASSIGN_OR_RETURN(kafka, MockKafka::Start());
@@ -18,6 +18,7 @@ absl::Status TaskCluster::Start(bool auto_checkpoint, int capacity) {
   fake.datasource = "wiki";
   fake.deep_storage = deep.get();
   fake.auto_checkpoint = auto_checkpoint;
+  fake.hand_off = hand_off;
   SLUICE_ASSIGN_OR_RETURN(supervisor, FakeSupervisor::Start(fake));
   supervisor->SetStoredOffsets({{0, 0}, {1, 0}});
   supervisor->AddGroup(0, kTestBase, {{0, 0}, {1, 0}});

@@ -22,7 +22,7 @@ class TaskCluster {
  public:
   // Kafka, deep storage and the fake supervisor (group 0 of kTestBase
   // starting at {0: 0, 1: 0}), then the worker.
-  absl::Status Start(bool auto_checkpoint, int capacity = 4);
+  absl::Status Start(bool auto_checkpoint, int capacity = 4, bool hand_off = true);
   ~TaskCluster();
 
   // Produces `count` records made by Record() to the partition.

@@ -194,6 +194,23 @@ TEST_F(TaskControlTest, APausedTaskAsksForItsCheckpointAgainUntilAnswered) {
   EXPECT_EQ(task::FromProtoMap(c_.supervisor->CommitLog()[0].end_offsets()), at);
 }
 
+TEST_F(TaskControlTest, APauseWithoutFollowUpEndsByItself) {
+  ASSERT_TRUE(c_.Produce(0, 10).ok());
+  const std::string id = std::string(kTestBase) + "_00000008";
+  SpecOptions spec = c_.Spec(id);
+  spec.chat_timeout = "PT0.1S";  // 2 x 0.1 s x 2 retries = 0.4 s
+  c_.supervisor->AddTask(0, id);
+  ASSERT_TRUE(c_.client->RunTask(MakeSpec(spec)).ok());
+  ASSERT_TRUE(c_.WaitUntilRead(id, {{0, 10}, {1, 0}}).ok());
+  ASSERT_TRUE(c_.client->Pause(id).ok());
+  ASSERT_TRUE(c_.Produce(0, 10).ok());
+  // No Resume, no SetEndOffsets: the task reads on after the bound.
+  ASSERT_TRUE(c_.WaitUntilRead(id, {{0, 20}, {1, 0}}).ok());
+  auto status = c_.client->Status(id);
+  ASSERT_TRUE(status.ok());
+  EXPECT_EQ(status->state(), v1::READING);
+}
+
 TEST_F(TaskControlTest, RunTaskIsIdempotentAndBoundedBySlots) {
   const std::string id = Run("00000004");
   SpecOptions spec = c_.Spec(id);

@@ -293,7 +293,7 @@ class FakeSupervisor::Impl final : public v1::SupervisorService::Service {
     absl::MutexLock lock(&mu_);
     for (const std::string& id : request->segment_ids()) {
       const auto it = segments_.find(id);
-      if (it == segments_.end()) continue;
+      if (it == segments_.end() || !options_.hand_off) continue;
       if (options_.deep_storage == nullptr || options_.deep_storage->Stat(it->second.path()).ok()) {
         response->add_handed_off_segment_ids(id);
       } else {

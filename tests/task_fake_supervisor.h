@@ -42,6 +42,9 @@ struct FakeSupervisorOptions {
   DeepStorage* deep_storage = nullptr;
   // Run checkpoint rounds when tasks ask.
   bool auto_checkpoint = true;
+  // Report published segments as handed off (false: never, as if no loader
+  // ever confirmed them).
+  bool hand_off = true;
   int64_t heartbeat_interval_ms = 100;
 };
 

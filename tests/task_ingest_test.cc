@@ -139,5 +139,28 @@ TEST_F(TaskIngestTest, OffsetOutOfRangeIsReportedAndReadingResumesWhenTheDataArr
   EXPECT_TRUE(verified.ok()) << verified;
 }
 
+class TaskHandoffTimeoutTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(c_.Start(/*auto_checkpoint=*/true, /*capacity=*/4, /*hand_off=*/false).ok());
+  }
+  TaskCluster c_;
+};
+
+TEST_F(TaskHandoffTimeoutTest, AHandoffThatNeverCompletesIsAnAlertNotAFailure) {
+  const std::string task_id = std::string(kTestBase) + "_0000dddd";
+  SpecOptions spec = c_.Spec(task_id);
+  spec.handoff_condition_timeout = "PT0.5S";
+  c_.supervisor->AddTask(0, task_id);
+  ASSERT_TRUE(c_.Produce(0, 20).ok());
+  ASSERT_TRUE(c_.client->RunTask(MakeSpec(spec)).ok());
+  ASSERT_TRUE(c_.WaitUntilRead(task_id, {{0, 20}, {1, 0}}).ok());
+  ASSERT_TRUE(c_.supervisor->Finish(0, absl::Seconds(20)).ok());
+  auto final_status = c_.WaitUntilFinal(task_id);
+  ASSERT_TRUE(final_status.ok()) << final_status.status();
+  EXPECT_EQ(final_status->state(), v1::SUCCESS) << final_status->error();
+  EXPECT_EQ(c_.supervisor->CommitLog().size(), 1u);
+}
+
 }  // namespace
 }  // namespace sluice::testing

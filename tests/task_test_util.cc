@@ -67,8 +67,8 @@ v1::TaskSpec MakeSpec(const SpecOptions& o) {
   t->set_intermediate_persist_period(o.intermediate_persist_period);
   t->set_intermediate_handoff_period(o.intermediate_handoff_period);
   t->set_checkpoint_retry_period(o.checkpoint_retry_period);
-  t->set_handoff_condition_timeout("PT10S");
-  t->set_chat_timeout("PT1S");
+  t->set_handoff_condition_timeout(o.handoff_condition_timeout);
+  t->set_chat_timeout(o.chat_timeout);
   t->set_chat_retries(2);
   if (o.max_parse_exceptions) t->set_max_parse_exceptions(*o.max_parse_exceptions);
   t->set_max_saved_parse_exceptions(o.max_saved_parse_exceptions);
@@ -191,9 +191,17 @@ absl::Status VerifyExactlyOnce(const FakeSupervisor& supervisor, DeepStorage* de
                                const std::string& base_sequence_name, const Produced& produced,
                                const OffsetMap& initial, const OffsetMap& final,
                                int64_t min_time_ms, int64_t max_time_ms) {
-  const std::vector<v1::CommittedSequence> log = supervisor.CommitLog();
+  return VerifyCommitLog(supervisor.CommitLog(), supervisor.Segments(), deep_storage,
+                         base_sequence_name, produced, initial, final, min_time_ms, max_time_ms);
+}
+
+absl::Status VerifyCommitLog(const std::vector<v1::CommittedSequence>& log,
+                             const std::vector<v1::SegmentDescriptor>& published,
+                             DeepStorage* deep_storage, const std::string& base_sequence_name,
+                             const Produced& produced, const OffsetMap& initial,
+                             const OffsetMap& final, int64_t min_time_ms, int64_t max_time_ms) {
   std::map<std::string, v1::SegmentDescriptor> segments;
-  for (const v1::SegmentDescriptor& d : supervisor.Segments()) segments[d.id()] = d;
+  for (const v1::SegmentDescriptor& d : published) segments[d.id()] = d;
   OffsetMap next = initial;
   int64_t last_id = -1;
   std::set<std::string> names;
@@ -215,12 +223,14 @@ absl::Status VerifyExactlyOnce(const FakeSupervisor& supervisor, DeepStorage* de
   for (const v1::CommittedSequence& c : log) {
     const std::string& name = c.sequence_name();
     if (!names.insert(name).second) return absl::InternalError(name + " committed twice");
-    int64_t id;
-    if (!absl::StartsWith(name, base_sequence_name + "_") ||
-        !absl::SimpleAtoi(name.substr(base_sequence_name.size() + 1), &id) || id <= last_id) {
-      return absl::InternalError(absl::StrCat(name, " is out of order (after ", last_id, ")"));
+    if (!base_sequence_name.empty()) {
+      int64_t id;
+      if (!absl::StartsWith(name, base_sequence_name + "_") ||
+          !absl::SimpleAtoi(name.substr(base_sequence_name.size() + 1), &id) || id <= last_id) {
+        return absl::InternalError(absl::StrCat(name, " is out of order (after ", last_id, ")"));
+      }
+      last_id = id;
     }
-    last_id = id;
     const OffsetMap start = task::FromProtoMap(c.start_offsets());
     const OffsetMap end = task::FromProtoMap(c.end_offsets());
     if (start != next) {

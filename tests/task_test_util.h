@@ -46,6 +46,9 @@ struct SpecOptions {
   std::string intermediate_persist_period = "PT10M";
   std::string intermediate_handoff_period;
   std::string checkpoint_retry_period = "PT0.5S";
+  // A pause without follow-up ends after 2 x chatTimeout x chatRetries.
+  std::string chat_timeout = "PT5S";
+  std::string handoff_condition_timeout = "PT10S";
   std::optional<int64_t> max_parse_exceptions;
   int32_t max_saved_parse_exceptions = 5;
   int64_t minimum_message_time_ms = 0;
@@ -96,6 +99,17 @@ absl::Status VerifyExactlyOnce(const FakeSupervisor& supervisor, DeepStorage* de
                                const std::string& base_sequence_name, const Produced& produced,
                                const task::OffsetMap& initial, const task::OffsetMap& final,
                                int64_t min_time_ms = 0, int64_t max_time_ms = 0);
+
+// The same over a commit log and the published segments from anywhere (e.g.
+// the real supervisor's GetCommitLog and ListSegments). An empty
+// `base_sequence_name` skips the naming check (several task groups, each
+// with its own base name, committed in turn).
+absl::Status VerifyCommitLog(const std::vector<v1::CommittedSequence>& log,
+                             const std::vector<v1::SegmentDescriptor>& published,
+                             DeepStorage* deep_storage, const std::string& base_sequence_name,
+                             const Produced& produced, const task::OffsetMap& initial,
+                             const task::OffsetMap& final, int64_t min_time_ms = 0,
+                             int64_t max_time_ms = 0);
 
 }  // namespace sluice::testing
 

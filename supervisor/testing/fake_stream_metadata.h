@@ -19,8 +19,7 @@ class FakeStream {
     marks_.clear();
     for (int p = 0; p < count; ++p) marks_[p] = {earliest, latest};
   }
-  void SetWatermarks(int32_t partition, int64_t earliest, int64_t latest)
-      ABSL_LOCKS_EXCLUDED(mu_) {
+  void SetWatermarks(int32_t partition, int64_t earliest, int64_t latest) ABSL_LOCKS_EXCLUDED(mu_) {
     absl::MutexLock lock(&mu_);
     marks_[partition] = {earliest, latest};
   }

@@ -64,7 +64,8 @@ class FakeTaskWorker::Service final : public v1::TaskService::Service {
       task.sequences.push_back(sequence);
     }
     task.current = task.sequences.front().start;
-    for (const auto& [p, o] : FromProto(spec.start_offsets())) task.end_offsets[p] = kEndOfPartition;
+    for (const auto& [p, o] : FromProto(spec.start_offsets()))
+      task.end_offsets[p] = kEndOfPartition;
     task.state = v1::READING;
     auto& stored = w_->tasks_[spec.task_id()] = std::move(task);
     *response->mutable_status() = w_->StatusLocked(stored);
@@ -326,8 +327,7 @@ void FakeTaskWorker::HeartbeatLoop() {
         }
       }
     }
-    stop_heartbeats_.WaitForNotificationWithTimeout(registered ? interval
-                                                               : absl::Milliseconds(50));
+    stop_heartbeats_.WaitForNotificationWithTimeout(registered ? interval : absl::Milliseconds(50));
   }
 }
 
@@ -339,7 +339,8 @@ v1::TaskStatus FakeTaskWorker::StatusLocked(const FakeTask& task) const {
   status.set_base_sequence_name(task.spec.base_sequence_name());
   status.set_state(task.state);
   status.set_worker_id(options_.worker_id);
-  if (!task.sequences.empty()) ToProto(task.sequences.front().start, status.mutable_start_offsets());
+  if (!task.sequences.empty())
+    ToProto(task.sequences.front().start, status.mutable_start_offsets());
   ToProto(task.current, status.mutable_current_offsets());
   ToProto(task.end_offsets, status.mutable_end_offsets());
   for (const FakeSequence& sequence : task.sequences) {

@@ -34,9 +34,9 @@ class GrpcServer;
 namespace sluice::supervisor::testing {
 
 enum class PauseBehavior {
-  kPause,        // parks and answers with its offsets
-  kNeverPause,   // answers UNAVAILABLE ("not parked yet") forever
-  kRefuse,       // answers FAILED_PRECONDITION
+  kPause,       // parks and answers with its offsets
+  kNeverPause,  // answers UNAVAILABLE ("not parked yet") forever
+  kRefuse,      // answers FAILED_PRECONDITION
 };
 
 struct FakeTaskScript {

@@ -17,8 +17,8 @@ TempDir::TempDir() {
 
 TempDir::~TempDir() { RemoveAll(path_).IgnoreError(); }
 
-v1::SupervisorSpec TestSpec(const std::string& datasource, const std::string& topic,
-                            int task_count, int replicas) {
+v1::SupervisorSpec TestSpec(const std::string& datasource, const std::string& topic, int task_count,
+                            int replicas) {
   v1::SupervisorSpec spec;
   spec.set_datasource(datasource);
   v1::IoConfig* io = spec.mutable_io_config();
