@@ -37,15 +37,12 @@ constexpr char kTopic[] = "bench";
 constexpr char kCheckpointTopic[] = "bench_ckpt";
 
 void Progress(const std::string &line) {
-  fprintf(
-      stderr, "[bench %s] %s\n",
-      absl::FormatTime("%H:%M:%S", absl::Now(), absl::LocalTimeZone()).c_str(),
-      line.c_str());
+  fprintf(stderr, "[bench %s] %s\n",
+          absl::FormatTime("%H:%M:%S", absl::Now(), absl::LocalTimeZone()).c_str(), line.c_str());
 }
 
 double Median(std::vector<double> v) {
-  if (v.empty())
-    return std::nan("");
+  if (v.empty()) return std::nan("");
   std::sort(v.begin(), v.end());
   const size_t n = v.size();
   return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
@@ -55,8 +52,7 @@ std::string ReadFirstLine(const std::string &path, absl::string_view prefix) {
   std::ifstream in(path);
   std::string line;
   while (std::getline(in, line)) {
-    if (absl::StartsWith(line, prefix))
-      return line;
+    if (absl::StartsWith(line, prefix)) return line;
   }
   return "";
 }
@@ -72,8 +68,8 @@ std::string MachineDescription() {
   utsname u;
   uname(&u);
   return absl::StrFormat("%s, %ld cores, %.0f GiB RAM, Linux %s", cpu,
-                         sysconf(_SC_NPROCESSORS_ONLN),
-                         static_cast<double>(mem_kb) / (1 << 20), u.release);
+                         sysconf(_SC_NPROCESSORS_ONLN), static_cast<double>(mem_kb) / (1 << 20),
+                         u.release);
 }
 
 std::string LoadAverage() {
@@ -90,22 +86,18 @@ struct Broker {
 
 absl::StatusOr<Broker> StartBroker(const E2eBenchOptions &options) {
   Broker broker;
-  const std::string bootstrap_file =
-      absl::StrCat(options.work_dir, "/bootstrap");
+  const std::string bootstrap_file = absl::StrCat(options.work_dir, "/bootstrap");
   testing::SubprocessOptions o;
   o.binary = options.devbroker_binary;
   o.name = "devbroker";
-  o.args = {"--brokers=1",
-            absl::StrCat("--topic=", kTopic, ":", options.partitions),
+  o.args = {"--brokers=1", absl::StrCat("--topic=", kTopic, ":", options.partitions),
             absl::StrCat("--topic=", kCheckpointTopic, ":", options.partitions),
-            absl::StrCat("--bootstrap_file=", bootstrap_file),
-            "--control_stdin=false"};
+            absl::StrCat("--bootstrap_file=", bootstrap_file), "--control_stdin=false"};
   o.stderr_path = absl::StrCat(options.work_dir, "/devbroker.log");
   o.stdout_path = absl::StrCat(options.work_dir, "/devbroker.stdout");
   SLUICE_ASSIGN_OR_RETURN(broker.process, testing::Subprocess::Start(o));
-  SLUICE_ASSIGN_OR_RETURN(
-      std::string text, testing::WaitForFile(bootstrap_file, absl::Seconds(30),
-                                             broker.process.get()));
+  SLUICE_ASSIGN_OR_RETURN(std::string text, testing::WaitForFile(bootstrap_file, absl::Seconds(30),
+                                                                 broker.process.get()));
   broker.bootstrap = std::string(absl::StripAsciiWhitespace(text));
   return broker;
 }
@@ -118,10 +110,8 @@ struct TopicRange {
 
 // Produces `records` and checks that the broker keeps all of them (the dev
 // broker's retention cap must be lifted, or consumers would read a tail).
-absl::StatusOr<TopicRange> Preload(const std::string &bootstrap,
-                                   const std::string &topic, int partitions,
-                                   int64_t records,
-                                   const WikiRowOptions &rows) {
+absl::StatusOr<TopicRange> Preload(const std::string &bootstrap, const std::string &topic,
+                                   int partitions, int64_t records, const WikiRowOptions &rows) {
   PreloadOptions preload;
   preload.bootstrap = bootstrap;
   preload.topic = topic;
@@ -130,15 +120,12 @@ absl::StatusOr<TopicRange> Preload(const std::string &bootstrap,
   preload.rows = rows;
   SLUICE_ASSIGN_OR_RETURN(PreloadResult produced, PreloadTopic(preload));
   Progress(absl::StrFormat(
-      "produced %d records (%d malformed, %s) to %s in %s: %s records/s",
-      produced.records, produced.malformed, FormatMiB(produced.bytes), topic,
-      absl::FormatDuration(produced.elapsed),
+      "produced %d records (%d malformed, %s) to %s in %s: %s records/s", produced.records,
+      produced.malformed, FormatMiB(produced.bytes), topic, absl::FormatDuration(produced.elapsed),
       FormatCount(produced.records / absl::ToDoubleSeconds(produced.elapsed))));
-  SLUICE_ASSIGN_OR_RETURN(
-      auto metadata,
-      kafka::MetadataClient::Create({{"bootstrap.servers", bootstrap}}));
-  SLUICE_ASSIGN_OR_RETURN(
-      auto marks, metadata->QueryAllWatermarks(topic, absl::Seconds(30)));
+  SLUICE_ASSIGN_OR_RETURN(auto metadata,
+                          kafka::MetadataClient::Create({{"bootstrap.servers", bootstrap}}));
+  SLUICE_ASSIGN_OR_RETURN(auto marks, metadata->QueryAllWatermarks(topic, absl::Seconds(30)));
   TopicRange range;
   for (const auto &[p, m] : marks) {
     range.start[p] = m.earliest;
@@ -146,10 +133,9 @@ absl::StatusOr<TopicRange> Preload(const std::string &bootstrap,
     range.records += m.latest - m.earliest;
   }
   if (range.records != records) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        topic, " holds ", range.records, " readable records after producing ",
-        records,
-        ": is the dev broker's retention cap lifted? (see tools/README.md)"));
+    return absl::FailedPreconditionError(
+        absl::StrCat(topic, " holds ", range.records, " readable records after producing ", records,
+                     ": is the dev broker's retention cap lifted? (see tools/README.md)"));
   }
   return range;
 }
@@ -163,35 +149,30 @@ struct Figures {
 
 double MedianRate(const std::vector<SluiceRunResult> &runs) {
   std::vector<double> rates;
-  for (const SluiceRunResult &r : runs)
-    rates.push_back(r.RecordsPerSecond());
+  for (const SluiceRunResult &r : runs) rates.push_back(r.RecordsPerSecond());
   return Median(rates);
 }
 
 // The run whose rate is the median (the lower middle one for an even count).
 const SluiceRunResult &MedianRun(const std::vector<SluiceRunResult> &runs) {
   std::vector<size_t> order(runs.size());
-  for (size_t i = 0; i < order.size(); ++i)
-    order[i] = i;
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     return runs[a].RecordsPerSecond() < runs[b].RecordsPerSecond();
   });
   return runs[order[(order.size() - 1) / 2]];
 }
 
-absl::StatusOr<SluiceRunResult> RunOnce(const E2eBenchOptions &options,
-                                        const Broker &broker,
-                                        const TopicRange &range,
-                                        const std::string &name, int workers,
-                                        SluiceRunOptions run) {
+absl::StatusOr<SluiceRunResult> RunOnce(const E2eBenchOptions &options, const Broker &broker,
+                                        const TopicRange &range, const std::string &name,
+                                        int workers, SluiceRunOptions run) {
   SluiceProcessesOptions p;
   p.supervisor_binary = options.supervisor_binary;
   p.worker_binary = options.worker_binary;
   p.dir = absl::StrCat(options.work_dir, "/", name);
   p.workers = workers;
   p.supervisor_args = {"--handoff_period_ms=200"};
-  p.worker_args = {"--kafka_cluster=dev", "--handoff_poll_ms=100",
-                   "--heartbeat_interval_ms=500"};
+  p.worker_args = {"--kafka_cluster=dev", "--handoff_poll_ms=100", "--heartbeat_interval_ms=500"};
   SLUICE_ASSIGN_OR_RETURN(auto processes, SluiceProcesses::Start(p));
   run.datasource = name;
   run.bootstrap = broker.bootstrap;
@@ -200,93 +181,80 @@ absl::StatusOr<SluiceRunResult> RunOnce(const E2eBenchOptions &options,
   SLUICE_ASSIGN_OR_RETURN(SluiceRunResult result, RunSluice(*processes, run));
   SLUICE_RETURN_IF_ERROR(processes->Stop(absl::Seconds(30)));
   int64_t rss = 0;
-  for (int64_t r : result.worker_peak_rss_bytes)
-    rss = std::max(rss, r);
-  Progress(absl::StrFormat(
-      "%s: %d records (%d rows -> %d after rollup, %d unparseable) in %.2f s = "
-      "%s records/s; "
-      "%d sequences, %d segments; last commit %d ms after all was read; worker "
-      "VmHWM %s",
-      name, result.records, result.rows, result.segment_rows,
-      result.unparseable,
-      (result.last_commit_ms - result.task_start_ms) / 1000.0,
-      FormatCount(result.RecordsPerSecond()), result.sequences, result.segments,
-      result.last_commit_ms - result.all_read_seen_ms, FormatMiB(rss)));
+  for (int64_t r : result.worker_peak_rss_bytes) rss = std::max(rss, r);
+  Progress(
+      absl::StrFormat("%s: %d records (%d rows -> %d after rollup, %d unparseable) in %.2f s = "
+                      "%s records/s; "
+                      "%d sequences, %d segments; last commit %d ms after all was read; worker "
+                      "VmHWM %s",
+                      name, result.records, result.rows, result.segment_rows, result.unparseable,
+                      (result.last_commit_ms - result.task_start_ms) / 1000.0,
+                      FormatCount(result.RecordsPerSecond()), result.sequences, result.segments,
+                      result.last_commit_ms - result.all_read_seen_ms, FormatMiB(rss)));
   return result;
 }
 
-std::string HistogramRow(const std::string &what, const PromHistogram &h,
-                         const std::string &target,
+std::string HistogramRow(const std::string &what, const PromHistogram &h, const std::string &target,
                          const std::string &verdict) {
-  return absl::StrCat(
-      "| ", what, " | ", FormatSeconds(h.Quantile(0.5)), " | ",
-      FormatSeconds(h.Quantile(0.99)), " | ", FormatSeconds(h.Mean()), " | ",
-      static_cast<int64_t>(h.count), " | ", target, " | ", verdict, " |\n");
+  return absl::StrCat("| ", what, " | ", FormatSeconds(h.Quantile(0.5)), " | ",
+                      FormatSeconds(h.Quantile(0.99)), " | ", FormatSeconds(h.Mean()), " | ",
+                      static_cast<int64_t>(h.count), " | ", target, " | ", verdict, " |\n");
 }
 
 std::string Render(const E2eBenchOptions &options, const Figures &f,
-                   const SluiceRunResult &checkpoint_run,
-                   const std::string &started, const std::string &load_before,
-                   const std::string &load_after) {
+                   const SluiceRunResult &checkpoint_run, const std::string &started,
+                   const std::string &load_before, const std::string &load_after) {
   const double kcat = Median(f.kcat);
   const double kcat_tuned = Median(f.kcat_tuned);
   const double raw = Median(f.raw);
   const double off = MedianRate(f.off);
   const double on = MedianRate(f.on);
-  const int64_t max_bytes = options.max_bytes_in_memory > 0
-                                ? options.max_bytes_in_memory
-                                : kSpecDefaultMaxBytesInMemory;
+  const int64_t max_bytes =
+      options.max_bytes_in_memory > 0 ? options.max_bytes_in_memory : kSpecDefaultMaxBytesInMemory;
 
   std::string out = "## End to end\n\n";
-  absl::StrAppend(
-      &out,
-      "Written by `bench/e2e/run.sh` (`//bench/e2e:e2e_bench`); do not edit by "
-      "hand.\n\n",
-      "- command: `", options.command, "`\n",
-      "- machine: ", MachineDescription(), "\n", "- date: ", started, "; git ",
-      options.git_revision.empty() ? "?" : options.git_revision, "\n",
-      "- load average (1/5/15 min) before: ", load_before,
-      "; after: ", load_after,
-      " (the machine is shared; every ratio below compares figures of the same "
-      "run)\n",
-      absl::StrFormat("- data: %d wiki-edit-like JSON records (~214 B, %.2f%% "
-                      "malformed) on %d "
-                      "partitions of the dev broker (1 mock broker); %d "
-                      "round(s), medians shown\n",
-                      options.records, options.malformed_fraction * 100,
-                      options.partitions, options.repetitions),
-      "- sluice: 1 supervisor + worker processes on loopback, taskCount 1, "
-      "replicas 1, "
-      "maxRowsPerSegment ",
-      options.max_rows_per_segment, ", maxBytesInMemory ", max_bytes,
-      ", HOUR segments; rollup on = queryGranularity MINUTE and the 4 "
-      "low-cardinality dimensions "
-      "(channel, namespace, countryName, isRobot; page and user would make "
-      "every row unique). Rate = records / (task "
-      "start_time_ms -> committed_at_ms of the last sequence in the commit "
-      "log); the last "
-      "sequence is closed by suspending the supervisor once the task has read "
-      "everything\n\n");
+  absl::StrAppend(&out,
+                  "Written by `bench/e2e/run.sh` (`//bench/e2e:e2e_bench`); do not edit by "
+                  "hand.\n\n",
+                  "- command: `", options.command, "`\n", "- machine: ", MachineDescription(), "\n",
+                  "- date: ", started, "; git ",
+                  options.git_revision.empty() ? "?" : options.git_revision, "\n",
+                  "- load average (1/5/15 min) before: ", load_before, "; after: ", load_after,
+                  " (the machine is shared; every ratio below compares figures of the same "
+                  "run)\n",
+                  absl::StrFormat("- data: %d wiki-edit-like JSON records (~214 B, %.2f%% "
+                                  "malformed) on %d "
+                                  "partitions of the dev broker (1 mock broker); %d "
+                                  "round(s), medians shown\n",
+                                  options.records, options.malformed_fraction * 100,
+                                  options.partitions, options.repetitions),
+                  "- sluice: 1 supervisor + worker processes on loopback, taskCount 1, "
+                  "replicas 1, "
+                  "maxRowsPerSegment ",
+                  options.max_rows_per_segment, ", maxBytesInMemory ", max_bytes,
+                  ", HOUR segments; rollup on = queryGranularity MINUTE and the 4 "
+                  "low-cardinality dimensions "
+                  "(channel, namespace, countryName, isRobot; page and user would make "
+                  "every row unique). Rate = records / (task "
+                  "start_time_ms -> committed_at_ms of the last sequence in the commit "
+                  "log); the last "
+                  "sequence is closed by suspending the supervisor once the task has read "
+                  "everything\n\n");
 
   absl::StrAppend(&out, "### Throughput\n\n");
-  MarkdownTable throughput({"reader", "records/s", "vs kcat", "vs kcat tuned",
-                            "vs raw librdkafka", "notes"});
-  throughput.AddRow({"`kcat -C -e -o beginning -q > /dev/null`",
-                     FormatCount(kcat), "1.00x", FormatRatio(kcat / kcat_tuned),
-                     FormatRatio(kcat / raw),
-                     absl::StrFormat("%.0f ns CPU/record",
-                                     Median(f.kcat_cpu_per_record_ns))});
-  throughput.AddRow(
-      {"kcat, dev broker fetch tuning (`-X fetch.wait.max.ms=10 ...`)",
-       FormatCount(kcat_tuned), FormatRatio(kcat_tuned / kcat), "1.00x",
-       FormatRatio(kcat_tuned / raw), ""});
-  throughput.AddRow(
-      {"raw librdkafka, `rd_kafka_consume_batch_queue`, fetch tuning",
-       FormatCount(raw), FormatRatio(raw / kcat), FormatRatio(raw / kcat_tuned),
-       "1.00x",
-       absl::StrFormat("%.0f ns CPU/record", Median(f.raw_cpu_per_record_ns))});
-  auto sluice_row = [&](const char *what, double rate,
-                        const std::vector<SluiceRunResult> &runs) {
+  MarkdownTable throughput(
+      {"reader", "records/s", "vs kcat", "vs kcat tuned", "vs raw librdkafka", "notes"});
+  throughput.AddRow({"`kcat -C -e -o beginning -q > /dev/null`", FormatCount(kcat), "1.00x",
+                     FormatRatio(kcat / kcat_tuned), FormatRatio(kcat / raw),
+                     absl::StrFormat("%.0f ns CPU/record", Median(f.kcat_cpu_per_record_ns))});
+  throughput.AddRow({"kcat, dev broker fetch tuning (`-X fetch.wait.max.ms=10 ...`)",
+                     FormatCount(kcat_tuned), FormatRatio(kcat_tuned / kcat), "1.00x",
+                     FormatRatio(kcat_tuned / raw), ""});
+  throughput.AddRow({"raw librdkafka, `rd_kafka_consume_batch_queue`, fetch tuning",
+                     FormatCount(raw), FormatRatio(raw / kcat), FormatRatio(raw / kcat_tuned),
+                     "1.00x",
+                     absl::StrFormat("%.0f ns CPU/record", Median(f.raw_cpu_per_record_ns))});
+  auto sluice_row = [&](const char *what, double rate, const std::vector<SluiceRunResult> &runs) {
     const SluiceRunResult &r = MedianRun(runs);
     throughput.AddRow({what, FormatCount(rate), FormatRatio(rate / kcat),
                        FormatRatio(rate / kcat_tuned), FormatRatio(rate / raw),
@@ -310,61 +278,50 @@ std::string Render(const E2eBenchOptions &options, const Figures &f,
                       "...), as `histogram_quantile` would; the share at or "
                       "below 10 ms is exact.\n\n",
                       options.checkpoint_records, kCheckpointTopic,
-                      options.checkpoint_max_rows_per_segment,
-                      checkpoint_run.sequences));
-  absl::StrAppend(&out,
-                  "| latency | p50 | p99 | mean | count | target | result |\n",
+                      options.checkpoint_max_rows_per_segment, checkpoint_run.sequences));
+  absl::StrAppend(&out, "| latency | p50 | p99 | mean | count | target | result |\n",
                   "| --- | --- | --- | --- | --- | --- | --- |\n");
   const PromHistogram &round = checkpoint_run.supervisor_checkpoint_seconds;
   std::string round_verdict = "not exported";
   if (round.count > 0) {
     const double share = round.FractionAtOrBelow(0.01);
-    round_verdict = absl::StrFormat(
-        "%s (%.1f%% <= 10 ms)", share >= 0.99 ? "met" : "NOT met", share * 100);
+    round_verdict =
+        absl::StrFormat("%s (%.1f%% <= 10 ms)", share >= 0.99 ? "met" : "NOT met", share * 100);
   }
-  absl::StrAppend(
-      &out,
-      HistogramRow(
-          "checkpoint round, supervisor (request -> SetEndOffsets on both "
-          "replicas), 2 replicas",
-          round, "p99 <= 10 ms", round_verdict),
-      HistogramRow("task paused for its checkpoint (request -> end offsets), 2 "
-                   "replicas",
-                   checkpoint_run.task_checkpoint_seconds, "", ""),
-      HistogramRow("publish per sequence (closed -> committed), 2 replicas",
-                   checkpoint_run.task_publish_seconds, "", ""),
-      HistogramRow("publish per sequence, 1 task, rollup off",
-                   MedianRun(f.off).task_publish_seconds, "", ""),
-      HistogramRow("publish per sequence, 1 task, rollup on",
-                   MedianRun(f.on).task_publish_seconds, "", ""),
-      HistogramRow("intermediate persist, 1 task, rollup off",
-                   MedianRun(f.off).task_persist_seconds, "", ""),
-      "\n");
+  absl::StrAppend(&out,
+                  HistogramRow("checkpoint round, supervisor (request -> SetEndOffsets on both "
+                               "replicas), 2 replicas",
+                               round, "p99 <= 10 ms", round_verdict),
+                  HistogramRow("task paused for its checkpoint (request -> end offsets), 2 "
+                               "replicas",
+                               checkpoint_run.task_checkpoint_seconds, "", ""),
+                  HistogramRow("publish per sequence (closed -> committed), 2 replicas",
+                               checkpoint_run.task_publish_seconds, "", ""),
+                  HistogramRow("publish per sequence, 1 task, rollup off",
+                               MedianRun(f.off).task_publish_seconds, "", ""),
+                  HistogramRow("publish per sequence, 1 task, rollup on",
+                               MedianRun(f.on).task_publish_seconds, "", ""),
+                  HistogramRow("intermediate persist, 1 task, rollup off",
+                               MedianRun(f.off).task_persist_seconds, "", ""),
+                  "\n");
 
   absl::StrAppend(&out, "### Worker memory\n\n");
-  MarkdownTable memory({"run", "records", "maxBytesInMemory",
-                        "worker VmHWM (peak RSS)",
+  MarkdownTable memory({"run", "records", "maxBytesInMemory", "worker VmHWM (peak RSS)",
                         "bound (maxBytesInMemory + 100 MB)", "result"});
-  auto memory_row = [&](const std::string &what, const SluiceRunResult &r,
-                        int64_t records) {
+  auto memory_row = [&](const std::string &what, const SluiceRunResult &r, int64_t records) {
     for (size_t i = 0; i < r.worker_peak_rss_bytes.size(); ++i) {
       const int64_t rss = r.worker_peak_rss_bytes[i];
-      memory.AddRow(
-          {r.worker_peak_rss_bytes.size() > 1
-               ? absl::StrCat(what, ", worker ", i)
-               : what,
-           FormatCount(records), FormatMiB(max_bytes), FormatMiB(rss),
-           FormatMiB(max_bytes + kRssAllowanceBytes),
-           rss <= max_bytes + kRssAllowanceBytes ? "met" : "NOT met"});
+      memory.AddRow({r.worker_peak_rss_bytes.size() > 1 ? absl::StrCat(what, ", worker ", i) : what,
+                     FormatCount(records), FormatMiB(max_bytes), FormatMiB(rss),
+                     FormatMiB(max_bytes + kRssAllowanceBytes),
+                     rss <= max_bytes + kRssAllowanceBytes ? "met" : "NOT met"});
     }
   };
   for (size_t i = 0; i < f.off.size(); ++i) {
-    memory_row(absl::StrCat("rollup off, round ", i + 1), f.off[i],
-               options.records);
+    memory_row(absl::StrCat("rollup off, round ", i + 1), f.off[i], options.records);
   }
   for (size_t i = 0; i < f.on.size(); ++i) {
-    memory_row(absl::StrCat("rollup on, round ", i + 1), f.on[i],
-               options.records);
+    memory_row(absl::StrCat("rollup on, round ", i + 1), f.on[i], options.records);
   }
   memory_row("2 replicas", checkpoint_run, options.checkpoint_records);
   absl::StrAppend(&out, memory.Render(), "\n");
@@ -372,23 +329,19 @@ std::string Render(const E2eBenchOptions &options, const Figures &f,
   absl::StrAppend(&out, "### Targets\n\n");
   MarkdownTable targets({"target", "measured", "result"});
   const double worst = std::min(off, on);
-  targets.AddRow(
-      {"end to end >= 1.0x kcat (same run)",
-       absl::StrFormat("rollup off %s, rollup on %s", FormatRatio(off / kcat),
-                       FormatRatio(on / kcat)),
-       worst >= kcat ? "met" : "NOT met"});
+  targets.AddRow({"end to end >= 1.0x kcat (same run)",
+                  absl::StrFormat("rollup off %s, rollup on %s", FormatRatio(off / kcat),
+                                  FormatRatio(on / kcat)),
+                  worst >= kcat ? "met" : "NOT met"});
   targets.AddRow({"checkpoint round p99 <= 10 ms (2 replicas)",
-                  round.count > 0 ? FormatSeconds(round.Quantile(0.99)) : "n/a",
-                  round_verdict});
+                  round.count > 0 ? FormatSeconds(round.Quantile(0.99)) : "n/a", round_verdict});
   int64_t peak = 0;
   for (const auto *runs : {&f.off, &f.on}) {
     for (const SluiceRunResult &r : *runs) {
-      for (int64_t rss : r.worker_peak_rss_bytes)
-        peak = std::max(peak, rss);
+      for (int64_t rss : r.worker_peak_rss_bytes) peak = std::max(peak, rss);
     }
   }
-  for (int64_t rss : checkpoint_run.worker_peak_rss_bytes)
-    peak = std::max(peak, rss);
+  for (int64_t rss : checkpoint_run.worker_peak_rss_bytes) peak = std::max(peak, rss);
   targets.AddRow({"worker RSS <= maxBytesInMemory + 100 MB",
                   absl::StrCat("highest VmHWM ", FormatMiB(peak), " vs ",
                                FormatMiB(max_bytes + kRssAllowanceBytes)),
@@ -397,7 +350,7 @@ std::string Render(const E2eBenchOptions &options, const Figures &f,
   return out;
 }
 
-} // namespace
+}  // namespace
 
 absl::StatusOr<std::string> RunE2eBench(const E2eBenchOptions &options) {
   const std::string started =
@@ -411,51 +364,39 @@ absl::StatusOr<std::string> RunE2eBench(const E2eBenchOptions &options) {
   WikiRowOptions rows;
   rows.seed = options.seed;
   rows.malformed_fraction = options.malformed_fraction;
-  SLUICE_ASSIGN_OR_RETURN(TopicRange range,
-                          Preload(broker.bootstrap, kTopic, options.partitions,
-                                  options.records, rows));
+  SLUICE_ASSIGN_OR_RETURN(TopicRange range, Preload(broker.bootstrap, kTopic, options.partitions,
+                                                    options.records, rows));
   rows.seed = options.seed + 1;
   SLUICE_ASSIGN_OR_RETURN(TopicRange checkpoint_range,
-                          Preload(broker.bootstrap, kCheckpointTopic,
-                                  options.partitions,
+                          Preload(broker.bootstrap, kCheckpointTopic, options.partitions,
                                   options.checkpoint_records, rows));
 
-  const std::vector<std::string> kcat_tuning = {
-      "-X", "fetch.wait.max.ms=10",
-      "-X", "queued.min.messages=1000000",
-      "-X", "queued.max.messages.kbytes=1048576",
-      "-X", "fetch.max.bytes=104857600",
-      "-X", "max.partition.fetch.bytes=10485760"};
+  const std::vector<std::string> kcat_tuning = {"-X", "fetch.wait.max.ms=10",
+                                                "-X", "queued.min.messages=1000000",
+                                                "-X", "queued.max.messages.kbytes=1048576",
+                                                "-X", "fetch.max.bytes=104857600",
+                                                "-X", "max.partition.fetch.bytes=10485760"};
   Figures f;
   for (int round = 1; round <= options.repetitions; ++round) {
     Progress(absl::StrCat("round ", round, " of ", options.repetitions));
-    SLUICE_ASSIGN_OR_RETURN(ConsumeResult kcat,
-                            RunKcat(options.kcat_binary, broker.bootstrap,
-                                    kTopic, {}, range.records));
+    SLUICE_ASSIGN_OR_RETURN(ConsumeResult kcat, RunKcat(options.kcat_binary, broker.bootstrap,
+                                                        kTopic, {}, range.records));
     f.kcat.push_back(kcat.RecordsPerSecond());
-    f.kcat_cpu_per_record_ns.push_back(absl::ToDoubleNanoseconds(kcat.cpu) /
-                                       kcat.records);
-    Progress(absl::StrCat("kcat: ", FormatCount(kcat.RecordsPerSecond()),
-                          " records/s"));
-    SLUICE_ASSIGN_OR_RETURN(ConsumeResult tuned,
-                            RunKcat(options.kcat_binary, broker.bootstrap,
-                                    kTopic, kcat_tuning, range.records));
+    f.kcat_cpu_per_record_ns.push_back(absl::ToDoubleNanoseconds(kcat.cpu) / kcat.records);
+    Progress(absl::StrCat("kcat: ", FormatCount(kcat.RecordsPerSecond()), " records/s"));
+    SLUICE_ASSIGN_OR_RETURN(ConsumeResult tuned, RunKcat(options.kcat_binary, broker.bootstrap,
+                                                         kTopic, kcat_tuning, range.records));
     f.kcat_tuned.push_back(tuned.RecordsPerSecond());
-    Progress(absl::StrCat("kcat tuned: ", FormatCount(tuned.RecordsPerSecond()),
-                          " records/s"));
-    SLUICE_ASSIGN_OR_RETURN(ConsumeResult raw,
-                            ConsumeRaw(broker.bootstrap, kTopic, range.start,
-                                       range.end, absl::Minutes(5)));
+    Progress(absl::StrCat("kcat tuned: ", FormatCount(tuned.RecordsPerSecond()), " records/s"));
+    SLUICE_ASSIGN_OR_RETURN(ConsumeResult raw, ConsumeRaw(broker.bootstrap, kTopic, range.start,
+                                                          range.end, absl::Minutes(5)));
     if (raw.records != range.records) {
-      return absl::DataLossError(absl::StrCat("the raw consumer read ",
-                                              raw.records, " of ",
-                                              range.records, " records"));
+      return absl::DataLossError(
+          absl::StrCat("the raw consumer read ", raw.records, " of ", range.records, " records"));
     }
     f.raw.push_back(raw.RecordsPerSecond());
-    f.raw_cpu_per_record_ns.push_back(absl::ToDoubleNanoseconds(raw.cpu) /
-                                      raw.records);
-    Progress(absl::StrCat(
-        "raw librdkafka: ", FormatCount(raw.RecordsPerSecond()), " records/s"));
+    f.raw_cpu_per_record_ns.push_back(absl::ToDoubleNanoseconds(raw.cpu) / raw.records);
+    Progress(absl::StrCat("raw librdkafka: ", FormatCount(raw.RecordsPerSecond()), " records/s"));
 
     SluiceRunOptions run;
     run.topic = kTopic;
@@ -464,10 +405,9 @@ absl::StatusOr<std::string> RunE2eBench(const E2eBenchOptions &options) {
     run.max_bytes_in_memory = options.max_bytes_in_memory;
     run.rollup = false;
     run.query_granularity = "NONE";
-    SLUICE_ASSIGN_OR_RETURN(SluiceRunResult off,
-                            RunOnce(options, broker, range,
-                                    absl::StrCat("rollup_off_", round), 1,
-                                    run));
+    SLUICE_ASSIGN_OR_RETURN(
+        SluiceRunResult off,
+        RunOnce(options, broker, range, absl::StrCat("rollup_off_", round), 1, run));
     f.off.push_back(std::move(off));
     // Rollup merges rows only when dimension values repeat: page and user
     // (200k and 30k values) make nearly every row unique, so this run keeps
@@ -475,9 +415,8 @@ absl::StatusOr<std::string> RunE2eBench(const E2eBenchOptions &options) {
     run.rollup = true;
     run.query_granularity = "MINUTE";
     run.dimensions = {"channel", "namespace", "countryName", "isRobot"};
-    SLUICE_ASSIGN_OR_RETURN(SluiceRunResult on,
-                            RunOnce(options, broker, range,
-                                    absl::StrCat("rollup_on_", round), 1, run));
+    SLUICE_ASSIGN_OR_RETURN(SluiceRunResult on, RunOnce(options, broker, range,
+                                                        absl::StrCat("rollup_on_", round), 1, run));
     f.on.push_back(std::move(on));
   }
 
@@ -486,19 +425,15 @@ absl::StatusOr<std::string> RunE2eBench(const E2eBenchOptions &options) {
   checkpoints.replicas = 2;
   checkpoints.max_rows_per_segment = options.checkpoint_max_rows_per_segment;
   checkpoints.max_bytes_in_memory = options.max_bytes_in_memory;
-  SLUICE_ASSIGN_OR_RETURN(
-      SluiceRunResult checkpoint_run,
-      RunOnce(options, broker, checkpoint_range, "replicas_2", 2, checkpoints));
+  SLUICE_ASSIGN_OR_RETURN(SluiceRunResult checkpoint_run,
+                          RunOnce(options, broker, checkpoint_range, "replicas_2", 2, checkpoints));
 
-  SLUICE_ASSIGN_OR_RETURN(testing::ExitStatus broker_exit,
-                          broker.process->Stop(absl::Seconds(30)));
+  SLUICE_ASSIGN_OR_RETURN(testing::ExitStatus broker_exit, broker.process->Stop(absl::Seconds(30)));
   if (!broker_exit.success()) {
-    Progress(
-        absl::StrCat("the dev broker ended with ", broker_exit.ToString()));
+    Progress(absl::StrCat("the dev broker ended with ", broker_exit.ToString()));
   }
-  return Render(options, f, checkpoint_run, started, load_before,
-                LoadAverage());
+  return Render(options, f, checkpoint_run, started, load_before, LoadAverage());
 }
 
-} // namespace bench
-} // namespace sluice
+}  // namespace bench
+}  // namespace sluice

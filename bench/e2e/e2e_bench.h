@@ -53,7 +53,7 @@ struct E2eBenchOptions {
 // prints it and writes it into docs/benchmarks.md). Progress goes to stderr.
 absl::StatusOr<std::string> RunE2eBench(const E2eBenchOptions &options);
 
-} // namespace bench
-} // namespace sluice
+}  // namespace bench
+}  // namespace sluice
 
-#endif // SLUICE_BENCH_E2E_E2E_BENCH_H_
+#endif  // SLUICE_BENCH_E2E_E2E_BENCH_H_

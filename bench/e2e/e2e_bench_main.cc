@@ -19,26 +19,17 @@
 #include "bench/e2e/markdown_report.h"
 #include "tests/testing/subprocess.h"
 
-DEFINE_int64(records, 3000000,
-             "records pre-loaded for the throughput runs (2-5M)");
+DEFINE_int64(records, 3000000, "records pre-loaded for the throughput runs (2-5M)");
 DEFINE_int32(partitions, 4, "partitions of the benchmark topics");
 DEFINE_double(malformed_fraction, 0.0005, "fraction of malformed records");
 DEFINE_uint64(seed, 42, "seed of the record generator");
-DEFINE_int64(max_rows_per_segment, 500000,
-             "maxRowsPerSegment of the 1-task runs");
-DEFINE_int64(max_bytes_in_memory, 0,
-             "maxBytesInMemory of every run (0: the spec default)");
-DEFINE_int32(repetitions, 1,
-             "rounds of (kcat, raw, sluice rollup off, sluice rollup on)");
-DEFINE_int64(checkpoint_records, 1000000,
-             "records of the 2-replica checkpoint run");
-DEFINE_int64(checkpoint_max_rows_per_segment, 10000,
-             "maxRowsPerSegment of the 2-replica run");
-DEFINE_string(
-    work_dir, "",
-    "run directory, kept afterwards (default: a new /tmp/sluice-bench.*)");
-DEFINE_string(out_doc, "",
-              "Markdown file whose \"## End to end\" section is replaced");
+DEFINE_int64(max_rows_per_segment, 500000, "maxRowsPerSegment of the 1-task runs");
+DEFINE_int64(max_bytes_in_memory, 0, "maxBytesInMemory of every run (0: the spec default)");
+DEFINE_int32(repetitions, 1, "rounds of (kcat, raw, sluice rollup off, sluice rollup on)");
+DEFINE_int64(checkpoint_records, 1000000, "records of the 2-replica checkpoint run");
+DEFINE_int64(checkpoint_max_rows_per_segment, 10000, "maxRowsPerSegment of the 2-replica run");
+DEFINE_string(work_dir, "", "run directory, kept afterwards (default: a new /tmp/sluice-bench.*)");
+DEFINE_string(out_doc, "", "Markdown file whose \"## End to end\" section is replaced");
 DEFINE_string(kcat, "", "kcat binary (default: from PATH)");
 DEFINE_string(git_revision, "", "for the report");
 
@@ -53,13 +44,12 @@ std::string Find(const char *runfile) {
   // Subprocesses start from another directory: make the path absolute.
   if (!path->empty() && (*path)[0] != '/') {
     char cwd[4096];
-    if (getcwd(cwd, sizeof(cwd)) != nullptr)
-      return absl::StrCat(cwd, "/", *path);
+    if (getcwd(cwd, sizeof(cwd)) != nullptr) return absl::StrCat(cwd, "/", *path);
   }
   return *path;
 }
 
-} // namespace
+}  // namespace
 
 int main(int argc, char **argv) {
   // The command a reader can repeat: run.sh's own arguments, not the two it
@@ -67,13 +57,10 @@ int main(int argc, char **argv) {
   std::vector<std::string> user_args;
   for (int i = 1; i < argc; ++i) {
     const absl::string_view arg = argv[i];
-    if (absl::StartsWith(arg, "--out_doc=") ||
-        absl::StartsWith(arg, "--git_revision="))
-      continue;
+    if (absl::StartsWith(arg, "--out_doc=") || absl::StartsWith(arg, "--git_revision=")) continue;
     user_args.emplace_back(arg);
   }
-  const std::string command =
-      absl::StrCat("bench/e2e/run.sh ", absl::StrJoin(user_args, " "));
+  const std::string command = absl::StrCat("bench/e2e/run.sh ", absl::StrJoin(user_args, " "));
   gflags::SetUsageMessage("sluice end-to-end benchmark; see bench/e2e/run.sh");
   gflags::ParseCommandLineFlags(&argc, &argv, true);
   FLAGS_logtostderr = true;
@@ -88,8 +75,7 @@ int main(int argc, char **argv) {
   } else if (auto kcat = sluice::testing::FindInPath("kcat"); kcat.ok()) {
     options.kcat_binary = *kcat;
   } else {
-    fprintf(stderr, "e2e_bench: %s (apt-get install kcat)\n",
-            kcat.status().ToString().c_str());
+    fprintf(stderr, "e2e_bench: %s (apt-get install kcat)\n", kcat.status().ToString().c_str());
     return 2;
   }
   if (FLAGS_work_dir.empty()) {
@@ -110,15 +96,14 @@ int main(int argc, char **argv) {
   options.max_bytes_in_memory = FLAGS_max_bytes_in_memory;
   options.repetitions = std::max(1, FLAGS_repetitions);
   options.checkpoint_records = FLAGS_checkpoint_records;
-  options.checkpoint_max_rows_per_segment =
-      FLAGS_checkpoint_max_rows_per_segment;
+  options.checkpoint_max_rows_per_segment = FLAGS_checkpoint_max_rows_per_segment;
   options.command = command;
   options.git_revision = FLAGS_git_revision;
 
   absl::StatusOr<std::string> section = sluice::bench::RunE2eBench(options);
   if (!section.ok()) {
-    fprintf(stderr, "e2e_bench: %s\n(logs under %s)\n",
-            section.status().ToString().c_str(), options.work_dir.c_str());
+    fprintf(stderr, "e2e_bench: %s\n(logs under %s)\n", section.status().ToString().c_str(),
+            options.work_dir.c_str());
     return 1;
   }
   printf("%s", section->c_str());
@@ -131,14 +116,12 @@ int main(int argc, char **argv) {
       doc = buffer.str();
     }
     std::ofstream out(FLAGS_out_doc, std::ios::trunc);
-    out << sluice::bench::ReplaceMarkdownSection(doc, "## End to end",
-                                                 *section);
+    out << sluice::bench::ReplaceMarkdownSection(doc, "## End to end", *section);
     if (!out) {
       fprintf(stderr, "e2e_bench: cannot write %s\n", FLAGS_out_doc.c_str());
       return 1;
     }
-    fprintf(stderr, "e2e_bench: wrote the \"End to end\" section of %s\n",
-            FLAGS_out_doc.c_str());
+    fprintf(stderr, "e2e_bench: wrote the \"End to end\" section of %s\n", FLAGS_out_doc.c_str());
   }
   return 0;
 }

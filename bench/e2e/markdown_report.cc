@@ -12,20 +12,15 @@ namespace sluice {
 namespace bench {
 
 std::string FormatCount(double n) {
-  if (std::isnan(n))
-    return "n/a";
-  if (n >= 1e6)
-    return absl::StrFormat("%.2fM", n / 1e6);
-  if (n >= 1e4)
-    return absl::StrFormat("%.1fk", n / 1e3);
+  if (std::isnan(n)) return "n/a";
+  if (n >= 1e6) return absl::StrFormat("%.2fM", n / 1e6);
+  if (n >= 1e4) return absl::StrFormat("%.1fk", n / 1e3);
   return absl::StrFormat("%.0f", n);
 }
 
 std::string FormatSeconds(double seconds) {
-  if (std::isnan(seconds))
-    return "n/a";
-  if (seconds < 1)
-    return absl::StrFormat("%.1f ms", seconds * 1e3);
+  if (std::isnan(seconds)) return "n/a";
+  if (seconds < 1) return absl::StrFormat("%.1f ms", seconds * 1e3);
   return absl::StrFormat("%.2f s", seconds);
 }
 
@@ -34,13 +29,11 @@ std::string FormatMiB(int64_t bytes) {
 }
 
 std::string FormatRatio(double ratio) {
-  if (!std::isfinite(ratio))
-    return "n/a";
+  if (!std::isfinite(ratio)) return "n/a";
   return absl::StrFormat("%.2fx", ratio);
 }
 
-MarkdownTable::MarkdownTable(std::vector<std::string> header)
-    : header_(std::move(header)) {}
+MarkdownTable::MarkdownTable(std::vector<std::string> header) : header_(std::move(header)) {}
 
 void MarkdownTable::AddRow(std::vector<std::string> cells) {
   cells.resize(header_.size());
@@ -49,16 +42,13 @@ void MarkdownTable::AddRow(std::vector<std::string> cells) {
 
 std::string MarkdownTable::Render() const {
   std::string out = absl::StrCat("| ", absl::StrJoin(header_, " | "), " |\n|");
-  for (size_t i = 0; i < header_.size(); ++i)
-    absl::StrAppend(&out, " --- |");
+  for (size_t i = 0; i < header_.size(); ++i) absl::StrAppend(&out, " --- |");
   absl::StrAppend(&out, "\n");
-  for (const auto &row : rows_)
-    absl::StrAppend(&out, "| ", absl::StrJoin(row, " | "), " |\n");
+  for (const auto &row : rows_) absl::StrAppend(&out, "| ", absl::StrJoin(row, " | "), " |\n");
   return out;
 }
 
-std::string ReplaceMarkdownSection(absl::string_view doc,
-                                   absl::string_view heading,
+std::string ReplaceMarkdownSection(absl::string_view doc, absl::string_view heading,
                                    absl::string_view section) {
   std::vector<absl::string_view> lines = absl::StrSplit(doc, '\n');
   std::string before, after;
@@ -72,26 +62,22 @@ std::string ReplaceMarkdownSection(absl::string_view doc,
       found = true;
       continue;
     }
-    if (where == kInside && absl::StartsWith(line, "## "))
-      where = kAfter;
-    if (where == kInside)
-      continue;
+    if (where == kInside && absl::StartsWith(line, "## ")) where = kAfter;
+    if (where == kInside) continue;
     std::string &out = where == kBefore ? before : after;
     absl::StrAppend(&out, line, last ? "" : "\n");
   }
   std::string body(section);
-  if (!absl::EndsWith(body, "\n"))
-    body.push_back('\n');
+  if (!absl::EndsWith(body, "\n")) body.push_back('\n');
   if (!found) {
     if (!before.empty() && !absl::EndsWith(before, "\n\n")) {
       absl::StrAppend(&before, absl::EndsWith(before, "\n") ? "\n" : "\n\n");
     }
     return absl::StrCat(before, body);
   }
-  if (!after.empty())
-    body.push_back('\n');
+  if (!after.empty()) body.push_back('\n');
   return absl::StrCat(before, body, after);
 }
 
-} // namespace bench
-} // namespace sluice
+}  // namespace bench
+}  // namespace sluice

@@ -23,12 +23,12 @@ std::string FormatMiB(int64_t bytes);
 std::string FormatRatio(double ratio);
 
 class MarkdownTable {
-public:
+ public:
   explicit MarkdownTable(std::vector<std::string> header);
   void AddRow(std::vector<std::string> cells);
   std::string Render() const;
 
-private:
+ private:
   std::vector<std::string> header_;
   std::vector<std::vector<std::string>> rows_;
 };
@@ -37,11 +37,10 @@ private:
 // "## End to end") up to the next line starting with "## " replaced by
 // `section` (which should start with that heading line). Appended at the end
 // when `doc` has no such heading.
-std::string ReplaceMarkdownSection(absl::string_view doc,
-                                   absl::string_view heading,
+std::string ReplaceMarkdownSection(absl::string_view doc, absl::string_view heading,
                                    absl::string_view section);
 
-} // namespace bench
-} // namespace sluice
+}  // namespace bench
+}  // namespace sluice
 
-#endif // SLUICE_BENCH_E2E_MARKDOWN_REPORT_H_
+#endif  // SLUICE_BENCH_E2E_MARKDOWN_REPORT_H_

@@ -28,29 +28,26 @@ TEST(MarkdownReportTest, RendersATable) {
 }
 
 TEST(MarkdownReportTest, ReplacesOnlyItsOwnSection) {
-  const std::string doc = "# Benchmarks\n\nintro\n\n## End to end\n\nold "
-                          "figures\n\n## Segment kernels\n\nkeep\n";
-  EXPECT_EQ(ReplaceMarkdownSection(doc, "## End to end",
-                                   "## End to end\n\nnew figures\n"),
+  const std::string doc =
+      "# Benchmarks\n\nintro\n\n## End to end\n\nold "
+      "figures\n\n## Segment kernels\n\nkeep\n";
+  EXPECT_EQ(ReplaceMarkdownSection(doc, "## End to end", "## End to end\n\nnew figures\n"),
             "# Benchmarks\n\nintro\n\n## End to end\n\nnew figures\n\n## "
             "Segment kernels\n\n"
             "keep\n");
   // Last section: replaced to the end.
-  const std::string last =
-      "# B\n\n## Segment kernels\n\nkeep\n\n## End to end\n\nold\n";
-  EXPECT_EQ(
-      ReplaceMarkdownSection(last, "## End to end", "## End to end\n\nnew\n"),
-      "# B\n\n## Segment kernels\n\nkeep\n\n## End to end\n\nnew\n");
+  const std::string last = "# B\n\n## Segment kernels\n\nkeep\n\n## End to end\n\nold\n";
+  EXPECT_EQ(ReplaceMarkdownSection(last, "## End to end", "## End to end\n\nnew\n"),
+            "# B\n\n## Segment kernels\n\nkeep\n\n## End to end\n\nnew\n");
 }
 
 TEST(MarkdownReportTest, AppendsAMissingSection) {
-  EXPECT_EQ(ReplaceMarkdownSection("# B\n\n## Segment kernels\n\nkeep\n",
-                                   "## End to end", "## End to end\n\nnew\n"),
+  EXPECT_EQ(ReplaceMarkdownSection("# B\n\n## Segment kernels\n\nkeep\n", "## End to end",
+                                   "## End to end\n\nnew\n"),
             "# B\n\n## Segment kernels\n\nkeep\n\n## End to end\n\nnew\n");
-  EXPECT_EQ(ReplaceMarkdownSection("", "## End to end", "## End to end\n"),
-            "## End to end\n");
+  EXPECT_EQ(ReplaceMarkdownSection("", "## End to end", "## End to end\n"), "## End to end\n");
 }
 
-} // namespace
-} // namespace bench
-} // namespace sluice
+}  // namespace
+}  // namespace bench
+}  // namespace sluice

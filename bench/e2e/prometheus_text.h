@@ -34,8 +34,7 @@ absl::StatusOr<std::vector<PromSample>> ParsePromText(absl::string_view text);
 
 // Sum of the samples named `name` whose labels include every pair of
 // `labels` (0 when there is none).
-double SumSamples(const std::vector<PromSample> &samples,
-                  absl::string_view name,
+double SumSamples(const std::vector<PromSample> &samples, absl::string_view name,
                   const std::map<std::string, std::string> &labels = {});
 
 // A histogram as exported: cumulative counts per upper bound (the last bound
@@ -61,11 +60,11 @@ struct PromHistogram {
 // possibly scraped from several processes)
 // whose labels include `labels`, added together. Series with different
 // bucket bounds cannot be merged: INVALID_ARGUMENT.
-absl::StatusOr<PromHistogram>
-MergedHistogram(const std::vector<PromSample> &samples, absl::string_view name,
-                const std::map<std::string, std::string> &labels = {});
+absl::StatusOr<PromHistogram> MergedHistogram(
+    const std::vector<PromSample> &samples, absl::string_view name,
+    const std::map<std::string, std::string> &labels = {});
 
-} // namespace bench
-} // namespace sluice
+}  // namespace bench
+}  // namespace sluice
 
-#endif // SLUICE_BENCH_E2E_PROMETHEUS_TEXT_H_
+#endif  // SLUICE_BENCH_E2E_PROMETHEUS_TEXT_H_

@@ -70,8 +70,7 @@ TEST(PromTextTest, MergesSeriesAndCapsTheInfBucket) {
 }
 
 TEST(PromTextTest, TheSameSeriesFromTwoProcessesAddsUp) {
-  const std::string one =
-      "h_bucket{le=\"1\"} 1\nh_bucket{le=\"+Inf\"} 2\nh_sum 3\nh_count 2\n";
+  const std::string one = "h_bucket{le=\"1\"} 1\nh_bucket{le=\"+Inf\"} 2\nh_sum 3\nh_count 2\n";
   auto samples = ParsePromText(one + one);
   ASSERT_TRUE(samples.ok()) << samples.status();
   auto h = MergedHistogram(*samples, "h");
@@ -81,6 +80,6 @@ TEST(PromTextTest, TheSameSeriesFromTwoProcessesAddsUp) {
   EXPECT_DOUBLE_EQ(h->FractionAtOrBelow(1), 0.5);
 }
 
-} // namespace
-} // namespace bench
-} // namespace sluice
+}  // namespace
+}  // namespace bench
+}  // namespace sluice

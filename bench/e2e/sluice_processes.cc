@@ -20,24 +20,22 @@ namespace {
 constexpr absl::Duration kStartTimeout = absl::Seconds(30);
 
 absl::StatusOr<std::string> Scrape(int port) {
-  SLUICE_ASSIGN_OR_RETURN(metrics::HttpGetResponse response,
-                          metrics::HttpGet(port, "/metrics"));
+  SLUICE_ASSIGN_OR_RETURN(metrics::HttpGetResponse response, metrics::HttpGet(port, "/metrics"));
   if (response.status != 200) {
-    return absl::UnavailableError(absl::StrCat("GET /metrics on port ", port,
-                                               ": HTTP ", response.status));
+    return absl::UnavailableError(
+        absl::StrCat("GET /metrics on port ", port, ": HTTP ", response.status));
   }
   return std::move(response.body);
 }
 
 std::shared_ptr<grpc::Channel> Dial(int port) {
-  return grpc::CreateChannel(absl::StrCat("127.0.0.1:", port),
-                             grpc::InsecureChannelCredentials());
+  return grpc::CreateChannel(absl::StrCat("127.0.0.1:", port), grpc::InsecureChannelCredentials());
 }
 
-} // namespace
+}  // namespace
 
-absl::StatusOr<std::unique_ptr<SluiceProcesses>>
-SluiceProcesses::Start(SluiceProcessesOptions options) {
+absl::StatusOr<std::unique_ptr<SluiceProcesses>> SluiceProcesses::Start(
+    SluiceProcessesOptions options) {
   std::unique_ptr<SluiceProcesses> p(new SluiceProcesses());
   const std::string logs = absl::StrCat(options.dir, "/logs");
   const std::string deep = absl::StrCat("file://", options.dir, "/deep");
@@ -48,21 +46,20 @@ SluiceProcesses::Start(SluiceProcessesOptions options) {
   testing::SubprocessOptions sopts;
   sopts.binary = options.supervisor_binary;
   sopts.name = "supervisor";
-  sopts.args = {
-      absl::StrCat("--listen=127.0.0.1:", supervisor_port),
-      absl::StrCat("--data_dir=", options.dir, "/supervisor"),
-      absl::StrCat("--deep_storage=", deep),
-      absl::StrCat("--metrics_listen=127.0.0.1:", p->supervisor_metrics_port_)};
+  sopts.args = {absl::StrCat("--listen=127.0.0.1:", supervisor_port),
+                absl::StrCat("--data_dir=", options.dir, "/supervisor"),
+                absl::StrCat("--deep_storage=", deep),
+                absl::StrCat("--metrics_listen=127.0.0.1:", p->supervisor_metrics_port_)};
   sopts.args.insert(sopts.args.end(), options.supervisor_args.begin(),
                     options.supervisor_args.end());
   p->supervisor_log_ = absl::StrCat(logs, "/supervisor.log");
   sopts.stderr_path = p->supervisor_log_;
   sopts.stdout_path = absl::StrCat(logs, "/supervisor.stdout");
   SLUICE_ASSIGN_OR_RETURN(p->supervisor_, testing::Subprocess::Start(sopts));
-  SLUICE_RETURN_IF_ERROR(testing::WaitForPort(supervisor_port, kStartTimeout,
-                                              p->supervisor_.get()));
-  SLUICE_RETURN_IF_ERROR(testing::WaitForPort(
-      p->supervisor_metrics_port_, kStartTimeout, p->supervisor_.get()));
+  SLUICE_RETURN_IF_ERROR(
+      testing::WaitForPort(supervisor_port, kStartTimeout, p->supervisor_.get()));
+  SLUICE_RETURN_IF_ERROR(
+      testing::WaitForPort(p->supervisor_metrics_port_, kStartTimeout, p->supervisor_.get()));
   p->supervisor_channel_ = Dial(supervisor_port);
 
   for (int i = 0; i < options.workers; ++i) {
@@ -73,20 +70,17 @@ SluiceProcesses::Start(SluiceProcessesOptions options) {
     testing::SubprocessOptions wopts;
     wopts.binary = options.worker_binary;
     wopts.name = worker.id;
-    wopts.args = {
-        absl::StrCat("--listen=127.0.0.1:", port),
-        absl::StrCat("--data_dir=", options.dir, "/", worker.id),
-        absl::StrCat("--supervisor=127.0.0.1:", supervisor_port),
-        absl::StrCat("--deep_storage=", deep),
-        absl::StrCat("--worker_id=", worker.id),
-        absl::StrCat("--metrics_listen=127.0.0.1:", worker.metrics_port)};
-    wopts.args.insert(wopts.args.end(), options.worker_args.begin(),
-                      options.worker_args.end());
+    wopts.args = {absl::StrCat("--listen=127.0.0.1:", port),
+                  absl::StrCat("--data_dir=", options.dir, "/", worker.id),
+                  absl::StrCat("--supervisor=127.0.0.1:", supervisor_port),
+                  absl::StrCat("--deep_storage=", deep),
+                  absl::StrCat("--worker_id=", worker.id),
+                  absl::StrCat("--metrics_listen=127.0.0.1:", worker.metrics_port)};
+    wopts.args.insert(wopts.args.end(), options.worker_args.begin(), options.worker_args.end());
     wopts.stderr_path = absl::StrCat(logs, "/", worker.id, ".log");
     wopts.stdout_path = absl::StrCat(logs, "/", worker.id, ".stdout");
     SLUICE_ASSIGN_OR_RETURN(worker.process, testing::Subprocess::Start(wopts));
-    SLUICE_RETURN_IF_ERROR(
-        testing::WaitForPort(port, kStartTimeout, worker.process.get()));
+    SLUICE_RETURN_IF_ERROR(testing::WaitForPort(port, kStartTimeout, worker.process.get()));
     worker.channel = Dial(port);
     p->workers_.push_back(std::move(worker));
   }
@@ -98,19 +92,16 @@ SluiceProcesses::Start(SluiceProcessesOptions options) {
     grpc::ClientContext ctx;
     ctx.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(5)));
     v1::ListWorkersResponse response;
-    const grpc::Status status =
-        stub->ListWorkers(&ctx, v1::ListWorkersRequest(), &response);
+    const grpc::Status status = stub->ListWorkers(&ctx, v1::ListWorkersRequest(), &response);
     int alive = 0;
     if (status.ok()) {
-      for (const v1::WorkerInfo &w : response.workers())
-        alive += w.alive() ? 1 : 0;
+      for (const v1::WorkerInfo &w : response.workers()) alive += w.alive() ? 1 : 0;
     }
-    if (alive >= options.workers)
-      break;
+    if (alive >= options.workers) break;
     if (absl::Now() > deadline) {
-      return absl::DeadlineExceededError(absl::StrCat(
-          alive, " of ", options.workers, " workers registered within ",
-          absl::FormatDuration(kStartTimeout), "; logs in ", logs));
+      return absl::DeadlineExceededError(
+          absl::StrCat(alive, " of ", options.workers, " workers registered within ",
+                       absl::FormatDuration(kStartTimeout), "; logs in ", logs));
     }
     absl::SleepFor(absl::Milliseconds(50));
   }
@@ -122,19 +113,16 @@ SluiceProcesses::~SluiceProcesses() { Stop(absl::Seconds(20)).IgnoreError(); }
 absl::Status SluiceProcesses::Stop(absl::Duration grace) {
   absl::Status first;
   auto stop = [&](testing::Subprocess *process) {
-    if (process == nullptr || process->exit_status() != nullptr)
-      return;
+    if (process == nullptr || process->exit_status() != nullptr) return;
     absl::StatusOr<testing::ExitStatus> exit = process->Stop(grace);
     if (!exit.ok()) {
       first.Update(exit.status());
     } else if (!exit->success()) {
-      first.Update(absl::InternalError(
-          absl::StrCat(process->name(), " ended with ", exit->ToString(),
-                       "; log ", process->stderr_path())));
+      first.Update(absl::InternalError(absl::StrCat(
+          process->name(), " ended with ", exit->ToString(), "; log ", process->stderr_path())));
     }
   };
-  for (Process &w : workers_)
-    stop(w.process.get());
+  for (Process &w : workers_) stop(w.process.get());
   stop(supervisor_.get());
   return first;
 }
@@ -149,23 +137,19 @@ absl::StatusOr<std::string> SluiceProcesses::ScrapeWorker(int i) const {
 
 absl::StatusOr<int64_t> PeakRssBytes(pid_t pid) {
   std::ifstream in(absl::StrCat("/proc/", pid, "/status"));
-  if (!in)
-    return absl::NotFoundError(absl::StrCat("no /proc/", pid, "/status"));
+  if (!in) return absl::NotFoundError(absl::StrCat("no /proc/", pid, "/status"));
   std::string line;
   while (std::getline(in, line)) {
     absl::string_view rest = line;
-    if (!absl::ConsumePrefix(&rest, "VmHWM:"))
-      continue;
+    if (!absl::ConsumePrefix(&rest, "VmHWM:")) continue;
     rest = absl::StripAsciiWhitespace(rest);
     absl::ConsumeSuffix(&rest, "kB");
     int64_t kb = 0;
-    if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(rest), &kb))
-      break;
+    if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(rest), &kb)) break;
     return kb * 1024;
   }
-  return absl::InternalError(
-      absl::StrCat("no VmHWM line in /proc/", pid, "/status"));
+  return absl::InternalError(absl::StrCat("no VmHWM line in /proc/", pid, "/status"));
 }
 
-} // namespace bench
-} // namespace sluice
+}  // namespace bench
+}  // namespace sluice

@@ -38,21 +38,16 @@ struct SluiceProcessesOptions {
 };
 
 class SluiceProcesses {
-public:
+ public:
   // Starts the supervisor, then the workers, and waits until every worker
   // has registered with the supervisor.
-  static absl::StatusOr<std::unique_ptr<SluiceProcesses>>
-  Start(SluiceProcessesOptions options);
+  static absl::StatusOr<std::unique_ptr<SluiceProcesses>> Start(SluiceProcessesOptions options);
   ~SluiceProcesses();
   SluiceProcesses(const SluiceProcesses &) = delete;
   SluiceProcesses &operator=(const SluiceProcesses &) = delete;
 
-  std::shared_ptr<grpc::Channel> SupervisorChannel() const {
-    return supervisor_channel_;
-  }
-  std::shared_ptr<grpc::Channel> WorkerChannel(int i) const {
-    return workers_[i].channel;
-  }
+  std::shared_ptr<grpc::Channel> SupervisorChannel() const { return supervisor_channel_; }
+  std::shared_ptr<grpc::Channel> WorkerChannel(int i) const { return workers_[i].channel; }
   const std::string &WorkerId(int i) const { return workers_[i].id; }
   int worker_count() const { return static_cast<int>(workers_.size()); }
   pid_t WorkerPid(int i) const { return workers_[i].process->pid(); }
@@ -66,7 +61,7 @@ public:
   // error naming the process.
   absl::Status Stop(absl::Duration grace);
 
-private:
+ private:
   struct Process {
     std::string id;
     std::unique_ptr<testing::Subprocess> process;
@@ -85,7 +80,7 @@ private:
 // Peak resident set size (VmHWM) of a live process, in bytes.
 absl::StatusOr<int64_t> PeakRssBytes(pid_t pid);
 
-} // namespace bench
-} // namespace sluice
+}  // namespace bench
+}  // namespace sluice
 
-#endif // SLUICE_BENCH_E2E_SLUICE_PROCESSES_H_
+#endif  // SLUICE_BENCH_E2E_SLUICE_PROCESSES_H_

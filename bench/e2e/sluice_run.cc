@@ -16,15 +16,12 @@ namespace {
 constexpr absl::Duration kCallTimeout = absl::Seconds(10);
 
 template <typename Stub, typename Method, typename Request, typename Response>
-absl::Status Call(Stub *stub, Method method, const Request &request,
-                  Response *response) {
+absl::Status Call(Stub *stub, Method method, const Request &request, Response *response) {
   grpc::ClientContext ctx;
   ctx.set_deadline(absl::ToChronoTime(absl::Now() + kCallTimeout));
   const grpc::Status status = (stub->*method)(&ctx, request, response);
-  if (status.ok())
-    return absl::OkStatus();
-  return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
-                      status.error_message());
+  if (status.ok()) return absl::OkStatus();
+  return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
 }
 
 v1::SupervisorSpec MakeSpec(const SluiceRunOptions &options) {
@@ -44,11 +41,9 @@ v1::SupervisorSpec MakeSpec(const SluiceRunOptions &options) {
   schema->mutable_timestamp_spec()->set_format("iso");
   std::vector<std::string> dimensions = options.dimensions;
   if (dimensions.empty()) {
-    dimensions = {"channel",   "page",        "user",
-                  "namespace", "countryName", "isRobot"};
+    dimensions = {"channel", "page", "user", "namespace", "countryName", "isRobot"};
   }
-  for (const std::string &d : dimensions)
-    schema->mutable_dimensions_spec()->add_dimensions(d);
+  for (const std::string &d : dimensions) schema->mutable_dimensions_spec()->add_dimensions(d);
   auto metric = [&](const char *type, const char *name) {
     v1::MetricSpec *m = schema->add_metrics_spec();
     m->set_type(type);
@@ -66,8 +61,7 @@ v1::SupervisorSpec MakeSpec(const SluiceRunOptions &options) {
   if (options.max_rows_per_segment > 0) {
     tuning->set_max_rows_per_segment(options.max_rows_per_segment);
   }
-  if (options.max_rows_in_memory > 0)
-    tuning->set_max_rows_in_memory(options.max_rows_in_memory);
+  if (options.max_rows_in_memory > 0) tuning->set_max_rows_in_memory(options.max_rows_in_memory);
   if (options.max_bytes_in_memory > 0) {
     tuning->set_max_bytes_in_memory(options.max_bytes_in_memory);
   }
@@ -78,99 +72,82 @@ bool ReachedEnd(const google::protobuf::Map<int32_t, int64_t> &offsets,
                 const std::map<int32_t, int64_t> &end) {
   for (const auto &[p, e] : end) {
     const auto it = offsets.find(p);
-    if (it == offsets.end() || it->second < e)
-      return false;
+    if (it == offsets.end() || it->second < e) return false;
   }
   return true;
 }
 
 int64_t NowMs() { return absl::ToUnixMillis(absl::Now()); }
 
-} // namespace
+}  // namespace
 
 double SluiceRunResult::RecordsPerSecond() const {
   const int64_t ms = last_commit_ms - task_start_ms;
-  return ms > 0
-             ? static_cast<double>(records) * 1000.0 / static_cast<double>(ms)
-             : 0;
+  return ms > 0 ? static_cast<double>(records) * 1000.0 / static_cast<double>(ms) : 0;
 }
 
 absl::StatusOr<SluiceRunResult> RunSluice(SluiceProcesses &processes,
                                           const SluiceRunOptions &options) {
   if (processes.worker_count() < options.replicas) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(options.replicas, " replicas need as many ",
-                     "workers; there are ", processes.worker_count()));
+    return absl::InvalidArgumentError(absl::StrCat(options.replicas, " replicas need as many ",
+                                                   "workers; there are ",
+                                                   processes.worker_count()));
   }
   using Supervisor = v1::SupervisorService::Stub;
   using Worker = v1::TaskService::Stub;
-  auto supervisor =
-      v1::SupervisorService::NewStub(processes.SupervisorChannel());
+  auto supervisor = v1::SupervisorService::NewStub(processes.SupervisorChannel());
   std::map<std::string, std::unique_ptr<Worker>> workers;
   for (int i = 0; i < processes.worker_count(); ++i) {
-    workers[processes.WorkerId(i)] =
-        v1::TaskService::NewStub(processes.WorkerChannel(i));
+    workers[processes.WorkerId(i)] = v1::TaskService::NewStub(processes.WorkerChannel(i));
   }
   v1::SupervisorRef ref;
   ref.set_datasource(options.datasource);
   const absl::Time deadline = absl::Now() + options.timeout;
   auto timed_out = [&](absl::string_view waiting_for) -> absl::Status {
-    if (absl::Now() < deadline)
-      return absl::OkStatus();
-    return absl::DeadlineExceededError(
-        absl::StrCat(options.datasource, ": timed out waiting for ",
-                     waiting_for, "; logs under ", processes.SupervisorLog()));
+    if (absl::Now() < deadline) return absl::OkStatus();
+    return absl::DeadlineExceededError(absl::StrCat(options.datasource, ": timed out waiting for ",
+                                                    waiting_for, "; logs under ",
+                                                    processes.SupervisorLog()));
   };
 
   v1::SubmitSupervisorRequest submit;
   *submit.mutable_spec() = MakeSpec(options);
   v1::SubmitSupervisorResponse submitted;
-  SLUICE_RETURN_IF_ERROR(Call(supervisor.get(), &Supervisor::SubmitSupervisor,
-                              submit, &submitted));
+  SLUICE_RETURN_IF_ERROR(Call(supervisor.get(), &Supervisor::SubmitSupervisor, submit, &submitted));
 
   SluiceRunResult result;
   // 1. Until every replica has read to the end of every partition.
-  std::map<std::string, std::string> task_worker; // task id -> worker id
+  std::map<std::string, std::string> task_worker;  // task id -> worker id
   while (true) {
     SLUICE_RETURN_IF_ERROR(timed_out("the tasks to read the topic"));
     v1::ListSupervisorTasksRequest list;
     list.set_datasource(options.datasource);
     v1::ListSupervisorTasksResponse tasks;
-    SLUICE_RETURN_IF_ERROR(
-        Call(supervisor.get(), &Supervisor::ListTasks, list, &tasks));
+    SLUICE_RETURN_IF_ERROR(Call(supervisor.get(), &Supervisor::ListTasks, list, &tasks));
     for (const v1::SupervisorTaskRecord &t : tasks.tasks()) {
       if (t.state() == v1::FAILED) {
-        return absl::InternalError(
-            absl::StrCat("task ", t.task_id(), " failed: ", t.error()));
+        return absl::InternalError(absl::StrCat("task ", t.task_id(), " failed: ", t.error()));
       }
-      if (!t.worker_id().empty())
-        task_worker[t.task_id()] = t.worker_id();
+      if (!t.worker_id().empty()) task_worker[t.task_id()] = t.worker_id();
     }
     int at_end = 0;
     for (const auto &[task_id, worker_id] : task_worker) {
       auto worker = workers.find(worker_id);
-      if (worker == workers.end())
-        continue;
+      if (worker == workers.end()) continue;
       v1::TaskRef task_ref;
       task_ref.set_task_id(task_id);
       v1::TaskStatus status;
-      if (!Call(worker->second.get(), &Worker::GetTaskStatus, task_ref, &status)
-               .ok())
-        continue;
+      if (!Call(worker->second.get(), &Worker::GetTaskStatus, task_ref, &status).ok()) continue;
       if (status.state() == v1::FAILED) {
-        return absl::InternalError(
-            absl::StrCat("task ", task_id, " failed: ", status.error()));
+        return absl::InternalError(absl::StrCat("task ", task_id, " failed: ", status.error()));
       }
       if (status.start_time_ms() > 0 &&
-          (result.task_start_ms == 0 ||
-           status.start_time_ms() < result.task_start_ms)) {
+          (result.task_start_ms == 0 || status.start_time_ms() < result.task_start_ms)) {
         result.task_start_ms = status.start_time_ms();
       }
-      if (ReachedEnd(status.current_offsets(), options.end_offsets))
-        ++at_end;
+      if (ReachedEnd(status.current_offsets(), options.end_offsets)) ++at_end;
     }
-    if (at_end >= options.replicas)
-      break;
+    if (at_end >= options.replicas) break;
     absl::SleepFor(options.poll_interval);
   }
   result.all_read_seen_ms = NowMs();
@@ -178,15 +155,12 @@ absl::StatusOr<SluiceRunResult> RunSluice(SluiceProcesses &processes,
   // 2. Suspend: the group is finalized at what the replicas read, and its
   // last sequence published.
   v1::SupervisorSummary summary;
-  SLUICE_RETURN_IF_ERROR(
-      Call(supervisor.get(), &Supervisor::SuspendSupervisor, ref, &summary));
+  SLUICE_RETURN_IF_ERROR(Call(supervisor.get(), &Supervisor::SuspendSupervisor, ref, &summary));
   v1::GetCommitLogResponse log;
   while (true) {
     SLUICE_RETURN_IF_ERROR(timed_out("the last commit"));
-    SLUICE_RETURN_IF_ERROR(
-        Call(supervisor.get(), &Supervisor::GetCommitLog, ref, &log));
-    if (ReachedEnd(log.committed_offsets(), options.end_offsets))
-      break;
+    SLUICE_RETURN_IF_ERROR(Call(supervisor.get(), &Supervisor::GetCommitLog, ref, &log));
+    if (ReachedEnd(log.committed_offsets(), options.end_offsets)) break;
     absl::SleepFor(options.poll_interval);
   }
 
@@ -198,19 +172,15 @@ absl::StatusOr<SluiceRunResult> RunSluice(SluiceProcesses &processes,
     list.set_datasource(options.datasource);
     list.set_include_finished(true);
     v1::ListSupervisorTasksResponse tasks;
-    SLUICE_RETURN_IF_ERROR(
-        Call(supervisor.get(), &Supervisor::ListTasks, list, &tasks));
+    SLUICE_RETURN_IF_ERROR(Call(supervisor.get(), &Supervisor::ListTasks, list, &tasks));
     int finished = 0;
     for (const v1::SupervisorTaskRecord &t : tasks.tasks()) {
       if (t.state() == v1::FAILED) {
-        return absl::InternalError(
-            absl::StrCat("task ", t.task_id(), " failed: ", t.error()));
+        return absl::InternalError(absl::StrCat("task ", t.task_id(), " failed: ", t.error()));
       }
-      if (t.state() == v1::SUCCESS)
-        ++finished;
+      if (t.state() == v1::SUCCESS) ++finished;
     }
-    if (finished >= options.replicas && finished == tasks.tasks_size())
-      break;
+    if (finished >= options.replicas && finished == tasks.tasks_size()) break;
     absl::SleepFor(absl::Milliseconds(100));
   }
 
@@ -218,8 +188,7 @@ absl::StatusOr<SluiceRunResult> RunSluice(SluiceProcesses &processes,
   for (const v1::CommittedSequence &s : log.sequences()) {
     ++result.sequences;
     result.commit_times_ms.push_back(s.committed_at_ms());
-    result.last_commit_ms =
-        std::max(result.last_commit_ms, s.committed_at_ms());
+    result.last_commit_ms = std::max(result.last_commit_ms, s.committed_at_ms());
     for (const v1::PartitionRange &r : s.partition_stats()) {
       result.rows += r.rows();
       result.unparseable += r.unparseable();
@@ -234,16 +203,15 @@ absl::StatusOr<SluiceRunResult> RunSluice(SluiceProcesses &processes,
   }
   if (result.records != expected) {
     return absl::DataLossError(
-        absl::StrCat(options.datasource, ": the commit log accounts for ",
-                     result.records, " records (", result.rows, " rows, ",
-                     result.unparseable, " unparseable, ", result.thrown_away,
-                     " thrown away); the topic holds ", expected));
+        absl::StrCat(options.datasource, ": the commit log accounts for ", result.records,
+                     " records (", result.rows, " rows, ", result.unparseable, " unparseable, ",
+                     result.thrown_away, " thrown away); the topic holds ", expected));
   }
   v1::ListSegmentsRequest segments_request;
   segments_request.set_datasource(options.datasource);
   v1::ListSegmentsResponse segments;
-  SLUICE_RETURN_IF_ERROR(Call(supervisor.get(), &Supervisor::ListSegments,
-                              segments_request, &segments));
+  SLUICE_RETURN_IF_ERROR(
+      Call(supervisor.get(), &Supervisor::ListSegments, segments_request, &segments));
   for (const v1::SegmentDescriptor &d : segments.segments()) {
     ++result.segments;
     result.segment_rows += d.num_rows();
@@ -251,38 +219,30 @@ absl::StatusOr<SluiceRunResult> RunSluice(SluiceProcesses &processes,
   }
 
   // 5. The services' histograms and the workers' peak RSS.
-  const std::map<std::string, std::string> labels = {
-      {"datasource", options.datasource}};
-  SLUICE_ASSIGN_OR_RETURN(const std::string supervisor_text,
-                          processes.ScrapeSupervisor());
+  const std::map<std::string, std::string> labels = {{"datasource", options.datasource}};
+  SLUICE_ASSIGN_OR_RETURN(const std::string supervisor_text, processes.ScrapeSupervisor());
   SLUICE_ASSIGN_OR_RETURN(std::vector<PromSample> supervisor_samples,
                           ParsePromText(supervisor_text));
   SLUICE_ASSIGN_OR_RETURN(
       result.supervisor_checkpoint_seconds,
-      MergedHistogram(supervisor_samples,
-                      "sluice_supervisor_checkpoint_seconds", labels));
+      MergedHistogram(supervisor_samples, "sluice_supervisor_checkpoint_seconds", labels));
   std::vector<PromSample> worker_samples;
   for (int i = 0; i < processes.worker_count(); ++i) {
     SLUICE_ASSIGN_OR_RETURN(const std::string text, processes.ScrapeWorker(i));
-    SLUICE_ASSIGN_OR_RETURN(std::vector<PromSample> samples,
-                            ParsePromText(text));
+    SLUICE_ASSIGN_OR_RETURN(std::vector<PromSample> samples, ParsePromText(text));
     worker_samples.insert(worker_samples.end(), samples.begin(), samples.end());
-    SLUICE_ASSIGN_OR_RETURN(const int64_t rss,
-                            PeakRssBytes(processes.WorkerPid(i)));
+    SLUICE_ASSIGN_OR_RETURN(const int64_t rss, PeakRssBytes(processes.WorkerPid(i)));
     result.worker_peak_rss_bytes.push_back(rss);
   }
-  SLUICE_ASSIGN_OR_RETURN(result.task_checkpoint_seconds,
-                          MergedHistogram(worker_samples,
-                                          "sluice_task_checkpoint_seconds",
-                                          labels));
   SLUICE_ASSIGN_OR_RETURN(
-      result.task_publish_seconds,
-      MergedHistogram(worker_samples, "sluice_task_publish_seconds", labels));
-  SLUICE_ASSIGN_OR_RETURN(
-      result.task_persist_seconds,
-      MergedHistogram(worker_samples, "sluice_task_persist_seconds", labels));
+      result.task_checkpoint_seconds,
+      MergedHistogram(worker_samples, "sluice_task_checkpoint_seconds", labels));
+  SLUICE_ASSIGN_OR_RETURN(result.task_publish_seconds,
+                          MergedHistogram(worker_samples, "sluice_task_publish_seconds", labels));
+  SLUICE_ASSIGN_OR_RETURN(result.task_persist_seconds,
+                          MergedHistogram(worker_samples, "sluice_task_persist_seconds", labels));
   return result;
 }
 
-} // namespace bench
-} // namespace sluice
+}  // namespace bench
+}  // namespace sluice

@@ -44,7 +44,7 @@ struct SluiceRunOptions {
   // page, user, namespace, countryName, isRobot).
   std::vector<std::string> dimensions;
   std::string segment_granularity = "HOUR";
-  int64_t max_rows_per_segment = 0; // 0: the spec default
+  int64_t max_rows_per_segment = 0;  // 0: the spec default
   int64_t max_rows_in_memory = 0;
   int64_t max_bytes_in_memory = 0;
   absl::Duration poll_interval = absl::Milliseconds(10);
@@ -52,23 +52,23 @@ struct SluiceRunOptions {
 };
 
 struct SluiceRunResult {
-  int64_t records = 0; // rows + unparseable + thrown away (== the topic)
-  int64_t rows = 0;    // records that became rows (before rollup)
+  int64_t records = 0;  // rows + unparseable + thrown away (== the topic)
+  int64_t rows = 0;     // records that became rows (before rollup)
   int64_t unparseable = 0;
   int64_t thrown_away = 0;
-  int64_t segment_rows = 0; // rows in the published segments (after rollup)
+  int64_t segment_rows = 0;  // rows in the published segments (after rollup)
   int64_t segment_bytes = 0;
   int sequences = 0;
   int segments = 0;
   // Wall-clock milliseconds (the services' clocks, same machine).
-  int64_t task_start_ms = 0;    // first task's start_time_ms
-  int64_t all_read_seen_ms = 0; // harness saw every replica at the end
-  int64_t last_commit_ms = 0;   // committed_at_ms of the last sequence
+  int64_t task_start_ms = 0;     // first task's start_time_ms
+  int64_t all_read_seen_ms = 0;  // harness saw every replica at the end
+  int64_t last_commit_ms = 0;    // committed_at_ms of the last sequence
   // Per committed sequence, oldest first: committed_at_ms.
   std::vector<int64_t> commit_times_ms;
   // Histograms as the services exported them after the run.
   PromHistogram supervisor_checkpoint_seconds;
-  PromHistogram task_checkpoint_seconds; // all workers merged
+  PromHistogram task_checkpoint_seconds;  // all workers merged
   PromHistogram task_publish_seconds;
   PromHistogram task_persist_seconds;
   // Per worker: VmHWM at the end of the run.
@@ -81,7 +81,7 @@ struct SluiceRunResult {
 absl::StatusOr<SluiceRunResult> RunSluice(SluiceProcesses &processes,
                                           const SluiceRunOptions &options);
 
-} // namespace bench
-} // namespace sluice
+}  // namespace bench
+}  // namespace sluice
 
-#endif // SLUICE_BENCH_E2E_SLUICE_RUN_H_
+#endif  // SLUICE_BENCH_E2E_SLUICE_RUN_H_

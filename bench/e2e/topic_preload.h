@@ -39,7 +39,7 @@ struct PreloadResult {
 // failure fails the preload (a benchmark over a partial topic would lie).
 absl::StatusOr<PreloadResult> PreloadTopic(const PreloadOptions &options);
 
-} // namespace bench
-} // namespace sluice
+}  // namespace bench
+}  // namespace sluice
 
-#endif // SLUICE_BENCH_E2E_TOPIC_PRELOAD_H_
+#endif  // SLUICE_BENCH_E2E_TOPIC_PRELOAD_H_
