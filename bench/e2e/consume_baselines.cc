@@ -21,7 +21,7 @@ namespace sluice {
 namespace bench {
 namespace {
 
-absl::Duration ToDuration(const timeval &tv) {
+absl::Duration ToDuration(const timeval& tv) {
   return absl::Seconds(tv.tv_sec) + absl::Microseconds(tv.tv_usec);
 }
 
@@ -39,15 +39,15 @@ double ConsumeResult::RecordsPerSecond() const {
   return seconds > 0 ? static_cast<double>(records) / seconds : 0;
 }
 
-absl::StatusOr<ConsumeResult> RunKcat(const std::string &kcat_path, const std::string &bootstrap,
-                                      const std::string &topic,
-                                      const std::vector<std::string> &extra_args,
+absl::StatusOr<ConsumeResult> RunKcat(const std::string& kcat_path, const std::string& bootstrap,
+                                      const std::string& topic,
+                                      const std::vector<std::string>& extra_args,
                                       int64_t expected_records) {
   std::vector<std::string> args = {kcat_path, "-C", "-b", bootstrap,   "-t",
                                    topic,     "-e", "-o", "beginning", "-q"};
   args.insert(args.end(), extra_args.begin(), extra_args.end());
-  std::vector<char *> argv;
-  for (std::string &a : args) argv.push_back(a.data());
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
 
   const absl::Time start = absl::Now();
@@ -76,13 +76,20 @@ absl::StatusOr<ConsumeResult> RunKcat(const std::string &kcat_path, const std::s
   return result;
 }
 
-absl::StatusOr<ConsumeResult> ConsumeRaw(const std::string &bootstrap, const std::string &topic,
-                                         const std::map<int32_t, int64_t> &start,
-                                         const std::map<int32_t, int64_t> &end,
-                                         absl::Duration timeout) {
-  const kafka::KafkaProperties properties = kafka::WithConsumerDefaults(
+absl::StatusOr<ConsumeResult> ConsumeRaw(const std::string& bootstrap, const std::string& topic,
+                                         const std::map<int32_t, int64_t>& start,
+                                         const std::map<int32_t, int64_t>& end,
+                                         absl::Duration timeout,
+                                         const kafka::KafkaProperties& overrides) {
+  kafka::KafkaProperties properties = kafka::WithConsumerDefaults(
       {{"bootstrap.servers", bootstrap}, {"group.id", "sluice-bench-raw"}},
       kafka::ClusterKind::kDevBroker);
+  // The fetch tuning of KAFKA_DEV_BROKER.md, local queues included: the
+  // fastest this client reads the dev broker (sluice's own defaults bound the
+  // queues for memory; a consumer that keeps up never fills them).
+  properties["queued.min.messages"] = "1000000";
+  properties["queued.max.messages.kbytes"] = "1048576";
+  for (const auto& [name, value] : overrides) properties[name] = value;
   const absl::Time started = absl::Now();
   const absl::Duration cpu_before = SelfCpu();
   SLUICE_ASSIGN_OR_RETURN(kafka::ConfPtr conf, kafka::BuildConf(properties, "bench raw"));
@@ -92,7 +99,7 @@ absl::StatusOr<ConsumeResult> ConsumeRaw(const std::string &bootstrap, const std
   kafka::TopicPartitionListPtr list(rd_kafka_topic_partition_list_new(start.size()));
   int64_t wanted = 0;
   std::map<int32_t, int64_t> remaining;
-  for (const auto &[partition, offset] : start) {
+  for (const auto& [partition, offset] : start) {
     rd_kafka_topic_partition_list_add(list.get(), topic.c_str(), partition)->offset = offset;
     const auto e = end.find(partition);
     const int64_t n = e == end.end() ? 0 : e->second - offset;
@@ -103,7 +110,7 @@ absl::StatusOr<ConsumeResult> ConsumeRaw(const std::string &bootstrap, const std
     return absl::InternalError(absl::StrCat("assign: ", rd_kafka_err2str(err)));
   }
   kafka::QueuePtr queue(rd_kafka_queue_get_consumer(rk.get()));
-  std::vector<rd_kafka_message_t *> batch(10000);
+  std::vector<rd_kafka_message_t*> batch(10000);
   ConsumeResult result;
   absl::Status failure;
   const absl::Time deadline = started + timeout;
@@ -122,7 +129,7 @@ absl::StatusOr<ConsumeResult> ConsumeRaw(const std::string &bootstrap, const std
       break;
     }
     for (ssize_t i = 0; i < n; ++i) {
-      rd_kafka_message_t *m = batch[i];
+      rd_kafka_message_t* m = batch[i];
       if (m->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
         if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF && failure.ok()) {
           failure = absl::InternalError(
@@ -131,7 +138,7 @@ absl::StatusOr<ConsumeResult> ConsumeRaw(const std::string &bootstrap, const std
       } else {
         ++result.records;
         result.bytes += static_cast<int64_t>(m->len);
-        if (m->len > 0) touched += static_cast<const unsigned char *>(m->payload)[0];
+        if (m->len > 0) touched += static_cast<const unsigned char*>(m->payload)[0];
         auto it = remaining.find(m->partition);
         if (it != remaining.end() && --it->second == 0) remaining.erase(it);
       }

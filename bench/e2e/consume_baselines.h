@@ -17,6 +17,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/kafka/config.h"
 
 namespace sluice {
 namespace bench {
@@ -36,18 +37,20 @@ struct ConsumeResult {
 // /dev/null. `expected_records` is what the topic holds; kcat prints no count
 // with -q, so the result reports it as read when kcat exits 0 (with -e it
 // exits only after reaching the end of every partition). Fails if kcat fails.
-absl::StatusOr<ConsumeResult> RunKcat(const std::string &kcat_path, const std::string &bootstrap,
-                                      const std::string &topic,
-                                      const std::vector<std::string> &extra_args,
+absl::StatusOr<ConsumeResult> RunKcat(const std::string& kcat_path, const std::string& bootstrap,
+                                      const std::string& topic,
+                                      const std::vector<std::string>& extra_args,
                                       int64_t expected_records);
 
 // Reads every partition of `topic` from `start` to `end` (partition ->
-// offset) and counts records and payload bytes. Fails on any consumer error,
+// offset) and counts records and payload bytes; `overrides` replace
+// recommended consumer properties. Fails on any consumer error,
 // or if not everything arrived within `timeout`.
-absl::StatusOr<ConsumeResult> ConsumeRaw(const std::string &bootstrap, const std::string &topic,
-                                         const std::map<int32_t, int64_t> &start,
-                                         const std::map<int32_t, int64_t> &end,
-                                         absl::Duration timeout);
+absl::StatusOr<ConsumeResult> ConsumeRaw(const std::string& bootstrap, const std::string& topic,
+                                         const std::map<int32_t, int64_t>& start,
+                                         const std::map<int32_t, int64_t>& end,
+                                         absl::Duration timeout,
+                                         const kafka::KafkaProperties& overrides = {});
 
 }  // namespace bench
 }  // namespace sluice

@@ -36,7 +36,7 @@ constexpr int64_t kRssAllowanceBytes = 100 * 1000 * 1000;
 constexpr char kTopic[] = "bench";
 constexpr char kCheckpointTopic[] = "bench_ckpt";
 
-void Progress(const std::string &line) {
+void Progress(const std::string& line) {
   fprintf(stderr, "[bench %s] %s\n",
           absl::FormatTime("%H:%M:%S", absl::Now(), absl::LocalTimeZone()).c_str(), line.c_str());
 }
@@ -48,7 +48,7 @@ double Median(std::vector<double> v) {
   return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-std::string ReadFirstLine(const std::string &path, absl::string_view prefix) {
+std::string ReadFirstLine(const std::string& path, absl::string_view prefix) {
   std::ifstream in(path);
   std::string line;
   while (std::getline(in, line)) {
@@ -84,7 +84,7 @@ struct Broker {
   std::string bootstrap;
 };
 
-absl::StatusOr<Broker> StartBroker(const E2eBenchOptions &options) {
+absl::StatusOr<Broker> StartBroker(const E2eBenchOptions& options) {
   Broker broker;
   const std::string bootstrap_file = absl::StrCat(options.work_dir, "/bootstrap");
   testing::SubprocessOptions o;
@@ -110,8 +110,8 @@ struct TopicRange {
 
 // Produces `records` and checks that the broker keeps all of them (the dev
 // broker's retention cap must be lifted, or consumers would read a tail).
-absl::StatusOr<TopicRange> Preload(const std::string &bootstrap, const std::string &topic,
-                                   int partitions, int64_t records, const WikiRowOptions &rows) {
+absl::StatusOr<TopicRange> Preload(const std::string& bootstrap, const std::string& topic,
+                                   int partitions, int64_t records, const WikiRowOptions& rows) {
   PreloadOptions preload;
   preload.bootstrap = bootstrap;
   preload.topic = topic;
@@ -127,7 +127,7 @@ absl::StatusOr<TopicRange> Preload(const std::string &bootstrap, const std::stri
                           kafka::MetadataClient::Create({{"bootstrap.servers", bootstrap}}));
   SLUICE_ASSIGN_OR_RETURN(auto marks, metadata->QueryAllWatermarks(topic, absl::Seconds(30)));
   TopicRange range;
-  for (const auto &[p, m] : marks) {
+  for (const auto& [p, m] : marks) {
     range.start[p] = m.earliest;
     range.end[p] = m.latest;
     range.records += m.latest - m.earliest;
@@ -147,14 +147,16 @@ struct Figures {
   std::vector<double> kcat_cpu_per_record_ns;
 };
 
-double MedianRate(const std::vector<SluiceRunResult> &runs) {
+double MedianRate(const std::vector<SluiceRunResult>& runs) {
   std::vector<double> rates;
-  for (const SluiceRunResult &r : runs) rates.push_back(r.RecordsPerSecond());
+  for (const SluiceRunResult& r : runs) rates.push_back(r.RecordsPerSecond());
   return Median(rates);
 }
 
 // The run whose rate is the median (the lower middle one for an even count).
-const SluiceRunResult &MedianRun(const std::vector<SluiceRunResult> &runs) {
+const SluiceRunResult& MedianRun(const std::vector<SluiceRunResult>& runs) {
+  static const SluiceRunResult* const kNone = new SluiceRunResult();
+  if (runs.empty()) return *kNone;  // a part that did not run: every figure n/a
   std::vector<size_t> order(runs.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
@@ -163,8 +165,36 @@ const SluiceRunResult &MedianRun(const std::vector<SluiceRunResult> &runs) {
   return runs[order[(order.size() - 1) / 2]];
 }
 
-absl::StatusOr<SluiceRunResult> RunOnce(const E2eBenchOptions &options, const Broker &broker,
-                                        const TopicRange &range, const std::string &name,
+absl::Status MeasureBaselines(const E2eBenchOptions& options, const Broker& broker,
+                              const TopicRange& range, Figures* f) {
+  const std::vector<std::string> kcat_tuning = {"-X", "fetch.wait.max.ms=10",
+                                                "-X", "queued.min.messages=1000000",
+                                                "-X", "queued.max.messages.kbytes=1048576",
+                                                "-X", "fetch.max.bytes=104857600",
+                                                "-X", "max.partition.fetch.bytes=10485760"};
+  SLUICE_ASSIGN_OR_RETURN(ConsumeResult kcat, RunKcat(options.kcat_binary, broker.bootstrap, kTopic,
+                                                      {}, range.records));
+  f->kcat.push_back(kcat.RecordsPerSecond());
+  f->kcat_cpu_per_record_ns.push_back(absl::ToDoubleNanoseconds(kcat.cpu) / kcat.records);
+  Progress(absl::StrCat("kcat: ", FormatCount(kcat.RecordsPerSecond()), " records/s"));
+  SLUICE_ASSIGN_OR_RETURN(ConsumeResult tuned, RunKcat(options.kcat_binary, broker.bootstrap,
+                                                       kTopic, kcat_tuning, range.records));
+  f->kcat_tuned.push_back(tuned.RecordsPerSecond());
+  Progress(absl::StrCat("kcat tuned: ", FormatCount(tuned.RecordsPerSecond()), " records/s"));
+  SLUICE_ASSIGN_OR_RETURN(ConsumeResult raw, ConsumeRaw(broker.bootstrap, kTopic, range.start,
+                                                        range.end, absl::Minutes(5)));
+  if (raw.records != range.records) {
+    return absl::DataLossError(
+        absl::StrCat("the raw consumer read ", raw.records, " of ", range.records, " records"));
+  }
+  f->raw.push_back(raw.RecordsPerSecond());
+  f->raw_cpu_per_record_ns.push_back(absl::ToDoubleNanoseconds(raw.cpu) / raw.records);
+  Progress(absl::StrCat("raw librdkafka: ", FormatCount(raw.RecordsPerSecond()), " records/s"));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<SluiceRunResult> RunOnce(const E2eBenchOptions& options, const Broker& broker,
+                                        const TopicRange& range, const std::string& name,
                                         int workers, SluiceRunOptions run) {
   SluiceProcessesOptions p;
   p.supervisor_binary = options.supervisor_binary;
@@ -194,16 +224,16 @@ absl::StatusOr<SluiceRunResult> RunOnce(const E2eBenchOptions &options, const Br
   return result;
 }
 
-std::string HistogramRow(const std::string &what, const PromHistogram &h, const std::string &target,
-                         const std::string &verdict) {
+std::string HistogramRow(const std::string& what, const PromHistogram& h, const std::string& target,
+                         const std::string& verdict) {
   return absl::StrCat("| ", what, " | ", FormatSeconds(h.Quantile(0.5)), " | ",
                       FormatSeconds(h.Quantile(0.99)), " | ", FormatSeconds(h.Mean()), " | ",
                       static_cast<int64_t>(h.count), " | ", target, " | ", verdict, " |\n");
 }
 
-std::string Render(const E2eBenchOptions &options, const Figures &f,
-                   const SluiceRunResult &checkpoint_run, const std::string &started,
-                   const std::string &load_before, const std::string &load_after) {
+std::string Render(const E2eBenchOptions& options, const Figures& f,
+                   const SluiceRunResult& checkpoint_run, const std::string& started,
+                   const std::string& load_before, const std::string& load_after) {
   const double kcat = Median(f.kcat);
   const double kcat_tuned = Median(f.kcat_tuned);
   const double raw = Median(f.raw);
@@ -241,6 +271,11 @@ std::string Render(const E2eBenchOptions &options, const Figures &f,
                   "sequence is closed by suspending the supervisor once the task has read "
                   "everything\n\n");
 
+  if (!options.consumer_properties.empty()) {
+    absl::StrAppend(&out, "- extra consumer properties of the sluice specs: `",
+                    absl::StrJoin(options.consumer_properties, ",", absl::PairFormatter("=")),
+                    "`\n\n");
+  }
   absl::StrAppend(&out, "### Throughput\n\n");
   MarkdownTable throughput(
       {"reader", "records/s", "vs kcat", "vs kcat tuned", "vs raw librdkafka", "notes"});
@@ -254,8 +289,9 @@ std::string Render(const E2eBenchOptions &options, const Figures &f,
                      FormatCount(raw), FormatRatio(raw / kcat), FormatRatio(raw / kcat_tuned),
                      "1.00x",
                      absl::StrFormat("%.0f ns CPU/record", Median(f.raw_cpu_per_record_ns))});
-  auto sluice_row = [&](const char *what, double rate, const std::vector<SluiceRunResult> &runs) {
-    const SluiceRunResult &r = MedianRun(runs);
+  auto sluice_row = [&](const char* what, double rate, const std::vector<SluiceRunResult>& runs) {
+    if (runs.empty()) return;
+    const SluiceRunResult& r = MedianRun(runs);
     throughput.AddRow({what, FormatCount(rate), FormatRatio(rate / kcat),
                        FormatRatio(rate / kcat_tuned), FormatRatio(rate / raw),
                        absl::StrFormat("%d rows in %d segments, %d sequences; "
@@ -281,7 +317,7 @@ std::string Render(const E2eBenchOptions &options, const Figures &f,
                       options.checkpoint_max_rows_per_segment, checkpoint_run.sequences));
   absl::StrAppend(&out, "| latency | p50 | p99 | mean | count | target | result |\n",
                   "| --- | --- | --- | --- | --- | --- | --- |\n");
-  const PromHistogram &round = checkpoint_run.supervisor_checkpoint_seconds;
+  const PromHistogram& round = checkpoint_run.supervisor_checkpoint_seconds;
   std::string round_verdict = "not exported";
   if (round.count > 0) {
     const double share = round.FractionAtOrBelow(0.01);
@@ -308,7 +344,7 @@ std::string Render(const E2eBenchOptions &options, const Figures &f,
   absl::StrAppend(&out, "### Worker memory\n\n");
   MarkdownTable memory({"run", "records", "maxBytesInMemory", "worker VmHWM (peak RSS)",
                         "bound (maxBytesInMemory + 100 MB)", "result"});
-  auto memory_row = [&](const std::string &what, const SluiceRunResult &r, int64_t records) {
+  auto memory_row = [&](const std::string& what, const SluiceRunResult& r, int64_t records) {
     for (size_t i = 0; i < r.worker_peak_rss_bytes.size(); ++i) {
       const int64_t rss = r.worker_peak_rss_bytes[i];
       memory.AddRow({r.worker_peak_rss_bytes.size() > 1 ? absl::StrCat(what, ", worker ", i) : what,
@@ -336,8 +372,8 @@ std::string Render(const E2eBenchOptions &options, const Figures &f,
   targets.AddRow({"checkpoint round p99 <= 10 ms (2 replicas)",
                   round.count > 0 ? FormatSeconds(round.Quantile(0.99)) : "n/a", round_verdict});
   int64_t peak = 0;
-  for (const auto *runs : {&f.off, &f.on}) {
-    for (const SluiceRunResult &r : *runs) {
+  for (const auto* runs : {&f.off, &f.on}) {
+    for (const SluiceRunResult& r : *runs) {
       for (int64_t rss : r.worker_peak_rss_bytes) peak = std::max(peak, rss);
     }
   }
@@ -352,7 +388,7 @@ std::string Render(const E2eBenchOptions &options, const Figures &f,
 
 }  // namespace
 
-absl::StatusOr<std::string> RunE2eBench(const E2eBenchOptions &options) {
+absl::StatusOr<std::string> RunE2eBench(const E2eBenchOptions& options) {
   const std::string started =
       absl::FormatTime("%Y-%m-%d %H:%M UTC", absl::Now(), absl::UTCTimeZone());
   const std::string load_before = LoadAverage();
@@ -366,67 +402,60 @@ absl::StatusOr<std::string> RunE2eBench(const E2eBenchOptions &options) {
   rows.malformed_fraction = options.malformed_fraction;
   SLUICE_ASSIGN_OR_RETURN(TopicRange range, Preload(broker.bootstrap, kTopic, options.partitions,
                                                     options.records, rows));
-  rows.seed = options.seed + 1;
-  SLUICE_ASSIGN_OR_RETURN(TopicRange checkpoint_range,
-                          Preload(broker.bootstrap, kCheckpointTopic, options.partitions,
-                                  options.checkpoint_records, rows));
+  auto enabled = [&](const char* part) {
+    return options.only.empty() || options.only.count(part) > 0;
+  };
+  TopicRange checkpoint_range;
+  if (enabled("replicas")) {
+    rows.seed = options.seed + 1;
+    SLUICE_ASSIGN_OR_RETURN(checkpoint_range,
+                            Preload(broker.bootstrap, kCheckpointTopic, options.partitions,
+                                    options.checkpoint_records, rows));
+  }
 
-  const std::vector<std::string> kcat_tuning = {"-X", "fetch.wait.max.ms=10",
-                                                "-X", "queued.min.messages=1000000",
-                                                "-X", "queued.max.messages.kbytes=1048576",
-                                                "-X", "fetch.max.bytes=104857600",
-                                                "-X", "max.partition.fetch.bytes=10485760"};
   Figures f;
   for (int round = 1; round <= options.repetitions; ++round) {
     Progress(absl::StrCat("round ", round, " of ", options.repetitions));
-    SLUICE_ASSIGN_OR_RETURN(ConsumeResult kcat, RunKcat(options.kcat_binary, broker.bootstrap,
-                                                        kTopic, {}, range.records));
-    f.kcat.push_back(kcat.RecordsPerSecond());
-    f.kcat_cpu_per_record_ns.push_back(absl::ToDoubleNanoseconds(kcat.cpu) / kcat.records);
-    Progress(absl::StrCat("kcat: ", FormatCount(kcat.RecordsPerSecond()), " records/s"));
-    SLUICE_ASSIGN_OR_RETURN(ConsumeResult tuned, RunKcat(options.kcat_binary, broker.bootstrap,
-                                                         kTopic, kcat_tuning, range.records));
-    f.kcat_tuned.push_back(tuned.RecordsPerSecond());
-    Progress(absl::StrCat("kcat tuned: ", FormatCount(tuned.RecordsPerSecond()), " records/s"));
-    SLUICE_ASSIGN_OR_RETURN(ConsumeResult raw, ConsumeRaw(broker.bootstrap, kTopic, range.start,
-                                                          range.end, absl::Minutes(5)));
-    if (raw.records != range.records) {
-      return absl::DataLossError(
-          absl::StrCat("the raw consumer read ", raw.records, " of ", range.records, " records"));
-    }
-    f.raw.push_back(raw.RecordsPerSecond());
-    f.raw_cpu_per_record_ns.push_back(absl::ToDoubleNanoseconds(raw.cpu) / raw.records);
-    Progress(absl::StrCat("raw librdkafka: ", FormatCount(raw.RecordsPerSecond()), " records/s"));
-
+    if (enabled("baselines")) SLUICE_RETURN_IF_ERROR(MeasureBaselines(options, broker, range, &f));
     SluiceRunOptions run;
     run.topic = kTopic;
     run.replicas = 1;
     run.max_rows_per_segment = options.max_rows_per_segment;
     run.max_bytes_in_memory = options.max_bytes_in_memory;
+    run.consumer_properties = options.consumer_properties;
     run.rollup = false;
     run.query_granularity = "NONE";
-    SLUICE_ASSIGN_OR_RETURN(
-        SluiceRunResult off,
-        RunOnce(options, broker, range, absl::StrCat("rollup_off_", round), 1, run));
-    f.off.push_back(std::move(off));
+    if (enabled("off")) {
+      SLUICE_ASSIGN_OR_RETURN(
+          SluiceRunResult off,
+          RunOnce(options, broker, range, absl::StrCat("rollup_off_", round), 1, run));
+      f.off.push_back(std::move(off));
+    }
     // Rollup merges rows only when dimension values repeat: page and user
     // (200k and 30k values) make nearly every row unique, so this run keeps
     // the four low-cardinality dimensions, as a rollup datasource would.
     run.rollup = true;
     run.query_granularity = "MINUTE";
     run.dimensions = {"channel", "namespace", "countryName", "isRobot"};
-    SLUICE_ASSIGN_OR_RETURN(SluiceRunResult on, RunOnce(options, broker, range,
-                                                        absl::StrCat("rollup_on_", round), 1, run));
-    f.on.push_back(std::move(on));
+    if (enabled("on")) {
+      SLUICE_ASSIGN_OR_RETURN(
+          SluiceRunResult on,
+          RunOnce(options, broker, range, absl::StrCat("rollup_on_", round), 1, run));
+      f.on.push_back(std::move(on));
+    }
   }
 
-  SluiceRunOptions checkpoints;
-  checkpoints.topic = kCheckpointTopic;
-  checkpoints.replicas = 2;
-  checkpoints.max_rows_per_segment = options.checkpoint_max_rows_per_segment;
-  checkpoints.max_bytes_in_memory = options.max_bytes_in_memory;
-  SLUICE_ASSIGN_OR_RETURN(SluiceRunResult checkpoint_run,
-                          RunOnce(options, broker, checkpoint_range, "replicas_2", 2, checkpoints));
+  SluiceRunResult checkpoint_run;
+  if (enabled("replicas")) {
+    SluiceRunOptions checkpoints;
+    checkpoints.topic = kCheckpointTopic;
+    checkpoints.replicas = 2;
+    checkpoints.max_rows_per_segment = options.checkpoint_max_rows_per_segment;
+    checkpoints.max_bytes_in_memory = options.max_bytes_in_memory;
+    checkpoints.consumer_properties = options.consumer_properties;
+    SLUICE_ASSIGN_OR_RETURN(
+        checkpoint_run, RunOnce(options, broker, checkpoint_range, "replicas_2", 2, checkpoints));
+  }
 
   SLUICE_ASSIGN_OR_RETURN(testing::ExitStatus broker_exit, broker.process->Stop(absl::Seconds(30)));
   if (!broker_exit.success()) {

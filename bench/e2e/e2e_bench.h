@@ -14,6 +14,8 @@
 #define SLUICE_BENCH_E2E_E2E_BENCH_H_
 
 #include <cstdint>
+#include <map>
+#include <set>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -44,6 +46,13 @@ struct E2eBenchOptions {
   int64_t checkpoint_records = 1000000;
   int64_t checkpoint_max_rows_per_segment = 10000;
 
+  // Parts to run, for experiments: any of "baselines", "off", "on",
+  // "replicas"; empty: all (only a full run belongs in docs/benchmarks.md).
+  std::set<std::string> only;
+  // Extra consumer properties of every sluice spec (experiments; they are
+  // listed in the report).
+  std::map<std::string, std::string> consumer_properties;
+
   // For the report header.
   std::string command;
   std::string git_revision;
@@ -51,7 +60,7 @@ struct E2eBenchOptions {
 
 // Runs everything; returns the Markdown section "## End to end" (the caller
 // prints it and writes it into docs/benchmarks.md). Progress goes to stderr.
-absl::StatusOr<std::string> RunE2eBench(const E2eBenchOptions &options);
+absl::StatusOr<std::string> RunE2eBench(const E2eBenchOptions& options);
 
 }  // namespace bench
 }  // namespace sluice

@@ -15,6 +15,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "bench/e2e/e2e_bench.h"
 #include "bench/e2e/markdown_report.h"
 #include "tests/testing/subprocess.h"
@@ -32,10 +33,15 @@ DEFINE_string(work_dir, "", "run directory, kept afterwards (default: a new /tmp
 DEFINE_string(out_doc, "", "Markdown file whose \"## End to end\" section is replaced");
 DEFINE_string(kcat, "", "kcat binary (default: from PATH)");
 DEFINE_string(git_revision, "", "for the report");
+DEFINE_string(only, "",
+              "experiments: run only these parts, comma-separated: baselines, off, on, replicas "
+              "(the docs are not written then)");
+DEFINE_string(consumer_properties, "",
+              "experiments: extra consumer properties of the sluice specs, k=v,k=v");
 
 namespace {
 
-std::string Find(const char *runfile) {
+std::string Find(const char* runfile) {
   auto path = sluice::testing::FindRunfile(runfile);
   if (!path.ok()) {
     fprintf(stderr, "e2e_bench: %s\n", path.status().ToString().c_str());
@@ -51,7 +57,7 @@ std::string Find(const char *runfile) {
 
 }  // namespace
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   // The command a reader can repeat: run.sh's own arguments, not the two it
   // adds.
   std::vector<std::string> user_args;
@@ -97,6 +103,13 @@ int main(int argc, char **argv) {
   options.repetitions = std::max(1, FLAGS_repetitions);
   options.checkpoint_records = FLAGS_checkpoint_records;
   options.checkpoint_max_rows_per_segment = FLAGS_checkpoint_max_rows_per_segment;
+  for (absl::string_view part : absl::StrSplit(FLAGS_only, ',', absl::SkipEmpty())) {
+    options.only.insert(std::string(part));
+  }
+  for (absl::string_view kv : absl::StrSplit(FLAGS_consumer_properties, ',', absl::SkipEmpty())) {
+    const std::pair<std::string, std::string> p = absl::StrSplit(kv, absl::MaxSplits('=', 1));
+    options.consumer_properties[p.first] = p.second;
+  }
   options.command = command;
   options.git_revision = FLAGS_git_revision;
 
@@ -107,7 +120,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   printf("%s", section->c_str());
-  if (!FLAGS_out_doc.empty()) {
+  if (!FLAGS_out_doc.empty() && options.only.empty()) {
     std::string doc;
     {
       std::ifstream in(FLAGS_out_doc);

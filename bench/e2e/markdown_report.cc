@@ -44,7 +44,7 @@ std::string MarkdownTable::Render() const {
   std::string out = absl::StrCat("| ", absl::StrJoin(header_, " | "), " |\n|");
   for (size_t i = 0; i < header_.size(); ++i) absl::StrAppend(&out, " --- |");
   absl::StrAppend(&out, "\n");
-  for (const auto &row : rows_) absl::StrAppend(&out, "| ", absl::StrJoin(row, " | "), " |\n");
+  for (const auto& row : rows_) absl::StrAppend(&out, "| ", absl::StrJoin(row, " | "), " |\n");
   return out;
 }
 
@@ -64,7 +64,7 @@ std::string ReplaceMarkdownSection(absl::string_view doc, absl::string_view head
     }
     if (where == kInside && absl::StartsWith(line, "## ")) where = kAfter;
     if (where == kInside) continue;
-    std::string &out = where == kBefore ? before : after;
+    std::string& out = where == kBefore ? before : after;
     absl::StrAppend(&out, line, last ? "" : "\n");
   }
   std::string body(section);

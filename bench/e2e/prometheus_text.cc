@@ -14,7 +14,7 @@ namespace sluice {
 namespace bench {
 namespace {
 
-bool ParseValue(absl::string_view text, double *value) {
+bool ParseValue(absl::string_view text, double* value) {
   if (text == "+Inf" || text == "Inf") {
     *value = std::numeric_limits<double>::infinity();
     return true;
@@ -31,7 +31,7 @@ bool ParseValue(absl::string_view text, double *value) {
 }
 
 // Parses `{a="x",b="y"}` at the start of `*rest` and consumes it.
-bool ParseLabels(absl::string_view *rest, std::map<std::string, std::string> *labels) {
+bool ParseLabels(absl::string_view* rest, std::map<std::string, std::string>* labels) {
   if (!absl::ConsumePrefix(rest, "{")) return false;
   while (true) {
     if (absl::ConsumePrefix(rest, "}")) return true;
@@ -60,9 +60,9 @@ bool ParseLabels(absl::string_view *rest, std::map<std::string, std::string> *la
   }
 }
 
-bool Includes(const std::map<std::string, std::string> &labels,
-              const std::map<std::string, std::string> &wanted) {
-  for (const auto &[k, v] : wanted) {
+bool Includes(const std::map<std::string, std::string>& labels,
+              const std::map<std::string, std::string>& wanted) {
+  for (const auto& [k, v] : wanted) {
     const auto it = labels.find(k);
     if (it == labels.end() || it->second != v) return false;
   }
@@ -99,23 +99,23 @@ absl::StatusOr<std::vector<PromSample>> ParsePromText(absl::string_view text) {
   return samples;
 }
 
-double SumSamples(const std::vector<PromSample> &samples, absl::string_view name,
-                  const std::map<std::string, std::string> &labels) {
+double SumSamples(const std::vector<PromSample>& samples, absl::string_view name,
+                  const std::map<std::string, std::string>& labels) {
   double sum = 0;
-  for (const PromSample &s : samples) {
+  for (const PromSample& s : samples) {
     if (s.name == name && Includes(s.labels, labels)) sum += s.value;
   }
   return sum;
 }
 
-absl::StatusOr<PromHistogram> MergedHistogram(const std::vector<PromSample> &samples,
+absl::StatusOr<PromHistogram> MergedHistogram(const std::vector<PromSample>& samples,
                                               absl::string_view name,
-                                              const std::map<std::string, std::string> &labels) {
+                                              const std::map<std::string, std::string>& labels) {
   const std::string bucket = absl::StrCat(name, "_bucket");
   // Per series (labels without `le`): bound -> cumulative count.
   std::map<std::map<std::string, std::string>, std::map<double, double>> series;
   PromHistogram h;
-  for (const PromSample &s : samples) {
+  for (const PromSample& s : samples) {
     if (s.name != bucket || !Includes(s.labels, labels)) continue;
     std::map<std::string, std::string> key = s.labels;
     const auto le = key.find("le");
@@ -127,9 +127,9 @@ absl::StatusOr<PromHistogram> MergedHistogram(const std::vector<PromSample> &sam
     series[key][bound] += s.value;  // the same series from several processes adds up
   }
   bool first = true;
-  for (const auto &[key, buckets] : series) {
+  for (const auto& [key, buckets] : series) {
     std::vector<double> bounds;
-    for (const auto &[bound, count] : buckets) bounds.push_back(bound);
+    for (const auto& [bound, count] : buckets) bounds.push_back(bound);
     if (first) {
       h.bounds = bounds;
       h.cumulative.assign(bounds.size(), 0);
@@ -139,7 +139,7 @@ absl::StatusOr<PromHistogram> MergedHistogram(const std::vector<PromSample> &sam
           absl::StrCat(name, ": series with different buckets cannot be merged"));
     }
     size_t i = 0;
-    for (const auto &[bound, count] : buckets) h.cumulative[i++] += count;
+    for (const auto& [bound, count] : buckets) h.cumulative[i++] += count;
   }
   h.sum = SumSamples(samples, absl::StrCat(name, "_sum"), labels);
   h.count = SumSamples(samples, absl::StrCat(name, "_count"), labels);

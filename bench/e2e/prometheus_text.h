@@ -34,8 +34,8 @@ absl::StatusOr<std::vector<PromSample>> ParsePromText(absl::string_view text);
 
 // Sum of the samples named `name` whose labels include every pair of
 // `labels` (0 when there is none).
-double SumSamples(const std::vector<PromSample> &samples, absl::string_view name,
-                  const std::map<std::string, std::string> &labels = {});
+double SumSamples(const std::vector<PromSample>& samples, absl::string_view name,
+                  const std::map<std::string, std::string>& labels = {});
 
 // A histogram as exported: cumulative counts per upper bound (the last bound
 // is +Inf), sum and count.
@@ -61,8 +61,8 @@ struct PromHistogram {
 // whose labels include `labels`, added together. Series with different
 // bucket bounds cannot be merged: INVALID_ARGUMENT.
 absl::StatusOr<PromHistogram> MergedHistogram(
-    const std::vector<PromSample> &samples, absl::string_view name,
-    const std::map<std::string, std::string> &labels = {});
+    const std::vector<PromSample>& samples, absl::string_view name,
+    const std::map<std::string, std::string>& labels = {});
 
 }  // namespace bench
 }  // namespace sluice

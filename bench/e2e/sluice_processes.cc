@@ -95,7 +95,7 @@ absl::StatusOr<std::unique_ptr<SluiceProcesses>> SluiceProcesses::Start(
     const grpc::Status status = stub->ListWorkers(&ctx, v1::ListWorkersRequest(), &response);
     int alive = 0;
     if (status.ok()) {
-      for (const v1::WorkerInfo &w : response.workers()) alive += w.alive() ? 1 : 0;
+      for (const v1::WorkerInfo& w : response.workers()) alive += w.alive() ? 1 : 0;
     }
     if (alive >= options.workers) break;
     if (absl::Now() > deadline) {
@@ -112,7 +112,7 @@ SluiceProcesses::~SluiceProcesses() { Stop(absl::Seconds(20)).IgnoreError(); }
 
 absl::Status SluiceProcesses::Stop(absl::Duration grace) {
   absl::Status first;
-  auto stop = [&](testing::Subprocess *process) {
+  auto stop = [&](testing::Subprocess* process) {
     if (process == nullptr || process->exit_status() != nullptr) return;
     absl::StatusOr<testing::ExitStatus> exit = process->Stop(grace);
     if (!exit.ok()) {
@@ -122,7 +122,7 @@ absl::Status SluiceProcesses::Stop(absl::Duration grace) {
           process->name(), " ended with ", exit->ToString(), "; log ", process->stderr_path())));
     }
   };
-  for (Process &w : workers_) stop(w.process.get());
+  for (Process& w : workers_) stop(w.process.get());
   stop(supervisor_.get());
   return first;
 }

@@ -43,15 +43,15 @@ class SluiceProcesses {
   // has registered with the supervisor.
   static absl::StatusOr<std::unique_ptr<SluiceProcesses>> Start(SluiceProcessesOptions options);
   ~SluiceProcesses();
-  SluiceProcesses(const SluiceProcesses &) = delete;
-  SluiceProcesses &operator=(const SluiceProcesses &) = delete;
+  SluiceProcesses(const SluiceProcesses&) = delete;
+  SluiceProcesses& operator=(const SluiceProcesses&) = delete;
 
   std::shared_ptr<grpc::Channel> SupervisorChannel() const { return supervisor_channel_; }
   std::shared_ptr<grpc::Channel> WorkerChannel(int i) const { return workers_[i].channel; }
-  const std::string &WorkerId(int i) const { return workers_[i].id; }
+  const std::string& WorkerId(int i) const { return workers_[i].id; }
   int worker_count() const { return static_cast<int>(workers_.size()); }
   pid_t WorkerPid(int i) const { return workers_[i].process->pid(); }
-  const std::string &SupervisorLog() const { return supervisor_log_; }
+  const std::string& SupervisorLog() const { return supervisor_log_; }
 
   // The body of GET /metrics.
   absl::StatusOr<std::string> ScrapeSupervisor() const;

@@ -16,7 +16,7 @@ namespace {
 constexpr absl::Duration kCallTimeout = absl::Seconds(10);
 
 template <typename Stub, typename Method, typename Request, typename Response>
-absl::Status Call(Stub *stub, Method method, const Request &request, Response *response) {
+absl::Status Call(Stub* stub, Method method, const Request& request, Response* response) {
   grpc::ClientContext ctx;
   ctx.set_deadline(absl::ToChronoTime(absl::Now() + kCallTimeout));
   const grpc::Status status = (stub->*method)(&ctx, request, response);
@@ -24,28 +24,31 @@ absl::Status Call(Stub *stub, Method method, const Request &request, Response *r
   return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
 }
 
-v1::SupervisorSpec MakeSpec(const SluiceRunOptions &options) {
+v1::SupervisorSpec MakeSpec(const SluiceRunOptions& options) {
   v1::SupervisorSpec spec;
   spec.set_datasource(options.datasource);
-  v1::IoConfig *io = spec.mutable_io_config();
+  v1::IoConfig* io = spec.mutable_io_config();
   io->set_topic(options.topic);
   (*io->mutable_consumer_properties())["bootstrap.servers"] = options.bootstrap;
+  for (const auto& [name, value] : options.consumer_properties) {
+    (*io->mutable_consumer_properties())[name] = value;
+  }
   io->set_task_count(1);
   io->set_replicas(options.replicas);
   io->set_task_duration("PT1H");
   io->set_start_delay("PT0.1S");
   io->set_period("PT1S");
   io->set_use_earliest_offset(true);
-  v1::DataSchema *schema = spec.mutable_data_schema();
+  v1::DataSchema* schema = spec.mutable_data_schema();
   schema->mutable_timestamp_spec()->set_column("timestamp");
   schema->mutable_timestamp_spec()->set_format("iso");
   std::vector<std::string> dimensions = options.dimensions;
   if (dimensions.empty()) {
     dimensions = {"channel", "page", "user", "namespace", "countryName", "isRobot"};
   }
-  for (const std::string &d : dimensions) schema->mutable_dimensions_spec()->add_dimensions(d);
-  auto metric = [&](const char *type, const char *name) {
-    v1::MetricSpec *m = schema->add_metrics_spec();
+  for (const std::string& d : dimensions) schema->mutable_dimensions_spec()->add_dimensions(d);
+  auto metric = [&](const char* type, const char* name) {
+    v1::MetricSpec* m = schema->add_metrics_spec();
     m->set_type(type);
     m->set_name(name);
   };
@@ -53,11 +56,11 @@ v1::SupervisorSpec MakeSpec(const SluiceRunOptions &options) {
   metric("longSum", "added");
   metric("longSum", "deleted");
   metric("doubleSum", "delta");
-  v1::GranularitySpec *g = schema->mutable_granularity_spec();
+  v1::GranularitySpec* g = schema->mutable_granularity_spec();
   g->set_segment_granularity(options.segment_granularity);
   g->set_query_granularity(options.query_granularity);
   g->set_rollup(options.rollup);
-  v1::TuningConfig *tuning = spec.mutable_tuning_config();
+  v1::TuningConfig* tuning = spec.mutable_tuning_config();
   if (options.max_rows_per_segment > 0) {
     tuning->set_max_rows_per_segment(options.max_rows_per_segment);
   }
@@ -68,9 +71,9 @@ v1::SupervisorSpec MakeSpec(const SluiceRunOptions &options) {
   return spec;
 }
 
-bool ReachedEnd(const google::protobuf::Map<int32_t, int64_t> &offsets,
-                const std::map<int32_t, int64_t> &end) {
-  for (const auto &[p, e] : end) {
+bool ReachedEnd(const google::protobuf::Map<int32_t, int64_t>& offsets,
+                const std::map<int32_t, int64_t>& end) {
+  for (const auto& [p, e] : end) {
     const auto it = offsets.find(p);
     if (it == offsets.end() || it->second < e) return false;
   }
@@ -86,8 +89,8 @@ double SluiceRunResult::RecordsPerSecond() const {
   return ms > 0 ? static_cast<double>(records) * 1000.0 / static_cast<double>(ms) : 0;
 }
 
-absl::StatusOr<SluiceRunResult> RunSluice(SluiceProcesses &processes,
-                                          const SluiceRunOptions &options) {
+absl::StatusOr<SluiceRunResult> RunSluice(SluiceProcesses& processes,
+                                          const SluiceRunOptions& options) {
   if (processes.worker_count() < options.replicas) {
     return absl::InvalidArgumentError(absl::StrCat(options.replicas, " replicas need as many ",
                                                    "workers; there are ",
@@ -124,14 +127,14 @@ absl::StatusOr<SluiceRunResult> RunSluice(SluiceProcesses &processes,
     list.set_datasource(options.datasource);
     v1::ListSupervisorTasksResponse tasks;
     SLUICE_RETURN_IF_ERROR(Call(supervisor.get(), &Supervisor::ListTasks, list, &tasks));
-    for (const v1::SupervisorTaskRecord &t : tasks.tasks()) {
+    for (const v1::SupervisorTaskRecord& t : tasks.tasks()) {
       if (t.state() == v1::FAILED) {
         return absl::InternalError(absl::StrCat("task ", t.task_id(), " failed: ", t.error()));
       }
       if (!t.worker_id().empty()) task_worker[t.task_id()] = t.worker_id();
     }
     int at_end = 0;
-    for (const auto &[task_id, worker_id] : task_worker) {
+    for (const auto& [task_id, worker_id] : task_worker) {
       auto worker = workers.find(worker_id);
       if (worker == workers.end()) continue;
       v1::TaskRef task_ref;
@@ -174,7 +177,7 @@ absl::StatusOr<SluiceRunResult> RunSluice(SluiceProcesses &processes,
     v1::ListSupervisorTasksResponse tasks;
     SLUICE_RETURN_IF_ERROR(Call(supervisor.get(), &Supervisor::ListTasks, list, &tasks));
     int finished = 0;
-    for (const v1::SupervisorTaskRecord &t : tasks.tasks()) {
+    for (const v1::SupervisorTaskRecord& t : tasks.tasks()) {
       if (t.state() == v1::FAILED) {
         return absl::InternalError(absl::StrCat("task ", t.task_id(), " failed: ", t.error()));
       }
@@ -185,11 +188,11 @@ absl::StatusOr<SluiceRunResult> RunSluice(SluiceProcesses &processes,
   }
 
   // 4. What the commit log and the segment list say.
-  for (const v1::CommittedSequence &s : log.sequences()) {
+  for (const v1::CommittedSequence& s : log.sequences()) {
     ++result.sequences;
     result.commit_times_ms.push_back(s.committed_at_ms());
     result.last_commit_ms = std::max(result.last_commit_ms, s.committed_at_ms());
-    for (const v1::PartitionRange &r : s.partition_stats()) {
+    for (const v1::PartitionRange& r : s.partition_stats()) {
       result.rows += r.rows();
       result.unparseable += r.unparseable();
       result.thrown_away += r.thrown_away();
@@ -197,7 +200,7 @@ absl::StatusOr<SluiceRunResult> RunSluice(SluiceProcesses &processes,
   }
   result.records = result.rows + result.unparseable + result.thrown_away;
   int64_t expected = 0;
-  for (const auto &[p, e] : options.end_offsets) {
+  for (const auto& [p, e] : options.end_offsets) {
     const auto s = options.start_offsets.find(p);
     expected += e - (s == options.start_offsets.end() ? 0 : s->second);
   }
@@ -212,7 +215,7 @@ absl::StatusOr<SluiceRunResult> RunSluice(SluiceProcesses &processes,
   v1::ListSegmentsResponse segments;
   SLUICE_RETURN_IF_ERROR(
       Call(supervisor.get(), &Supervisor::ListSegments, segments_request, &segments));
-  for (const v1::SegmentDescriptor &d : segments.segments()) {
+  for (const v1::SegmentDescriptor& d : segments.segments()) {
     ++result.segments;
     result.segment_rows += d.num_rows();
     result.segment_bytes += d.size_bytes();

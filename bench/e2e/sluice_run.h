@@ -43,6 +43,8 @@ struct SluiceRunOptions {
   // Dimensions of the spec; empty: all six of the wiki records (channel,
   // page, user, namespace, countryName, isRobot).
   std::vector<std::string> dimensions;
+  // Added to the spec's consumer properties.
+  std::map<std::string, std::string> consumer_properties;
   std::string segment_granularity = "HOUR";
   int64_t max_rows_per_segment = 0;  // 0: the spec default
   int64_t max_rows_in_memory = 0;
@@ -78,8 +80,8 @@ struct SluiceRunResult {
 };
 
 // Runs the datasource on `processes` (which must have >= replicas workers).
-absl::StatusOr<SluiceRunResult> RunSluice(SluiceProcesses &processes,
-                                          const SluiceRunOptions &options);
+absl::StatusOr<SluiceRunResult> RunSluice(SluiceProcesses& processes,
+                                          const SluiceRunOptions& options);
 
 }  // namespace bench
 }  // namespace sluice

@@ -7,7 +7,7 @@
 namespace sluice {
 namespace bench {
 
-absl::StatusOr<PreloadResult> PreloadTopic(const PreloadOptions &options) {
+absl::StatusOr<PreloadResult> PreloadTopic(const PreloadOptions& options) {
   if (options.partitions <= 0 || options.records <= 0) {
     return absl::InvalidArgumentError("preload needs partitions > 0 and records > 0");
   }
@@ -42,7 +42,7 @@ absl::StatusOr<PreloadResult> PreloadTopic(const PreloadOptions &options) {
   }
   result.records = stats.delivered;
   result.malformed = static_cast<int64_t>(generator.malformed());
-  for (const auto &[key, end] : producer->delivered_end_offsets()) {
+  for (const auto& [key, end] : producer->delivered_end_offsets()) {
     if (key.first == options.topic) result.end_offsets[key.second] = end;
   }
   return result;

@@ -37,7 +37,7 @@ struct PreloadResult {
 
 // Produces and waits until every record is acknowledged. Any delivery
 // failure fails the preload (a benchmark over a partial topic would lie).
-absl::StatusOr<PreloadResult> PreloadTopic(const PreloadOptions &options);
+absl::StatusOr<PreloadResult> PreloadTopic(const PreloadOptions& options);
 
 }  // namespace bench
 }  // namespace sluice
