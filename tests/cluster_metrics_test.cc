@@ -44,17 +44,17 @@ class ClusterMetricsTest : public ::testing::Test {
     cluster_ = std::move(*cluster);
   }
 
-  static std::shared_ptr<grpc::Channel> Dial(const std::string &address) {
+  static std::shared_ptr<grpc::Channel> Dial(const std::string& address) {
     return grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
   }
 
-  static std::vector<bench::PromSample> Samples(const metrics::MetricsHttpServer &http) {
+  static std::vector<bench::PromSample> Samples(const metrics::MetricsHttpServer& http) {
     auto samples = bench::ParsePromText(Scrape(http));
     EXPECT_TRUE(samples.ok()) << samples.status();
     return samples.ok() ? *samples : std::vector<bench::PromSample>{};
   }
 
-  static std::string Scrape(const metrics::MetricsHttpServer &http) {
+  static std::string Scrape(const metrics::MetricsHttpServer& http) {
     auto response = metrics::HttpGet(http.port(), "/metrics");
     EXPECT_TRUE(response.ok()) << response.status();
     if (!response.ok()) return "";
@@ -160,15 +160,15 @@ class ClusterIngestMetricsTest : public ClusterMetricsTest {
     }
   }
 
-  v1::SupervisorService::Stub *Stub() {
+  v1::SupervisorService::Stub* Stub() {
     if (!stub_) stub_ = v1::SupervisorService::NewStub(Dial(cluster_->supervisor().address()));
     return stub_.get();
   }
 
-  void Submit(const std::string &datasource, v1::HandoffMode mode) {
+  void Submit(const std::string& datasource, v1::HandoffMode mode) {
     v1::SupervisorSpec spec;
     spec.set_datasource(datasource);
-    v1::IoConfig *io = spec.mutable_io_config();
+    v1::IoConfig* io = spec.mutable_io_config();
     io->set_topic("wiki");
     (*io->mutable_consumer_properties())["bootstrap.servers"] = kafka_->bootstrap();
     io->set_task_duration("PT1H");
@@ -179,12 +179,12 @@ class ClusterIngestMetricsTest : public ClusterMetricsTest {
     // kBaseTimeMs is 2026-11-30T00:00:00Z: the records 10 days older are thrown
     // away.
     io->set_late_message_rejection_start_date_time("2026-11-29T00:00:00Z");
-    v1::DataSchema *schema = spec.mutable_data_schema();
+    v1::DataSchema* schema = spec.mutable_data_schema();
     schema->mutable_timestamp_spec()->set_format("millis");
-    v1::MetricSpec *count = schema->add_metrics_spec();
+    v1::MetricSpec* count = schema->add_metrics_spec();
     count->set_type("count");
     count->set_name("count");
-    v1::TuningConfig *tuning = spec.mutable_tuning_config();
+    v1::TuningConfig* tuning = spec.mutable_tuning_config();
     tuning->set_max_rows_per_segment(40);  // several checkpoints
     tuning->set_max_rows_in_memory(15);    // several persists
     tuning->set_handoff_mode(mode);
@@ -198,7 +198,7 @@ class ClusterIngestMetricsTest : public ClusterMetricsTest {
     ASSERT_TRUE(status.ok()) << status.error_message();
   }
 
-  void Suspend(const std::string &datasource) {
+  void Suspend(const std::string& datasource) {
     v1::SupervisorRef ref;
     ref.set_datasource(datasource);
     v1::SupervisorSummary summary;
@@ -208,13 +208,13 @@ class ClusterIngestMetricsTest : public ClusterMetricsTest {
   }
 
   // Every record committed and every task of `datasource` finished.
-  bool Done(const std::string &datasource) {
+  bool Done(const std::string& datasource) {
     v1::SupervisorRef ref;
     ref.set_datasource(datasource);
     v1::GetCommitLogResponse log;
     grpc::ClientContext ctx;
     if (!Stub()->GetCommitLog(&ctx, ref, &log).ok()) return false;
-    for (const auto &[p, end] : end_) {
+    for (const auto& [p, end] : end_) {
       const auto it = log.committed_offsets().find(p);
       if (it == log.committed_offsets().end() || it->second != end) return false;
     }
@@ -226,7 +226,7 @@ class ClusterIngestMetricsTest : public ClusterMetricsTest {
     if (!Stub()->ListTasks(&list_ctx, request, &tasks).ok() || tasks.tasks_size() == 0) {
       return false;
     }
-    for (const v1::SupervisorTaskRecord &t : tasks.tasks()) {
+    for (const v1::SupervisorTaskRecord& t : tasks.tasks()) {
       if (t.state() != v1::SUCCESS) return false;
     }
     return true;
@@ -299,12 +299,12 @@ TEST_F(ClusterIngestMetricsTest, EveryCatalogMetricCountsASmallIngestion) {
 
   // Every metric of the catalog has a non-zero value in one of the scrapes
   // (for histograms: observations).
-  for (const metrics::MetricDef *def : metrics::kCatalog) {
+  for (const metrics::MetricDef* def : metrics::kCatalog) {
     const std::string name = def->type == metrics::MetricType::kHistogram
                                  ? absl::StrCat(def->name, "_count")
                                  : std::string(def->name);
     double total = 0;
-    for (const auto *samples : {&reading_worker, &reading_supervisor, &worker, &supervisor}) {
+    for (const auto* samples : {&reading_worker, &reading_supervisor, &worker, &supervisor}) {
       total += bench::SumSamples(*samples, name);
     }
     EXPECT_GT(total, 0) << name << " stayed at zero";

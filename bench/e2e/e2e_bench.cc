@@ -17,6 +17,7 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "bench/e2e/consume_baselines.h"
+#include "bench/e2e/fsync_baseline.h"
 #include "bench/e2e/markdown_report.h"
 #include "bench/e2e/sluice_processes.h"
 #include "bench/e2e/sluice_run.h"
@@ -203,6 +204,7 @@ absl::StatusOr<SluiceRunResult> RunOnce(const E2eBenchOptions& options, const Br
   p.workers = workers;
   p.supervisor_args = {"--handoff_period_ms=200"};
   p.worker_args = {"--kafka_cluster=dev", "--handoff_poll_ms=100", "--heartbeat_interval_ms=500"};
+  p.worker_wrapper = options.worker_wrapper;
   SLUICE_ASSIGN_OR_RETURN(auto processes, SluiceProcesses::Start(p));
   run.datasource = name;
   run.bootstrap = broker.bootstrap;
@@ -232,8 +234,9 @@ std::string HistogramRow(const std::string& what, const PromHistogram& h, const 
 }
 
 std::string Render(const E2eBenchOptions& options, const Figures& f,
-                   const SluiceRunResult& checkpoint_run, const std::string& started,
-                   const std::string& load_before, const std::string& load_after) {
+                   const SluiceRunResult& checkpoint_run, const FsyncLatency& fsync,
+                   const std::string& started, const std::string& load_before,
+                   const std::string& load_after) {
   const double kcat = Median(f.kcat);
   const double kcat_tuned = Median(f.kcat_tuned);
   const double raw = Median(f.raw);
@@ -324,6 +327,12 @@ std::string Render(const E2eBenchOptions& options, const Figures& f,
     round_verdict =
         absl::StrFormat("%s (%.1f%% <= 10 ms)", share >= 0.99 ? "met" : "NOT met", share * 100);
   }
+  absl::StrAppend(
+      &out, absl::StrFormat(
+                "| baseline: write 4 KiB + fsync in the run directory (exact, %d samples) | "
+                "%s | %s | %s | %d | | |\n",
+                fsync.samples, FormatSeconds(fsync.p50_seconds), FormatSeconds(fsync.p99_seconds),
+                FormatSeconds(fsync.mean_seconds), fsync.samples));
   absl::StrAppend(&out,
                   HistogramRow("checkpoint round, supervisor (request -> SetEndOffsets on both "
                                "replicas), 2 replicas",
@@ -331,6 +340,11 @@ std::string Render(const E2eBenchOptions& options, const Figures& f,
                   HistogramRow("task paused for its checkpoint (request -> end offsets), 2 "
                                "replicas",
                                checkpoint_run.task_checkpoint_seconds, "", ""),
+                  HistogramRow("Pause handled by a worker (parks the read loop), 2 replicas",
+                               checkpoint_run.worker_pause_seconds, "", ""),
+                  HistogramRow("SetEndOffsets handled by a worker (sequence file fsynced), 2 "
+                               "replicas",
+                               checkpoint_run.worker_set_end_offsets_seconds, "", ""),
                   HistogramRow("publish per sequence (closed -> committed), 2 replicas",
                                checkpoint_run.task_publish_seconds, "", ""),
                   HistogramRow("publish per sequence, 1 task, rollup off",
@@ -461,7 +475,10 @@ absl::StatusOr<std::string> RunE2eBench(const E2eBenchOptions& options) {
   if (!broker_exit.success()) {
     Progress(absl::StrCat("the dev broker ended with ", broker_exit.ToString()));
   }
-  return Render(options, f, checkpoint_run, started, load_before, LoadAverage());
+  SLUICE_ASSIGN_OR_RETURN(const FsyncLatency fsync, MeasureFsync(options.work_dir, 200));
+  Progress(absl::StrCat("write 4 KiB + fsync: p50 ", FormatSeconds(fsync.p50_seconds), ", p99 ",
+                        FormatSeconds(fsync.p99_seconds)));
+  return Render(options, f, checkpoint_run, fsync, started, load_before, LoadAverage());
 }
 
 }  // namespace bench

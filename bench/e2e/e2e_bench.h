@@ -17,6 +17,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 
@@ -52,6 +53,9 @@ struct E2eBenchOptions {
   // Extra consumer properties of every sluice spec (experiments; they are
   // listed in the report).
   std::map<std::string, std::string> consumer_properties;
+  // Profiling: the command each worker runs under (e.g. valgrind
+  // --tool=callgrind); the figures are then meaningless.
+  std::vector<std::string> worker_wrapper;
 
   // For the report header.
   std::string command;

@@ -36,6 +36,9 @@ DEFINE_string(git_revision, "", "for the report");
 DEFINE_string(only, "",
               "experiments: run only these parts, comma-separated: baselines, off, on, replicas "
               "(the docs are not written then)");
+DEFINE_string(worker_wrapper, "",
+              "profiling: run workers under this space-separated command, e.g. "
+              "\"/usr/bin/valgrind --tool=callgrind\" (the docs are not written then)");
 DEFINE_string(consumer_properties, "",
               "experiments: extra consumer properties of the sluice specs, k=v,k=v");
 
@@ -110,6 +113,9 @@ int main(int argc, char** argv) {
     const std::pair<std::string, std::string> p = absl::StrSplit(kv, absl::MaxSplits('=', 1));
     options.consumer_properties[p.first] = p.second;
   }
+  for (absl::string_view word : absl::StrSplit(FLAGS_worker_wrapper, ' ', absl::SkipEmpty())) {
+    options.worker_wrapper.emplace_back(word);
+  }
   options.command = command;
   options.git_revision = FLAGS_git_revision;
 
@@ -120,7 +126,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   printf("%s", section->c_str());
-  if (!FLAGS_out_doc.empty() && options.only.empty()) {
+  if (!FLAGS_out_doc.empty() && options.only.empty() && options.worker_wrapper.empty()) {
     std::string doc;
     {
       std::ifstream in(FLAGS_out_doc);

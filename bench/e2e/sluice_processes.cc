@@ -77,6 +77,14 @@ absl::StatusOr<std::unique_ptr<SluiceProcesses>> SluiceProcesses::Start(
                   absl::StrCat("--worker_id=", worker.id),
                   absl::StrCat("--metrics_listen=127.0.0.1:", worker.metrics_port)};
     wopts.args.insert(wopts.args.end(), options.worker_args.begin(), options.worker_args.end());
+    if (!options.worker_wrapper.empty()) {
+      std::vector<std::string> args(options.worker_wrapper.begin() + 1,
+                                    options.worker_wrapper.end());
+      args.push_back(wopts.binary);
+      args.insert(args.end(), wopts.args.begin(), wopts.args.end());
+      wopts.binary = options.worker_wrapper.front();
+      wopts.args = std::move(args);
+    }
     wopts.stderr_path = absl::StrCat(logs, "/", worker.id, ".log");
     wopts.stdout_path = absl::StrCat(logs, "/", worker.id, ".stdout");
     SLUICE_ASSIGN_OR_RETURN(worker.process, testing::Subprocess::Start(wopts));

@@ -35,6 +35,9 @@ struct SluiceProcessesOptions {
   int workers = 1;
   std::vector<std::string> supervisor_args;
   std::vector<std::string> worker_args;
+  // Profiling: run each worker under this command (e.g. {"/usr/bin/valgrind",
+  // "--tool=callgrind"}); empty: directly.
+  std::vector<std::string> worker_wrapper;
 };
 
 class SluiceProcesses {

@@ -123,15 +123,16 @@ absl::StatusOr<SluiceRunResult> RunSluice(SluiceProcesses& processes,
   std::map<std::string, std::string> task_worker;  // task id -> worker id
   while (true) {
     SLUICE_RETURN_IF_ERROR(timed_out("the tasks to read the topic"));
-    v1::ListSupervisorTasksRequest list;
-    list.set_datasource(options.datasource);
-    v1::ListSupervisorTasksResponse tasks;
-    SLUICE_RETURN_IF_ERROR(Call(supervisor.get(), &Supervisor::ListTasks, list, &tasks));
-    for (const v1::SupervisorTaskRecord& t : tasks.tasks()) {
-      if (t.state() == v1::FAILED) {
-        return absl::InternalError(absl::StrCat("task ", t.task_id(), " failed: ", t.error()));
+    // The supervisor is asked only until every replica is placed: its
+    // metadata store is shared with the checkpoints and publishes measured.
+    if (static_cast<int>(task_worker.size()) < options.replicas) {
+      v1::ListSupervisorTasksRequest list;
+      list.set_datasource(options.datasource);
+      v1::ListSupervisorTasksResponse tasks;
+      SLUICE_RETURN_IF_ERROR(Call(supervisor.get(), &Supervisor::ListTasks, list, &tasks));
+      for (const v1::SupervisorTaskRecord& t : tasks.tasks()) {
+        if (!t.worker_id().empty()) task_worker[t.task_id()] = t.worker_id();
       }
-      if (!t.worker_id().empty()) task_worker[t.task_id()] = t.worker_id();
     }
     int at_end = 0;
     for (const auto& [task_id, worker_id] : task_worker) {
@@ -167,8 +168,9 @@ absl::StatusOr<SluiceRunResult> RunSluice(SluiceProcesses& processes,
     absl::SleepFor(options.poll_interval);
   }
 
-  // 3. Until every task finished (published and handed off), so that the
-  // handoff and publish metrics are complete.
+  // 3. Until every task ended (published and handed off), so that the
+  // handoff and publish metrics are complete. Once a replica succeeded the
+  // supervisor stops the others (STOPPED).
   while (true) {
     SLUICE_RETURN_IF_ERROR(timed_out("the tasks to finish"));
     v1::ListSupervisorTasksRequest list;
@@ -176,14 +178,16 @@ absl::StatusOr<SluiceRunResult> RunSluice(SluiceProcesses& processes,
     list.set_include_finished(true);
     v1::ListSupervisorTasksResponse tasks;
     SLUICE_RETURN_IF_ERROR(Call(supervisor.get(), &Supervisor::ListTasks, list, &tasks));
-    int finished = 0;
+    int succeeded = 0;
+    int ended = 0;
     for (const v1::SupervisorTaskRecord& t : tasks.tasks()) {
       if (t.state() == v1::FAILED) {
         return absl::InternalError(absl::StrCat("task ", t.task_id(), " failed: ", t.error()));
       }
-      if (t.state() == v1::SUCCESS) ++finished;
+      if (t.state() == v1::SUCCESS) ++succeeded;
+      if (t.state() == v1::SUCCESS || t.state() == v1::STOPPED) ++ended;
     }
-    if (finished >= options.replicas && finished == tasks.tasks_size()) break;
+    if (succeeded > 0 && ended == tasks.tasks_size()) break;
     absl::SleepFor(absl::Milliseconds(100));
   }
 
@@ -242,6 +246,12 @@ absl::StatusOr<SluiceRunResult> RunSluice(SluiceProcesses& processes,
       MergedHistogram(worker_samples, "sluice_task_checkpoint_seconds", labels));
   SLUICE_ASSIGN_OR_RETURN(result.task_publish_seconds,
                           MergedHistogram(worker_samples, "sluice_task_publish_seconds", labels));
+  SLUICE_ASSIGN_OR_RETURN(result.worker_pause_seconds,
+                          MergedHistogram(worker_samples, "sluice_grpc_server_handling_seconds",
+                                          {{"grpc_method", "Pause"}}));
+  SLUICE_ASSIGN_OR_RETURN(result.worker_set_end_offsets_seconds,
+                          MergedHistogram(worker_samples, "sluice_grpc_server_handling_seconds",
+                                          {{"grpc_method", "SetEndOffsets"}}));
   SLUICE_ASSIGN_OR_RETURN(result.task_persist_seconds,
                           MergedHistogram(worker_samples, "sluice_task_persist_seconds", labels));
   return result;

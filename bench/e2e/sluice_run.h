@@ -73,6 +73,10 @@ struct SluiceRunResult {
   PromHistogram task_checkpoint_seconds;  // all workers merged
   PromHistogram task_publish_seconds;
   PromHistogram task_persist_seconds;
+  // gRPC handling time on the workers (all merged) of the calls a
+  // checkpoint round makes: where a round's time goes.
+  PromHistogram worker_pause_seconds;
+  PromHistogram worker_set_end_offsets_seconds;
   // Per worker: VmHWM at the end of the run.
   std::vector<int64_t> worker_peak_rss_bytes;
 
