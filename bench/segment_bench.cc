@@ -391,7 +391,15 @@ int main(int argc, char** argv) {
   // The write baseline writes as many bytes as a rollup-off spill of every
   // record takes, measured here once.
   {
-    using namespace sluice::bench;
+    using sluice::bench::BenchDir;
+    using sluice::bench::BM_Baseline_WriteFsync;
+    using sluice::bench::kInterval;
+    using sluice::bench::Parsed;
+    using sluice::bench::Records;
+    using sluice::bench::RemoveDir;
+    using sluice::bench::TotalBytes;
+    using sluice::bench::WikiSchema;
+    using sluice::segment::IncrementalIndex;
     const auto& parsed = Parsed();
     const std::string dir = BenchDir("size");
     auto index = IncrementalIndex::Create({WikiSchema(false), kInterval});

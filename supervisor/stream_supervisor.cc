@@ -295,6 +295,20 @@ void StreamSupervisor::UpdateTaskStatuses() {
   for (auto& [id, groups] : publishing_) {
     for (Group& group : groups) update(group);
   }
+  // Forget reports of tasks no group holds any more.
+  std::set<std::string> tracked;
+  for (const auto& [id, group] : active_) {
+    for (const auto& [task_id, task] : group.tasks) tracked.insert(task_id);
+  }
+  for (const auto& [id, groups] : publishing_) {
+    for (const Group& group : groups) {
+      for (const auto& [task_id, task] : group.tasks) tracked.insert(task_id);
+    }
+  }
+  absl::MutexLock lock(&reports_mu_);
+  for (auto it = reports_.begin(); it != reports_.end();) {
+    it = tracked.count(it->first) ? std::next(it) : reports_.erase(it);
+  }
 }
 
 void StreamSupervisor::CheckTaskDuration() {

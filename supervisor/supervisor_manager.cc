@@ -150,12 +150,24 @@ void SupervisorManager::Housekeeping() {
       CheckWorkers();
       next_liveness = now + options_.heartbeat_interval;
     }
+    if (now >= next_handoff) ForgetOldReports();
     if (now >= next_handoff && options_.deep_storage != nullptr) {
       if (auto pass = handoff_.VerifyOnce(); !pass.ok()) {
         LOG(WARNING) << "[supervisor] handoff verification: " << pass.status();
       }
       next_handoff = now + options_.handoff_period;
     }
+  }
+}
+
+void SupervisorManager::ForgetOldReports() {
+  const int64_t cutoff = options_.clock->NowMs() - absl::ToInt64Milliseconds(absl::Hours(1));
+  absl::MutexLock lock(&tasks_mu_);
+  for (auto it = reported_.begin(); it != reported_.end();) {
+    const v1::TaskStatus& status = it->second;
+    const bool old = IsTerminal(status.state()) && status.end_time_ms() > 0 &&
+                     status.end_time_ms() < cutoff;
+    it = old ? reported_.erase(it) : std::next(it);
   }
 }
 

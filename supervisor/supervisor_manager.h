@@ -124,6 +124,8 @@ class SupervisorManager {
   // Gauges computed at scrape time: lag, tasks by state, workers.
   void RegisterGauges();
   void Housekeeping();
+  // Drops the reported statuses of tasks that ended over an hour ago.
+  void ForgetOldReports() ABSL_LOCKS_EXCLUDED(tasks_mu_);
 
   // Starts the stream supervisor of `spec` and adds it to the map.
   absl::Status StartSupervisor(SpecRecord spec) ABSL_LOCKS_EXCLUDED(mu_);

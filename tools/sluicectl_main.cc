@@ -32,6 +32,14 @@ DEFINE_string(interval, "", "segments: only those overlapping START/END (ISO-860
 DEFINE_bool(include_finished, false, "tasks: include finished tasks.");
 DEFINE_string(states, "", "tasks: only these states, comma-separated (e.g. READING,PAUSED).");
 DEFINE_string(loader, "sluicectl", "mark-loaded: the name of the confirming loader.");
+DEFINE_string(bootstrap, "",
+              "verify: Kafka bootstrap servers (default: the spec's bootstrap.servers).");
+DEFINE_string(kafka_cluster, "kafka",
+              "verify: kind of Kafka cluster for the consumer settings: kafka, or dev "
+              "(sluice-devbroker).");
+DEFINE_int64(expect_records, -1,
+             "verify: records produced to the topic, which must all be in the committed ranges "
+             "(-1: not checked).");
 
 namespace {
 
@@ -55,6 +63,9 @@ int Run(int argc, char** argv) {
   options.include_finished = FLAGS_include_finished;
   options.states = FLAGS_states;
   options.loader = FLAGS_loader;
+  options.bootstrap = FLAGS_bootstrap;
+  options.kafka_cluster = FLAGS_kafka_cluster;
+  options.expect_records = FLAGS_expect_records;
 
   std::string target = FLAGS_supervisor;
   if (target.empty()) {
@@ -71,7 +82,11 @@ int Run(int argc, char** argv) {
     }
     credentials = *tls_credentials;
   }
-  auto channel = grpc::CreateChannel(target, credentials);
+  // Commit logs and segment lists of big datasources exceed gRPC's default
+  // 4 MiB limit on received messages.
+  grpc::ChannelArguments channel_args;
+  channel_args.SetMaxReceiveMessageSize(-1);
+  auto channel = grpc::CreateCustomChannel(target, credentials, channel_args);
   auto stub = sluice::v1::SupervisorService::NewStub(channel);
   return sluice::sluicectl::RunCommand(args, options, *stub, std::cout, std::cerr);
 }

@@ -1,5 +1,7 @@
 #include "common/segment/exact_sum.h"
 
+#include "absl/types/span.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -23,7 +25,7 @@ uint64_t DoubleBits(double x) {
 
 // Bits [lo, lo + n) (n <= 64) of the magnitude words `mag` whose first word
 // has absolute limb index `base`; positions in units of 2^-1074.
-uint64_t BitsAt(const std::vector<uint32_t>& mag, int32_t base, int64_t lo, int n) {
+uint64_t BitsAt(absl::Span<const uint32_t> mag, int32_t base, int64_t lo, int n) {
   uint64_t result = 0;
   for (int i = 0; i < n;) {
     const int64_t pos = lo + i;
@@ -41,7 +43,7 @@ uint64_t BitsAt(const std::vector<uint32_t>& mag, int32_t base, int64_t lo, int 
 }
 
 // Whether any bit below absolute position `pos` is set.
-bool AnyBitBelow(const std::vector<uint32_t>& mag, int32_t base, int64_t pos) {
+bool AnyBitBelow(absl::Span<const uint32_t> mag, int32_t base, int64_t pos) {
   const int64_t word = (pos >> 5) - base;
   const int bit = static_cast<int>(pos & 31);
   for (int64_t w = 0; w < static_cast<int64_t>(mag.size()) && w <= word; ++w) {
@@ -147,8 +149,7 @@ void ExactSum::Normalize() {
   if (limbs_.empty()) base_ = 0;
 }
 
-void ExactSum::SignMagnitude(bool* negative, int32_t* base,
-                             std::vector<uint32_t>* mag) const {
+void ExactSum::SignMagnitude(bool* negative, int32_t* base, Words* mag) const {
   ExactSum n = *this;
   n.Normalize();
   *negative = !n.limbs_.empty() && n.limbs_.back() < 0;
@@ -170,7 +171,7 @@ double ExactSum::Round() const {
   if (flags_ & kNegInf) return -std::numeric_limits<double>::infinity();
   bool negative;
   int32_t base;
-  std::vector<uint32_t> mag;
+  Words mag;
   SignMagnitude(&negative, &base, &mag);
   if (mag.empty()) {
     return (flags_ & kAnyInput) && !(flags_ & kNonNegZeroInput) ? -0.0 : 0.0;
@@ -203,7 +204,7 @@ double ExactSum::Round() const {
 void ExactSum::AppendTo(std::string* out) const {
   bool negative;
   int32_t base;
-  std::vector<uint32_t> mag;
+  Words mag;
   SignMagnitude(&negative, &base, &mag);
   out->push_back(static_cast<char>(flags_ | (negative ? 0x80 : 0)));
   PutVarint64(out, mag.size());

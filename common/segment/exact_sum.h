@@ -71,7 +71,8 @@ class ExactSum {
   void Normalize();
   // Sign and magnitude: `mag` holds 32-bit words, the first of absolute
   // limb index `*base`, trimmed of zero words at both ends (empty for zero).
-  void SignMagnitude(bool* negative, int32_t* base, std::vector<uint32_t>* mag) const;
+  using Words = absl::InlinedVector<uint32_t, 8>;  // no allocation for typical sums
+  void SignMagnitude(bool* negative, int32_t* base, Words* mag) const;
 
   uint8_t flags_ = 0;
   uint32_t pending_adds_ = 0;

@@ -249,8 +249,10 @@ absl::StatusOr<WrittenFile> MergeRuns(const std::vector<SortedRun*>& runs, Merge
   header.dimensions = dims;
   header.input_records = input_records;
 
-  absl::StatusOr<std::unique_ptr<SegmentWriter>> writer =
-      SegmentWriter::Create(options.path, header, dictionaries, options.zstd_level);
+  uint64_t max_rows = 0;  // the output has at most as many rows as the runs
+  for (SortedRun* run : runs) max_rows += run->rows();
+  absl::StatusOr<std::unique_ptr<SegmentWriter>> writer = SegmentWriter::Create(
+      options.path, header, dictionaries, options.zstd_level, max_rows);
   if (!writer.ok()) return writer.status();
 
   // The k-way merge over a binary heap of run indexes.

@@ -27,8 +27,14 @@ namespace {
 // allows, kept to build the bitmap index at the end.
 class IdColumn {
  public:
-  explicit IdColumn(uint64_t cardinality)
-      : width_(cardinality <= 0xff ? 1 : cardinality <= 0xffff ? 2 : 4) {}
+  IdColumn(uint64_t cardinality, uint64_t expected_rows)
+      : width_(cardinality <= 0xff ? 1 : cardinality <= 0xffff ? 2 : 4) {
+    switch (width_) {
+      case 1: narrow_.reserve(expected_rows); break;
+      case 2: medium_.reserve(expected_rows); break;
+      default: wide_.reserve(expected_rows); break;
+    }
+  }
 
   void Append(const uint32_t* ids, size_t n) {
     switch (width_) {
@@ -38,33 +44,36 @@ class IdColumn {
     }
   }
 
-  // [count][size of each bitmap]... then the bitmaps of ids 0..cardinality:
-  // for each id, the rows that have it (a counting sort by id).
-  std::string Bitmaps(uint64_t cardinality) const {
+  // The bitmap section in two parts: `sizes` ([count][size of each bitmap]...)
+  // and `bodies` (the bitmaps of ids 0..cardinality: for each id, the rows
+  // that have it, by a counting sort on the ids).
+  void Bitmaps(uint64_t cardinality, std::string* sizes, std::string* bodies) const {
     switch (width_) {
-      case 1: return Build(narrow_, cardinality);
-      case 2: return Build(medium_, cardinality);
-      default: return Build(wide_, cardinality);
+      case 1: return Build(narrow_, cardinality, sizes, bodies);
+      case 2: return Build(medium_, cardinality, sizes, bodies);
+      default: return Build(wide_, cardinality, sizes, bodies);
     }
   }
 
  private:
   template <typename T>
-  static std::string Build(const std::vector<T>& ids, uint64_t cardinality) {
+  static void Build(const std::vector<T>& ids, uint64_t cardinality, std::string* sizes,
+                    std::string* bodies) {
     std::vector<uint32_t> start(cardinality + 2, 0);
     for (T id : ids) ++start[id + 1];
     for (size_t i = 1; i < start.size(); ++i) start[i] += start[i - 1];
     std::vector<uint32_t> rows(ids.size());
     std::vector<uint32_t> next(start.begin(), start.end() - 1);
     for (size_t row = 0; row < ids.size(); ++row) rows[next[ids[row]]++] = static_cast<uint32_t>(row);
-    std::string sizes, bodies;
-    PutVarint64(&sizes, cardinality + 1);
+    sizes->clear();
+    bodies->clear();
+    bodies->reserve(2 * ids.size() + 8 * (cardinality + 1));
+    PutVarint64(sizes, cardinality + 1);
     for (uint64_t id = 0; id <= cardinality; ++id) {
-      const size_t before = bodies.size();
-      AppendPortableRoaring(rows.data() + start[id], start[id + 1] - start[id], &bodies);
-      PutVarint64(&sizes, bodies.size() - before);
+      const size_t before = bodies->size();
+      AppendPortableRoaring(rows.data() + start[id], start[id + 1] - start[id], bodies);
+      PutVarint64(sizes, bodies->size() - before);
     }
-    return sizes + bodies;
   }
 
   int width_;
@@ -124,7 +133,8 @@ SegmentWriter::~SegmentWriter() = default;
 
 absl::StatusOr<std::unique_ptr<SegmentWriter>> SegmentWriter::Create(
     const std::string& path, FileHeader header,
-    std::vector<std::vector<absl::string_view>> dictionaries, int zstd_level) {
+    std::vector<std::vector<absl::string_view>> dictionaries, int zstd_level,
+    uint64_t expected_rows) {
   if (dictionaries.size() != header.dimensions.size()) {
     return absl::InvalidArgumentError("one dictionary per dimension is needed");
   }
@@ -180,7 +190,7 @@ absl::StatusOr<std::unique_ptr<SegmentWriter>> SegmentWriter::Create(
     c.dictionary = *ref;
     c.cardinality = dict.size();
     state->columns.push_back(c);
-    if (state->bitmaps) state->id_columns.emplace_back(dict.size());
+    if (state->bitmaps) state->id_columns.emplace_back(dict.size(), expected_rows);
   }
   for (const MetricSpec& m : h.schema.metrics) {
     ColumnEntry c;
@@ -352,11 +362,13 @@ absl::StatusOr<WrittenFile> SegmentWriter::Finish() {
   if (absl::Status st = FlushBlock(); !st.ok()) return st;
   if (s.bitmaps) {
     for (size_t d = 0; d < s.id_columns.size(); ++d) {
-      const std::string section = s.id_columns[d].Bitmaps(s.dictionaries[d].size());
+      std::string sizes, bodies;
+      s.id_columns[d].Bitmaps(s.dictionaries[d].size(), &sizes, &bodies);
       ColumnEntry& c = s.columns[1 + d];
       c.bitmaps_offset = s.file->size();
-      c.bitmaps_size = section.size();
-      if (absl::Status st = s.Write(section); !st.ok()) return st;
+      c.bitmaps_size = sizes.size() + bodies.size();
+      if (absl::Status st = s.Write(sizes); !st.ok()) return st;
+      if (absl::Status st = s.Write(bodies); !st.ok()) return st;
     }
   }
   const std::string directory = EncodeDirectory(s.columns);

@@ -16,6 +16,22 @@ struct SequenceRange {
   int64_t end;
 };
 
+// "topic p0[start,end)=rows p1[...]=rows", ranges sorted by partition.
+std::string ProvenanceText(const v1::Provenance& provenance) {
+  std::vector<const v1::PartitionRange*> ranges;
+  for (const v1::PartitionRange& r : provenance.ranges()) ranges.push_back(&r);
+  std::sort(ranges.begin(), ranges.end(),
+            [](const v1::PartitionRange* a, const v1::PartitionRange* b) {
+              return a->partition() < b->partition();
+            });
+  std::string out = provenance.topic();
+  for (const v1::PartitionRange* r : ranges) {
+    absl::StrAppend(&out, " p", r->partition(), "[", r->start_offset(), ",", r->end_offset(),
+                    ")=", r->rows());
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string AuditReport::ToString() const {
@@ -151,6 +167,16 @@ AuditReport RunAudit(const v1::GetCommitLogResponse& log,
       fail(absl::StrCat("segment ", segment.id(), " file checksum ", verified->checksum,
                         " differs from the recorded ", segment.checksum()));
     }
+    if (!verified->segment_id.empty() && verified->segment_id != segment.id()) {
+      fail(absl::StrCat("segment ", segment.id(), " file ", segment.path(), " holds segment ",
+                        verified->segment_id));
+    }
+    if (verified->has_provenance &&
+        ProvenanceText(verified->provenance) != ProvenanceText(segment.provenance())) {
+      fail(absl::StrCat("segment ", segment.id(), " file provenance ",
+                        ProvenanceText(verified->provenance), " differs from the recorded ",
+                        ProvenanceText(segment.provenance())));
+    }
     report.segment_rows += verified->num_rows;
   }
   for (const v1::CommittedSequence& seq : log.sequences()) {
@@ -181,6 +207,7 @@ AuditReport RunAudit(const v1::GetCommitLogResponse& log,
       const int64_t unparseable = s ? s->unparseable() : 0;
       const int64_t thrown_away = s ? s->thrown_away() : 0;
       report.records_in_kafka += *in_kafka;
+      report.records_by_partition[p] += *in_kafka;
       report.rows_ingested += rows;
       report.unparseable += unparseable;
       report.thrown_away += thrown_away;

@@ -16,6 +16,7 @@
 #define SLUICE_TOOLS_AUDIT_EXACTLY_ONCE_AUDIT_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,12 @@ class RecordCounter {
 struct VerifiedSegment {
   int64_t num_rows = 0;
   std::string checksum;
+  // What the file says about itself, compared with the metadata store when
+  // given: its segment id (empty: not checked) and its Kafka provenance
+  // (topic, ranges and the rows of each partition).
+  std::string segment_id;
+  bool has_provenance = false;
+  v1::Provenance provenance;
 };
 class SegmentVerifier {
  public:
@@ -55,6 +62,8 @@ struct AuditReport {
   int64_t unparseable = 0;
   int64_t thrown_away = 0;
   int64_t segment_rows = 0;  // rows in segment files (after rollup)
+  // Records in the committed ranges, per partition.
+  std::map<int32_t, int64_t> records_by_partition;
   // Empty when the audit passed.
   std::vector<std::string> discrepancies;
 

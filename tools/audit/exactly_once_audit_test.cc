@@ -73,8 +73,7 @@ class AuditTest : public testing::Test {
     for (const auto& s : segments_) verifier_.files[s.path()] = {s.num_rows(), s.checksum()};
   }
 
-  void AddSequence(const std::string& name,
-                   std::map<int32_t, std::pair<int64_t, int64_t>> ranges,
+  void AddSequence(const std::string& name, std::map<int32_t, std::pair<int64_t, int64_t>> ranges,
                    std::map<int32_t, std::tuple<int64_t, int64_t, int64_t>> stats,
                    std::vector<std::string> ids) {
     auto* seq = log_.add_sequences();
@@ -118,7 +117,40 @@ TEST_F(AuditTest, ConsistentDatasourcePasses) {
   EXPECT_EQ(report.thrown_away, 10);
   EXPECT_EQ(report.segment_rows, 22);
   EXPECT_EQ(report.partitions, 2);
+  EXPECT_EQ(report.records_by_partition, (std::map<int32_t, int64_t>{{0, 30}, {1, 20}}));
   EXPECT_NE(report.ToString().find("PASS"), std::string::npos);
+}
+
+// What the files say about themselves (id, provenance) must match the store.
+VerifiedSegment AsFile(const v1::SegmentDescriptor& s) {
+  VerifiedSegment v{s.num_rows(), s.checksum()};
+  v.segment_id = s.id();
+  v.has_provenance = true;
+  v.provenance = s.provenance();
+  return v;
+}
+
+TEST_F(AuditTest, FilesThatDescribeThemselvesAsRecordedPass) {
+  for (const auto& s : segments_) verifier_.files[s.path()] = AsFile(s);
+  // Range order in the file does not matter.
+  auto& p = verifier_.files["file:///deep/s0a"].provenance;
+  p.mutable_ranges()->SwapElements(0, 1);
+  AuditReport report = Run();
+  EXPECT_TRUE(report.ok()) << report.ToString();
+}
+
+TEST_F(AuditTest, FileHoldsAnotherSegment) {
+  for (const auto& s : segments_) verifier_.files[s.path()] = AsFile(s);
+  verifier_.files["file:///deep/s1"].segment_id = "s0a";
+  ExpectFailure("holds segment s0a");
+}
+
+TEST_F(AuditTest, FileProvenanceDiffersFromTheStore) {
+  for (const auto& s : segments_) verifier_.files[s.path()] = AsFile(s);
+  verifier_.files["file:///deep/s1"].provenance.mutable_ranges(0)->set_rows(19);
+  ExpectFailure(
+      "file provenance edits p0[10,30)=19 p1[110,120)=0 differs from the recorded "
+      "edits p0[10,30)=20");
 }
 
 TEST_F(AuditTest, GapBetweenSequences) {

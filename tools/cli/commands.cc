@@ -10,8 +10,10 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/grpc_status.h"
+#include "common/kafka/consumer_settings.h"
 #include "common/names.h"
 #include "common/time_util.h"
+#include "tools/audit/live_audit.h"
 #include "tools/cli/format.h"
 #include "tools/cli/spec_file.h"
 
@@ -240,6 +242,30 @@ int CommitLog(const Args& args, Context& ctx) {
   return Print(ctx, response, FormatCommitLog(response));
 }
 
+int Verify(const Args& args, Context& ctx) {
+  absl::StatusOr<kafka::ClusterKind> kind = kafka::ParseClusterKind(ctx.options.kafka_cluster);
+  if (!kind.ok())
+    return UsageError(ctx, absl::StrCat("--kafka_cluster: ", kind.status().message()));
+  if (ctx.options.expect_records < -1) {
+    return UsageError(ctx, "--expect_records must be >= 0 (or -1: not checked)");
+  }
+  audit::LiveAuditOptions options;
+  options.datasource = args[0];
+  options.bootstrap_servers = ctx.options.bootstrap;
+  options.kafka_cluster = *kind;
+  options.expect_records = ctx.options.expect_records;
+  options.rpc_timeout = ctx.options.timeout;
+  absl::StatusOr<audit::LiveAuditResult> result = audit::RunLiveAudit(ctx.stub, options);
+  if (!result.ok()) {
+    ctx.err << "sluicectl: verify " << args[0]
+            << " failed: " << absl::StatusCodeToString(result.status().code()) << ": "
+            << result.status().message() << "\n";
+    return kExitRpcError;
+  }
+  ctx.out << (ctx.options.json ? AuditJson(*result) : result->ToString());
+  return result->report.ok() ? kExitOk : kExitAuditFailed;
+}
+
 int Help(const Args&, Context& ctx) {
   ctx.out << Usage();
   return kExitOk;
@@ -272,6 +298,10 @@ const CommandSpec kCommands[] = {
      "confirm that a loader serves these segments (handoff mode LOADER)", 2, kAny, &MarkLoaded},
     {"commit-log", "DATASOURCE", "committed offsets and every committed sequence", 1, 1,
      &CommitLog},
+    {"verify", "DATASOURCE",
+     "exactly-once audit: commit log, segments, Kafka records, segment files "
+     "(--expect_records, --bootstrap, --kafka_cluster)",
+     1, 1, &Verify},
     {"help", "", "this text", 0, 0, &Help},
 };
 
@@ -300,9 +330,10 @@ std::string Usage() {
                   "\nflags: --supervisor (default $SLUICE_SUPERVISOR or 127.0.0.1:7070), "
                   "--json, --timeout,\n"
                   "  --tls_ca/--tls_cert/--tls_key, --include_unused, --limit, --interval,\n"
-                  "  --include_finished, --states, --loader\n"
+                  "  --include_finished, --states, --loader,\n"
+                  "  --expect_records, --bootstrap, --kafka_cluster (verify)\n"
                   "exit codes: 0 ok, 1 the RPC failed (gRPC code and message on stderr),\n"
-                  "  2 bad usage or input (nothing sent)\n");
+                  "  2 bad usage or input (nothing sent), 3 verify found discrepancies (FAIL)\n");
   return out;
 }
 

@@ -30,6 +30,8 @@ inline constexpr int kExitRpcError = 1;
 // Bad usage or input: unknown command, wrong arguments, unreadable or
 // invalid spec file. Nothing was sent.
 inline constexpr int kExitUsage = 2;
+// verify: the audit ran and found discrepancies (FAIL).
+inline constexpr int kExitAuditFailed = 3;
 
 struct CliOptions {
   // Print responses as JSON (camelCase, the form grpcurl shows) instead of
@@ -47,6 +49,12 @@ struct CliOptions {
   std::string states;
   // mark-loaded: who confirms (logged by the supervisor).
   std::string loader = "sluicectl";
+  // verify: Kafka's address (empty: the spec's bootstrap.servers), the kind
+  // of cluster for the consumer settings ("kafka" or "dev"), and the records
+  // produced to the topic (-1: not checked), which must all be committed.
+  std::string bootstrap;
+  std::string kafka_cluster = "kafka";
+  int64_t expect_records = -1;
   // Clock for "last heartbeat 3s ago" (tests pin it).
   std::function<int64_t()> now_ms;
 };
@@ -55,8 +63,8 @@ struct CliOptions {
 std::string Usage();
 
 // Runs `args` = {command, arguments...} against `stub`. Results go to `out`,
-// problems to `err` ("sluicectl: ..."). Returns kExitOk, kExitRpcError or
-// kExitUsage.
+// problems to `err` ("sluicectl: ..."). Returns kExitOk, kExitRpcError,
+// kExitUsage or (verify) kExitAuditFailed.
 int RunCommand(const std::vector<std::string>& args, const CliOptions& options,
                v1::SupervisorService::StubInterface& stub, std::ostream& out, std::ostream& err);
 

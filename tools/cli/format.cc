@@ -1,5 +1,6 @@
 #include "tools/cli/format.h"
 
+#include <google/protobuf/struct.pb.h>
 #include <google/protobuf/util/json_util.h>
 
 #include <algorithm>
@@ -328,6 +329,27 @@ std::string FormatMarkLoaded(absl::string_view datasource, int requested,
                              const v1::MarkSegmentsLoadedResponse& response) {
   return absl::StrCat(datasource, ": marked ", response.marked(), " of ", requested,
                       " segment(s) loaded\n");
+}
+
+std::string AuditJson(const audit::LiveAuditResult& result) {
+  const audit::AuditReport& r = result.report;
+  google::protobuf::Struct json;
+  auto& fields = *json.mutable_fields();
+  fields["datasource"].set_string_value(r.datasource);
+  fields["pass"].set_bool_value(r.ok());
+  fields["topic"].set_string_value(result.topic);
+  fields["partitions"].set_number_value(static_cast<double>(r.partitions));
+  fields["sequences"].set_number_value(static_cast<double>(r.sequences));
+  fields["segments"].set_number_value(static_cast<double>(r.segments));
+  fields["recordsInKafka"].set_number_value(static_cast<double>(r.records_in_kafka));
+  fields["rowsIngested"].set_number_value(static_cast<double>(r.rows_ingested));
+  fields["unparseable"].set_number_value(static_cast<double>(r.unparseable));
+  fields["thrownAway"].set_number_value(static_cast<double>(r.thrown_away));
+  fields["segmentRows"].set_number_value(static_cast<double>(r.segment_rows));
+  fields["recordsRead"].set_number_value(static_cast<double>(result.records_read));
+  auto* list = fields["discrepancies"].mutable_list_value();
+  for (const std::string& d : r.discrepancies) list->add_values()->set_string_value(d);
+  return ToJson(json);
 }
 
 }  // namespace sluicectl

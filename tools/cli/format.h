@@ -13,6 +13,7 @@
 
 #include "absl/strings/string_view.h"
 #include "sluice/v1/supervisor_service.pb.h"
+#include "tools/audit/live_audit.h"
 
 namespace sluice {
 namespace sluicectl {
@@ -39,6 +40,10 @@ std::string FormatSegments(const v1::ListSegmentsResponse& response);
 std::string FormatTasks(const v1::ListSupervisorTasksResponse& response);
 std::string FormatWorkers(const v1::ListWorkersResponse& response, int64_t now_ms);
 std::string FormatCommitLog(const v1::GetCommitLogResponse& response);
+// verify --json: {"datasource", "pass", "topic", "partitions", "sequences",
+// "segments", "recordsInKafka", "rowsIngested", "unparseable", "thrownAway",
+// "segmentRows", "recordsRead", "discrepancies": [...]}.
+std::string AuditJson(const audit::LiveAuditResult& result);
 std::string FormatMarkLoaded(absl::string_view datasource, int requested,
                              const v1::MarkSegmentsLoadedResponse& response);
 

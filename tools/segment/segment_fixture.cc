@@ -11,7 +11,14 @@ namespace sluice {
 namespace tools {
 namespace {
 
-using namespace segment;  // NOLINT: test fixture
+using segment::BuildOptions;
+using segment::IncrementalIndex;
+using segment::InputRow;
+using segment::Interval;
+using segment::MetricType;
+using segment::RowParser;
+using segment::Schema;
+using segment::SpillOptions;
 
 Schema FixtureSchema(bool rollup) {
   Schema s;
@@ -59,7 +66,7 @@ Fixture MakeFixture(const std::string& dir) {
       options.directory = dir;
       options.name = "spill-0001";
       options.caller_metadata = R"({"next":{"0":5}})";
-      auto spill = PersistIndex(index->get(), options);
+      auto spill = segment::PersistIndex(index->get(), options);
       Check(spill.status());
       f.spill = spill->path;
       continue;
@@ -76,7 +83,7 @@ Fixture MakeFixture(const std::string& dir) {
     build.metadata.provenance.topic = "edits";
     build.metadata.provenance.ranges = {{0, 0, 5, 0}, {1, 40, 40, 0}};
     build.live_index = index->get();
-    auto info = BuildSegment(build);
+    auto info = segment::BuildSegment(build);
     Check(info.status());
     f.segment = info->path;
   }

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Runs the sluice demo (docs/demo.md): installs the Debian packages sluice
+# needs (scripts/install_deps.sh), builds the binaries with Bazel, then starts
+# a dev Kafka broker, the supervisor and two task workers on this machine,
+# ingests a stream of 300,000 wiki edits with replicas and incremental
+# handoffs, prints the published segments and the exactly-once audit, and
+# stops everything. Exit code 0 only if the audit passes and every process
+# stopped cleanly.
+#
+#   scripts/demo.sh                                  # about a minute and a half after the build
+#   scripts/demo.sh --keep_running                   # then explore with sluicectl
+#   scripts/demo.sh --records=1000000 --rate=0 --partitions=8 --workers=3 --task_count=4
+#   scripts/demo.sh --helpon=demo_main               # every flag
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/install_deps.sh
+
+echo "[demo] building with bazel (the first build takes several minutes)..."
+bazel build //tools:sluice-demo
+
+exec bazel-bin/tools/sluice-demo "$@"

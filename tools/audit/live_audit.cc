@@ -1,0 +1,144 @@
+#include "tools/audit/live_audit.h"
+
+#include <google/protobuf/util/message_differencer.h>
+#include <grpcpp/grpcpp.h>
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "common/grpc_status.h"
+#include "common/status_macros.h"
+#include "tools/audit/kafka_record_counter.h"
+#include "tools/audit/segment_file_verifier.h"
+
+namespace sluice::audit {
+namespace {
+
+// More than any datasource lists in one call; a full page means "maybe more".
+constexpr int32_t kSegmentLimit = 1000000;
+constexpr int kSnapshotAttempts = 10;
+
+template <typename Request, typename Response>
+absl::Status Call(grpc::Status (v1::SupervisorService::StubInterface::*method)(grpc::ClientContext*,
+                                                                               const Request&,
+                                                                               Response*),
+                  v1::SupervisorService::StubInterface& stub, absl::Duration timeout,
+                  absl::string_view what, const Request& request, Response* response) {
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
+  const absl::Status status = FromGrpcStatus((stub.*method)(&context, request, response));
+  if (status.ok()) return status;
+  return absl::Status(status.code(), absl::StrCat(what, ": ", status.message()));
+}
+
+}  // namespace
+
+std::string LiveAuditResult::ToString() const {
+  return absl::StrCat("verify ", report.datasource, ": topic ", topic, " at ", bootstrap_servers,
+                      ", ", records_read, " records read back from Kafka in ",
+                      absl::StrFormat("%.1fs", absl::ToDoubleSeconds(elapsed)), "\n",
+                      report.ToString(), "\n");
+}
+
+absl::StatusOr<LiveAuditResult> RunLiveAudit(v1::SupervisorService::StubInterface& stub,
+                                             const LiveAuditOptions& options) {
+  const absl::Time start = absl::Now();
+  v1::SupervisorRef ref;
+  ref.set_datasource(options.datasource);
+
+  // A consistent snapshot of a datasource that may still be publishing:
+  // segments are inserted in the same transaction as their commit log entry,
+  // so a segment list taken between two equal commit logs matches them.
+  v1::GetCommitLogResponse log;
+  v1::ListSegmentsResponse segments;
+  for (int attempt = 1;; ++attempt) {
+    SLUICE_RETURN_IF_ERROR(Call(&v1::SupervisorService::StubInterface::GetCommitLog, stub,
+                                options.rpc_timeout, "GetCommitLog", ref, &log));
+    v1::ListSegmentsRequest list;
+    list.set_datasource(options.datasource);
+    list.set_limit(kSegmentLimit);
+    segments.Clear();
+    SLUICE_RETURN_IF_ERROR(Call(&v1::SupervisorService::StubInterface::ListSegments, stub,
+                                options.rpc_timeout, "ListSegments", list, &segments));
+    v1::GetCommitLogResponse again;
+    SLUICE_RETURN_IF_ERROR(Call(&v1::SupervisorService::StubInterface::GetCommitLog, stub,
+                                options.rpc_timeout, "GetCommitLog", ref, &again));
+    if (google::protobuf::util::MessageDifferencer::Equals(log, again)) break;
+    if (attempt == kSnapshotAttempts) {
+      return absl::UnavailableError(absl::StrCat(
+          options.datasource, " committed new sequences during each of ", kSnapshotAttempts,
+          " attempts to read a consistent commit log and segment list; suspend it and retry"));
+    }
+    absl::SleepFor(absl::Milliseconds(200));
+  }
+
+  // Kafka: the spec's consumer properties (security settings included), with
+  // the address overridden when given.
+  kafka::KafkaProperties properties;
+  v1::SubmitSupervisorResponse spec;
+  const absl::Status got_spec = Call(&v1::SupervisorService::StubInterface::GetSupervisor, stub,
+                                     options.rpc_timeout, "GetSupervisor", ref, &spec);
+  if (got_spec.ok()) {
+    for (const auto& [name, value] : spec.spec().io_config().consumer_properties()) {
+      properties[name] = value;
+    }
+  } else if (!absl::IsNotFound(got_spec) || options.bootstrap_servers.empty()) {
+    // A terminated datasource has no spec: then the address must be given.
+    return got_spec;
+  }
+  if (!options.bootstrap_servers.empty()) {
+    properties["bootstrap.servers"] = options.bootstrap_servers;
+  }
+  if (properties["bootstrap.servers"].empty()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("no Kafka address for ", options.datasource, ": give the bootstrap servers"));
+  }
+  properties.erase("group.id");  // The counter reads with its own (never joined) group.
+
+  LiveAuditResult result;
+  result.topic = log.topic();
+  result.bootstrap_servers = properties["bootstrap.servers"];
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<KafkaRecordCounter> counter,
+                          KafkaRecordCounter::Create({.properties = properties,
+                                                      .cluster = options.kafka_cluster,
+                                                      .idle_timeout = options.kafka_idle_timeout}));
+  SegmentFileVerifier verifier;
+  const std::vector<v1::SegmentDescriptor> used(segments.segments().begin(),
+                                                segments.segments().end());
+  result.report = RunAudit(log, used, counter.get(), &verifier);
+  result.records_read = counter->records_read();
+  AuditReport& report = result.report;
+  if (report.datasource.empty()) report.datasource = options.datasource;
+  auto fail = [&report](std::string message) {
+    report.discrepancies.push_back(std::move(message));
+  };
+  if (segments.segments_size() >= kSegmentLimit) {
+    fail(absl::StrCat("the supervisor listed ", segments.segments_size(),
+                      " segments, the most one call returns: the audit may have missed some"));
+  }
+  if (options.expect_records >= 0 && report.records_in_kafka != options.expect_records) {
+    fail(absl::StrCat("records produced ", options.expect_records,
+                      " != records in the committed ranges ", report.records_in_kafka,
+                      report.records_in_kafka < options.expect_records
+                          ? " (not everything produced is committed)"
+                          : " (more is committed than was produced)"));
+  }
+  for (const auto& [partition, expected] : options.expect_records_by_partition) {
+    auto it = report.records_by_partition.find(partition);
+    const int64_t committed = it == report.records_by_partition.end() ? 0 : it->second;
+    if (committed != expected) {
+      fail(absl::StrCat("partition ", partition, ": records produced ", expected,
+                        " != records in its committed ranges ", committed));
+    }
+  }
+  if (options.expect_unparseable >= 0 && report.unparseable != options.expect_unparseable) {
+    fail(absl::StrCat("malformed records produced ", options.expect_unparseable,
+                      " != unparseable records counted ", report.unparseable));
+  }
+  result.elapsed = absl::Now() - start;
+  return result;
+}
+
+}  // namespace sluice::audit

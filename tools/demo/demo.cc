@@ -1,0 +1,446 @@
+#include "tools/demo/demo.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "common/file_util.h"
+#include "common/grpc_status.h"
+#include "common/kafka/consumer_settings.h"
+#include "tools/audit/live_audit.h"
+#include "tools/cluster/process_cluster.h"
+#include "tools/cluster/wiki_datasource.h"
+#include "tools/demo/progress.h"
+#include "tools/demo/segment_table.h"
+#include "tools/produce/wiki_producer.h"
+
+namespace sluice {
+namespace demo {
+namespace {
+
+constexpr char kDatasource[] = "wiki";
+constexpr char kTopic[] = "wiki";
+constexpr absl::Duration kPoll = absl::Milliseconds(250);
+constexpr absl::Duration kHandoffWait = absl::Seconds(30);
+constexpr absl::Duration kQuietRepeat = absl::Seconds(6);
+
+std::string Validate(const DemoOptions& o) {
+  if (o.records < 1) return "--records must be >= 1";
+  if (o.partitions < 1 || o.partitions > 64) return "--partitions must be in [1, 64]";
+  if (o.workers < 1 || o.workers > 16) return "--workers must be in [1, 16]";
+  if (o.task_count < 1) return "--task_count must be >= 1";
+  if (o.replicas < 1 || o.replicas > o.workers) {
+    return absl::StrCat("--replicas must be in [1, workers=", o.workers,
+                        "]: replicas of a group run on different workers");
+  }
+  if (o.max_rows_per_segment < 1) return "--max_rows_per_segment must be >= 1";
+  if (o.malformed_fraction < 0 || o.malformed_fraction > 1) {
+    return "--malformed_fraction must be in [0, 1]";
+  }
+  if (o.rate < 0) return "--rate must be >= 0";
+  return "";
+}
+
+// The producer runs on its own thread while the main thread shows progress
+// (and owns the processes: they die with the thread that started them).
+class BackgroundProducer {
+ public:
+  explicit BackgroundProducer(produce::ProduceOptions options) {
+    options.on_progress = [this](const produce::ProduceProgress& p) {
+      produced_.store(p.produced);
+    };
+    options.progress_interval = absl::Milliseconds(200);
+    options.should_stop = [this] { return stop_.load(); };
+    thread_ = std::thread([this, options] {
+      absl::StatusOr<produce::ProduceResult> result = produce::ProduceWikiRecords(options);
+      absl::MutexLock lock(&mu_);
+      result_ = std::move(result);
+    });
+  }
+  ~BackgroundProducer() {
+    stop_.store(true);
+    if (thread_.joinable()) thread_.join();
+  }
+
+  int64_t produced() const { return produced_.load(); }
+  // The result once the producer finished, else nullopt.
+  std::optional<absl::StatusOr<produce::ProduceResult>> result() const {
+    absl::MutexLock lock(&mu_);
+    return result_;
+  }
+
+ private:
+  std::atomic<int64_t> produced_{0};
+  std::atomic<bool> stop_{false};
+  mutable absl::Mutex mu_;
+  std::optional<absl::StatusOr<produce::ProduceResult>> result_ ABSL_GUARDED_BY(mu_);
+  std::thread thread_;
+};
+
+absl::StatusOr<std::vector<v1::SegmentDescriptor>> ListSegments(
+    v1::SupervisorService::StubInterface& stub) {
+  v1::ListSegmentsRequest request;
+  request.set_datasource(kDatasource);
+  request.set_limit(100000);
+  v1::ListSegmentsResponse response;
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
+  absl::Status s = FromGrpcStatus(stub.ListSegments(&context, request, &response));
+  if (!s.ok()) return s;
+  return std::vector<v1::SegmentDescriptor>(response.segments().begin(), response.segments().end());
+}
+
+// The binary to suggest to the user: ./bazel-bin/tools/<name> when the demo
+// runs from the workspace (scripts/demo.sh), else just the name.
+std::string ToolPath(const std::string& name) {
+  const std::string relative = "bazel-bin/tools/" + name;
+  return access(relative.c_str(), X_OK) == 0 ? relative : name;
+}
+
+class Demo {
+ public:
+  Demo(const DemoOptions& options, std::ostream& out) : options_(options), out_(out) {}
+
+  int Run();
+
+ private:
+  bool Interrupted() const { return options_.interrupted && options_.interrupted(); }
+  void Say(const std::string& line) { out_ << line << "\n" << std::flush; }
+  int Fail(const std::string& why) {
+    Say(absl::StrCat("\nFAILED: ", why));
+    return kDemoFailed;
+  }
+  absl::Status StartCluster();
+  // Until everything produced is committed: kDemoOk, or an exit code.
+  int Ingest(std::map<int32_t, produce::PartitionCount>* produced_counts, int64_t* malformed);
+  int ShowSegments();
+  int Audit(const std::map<int32_t, produce::PartitionCount>& produced, int64_t malformed);
+  void KeepRunning(int64_t records);
+  int Stop(int code);
+
+  const DemoOptions& options_;
+  std::ostream& out_;
+  std::string root_;
+  bool created_root_ = false;
+  std::unique_ptr<cluster::ProcessCluster> cluster_;
+  std::unique_ptr<v1::SupervisorService::Stub> stub_;
+  absl::Time start_;
+};
+
+absl::Status Demo::StartCluster() {
+  cluster::ProcessClusterOptions options;
+  options.root_dir = root_;
+  options.workers = options_.workers;
+  options.worker_capacity = std::max(4, 2 * options_.task_count);
+  options.topics = {absl::StrCat(kTopic, ":", options_.partitions)};
+  absl::StatusOr<std::unique_ptr<cluster::ProcessCluster>> created =
+      cluster::ProcessCluster::Create(options);
+  if (!created.ok()) return created.status();
+  cluster_ = *std::move(created);
+  Say(absl::StrCat("starting the dev Kafka broker, the supervisor and ", options_.workers,
+                   " task workers (logs in ", root_, "/logs)"));
+  if (absl::Status s = cluster_->Start(); !s.ok()) return s;
+  if (absl::Status s = cluster_->WaitHealthy(absl::Seconds(60)); !s.ok()) return s;
+  stub_ = cluster_->SupervisorStub();
+  Say(absl::StrCat("  Kafka (dev broker)  ", cluster_->bootstrap_servers(), "  topic ", kTopic,
+                   " with ", options_.partitions, " partitions"));
+  Say(absl::StrCat("  supervisor          ", cluster_->supervisor_address()));
+  for (int i = 0; i < options_.workers; ++i) {
+    Say(absl::StrCat("  ", absl::StrFormat("%-20s", cluster::WorkerName(i)),
+                     cluster_->worker_address(i)));
+  }
+  return absl::OkStatus();
+}
+
+int Demo::Ingest(std::map<int32_t, produce::PartitionCount>* produced_counts, int64_t* malformed) {
+  cluster::WikiSpecOptions spec;
+  spec.datasource = kDatasource;
+  spec.topic = kTopic;
+  spec.bootstrap_servers = cluster_->bootstrap_servers();
+  spec.task_count = options_.task_count;
+  spec.replicas = options_.replicas;
+  spec.max_rows_per_segment = options_.max_rows_per_segment;
+  spec.task_duration = options_.task_duration;
+  spec.period = "PT1S";
+  if (absl::Status s = cluster::SubmitSpec(*stub_, cluster::WikiSpec(spec)); !s.ok()) {
+    return Fail(s.ToString());
+  }
+  Say(absl::StrCat("\nsubmitted the spec of datasource ", kDatasource, ": taskCount ",
+                   options_.task_count, ", replicas ", options_.replicas, ", maxRowsPerSegment ",
+                   options_.max_rows_per_segment, ", taskDuration ", options_.task_duration,
+                   ", segmentGranularity HOUR"));
+
+  // Timestamps end about now, one edit per millisecond on average.
+  produce::ProduceOptions produce;
+  produce.properties = {{"bootstrap.servers", cluster_->bootstrap_servers()}};
+  produce.topic = kTopic;
+  produce.records = options_.records;
+  produce.rate = options_.rate;
+  produce.rows.seed = options_.seed;
+  produce.rows.malformed_fraction = options_.malformed_fraction;
+  produce.rows.mean_step_ms = 1;
+  produce.rows.start_ms = absl::ToUnixMillis(absl::Now()) - options_.records;
+  Say(absl::StrCat("producing ", options_.records, " wiki edits",
+                   options_.rate > 0 ? absl::StrCat(" at ", options_.rate, " records/s") : "",
+                   " (a fraction ", options_.malformed_fraction, " of them malformed)\n"));
+  auto producer = std::make_unique<BackgroundProducer>(produce);
+
+  const absl::Time deadline = absl::Now() + options_.timeout;
+  absl::Time next_progress = absl::Now();
+  std::map<int32_t, int64_t> end_offsets;
+  std::map<int32_t, int64_t> initial;  // the topic is new: reading starts at 0
+  ProgressSnapshot snapshot;
+  bool produced_all = false;
+  std::string last_error;
+  std::set<std::string> groups_seen;
+  std::string last_line;
+  absl::Time quiet_until = absl::InfinitePast();
+  bool said_waiting = false;
+  while (true) {
+    if (Interrupted()) {
+      Say("\ninterrupted");
+      return kDemoInterrupted;
+    }
+    if (absl::Status alive = cluster_->CheckAlive(); !alive.ok()) {
+      return Fail(std::string(alive.message()));
+    }
+    if (!produced_all) {
+      if (auto result = producer->result(); result.has_value()) {
+        if (!result->ok()) return Fail(absl::StrCat("producing: ", result->status().ToString()));
+        for (const auto& [p, count] : (*result)->partitions) end_offsets[p] = count.end_offset;
+        *produced_counts = (*result)->partitions;
+        *malformed = (*result)->malformed;
+        produced_all = true;
+      }
+    }
+    snapshot.elapsed = absl::Now() - start_;
+    snapshot.produced = producer->produced();
+    snapshot.producing = !produced_all;
+    const absl::Status queried = QuerySupervisor(*stub_, kDatasource, initial, &snapshot);
+    if (!queried.ok()) last_error = queried.ToString();
+    bool committed_all = false;
+    if (queried.ok() && produced_all) {
+      committed_all = snapshot.committed >= options_.records;
+    }
+    if (queried.ok()) {
+      std::vector<std::string> fresh;
+      for (const std::string& name : snapshot.reading_groups) {
+        if (groups_seen.insert(name).second) fresh.push_back(name);
+      }
+      if (!fresh.empty() && groups_seen.size() > fresh.size()) {
+        Say(absl::StrFormat(
+            "[%6.1fs] roll-over: groups read for %s and now publish what they read; new groups "
+            "%s continue from their end offsets",
+            absl::ToDoubleSeconds(snapshot.elapsed), options_.task_duration,
+            absl::StrJoin(fresh, ", ")));
+      }
+    }
+    if (queried.ok() && produced_all && !committed_all && snapshot.lag == 0 &&
+        snapshot.read >= options_.records && !said_waiting) {
+      Say(absl::StrFormat(
+          "[%6.1fs] every record is read; the open sequences are published when they fill up "
+          "(maxRowsPerSegment) or when their groups roll over (taskDuration %s)",
+          absl::ToDoubleSeconds(snapshot.elapsed), options_.task_duration));
+      said_waiting = true;
+    }
+    if (queried.ok() && (absl::Now() >= next_progress || committed_all)) {
+      // An unchanged line is repeated only every few seconds.
+      ProgressSnapshot same = snapshot;
+      same.elapsed = absl::ZeroDuration();
+      const std::string line = FormatProgressLine(same);
+      if (line != last_line || absl::Now() >= quiet_until || committed_all) {
+        Say(FormatProgressLine(snapshot));
+        last_line = line;
+        quiet_until = absl::Now() + kQuietRepeat;
+      }
+      next_progress = absl::Now() + options_.progress_interval;
+    }
+    if (committed_all) break;
+    if (absl::Now() >= deadline) {
+      return Fail(absl::StrCat("not everything was committed within ",
+                               absl::FormatDuration(options_.timeout), " (", snapshot.committed,
+                               " of ", options_.records, " records committed",
+                               last_error.empty() ? "" : "; last error: " + last_error,
+                               "); see the logs in ", root_, "/logs"));
+    }
+    absl::SleepFor(kPoll);
+  }
+  Say(absl::StrCat("\neverything produced is committed after ",
+                   absl::StrFormat("%.1fs", absl::ToDoubleSeconds(absl::Now() - start_)), ": ",
+                   snapshot.checkpoints, " checkpoints, ", snapshot.segments_published,
+                   " segments published, ", snapshot.unparseable, " unparseable records"));
+  return kDemoOk;
+}
+
+int Demo::ShowSegments() {
+  // Published segments become handed off once the supervisor has verified
+  // their files in deep storage.
+  const absl::Time deadline = absl::Now() + kHandoffWait;
+  std::vector<v1::SegmentDescriptor> segments;
+  while (true) {
+    absl::StatusOr<std::vector<v1::SegmentDescriptor>> listed = ListSegments(*stub_);
+    if (!listed.ok()) return Fail(absl::StrCat("listing segments: ", listed.status().ToString()));
+    segments = *std::move(listed);
+    int pending = 0;
+    for (const v1::SegmentDescriptor& s : segments) {
+      if (s.handoff_state() == v1::HANDOFF_FAILED) {
+        Say(FormatSegmentTable(segments));
+        return Fail(absl::StrCat("segment ", s.id(), " failed its deep-storage verification"));
+      }
+      pending += s.handoff_state() != v1::HANDED_OFF;
+    }
+    if (pending == 0) break;
+    if (absl::Now() >= deadline || Interrupted()) {
+      Say(FormatSegmentTable(segments));
+      return Fail(absl::StrCat(pending, " segments were not handed off within ",
+                               absl::FormatDuration(kHandoffWait)));
+    }
+    absl::SleepFor(kPoll);
+  }
+  Say(absl::StrCat("\npublished segments (sluicectl segments ", kDatasource, "):"));
+  Say(FormatSegmentTable(segments));
+  return kDemoOk;
+}
+
+int Demo::Audit(const std::map<int32_t, produce::PartitionCount>& produced, int64_t malformed) {
+  audit::LiveAuditOptions options;
+  options.datasource = kDatasource;
+  options.kafka_cluster = kafka::ClusterKind::kDevBroker;
+  options.expect_records = options_.records;
+  for (const auto& [p, count] : produced) options.expect_records_by_partition[p] = count.records;
+  options.expect_unparseable = malformed;
+  Say(absl::StrCat("exactly-once audit (sluicectl verify ", kDatasource,
+                   "): every committed Kafka range read back and counted, every segment file "
+                   "verified, against the producer's counts:"));
+  absl::StatusOr<audit::LiveAuditResult> result = audit::RunLiveAudit(*stub_, options);
+  if (!result.ok())
+    return Fail(absl::StrCat("the audit could not run: ", result.status().ToString()));
+  std::string report = result->ToString();
+  // Indent the report under its heading.
+  std::string indented = "  ";
+  for (char c : report) {
+    indented += c;
+    if (c == '\n') indented += "  ";
+  }
+  while (!indented.empty() && (indented.back() == ' ' || indented.back() == '\n')) {
+    indented.pop_back();
+  }
+  Say(indented);
+  if (!result->report.ok()) return Fail("the exactly-once audit found discrepancies");
+  return kDemoOk;
+}
+
+void Demo::KeepRunning(int64_t records) {
+  const std::string ctl = ToolPath("sluicectl");
+  Say(absl::StrCat(
+      "\nthe cluster keeps running (--keep_running); press Ctrl-C to stop it. Try:\n"
+      "  export SLUICE_SUPERVISOR=",
+      cluster_->supervisor_address(), "\n  ", ctl, " status ", kDatasource, "\n  ", ctl,
+      " segments ", kDatasource, "\n  ", ctl, " tasks ", kDatasource, " --include_finished\n  ",
+      ctl, " commit-log ", kDatasource, "\n  ", ctl, " verify ", kDatasource,
+      " --kafka_cluster=dev --expect_records=", records, "\n  ", ToolPath("sluice-produce"),
+      " --bootstrap=", cluster_->bootstrap_servers(), " --topic=", kTopic,
+      " --records=50000 --rate=5000   # more data\n  ", ToolPath("sluice-segment"), " stats ",
+      root_, "/deep-storage/", kDatasource, "/...   # a segment file\n  kcat -b ",
+      cluster_->bootstrap_servers(), " -L\n  grpcurl -plaintext ", cluster_->supervisor_address(),
+      " list            # if grpcurl is installed\n  echo 'broker down 1' > ",
+      cluster_->broker_control_fifo(),
+      "   # dev broker control (see tools/README.md)\n"
+      "workers: ",
+      absl::StrJoin(
+          [&] {
+            std::vector<std::string> a;
+            for (int i = 0; i < options_.workers; ++i) a.push_back(cluster_->worker_address(i));
+            return a;
+          }(),
+          ", "),
+      "; data and logs in ", root_));
+  while (!Interrupted()) {
+    if (absl::Status alive = cluster_->CheckAlive(); !alive.ok()) {
+      Say(absl::StrCat("\n", alive.message()));
+      return;
+    }
+    absl::SleepFor(absl::Milliseconds(200));
+  }
+  Say("");
+}
+
+int Demo::Stop(int code) {
+  if (cluster_ != nullptr) {
+    stub_.reset();  // An open channel would hold up the supervisor's shutdown.
+    Say("\nstopping every process (SIGTERM)...");
+    const absl::Time start = absl::Now();
+    absl::Status stopped = cluster_->StopAll();
+    if (!stopped.ok()) {
+      Say(absl::StrCat("FAILED: ", stopped.message()));
+      if (code == kDemoOk) code = kDemoFailed;
+    } else {
+      Say(absl::StrCat("stopped cleanly in ",
+                       absl::StrFormat("%.1fs", absl::ToDoubleSeconds(absl::Now() - start))));
+    }
+  }
+  if (code == kDemoOk && created_root_ && !options_.keep_data) {
+    (void)RemoveAll(root_);
+  } else if (!root_.empty()) {
+    Say(absl::StrCat("data and logs kept in ", root_));
+  }
+  return code;
+}
+
+int Demo::Run() {
+  if (std::string invalid = Validate(options_); !invalid.empty()) {
+    out_ << "sluice-demo: " << invalid << "\n";
+    return kDemoUsage;
+  }
+  start_ = absl::Now();
+  root_ = options_.root_dir;
+  if (root_.empty()) {
+    std::string pattern = "/tmp/sluice-demo.XXXXXX";
+    if (mkdtemp(pattern.data()) == nullptr) return Fail("cannot create a directory in /tmp");
+    root_ = pattern;
+    created_root_ = true;
+  }
+  Say(absl::StrCat("sluice demo: ", options_.records, " wiki edits into ", options_.partitions,
+                   " Kafka partitions, ", options_.workers, " task workers, taskCount ",
+                   options_.task_count, " x replicas ", options_.replicas, "\n"));
+  if (absl::Status s = StartCluster(); !s.ok()) return Stop(Fail(s.ToString()));
+
+  std::map<int32_t, produce::PartitionCount> produced;
+  int64_t malformed = 0;
+  int code = Ingest(&produced, &malformed);
+  if (code == kDemoOk) code = ShowSegments();
+  if (code == kDemoOk) code = Audit(produced, malformed);
+  if (code == kDemoOk) {
+    Say(absl::StrCat("\nall ", options_.records,
+                     " records are in published segments exactly "
+                     "once (",
+                     absl::StrFormat("%.1fs", absl::ToDoubleSeconds(absl::Now() - start_)),
+                     " since start)"));
+    if (options_.keep_running) KeepRunning(options_.records);
+  }
+  if (code != kDemoOk && code != kDemoInterrupted && cluster_ != nullptr) {
+    for (const std::string& name : cluster_->names()) {
+      Say(absl::StrCat("log of ", name, ": ", cluster_->log_path(name)));
+    }
+  }
+  return Stop(code);
+}
+
+}  // namespace
+
+int RunDemo(const DemoOptions& options, std::ostream& out) { return Demo(options, out).Run(); }
+
+}  // namespace demo
+}  // namespace sluice

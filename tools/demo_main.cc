@@ -1,0 +1,84 @@
+// sluice-demo: the whole system on this machine, from an empty topic to an
+// audited set of segments (tools/demo/demo.h). scripts/demo.sh builds and
+// runs it.
+//
+//   sluice-demo                         # 300,000 records, about 1-3 minutes
+//   sluice-demo --records=20000 --task_duration=PT10S
+//   sluice-demo --keep_running          # then explore with sluicectl
+//
+// Exit codes: 0 everything committed exactly once and stopped cleanly;
+// 1 something is wrong (the output says what); 2 bad flags; 130 interrupted.
+#include <signal.h>
+
+#include <atomic>
+#include <iostream>
+#include <thread>
+
+#include "gflags/gflags.h"
+#include "glog/logging.h"
+#include "tools/demo/demo.h"
+
+DEFINE_int64(records, 300000, "wiki edits to produce");
+DEFINE_double(malformed_fraction, 0.0002, "fraction of malformed records (counted, not lost)");
+DEFINE_double(rate, 5000, "records per second produced (0: as fast as possible)");
+DEFINE_uint64(seed, 1, "seed of the record generator");
+DEFINE_int32(partitions, 4, "partitions of the topic");
+DEFINE_int32(workers, 2, "task worker processes");
+DEFINE_int32(task_count, 2, "ioConfig.taskCount: reading task groups");
+DEFINE_int32(replicas, 2, "ioConfig.replicas: tasks per group, on different workers");
+DEFINE_int64(max_rows_per_segment, 25000,
+             "tuningConfig.maxRowsPerSegment: a full segment triggers a checkpoint and a handoff");
+DEFINE_string(task_duration, "PT20S", "ioConfig.taskDuration: groups roll over after this long");
+DEFINE_int32(timeout_seconds, 300, "fail if not everything is committed after this long");
+DEFINE_string(root_dir, "",
+              "directory for the processes' data and logs (default: a new /tmp/sluice-demo.*, "
+              "removed after a successful run)");
+DEFINE_bool(keep_data, false, "keep the data directory after a successful run");
+DEFINE_bool(keep_running, false,
+            "after the audit, keep the processes running for exploring (Ctrl-C stops them)");
+
+int main(int argc, char** argv) {
+  // Ctrl-C and SIGTERM are taken by a thread, so the demo can stop the
+  // processes cleanly; blocked here before any thread starts.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  gflags::SetUsageMessage("sluice-demo [--records=N] [--keep_running] ...");
+  gflags::ParseCommandLineFlags(&argc, &argv, true);
+  // Library logs (Kafka client notices) only when they are warnings.
+  FLAGS_logtostderr = true;
+  FLAGS_minloglevel = 1;
+  google::InitGoogleLogging(argv[0]);
+  if (argc > 1) {
+    std::cerr << "sluice-demo: unexpected argument \"" << argv[1] << "\"\n";
+    return sluice::demo::kDemoUsage;
+  }
+
+  static std::atomic<bool> interrupted{false};
+  std::thread([stop_signals] {
+    int signal_number = 0;
+    sigwait(&stop_signals, &signal_number);
+    interrupted.store(true);
+  }).detach();
+
+  sluice::demo::DemoOptions options;
+  options.records = FLAGS_records;
+  options.malformed_fraction = FLAGS_malformed_fraction;
+  options.rate = FLAGS_rate;
+  options.seed = FLAGS_seed;
+  options.partitions = FLAGS_partitions;
+  options.workers = FLAGS_workers;
+  options.task_count = FLAGS_task_count;
+  options.replicas = FLAGS_replicas;
+  options.max_rows_per_segment = FLAGS_max_rows_per_segment;
+  options.task_duration = FLAGS_task_duration;
+  options.timeout = absl::Seconds(FLAGS_timeout_seconds);
+  options.root_dir = FLAGS_root_dir;
+  options.keep_data = FLAGS_keep_data;
+  options.keep_running = FLAGS_keep_running;
+  options.interrupted = [] { return interrupted.load(); };
+  return sluice::demo::RunDemo(options, std::cout);
+}
