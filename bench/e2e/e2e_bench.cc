@@ -16,16 +16,15 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
+#include "bench/e2e/bench_cluster.h"
 #include "bench/e2e/consume_baselines.h"
 #include "bench/e2e/fsync_baseline.h"
 #include "bench/e2e/markdown_report.h"
-#include "bench/e2e/sluice_processes.h"
 #include "bench/e2e/sluice_run.h"
 #include "bench/e2e/topic_preload.h"
 #include "common/file_util.h"
 #include "common/kafka/metadata_client.h"
 #include "common/status_macros.h"
-#include "tests/testing/subprocess.h"
 
 namespace sluice {
 namespace bench {
@@ -78,29 +77,6 @@ std::string LoadAverage() {
   double one = 0, five = 0, fifteen = 0;
   in >> one >> five >> fifteen;
   return absl::StrFormat("%.2f / %.2f / %.2f", one, five, fifteen);
-}
-
-struct Broker {
-  std::unique_ptr<testing::Subprocess> process;
-  std::string bootstrap;
-};
-
-absl::StatusOr<Broker> StartBroker(const E2eBenchOptions& options) {
-  Broker broker;
-  const std::string bootstrap_file = absl::StrCat(options.work_dir, "/bootstrap");
-  testing::SubprocessOptions o;
-  o.binary = options.devbroker_binary;
-  o.name = "devbroker";
-  o.args = {"--brokers=1", absl::StrCat("--topic=", kTopic, ":", options.partitions),
-            absl::StrCat("--topic=", kCheckpointTopic, ":", options.partitions),
-            absl::StrCat("--bootstrap_file=", bootstrap_file), "--control_stdin=false"};
-  o.stderr_path = absl::StrCat(options.work_dir, "/devbroker.log");
-  o.stdout_path = absl::StrCat(options.work_dir, "/devbroker.stdout");
-  SLUICE_ASSIGN_OR_RETURN(broker.process, testing::Subprocess::Start(o));
-  SLUICE_ASSIGN_OR_RETURN(std::string text, testing::WaitForFile(bootstrap_file, absl::Seconds(30),
-                                                                 broker.process.get()));
-  broker.bootstrap = std::string(absl::StripAsciiWhitespace(text));
-  return broker;
 }
 
 struct TopicRange {
@@ -166,24 +142,24 @@ const SluiceRunResult& MedianRun(const std::vector<SluiceRunResult>& runs) {
   return runs[order[(order.size() - 1) / 2]];
 }
 
-absl::Status MeasureBaselines(const E2eBenchOptions& options, const Broker& broker,
+absl::Status MeasureBaselines(const E2eBenchOptions& options, const std::string& bootstrap,
                               const TopicRange& range, Figures* f) {
   const std::vector<std::string> kcat_tuning = {"-X", "fetch.wait.max.ms=10",
                                                 "-X", "queued.min.messages=1000000",
                                                 "-X", "queued.max.messages.kbytes=1048576",
                                                 "-X", "fetch.max.bytes=104857600",
                                                 "-X", "max.partition.fetch.bytes=10485760"};
-  SLUICE_ASSIGN_OR_RETURN(ConsumeResult kcat, RunKcat(options.kcat_binary, broker.bootstrap, kTopic,
-                                                      {}, range.records));
+  SLUICE_ASSIGN_OR_RETURN(ConsumeResult kcat,
+                          RunKcat(options.kcat_binary, bootstrap, kTopic, {}, range.records));
   f->kcat.push_back(kcat.RecordsPerSecond());
   f->kcat_cpu_per_record_ns.push_back(absl::ToDoubleNanoseconds(kcat.cpu) / kcat.records);
   Progress(absl::StrCat("kcat: ", FormatCount(kcat.RecordsPerSecond()), " records/s"));
-  SLUICE_ASSIGN_OR_RETURN(ConsumeResult tuned, RunKcat(options.kcat_binary, broker.bootstrap,
-                                                       kTopic, kcat_tuning, range.records));
+  SLUICE_ASSIGN_OR_RETURN(ConsumeResult tuned, RunKcat(options.kcat_binary, bootstrap, kTopic,
+                                                       kcat_tuning, range.records));
   f->kcat_tuned.push_back(tuned.RecordsPerSecond());
   Progress(absl::StrCat("kcat tuned: ", FormatCount(tuned.RecordsPerSecond()), " records/s"));
-  SLUICE_ASSIGN_OR_RETURN(ConsumeResult raw, ConsumeRaw(broker.bootstrap, kTopic, range.start,
-                                                        range.end, absl::Minutes(5)));
+  SLUICE_ASSIGN_OR_RETURN(ConsumeResult raw,
+                          ConsumeRaw(bootstrap, kTopic, range.start, range.end, absl::Minutes(5)));
   if (raw.records != range.records) {
     return absl::DataLossError(
         absl::StrCat("the raw consumer read ", raw.records, " of ", range.records, " records"));
@@ -194,24 +170,16 @@ absl::Status MeasureBaselines(const E2eBenchOptions& options, const Broker& brok
   return absl::OkStatus();
 }
 
-absl::StatusOr<SluiceRunResult> RunOnce(const E2eBenchOptions& options, const Broker& broker,
+absl::StatusOr<SluiceRunResult> RunOnce(BenchCluster& processes, const std::string& bootstrap,
                                         const TopicRange& range, const std::string& name,
-                                        int workers, SluiceRunOptions run) {
-  SluiceProcessesOptions p;
-  p.supervisor_binary = options.supervisor_binary;
-  p.worker_binary = options.worker_binary;
-  p.dir = absl::StrCat(options.work_dir, "/", name);
-  p.workers = workers;
-  p.supervisor_args = {"--handoff_period_ms=200"};
-  p.worker_args = {"--kafka_cluster=dev", "--handoff_poll_ms=100", "--heartbeat_interval_ms=500"};
-  p.worker_wrapper = options.worker_wrapper;
-  SLUICE_ASSIGN_OR_RETURN(auto processes, SluiceProcesses::Start(p));
+                                        SluiceRunOptions run) {
+  // Fresh workers: their peak RSS is this run's.
+  SLUICE_RETURN_IF_ERROR(processes.RestartWorkers());
   run.datasource = name;
-  run.bootstrap = broker.bootstrap;
+  run.bootstrap = bootstrap;
   run.start_offsets = range.start;
   run.end_offsets = range.end;
-  SLUICE_ASSIGN_OR_RETURN(SluiceRunResult result, RunSluice(*processes, run));
-  SLUICE_RETURN_IF_ERROR(processes->Stop(absl::Seconds(30)));
+  SLUICE_ASSIGN_OR_RETURN(SluiceRunResult result, RunSluice(processes, run));
   int64_t rss = 0;
   for (int64_t r : result.worker_peak_rss_bytes) rss = std::max(rss, r);
   Progress(
@@ -261,9 +229,9 @@ std::string Render(const E2eBenchOptions& options, const Figures& f,
                                   "round(s), medians shown\n",
                                   options.records, options.malformed_fraction * 100,
                                   options.partitions, options.repetitions),
-                  "- sluice: 1 supervisor + worker processes on loopback, taskCount 1, "
-                  "replicas 1, "
-                  "maxRowsPerSegment ",
+                  "- processes: tools/cluster's ProcessCluster on loopback (dev broker, "
+                  "supervisor, 2 workers; the workers restart before each sluice run)\n",
+                  "- sluice runs: taskCount 1, replicas 1, maxRowsPerSegment ",
                   options.max_rows_per_segment, ", maxBytesInMemory ", max_bytes,
                   ", HOUR segments; rollup on = queryGranularity MINUTE and the 4 "
                   "low-cardinality dimensions "
@@ -408,29 +376,36 @@ absl::StatusOr<std::string> RunE2eBench(const E2eBenchOptions& options) {
   const std::string load_before = LoadAverage();
   SLUICE_RETURN_IF_ERROR(MakeDirs(options.work_dir));
   Progress(absl::StrCat("work directory ", options.work_dir));
-  SLUICE_ASSIGN_OR_RETURN(Broker broker, StartBroker(options));
-  Progress(absl::StrCat("dev broker at ", broker.bootstrap));
+  BenchClusterOptions cluster;
+  cluster.root_dir = options.work_dir;
+  cluster.workers = 2;
+  cluster.topics = {absl::StrCat(kTopic, ":", options.partitions),
+                    absl::StrCat(kCheckpointTopic, ":", options.partitions)};
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<BenchCluster> processes, BenchCluster::Start(cluster));
+  const std::string bootstrap = processes->bootstrap_servers();
+  Progress(absl::StrCat("dev broker at ", bootstrap, ", supervisor and 2 workers up"));
 
   WikiRowOptions rows;
   rows.seed = options.seed;
   rows.malformed_fraction = options.malformed_fraction;
-  SLUICE_ASSIGN_OR_RETURN(TopicRange range, Preload(broker.bootstrap, kTopic, options.partitions,
-                                                    options.records, rows));
+  SLUICE_ASSIGN_OR_RETURN(TopicRange range,
+                          Preload(bootstrap, kTopic, options.partitions, options.records, rows));
   auto enabled = [&](const char* part) {
     return options.only.empty() || options.only.count(part) > 0;
   };
   TopicRange checkpoint_range;
   if (enabled("replicas")) {
     rows.seed = options.seed + 1;
-    SLUICE_ASSIGN_OR_RETURN(checkpoint_range,
-                            Preload(broker.bootstrap, kCheckpointTopic, options.partitions,
-                                    options.checkpoint_records, rows));
+    SLUICE_ASSIGN_OR_RETURN(
+        checkpoint_range,
+        Preload(bootstrap, kCheckpointTopic, options.partitions, options.checkpoint_records, rows));
   }
 
   Figures f;
   for (int round = 1; round <= options.repetitions; ++round) {
     Progress(absl::StrCat("round ", round, " of ", options.repetitions));
-    if (enabled("baselines")) SLUICE_RETURN_IF_ERROR(MeasureBaselines(options, broker, range, &f));
+    if (enabled("baselines"))
+      SLUICE_RETURN_IF_ERROR(MeasureBaselines(options, bootstrap, range, &f));
     SluiceRunOptions run;
     run.topic = kTopic;
     run.replicas = 1;
@@ -442,7 +417,7 @@ absl::StatusOr<std::string> RunE2eBench(const E2eBenchOptions& options) {
     if (enabled("off")) {
       SLUICE_ASSIGN_OR_RETURN(
           SluiceRunResult off,
-          RunOnce(options, broker, range, absl::StrCat("rollup_off_", round), 1, run));
+          RunOnce(*processes, bootstrap, range, absl::StrCat("rollup_off_", round), run));
       f.off.push_back(std::move(off));
     }
     // Rollup merges rows only when dimension values repeat: page and user
@@ -452,9 +427,8 @@ absl::StatusOr<std::string> RunE2eBench(const E2eBenchOptions& options) {
     run.query_granularity = "MINUTE";
     run.dimensions = {"channel", "namespace", "countryName", "isRobot"};
     if (enabled("on")) {
-      SLUICE_ASSIGN_OR_RETURN(
-          SluiceRunResult on,
-          RunOnce(options, broker, range, absl::StrCat("rollup_on_", round), 1, run));
+      SLUICE_ASSIGN_OR_RETURN(SluiceRunResult on, RunOnce(*processes, bootstrap, range,
+                                                          absl::StrCat("rollup_on_", round), run));
       f.on.push_back(std::move(on));
     }
   }
@@ -467,13 +441,12 @@ absl::StatusOr<std::string> RunE2eBench(const E2eBenchOptions& options) {
     checkpoints.max_rows_per_segment = options.checkpoint_max_rows_per_segment;
     checkpoints.max_bytes_in_memory = options.max_bytes_in_memory;
     checkpoints.consumer_properties = options.consumer_properties;
-    SLUICE_ASSIGN_OR_RETURN(
-        checkpoint_run, RunOnce(options, broker, checkpoint_range, "replicas_2", 2, checkpoints));
+    SLUICE_ASSIGN_OR_RETURN(checkpoint_run, RunOnce(*processes, bootstrap, checkpoint_range,
+                                                    "replicas_2", checkpoints));
   }
 
-  SLUICE_ASSIGN_OR_RETURN(testing::ExitStatus broker_exit, broker.process->Stop(absl::Seconds(30)));
-  if (!broker_exit.success()) {
-    Progress(absl::StrCat("the dev broker ended with ", broker_exit.ToString()));
+  if (absl::Status stopped = processes->Stop(); !stopped.ok()) {
+    Progress(absl::StrCat("stopping the processes: ", stopped.ToString()));
   }
   SLUICE_ASSIGN_OR_RETURN(const FsyncLatency fsync, MeasureFsync(options.work_dir, 200));
   Progress(absl::StrCat("write 4 KiB + fsync: p50 ", FormatSeconds(fsync.p50_seconds), ", p99 ",

@@ -25,9 +25,6 @@ namespace sluice {
 namespace bench {
 
 struct E2eBenchOptions {
-  std::string devbroker_binary;
-  std::string supervisor_binary;
-  std::string worker_binary;
   std::string kcat_binary;
   // Run directory (broker, data, logs); kept afterwards for inspection.
   std::string work_dir;
@@ -53,9 +50,6 @@ struct E2eBenchOptions {
   // Extra consumer properties of every sluice spec (experiments; they are
   // listed in the report).
   std::map<std::string, std::string> consumer_properties;
-  // Profiling: the command each worker runs under (e.g. valgrind
-  // --tool=callgrind); the figures are then meaningless.
-  std::vector<std::string> worker_wrapper;
 
   // For the report header.
   std::string command;

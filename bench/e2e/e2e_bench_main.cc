@@ -36,29 +36,8 @@ DEFINE_string(git_revision, "", "for the report");
 DEFINE_string(only, "",
               "experiments: run only these parts, comma-separated: baselines, off, on, replicas "
               "(the docs are not written then)");
-DEFINE_string(worker_wrapper, "",
-              "profiling: run workers under this space-separated command, e.g. "
-              "\"/usr/bin/valgrind --tool=callgrind\" (the docs are not written then)");
 DEFINE_string(consumer_properties, "",
               "experiments: extra consumer properties of the sluice specs, k=v,k=v");
-
-namespace {
-
-std::string Find(const char* runfile) {
-  auto path = sluice::testing::FindRunfile(runfile);
-  if (!path.ok()) {
-    fprintf(stderr, "e2e_bench: %s\n", path.status().ToString().c_str());
-    exit(2);
-  }
-  // Subprocesses start from another directory: make the path absolute.
-  if (!path->empty() && (*path)[0] != '/') {
-    char cwd[4096];
-    if (getcwd(cwd, sizeof(cwd)) != nullptr) return absl::StrCat(cwd, "/", *path);
-  }
-  return *path;
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   // The command a reader can repeat: run.sh's own arguments, not the two it
@@ -76,9 +55,6 @@ int main(int argc, char** argv) {
   google::InitGoogleLogging(argv[0]);
 
   sluice::bench::E2eBenchOptions options;
-  options.devbroker_binary = Find("tools/sluice-devbroker");
-  options.supervisor_binary = Find("supervisor/sluice-supervisor");
-  options.worker_binary = Find("task/sluice-task");
   if (!FLAGS_kcat.empty()) {
     options.kcat_binary = FLAGS_kcat;
   } else if (auto kcat = sluice::testing::FindInPath("kcat"); kcat.ok()) {
@@ -113,9 +89,6 @@ int main(int argc, char** argv) {
     const std::pair<std::string, std::string> p = absl::StrSplit(kv, absl::MaxSplits('=', 1));
     options.consumer_properties[p.first] = p.second;
   }
-  for (absl::string_view word : absl::StrSplit(FLAGS_worker_wrapper, ' ', absl::SkipEmpty())) {
-    options.worker_wrapper.emplace_back(word);
-  }
   options.command = command;
   options.git_revision = FLAGS_git_revision;
 
@@ -126,7 +99,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   printf("%s", section->c_str());
-  if (!FLAGS_out_doc.empty() && options.only.empty() && options.worker_wrapper.empty()) {
+  if (!FLAGS_out_doc.empty() && options.only.empty()) {
     std::string doc;
     {
       std::ifstream in(FLAGS_out_doc);

@@ -89,7 +89,7 @@ double SluiceRunResult::RecordsPerSecond() const {
   return ms > 0 ? static_cast<double>(records) * 1000.0 / static_cast<double>(ms) : 0;
 }
 
-absl::StatusOr<SluiceRunResult> RunSluice(SluiceProcesses& processes,
+absl::StatusOr<SluiceRunResult> RunSluice(BenchCluster& processes,
                                           const SluiceRunOptions& options) {
   if (processes.worker_count() < options.replicas) {
     return absl::InvalidArgumentError(absl::StrCat(options.replicas, " replicas need as many ",
@@ -98,10 +98,10 @@ absl::StatusOr<SluiceRunResult> RunSluice(SluiceProcesses& processes,
   }
   using Supervisor = v1::SupervisorService::Stub;
   using Worker = v1::TaskService::Stub;
-  auto supervisor = v1::SupervisorService::NewStub(processes.SupervisorChannel());
+  std::unique_ptr<Supervisor> supervisor = processes.SupervisorStub();
   std::map<std::string, std::unique_ptr<Worker>> workers;
   for (int i = 0; i < processes.worker_count(); ++i) {
-    workers[processes.WorkerId(i)] = v1::TaskService::NewStub(processes.WorkerChannel(i));
+    workers[processes.WorkerId(i)] = processes.WorkerStub(i);
   }
   v1::SupervisorRef ref;
   ref.set_datasource(options.datasource);
@@ -238,8 +238,13 @@ absl::StatusOr<SluiceRunResult> RunSluice(SluiceProcesses& processes,
     SLUICE_ASSIGN_OR_RETURN(const std::string text, processes.ScrapeWorker(i));
     SLUICE_ASSIGN_OR_RETURN(std::vector<PromSample> samples, ParsePromText(text));
     worker_samples.insert(worker_samples.end(), samples.begin(), samples.end());
-    SLUICE_ASSIGN_OR_RETURN(const int64_t rss, PeakRssBytes(processes.WorkerPid(i)));
-    result.worker_peak_rss_bytes.push_back(rss);
+    bool ran_a_task = false;
+    for (const auto& [task_id, worker_id] : task_worker)
+      ran_a_task |= worker_id == processes.WorkerId(i);
+    if (ran_a_task) {
+      SLUICE_ASSIGN_OR_RETURN(const int64_t rss, PeakRssBytes(processes.WorkerPid(i)));
+      result.worker_peak_rss_bytes.push_back(rss);
+    }
   }
   SLUICE_ASSIGN_OR_RETURN(
       result.task_checkpoint_seconds,

@@ -24,8 +24,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "bench/e2e/bench_cluster.h"
 #include "bench/e2e/prometheus_text.h"
-#include "bench/e2e/sluice_processes.h"
 
 namespace sluice {
 namespace bench {
@@ -77,15 +77,14 @@ struct SluiceRunResult {
   // checkpoint round makes: where a round's time goes.
   PromHistogram worker_pause_seconds;
   PromHistogram worker_set_end_offsets_seconds;
-  // Per worker: VmHWM at the end of the run.
+  // Per worker that ran a task of the run: VmHWM at the end of the run.
   std::vector<int64_t> worker_peak_rss_bytes;
 
   double RecordsPerSecond() const;
 };
 
 // Runs the datasource on `processes` (which must have >= replicas workers).
-absl::StatusOr<SluiceRunResult> RunSluice(SluiceProcesses& processes,
-                                          const SluiceRunOptions& options);
+absl::StatusOr<SluiceRunResult> RunSluice(BenchCluster& processes, const SluiceRunOptions& options);
 
 }  // namespace bench
 }  // namespace sluice
