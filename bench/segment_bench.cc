@@ -9,6 +9,7 @@
 //   persist      vs  writing + fsyncing the same number of bytes
 //   merge+write  vs  std::sort of one 64-bit key per row
 //   read         vs  the same sort baseline
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -114,6 +115,13 @@ const OwnedRows& Parsed() {
     return out;
   }();
   return *parsed;
+}
+
+// Minor page faults of the process so far (fresh memory is costly here).
+long MinorFaults() {
+  struct rusage usage;
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_minflt;
 }
 
 std::string BenchDir(const std::string& name) {
@@ -253,6 +261,7 @@ void BM_Persist(benchmark::State& state) {
       {WikiSchema(rollup, Granularity(Granularity::Unit::kMinute)), kInterval});
   int n = 0;
   uint64_t bytes = 0, rows = 0;
+  long faults = 0;
   for (auto _ : state) {
     state.PauseTiming();
     for (size_t i = 0; i < parsed.rows.size(); ++i) {
@@ -262,9 +271,11 @@ void BM_Persist(benchmark::State& state) {
     segment::SpillOptions options;
     options.directory = dir;
     options.name = absl::StrCat("s", n++);
+    const long faults_before = MinorFaults();
     state.ResumeTiming();
     auto spill = segment::PersistIndex(index->get(), options);
     if (!spill.ok()) std::abort();
+    faults += MinorFaults() - faults_before;
     bytes += spill->size_bytes;
     state.PauseTiming();
     (void)segment::RemoveSpill(spill->path);
@@ -273,6 +284,7 @@ void BM_Persist(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * parsed.rows.size());
   state.SetBytesProcessed(static_cast<int64_t>(bytes));
   state.counters["spill_bytes_per_row"] = static_cast<double>(bytes) / rows;
+  state.counters["page_faults"] = static_cast<double>(faults) / state.iterations();
   RemoveDir(dir);
 }
 BENCHMARK(BM_Persist)->ArgName("rollup")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
@@ -345,6 +357,7 @@ void BM_MergeWrite(benchmark::State& state) {
   const Spills spills = MakeSpills(rollup);
   const segment::BuildOptions build = Build(spills, rollup);
   uint64_t rows = 0, bytes = 0;
+  const long faults_before = MinorFaults();
   for (auto _ : state) {
     auto info = segment::BuildSegment(build);
     if (!info.ok()) {
@@ -357,6 +370,8 @@ void BM_MergeWrite(benchmark::State& state) {
   // Rows read from the spills (input records) per second.
   state.SetItemsProcessed(state.iterations() * kRecords);
   state.counters["segment_rows"] = static_cast<double>(rows) / state.iterations();
+  state.counters["page_faults"] =
+      static_cast<double>(MinorFaults() - faults_before) / state.iterations();
   state.counters["segment_bytes_per_row"] = static_cast<double>(bytes) / rows;
   RemoveDir(spills.dir);
 }

@@ -17,6 +17,7 @@ cd "$(dirname "$0")/.."
 scripts/install_deps.sh
 
 echo "[demo] building with bazel (the first build takes several minutes)..."
-bazel build //tools:sluice-demo
+# Only errors are shown (no compiler warnings or action output).
+bazel build --output_filter='^$' //tools:sluice-demo
 
 exec bazel-bin/tools/sluice-demo "$@"

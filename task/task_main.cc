@@ -3,12 +3,11 @@
 #include <gflags/gflags.h>
 #include <glog/logging.h>
 
-#include "common/fault_injection.h"
 #include "common/file_util.h"
 #include "common/grpc_server.h"
 #include "common/kafka/consumer_settings.h"
-#include "common/metrics/http_server.h"
 #include "common/metrics/registry.h"
+#include "common/service_start.h"
 #include "task/worker_server.h"
 
 DEFINE_string(listen, "0.0.0.0:7071", "host:port to serve gRPC on (port 0: pick a free one)");
@@ -45,20 +44,13 @@ int main(int argc, char** argv) {
   FLAGS_logtostderr = true;
   google::InitGoogleLogging(argv[0]);
 
-  if (absl::Status s = sluice::ConfigureFaultPoints(FLAGS_fault_points); !s.ok()) {
-    LOG(ERROR) << "[worker] --fault_points: " << s;
-    return 2;
-  }
   // Outlives the gRPC server and the metrics endpoint (both point into it).
   sluice::metrics::Registry registry;
-  auto metrics_http =
-      sluice::metrics::MetricsHttpServer::StartIfListening(FLAGS_metrics_listen, &registry);
+  auto metrics_http = sluice::StartServiceBasics("[worker]", FLAGS_fault_points,
+                                                 FLAGS_metrics_listen, &registry);
   if (!metrics_http.ok()) {
-    LOG(ERROR) << "[worker] cannot serve metrics: " << metrics_http.status();
-    return 1;
-  }
-  if (*metrics_http) {
-    LOG(INFO) << "[worker] metrics on port " << (*metrics_http)->port();
+    LOG(ERROR) << "[worker] " << metrics_http.status();
+    return metrics_http.status().code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
   }
 
   sluice::task::WorkerServerOptions options;

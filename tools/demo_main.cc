@@ -45,6 +45,9 @@ int main(int argc, char** argv) {
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  // Output piped into `head` must not kill the demo halfway (its processes
+  // would die with it, uncleanly).
+  signal(SIGPIPE, SIG_IGN);
 
   gflags::SetUsageMessage("sluice-demo [--records=N] [--keep_running] ...");
   gflags::ParseCommandLineFlags(&argc, &argv, true);

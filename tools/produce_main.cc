@@ -1,8 +1,8 @@
 // sluice-produce: produces Wikipedia-edit-like JSON records to a Kafka topic
 // and reports how many went to each partition (tools/produce/wiki_producer.h).
 //
-//   sluice-produce --bootstrap=127.0.0.1:9092 --topic=wiki --records=300000 \
-//       --malformed_fraction=0.0005 --rate=20000
+//   sluice-produce --bootstrap=127.0.0.1:9092 --topic=wiki --records=300000
+//       --malformed_fraction=0.0005 --rate=20000     (one command line)
 //
 // Progress lines go to stderr; the per-partition report to stdout (and as
 // JSON to --summary_json). Exit codes: 0 every record delivered, 1 a Kafka

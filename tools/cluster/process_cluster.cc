@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "common/file_util.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "tools/cluster/binaries.h"
 #include "tools/cluster/free_ports.h"
@@ -28,19 +28,6 @@ namespace {
 constexpr absl::Duration kProbeTimeout = absl::Seconds(1);
 constexpr absl::Duration kBrokerStartTimeout = absl::Seconds(30);
 constexpr absl::Duration kPollInterval = absl::Milliseconds(50);
-
-absl::Status MakeDirs(const std::string& path) {
-  std::string prefix;
-  for (size_t pos = 0; pos != std::string::npos;) {
-    pos = path.find('/', pos + 1);
-    prefix = path.substr(0, pos);
-    if (prefix.empty()) continue;
-    if (mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) {
-      return absl::InternalError(absl::StrCat("cannot create ", prefix, ": ", strerror(errno)));
-    }
-  }
-  return absl::OkStatus();
-}
 
 std::string ReadWholeFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -135,7 +122,6 @@ absl::StatusOr<std::unique_ptr<ProcessCluster>> ProcessCluster::Create(
     cluster->worker_addresses_.push_back(absl::StrCat("127.0.0.1:", (*ports)[1 + i]));
   }
 
-  const int process_grace_s = std::max<int64_t>(1, absl::ToInt64Seconds(o.stop_grace) / 2);
   auto extra = [&o](const std::string& key) {
     auto it = o.extra_flags.find(key);
     return it == o.extra_flags.end() ? std::vector<std::string>() : it->second;
@@ -164,7 +150,7 @@ absl::StatusOr<std::unique_ptr<ProcessCluster>> ProcessCluster::Create(
                      absl::StrCat("--heartbeat_interval_ms=", o.heartbeat_interval_ms),
                      absl::StrCat("--min_worker_lost_timeout_ms=", o.min_worker_lost_timeout_ms),
                      absl::StrCat("--handoff_period_ms=", o.handoff_period_ms),
-                     absl::StrCat("--shutdown_grace_seconds=", process_grace_s)};
+                     absl::StrCat("--shutdown_grace_seconds=", o.shutdown_grace_seconds)};
   add(&supervisor.args, extra(kSupervisor));
   cluster->processes_.push_back(std::move(supervisor));
 
@@ -181,7 +167,7 @@ absl::StatusOr<std::unique_ptr<ProcessCluster>> ProcessCluster::Create(
                    "--kafka_cluster=dev",
                    absl::StrCat("--heartbeat_interval_ms=", o.heartbeat_interval_ms),
                    absl::StrCat("--handoff_poll_ms=", o.handoff_poll_ms),
-                   absl::StrCat("--shutdown_grace_seconds=", process_grace_s)};
+                   absl::StrCat("--shutdown_grace_seconds=", o.shutdown_grace_seconds)};
     add(&worker.args, extra("worker"));
     add(&worker.args, extra(worker.name));
     cluster->processes_.push_back(std::move(worker));
@@ -438,12 +424,15 @@ absl::Status ProcessCluster::StopAll() {
       p.should_run = false;
     }
   }
-  // Phases: every worker at once, then the supervisor, then the broker.
+  // Phases: the supervisor, then every worker at once, then the broker. The
+  // supervisor first: once its workers are gone it would spend its shutdown
+  // in calls to them (a checkpoint or roll-over round retries a dead worker
+  // for chatTimeout x chatRetries); the workers stop quickly either way.
   std::vector<std::vector<Process*>> phases(3);
   for (size_t i = 0; i < processes_.size(); ++i) {
     Process& p = processes_[i];
     if (p.subprocess == nullptr || !p.subprocess->Running()) continue;
-    phases[i >= 2 ? 0 : (i == 1 ? 1 : 2)].push_back(&p);
+    phases[i >= 2 ? 1 : (i == 1 ? 0 : 2)].push_back(&p);
   }
   for (const std::vector<Process*>& phase : phases) {
     for (Process* p : phase) (void)p->subprocess->Signal(SIGTERM);

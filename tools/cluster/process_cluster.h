@@ -85,9 +85,13 @@ struct ProcessClusterOptions {
   int min_worker_lost_timeout_ms = 3000;  // supervisor
   int handoff_period_ms = 500;            // supervisor
   int handoff_poll_ms = 250;              // workers
-  // How long StopAll / Kill(SIGTERM) wait before SIGKILL. The processes get
-  // the same as their --shutdown_grace_seconds.
-  absl::Duration stop_grace = absl::Seconds(15);
+  // How long StopAll / Kill(SIGTERM) wait before SIGKILL. Generous: a
+  // supervisor finishes its current run before it exits, and a run takes up
+  // to ~20 s while Kafka is unreachable (two 10 s metadata timeouts).
+  absl::Duration stop_grace = absl::Seconds(30);
+  // --shutdown_grace_seconds of the supervisor and the workers: how long
+  // calls in flight get to finish once they are told to stop.
+  int shutdown_grace_seconds = 5;
   // Kill the children when the starting thread dies (see above).
   bool die_with_parent = true;
 };
@@ -128,8 +132,8 @@ class ProcessCluster {
   // Does not wait for it to serve (WaitHealthy does).
   absl::Status Restart(absl::string_view name) ABSL_LOCKS_EXCLUDED(mu_);
 
-  // SIGTERM to every running process (workers first, then the supervisor,
-  // then the broker), SIGKILL to any still running after stop_grace. OK only
+  // SIGTERM to every running process (the supervisor first, then the
+  // workers, then the broker), SIGKILL to any still running after stop_grace. OK only
   // if every process that was running exited with code 0; otherwise the
   // error lists each one and how it ended.
   // A gRPC server (1.51) that gets SIGTERM waits, up to its grace period,

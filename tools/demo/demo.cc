@@ -20,6 +20,7 @@
 #include "common/grpc_status.h"
 #include "common/kafka/consumer_settings.h"
 #include "tools/audit/live_audit.h"
+#include "tools/audit/segment_file_verifier.h"
 #include "tools/cluster/process_cluster.h"
 #include "tools/cluster/wiki_datasource.h"
 #include "tools/demo/progress.h"
@@ -102,11 +103,13 @@ absl::StatusOr<std::vector<v1::SegmentDescriptor>> ListSegments(
   return std::vector<v1::SegmentDescriptor>(response.segments().begin(), response.segments().end());
 }
 
-// The binary to suggest to the user: ./bazel-bin/tools/<name> when the demo
-// runs from the workspace (scripts/demo.sh), else just the name.
-std::string ToolPath(const std::string& name) {
-  const std::string relative = "bazel-bin/tools/" + name;
-  return access(relative.c_str(), X_OK) == 0 ? relative : name;
+// The binary to suggest to the user: bazel-bin/<path> when the demo runs from
+// the workspace (scripts/demo.sh), else just its name.
+std::string ToolPath(const std::string& workspace_path) {
+  const std::string relative = "bazel-bin/" + workspace_path;
+  if (access(relative.c_str(), X_OK) == 0) return relative;
+  const size_t slash = workspace_path.rfind('/');
+  return slash == std::string::npos ? workspace_path : workspace_path.substr(slash + 1);
 }
 
 class Demo {
@@ -137,6 +140,7 @@ class Demo {
   std::unique_ptr<cluster::ProcessCluster> cluster_;
   std::unique_ptr<v1::SupervisorService::Stub> stub_;
   absl::Time start_;
+  std::string first_segment_;  // a local segment file, for the user to inspect
 };
 
 absl::Status Demo::StartCluster() {
@@ -309,6 +313,9 @@ int Demo::ShowSegments() {
     }
     absl::SleepFor(kPoll);
   }
+  if (!segments.empty()) {
+    first_segment_ = audit::LocalSegmentPath(segments[0].path()).value_or(segments[0].path());
+  }
   Say(absl::StrCat("\npublished segments (sluicectl segments ", kDatasource, "):"));
   Say(FormatSegmentTable(segments));
   return kDemoOk;
@@ -343,30 +350,42 @@ int Demo::Audit(const std::map<int32_t, produce::PartitionCount>& produced, int6
 }
 
 void Demo::KeepRunning(int64_t records) {
-  const std::string ctl = ToolPath("sluicectl");
-  Say(absl::StrCat(
-      "\nthe cluster keeps running (--keep_running); press Ctrl-C to stop it. Try:\n"
-      "  export SLUICE_SUPERVISOR=",
-      cluster_->supervisor_address(), "\n  ", ctl, " status ", kDatasource, "\n  ", ctl,
-      " segments ", kDatasource, "\n  ", ctl, " tasks ", kDatasource, " --include_finished\n  ",
-      ctl, " commit-log ", kDatasource, "\n  ", ctl, " verify ", kDatasource,
-      " --kafka_cluster=dev --expect_records=", records, "\n  ", ToolPath("sluice-produce"),
-      " --bootstrap=", cluster_->bootstrap_servers(), " --topic=", kTopic,
-      " --records=50000 --rate=5000   # more data\n  ", ToolPath("sluice-segment"), " stats ",
-      root_, "/deep-storage/", kDatasource, "/...   # a segment file\n  kcat -b ",
-      cluster_->bootstrap_servers(), " -L\n  grpcurl -plaintext ", cluster_->supervisor_address(),
-      " list            # if grpcurl is installed\n  echo 'broker down 1' > ",
-      cluster_->broker_control_fifo(),
-      "   # dev broker control (see tools/README.md)\n"
-      "workers: ",
-      absl::StrJoin(
-          [&] {
-            std::vector<std::string> a;
-            for (int i = 0; i < options_.workers; ++i) a.push_back(cluster_->worker_address(i));
-            return a;
-          }(),
-          ", "),
-      "; data and logs in ", root_));
+  const std::string ctl = ToolPath("tools/sluicectl");
+  const std::string ds = kDatasource;
+  std::vector<std::string> workers;
+  for (int i = 0; i < options_.workers; ++i) {
+    workers.push_back(absl::StrCat(cluster::WorkerName(i), " ", cluster_->worker_address(i)));
+  }
+  std::vector<std::pair<std::string, std::string>> tries = {
+      {absl::StrCat("export SLUICE_SUPERVISOR=", cluster_->supervisor_address()),
+       "sluicectl's default"},
+      {absl::StrCat(ctl, " status ", ds), "offsets, lag, groups, tasks"},
+      {absl::StrCat(ctl, " segments ", ds), "published segments"},
+      {absl::StrCat(ctl, " tasks ", ds, " --include_finished"), "every task and its row counts"},
+      {absl::StrCat(ctl, " commit-log ", ds), "committed sequences"},
+      {absl::StrCat(ctl, " verify ", ds, " --kafka_cluster=dev --expect_records=", records),
+       "the audit again"},
+      {absl::StrCat(ToolPath("tools/sluice-produce"),
+                    " --bootstrap=", cluster_->bootstrap_servers(), " --topic=", kTopic,
+                    " --records=50000 --rate=5000"),
+       "more data (then verify with the new total)"},
+      {absl::StrCat(ToolPath("tools/segment/sluice-segment"), " stats ",
+                    first_segment_.empty() ? root_ + "/deep-storage/..." : first_segment_),
+       "a segment file"},
+      {absl::StrCat("kcat -b ", cluster_->bootstrap_servers(), " -C -t ", kTopic,
+                    " -o beginning -c 3"),
+       "records in Kafka"},
+      {absl::StrCat("grpcurl -plaintext ", cluster_->supervisor_address(), " list"),
+       "if grpcurl is installed (reflection is on)"},
+      {absl::StrCat("echo 'broker down 1' > ", cluster_->broker_control_fifo()),
+       "dev broker faults (tools/README.md)"},
+  };
+  std::string text = "\nthe cluster keeps running (--keep_running); Ctrl-C stops it. Try:\n";
+  for (const auto& [command, why] : tries) {
+    absl::StrAppend(&text, "  ", command, "\n      # ", why, "\n");
+  }
+  absl::StrAppend(&text, "workers: ", absl::StrJoin(workers, ", "), "; data and logs in ", root_);
+  Say(text);
   while (!Interrupted()) {
     if (absl::Status alive = cluster_->CheckAlive(); !alive.ok()) {
       Say(absl::StrCat("\n", alive.message()));

@@ -74,7 +74,7 @@ std::string FormatSegmentTable(const std::vector<v1::SegmentDescriptor>& segment
                      return kafka_key(*a) < kafka_key(*b);
                    });
   sluicectl::Table table(
-      {"#", "INTERVAL", "PART", "ROWS", "SIZE", "KAFKA RANGES (rows)", "SEQUENCE", "HANDOFF"},
+      {"#", "INTERVAL", "SHARD", "ROWS", "SIZE", "KAFKA RANGES (rows)", "SEQUENCE", "HANDOFF"},
       {sluicectl::Table::kRight, sluicectl::Table::kLeft, sluicectl::Table::kRight,
        sluicectl::Table::kRight, sluicectl::Table::kRight});
   const size_t head = max_rows == 0 ? sorted.size() : (max_rows + 1) / 2;

@@ -1,5 +1,5 @@
 // The demo's summary of the published segments: a short table (interval,
-// partition number, rows, size, the Kafka ranges each one holds, the sequence
+// shard = the segment's partition number within its interval, rows, size, the Kafka ranges each one holds, the sequence
 // that built it, handoff state) and a total line.
 #ifndef SLUICE_TOOLS_DEMO_SEGMENT_TABLE_H_
 #define SLUICE_TOOLS_DEMO_SEGMENT_TABLE_H_
