@@ -30,14 +30,14 @@ struct E2eBenchOptions {
   std::string work_dir;
 
   // The throughput topic and the 1-task runs.
-  int64_t records = 3000000;
+  int64_t records = 4000000;
   int partitions = 4;
   double malformed_fraction = 0.0005;
   uint64_t seed = 42;
   int64_t max_rows_per_segment = 500000;
   // 0: the spec default (134217728).
   int64_t max_bytes_in_memory = 0;
-  int repetitions = 1;
+  int repetitions = 3;
 
   // The checkpoint topic and the 2-replica run: small segments, many
   // checkpoints.

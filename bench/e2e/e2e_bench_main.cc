@@ -20,13 +20,13 @@
 #include "bench/e2e/markdown_report.h"
 #include "tests/testing/subprocess.h"
 
-DEFINE_int64(records, 3000000, "records pre-loaded for the throughput runs (2-5M)");
+DEFINE_int64(records, 4000000, "records pre-loaded for the throughput runs (2-5M)");
 DEFINE_int32(partitions, 4, "partitions of the benchmark topics");
 DEFINE_double(malformed_fraction, 0.0005, "fraction of malformed records");
 DEFINE_uint64(seed, 42, "seed of the record generator");
 DEFINE_int64(max_rows_per_segment, 500000, "maxRowsPerSegment of the 1-task runs");
 DEFINE_int64(max_bytes_in_memory, 0, "maxBytesInMemory of every run (0: the spec default)");
-DEFINE_int32(repetitions, 1, "rounds of (kcat, raw, sluice rollup off, sluice rollup on)");
+DEFINE_int32(repetitions, 3, "rounds of (kcat, raw, sluice rollup off, sluice rollup on); medians");
 DEFINE_int64(checkpoint_records, 1000000, "records of the 2-replica checkpoint run");
 DEFINE_int64(checkpoint_max_rows_per_segment, 10000, "maxRowsPerSegment of the 2-replica run");
 DEFINE_string(work_dir, "", "run directory, kept afterwards (default: a new /tmp/sluice-bench.*)");
