@@ -48,7 +48,8 @@ int main(int argc, char** argv) {
     if (absl::StartsWith(arg, "--out_doc=") || absl::StartsWith(arg, "--git_revision=")) continue;
     user_args.emplace_back(arg);
   }
-  const std::string command = absl::StrCat("bench/e2e/run.sh ", absl::StrJoin(user_args, " "));
+  std::string command = "bash bench/e2e/run.sh";
+  if (!user_args.empty()) absl::StrAppend(&command, " ", absl::StrJoin(user_args, " "));
   gflags::SetUsageMessage("sluice end-to-end benchmark; see bench/e2e/run.sh");
   gflags::ParseCommandLineFlags(&argc, &argv, true);
   FLAGS_logtostderr = true;
