@@ -8,9 +8,11 @@
 // index's size estimates (persist and checkpoint triggers), and the built
 // file's row count, size and checksum (the segment descriptor it publishes).
 //
-// Threading: a RowParser and the SegmentIndex objects are used by one thread
-// (the read loop). BuildSegment may run on another thread (the publisher)
-// concurrently with parsing and adding, on spills no index writes any more.
+// Threading: a RowParser is used by one thread (the read loop); a SegmentIndex
+// by one thread at a time (the read loop adds rows, then hands the full index
+// to the persister thread, which spills it while the loop adds to a new one).
+// BuildSegment may run on another thread (the publisher) concurrently with
+// parsing, adding and spilling, on spills no index writes any more.
 #ifndef SLUICE_TASK_SEGMENT_SINK_H_
 #define SLUICE_TASK_SEGMENT_SINK_H_
 

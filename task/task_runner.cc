@@ -327,8 +327,13 @@ absl::Status TaskRunner::OnPublished(int32_t sequence_id) {
 // Read loop
 
 void TaskRunner::Run() {
-  const absl::Status outcome = RunLoop();
+  persister_ = std::thread([this] { PersisterLoop(); });
+  absl::Status outcome = RunLoop();
+  // Nothing is written behind Finish's back (it may remove the spills).
+  const absl::Status persisted = WaitPersisted();
+  if (outcome.ok() && !persisted.ok()) outcome = persisted;
   Finish(outcome);
+  StopPersister();
 }
 
 absl::Status TaskRunner::RunLoop() {
@@ -343,7 +348,8 @@ absl::Status TaskRunner::RunLoop() {
   while (true) {
     if (stop_requested()) return absl::OkStatus();
     SLUICE_RETURN_IF_ERROR(publisher_->failure());
-    if (persist_wanted_) SLUICE_RETURN_IF_ERROR(Persist());
+    SLUICE_RETURN_IF_ERROR(PersistFailure());
+    if (persist_wanted_) SLUICE_RETURN_IF_ERROR(StartPersist());
     if (MaybePark()) {
       if (stop_requested()) return absl::OkStatus();
       RefreshRoutes();
@@ -536,6 +542,7 @@ absl::Status TaskRunner::LoadRestorePoint(bool* restored) {
   counters_.unparseable = point.counters().unparseable();
   counters_.thrown_away = point.counters().thrown_away();
   counters_.persists = point.counters().persists();
+  persists_written_.store(counters_.persists);
   next_spill_number_ = point.next_spill_number();
   RefreshRoutes();  // route_counts_ point into the restored counts
   *restored = true;
@@ -621,7 +628,7 @@ absl::Status TaskRunner::ProcessRecords(const KafkaBatch& batch, size_t* next) {
     // Between two records: the only place the loop stops for a pause.
     if (interrupt_.load(std::memory_order_relaxed)) break;
     SLUICE_RETURN_IF_ERROR(ProcessRecord(batch[i]));
-    if (persist_wanted_) SLUICE_RETURN_IF_ERROR(Persist());
+    if (persist_wanted_) SLUICE_RETURN_IF_ERROR(StartPersist());
   }
   *next = i;
   return absl::OkStatus();
@@ -737,8 +744,11 @@ absl::Status TaskRunner::RecordParseError(const KafkaRecord& record, const RowPa
 
 absl::StatusOr<TaskRunner::SegmentBuild*> TaskRunner::SegmentFor(int route, int64_t timestamp_ms) {
   const Sequence& sequence = routes_[route];
-  if (last_segment_ != nullptr && last_segment_sequence_ == sequence.id &&
-      timestamp_ms >= last_segment_start_ && timestamp_ms < last_segment_end_) {
+  // The cached build's index may have gone to the persister (StartPersist
+  // resets the cache too).
+  if (last_segment_ != nullptr && last_segment_->index != nullptr &&
+      last_segment_sequence_ == sequence.id && timestamp_ms >= last_segment_start_ &&
+      timestamp_ms < last_segment_end_) {
     return last_segment_;
   }
   const int64_t start = settings_.segment_granularity.Truncate(timestamp_ms);
@@ -808,21 +818,26 @@ void TaskRunner::SyncRecords(SegmentBuild* build) const {
 }
 
 absl::Status TaskRunner::Persist() {
-  const absl::Time started = absl::Now();
+  SLUICE_RETURN_IF_ERROR(StartPersist());
+  return WaitPersisted();
+}
+
+absl::Status TaskRunner::StartPersist() {
+  SLUICE_RETURN_IF_ERROR(WaitPersisted());
+  PersistJob job;
+  job.started = absl::Now();
   if (last_published_id_.load() > pruned_through_) PrunePublished();
   for (auto& [key, build] : segments_) {
     if (build.index == nullptr || build.index->rows() == 0) continue;
     const std::string name =
         absl::StrCat(key.first, "_", key.second, "_", next_spill_number_++, ".spill");
-    SLUICE_ASSIGN_OR_RETURN(const int64_t rows,
-                            build.index->Spill(absl::StrCat(files_.spill_dir(), "/", name)));
     build.record.add_spill_files(name);
-    build.record.set_spilled_rows(build.record.spilled_rows() + rows);
+    build.record.set_spilled_rows(build.record.spilled_rows() + build.index->rows());
+    // The next row of this (sequence, interval) starts a new index.
+    job.spills.emplace_back(absl::StrCat(files_.spill_dir(), "/", name), std::move(build.index));
   }
-  // Spills written, restore point not yet: a crash here leaves spills no
-  // restore point names (the restart deletes them and re-reads).
-  SLUICE_RETURN_IF_ERROR(SLUICE_FAULT_POINT("task.persist.after_spills"));
-  state::RestorePoint point;
+  last_segment_ = nullptr;  // its index may be gone
+  state::RestorePoint& point = job.point;
   for (size_t slot = 0; slot < current_offsets_.size(); ++slot) {
     (*point.mutable_current_offsets())[partition_of_slot_[slot]] = current_offsets_[slot];
   }
@@ -842,18 +857,77 @@ absl::Status TaskRunner::Persist() {
   c->set_thrown_away(counters_.thrown_away);
   c->set_persists(counters_.persists + 1);
   point.set_next_spill_number(next_spill_number_);
-  SLUICE_RETURN_IF_ERROR(SaveJson(point, files_.restore_point()));
-  metrics_.persists->Increment();
-  metrics_.persist_seconds->ObserveDuration(absl::Now() - started);
   ++counters_.persists;
   counters_.rows_in_memory = 0;
   counters_.bytes_in_memory = 0;
   persist_wanted_ = false;
   dirty_ = false;
   last_persist_ = absl::Now();
-  VLOG(1) << Prefix() << " persisted at " << OffsetsToString(FromProtoMap(point.current_offsets()));
+  {
+    absl::MutexLock lock(&persist_mu_);
+    persist_job_ = std::move(job);
+    persist_running_ = true;
+  }
   PublishProgress();
+  return absl::OkStatus();
+}
+
+absl::Status TaskRunner::WaitPersisted() {
+  absl::MutexLock lock(&persist_mu_);
+  auto idle = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(persist_mu_) { return !persist_running_; };
+  persist_mu_.Await(absl::Condition(&idle));
+  return persist_error_;
+}
+
+absl::Status TaskRunner::PersistFailure() {
+  absl::MutexLock lock(&persist_mu_);
+  return persist_error_;
+}
+
+void TaskRunner::PersisterLoop() {
+  while (true) {
+    PersistJob job;
+    {
+      absl::MutexLock lock(&persist_mu_);
+      auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(persist_mu_) {
+        return persist_job_.has_value() || persister_exit_;
+      };
+      persist_mu_.Await(absl::Condition(&ready));
+      if (!persist_job_.has_value()) return;
+      job = std::move(*persist_job_);
+      persist_job_.reset();
+    }
+    const absl::Status written = WritePersist(job);
+    job.spills.clear();  // the indexes' memory goes before the next persist starts
+    absl::MutexLock lock(&persist_mu_);
+    if (!written.ok() && persist_error_.ok()) persist_error_ = written;
+    persist_running_ = false;
+  }
+}
+
+absl::Status TaskRunner::WritePersist(PersistJob& job) {
+  for (auto& [path, index] : job.spills) {
+    SLUICE_RETURN_IF_ERROR(index->Spill(path).status());
+    index.reset();
+  }
+  // Spills written, restore point not yet: a crash here leaves spills no
+  // restore point names (the restart deletes them and re-reads).
+  SLUICE_RETURN_IF_ERROR(SLUICE_FAULT_POINT("task.persist.after_spills"));
+  SLUICE_RETURN_IF_ERROR(SaveJson(job.point, files_.restore_point()));
+  persists_written_.store(job.point.counters().persists());
+  metrics_.persists->Increment();
+  metrics_.persist_seconds->ObserveDuration(absl::Now() - job.started);
+  VLOG(1) << Prefix() << " persisted at "
+          << OffsetsToString(FromProtoMap(job.point.current_offsets()));
   return SLUICE_FAULT_POINT("task.after_persist");
+}
+
+void TaskRunner::StopPersister() {
+  {
+    absl::MutexLock lock(&persist_mu_);
+    persister_exit_ = true;
+  }
+  if (persister_.joinable()) persister_.join();
 }
 
 OffsetMap TaskRunner::LocalOffsets() const {
@@ -874,8 +948,10 @@ absl::Status TaskRunner::HandOffClosedSequences() {
     closed.push_back(s);
   }
   if (closed.empty()) return absl::OkStatus();
-  // Everything of these sequences must be in durable spills first.
-  if (dirty_ || counters_.rows_in_memory > 0) SLUICE_RETURN_IF_ERROR(Persist());
+  // Everything of these sequences must be in durable spills first (also
+  // what a persist still running holds).
+  if (dirty_ || counters_.rows_in_memory > 0) SLUICE_RETURN_IF_ERROR(StartPersist());
+  SLUICE_RETURN_IF_ERROR(WaitPersisted());
   for (const Sequence& s : closed) {
     ClosedSequence sequence;
     sequence.sequence = s;
@@ -909,7 +985,7 @@ void TaskRunner::PublishProgress() {
   stats_.set_processed_bytes(counters_.processed_bytes);
   stats_.set_unparseable(counters_.unparseable);
   stats_.set_thrown_away(counters_.thrown_away);
-  stats_.set_persists(counters_.persists);
+  stats_.set_persists(persists_written_.load());
   stats_.set_rows_in_memory(counters_.rows_in_memory);
   stats_.set_bytes_in_memory(counters_.bytes_in_memory);
 }

@@ -7,7 +7,12 @@
 // (sequence, interval) and checks the triggers:
 // - persist (spill every index + write the restore point) at maxRowsInMemory,
 //   maxBytesInMemory or intermediatePersistPeriod, before a closed sequence
-//   goes to the publisher, and when the task stops;
+//   goes to the publisher, and when the task stops. The read loop hands the
+//   full indexes to the persister thread and goes on reading into new ones
+//   (as Druid does with maxPendingPersists 0): one persist runs at a time, a
+//   second trigger waits for it, so at most two sets of indexes are in
+//   memory. A closed sequence goes to the publisher only once its rows are
+//   on disk;
 // - checkpoint (pause itself, then CheckpointDataSourceMetadata with the
 //   latest sequence's start offsets, asked again every checkpointRetryPeriod
 //   until SetEndOffsets or Resume comes) when a segment of the latest
@@ -36,6 +41,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -172,7 +178,16 @@ class TaskRunner {
   absl::Status ProcessRecord(const KafkaRecord& record);
   absl::Status RecordParseError(const KafkaRecord& record, const RowParseError& error);
   absl::StatusOr<SegmentBuild*> SegmentFor(int route, int64_t timestamp_ms);
+  // Hands every non-empty index and the restore point naming their spills to
+  // the persister thread (after waiting for the previous persist); reading
+  // goes on into new indexes.
+  absl::Status StartPersist();
+  // Waits until the last persist is on disk; its error, if it failed.
+  absl::Status WaitPersisted() ABSL_LOCKS_EXCLUDED(persist_mu_);
+  // StartPersist + WaitPersisted.
   absl::Status Persist();
+  // The error of a persist that failed in the background, else OK.
+  absl::Status PersistFailure() ABSL_LOCKS_EXCLUDED(persist_mu_);
   void SyncRecords(SegmentBuild* build) const;
   absl::Status HandOffClosedSequences();
   void PrunePublished();
@@ -192,6 +207,19 @@ class TaskRunner {
   void Finish(absl::Status outcome) ABSL_LOCKS_EXCLUDED(mu_);
   // Sleeps up to `d` unless a pause or stop is requested; false when stopped.
   bool Wait(absl::Duration d) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // ---- persister thread ----
+  // One intermediate persist: the indexes taken from the read loop (with the
+  // spill path of each) and the restore point that names their spills,
+  // written once they are.
+  struct PersistJob {
+    std::vector<std::pair<std::string, std::unique_ptr<SegmentIndex>>> spills;
+    state::RestorePoint point;
+    absl::Time started;
+  };
+  void PersisterLoop() ABSL_LOCKS_EXCLUDED(persist_mu_);
+  absl::Status WritePersist(PersistJob& job);
+  void StopPersister() ABSL_LOCKS_EXCLUDED(persist_mu_);
 
   // ---- any thread ----
   absl::Status OnPublished(int32_t sequence_id) ABSL_LOCKS_EXCLUDED(mu_);
@@ -281,6 +309,18 @@ class TaskRunner {
   absl::Time next_out_of_range_report_ = absl::InfinitePast();
 
   std::thread thread_;
+
+  // The persister: started with the read loop, stopped when it ends.
+  absl::Mutex persist_mu_;
+  std::optional<PersistJob> persist_job_ ABSL_GUARDED_BY(persist_mu_);
+  // A job was handed over and is not written yet.
+  bool persist_running_ ABSL_GUARDED_BY(persist_mu_) = false;
+  // The first persist failure (the task fails with it).
+  absl::Status persist_error_ ABSL_GUARDED_BY(persist_mu_);
+  bool persister_exit_ ABSL_GUARDED_BY(persist_mu_) = false;
+  // Persists on disk (the restore point's count), for the status.
+  std::atomic<int64_t> persists_written_{0};
+  std::thread persister_;
 };
 
 }  // namespace sluice::task

@@ -1,33 +1,42 @@
 // The in-process cluster with metrics: each server records its RPCs in its
 // own registry, served over HTTP; the test scrapes both endpoints over TCP
-// and finds the calls it made, by method and status code.
+// and finds the calls it made, by method and status code. Then a small
+// ingestion from a mock Kafka: every metric of the catalog shows a non-zero
+// value, and the row counters the exact numbers produced.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "bench/e2e/prometheus_text.h"
+#include "common/metrics/catalog.h"
 #include "common/metrics/http_get.h"
 #include "common/metrics/http_server.h"
 #include "common/metrics/registry.h"
 #include "sluice/v1/supervisor_service.grpc.pb.h"
 #include "tests/grpc_introspection.h"
 #include "tests/in_process_cluster.h"
+#include "tests/task_mock_kafka.h"
+#include "tests/task_test_util.h"
 
 namespace sluice {
 namespace {
 
 class ClusterMetricsTest : public ::testing::Test {
  protected:
-  void SetUp() override {
+  void SetUp() override { StartCluster({}); }
+
+  void StartCluster(testing::InProcessClusterOptions options) {
     for (auto [registry, out] : {std::make_pair(&supervisor_metrics_, &supervisor_http_),
                                  std::make_pair(&worker_metrics_, &worker_http_)}) {
       auto http = metrics::MetricsHttpServer::StartIfListening("127.0.0.1:0", registry);
       ASSERT_TRUE(http.ok()) << http.status();
       *out = std::move(*http);
     }
-    testing::InProcessClusterOptions options;
     options.supervisor_metrics = &supervisor_metrics_;
     options.worker_metrics = &worker_metrics_;
     auto cluster = testing::InProcessCluster::Start(options);
@@ -37,6 +46,12 @@ class ClusterMetricsTest : public ::testing::Test {
 
   static std::shared_ptr<grpc::Channel> Dial(const std::string& address) {
     return grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
+  }
+
+  static std::vector<bench::PromSample> Samples(const metrics::MetricsHttpServer& http) {
+    auto samples = bench::ParsePromText(Scrape(http));
+    EXPECT_TRUE(samples.ok()) << samples.status();
+    return samples.ok() ? *samples : std::vector<bench::PromSample>{};
   }
 
   static std::string Scrape(const metrics::MetricsHttpServer& http) {
@@ -90,10 +105,10 @@ TEST_F(ClusterMetricsTest, ScrapesCountTheRpcsEachServerHandled) {
                         "sluice_grpc_server_handled_total{grpc_code=\"OK\",grpc_method=\"Check\","
                         "grpc_service=\"grpc.health.v1.Health\"} 1\n"))
       << worker_text;
-  EXPECT_TRUE(absl::StrContains(
-      worker_text,
-      "sluice_grpc_server_handled_total{grpc_code=\"NOT_FOUND\",grpc_method=\"Check\","
-      "grpc_service=\"grpc.health.v1.Health\"} 1\n"))
+  EXPECT_TRUE(absl::StrContains(worker_text,
+                                "sluice_grpc_server_handled_total{grpc_code="
+                                "\"NOT_FOUND\",grpc_method=\"Check\","
+                                "grpc_service=\"grpc.health.v1.Health\"} 1\n"))
       << worker_text;
   // Each process counts only its own calls.
   EXPECT_FALSE(absl::StrContains(worker_text, "ListSupervisors")) << worker_text;
@@ -104,6 +119,196 @@ TEST_F(ClusterMetricsTest, HealthzAnswersWhileTheProcessRuns) {
   ASSERT_TRUE(response.ok()) << response.status();
   EXPECT_EQ(response->status, 200);
   EXPECT_EQ(response->body, "ok\n");
+}
+
+// The cluster against a mock Kafka, ingesting for real.
+class ClusterIngestMetricsTest : public ClusterMetricsTest {
+ protected:
+  static constexpr int kPartitions = 2;
+  static constexpr int kValid = 120;      // per partition
+  static constexpr int kUnparseable = 3;  // per partition
+  static constexpr int kTooOld = 2;       // per partition, before the rejection window
+
+  void SetUp() override {
+    auto kafka = testing::MockKafka::Start();
+    ASSERT_TRUE(kafka.ok()) << kafka.status();
+    kafka_ = std::move(*kafka);
+    ASSERT_TRUE(kafka_->CreateTopic("wiki", kPartitions).ok());
+    testing::InProcessClusterOptions options;
+    options.worker_knobs.kafka_cluster = kafka::ClusterKind::kDevBroker;
+    options.worker_knobs.handoff_poll_interval = absl::Milliseconds(50);
+    options.handoff_period = absl::Milliseconds(100);
+    StartCluster(options);
+  }
+
+  void TearDown() override {
+    cluster_.reset();
+    kafka_.reset();
+  }
+
+  void ProduceBatch() {
+    for (int32_t p = 0; p < kPartitions; ++p) {
+      std::vector<std::string> values;
+      for (int n = 0; n < kValid; ++n) values.push_back(testing::Record(p, n));
+      for (int n = 0; n < kUnparseable; ++n) values.push_back("{\"timestamp\": ");
+      for (int n = 0; n < kTooOld; ++n) {
+        values.push_back(absl::StrCat("{\"timestamp\":", testing::kBaseTimeMs - 86400000 * 10,
+                                      ",\"page\":\"old\"}"));
+      }
+      ASSERT_TRUE(kafka_->Produce("wiki", p, values).ok());
+      end_[p] += static_cast<int64_t>(values.size());
+    }
+  }
+
+  v1::SupervisorService::Stub* Stub() {
+    if (!stub_) stub_ = v1::SupervisorService::NewStub(Dial(cluster_->supervisor().address()));
+    return stub_.get();
+  }
+
+  void Submit(const std::string& datasource, v1::HandoffMode mode) {
+    v1::SupervisorSpec spec;
+    spec.set_datasource(datasource);
+    v1::IoConfig* io = spec.mutable_io_config();
+    io->set_topic("wiki");
+    (*io->mutable_consumer_properties())["bootstrap.servers"] = kafka_->bootstrap();
+    io->set_task_duration("PT1H");
+    io->set_start_delay("PT0.1S");
+    io->set_period("PT0.2S");
+    io->set_use_earliest_offset(true);
+    io->set_poll_timeout("PT0.05S");
+    // kBaseTimeMs is 2026-11-30T00:00:00Z: the records 10 days older are thrown
+    // away.
+    io->set_late_message_rejection_start_date_time("2026-11-29T00:00:00Z");
+    v1::DataSchema* schema = spec.mutable_data_schema();
+    schema->mutable_timestamp_spec()->set_format("millis");
+    v1::MetricSpec* count = schema->add_metrics_spec();
+    count->set_type("count");
+    count->set_name("count");
+    v1::TuningConfig* tuning = spec.mutable_tuning_config();
+    tuning->set_max_rows_per_segment(40);  // several checkpoints
+    tuning->set_max_rows_in_memory(15);    // several persists
+    tuning->set_handoff_mode(mode);
+    // LOADER: nobody confirms, so every publish ends in a handoff timeout.
+    tuning->set_handoff_condition_timeout(mode == v1::LOADER ? "PT0.3S" : "PT30S");
+    v1::SubmitSupervisorRequest request;
+    *request.mutable_spec() = spec;
+    v1::SubmitSupervisorResponse response;
+    grpc::ClientContext ctx;
+    const grpc::Status status = Stub()->SubmitSupervisor(&ctx, request, &response);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+  }
+
+  void Suspend(const std::string& datasource) {
+    v1::SupervisorRef ref;
+    ref.set_datasource(datasource);
+    v1::SupervisorSummary summary;
+    grpc::ClientContext ctx;
+    const grpc::Status status = Stub()->SuspendSupervisor(&ctx, ref, &summary);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+  }
+
+  // Every record committed and every task of `datasource` finished.
+  bool Done(const std::string& datasource) {
+    v1::SupervisorRef ref;
+    ref.set_datasource(datasource);
+    v1::GetCommitLogResponse log;
+    grpc::ClientContext ctx;
+    if (!Stub()->GetCommitLog(&ctx, ref, &log).ok()) return false;
+    for (const auto& [p, end] : end_) {
+      const auto it = log.committed_offsets().find(p);
+      if (it == log.committed_offsets().end() || it->second != end) return false;
+    }
+    v1::ListSupervisorTasksRequest request;
+    request.set_datasource(datasource);
+    request.set_include_finished(true);
+    v1::ListSupervisorTasksResponse tasks;
+    grpc::ClientContext list_ctx;
+    if (!Stub()->ListTasks(&list_ctx, request, &tasks).ok() || tasks.tasks_size() == 0) {
+      return false;
+    }
+    for (const v1::SupervisorTaskRecord& t : tasks.tasks()) {
+      if (t.state() != v1::SUCCESS) return false;
+    }
+    return true;
+  }
+
+  std::unique_ptr<testing::MockKafka> kafka_;
+  std::unique_ptr<v1::SupervisorService::Stub> stub_;
+  std::map<int32_t, int64_t> end_;
+};
+
+TEST_F(ClusterIngestMetricsTest, EveryCatalogMetricCountsASmallIngestion) {
+  ProduceBatch();
+  Submit("wiki", v1::DEEP_STORAGE);
+  Submit("wiki_loader", v1::LOADER);
+  const std::map<std::string, std::string> wiki = {{"datasource", "wiki"}};
+
+  // While both tasks read (they stay READING once at the end of the topic):
+  // the gauges of tasks by state.
+  std::vector<bench::PromSample> reading_worker, reading_supervisor;
+  ASSERT_TRUE(testing::WaitFor(
+      [&] {
+        reading_worker = Samples(*worker_http_);
+        reading_supervisor = Samples(*supervisor_http_);
+        return bench::SumSamples(reading_worker, metrics::kTaskTasks.name,
+                                 {{"state", "READING"}}) == 2 &&
+               bench::SumSamples(reading_supervisor, metrics::kSupervisorTasks.name,
+                                 {{"datasource", "wiki"}, {"state", "READING"}}) == 1 &&
+               bench::SumSamples(reading_worker, metrics::kTaskRowsProcessed.name) ==
+                   2 * kPartitions * kValid;
+      },
+      absl::Seconds(30)));
+
+  // Finish both (the last sequences publish), then leave records unread.
+  Suspend("wiki");
+  Suspend("wiki_loader");
+  ASSERT_TRUE(
+      testing::WaitFor([&] { return Done("wiki") && Done("wiki_loader"); }, absl::Seconds(30)));
+  ProduceBatch();
+  std::vector<bench::PromSample> worker, supervisor;
+  ASSERT_TRUE(testing::WaitFor(
+      [&] {
+        supervisor = Samples(*supervisor_http_);
+        return bench::SumSamples(supervisor, metrics::kSupervisorPartitionLag.name, wiki) ==
+               static_cast<double>(kPartitions * (kValid + kUnparseable + kTooOld));
+      },
+      absl::Seconds(30)))
+      << "lag of wiki: "
+      << bench::SumSamples(supervisor, metrics::kSupervisorPartitionLag.name, wiki);
+  worker = Samples(*worker_http_);
+
+  // Exact counts where the input decides them.
+  EXPECT_EQ(bench::SumSamples(worker, metrics::kTaskRowsProcessed.name, wiki),
+            kPartitions * kValid);
+  EXPECT_EQ(bench::SumSamples(worker, metrics::kTaskRowsUnparseable.name, wiki),
+            kPartitions * kUnparseable);
+  EXPECT_EQ(bench::SumSamples(worker, metrics::kTaskRowsThrownAway.name, wiki),
+            kPartitions * kTooOld);
+  EXPECT_EQ(bench::SumSamples(supervisor, metrics::kSupervisorWorkers.name, {{"state", "alive"}}),
+            1);
+  // The supervisor committed what the worker published (1 replica).
+  EXPECT_EQ(bench::SumSamples(worker, metrics::kTaskSegmentsPublished.name, wiki),
+            bench::SumSamples(supervisor, metrics::kSupervisorSegmentsPublished.name, wiki));
+  EXPECT_GT(bench::SumSamples(supervisor, metrics::kSupervisorPublishes.name,
+                              {{"datasource", "wiki"}, {"code", "OK"}}),
+            1);
+  EXPECT_GT(bench::SumSamples(worker, metrics::kTaskHandoffTimeouts.name,
+                              {{"datasource", "wiki_loader"}}),
+            0);
+  EXPECT_EQ(bench::SumSamples(worker, metrics::kTaskHandoffTimeouts.name, wiki), 0);
+
+  // Every metric of the catalog has a non-zero value in one of the scrapes
+  // (for histograms: observations).
+  for (const metrics::MetricDef* def : metrics::kCatalog) {
+    const std::string name = def->type == metrics::MetricType::kHistogram
+                                 ? absl::StrCat(def->name, "_count")
+                                 : std::string(def->name);
+    double total = 0;
+    for (const auto* samples : {&reading_worker, &reading_supervisor, &worker, &supervisor}) {
+      total += bench::SumSamples(*samples, name);
+    }
+    EXPECT_GT(total, 0) << name << " stayed at zero";
+  }
 }
 
 }  // namespace

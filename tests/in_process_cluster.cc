@@ -27,6 +27,7 @@ absl::StatusOr<std::unique_ptr<InProcessCluster>> InProcessCluster::Start(
   sopts.deep_storage_uri = "file://" + cluster->dir_ + "/deep";
   sopts.tls = std::move(options.supervisor_tls);
   sopts.metrics = options.supervisor_metrics;
+  sopts.handoff_period = options.handoff_period;
   SLUICE_ASSIGN_OR_RETURN(cluster->supervisor_, supervisor::SupervisorServer::Start(sopts));
 
   task::WorkerServerOptions wopts;
@@ -37,6 +38,7 @@ absl::StatusOr<std::unique_ptr<InProcessCluster>> InProcessCluster::Start(
   wopts.deep_storage_uri = sopts.deep_storage_uri;
   wopts.tls = std::move(options.worker_tls);
   wopts.metrics = options.worker_metrics;
+  wopts.knobs = options.worker_knobs;
   SLUICE_ASSIGN_OR_RETURN(cluster->worker_, task::WorkerServer::Start(wopts));
   return cluster;
 }

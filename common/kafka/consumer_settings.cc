@@ -30,8 +30,9 @@ KafkaProperties RecommendedConsumerProperties(ClusterKind kind) {
   };
   if (kind == ClusterKind::kDevBroker) {
     props["fetch.wait.max.ms"] = "10";
-    props["queued.min.messages"] = "1000000";
-    props["queued.max.messages.kbytes"] = "1048576";
+    // Bounded prefetch: see the header.
+    props["queued.min.messages"] = "100000";
+    props["queued.max.messages.kbytes"] = "65536";
     props["fetch.max.bytes"] = "104857600";
     props["max.partition.fetch.bytes"] = "10485760";
   }

@@ -9,9 +9,16 @@
 //   even for assign() (it is never joined), "sluice" unless the user sets one.
 // - dev broker (librdkafka's mock cluster): an empty Fetch is held for the
 //   whole fetch.wait.max.ms and not woken by new data, so wait only 10 ms; it
-//   returns one record batch per partition per Fetch, so allow big fetches and
-//   big local queues (librdkafka 2.0.2 otherwise stalls a partition whose
-//   local queue exceeds queued.min.messages).
+//   returns one record batch per partition per Fetch, so allow big fetches.
+//   The local queue is bounded (100,000 records / 64 MiB, librdkafka's
+//   defaults): for an assign() consumer every partition's queue forwards to
+//   the one consumer queue, so these limits bound the whole consumer's
+//   prefetch, which is part of a worker's memory budget (maxBytesInMemory +
+//   100 MB). With 1,000,000 / 1 GiB a consumer slower than the broker
+//   buffered most of a 3M-record topic (worker peak RSS 386 MiB instead of
+//   184 MiB, same rate). Much smaller queues stall: librdkafka 2.0.2 stops
+//   fetching above the limit and resumes only on its next broker wakeup
+//   (5,000 records ran at a third of the rate).
 // - real Kafka: librdkafka's own fetch defaults are right (the broker answers
 //   as soon as data arrives), and big per-partition queues would cost memory
 //   with many partitions.

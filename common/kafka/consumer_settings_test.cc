@@ -12,8 +12,8 @@ namespace {
 TEST(ConsumerSettingsTest, DevBrokerGetsTheFetchTuning) {
   const KafkaProperties props = RecommendedConsumerProperties(ClusterKind::kDevBroker);
   EXPECT_EQ(props.at("fetch.wait.max.ms"), "10");
-  EXPECT_EQ(props.at("queued.min.messages"), "1000000");
-  EXPECT_EQ(props.at("queued.max.messages.kbytes"), "1048576");
+  EXPECT_EQ(props.at("queued.min.messages"), "100000");
+  EXPECT_EQ(props.at("queued.max.messages.kbytes"), "65536");
   EXPECT_EQ(props.at("fetch.max.bytes"), "104857600");
   EXPECT_EQ(props.at("max.partition.fetch.bytes"), "10485760");
   EXPECT_EQ(props.at("enable.auto.commit"), "false");
@@ -35,7 +35,7 @@ TEST(ConsumerSettingsTest, UserPropertiesWin) {
       {{"bootstrap.servers", "h:1"}, {"fetch.wait.max.ms", "250"}}, ClusterKind::kDevBroker);
   EXPECT_EQ(merged.at("bootstrap.servers"), "h:1");
   EXPECT_EQ(merged.at("fetch.wait.max.ms"), "250");
-  EXPECT_EQ(merged.at("queued.min.messages"), "1000000");
+  EXPECT_EQ(merged.at("queued.min.messages"), "100000");
 }
 
 TEST(ConsumerSettingsTest, RecommendationsAreAcceptedByLibrdkafka) {

@@ -1,0 +1,458 @@
+#include "bench/e2e/e2e_bench.h"
+
+#include <sys/utsname.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+#include "bench/e2e/bench_cluster.h"
+#include "bench/e2e/consume_baselines.h"
+#include "bench/e2e/fsync_baseline.h"
+#include "bench/e2e/markdown_report.h"
+#include "bench/e2e/sluice_run.h"
+#include "bench/e2e/topic_preload.h"
+#include "common/file_util.h"
+#include "common/kafka/metadata_client.h"
+#include "common/status_macros.h"
+
+namespace sluice {
+namespace bench {
+namespace {
+
+constexpr int64_t kSpecDefaultMaxBytesInMemory = 134217728;
+// The RSS target's allowance on top of maxBytesInMemory: 100 MB.
+constexpr int64_t kRssAllowanceBytes = 100 * 1000 * 1000;
+constexpr char kTopic[] = "bench";
+constexpr char kCheckpointTopic[] = "bench_ckpt";
+
+void Progress(const std::string& line) {
+  fprintf(stderr, "[bench %s] %s\n",
+          absl::FormatTime("%H:%M:%S", absl::Now(), absl::LocalTimeZone()).c_str(), line.c_str());
+}
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return std::nan("");
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+std::string ReadFirstLine(const std::string& path, absl::string_view prefix) {
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (absl::StartsWith(line, prefix)) return line;
+  }
+  return "";
+}
+
+std::string MachineDescription() {
+  std::string cpu = ReadFirstLine("/proc/cpuinfo", "model name");
+  if (const size_t colon = cpu.find(':'); colon != std::string::npos) {
+    cpu = std::string(absl::StripAsciiWhitespace(cpu.substr(colon + 1)));
+  }
+  std::string mem = ReadFirstLine("/proc/meminfo", "MemTotal:");
+  int64_t mem_kb = 0;
+  sscanf(mem.c_str(), "MemTotal: %ld", &mem_kb);
+  utsname u;
+  uname(&u);
+  return absl::StrFormat("%s, %ld cores, %.0f GiB RAM, Linux %s", cpu,
+                         sysconf(_SC_NPROCESSORS_ONLN), static_cast<double>(mem_kb) / (1 << 20),
+                         u.release);
+}
+
+std::string LoadAverage() {
+  std::ifstream in("/proc/loadavg");
+  double one = 0, five = 0, fifteen = 0;
+  in >> one >> five >> fifteen;
+  return absl::StrFormat("%.2f / %.2f / %.2f", one, five, fifteen);
+}
+
+struct TopicRange {
+  std::map<int32_t, int64_t> start;
+  std::map<int32_t, int64_t> end;
+  int64_t records = 0;
+};
+
+// Produces `records` and checks that the broker keeps all of them (the dev
+// broker's retention cap must be lifted, or consumers would read a tail).
+absl::StatusOr<TopicRange> Preload(const std::string& bootstrap, const std::string& topic,
+                                   int partitions, int64_t records, const WikiRowOptions& rows) {
+  PreloadOptions preload;
+  preload.bootstrap = bootstrap;
+  preload.topic = topic;
+  preload.partitions = partitions;
+  preload.records = records;
+  preload.rows = rows;
+  SLUICE_ASSIGN_OR_RETURN(PreloadResult produced, PreloadTopic(preload));
+  Progress(absl::StrFormat(
+      "produced %d records (%d malformed, %s) to %s in %s: %s records/s", produced.records,
+      produced.malformed, FormatMiB(produced.bytes), topic, absl::FormatDuration(produced.elapsed),
+      FormatCount(produced.records / absl::ToDoubleSeconds(produced.elapsed))));
+  SLUICE_ASSIGN_OR_RETURN(auto metadata,
+                          kafka::MetadataClient::Create({{"bootstrap.servers", bootstrap}}));
+  SLUICE_ASSIGN_OR_RETURN(auto marks, metadata->QueryAllWatermarks(topic, absl::Seconds(30)));
+  TopicRange range;
+  for (const auto& [p, m] : marks) {
+    range.start[p] = m.earliest;
+    range.end[p] = m.latest;
+    range.records += m.latest - m.earliest;
+  }
+  if (range.records != records) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(topic, " holds ", range.records, " readable records after producing ", records,
+                     ": is the dev broker's retention cap lifted? (see tools/README.md)"));
+  }
+  return range;
+}
+
+struct Figures {
+  std::vector<double> kcat, kcat_tuned, raw;
+  std::vector<SluiceRunResult> off, on;
+  std::vector<double> raw_cpu_per_record_ns;
+  std::vector<double> kcat_cpu_per_record_ns;
+};
+
+double MedianRate(const std::vector<SluiceRunResult>& runs) {
+  std::vector<double> rates;
+  for (const SluiceRunResult& r : runs) rates.push_back(r.RecordsPerSecond());
+  return Median(rates);
+}
+
+// The run whose rate is the median (the lower middle one for an even count).
+const SluiceRunResult& MedianRun(const std::vector<SluiceRunResult>& runs) {
+  static const SluiceRunResult* const kNone = new SluiceRunResult();
+  if (runs.empty()) return *kNone;  // a part that did not run: every figure n/a
+  std::vector<size_t> order(runs.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return runs[a].RecordsPerSecond() < runs[b].RecordsPerSecond();
+  });
+  return runs[order[(order.size() - 1) / 2]];
+}
+
+absl::Status MeasureBaselines(const E2eBenchOptions& options, const std::string& bootstrap,
+                              const TopicRange& range, Figures* f) {
+  const std::vector<std::string> kcat_tuning = {"-X", "fetch.wait.max.ms=10",
+                                                "-X", "queued.min.messages=1000000",
+                                                "-X", "queued.max.messages.kbytes=1048576",
+                                                "-X", "fetch.max.bytes=104857600",
+                                                "-X", "max.partition.fetch.bytes=10485760"};
+  SLUICE_ASSIGN_OR_RETURN(ConsumeResult kcat,
+                          RunKcat(options.kcat_binary, bootstrap, kTopic, {}, range.records));
+  f->kcat.push_back(kcat.RecordsPerSecond());
+  f->kcat_cpu_per_record_ns.push_back(absl::ToDoubleNanoseconds(kcat.cpu) / kcat.records);
+  Progress(absl::StrCat("kcat: ", FormatCount(kcat.RecordsPerSecond()), " records/s"));
+  SLUICE_ASSIGN_OR_RETURN(ConsumeResult tuned, RunKcat(options.kcat_binary, bootstrap, kTopic,
+                                                       kcat_tuning, range.records));
+  f->kcat_tuned.push_back(tuned.RecordsPerSecond());
+  Progress(absl::StrCat("kcat tuned: ", FormatCount(tuned.RecordsPerSecond()), " records/s"));
+  SLUICE_ASSIGN_OR_RETURN(ConsumeResult raw,
+                          ConsumeRaw(bootstrap, kTopic, range.start, range.end, absl::Minutes(5)));
+  if (raw.records != range.records) {
+    return absl::DataLossError(
+        absl::StrCat("the raw consumer read ", raw.records, " of ", range.records, " records"));
+  }
+  f->raw.push_back(raw.RecordsPerSecond());
+  f->raw_cpu_per_record_ns.push_back(absl::ToDoubleNanoseconds(raw.cpu) / raw.records);
+  Progress(absl::StrCat("raw librdkafka: ", FormatCount(raw.RecordsPerSecond()), " records/s"));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<SluiceRunResult> RunOnce(BenchCluster& processes, const std::string& bootstrap,
+                                        const TopicRange& range, const std::string& name,
+                                        SluiceRunOptions run) {
+  // Fresh workers: their peak RSS is this run's.
+  SLUICE_RETURN_IF_ERROR(processes.RestartWorkers());
+  run.datasource = name;
+  run.bootstrap = bootstrap;
+  run.start_offsets = range.start;
+  run.end_offsets = range.end;
+  SLUICE_ASSIGN_OR_RETURN(SluiceRunResult result, RunSluice(processes, run));
+  int64_t rss = 0;
+  for (int64_t r : result.worker_peak_rss_bytes) rss = std::max(rss, r);
+  Progress(
+      absl::StrFormat("%s: %d records (%d rows -> %d after rollup, %d unparseable) in %.2f s = "
+                      "%s records/s; "
+                      "%d sequences, %d segments; last commit %d ms after all was read; worker "
+                      "VmHWM %s",
+                      name, result.records, result.rows, result.segment_rows, result.unparseable,
+                      (result.last_commit_ms - result.task_start_ms) / 1000.0,
+                      FormatCount(result.RecordsPerSecond()), result.sequences, result.segments,
+                      result.last_commit_ms - result.all_read_seen_ms, FormatMiB(rss)));
+  return result;
+}
+
+std::string HistogramRow(const std::string& what, const PromHistogram& h, const std::string& target,
+                         const std::string& verdict) {
+  return absl::StrCat("| ", what, " | ", FormatSeconds(h.Quantile(0.5)), " | ",
+                      FormatSeconds(h.Quantile(0.99)), " | ", FormatSeconds(h.Mean()), " | ",
+                      static_cast<int64_t>(h.count), " | ", target, " | ", verdict, " |\n");
+}
+
+std::string Render(const E2eBenchOptions& options, const Figures& f,
+                   const SluiceRunResult& checkpoint_run, const FsyncLatency& fsync,
+                   const std::string& started, const std::string& load_before,
+                   const std::string& load_after) {
+  const double kcat = Median(f.kcat);
+  const double kcat_tuned = Median(f.kcat_tuned);
+  const double raw = Median(f.raw);
+  const double off = MedianRate(f.off);
+  const double on = MedianRate(f.on);
+  const int64_t max_bytes =
+      options.max_bytes_in_memory > 0 ? options.max_bytes_in_memory : kSpecDefaultMaxBytesInMemory;
+
+  std::string out = "## End to end\n\n";
+  absl::StrAppend(&out,
+                  "Written by `bench/e2e/run.sh` (`//bench/e2e:e2e_bench`); do not edit by "
+                  "hand.\n\n",
+                  "- command: `", options.command, "`\n", "- machine: ", MachineDescription(), "\n",
+                  "- date: ", started, "; git ",
+                  options.git_revision.empty() ? "?" : options.git_revision, "\n",
+                  "- load average (1/5/15 min) before: ", load_before, "; after: ", load_after,
+                  " (the machine is shared; every ratio below compares figures of the same "
+                  "run)\n",
+                  absl::StrFormat("- data: %d wiki-edit-like JSON records (~214 B, %.2f%% "
+                                  "malformed) on %d "
+                                  "partitions of the dev broker (1 mock broker); %d "
+                                  "round(s), medians shown\n",
+                                  options.records, options.malformed_fraction * 100,
+                                  options.partitions, options.repetitions),
+                  "- processes: tools/cluster's ProcessCluster on loopback (dev broker, "
+                  "supervisor, 2 workers; the workers restart before each sluice run)\n",
+                  "- sluice runs: taskCount 1, replicas 1, maxRowsPerSegment ",
+                  options.max_rows_per_segment, ", maxBytesInMemory ", max_bytes,
+                  ", HOUR segments; rollup on = queryGranularity MINUTE and the 4 "
+                  "low-cardinality dimensions "
+                  "(channel, namespace, countryName, isRobot; page and user would make "
+                  "every row unique). Rate = records / (task "
+                  "start_time_ms -> committed_at_ms of the last sequence in the commit "
+                  "log); the last "
+                  "sequence is closed by suspending the supervisor once the task has read "
+                  "everything\n\n");
+
+  if (!options.consumer_properties.empty()) {
+    absl::StrAppend(&out, "- extra consumer properties of the sluice specs: `",
+                    absl::StrJoin(options.consumer_properties, ",", absl::PairFormatter("=")),
+                    "`\n\n");
+  }
+  absl::StrAppend(&out, "### Throughput\n\n");
+  MarkdownTable throughput(
+      {"reader", "records/s", "vs kcat", "vs kcat tuned", "vs raw librdkafka", "notes"});
+  throughput.AddRow({"`kcat -C -e -o beginning -q > /dev/null`", FormatCount(kcat), "1.00x",
+                     FormatRatio(kcat / kcat_tuned), FormatRatio(kcat / raw),
+                     absl::StrFormat("%.0f ns CPU/record", Median(f.kcat_cpu_per_record_ns))});
+  throughput.AddRow({"kcat, dev broker fetch tuning (`-X fetch.wait.max.ms=10 ...`)",
+                     FormatCount(kcat_tuned), FormatRatio(kcat_tuned / kcat), "1.00x",
+                     FormatRatio(kcat_tuned / raw), ""});
+  throughput.AddRow({"raw librdkafka, `rd_kafka_consume_batch_queue`, fetch tuning",
+                     FormatCount(raw), FormatRatio(raw / kcat), FormatRatio(raw / kcat_tuned),
+                     "1.00x",
+                     absl::StrFormat("%.0f ns CPU/record", Median(f.raw_cpu_per_record_ns))});
+  auto sluice_row = [&](const char* what, double rate, const std::vector<SluiceRunResult>& runs) {
+    if (runs.empty()) return;
+    const SluiceRunResult& r = MedianRun(runs);
+    throughput.AddRow({what, FormatCount(rate), FormatRatio(rate / kcat),
+                       FormatRatio(rate / kcat_tuned), FormatRatio(rate / raw),
+                       absl::StrFormat("%d rows in %d segments, %d sequences; "
+                                       "tail after last read: %d ms",
+                                       r.segment_rows, r.segments, r.sequences,
+                                       r.last_commit_ms - r.all_read_seen_ms)});
+  };
+  sluice_row("sluice end to end, rollup off", off, f.off);
+  sluice_row("sluice end to end, rollup on (MINUTE, 4 dimensions)", on, f.on);
+  absl::StrAppend(&out, throughput.Render(), "\n");
+
+  absl::StrAppend(
+      &out, "### Latency\n\n",
+      absl::StrFormat("Checkpoint rounds: %d records on topic `%s`, taskCount "
+                      "1, replicas 2 (2 workers), "
+                      "maxRowsPerSegment %d, rollup off; %d sequences "
+                      "committed. Quantiles are estimated "
+                      "from the services' Prometheus histograms (buckets 1, "
+                      "2.5, 5, 10, 25, 50, 100 ms, "
+                      "...), as `histogram_quantile` would; the share at or "
+                      "below 10 ms is exact.\n\n",
+                      options.checkpoint_records, kCheckpointTopic,
+                      options.checkpoint_max_rows_per_segment, checkpoint_run.sequences));
+  absl::StrAppend(&out, "| latency | p50 | p99 | mean | count | target | result |\n",
+                  "| --- | --- | --- | --- | --- | --- | --- |\n");
+  const PromHistogram& round = checkpoint_run.supervisor_checkpoint_seconds;
+  std::string round_verdict = "not exported";
+  if (round.count > 0) {
+    const double share = round.FractionAtOrBelow(0.01);
+    round_verdict =
+        absl::StrFormat("%s (%.1f%% <= 10 ms)", share >= 0.99 ? "met" : "NOT met", share * 100);
+  }
+  absl::StrAppend(
+      &out, absl::StrFormat(
+                "| baseline: write 4 KiB + fsync in the run directory (exact, %d samples) | "
+                "%s | %s | %s | %d | | |\n",
+                fsync.samples, FormatSeconds(fsync.p50_seconds), FormatSeconds(fsync.p99_seconds),
+                FormatSeconds(fsync.mean_seconds), fsync.samples));
+  absl::StrAppend(&out,
+                  HistogramRow("checkpoint round, supervisor (request -> SetEndOffsets on both "
+                               "replicas), 2 replicas",
+                               round, "p99 <= 10 ms", round_verdict),
+                  HistogramRow("task paused for its checkpoint (request -> end offsets), 2 "
+                               "replicas",
+                               checkpoint_run.task_checkpoint_seconds, "", ""),
+                  HistogramRow("Pause handled by a worker (parks the read loop), 2 replicas",
+                               checkpoint_run.worker_pause_seconds, "", ""),
+                  HistogramRow("SetEndOffsets handled by a worker (sequence file fsynced), 2 "
+                               "replicas",
+                               checkpoint_run.worker_set_end_offsets_seconds, "", ""),
+                  HistogramRow("publish per sequence (closed -> committed), 2 replicas",
+                               checkpoint_run.task_publish_seconds, "", ""),
+                  HistogramRow("publish per sequence, 1 task, rollup off",
+                               MedianRun(f.off).task_publish_seconds, "", ""),
+                  HistogramRow("publish per sequence, 1 task, rollup on",
+                               MedianRun(f.on).task_publish_seconds, "", ""),
+                  HistogramRow("intermediate persist, 1 task, rollup off",
+                               MedianRun(f.off).task_persist_seconds, "", ""),
+                  "\n");
+
+  absl::StrAppend(&out, "### Worker memory\n\n");
+  MarkdownTable memory({"run", "records", "maxBytesInMemory", "worker VmHWM (peak RSS)",
+                        "bound (maxBytesInMemory + 100 MB)", "result"});
+  auto memory_row = [&](const std::string& what, const SluiceRunResult& r, int64_t records) {
+    for (size_t i = 0; i < r.worker_peak_rss_bytes.size(); ++i) {
+      const int64_t rss = r.worker_peak_rss_bytes[i];
+      memory.AddRow({r.worker_peak_rss_bytes.size() > 1 ? absl::StrCat(what, ", worker ", i) : what,
+                     FormatCount(records), FormatMiB(max_bytes), FormatMiB(rss),
+                     FormatMiB(max_bytes + kRssAllowanceBytes),
+                     rss <= max_bytes + kRssAllowanceBytes ? "met" : "NOT met"});
+    }
+  };
+  for (size_t i = 0; i < f.off.size(); ++i) {
+    memory_row(absl::StrCat("rollup off, round ", i + 1), f.off[i], options.records);
+  }
+  for (size_t i = 0; i < f.on.size(); ++i) {
+    memory_row(absl::StrCat("rollup on, round ", i + 1), f.on[i], options.records);
+  }
+  memory_row("2 replicas", checkpoint_run, options.checkpoint_records);
+  absl::StrAppend(&out, memory.Render(), "\n");
+
+  absl::StrAppend(&out, "### Targets\n\n");
+  MarkdownTable targets({"target", "measured", "result"});
+  const double worst = std::min(off, on);
+  targets.AddRow({"end to end >= 1.0x kcat (same run)",
+                  absl::StrFormat("rollup off %s, rollup on %s", FormatRatio(off / kcat),
+                                  FormatRatio(on / kcat)),
+                  worst >= kcat ? "met" : "NOT met"});
+  targets.AddRow({"checkpoint round p99 <= 10 ms (2 replicas)",
+                  round.count > 0 ? FormatSeconds(round.Quantile(0.99)) : "n/a", round_verdict});
+  int64_t peak = 0;
+  for (const auto* runs : {&f.off, &f.on}) {
+    for (const SluiceRunResult& r : *runs) {
+      for (int64_t rss : r.worker_peak_rss_bytes) peak = std::max(peak, rss);
+    }
+  }
+  for (int64_t rss : checkpoint_run.worker_peak_rss_bytes) peak = std::max(peak, rss);
+  targets.AddRow({"worker RSS <= maxBytesInMemory + 100 MB",
+                  absl::StrCat("highest VmHWM ", FormatMiB(peak), " vs ",
+                               FormatMiB(max_bytes + kRssAllowanceBytes)),
+                  peak <= max_bytes + kRssAllowanceBytes ? "met" : "NOT met"});
+  absl::StrAppend(&out, targets.Render());
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> RunE2eBench(const E2eBenchOptions& options) {
+  const std::string started =
+      absl::FormatTime("%Y-%m-%d %H:%M UTC", absl::Now(), absl::UTCTimeZone());
+  const std::string load_before = LoadAverage();
+  SLUICE_RETURN_IF_ERROR(MakeDirs(options.work_dir));
+  Progress(absl::StrCat("work directory ", options.work_dir));
+  BenchClusterOptions cluster;
+  cluster.root_dir = options.work_dir;
+  cluster.workers = 2;
+  cluster.topics = {absl::StrCat(kTopic, ":", options.partitions),
+                    absl::StrCat(kCheckpointTopic, ":", options.partitions)};
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<BenchCluster> processes, BenchCluster::Start(cluster));
+  const std::string bootstrap = processes->bootstrap_servers();
+  Progress(absl::StrCat("dev broker at ", bootstrap, ", supervisor and 2 workers up"));
+
+  WikiRowOptions rows;
+  rows.seed = options.seed;
+  rows.malformed_fraction = options.malformed_fraction;
+  SLUICE_ASSIGN_OR_RETURN(TopicRange range,
+                          Preload(bootstrap, kTopic, options.partitions, options.records, rows));
+  auto enabled = [&](const char* part) {
+    return options.only.empty() || options.only.count(part) > 0;
+  };
+  TopicRange checkpoint_range;
+  if (enabled("replicas")) {
+    rows.seed = options.seed + 1;
+    SLUICE_ASSIGN_OR_RETURN(
+        checkpoint_range,
+        Preload(bootstrap, kCheckpointTopic, options.partitions, options.checkpoint_records, rows));
+  }
+
+  Figures f;
+  for (int round = 1; round <= options.repetitions; ++round) {
+    Progress(absl::StrCat("round ", round, " of ", options.repetitions));
+    if (enabled("baselines"))
+      SLUICE_RETURN_IF_ERROR(MeasureBaselines(options, bootstrap, range, &f));
+    SluiceRunOptions run;
+    run.topic = kTopic;
+    run.replicas = 1;
+    run.max_rows_per_segment = options.max_rows_per_segment;
+    run.max_bytes_in_memory = options.max_bytes_in_memory;
+    run.consumer_properties = options.consumer_properties;
+    run.rollup = false;
+    run.query_granularity = "NONE";
+    if (enabled("off")) {
+      SLUICE_ASSIGN_OR_RETURN(
+          SluiceRunResult off,
+          RunOnce(*processes, bootstrap, range, absl::StrCat("rollup_off_", round), run));
+      f.off.push_back(std::move(off));
+    }
+    // Rollup merges rows only when dimension values repeat: page and user
+    // (200k and 30k values) make nearly every row unique, so this run keeps
+    // the four low-cardinality dimensions, as a rollup datasource would.
+    run.rollup = true;
+    run.query_granularity = "MINUTE";
+    run.dimensions = {"channel", "namespace", "countryName", "isRobot"};
+    if (enabled("on")) {
+      SLUICE_ASSIGN_OR_RETURN(SluiceRunResult on, RunOnce(*processes, bootstrap, range,
+                                                          absl::StrCat("rollup_on_", round), run));
+      f.on.push_back(std::move(on));
+    }
+  }
+
+  SluiceRunResult checkpoint_run;
+  if (enabled("replicas")) {
+    SluiceRunOptions checkpoints;
+    checkpoints.topic = kCheckpointTopic;
+    checkpoints.replicas = 2;
+    checkpoints.max_rows_per_segment = options.checkpoint_max_rows_per_segment;
+    checkpoints.max_bytes_in_memory = options.max_bytes_in_memory;
+    checkpoints.consumer_properties = options.consumer_properties;
+    SLUICE_ASSIGN_OR_RETURN(checkpoint_run, RunOnce(*processes, bootstrap, checkpoint_range,
+                                                    "replicas_2", checkpoints));
+  }
+
+  if (absl::Status stopped = processes->Stop(); !stopped.ok()) {
+    Progress(absl::StrCat("stopping the processes: ", stopped.ToString()));
+  }
+  SLUICE_ASSIGN_OR_RETURN(const FsyncLatency fsync, MeasureFsync(options.work_dir, 200));
+  Progress(absl::StrCat("write 4 KiB + fsync: p50 ", FormatSeconds(fsync.p50_seconds), ", p99 ",
+                        FormatSeconds(fsync.p99_seconds)));
+  return Render(options, f, checkpoint_run, fsync, started, load_before, LoadAverage());
+}
+
+}  // namespace bench
+}  // namespace sluice

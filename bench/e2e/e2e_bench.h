@@ -1,0 +1,66 @@
+// The end-to-end benchmark of issue 6: one invocation pre-loads topics on a
+// dev broker, measures the consume baselines (kcat, raw librdkafka) and
+// sluice end to end on the same data, and renders the figures as Markdown
+// with the ratios to the baselines and the targets:
+//   - sluice end to end >= 1.0x the kcat rate measured in the same run;
+//   - checkpoint round p99 <= 10 ms (2 replicas);
+//   - worker peak RSS <= maxBytesInMemory + 100 MB.
+// Figures are medians over `repetitions` interleaved rounds (kcat, raw,
+// sluice rollup off, sluice rollup on in each round), so that load from
+// other processes on the machine hits baselines and sluice alike.
+//
+// Not part of the test suite: run bench/e2e/run.sh.
+#ifndef SLUICE_BENCH_E2E_E2E_BENCH_H_
+#define SLUICE_BENCH_E2E_E2E_BENCH_H_
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace sluice {
+namespace bench {
+
+struct E2eBenchOptions {
+  std::string kcat_binary;
+  // Run directory (broker, data, logs); kept afterwards for inspection.
+  std::string work_dir;
+
+  // The throughput topic and the 1-task runs.
+  int64_t records = 4000000;
+  int partitions = 4;
+  double malformed_fraction = 0.0005;
+  uint64_t seed = 42;
+  int64_t max_rows_per_segment = 500000;
+  // 0: the spec default (134217728).
+  int64_t max_bytes_in_memory = 0;
+  int repetitions = 3;
+
+  // The checkpoint topic and the 2-replica run: small segments, many
+  // checkpoints.
+  int64_t checkpoint_records = 1000000;
+  int64_t checkpoint_max_rows_per_segment = 10000;
+
+  // Parts to run, for experiments: any of "baselines", "off", "on",
+  // "replicas"; empty: all (only a full run belongs in docs/benchmarks.md).
+  std::set<std::string> only;
+  // Extra consumer properties of every sluice spec (experiments; they are
+  // listed in the report).
+  std::map<std::string, std::string> consumer_properties;
+
+  // For the report header.
+  std::string command;
+  std::string git_revision;
+};
+
+// Runs everything; returns the Markdown section "## End to end" (the caller
+// prints it and writes it into docs/benchmarks.md). Progress goes to stderr.
+absl::StatusOr<std::string> RunE2eBench(const E2eBenchOptions& options);
+
+}  // namespace bench
+}  // namespace sluice
+
+#endif  // SLUICE_BENCH_E2E_E2E_BENCH_H_

@@ -1,0 +1,120 @@
+// e2e_bench: the end-to-end benchmark (issue 6). Run it with
+//   bench/e2e/run.sh [flags]
+// which builds it with -c opt and passes the repository's docs path. Prints
+// the Markdown section and (with --out_doc) replaces "## End to end" in it.
+#include <gflags/gflags.h>
+#include <glog/logging.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "bench/e2e/e2e_bench.h"
+#include "bench/e2e/markdown_report.h"
+#include "tests/testing/subprocess.h"
+
+DEFINE_int64(records, 4000000, "records pre-loaded for the throughput runs (2-5M)");
+DEFINE_int32(partitions, 4, "partitions of the benchmark topics");
+DEFINE_double(malformed_fraction, 0.0005, "fraction of malformed records");
+DEFINE_uint64(seed, 42, "seed of the record generator");
+DEFINE_int64(max_rows_per_segment, 500000, "maxRowsPerSegment of the 1-task runs");
+DEFINE_int64(max_bytes_in_memory, 0, "maxBytesInMemory of every run (0: the spec default)");
+DEFINE_int32(repetitions, 3, "rounds of (kcat, raw, sluice rollup off, sluice rollup on); medians");
+DEFINE_int64(checkpoint_records, 1000000, "records of the 2-replica checkpoint run");
+DEFINE_int64(checkpoint_max_rows_per_segment, 10000, "maxRowsPerSegment of the 2-replica run");
+DEFINE_string(work_dir, "", "run directory, kept afterwards (default: a new /tmp/sluice-bench.*)");
+DEFINE_string(out_doc, "", "Markdown file whose \"## End to end\" section is replaced");
+DEFINE_string(kcat, "", "kcat binary (default: from PATH)");
+DEFINE_string(git_revision, "", "for the report");
+DEFINE_string(only, "",
+              "experiments: run only these parts, comma-separated: baselines, off, on, replicas "
+              "(the docs are not written then)");
+DEFINE_string(consumer_properties, "",
+              "experiments: extra consumer properties of the sluice specs, k=v,k=v");
+
+int main(int argc, char** argv) {
+  // The command a reader can repeat: run.sh's own arguments, not the two it
+  // adds.
+  std::vector<std::string> user_args;
+  for (int i = 1; i < argc; ++i) {
+    const absl::string_view arg = argv[i];
+    if (absl::StartsWith(arg, "--out_doc=") || absl::StartsWith(arg, "--git_revision=")) continue;
+    user_args.emplace_back(arg);
+  }
+  std::string command = "bash bench/e2e/run.sh";
+  if (!user_args.empty()) absl::StrAppend(&command, " ", absl::StrJoin(user_args, " "));
+  gflags::SetUsageMessage("sluice end-to-end benchmark; see bench/e2e/run.sh");
+  gflags::ParseCommandLineFlags(&argc, &argv, true);
+  FLAGS_logtostderr = true;
+  google::InitGoogleLogging(argv[0]);
+
+  sluice::bench::E2eBenchOptions options;
+  if (!FLAGS_kcat.empty()) {
+    options.kcat_binary = FLAGS_kcat;
+  } else if (auto kcat = sluice::testing::FindInPath("kcat"); kcat.ok()) {
+    options.kcat_binary = *kcat;
+  } else {
+    fprintf(stderr, "e2e_bench: %s (apt-get install kcat)\n", kcat.status().ToString().c_str());
+    return 2;
+  }
+  if (FLAGS_work_dir.empty()) {
+    char tmpl[] = "/tmp/sluice-bench.XXXXXX";
+    if (mkdtemp(tmpl) == nullptr) {
+      perror("mkdtemp");
+      return 1;
+    }
+    options.work_dir = tmpl;
+  } else {
+    options.work_dir = FLAGS_work_dir;
+  }
+  options.records = FLAGS_records;
+  options.partitions = FLAGS_partitions;
+  options.malformed_fraction = FLAGS_malformed_fraction;
+  options.seed = FLAGS_seed;
+  options.max_rows_per_segment = FLAGS_max_rows_per_segment;
+  options.max_bytes_in_memory = FLAGS_max_bytes_in_memory;
+  options.repetitions = std::max(1, FLAGS_repetitions);
+  options.checkpoint_records = FLAGS_checkpoint_records;
+  options.checkpoint_max_rows_per_segment = FLAGS_checkpoint_max_rows_per_segment;
+  for (absl::string_view part : absl::StrSplit(FLAGS_only, ',', absl::SkipEmpty())) {
+    options.only.insert(std::string(part));
+  }
+  for (absl::string_view kv : absl::StrSplit(FLAGS_consumer_properties, ',', absl::SkipEmpty())) {
+    const std::pair<std::string, std::string> p = absl::StrSplit(kv, absl::MaxSplits('=', 1));
+    options.consumer_properties[p.first] = p.second;
+  }
+  options.command = command;
+  options.git_revision = FLAGS_git_revision;
+
+  absl::StatusOr<std::string> section = sluice::bench::RunE2eBench(options);
+  if (!section.ok()) {
+    fprintf(stderr, "e2e_bench: %s\n(logs under %s)\n", section.status().ToString().c_str(),
+            options.work_dir.c_str());
+    return 1;
+  }
+  printf("%s", section->c_str());
+  if (!FLAGS_out_doc.empty() && options.only.empty()) {
+    std::string doc;
+    {
+      std::ifstream in(FLAGS_out_doc);
+      std::stringstream buffer;
+      buffer << in.rdbuf();
+      doc = buffer.str();
+    }
+    std::ofstream out(FLAGS_out_doc, std::ios::trunc);
+    out << sluice::bench::ReplaceMarkdownSection(doc, "## End to end", *section);
+    if (!out) {
+      fprintf(stderr, "e2e_bench: cannot write %s\n", FLAGS_out_doc.c_str());
+      return 1;
+    }
+    fprintf(stderr, "e2e_bench: wrote the \"End to end\" section of %s\n", FLAGS_out_doc.c_str());
+  }
+  return 0;
+}

@@ -1,0 +1,266 @@
+#include "bench/e2e/sluice_run.h"
+
+#include <algorithm>
+#include <memory>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "sluice/v1/supervisor_service.grpc.pb.h"
+#include "sluice/v1/task_service.grpc.pb.h"
+
+namespace sluice {
+namespace bench {
+namespace {
+
+constexpr absl::Duration kCallTimeout = absl::Seconds(10);
+
+template <typename Stub, typename Method, typename Request, typename Response>
+absl::Status Call(Stub* stub, Method method, const Request& request, Response* response) {
+  grpc::ClientContext ctx;
+  ctx.set_deadline(absl::ToChronoTime(absl::Now() + kCallTimeout));
+  const grpc::Status status = (stub->*method)(&ctx, request, response);
+  if (status.ok()) return absl::OkStatus();
+  return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
+}
+
+v1::SupervisorSpec MakeSpec(const SluiceRunOptions& options) {
+  v1::SupervisorSpec spec;
+  spec.set_datasource(options.datasource);
+  v1::IoConfig* io = spec.mutable_io_config();
+  io->set_topic(options.topic);
+  (*io->mutable_consumer_properties())["bootstrap.servers"] = options.bootstrap;
+  for (const auto& [name, value] : options.consumer_properties) {
+    (*io->mutable_consumer_properties())[name] = value;
+  }
+  io->set_task_count(1);
+  io->set_replicas(options.replicas);
+  io->set_task_duration("PT1H");
+  io->set_start_delay("PT0.1S");
+  io->set_period("PT1S");
+  io->set_use_earliest_offset(true);
+  v1::DataSchema* schema = spec.mutable_data_schema();
+  schema->mutable_timestamp_spec()->set_column("timestamp");
+  schema->mutable_timestamp_spec()->set_format("iso");
+  std::vector<std::string> dimensions = options.dimensions;
+  if (dimensions.empty()) {
+    dimensions = {"channel", "page", "user", "namespace", "countryName", "isRobot"};
+  }
+  for (const std::string& d : dimensions) schema->mutable_dimensions_spec()->add_dimensions(d);
+  auto metric = [&](const char* type, const char* name) {
+    v1::MetricSpec* m = schema->add_metrics_spec();
+    m->set_type(type);
+    m->set_name(name);
+  };
+  metric("count", "count");
+  metric("longSum", "added");
+  metric("longSum", "deleted");
+  metric("doubleSum", "delta");
+  v1::GranularitySpec* g = schema->mutable_granularity_spec();
+  g->set_segment_granularity(options.segment_granularity);
+  g->set_query_granularity(options.query_granularity);
+  g->set_rollup(options.rollup);
+  v1::TuningConfig* tuning = spec.mutable_tuning_config();
+  if (options.max_rows_per_segment > 0) {
+    tuning->set_max_rows_per_segment(options.max_rows_per_segment);
+  }
+  if (options.max_rows_in_memory > 0) tuning->set_max_rows_in_memory(options.max_rows_in_memory);
+  if (options.max_bytes_in_memory > 0) {
+    tuning->set_max_bytes_in_memory(options.max_bytes_in_memory);
+  }
+  return spec;
+}
+
+bool ReachedEnd(const google::protobuf::Map<int32_t, int64_t>& offsets,
+                const std::map<int32_t, int64_t>& end) {
+  for (const auto& [p, e] : end) {
+    const auto it = offsets.find(p);
+    if (it == offsets.end() || it->second < e) return false;
+  }
+  return true;
+}
+
+int64_t NowMs() { return absl::ToUnixMillis(absl::Now()); }
+
+}  // namespace
+
+double SluiceRunResult::RecordsPerSecond() const {
+  const int64_t ms = last_commit_ms - task_start_ms;
+  return ms > 0 ? static_cast<double>(records) * 1000.0 / static_cast<double>(ms) : 0;
+}
+
+absl::StatusOr<SluiceRunResult> RunSluice(BenchCluster& processes,
+                                          const SluiceRunOptions& options) {
+  if (processes.worker_count() < options.replicas) {
+    return absl::InvalidArgumentError(absl::StrCat(options.replicas, " replicas need as many ",
+                                                   "workers; there are ",
+                                                   processes.worker_count()));
+  }
+  using Supervisor = v1::SupervisorService::Stub;
+  using Worker = v1::TaskService::Stub;
+  std::unique_ptr<Supervisor> supervisor = processes.SupervisorStub();
+  std::map<std::string, std::unique_ptr<Worker>> workers;
+  for (int i = 0; i < processes.worker_count(); ++i) {
+    workers[processes.WorkerId(i)] = processes.WorkerStub(i);
+  }
+  v1::SupervisorRef ref;
+  ref.set_datasource(options.datasource);
+  const absl::Time deadline = absl::Now() + options.timeout;
+  auto timed_out = [&](absl::string_view waiting_for) -> absl::Status {
+    if (absl::Now() < deadline) return absl::OkStatus();
+    return absl::DeadlineExceededError(absl::StrCat(options.datasource, ": timed out waiting for ",
+                                                    waiting_for, "; logs under ",
+                                                    processes.SupervisorLog()));
+  };
+
+  v1::SubmitSupervisorRequest submit;
+  *submit.mutable_spec() = MakeSpec(options);
+  v1::SubmitSupervisorResponse submitted;
+  SLUICE_RETURN_IF_ERROR(Call(supervisor.get(), &Supervisor::SubmitSupervisor, submit, &submitted));
+
+  SluiceRunResult result;
+  // 1. Until every replica has read to the end of every partition.
+  std::map<std::string, std::string> task_worker;  // task id -> worker id
+  while (true) {
+    SLUICE_RETURN_IF_ERROR(timed_out("the tasks to read the topic"));
+    // The supervisor is asked only until every replica is placed: its
+    // metadata store is shared with the checkpoints and publishes measured.
+    if (static_cast<int>(task_worker.size()) < options.replicas) {
+      v1::ListSupervisorTasksRequest list;
+      list.set_datasource(options.datasource);
+      v1::ListSupervisorTasksResponse tasks;
+      SLUICE_RETURN_IF_ERROR(Call(supervisor.get(), &Supervisor::ListTasks, list, &tasks));
+      for (const v1::SupervisorTaskRecord& t : tasks.tasks()) {
+        if (!t.worker_id().empty()) task_worker[t.task_id()] = t.worker_id();
+      }
+    }
+    int at_end = 0;
+    for (const auto& [task_id, worker_id] : task_worker) {
+      auto worker = workers.find(worker_id);
+      if (worker == workers.end()) continue;
+      v1::TaskRef task_ref;
+      task_ref.set_task_id(task_id);
+      v1::TaskStatus status;
+      if (!Call(worker->second.get(), &Worker::GetTaskStatus, task_ref, &status).ok()) continue;
+      if (status.state() == v1::FAILED) {
+        return absl::InternalError(absl::StrCat("task ", task_id, " failed: ", status.error()));
+      }
+      if (status.start_time_ms() > 0 &&
+          (result.task_start_ms == 0 || status.start_time_ms() < result.task_start_ms)) {
+        result.task_start_ms = status.start_time_ms();
+      }
+      if (ReachedEnd(status.current_offsets(), options.end_offsets)) ++at_end;
+    }
+    if (at_end >= options.replicas) break;
+    absl::SleepFor(options.poll_interval);
+  }
+  result.all_read_seen_ms = NowMs();
+
+  // 2. Suspend: the group is finalized at what the replicas read, and its
+  // last sequence published.
+  v1::SupervisorSummary summary;
+  SLUICE_RETURN_IF_ERROR(Call(supervisor.get(), &Supervisor::SuspendSupervisor, ref, &summary));
+  v1::GetCommitLogResponse log;
+  while (true) {
+    SLUICE_RETURN_IF_ERROR(timed_out("the last commit"));
+    SLUICE_RETURN_IF_ERROR(Call(supervisor.get(), &Supervisor::GetCommitLog, ref, &log));
+    if (ReachedEnd(log.committed_offsets(), options.end_offsets)) break;
+    absl::SleepFor(options.poll_interval);
+  }
+
+  // 3. Until every task ended (published and handed off), so that the
+  // handoff and publish metrics are complete. Once a replica succeeded the
+  // supervisor stops the others (STOPPED).
+  while (true) {
+    SLUICE_RETURN_IF_ERROR(timed_out("the tasks to finish"));
+    v1::ListSupervisorTasksRequest list;
+    list.set_datasource(options.datasource);
+    list.set_include_finished(true);
+    v1::ListSupervisorTasksResponse tasks;
+    SLUICE_RETURN_IF_ERROR(Call(supervisor.get(), &Supervisor::ListTasks, list, &tasks));
+    int succeeded = 0;
+    int ended = 0;
+    for (const v1::SupervisorTaskRecord& t : tasks.tasks()) {
+      if (t.state() == v1::FAILED) {
+        return absl::InternalError(absl::StrCat("task ", t.task_id(), " failed: ", t.error()));
+      }
+      if (t.state() == v1::SUCCESS) ++succeeded;
+      if (t.state() == v1::SUCCESS || t.state() == v1::STOPPED) ++ended;
+    }
+    if (succeeded > 0 && ended == tasks.tasks_size()) break;
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+
+  // 4. What the commit log and the segment list say.
+  for (const v1::CommittedSequence& s : log.sequences()) {
+    ++result.sequences;
+    result.commit_times_ms.push_back(s.committed_at_ms());
+    result.last_commit_ms = std::max(result.last_commit_ms, s.committed_at_ms());
+    for (const v1::PartitionRange& r : s.partition_stats()) {
+      result.rows += r.rows();
+      result.unparseable += r.unparseable();
+      result.thrown_away += r.thrown_away();
+    }
+  }
+  result.records = result.rows + result.unparseable + result.thrown_away;
+  int64_t expected = 0;
+  for (const auto& [p, e] : options.end_offsets) {
+    const auto s = options.start_offsets.find(p);
+    expected += e - (s == options.start_offsets.end() ? 0 : s->second);
+  }
+  if (result.records != expected) {
+    return absl::DataLossError(
+        absl::StrCat(options.datasource, ": the commit log accounts for ", result.records,
+                     " records (", result.rows, " rows, ", result.unparseable, " unparseable, ",
+                     result.thrown_away, " thrown away); the topic holds ", expected));
+  }
+  v1::ListSegmentsRequest segments_request;
+  segments_request.set_datasource(options.datasource);
+  v1::ListSegmentsResponse segments;
+  SLUICE_RETURN_IF_ERROR(
+      Call(supervisor.get(), &Supervisor::ListSegments, segments_request, &segments));
+  for (const v1::SegmentDescriptor& d : segments.segments()) {
+    ++result.segments;
+    result.segment_rows += d.num_rows();
+    result.segment_bytes += d.size_bytes();
+  }
+
+  // 5. The services' histograms and the workers' peak RSS.
+  const std::map<std::string, std::string> labels = {{"datasource", options.datasource}};
+  SLUICE_ASSIGN_OR_RETURN(const std::string supervisor_text, processes.ScrapeSupervisor());
+  SLUICE_ASSIGN_OR_RETURN(std::vector<PromSample> supervisor_samples,
+                          ParsePromText(supervisor_text));
+  SLUICE_ASSIGN_OR_RETURN(
+      result.supervisor_checkpoint_seconds,
+      MergedHistogram(supervisor_samples, "sluice_supervisor_checkpoint_seconds", labels));
+  std::vector<PromSample> worker_samples;
+  for (int i = 0; i < processes.worker_count(); ++i) {
+    SLUICE_ASSIGN_OR_RETURN(const std::string text, processes.ScrapeWorker(i));
+    SLUICE_ASSIGN_OR_RETURN(std::vector<PromSample> samples, ParsePromText(text));
+    worker_samples.insert(worker_samples.end(), samples.begin(), samples.end());
+    bool ran_a_task = false;
+    for (const auto& [task_id, worker_id] : task_worker)
+      ran_a_task |= worker_id == processes.WorkerId(i);
+    if (ran_a_task) {
+      SLUICE_ASSIGN_OR_RETURN(const int64_t rss, PeakRssBytes(processes.WorkerPid(i)));
+      result.worker_peak_rss_bytes.push_back(rss);
+    }
+  }
+  SLUICE_ASSIGN_OR_RETURN(
+      result.task_checkpoint_seconds,
+      MergedHistogram(worker_samples, "sluice_task_checkpoint_seconds", labels));
+  SLUICE_ASSIGN_OR_RETURN(result.task_publish_seconds,
+                          MergedHistogram(worker_samples, "sluice_task_publish_seconds", labels));
+  SLUICE_ASSIGN_OR_RETURN(result.worker_pause_seconds,
+                          MergedHistogram(worker_samples, "sluice_grpc_server_handling_seconds",
+                                          {{"grpc_method", "Pause"}}));
+  SLUICE_ASSIGN_OR_RETURN(result.worker_set_end_offsets_seconds,
+                          MergedHistogram(worker_samples, "sluice_grpc_server_handling_seconds",
+                                          {{"grpc_method", "SetEndOffsets"}}));
+  SLUICE_ASSIGN_OR_RETURN(result.task_persist_seconds,
+                          MergedHistogram(worker_samples, "sluice_task_persist_seconds", labels));
+  return result;
+}
+
+}  // namespace bench
+}  // namespace sluice
