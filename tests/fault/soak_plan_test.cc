@@ -39,7 +39,9 @@ TEST(SoakPlan, StaysWithinTheOptions) {
     for (size_t i = 0; i < it.steps.size(); ++i) {
       const FaultStep& step = it.steps[i];
       seen.insert(step.kind);
-      if (i > 0) EXPECT_LE(it.steps[i - 1].at, step.at);
+      if (i > 0) {
+        EXPECT_LE(it.steps[i - 1].at, step.at);
+      }
       EXPECT_LE(step.at, it.produce_for);
       EXPECT_GE(step.worker, 0);
       EXPECT_LT(step.worker, 3);
