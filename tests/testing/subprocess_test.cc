@@ -1,6 +1,7 @@
 #include "tests/testing/subprocess.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -34,8 +35,16 @@ std::string Slurp(const std::string& path) {
 
 // True while `pid` exists and is not a zombie (a killed grandchild stays a
 // zombie until whoever adopted it reaps it).
+// Read with read(2): the process may vanish between open and read (ESRCH),
+// which istreambuf_iterator turns into an exception.
 bool AliveNotZombie(pid_t pid) {
-  const std::string stat = Slurp(absl::StrCat("/proc/", pid, "/stat"));
+  const int fd = open(absl::StrCat("/proc/", pid, "/stat").c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char buf[512];
+  const ssize_t n = read(fd, buf, sizeof(buf));
+  close(fd);
+  if (n <= 0) return false;
+  const std::string stat(buf, static_cast<size_t>(n));
   const size_t paren = stat.rfind(')');
   if (stat.empty() || paren == std::string::npos || paren + 2 >= stat.size()) return false;
   return stat[paren + 2] != 'Z';
