@@ -24,6 +24,7 @@
 #include "tests/testing/subprocess.h"
 #include "tools/audit/kafka_record_counter.h"
 #include "tools/audit/segment_file_verifier.h"
+#include "tools/cluster/wiki_datasource.h"
 #include "tools/produce/wiki_producer.h"
 
 namespace sluice::fault {
@@ -120,38 +121,23 @@ absl::Status FaultScenario::Init() {
 }
 
 absl::Status FaultScenario::SubmitSpec(const std::function<void(v1::SupervisorSpec*)>& edit) {
+  cluster::WikiSpecOptions wiki;
+  wiki.datasource = kDatasource;
+  wiki.topic = kTopic;
+  wiki.bootstrap_servers = cluster_->bootstrap_servers();
+  wiki.task_count = options_.task_count;
+  wiki.replicas = options_.replicas;
+  wiki.task_duration = options_.task_duration;
+  wiki.period = "PT1S";
+  wiki.start_delay = "PT0.1S";
+  wiki.segment_granularity = options_.segment_granularity;
+  wiki.query_granularity = "MINUTE";
   v1::SubmitSupervisorRequest request;
   v1::SupervisorSpec* spec = request.mutable_spec();
-  spec->set_datasource(kDatasource);
+  *spec = cluster::WikiSpec(wiki);
   v1::IoConfig* io = spec->mutable_io_config();
-  io->set_topic(kTopic);
-  (*io->mutable_consumer_properties())["bootstrap.servers"] = cluster_->bootstrap_servers();
-  io->set_task_count(options_.task_count);
-  io->set_replicas(options_.replicas);
-  io->set_task_duration(options_.task_duration);
-  io->set_start_delay("PT0.1S");
-  io->set_period("PT1S");
-  io->set_use_earliest_offset(true);
   io->set_completion_timeout(options_.completion_timeout);
   io->set_late_message_rejection_start_date_time(options_.late_message_rejection_start);
-  v1::DataSchema* schema = spec->mutable_data_schema();
-  schema->mutable_timestamp_spec()->set_column("timestamp");
-  schema->mutable_timestamp_spec()->set_format("iso");
-  for (const char* d : {"channel", "page", "user", "namespace", "countryName", "isRobot"}) {
-    schema->mutable_dimensions_spec()->add_dimensions(d);
-  }
-  auto metric = [schema](const char* type, const char* name) {
-    v1::MetricSpec* m = schema->add_metrics_spec();
-    m->set_type(type);
-    m->set_name(name);
-    if (std::string(type) != "count") m->set_field_name(name);
-  };
-  metric("count", "count");
-  metric("longSum", "added");
-  metric("longSum", "deleted");
-  metric("doubleSum", "delta");
-  schema->mutable_granularity_spec()->set_segment_granularity(options_.segment_granularity);
-  schema->mutable_granularity_spec()->set_query_granularity("MINUTE");
   v1::TuningConfig* tuning = spec->mutable_tuning_config();
   tuning->set_max_rows_per_segment(options_.max_rows_per_segment);
   tuning->set_max_rows_in_memory(options_.max_rows_in_memory);

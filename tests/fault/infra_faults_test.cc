@@ -8,27 +8,10 @@
 #include "absl/strings/str_cat.h"
 #include "common/file_util.h"
 #include "tests/fault/fault_scenario.h"
+#include "tests/fault/scenario_test_util.h"
 
 namespace sluice::fault {
 namespace {
-
-constexpr int64_t kRecords = 20000;
-constexpr absl::Duration kProduceFor = absl::Seconds(8);
-
-#define ASSERT_OK(expr)                              \
-  do {                                               \
-    const absl::Status _status = (expr);             \
-    ASSERT_TRUE(_status.ok()) << _status.ToString(); \
-  } while (0)
-
-std::unique_ptr<FaultScenario> StartScenario(const std::string& name, uint64_t seed) {
-  ScenarioOptions options;
-  options.name = name;
-  options.seed = seed;
-  absl::StatusOr<std::unique_ptr<FaultScenario>> scenario = FaultScenario::Start(options);
-  EXPECT_TRUE(scenario.ok()) << scenario.status();
-  return scenario.ok() ? std::move(*scenario) : nullptr;
-}
 
 // The only broker is off the network for 4 s while records are produced and
 // read: consumers, the supervisor's metadata and the producer all wait, and

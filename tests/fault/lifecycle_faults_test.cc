@@ -11,24 +11,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "tests/fault/fault_scenario.h"
+#include "tests/fault/scenario_test_util.h"
 
 namespace sluice::fault {
 namespace {
-
-constexpr int64_t kRecords = 20000;
-constexpr absl::Duration kProduceFor = absl::Seconds(8);
-
-#define ASSERT_OK(expr)                              \
-  do {                                               \
-    const absl::Status _status = (expr);             \
-    ASSERT_TRUE(_status.ok()) << _status.ToString(); \
-  } while (0)
-
-std::unique_ptr<FaultScenario> StartScenario(ScenarioOptions options) {
-  absl::StatusOr<std::unique_ptr<FaultScenario>> scenario = FaultScenario::Start(options);
-  EXPECT_TRUE(scenario.ok()) << scenario.status();
-  return scenario.ok() ? std::move(*scenario) : nullptr;
-}
 
 std::string BaseName(const std::string& sequence_name) {
   return sequence_name.substr(0, sequence_name.rfind('_'));

@@ -7,27 +7,10 @@
 #include <signal.h>
 
 #include "tests/fault/fault_scenario.h"
+#include "tests/fault/scenario_test_util.h"
 
 namespace sluice::fault {
 namespace {
-
-constexpr int64_t kRecords = 20000;
-constexpr absl::Duration kProduceFor = absl::Seconds(8);
-
-#define ASSERT_OK(expr)                              \
-  do {                                               \
-    const absl::Status _status = (expr);             \
-    ASSERT_TRUE(_status.ok()) << _status.ToString(); \
-  } while (0)
-
-std::unique_ptr<FaultScenario> StartScenario(const std::string& name, uint64_t seed) {
-  ScenarioOptions options;
-  options.name = name;
-  options.seed = seed;
-  absl::StatusOr<std::unique_ptr<FaultScenario>> scenario = FaultScenario::Start(options);
-  EXPECT_TRUE(scenario.ok()) << scenario.status();
-  return scenario.ok() ? std::move(*scenario) : nullptr;
-}
 
 void CrashSupervisorAtPointAndRestart(const std::string& name, const std::string& point,
                                       uint64_t seed) {

@@ -9,34 +9,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "tests/fault/fault_scenario.h"
+#include "tests/fault/scenario_test_util.h"
 
 namespace sluice::fault {
 namespace {
 
-constexpr int64_t kRecords = 20000;
-constexpr absl::Duration kProduceFor = absl::Seconds(8);
-
-#define ASSERT_OK(expr)                                    \
-  do {                                                     \
-    const absl::Status _status = (expr);                   \
-    ASSERT_TRUE(_status.ok()) << _status.ToString();       \
-  } while (0)
-
-std::unique_ptr<FaultScenario> StartScenario(ScenarioOptions options) {
-  absl::StatusOr<std::unique_ptr<FaultScenario>> scenario = FaultScenario::Start(options);
-  EXPECT_TRUE(scenario.ok()) << scenario.status();
-  return scenario.ok() ? std::move(*scenario) : nullptr;
-}
-
 // Arms `point` on a worker that is reading once ingestion is under way,
 // waits for the crash, restarts the worker and lets the scenario finish.
-std::unique_ptr<FaultScenario> StartScenario(const std::string& name, uint64_t seed) {
-  ScenarioOptions options;
-  options.name = name;
-  options.seed = seed;
-  return StartScenario(options);
-}
-
 void CrashWorkerAtPointAndRestart(const ScenarioOptions& options, const std::string& point) {
   std::unique_ptr<FaultScenario> s = StartScenario(options);
   ASSERT_NE(s, nullptr);
