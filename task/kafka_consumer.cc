@@ -85,6 +85,8 @@ absl::Status KafkaConsumer::Assign(const OffsetMap& offsets) {
                                    absl::StrCat("assign ", topic_, " ", OffsetsToString(offsets)));
 }
 
+void KafkaConsumer::Wake() { rd_kafka_queue_yield(queue_); }
+
 absl::Status KafkaConsumer::Poll(absl::Duration timeout, size_t max_records, KafkaBatch* batch,
                                  std::vector<OffsetOutOfRange>* out_of_range) {
   batch->Clear();

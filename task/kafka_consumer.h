@@ -107,6 +107,11 @@ class KafkaConsumer {
   absl::Status Poll(absl::Duration timeout, size_t max_records, KafkaBatch* batch,
                     std::vector<OffsetOutOfRange>* out_of_range);
 
+  // Cuts a Poll waiting for its first record short (it returns what it has,
+  // possibly nothing); if none is waiting, the next one returns at once.
+  // Thread-safe: a pause or stop calls it so the read loop parks promptly.
+  void Wake();
+
   // Earliest and latest (high watermark) offsets of a partition.
   absl::StatusOr<std::pair<int64_t, int64_t>> Watermarks(int32_t partition, absl::Duration timeout);
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "tests/task_mock_kafka.h"
@@ -128,6 +130,34 @@ TEST_F(KafkaConsumerTest, OffsetPastTheEndIsReportedAsOutOfRange) {
   auto marks = consumer->Watermarks(0, absl::Seconds(5));
   ASSERT_TRUE(marks.ok()) << marks.status();
   EXPECT_EQ(*marks, std::make_pair(int64_t{0}, int64_t{100}));
+}
+
+TEST_F(KafkaConsumerTest, WakeCutsAWaitingPollShort) {
+  std::unique_ptr<KafkaConsumer> consumer = NewConsumer();
+  ASSERT_NE(consumer, nullptr);
+  // Past the last record: a Poll waits its whole timeout for the next one.
+  ASSERT_TRUE(consumer->Assign({{0, 100}, {1, 100}}).ok());
+  KafkaBatch batch;
+  std::vector<OffsetOutOfRange> oor;
+  absl::Time started = absl::Now();
+  ASSERT_TRUE(consumer->Poll(absl::Milliseconds(300), 10, &batch, &oor).ok());
+  EXPECT_GE(absl::Now() - started, absl::Milliseconds(250));
+  EXPECT_EQ(batch.size(), 0u);
+
+  std::thread waker([&] {
+    absl::SleepFor(absl::Milliseconds(100));
+    consumer->Wake();
+  });
+  started = absl::Now();
+  ASSERT_TRUE(consumer->Poll(absl::Seconds(10), 10, &batch, &oor).ok());
+  const absl::Duration waited = absl::Now() - started;
+  waker.join();
+  EXPECT_EQ(batch.size(), 0u);
+  EXPECT_LT(waited, absl::Seconds(5)) << "Wake did not cut the Poll short";
+
+  // Records are still read after a wake.
+  ASSERT_TRUE(consumer->Assign({{0, 0}}).ok());
+  EXPECT_EQ(ReadN(consumer.get(), 100, nullptr, nullptr).size(), 100u);
 }
 
 TEST_F(KafkaConsumerTest, MissingBootstrapOrBadPropertyIsInvalidArgument) {

@@ -230,7 +230,21 @@ bool TaskRunner::stop_requested() const {
 }
 
 void TaskRunner::UpdateInterruptLocked() {
-  interrupt_.store(pause_requested_ || stop_ != StopKind::kNone, std::memory_order_relaxed);
+  const bool interrupt = pause_requested_ || stop_ != StopKind::kNone;
+  interrupt_.store(interrupt, std::memory_order_relaxed);
+  if (!interrupt) return;
+  // A read loop waiting in a Kafka poll for records parks now, not when the
+  // poll times out (what a Pause would otherwise wait for).
+  absl::MutexLock lock(&wake_mu_);
+  if (wake_consumer_ != nullptr) wake_consumer_->Wake();
+}
+
+void TaskRunner::ReleaseConsumer() {
+  {
+    absl::MutexLock lock(&wake_mu_);
+    wake_consumer_ = nullptr;
+  }
+  consumer_.reset();
 }
 
 // ---------------------------------------------------------------------------
@@ -469,6 +483,10 @@ absl::Status TaskRunner::Initialize() {
   consumer_options.client_id = task_id();
   consumer_options.cluster_kind = options_.knobs.kafka_cluster;
   SLUICE_ASSIGN_OR_RETURN(consumer_, KafkaConsumer::Create(std::move(consumer_options)));
+  {
+    absl::MutexLock lock(&wake_mu_);
+    wake_consumer_ = consumer_.get();
+  }
   parser_ = options_.engine->NewParser();
   publisher_->Start();
   initialized_ = true;
@@ -1162,7 +1180,7 @@ void TaskRunner::Finish(absl::Status outcome) {
       if (!persisted.ok()) LOG(ERROR) << Prefix() << " persist at shutdown: " << persisted;
     }
     publisher_->Stop();
-    consumer_.reset();
+    ReleaseConsumer();
     LOG(INFO) << Prefix() << " shut down; it resumes when the worker restarts";
     return;
   }
@@ -1189,7 +1207,7 @@ void TaskRunner::Finish(absl::Status outcome) {
     final_state = v1::SUCCESS;
   }
   publisher_->Stop();
-  consumer_.reset();
+  ReleaseConsumer();
   v1::TaskStatus status;
   {
     absl::MutexLock lock(&mu_);

@@ -225,6 +225,9 @@ class TaskRunner {
   absl::Status OnPublished(int32_t sequence_id) ABSL_LOCKS_EXCLUDED(mu_);
   void SetState(v1::TaskState state) ABSL_LOCKS_EXCLUDED(mu_);
   void UpdateInterruptLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Destroys the consumer (read loop), after UpdateInterruptLocked can no
+  // longer wake it.
+  void ReleaseConsumer() ABSL_LOCKS_EXCLUDED(wake_mu_);
   v1::TaskStatus StatusLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Notify() ABSL_LOCKS_EXCLUDED(mu_);
   bool stop_requested() const ABSL_LOCKS_EXCLUDED(mu_);
@@ -265,6 +268,9 @@ class TaskRunner {
 
   // ---- read loop thread only ----
   std::unique_ptr<KafkaConsumer> consumer_;
+  // consumer_, for waking its poll from other threads (mu_ before wake_mu_).
+  absl::Mutex wake_mu_ ABSL_ACQUIRED_AFTER(mu_);
+  KafkaConsumer* wake_consumer_ ABSL_GUARDED_BY(wake_mu_) = nullptr;
   std::unique_ptr<RowParser> parser_;
   bool initialized_ = false;
   // Partition -> slot in the arrays below (-1: not ours).
