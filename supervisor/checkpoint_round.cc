@@ -38,6 +38,10 @@ std::optional<int32_t> FindCheckpoint(const std::map<int32_t, OffsetMap>& checkp
   return std::nullopt;
 }
 
+std::string FormatMillis(absl::Duration d) {
+  return absl::StrCat(absl::ToDoubleMilliseconds(d), " ms");
+}
+
 }  // namespace
 
 absl::StatusOr<v1::CheckpointDataSourceMetadataResponse> StreamSupervisor::Checkpoint(
@@ -104,7 +108,8 @@ void StreamSupervisor::HandleCheckpoint(const v1::CheckpointDataSourceMetadataRe
     return;
   }
   LOG(INFO) << Prefix() << "task " << request.task_id() << " asks to checkpoint sequence " << *id
-            << " of group " << group.group_id << " (started at " << FormatOffsets(start) << ")";
+            << " of group " << group.group_id << " (started at " << FormatOffsets(start)
+            << "; waited " << FormatMillis(absl::Now() - received) << " in the queue)";
   const int32_t before = group.latest_sequence_id();
   absl::StatusOr<OffsetMap> result = CheckpointRound(group, /*finish=*/false);
   if (!result.ok()) {
@@ -130,6 +135,7 @@ absl::StatusOr<OffsetMap> StreamSupervisor::CheckpointRound(Group& group, bool f
   if (tasks.empty()) return absl::FailedPreconditionError(absl::StrCat(what, ": no live task"));
 
   // 1. Pause every replica in parallel.
+  const absl::Time round_started = absl::Now();
   std::vector<std::optional<std::string>> addresses(tasks.size());
   for (size_t i = 0; i < tasks.size(); ++i) addresses[i] = AddressOf(*tasks[i]);
   std::vector<absl::StatusOr<v1::PauseResponse>> paused(tasks.size(),
@@ -138,6 +144,7 @@ absl::StatusOr<OffsetMap> StreamSupervisor::CheckpointRound(Group& group, bool f
     paused[i] = addresses[i] ? client_->Pause(*addresses[i], tasks[i]->task_id)
                              : absl::NotFoundError("its worker is unknown");
   });
+  const absl::Time all_paused = absl::Now();
   std::vector<size_t> live;
   OffsetMap max = group.latest_checkpoint();
   for (size_t i = 0; i < tasks.size(); ++i) {
@@ -196,6 +203,7 @@ absl::StatusOr<OffsetMap> StreamSupervisor::CheckpointRound(Group& group, bool f
     return fault;
   }
 
+  const absl::Time recorded_at = absl::Now();
   // 4. SetEndOffsets on every paused replica (it resumes them).
   std::vector<absl::StatusOr<v1::SetEndOffsetsResponse>> set(live.size(),
                                                              absl::UnknownError("not called"));
@@ -203,6 +211,12 @@ absl::StatusOr<OffsetMap> StreamSupervisor::CheckpointRound(Group& group, bool f
     const size_t i = live[j];
     set[j] = client_->SetEndOffsets(*addresses[i], tasks[i]->task_id, max, finish);
   });
+  const absl::Time all_set = absl::Now();
+  // Where the round's time went, for the log line.
+  const std::string timing = absl::StrCat(
+      "; pause ", FormatMillis(all_paused - round_started), ", record ",
+      FormatMillis(recorded_at - all_paused), ", set end offsets ",
+      FormatMillis(all_set - recorded_at));
   int accepted = 0;
   for (size_t j = 0; j < live.size(); ++j) {
     if (set[j].ok()) {
@@ -218,11 +232,13 @@ absl::StatusOr<OffsetMap> StreamSupervisor::CheckpointRound(Group& group, bool f
   }
   if (finish) {
     LOG(INFO) << Prefix() << what << ": final end offsets " << FormatOffsets(max) << " (max of "
-              << live.size() << " paused replicas of " << tasks.size() << "), set on " << accepted;
+              << live.size() << " paused replicas of " << tasks.size() << "), set on " << accepted
+              << timing;
   } else {
     LOG(INFO) << Prefix() << what << ": sequence " << next_id - 1 << " ends at "
               << FormatOffsets(max) << " (max of " << live.size() << " paused replicas of "
-              << tasks.size() << "), sequence " << next_id << " recorded and set on " << accepted;
+              << tasks.size() << "), sequence " << next_id << " recorded and set on " << accepted
+              << timing;
   }
   return max;
 }

@@ -31,6 +31,9 @@ absl::StatusOr<std::unique_ptr<StreamSupervisor>> StreamSupervisor::Start(Stream
   std::unique_ptr<StreamSupervisor> s(new StreamSupervisor(std::move(deps), std::move(spec)));
   SLUICE_RETURN_IF_ERROR(s->Init());
   s->thread_ = std::thread([raw = s.get()] { raw->Loop(); });
+  if (s->deps_.background_stream_queries) {
+    s->stream_query_thread_ = std::thread([raw = s.get()] { raw->StreamQueryLoop(); });
+  }
   return s;
 }
 
@@ -42,6 +45,8 @@ absl::Status StreamSupervisor::Init() {
   auto stream = deps_.stream_metadata_factory(spec_.spec);
   if (stream.ok()) {
     stream_ = std::move(*stream);
+    absl::MutexLock lock(&queue_mu_);
+    stream_for_queries_ = stream_.get();
   } else {
     RecordError(Annotate(stream.status(), "connecting to the stream"));
   }
@@ -59,6 +64,47 @@ StreamSupervisor::~StreamSupervisor() {
     exit_ = true;
   }
   if (thread_.joinable()) thread_.join();
+  StopStreamQueries();
+}
+
+void StreamSupervisor::StopStreamQueries() {
+  {
+    absl::MutexLock lock(&queue_mu_);
+    stream_queries_exit_ = true;
+  }
+  if (stream_query_thread_.joinable()) stream_query_thread_.join();
+}
+
+void StreamSupervisor::StreamQueryLoop() {
+  while (true) {
+    StreamMetadata* stream = nullptr;
+    {
+      absl::MutexLock lock(&queue_mu_);
+      auto exiting = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(queue_mu_) {
+        return stream_queries_exit_;
+      };
+      // Real time: this thread only runs with the real clock (see deps).
+      queue_mu_.AwaitWithTimeout(absl::Condition(&exiting), timings_.period);
+      if (stream_queries_exit_) return;
+      stream = stream_for_queries_;
+    }
+    if (stream == nullptr) continue;
+    absl::StatusOr<std::vector<int32_t>> partitions = stream->ListPartitions(deps_.kafka_timeout);
+    absl::StatusOr<std::map<int32_t, PartitionWatermarks>> marks =
+        absl::UnavailableError("no partitions");
+    if (partitions.ok() && !partitions->empty()) {
+      marks = stream->QueryWatermarks(*partitions, deps_.kafka_timeout);
+    }
+    Post("stream metadata", [this, partitions = std::move(partitions), marks = std::move(marks)] {
+      background_partitions_ = partitions;
+      if (marks.ok()) {
+        watermarks_ = *marks;
+        watermarks_at_ = deps_.clock->Now();
+      } else {
+        VLOG(1) << Prefix() << "watermarks: " << marks.status();
+      }
+    });
+  }
 }
 
 std::string StreamSupervisor::Prefix() const {
@@ -135,6 +181,7 @@ void StreamSupervisor::StopGracefully() {
     exit_ = true;
   });
   if (thread_.joinable()) thread_.join();
+  StopStreamQueries();
 }
 
 void StreamSupervisor::Loop() {
@@ -196,9 +243,12 @@ absl::Status StreamSupervisor::RunSteps() {
   if (!recovered_) {
     SLUICE_RETURN_IF_ERROR(Annotate(Recover(), "recovering from the metadata store"));
   }
+  const absl::Time t0 = absl::Now();
   absl::Status partitions = UpdatePartitions();
   if (!partitions.ok() && !partitions_known_) return partitions;
+  const absl::Time t1 = absl::Now();
   UpdateTaskStatuses();
+  const absl::Time t2 = absl::Now();
   CheckTaskDuration();
   CheckPendingCompletion();
   CheckCurrentTasks();
@@ -208,7 +258,16 @@ absl::Status StreamSupervisor::RunSteps() {
   } else {
     created = CreateGroupsAndTasks();
   }
+  const absl::Time t3 = absl::Now();
   UpdateLag();
+  const absl::Time t4 = absl::Now();
+  if (t4 - t0 > absl::Milliseconds(50)) {
+    LOG(INFO) << Prefix() << "slow run " << absl::ToDoubleMilliseconds(t4 - t0)
+              << " ms: partitions " << absl::ToDoubleMilliseconds(t1 - t0) << ", task statuses "
+              << absl::ToDoubleMilliseconds(t2 - t1) << ", groups and tasks "
+              << absl::ToDoubleMilliseconds(t3 - t2) << ", lag "
+              << absl::ToDoubleMilliseconds(t4 - t3);
+  }
   SLUICE_RETURN_IF_ERROR(partitions);
   return created;
 }
@@ -230,8 +289,15 @@ absl::Status StreamSupervisor::UpdatePartitions() {
       return Annotate(stream.status(), "connecting to the stream");
     }
     stream_ = std::move(*stream);
+    absl::MutexLock lock(&queue_mu_);
+    stream_for_queries_ = stream_.get();
   }
-  auto partitions = stream_->ListPartitions(deps_.kafka_timeout);
+  // Once the partitions are known, a background thread's latest answer
+  // stands in for a query here (the first run asks itself).
+  absl::StatusOr<std::vector<int32_t>> partitions =
+      partitions_known_ && background_partitions_.has_value()
+          ? *background_partitions_
+          : stream_->ListPartitions(deps_.kafka_timeout);
   if (!partitions.ok()) {
     detailed_state_ = partitions_known_ ? "LOST_CONTACT_WITH_STREAM" : "CONNECTING_TO_STREAM";
     return Annotate(partitions.status(), absl::StrCat("listing the partitions of topic ",
@@ -732,6 +798,8 @@ absl::Status StreamSupervisor::CreateTask(Group& group) {
 
 void StreamSupervisor::UpdateLag() {
   if (!stream_ || partitions_.empty()) return;
+  // The background thread keeps watermarks_ fresh once it has answered.
+  if (deps_.background_stream_queries && background_partitions_.has_value()) return;
   auto marks = stream_->QueryWatermarks(partitions_, deps_.kafka_timeout);
   if (!marks.ok()) {
     VLOG(1) << Prefix() << "watermarks: " << marks.status();

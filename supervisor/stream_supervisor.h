@@ -49,6 +49,12 @@ struct StreamSupervisorDeps {
   // Run when a task changes state (and periodically); tests turn event runs
   // off and drive runs with RunNow() for determinism.
   bool run_on_events = true;
+  // Kafka metadata (partitions, watermarks for lag) is queried every period
+  // by a background thread and handed to the loop, so a slow query (tens of
+  // ms, seconds while Kafka is down) never holds up a checkpoint round
+  // queued behind a periodic run. Off: the loop queries during its runs
+  // (deterministic, for tests driven by RunNow()).
+  bool background_stream_queries = true;
   // Checkpoint counts and latencies (common/metrics/catalog.h); null: none.
   metrics::Registry* metrics = nullptr;
 };
@@ -180,6 +186,16 @@ class StreamSupervisor {
   const std::string datasource_;
   std::unique_ptr<TaskClient> client_;
   std::unique_ptr<StreamMetadata> stream_;
+  // What the background query thread last fetched (loop thread), applied by
+  // each run in place of querying; empty until the first fetch.
+  std::optional<absl::StatusOr<std::vector<int32_t>>> background_partitions_;
+  // The background query thread (deps_.background_stream_queries): reads
+  // stream_ through stream_for_queries_ once the loop created it.
+  void StreamQueryLoop() ABSL_LOCKS_EXCLUDED(queue_mu_);
+  void StopStreamQueries() ABSL_LOCKS_EXCLUDED(queue_mu_);
+  StreamMetadata* stream_for_queries_ ABSL_GUARDED_BY(queue_mu_) = nullptr;
+  bool stream_queries_exit_ ABSL_GUARDED_BY(queue_mu_) = false;
+  std::thread stream_query_thread_;
 
   // ---- loop-thread state ----
   SpecRecord spec_;

@@ -47,7 +47,8 @@ struct SupervisorManagerOptions {
   // hand instead.
   bool housekeeping = true;
   absl::Duration kafka_timeout = absl::Seconds(10);
-  // See StreamSupervisorDeps::run_on_events.
+  // See StreamSupervisorDeps::run_on_events; also turns
+  // background_stream_queries off (tests drive everything from RunNow()).
   bool run_on_events = true;
   // Where the supervisor's metrics go (common/metrics/catalog.h); null: none.
   // Not owned; must outlive the manager.
