@@ -376,6 +376,18 @@ absl::Status StoreTxn::InsertPendingSegment(const PendingSegment& s, int64_t now
   return q.Run();
 }
 
+absl::StatusOr<int64_t> StoreTxn::DeletePendingSegmentsOfCommittedSequences(
+    int64_t committed_before_ms) {
+  SLUICE_ASSIGN_OR_RETURN(
+      auto q, db_->Prepare("DELETE FROM pending_segments WHERE EXISTS (SELECT 1 FROM "
+                           "committed_sequences c WHERE c.datasource = pending_segments.datasource "
+                           "AND c.sequence_name = pending_segments.sequence_name AND "
+                           "c.committed_at_ms < ?)"));
+  q.Bind(1, committed_before_ms);
+  SLUICE_RETURN_IF_ERROR(q.Run());
+  return static_cast<int64_t>(q.Changes());
+}
+
 // ---- commit log and segments ----
 
 absl::StatusOr<std::optional<v1::CommittedSequence>> StoreTxn::CommittedSequence(

@@ -181,6 +181,10 @@ class StoreTxn {
   absl::StatusOr<int32_t> NextPartitionNum(const std::string& datasource, int64_t start_ms,
                                            int64_t end_ms, const std::string& version);
   absl::Status InsertPendingSegment(const PendingSegment& segment, int64_t now_ms);
+  // Deletes the allocations of sequences committed before
+  // `committed_before_ms` (their segments are in the segments table; no live
+  // replica asks for them any more). Returns how many rows went.
+  absl::StatusOr<int64_t> DeletePendingSegmentsOfCommittedSequences(int64_t committed_before_ms);
 
   // ---- commit log and segments ----
   absl::StatusOr<std::optional<v1::CommittedSequence>> CommittedSequence(

@@ -231,6 +231,53 @@ TEST_F(MetadataStoreTest, ForeignKeysRejectOrphanRows) {
   EXPECT_FALSE(status.ok());
 }
 
+TEST_F(MetadataStoreTest, PendingSegmentsOfLongCommittedSequencesAreDeleted) {
+  auto store = Open();
+  ASSERT_TRUE(store.ok());
+  auto pending = [](const std::string& id, const std::string& sequence) {
+    PendingSegment s;
+    s.id = id;
+    s.datasource = "wiki";
+    s.sequence_name = sequence;
+    s.start_ms = 0;
+    s.end_ms = 3600000;
+    s.version = "v1";
+    s.partition_num = id == "a" ? 0 : (id == "b" ? 1 : 2);
+    s.task_id = "t";
+    return s;
+  };
+  ASSERT_TRUE((*store)
+                  ->InTransaction([&](StoreTxn& txn) -> absl::Status {
+                    EXPECT_TRUE(txn.EnsureDatasource("wiki", 1).ok());
+                    EXPECT_TRUE(txn.InsertPendingSegment(pending("a", "wiki_x_0"), 1).ok());
+                    EXPECT_TRUE(txn.InsertPendingSegment(pending("b", "wiki_x_1"), 1).ok());
+                    EXPECT_TRUE(txn.InsertPendingSegment(pending("c", "wiki_x_2"), 1).ok());
+                    // wiki_x_0 committed at 1000, wiki_x_1 at 5000, wiki_x_2 never.
+                    EXPECT_TRUE(txn.InsertCommittedSequence("wiki", "wiki_x_0", "t", {{0, 0}},
+                                                            {{0, 10}}, {}, 1000)
+                                    .ok());
+                    EXPECT_TRUE(txn.InsertCommittedSequence("wiki", "wiki_x_1", "t", {{0, 10}},
+                                                            {{0, 20}}, {}, 5000)
+                                    .ok());
+                    return absl::OkStatus();
+                  })
+                  .ok());
+  ASSERT_TRUE((*store)
+                  ->InTransaction([&](StoreTxn& txn) -> absl::Status {
+                    EXPECT_EQ(*txn.DeletePendingSegmentsOfCommittedSequences(500), 0);
+                    EXPECT_EQ(*txn.DeletePendingSegmentsOfCommittedSequences(2000), 1);
+                    EXPECT_FALSE(txn.PendingSegmentById("a")->has_value());
+                    EXPECT_TRUE(txn.PendingSegmentById("b")->has_value());
+                    EXPECT_TRUE(txn.PendingSegmentById("c")->has_value());
+                    EXPECT_EQ(*txn.DeletePendingSegmentsOfCommittedSequences(10000), 1);
+                    EXPECT_FALSE(txn.PendingSegmentById("b")->has_value());
+                    // Never committed: kept (its group may still be reading).
+                    EXPECT_TRUE(txn.PendingSegmentById("c")->has_value());
+                    return absl::OkStatus();
+                  })
+                  .ok());
+}
+
 TEST_F(MetadataStoreTest, TaskGroupsCheckpointsAndTasks) {
   auto store = Open();
   ASSERT_TRUE(store.ok());

@@ -136,6 +136,7 @@ SupervisorManager::~SupervisorManager() {
 void SupervisorManager::Housekeeping() {
   absl::Time next_liveness = options_.clock->Now() + options_.heartbeat_interval;
   absl::Time next_handoff = options_.clock->Now() + options_.handoff_period;
+  absl::Time next_cleanup = options_.clock->Now() + absl::Minutes(10);
   while (true) {
     {
       absl::MutexLock lock(&housekeeping_mu_);
@@ -151,6 +152,16 @@ void SupervisorManager::Housekeeping() {
       next_liveness = now + options_.heartbeat_interval;
     }
     if (now >= next_handoff) ForgetOldReports();
+    if (now >= next_cleanup) {
+      if (auto deleted = CleanUpPendingSegments(); !deleted.ok()) {
+        LOG(WARNING) << "[supervisor] pending segment clean-up: " << deleted.status();
+      } else if (*deleted > 0) {
+        LOG(INFO) << "[supervisor] deleted " << *deleted << " pending segment allocation(s) of "
+                  << "sequences committed more than "
+                  << absl::FormatDuration(options_.pending_segment_retention) << " ago";
+      }
+      next_cleanup = now + absl::Minutes(10);
+    }
     if (now >= next_handoff && options_.deep_storage != nullptr) {
       if (auto pass = handoff_.VerifyOnce(); !pass.ok()) {
         LOG(WARNING) << "[supervisor] handoff verification: " << pass.status();
@@ -158,6 +169,17 @@ void SupervisorManager::Housekeeping() {
       next_handoff = now + options_.handoff_period;
     }
   }
+}
+
+absl::StatusOr<int64_t> SupervisorManager::CleanUpPendingSegments() {
+  const int64_t cutoff =
+      options_.clock->NowMs() - absl::ToInt64Milliseconds(options_.pending_segment_retention);
+  int64_t deleted = 0;
+  SLUICE_RETURN_IF_ERROR(options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
+    SLUICE_ASSIGN_OR_RETURN(deleted, txn.DeletePendingSegmentsOfCommittedSequences(cutoff));
+    return absl::OkStatus();
+  }));
+  return deleted;
 }
 
 void SupervisorManager::ForgetOldReports() {
