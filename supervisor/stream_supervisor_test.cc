@@ -56,6 +56,37 @@ class StreamSupervisorTest : public testing::ManagerHarness {
   std::string a_, b_;
 };
 
+TEST_F(StreamSupervisorTest, KafkaMetadataIsQueriedOffTheLoopOnceThePartitionsAreKnown) {
+  background_stream_queries_ = true;
+  StartManager();
+  AddWorker("w1");
+  v1::SupervisorSpec spec = Spec();
+  spec.mutable_io_config()->set_period("PT0.1S");  // the query thread's period
+  Submit(spec);
+  Run();  // the first run asks Kafka itself
+  ASSERT_EQ(Status().latest_offsets().at(0), 100);
+  // Without any run driven, the background thread's answers reach the status.
+  auto wait_for_latest = [this](int64_t want) {
+    const absl::Time deadline = absl::Now() + absl::Seconds(20);
+    while (Status().latest_offsets().at(0) != want && absl::Now() < deadline) {
+      absl::SleepFor(absl::Milliseconds(50));
+    }
+    return Status().latest_offsets().at(0);
+  };
+  stream_.SetWatermarks(0, 0, 150);
+  ASSERT_EQ(wait_for_latest(150), 150);
+
+  // A slow cluster: a run on the loop must not wait for it.
+  stream_.SetWatermarks(0, 0, 250);
+  stream_.SetDelay(absl::Milliseconds(1500));
+  const absl::Time started = absl::Now();
+  Run();
+  EXPECT_LT(absl::Now() - started, absl::Seconds(1))
+      << "the run waited for the Kafka queries (partitions + watermarks: 3 s)";
+  EXPECT_EQ(wait_for_latest(250), 250);
+  stream_.SetDelay(absl::ZeroDuration());
+}
+
 TEST_F(StreamSupervisorTest, CreatesGroupsWithReplicasOnDistinctWorkersAndRecordsInitialOffsets) {
   stream_.SetPartitions(4, /*earliest=*/10, /*latest=*/500);
   AddWorker("w1");

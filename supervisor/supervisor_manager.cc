@@ -229,7 +229,7 @@ absl::Status SupervisorManager::StartSupervisor(SpecRecord spec) {
   deps.stream_metadata_factory = options_.stream_metadata_factory;
   deps.kafka_timeout = options_.kafka_timeout;
   deps.run_on_events = options_.run_on_events;
-  deps.background_stream_queries = options_.run_on_events;
+  deps.background_stream_queries = options_.background_stream_queries;
   deps.metrics = options_.metrics;
   const std::string datasource = spec.datasource;
   SLUICE_ASSIGN_OR_RETURN(auto supervisor, StreamSupervisor::Start(deps, std::move(spec)));

@@ -8,6 +8,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
 #include "supervisor/stream_metadata.h"
 
 namespace sluice::supervisor::testing {
@@ -27,6 +28,11 @@ class FakeStream {
     absl::MutexLock lock(&mu_);
     error_ = std::move(error);
   }
+  // Every query takes this long (a slow or distant cluster).
+  void SetDelay(absl::Duration delay) ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    delay_ = delay;
+  }
 
   // A factory handing out views of this stream (it must outlive them).
   StreamMetadataFactory Factory() {
@@ -40,6 +46,7 @@ class FakeStream {
    public:
     explicit View(FakeStream* stream) : stream_(stream) {}
     absl::StatusOr<std::vector<int32_t>> ListPartitions(absl::Duration) override {
+      stream_->Delay();
       absl::MutexLock lock(&stream_->mu_);
       if (!stream_->error_.ok()) return stream_->error_;
       std::vector<int32_t> out;
@@ -48,6 +55,7 @@ class FakeStream {
     }
     absl::StatusOr<std::map<int32_t, PartitionWatermarks>> QueryWatermarks(
         const std::vector<int32_t>& partitions, absl::Duration) override {
+      stream_->Delay();
       absl::MutexLock lock(&stream_->mu_);
       if (!stream_->error_.ok()) return stream_->error_;
       std::map<int32_t, PartitionWatermarks> out;
@@ -63,8 +71,18 @@ class FakeStream {
     FakeStream* stream_;
   };
 
+  void Delay() ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::Duration delay;
+    {
+      absl::MutexLock lock(&mu_);
+      delay = delay_;
+    }
+    absl::SleepFor(delay);
+  }
+
   absl::Mutex mu_;
   std::map<int32_t, PartitionWatermarks> marks_ ABSL_GUARDED_BY(mu_);
+  absl::Duration delay_ ABSL_GUARDED_BY(mu_) = absl::ZeroDuration();
   absl::Status error_ ABSL_GUARDED_BY(mu_);
 };
 

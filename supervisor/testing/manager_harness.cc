@@ -38,6 +38,7 @@ void ManagerHarness::StartManager() {
   options.min_worker_lost_timeout = absl::Seconds(10);
   options.housekeeping = false;
   options.run_on_events = false;
+  options.background_stream_queries = background_stream_queries_;
   options.loop_timeout = absl::Seconds(20);
   auto manager = SupervisorManager::Create(options);
   CHECK(manager.ok()) << manager.status();

@@ -51,6 +51,9 @@ class ManagerHarness : public ::testing::Test {
   // taskDuration PT1H, completionTimeout PT30M, chat PT0.3S x 2.
   static v1::SupervisorSpec Spec(int task_count = 1, int replicas = 1);
 
+  // Off: runs query the FakeStream themselves (deterministic). Set before
+  // StartManager().
+  bool background_stream_queries_ = false;
   TempDir dir_;
   FakeClock clock_;
   FakeStream stream_;
