@@ -23,6 +23,7 @@ class TaskControlTest : public ::testing::Test {
       spec.max_rows_per_segment = spec_out->max_rows_per_segment;
       spec.intermediate_handoff_period = spec_out->intermediate_handoff_period;
       spec.checkpoint_retry_period = spec_out->checkpoint_retry_period;
+      spec.poll_timeout_ms = spec_out->poll_timeout_ms;
     }
     c_.supervisor->AddTask(0, task_id);
     auto run = c_.client->RunTask(MakeSpec(spec));
@@ -161,6 +162,22 @@ TEST_F(TaskControlTest, NothingIsIngestedWhilePaused) {
   auto noop = c_.client->Resume(id);
   ASSERT_TRUE(noop.ok());
   EXPECT_EQ(noop->state(), v1::READING);
+}
+
+// A task that has read everything waits in a Kafka poll for more; a Pause
+// wakes the poll instead of waiting out its timeout.
+TEST_F(TaskControlTest, AnIdleTaskPausesWithoutWaitingOutItsPoll) {
+  ASSERT_TRUE(c_.Produce(0, 10).ok());
+  SpecOptions spec;
+  spec.poll_timeout_ms = 10000;
+  const std::string id = Run("00000009", &spec);
+  ASSERT_TRUE(c_.WaitUntilRead(id, {{0, 10}, {1, 0}}).ok());
+  absl::SleepFor(absl::Milliseconds(200));  // inside the next poll by now
+  const absl::Time started = absl::Now();
+  auto paused = c_.client->Pause(id, /*timeout_ms=*/8000);
+  ASSERT_TRUE(paused.ok()) << paused.status();
+  EXPECT_LT(absl::Now() - started, absl::Seconds(2)) << "the pause waited for the poll timeout";
+  ASSERT_TRUE(c_.client->Resume(id).ok());
 }
 
 TEST_F(TaskControlTest, APausedTaskAsksForItsCheckpointAgainUntilAnswered) {

@@ -72,7 +72,7 @@ v1::TaskSpec MakeSpec(const SpecOptions& o) {
   t->set_chat_retries(2);
   if (o.max_parse_exceptions) t->set_max_parse_exceptions(*o.max_parse_exceptions);
   t->set_max_saved_parse_exceptions(o.max_saved_parse_exceptions);
-  spec.set_poll_timeout_ms(50);
+  spec.set_poll_timeout_ms(o.poll_timeout_ms);
   spec.set_created_at_ms(kBaseTimeMs);
   return spec;
 }

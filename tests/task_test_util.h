@@ -53,6 +53,7 @@ struct SpecOptions {
   int32_t max_saved_parse_exceptions = 5;
   int64_t minimum_message_time_ms = 0;
   int64_t maximum_message_time_ms = 0;
+  int64_t poll_timeout_ms = 50;
 };
 v1::TaskSpec MakeSpec(const SpecOptions& options);
 
