@@ -95,6 +95,17 @@ absl::StatusOr<int64_t> StoreTxn::InsertSpec(const std::string& datasource,
 }
 
 namespace {
+// Rows of (partition, offset or count), as an offset map.
+absl::StatusOr<OffsetMap> ReadOffsetMap(SqliteStatement& q) {
+  OffsetMap out;
+  while (true) {
+    SLUICE_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) break;
+    out[static_cast<int32_t>(q.Int64(0))] = q.Int64(1);
+  }
+  return out;
+}
+
 absl::StatusOr<SpecRecord> ReadSpecRow(SqliteStatement& q) {
   SpecRecord record;
   record.datasource = q.Text(0);
@@ -163,13 +174,7 @@ absl::StatusOr<OffsetMap> StoreTxn::CommittedOffsets(const std::string& datasour
   SLUICE_ASSIGN_OR_RETURN(auto q, db_->Prepare("SELECT partition, next_offset FROM "
                                                "committed_offsets WHERE datasource = ?"));
   q.Bind(1, datasource);
-  OffsetMap out;
-  while (true) {
-    SLUICE_ASSIGN_OR_RETURN(bool row, q.Step());
-    if (!row) break;
-    out[static_cast<int32_t>(q.Int64(0))] = q.Int64(1);
-  }
-  return out;
+  return ReadOffsetMap(q);
 }
 
 absl::Status StoreTxn::SetCommittedOffsets(const std::string& datasource, const std::string& topic,
@@ -224,13 +229,7 @@ absl::StatusOr<OffsetMap> StoreTxn::InitialOffsets(const std::string& datasource
   SLUICE_ASSIGN_OR_RETURN(auto q, db_->Prepare("SELECT partition, start_offset FROM "
                                                "initial_offsets WHERE datasource = ?"));
   q.Bind(1, datasource);
-  OffsetMap out;
-  while (true) {
-    SLUICE_ASSIGN_OR_RETURN(bool row, q.Step());
-    if (!row) break;
-    out[static_cast<int32_t>(q.Int64(0))] = q.Int64(1);
-  }
-  return out;
+  return ReadOffsetMap(q);
 }
 
 absl::Status StoreTxn::DeleteCommittedOffsets(const std::string& datasource,
@@ -279,13 +278,7 @@ absl::StatusOr<OffsetMap> StoreTxn::OffsetResetCounts(const std::string& datasou
   SLUICE_ASSIGN_OR_RETURN(auto q, db_->Prepare("SELECT partition, COUNT(*) FROM offset_resets "
                                                "WHERE datasource = ? GROUP BY partition"));
   q.Bind(1, datasource);
-  OffsetMap out;
-  while (true) {
-    SLUICE_ASSIGN_OR_RETURN(bool row, q.Step());
-    if (!row) break;
-    out[static_cast<int32_t>(q.Int64(0))] = q.Int64(1);
-  }
-  return out;
+  return ReadOffsetMap(q);
 }
 
 // ---- allocation ----
