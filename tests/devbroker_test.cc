@@ -1,9 +1,12 @@
 // Process-level tests of the dev broker binary (//tools:sluice-devbroker):
 // real process, real TCP, real Kafka clients (librdkafka and kcat).
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <map>
 #include <set>
 #include <string>
@@ -205,19 +208,29 @@ TEST(DevBrokerProcessTest, FixedPortsAndFifoControl) {
                                          absl::StrCat("--base_port=", *base),
                                          "--control_fifo=" + fifo, "--control_stdin=false"});
   ASSERT_NE(broker, nullptr);
+  // Readiness (the bootstrap file) is announced only once the FIFO exists: a
+  // writer that opened the path first would create a plain file, and the
+  // broker would then refuse it and exit.
+  struct stat st;
+  ASSERT_EQ(stat(fifo.c_str(), &st), 0) << "no FIFO at readiness";
+  ASSERT_TRUE(S_ISFIFO(st.st_mode));
   EXPECT_EQ(broker->bootstrap(), absl::StrCat("127.0.0.1:", *base, ",127.0.0.1:", *base + 1));
   ASSERT_TRUE(testing::WaitForPort(*base + 1, absl::Seconds(5), &broker->process()).ok());
   {
     // Commands through the FIFO, replies on stdout.
-    FILE* f = fopen(fifo.c_str(), "w");
-    ASSERT_NE(f, nullptr);
-    fputs("create c 3\nstatus\n", f);
-    fclose(f);
+    const int fd = open(fifo.c_str(), O_WRONLY | O_CLOEXEC);
+    ASSERT_GE(fd, 0) << strerror(errno);
+    const std::string commands = "create c 3\nstatus\n";
+    ASSERT_EQ(write(fd, commands.data(), commands.size()),
+              static_cast<ssize_t>(commands.size()));
+    close(fd);
   }
-  EXPECT_EQ(*broker->process().ReadStdoutLine(absl::Seconds(10)),
-            "ok created c with 3 partition(s)");
-  EXPECT_THAT(*broker->process().ReadStdoutLine(absl::Seconds(10)),
-              HasSubstr("topics=a:1:uncapped,b:2:uncapped,c:3:uncapped"));
+  auto created = broker->process().ReadStdoutLine(absl::Seconds(10));
+  ASSERT_TRUE(created.ok()) << created.status() << "\n" << broker->process().StderrTail();
+  EXPECT_EQ(*created, "ok created c with 3 partition(s)");
+  auto status = broker->process().ReadStdoutLine(absl::Seconds(10));
+  ASSERT_TRUE(status.ok()) << status.status() << "\n" << broker->process().StderrTail();
+  EXPECT_THAT(*status, HasSubstr("topics=a:1:uncapped,b:2:uncapped,c:3:uncapped"));
   auto metadata = kafka::MetadataClient::Create(broker->Props());
   ASSERT_TRUE(metadata.ok());
   auto partitions = (*metadata)->ListPartitions("c", absl::Seconds(10));

@@ -99,6 +99,18 @@ int Run(int argc, char** argv) {
     fprintf(stderr, "sluice-devbroker: cannot start: %s\n", broker.status().ToString().c_str());
     return 1;
   }
+  // The FIFO exists before readiness is announced (bootstrap file, first
+  // stdout line), so whoever waits for those can write to it at once.
+  int fifo_fd = -1;
+  if (!FLAGS_control_fifo.empty()) {
+    absl::StatusOr<int> fd = sluice::devbroker::OpenControlFifo(FLAGS_control_fifo);
+    if (!fd.ok()) {
+      LOG(ERROR) << "[devbroker] " << fd.status();
+      fprintf(stderr, "sluice-devbroker: %s\n", fd.status().ToString().c_str());
+      return 1;
+    }
+    fifo_fd = *fd;
+  }
   const std::string bootstrap = (*broker)->bootstrap_servers();
   if (!FLAGS_bootstrap_file.empty()) {
     absl::Status written =
@@ -116,7 +128,7 @@ int Run(int argc, char** argv) {
 
   sluice::devbroker::ControlLoopOptions loop;
   loop.input_fd = FLAGS_control_stdin ? STDIN_FILENO : -1;
-  loop.fifo_path = FLAGS_control_fifo;
+  loop.fifo_fd = fifo_fd;
   loop.stop_fd = signal_fd;
   loop.reply_fd = STDOUT_FILENO;
   absl::StatusOr<std::string> why = sluice::devbroker::RunControlLoop(**broker, loop);
@@ -128,6 +140,7 @@ int Run(int argc, char** argv) {
     exit_code = 1;
   }
   if (!FLAGS_bootstrap_file.empty()) unlink(FLAGS_bootstrap_file.c_str());
+  if (fifo_fd >= 0) close(fifo_fd);
   broker->reset();
   close(signal_fd);
   LOG(INFO) << "[devbroker] stopped";

@@ -76,7 +76,9 @@ bool ExecuteLines(DevBroker& broker, LineSource& source, int reply_fd) {
   return false;
 }
 
-absl::StatusOr<int> OpenFifo(const std::string& path) {
+}  // namespace
+
+absl::StatusOr<int> OpenControlFifo(const std::string& path) {
   struct stat st;
   if (stat(path.c_str(), &st) == 0) {
     if (!S_ISFIFO(st.st_mode)) {
@@ -97,6 +99,8 @@ absl::StatusOr<int> OpenFifo(const std::string& path) {
   return fd;
 }
 
+namespace {
+
 std::string StopReason(int stop_fd) {
   signalfd_siginfo info;
   const ssize_t n = read(stop_fd, &info, sizeof(info));
@@ -111,14 +115,8 @@ std::string StopReason(int stop_fd) {
 
 absl::StatusOr<std::string> RunControlLoop(DevBroker& broker, const ControlLoopOptions& options) {
   std::vector<LineSource> sources;
-  int fifo_fd = -1;
   if (options.input_fd >= 0) sources.push_back(LineSource{options.input_fd, "stdin"});
-  if (!options.fifo_path.empty()) {
-    absl::StatusOr<int> fd = OpenFifo(options.fifo_path);
-    if (!fd.ok()) return fd.status();
-    fifo_fd = *fd;
-    sources.push_back(LineSource{fifo_fd, "fifo"});
-  }
+  if (options.fifo_fd >= 0) sources.push_back(LineSource{options.fifo_fd, "fifo"});
   std::string why;
   char chunk[4096];
   while (why.empty()) {
@@ -136,7 +134,6 @@ absl::StatusOr<std::string> RunControlLoop(DevBroker& broker, const ControlLoopO
     const int ready = poll(fds.data(), fds.size(), -1);
     if (ready < 0) {
       if (errno == EINTR) continue;
-      if (fifo_fd >= 0) close(fifo_fd);
       return absl::InternalError(absl::StrCat("poll: ", strerror(errno)));
     }
     if (options.stop_fd >= 0 && fds[stop_index].revents != 0) {
@@ -165,7 +162,6 @@ absl::StatusOr<std::string> RunControlLoop(DevBroker& broker, const ControlLoopO
       }
     }
   }
-  if (fifo_fd >= 0) close(fifo_fd);
   return why;
 }
 

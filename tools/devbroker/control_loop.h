@@ -15,9 +15,9 @@ struct ControlLoopOptions {
   // Commands are read from this fd (e.g. STDIN_FILENO); -1: none. End of
   // input only stops reading it, not the loop.
   int input_fd = -1;
-  // Also read commands from this FIFO (created if missing; an existing path
-  // that is not a FIFO is an error). Writers may come and go.
-  std::string fifo_path;
+  // Also read commands from this FIFO, opened with OpenControlFifo; -1: none.
+  // Writers may come and go. The caller keeps ownership of the fd.
+  int fifo_fd = -1;
   // The loop stops when this fd becomes readable (a signalfd for SIGTERM and
   // SIGINT in the binary; a pipe in tests). -1: none.
   int stop_fd = -1;
@@ -25,9 +25,17 @@ struct ControlLoopOptions {
   int reply_fd = -1;
 };
 
+// Creates the FIFO at `path` if missing and opens it for reading without
+// blocking; the fd never reports end of file when writers close. The binary
+// calls this before it announces readiness, so a client that saw the
+// bootstrap list finds the FIFO in place (a client that opened the path for
+// writing first would create a plain file instead). FAILED_PRECONDITION when
+// the path exists and is not a FIFO, or cannot be created or opened.
+absl::StatusOr<int> OpenControlFifo(const std::string& path);
+
 // Runs until `quit`, the stop fd, or an I/O error. Returns why it stopped
-// ("quit command", "signal SIGTERM", "stop requested"). INVALID_ARGUMENT /
-// FAILED_PRECONDITION for a bad FIFO path; INTERNAL for poll/read errors.
+// ("quit command", "signal SIGTERM", "stop requested"); INTERNAL for poll
+// errors.
 absl::StatusOr<std::string> RunControlLoop(DevBroker& broker, const ControlLoopOptions& options);
 
 }  // namespace devbroker

@@ -127,13 +127,15 @@ TEST_F(ControlLoopTest, OverlongLinesAreRejected) {
 
 TEST_F(ControlLoopTest, ServesAFifoAcrossWriters) {
   const std::string fifo = absl::StrCat(getenv("TEST_TMPDIR"), "/control.fifo");
-  ControlLoopOptions options;
-  options.fifo_path = fifo;
-  Start(options);
-  // The loop creates the FIFO; wait for it.
+  auto fifo_fd = OpenControlFifo(fifo);
+  ASSERT_TRUE(fifo_fd.ok()) << fifo_fd.status();
+  // Created by the open, before any loop runs.
   struct stat st;
-  for (int i = 0; i < 500 && stat(fifo.c_str(), &st) != 0; ++i) usleep(10000);
+  ASSERT_EQ(stat(fifo.c_str(), &st), 0);
   ASSERT_TRUE(S_ISFIFO(st.st_mode));
+  ControlLoopOptions options;
+  options.fifo_fd = *fifo_fd;
+  Start(options);
   for (int writer = 0; writer < 2; ++writer) {
     const int fd = open(fifo.c_str(), O_WRONLY | O_CLOEXEC);
     ASSERT_GE(fd, 0);
@@ -146,16 +148,15 @@ TEST_F(ControlLoopTest, ServesAFifoAcrossWriters) {
   close(fd);
   EXPECT_EQ(ReadLine(replies_.fds[0]), "ok quitting");
   EXPECT_EQ(*Join(), "quit command");
+  close(*fifo_fd);
 }
 
 TEST_F(ControlLoopTest, APathThatIsNotAFifoIsRefused) {
   const std::string path = absl::StrCat(getenv("TEST_TMPDIR"), "/plain-file");
   close(open(path.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0600));
-  ControlLoopOptions options;
-  options.fifo_path = path;
-  auto why = RunControlLoop(*broker_, options);
-  EXPECT_EQ(why.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(why.status().message(), HasSubstr("not a FIFO"));
+  auto fd = OpenControlFifo(path);
+  EXPECT_EQ(fd.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(fd.status().message(), HasSubstr("not a FIFO"));
 }
 
 }  // namespace
