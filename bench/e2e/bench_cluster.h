@@ -58,6 +58,7 @@ class BenchCluster {
   // The worker's --worker_id.
   std::string WorkerId(int i) const { return cluster::WorkerName(i); }
   pid_t WorkerPid(int i) const { return cluster_->pid(cluster::WorkerName(i)); }
+  pid_t BrokerPid() const { return cluster_->pid(cluster::kBroker); }
   std::string SupervisorLog() const { return cluster_->log_path(cluster::kSupervisor); }
 
   // The body of GET /metrics.

@@ -20,6 +20,7 @@
 #include "bench/e2e/consume_baselines.h"
 #include "bench/e2e/fsync_baseline.h"
 #include "bench/e2e/markdown_report.h"
+#include "bench/e2e/process_cpu.h"
 #include "bench/e2e/sluice_run.h"
 #include "bench/e2e/topic_preload.h"
 #include "common/file_util.h"
@@ -122,6 +123,9 @@ struct Figures {
   std::vector<SluiceRunResult> off, on;
   std::vector<double> raw_cpu_per_record_ns;
   std::vector<double> kcat_cpu_per_record_ns;
+  // The dev broker's CPU per record while it served each baseline.
+  std::vector<double> kcat_broker_cpu_per_record_ns;
+  std::vector<double> raw_broker_cpu_per_record_ns;
 };
 
 double MedianRate(const std::vector<SluiceRunResult>& runs) {
@@ -142,31 +146,49 @@ const SluiceRunResult& MedianRun(const std::vector<SluiceRunResult>& runs) {
   return runs[order[(order.size() - 1) / 2]];
 }
 
-absl::Status MeasureBaselines(const E2eBenchOptions& options, const std::string& bootstrap,
+absl::Status MeasureBaselines(const E2eBenchOptions& options, const BenchCluster& processes,
                               const TopicRange& range, Figures* f) {
+  const std::string bootstrap = processes.bootstrap_servers();
+  auto broker_cpu = [&]() { return ProcessCpu(processes.BrokerPid()); };
+  auto per_record_ns = [](absl::Duration cpu, int64_t records) {
+    return records > 0 ? absl::ToDoubleNanoseconds(cpu) / static_cast<double>(records) : 0.0;
+  };
   const std::vector<std::string> kcat_tuning = {"-X", "fetch.wait.max.ms=10",
                                                 "-X", "queued.min.messages=1000000",
                                                 "-X", "queued.max.messages.kbytes=1048576",
                                                 "-X", "fetch.max.bytes=104857600",
                                                 "-X", "max.partition.fetch.bytes=10485760"};
+  SLUICE_ASSIGN_OR_RETURN(const absl::Duration broker_before_kcat, broker_cpu());
   SLUICE_ASSIGN_OR_RETURN(ConsumeResult kcat,
                           RunKcat(options.kcat_binary, bootstrap, kTopic, {}, range.records));
+  SLUICE_ASSIGN_OR_RETURN(const absl::Duration broker_after_kcat, broker_cpu());
   f->kcat.push_back(kcat.RecordsPerSecond());
-  f->kcat_cpu_per_record_ns.push_back(absl::ToDoubleNanoseconds(kcat.cpu) / kcat.records);
-  Progress(absl::StrCat("kcat: ", FormatCount(kcat.RecordsPerSecond()), " records/s"));
+  f->kcat_cpu_per_record_ns.push_back(per_record_ns(kcat.cpu, kcat.records));
+  f->kcat_broker_cpu_per_record_ns.push_back(
+      per_record_ns(broker_after_kcat - broker_before_kcat, kcat.records));
+  Progress(absl::StrFormat("kcat: %s records/s; CPU per record: kcat %.0f ns, dev broker %.0f ns",
+                           FormatCount(kcat.RecordsPerSecond()), f->kcat_cpu_per_record_ns.back(),
+                           f->kcat_broker_cpu_per_record_ns.back()));
   SLUICE_ASSIGN_OR_RETURN(ConsumeResult tuned, RunKcat(options.kcat_binary, bootstrap, kTopic,
                                                        kcat_tuning, range.records));
   f->kcat_tuned.push_back(tuned.RecordsPerSecond());
   Progress(absl::StrCat("kcat tuned: ", FormatCount(tuned.RecordsPerSecond()), " records/s"));
+  SLUICE_ASSIGN_OR_RETURN(const absl::Duration broker_before_raw, broker_cpu());
   SLUICE_ASSIGN_OR_RETURN(ConsumeResult raw,
                           ConsumeRaw(bootstrap, kTopic, range.start, range.end, absl::Minutes(5)));
+  SLUICE_ASSIGN_OR_RETURN(const absl::Duration broker_after_raw, broker_cpu());
   if (raw.records != range.records) {
     return absl::DataLossError(
         absl::StrCat("the raw consumer read ", raw.records, " of ", range.records, " records"));
   }
   f->raw.push_back(raw.RecordsPerSecond());
-  f->raw_cpu_per_record_ns.push_back(absl::ToDoubleNanoseconds(raw.cpu) / raw.records);
-  Progress(absl::StrCat("raw librdkafka: ", FormatCount(raw.RecordsPerSecond()), " records/s"));
+  f->raw_cpu_per_record_ns.push_back(per_record_ns(raw.cpu, raw.records));
+  f->raw_broker_cpu_per_record_ns.push_back(
+      per_record_ns(broker_after_raw - broker_before_raw, raw.records));
+  Progress(absl::StrFormat(
+      "raw librdkafka: %s records/s; CPU per record: consumer %.0f ns, dev broker %.0f ns",
+      FormatCount(raw.RecordsPerSecond()), f->raw_cpu_per_record_ns.back(),
+      f->raw_broker_cpu_per_record_ns.back()));
   return absl::OkStatus();
 }
 
@@ -186,11 +208,12 @@ absl::StatusOr<SluiceRunResult> RunOnce(BenchCluster& processes, const std::stri
       absl::StrFormat("%s: %d records (%d rows -> %d after rollup, %d unparseable) in %.2f s = "
                       "%s records/s; "
                       "%d sequences, %d segments; last commit %d ms after all was read; worker "
-                      "VmHWM %s",
+                      "VmHWM %s; CPU per record: workers %.0f ns, dev broker %.0f ns",
                       name, result.records, result.rows, result.segment_rows, result.unparseable,
                       (result.last_commit_ms - result.task_start_ms) / 1000.0,
                       FormatCount(result.RecordsPerSecond()), result.sequences, result.segments,
-                      result.last_commit_ms - result.all_read_seen_ms, FormatMiB(rss)));
+                      result.last_commit_ms - result.all_read_seen_ms, FormatMiB(rss),
+                      result.WorkerCpuPerRecordNs(), result.BrokerCpuPerRecordNs()));
   return result;
 }
 
@@ -252,21 +275,27 @@ std::string Render(const E2eBenchOptions& options, const Figures& f,
       {"reader", "records/s", "vs kcat", "vs kcat tuned", "vs raw librdkafka", "notes"});
   throughput.AddRow({"`kcat -C -e -o beginning -q > /dev/null`", FormatCount(kcat), "1.00x",
                      FormatRatio(kcat / kcat_tuned), FormatRatio(kcat / raw),
-                     absl::StrFormat("%.0f ns CPU/record", Median(f.kcat_cpu_per_record_ns))});
+                     absl::StrFormat("%.0f ns CPU/record; dev broker %.0f ns/record",
+                                     Median(f.kcat_cpu_per_record_ns),
+                                     Median(f.kcat_broker_cpu_per_record_ns))});
   throughput.AddRow({"kcat, dev broker fetch tuning (`-X fetch.wait.max.ms=10 ...`)",
                      FormatCount(kcat_tuned), FormatRatio(kcat_tuned / kcat), "1.00x",
                      FormatRatio(kcat_tuned / raw), ""});
   throughput.AddRow({"raw librdkafka, `rd_kafka_consume_batch_queue`, fetch tuning",
                      FormatCount(raw), FormatRatio(raw / kcat), FormatRatio(raw / kcat_tuned),
                      "1.00x",
-                     absl::StrFormat("%.0f ns CPU/record", Median(f.raw_cpu_per_record_ns))});
+                     absl::StrFormat("%.0f ns CPU/record; dev broker %.0f ns/record",
+                                     Median(f.raw_cpu_per_record_ns),
+                                     Median(f.raw_broker_cpu_per_record_ns))});
   auto sluice_row = [&](const char* what, double rate, const std::vector<SluiceRunResult>& runs) {
     if (runs.empty()) return;
     const SluiceRunResult& r = MedianRun(runs);
     throughput.AddRow({what, FormatCount(rate), FormatRatio(rate / kcat),
                        FormatRatio(rate / kcat_tuned), FormatRatio(rate / raw),
-                       absl::StrFormat("%d rows in %d segments, %d sequences; "
+                       absl::StrFormat("%.0f ns CPU/record (workers); dev broker %.0f "
+                                       "ns/record; %d rows in %d segments, %d sequences; "
                                        "tail after last read: %d ms",
+                                       r.WorkerCpuPerRecordNs(), r.BrokerCpuPerRecordNs(),
                                        r.segment_rows, r.segments, r.sequences,
                                        r.last_commit_ms - r.all_read_seen_ms)});
   };
@@ -405,7 +434,7 @@ absl::StatusOr<std::string> RunE2eBench(const E2eBenchOptions& options) {
   for (int round = 1; round <= options.repetitions; ++round) {
     Progress(absl::StrCat("round ", round, " of ", options.repetitions));
     if (enabled("baselines"))
-      SLUICE_RETURN_IF_ERROR(MeasureBaselines(options, bootstrap, range, &f));
+      SLUICE_RETURN_IF_ERROR(MeasureBaselines(options, *processes, range, &f));
     SluiceRunOptions run;
     run.topic = kTopic;
     run.replicas = 1;

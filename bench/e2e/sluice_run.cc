@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "bench/e2e/process_cpu.h"
 #include "common/status_macros.h"
 #include "sluice/v1/supervisor_service.grpc.pb.h"
 #include "sluice/v1/task_service.grpc.pb.h"
@@ -89,6 +90,28 @@ double SluiceRunResult::RecordsPerSecond() const {
   return ms > 0 ? static_cast<double>(records) * 1000.0 / static_cast<double>(ms) : 0;
 }
 
+double SluiceRunResult::WorkerCpuPerRecordNs() const {
+  return records > 0 ? absl::ToDoubleNanoseconds(worker_cpu) / static_cast<double>(records) : 0;
+}
+
+double SluiceRunResult::BrokerCpuPerRecordNs() const {
+  return records > 0 ? absl::ToDoubleNanoseconds(broker_cpu) / static_cast<double>(records) : 0;
+}
+
+namespace {
+
+// CPU used so far by every worker together.
+absl::StatusOr<absl::Duration> WorkersCpu(const BenchCluster& processes) {
+  absl::Duration total;
+  for (int i = 0; i < processes.worker_count(); ++i) {
+    SLUICE_ASSIGN_OR_RETURN(const absl::Duration cpu, ProcessCpu(processes.WorkerPid(i)));
+    total += cpu;
+  }
+  return total;
+}
+
+}  // namespace
+
 absl::StatusOr<SluiceRunResult> RunSluice(BenchCluster& processes,
                                           const SluiceRunOptions& options) {
   if (processes.worker_count() < options.replicas) {
@@ -113,6 +136,9 @@ absl::StatusOr<SluiceRunResult> RunSluice(BenchCluster& processes,
                                                     processes.SupervisorLog()));
   };
 
+  SLUICE_ASSIGN_OR_RETURN(const absl::Duration workers_cpu_before, WorkersCpu(processes));
+  SLUICE_ASSIGN_OR_RETURN(const absl::Duration broker_cpu_before,
+                          ProcessCpu(processes.BrokerPid()));
   v1::SubmitSupervisorRequest submit;
   *submit.mutable_spec() = MakeSpec(options);
   v1::SubmitSupervisorResponse submitted;
@@ -190,6 +216,11 @@ absl::StatusOr<SluiceRunResult> RunSluice(BenchCluster& processes,
     if (succeeded > 0 && ended == tasks.tasks_size()) break;
     absl::SleepFor(absl::Milliseconds(100));
   }
+  SLUICE_ASSIGN_OR_RETURN(const absl::Duration workers_cpu_after, WorkersCpu(processes));
+  SLUICE_ASSIGN_OR_RETURN(const absl::Duration broker_cpu_after,
+                          ProcessCpu(processes.BrokerPid()));
+  result.worker_cpu = workers_cpu_after - workers_cpu_before;
+  result.broker_cpu = broker_cpu_after - broker_cpu_before;
 
   // 4. What the commit log and the segment list say.
   for (const v1::CommittedSequence& s : log.sequences()) {

@@ -79,8 +79,15 @@ struct SluiceRunResult {
   PromHistogram worker_set_end_offsets_seconds;
   // Per worker that ran a task of the run: VmHWM at the end of the run.
   std::vector<int64_t> worker_peak_rss_bytes;
+  // CPU (user + system) from the submit until every task ended: of all
+  // workers together, and of the dev broker serving the run.
+  absl::Duration worker_cpu;
+  absl::Duration broker_cpu;
 
   double RecordsPerSecond() const;
+  // Nanoseconds of worker (broker) CPU per record; 0 without records.
+  double WorkerCpuPerRecordNs() const;
+  double BrokerCpuPerRecordNs() const;
 };
 
 // Runs the datasource on `processes` (which must have >= replicas workers).
