@@ -2,6 +2,7 @@
 
 #include <glog/logging.h>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/kafka/errors.h"
 #include "common/status_macros.h"
@@ -14,6 +15,13 @@ void ErrorCallback(rd_kafka_t* rk, int err, const char* reason, void*) {
   LOG_EVERY_N(WARNING, 20) << "[kafka " << rd_kafka_name(rk) << "] "
                            << rd_kafka_err2name(static_cast<rd_kafka_resp_err_t>(err)) << ": "
                            << reason;
+}
+
+// A librdkafka integer property as the consumer will use it.
+int64_t IntProperty(const kafka::KafkaProperties& props, const std::string& name,
+                    int64_t fallback) {
+  int64_t value = 0;
+  return absl::SimpleAtoi(kafka::PropertyOr(props, name, ""), &value) ? value : fallback;
 }
 
 int64_t Millis(absl::Duration d) {
@@ -54,13 +62,18 @@ absl::StatusOr<std::unique_ptr<KafkaConsumer>> KafkaConsumer::Create(KafkaConsum
                           kafka::NewHandle(RD_KAFKA_CONSUMER, std::move(conf)));
   // Errors and other events are served from the consumer queue by Poll.
   rd_kafka_poll_set_consumer(rk.get());
-  return std::unique_ptr<KafkaConsumer>(new KafkaConsumer(std::move(rk), options.topic));
+  // librdkafka's defaults where the properties leave them out.
+  RefillTrigger refill(IntProperty(props, "queued.min.messages", 100000),
+                       IntProperty(props, "queued.max.messages.kbytes", 65536) * 1024);
+  return std::unique_ptr<KafkaConsumer>(
+      new KafkaConsumer(std::move(rk), options.topic, refill));
 }
 
-KafkaConsumer::KafkaConsumer(kafka::HandlePtr rk, std::string topic)
+KafkaConsumer::KafkaConsumer(kafka::HandlePtr rk, std::string topic, RefillTrigger refill)
     : rk_(std::move(rk)),
       queue_(rd_kafka_queue_get_consumer(rk_.get())),
-      topic_(std::move(topic)) {}
+      topic_(std::move(topic)),
+      refill_(refill) {}
 
 KafkaConsumer::~KafkaConsumer() {
   rd_kafka_assign(rk_.get(), nullptr);
@@ -70,6 +83,8 @@ KafkaConsumer::~KafkaConsumer() {
 
 absl::Status KafkaConsumer::Assign(const OffsetMap& offsets) {
   rd_kafka_resp_err_t err;
+  assigned_.clear();
+  for (const auto& [partition, offset] : offsets) assigned_.push_back(partition);
   if (offsets.empty()) {
     err = rd_kafka_assign(rk_.get(), nullptr);
   } else {
@@ -86,6 +101,24 @@ absl::Status KafkaConsumer::Assign(const OffsetMap& offsets) {
 }
 
 void KafkaConsumer::Wake() { rd_kafka_queue_yield(queue_); }
+
+void KafkaConsumer::WakeFetchers() {
+  if (assigned_.empty()) return;
+  rd_kafka_topic_partition_list_t* list =
+      rd_kafka_topic_partition_list_new(static_cast<int>(assigned_.size()));
+  for (int32_t partition : assigned_) {
+    // Timestamp -1: the latest offset, which any broker answers cheaply.
+    rd_kafka_topic_partition_list_add(list, topic_.c_str(), partition)->offset =
+        RD_KAFKA_OFFSET_END;
+  }
+  // The answer does not matter; serving the request is what wakes the broker
+  // threads. Bounded: an unreachable broker costs at most this once per fill.
+  const rd_kafka_resp_err_t err = rd_kafka_offsets_for_times(rk_.get(), list, 500);
+  rd_kafka_topic_partition_list_destroy(list);
+  ++fetch_wakeups_;
+  VLOG_IF(1, err != RD_KAFKA_RESP_ERR_NO_ERROR)
+      << "[kafka " << rd_kafka_name(rk_.get()) << "] waking the fetcher: " << rd_kafka_err2name(err);
+}
 
 absl::Status KafkaConsumer::Poll(absl::Duration timeout, size_t max_records, KafkaBatch* batch,
                                  std::vector<OffsetOutOfRange>* out_of_range) {
@@ -110,6 +143,21 @@ absl::Status KafkaConsumer::Poll(absl::Duration timeout, size_t max_records, Kaf
     return kafka::KafkaErrorToStatus(rd_kafka_last_error(), "Kafka poll");
   }
   messages.resize(static_cast<size_t>(n));
+  // The queue filled since the last wake-up and has drained to half: fetch
+  // again now rather than whenever librdkafka's broker thread next wakes.
+  for (const rd_kafka_message_t* m : messages) {
+    if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      polled_bytes_ += static_cast<double>(m->len);
+      polled_records_ += 1;
+    }
+  }
+  const double average_bytes = polled_records_ > 0 ? polled_bytes_ / polled_records_ : 0;
+  // Before this poll took its records the queue held them too: that is when
+  // it may have been at a limit.
+  const int64_t queued = static_cast<int64_t>(rd_kafka_queue_length(queue_));
+  if (refill_.Observe(queued + n, average_bytes) || refill_.Observe(queued, average_bytes)) {
+    WakeFetchers();
+  }
   // Move error events out of the batch.
   size_t kept = 0;
   absl::Status fatal;

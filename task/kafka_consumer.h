@@ -31,6 +31,7 @@
 #include "common/kafka/config.h"
 #include "common/kafka/consumer_settings.h"
 #include "common/kafka/handles.h"
+#include "task/fetch_refill.h"
 #include "task/offsets.h"
 
 namespace sluice::task {
@@ -117,12 +118,27 @@ class KafkaConsumer {
 
   const std::string& topic() const { return topic_; }
 
+  // How often Poll woke librdkafka's fetcher after the local queue had filled
+  // (fetch_refill.h). For tests and logs.
+  int64_t fetch_wakeups() const { return fetch_wakeups_; }
+
  private:
-  KafkaConsumer(kafka::HandlePtr rk, std::string topic);
+  KafkaConsumer(kafka::HandlePtr rk, std::string topic, RefillTrigger refill);
+
+  // Wakes the broker threads that fetch the assigned partitions: a
+  // ListOffsets request for all of them (one per leader broker), which each
+  // serves and then decides again whether to fetch.
+  void WakeFetchers();
 
   kafka::HandlePtr rk_;
   rd_kafka_queue_t* queue_;
   const std::string topic_;
+  // Only the thread that calls Assign and Poll touches these.
+  std::vector<int32_t> assigned_;
+  RefillTrigger refill_;
+  double polled_bytes_ = 0;
+  double polled_records_ = 0;
+  int64_t fetch_wakeups_ = 0;
 };
 
 }  // namespace sluice::task

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "glog/logging.h"
 #include "tests/task_mock_kafka.h"
 
 namespace sluice::task {
@@ -168,6 +169,55 @@ TEST_F(KafkaConsumerTest, MissingBootstrapOrBadPropertyIsInvalidArgument) {
   auto bad = KafkaConsumer::Create(options);
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(bad.status().message().find("no.such.setting"), std::string::npos);
+}
+
+
+// A consumer slower than the broker fills librdkafka's local queue; librdkafka
+// 2.0.2 then stops fetching and, unless something wakes its broker thread,
+// looks again only after up to a second, while the reader starves.
+TEST(KafkaConsumerFetchTest, ASlowReaderIsNotStarvedAfterTheQueueFills) {
+  auto kafka = testing::MockKafka::Start();
+  ASSERT_TRUE(kafka.ok()) << kafka.status();
+  ASSERT_TRUE((*kafka)->CreateTopic("events", 1).ok());
+  constexpr int kRecords = 20000;  // 4 MB: under the mock's 5 MiB retention cap
+  // In batches the size a producer would make (the dev broker returns one
+  // batch per partition per Fetch).
+  for (int i = 0; i < kRecords; i += 1000) {
+    std::vector<std::string> values;
+    for (int j = 0; j < 1000; ++j) values.push_back(std::string(200, 'a' + (i + j) % 26));
+    ASSERT_TRUE((*kafka)->Produce("events", 0, values).ok());
+  }
+
+  KafkaConsumerOptions options;
+  options.topic = "events";
+  options.properties = {{"bootstrap.servers", (*kafka)->bootstrap()},
+                        {"queued.min.messages", "2000"}};
+  options.client_id = "slow-reader";
+  options.cluster_kind = kafka::ClusterKind::kDevBroker;
+  auto consumer = KafkaConsumer::Create(options);
+  ASSERT_TRUE(consumer.ok()) << consumer.status();
+  ASSERT_TRUE((*consumer)->Assign({{0, 0}}).ok());
+  KafkaBatch batch;
+  int64_t read = 0;
+  absl::Duration longest_wait;
+  const absl::Time started = absl::Now();
+  while (read < kRecords && absl::Now() - started < absl::Seconds(60)) {
+    std::vector<OffsetOutOfRange> oor;
+    const absl::Time before = absl::Now();
+    ASSERT_TRUE((*consumer)->Poll(absl::Seconds(5), 500, &batch, &oor).ok());
+    ASSERT_TRUE(oor.empty()) << oor[0].message;
+    longest_wait = std::max(longest_wait, absl::Now() - before);
+    read += static_cast<int64_t>(batch.size());
+    // ~2 us per record: slower than the in-process broker.
+    absl::SleepFor(absl::Microseconds(2) * static_cast<int64_t>(batch.size()));
+  }
+  const absl::Duration took = absl::Now() - started;
+  EXPECT_EQ(read, kRecords);
+  LOG(INFO) << "read " << read << " in " << took << ", longest poll " << longest_wait << ", "
+            << (*consumer)->fetch_wakeups() << " fetch wake-ups";
+  // Without the wake-up: 5 s in all, polls waiting 994 ms.
+  EXPECT_LT(longest_wait, absl::Milliseconds(500));
+  EXPECT_GT((*consumer)->fetch_wakeups(), 0);
 }
 
 }  // namespace
