@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "bench/e2e/process_cpu.h"
 #include "common/status_macros.h"
+#include "tools/cluster/wiki_datasource.h"
 #include "sluice/v1/supervisor_service.grpc.pb.h"
 #include "sluice/v1/task_service.grpc.pb.h"
 
@@ -25,49 +26,31 @@ absl::Status Call(Stub* stub, Method method, const Request& request, Response* r
   return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
 }
 
+// tools/cluster's wiki spec (the one the demo and the fault suite run), with
+// what a benchmark run varies.
 v1::SupervisorSpec MakeSpec(const SluiceRunOptions& options) {
-  v1::SupervisorSpec spec;
-  spec.set_datasource(options.datasource);
-  v1::IoConfig* io = spec.mutable_io_config();
-  io->set_topic(options.topic);
-  (*io->mutable_consumer_properties())["bootstrap.servers"] = options.bootstrap;
+  cluster::WikiSpecOptions wiki;
+  wiki.datasource = options.datasource;
+  wiki.topic = options.topic;
+  wiki.bootstrap_servers = options.bootstrap;
+  wiki.replicas = options.replicas;
+  wiki.period = "PT1S";
+  wiki.segment_granularity = options.segment_granularity;
+  wiki.query_granularity = options.query_granularity;
+  wiki.rollup = options.rollup;
+  if (options.max_rows_per_segment > 0) wiki.max_rows_per_segment = options.max_rows_per_segment;
+  if (options.max_rows_in_memory > 0) wiki.max_rows_in_memory = options.max_rows_in_memory;
+  v1::SupervisorSpec spec = cluster::WikiSpec(wiki);
   for (const auto& [name, value] : options.consumer_properties) {
-    (*io->mutable_consumer_properties())[name] = value;
+    (*spec.mutable_io_config()->mutable_consumer_properties())[name] = value;
   }
-  io->set_task_count(1);
-  io->set_replicas(options.replicas);
-  io->set_task_duration("PT1H");
-  io->set_start_delay("PT0.1S");
-  io->set_period("PT1S");
-  io->set_use_earliest_offset(true);
-  v1::DataSchema* schema = spec.mutable_data_schema();
-  schema->mutable_timestamp_spec()->set_column("timestamp");
-  schema->mutable_timestamp_spec()->set_format("iso");
-  std::vector<std::string> dimensions = options.dimensions;
-  if (dimensions.empty()) {
-    dimensions = {"channel", "page", "user", "namespace", "countryName", "isRobot"};
+  if (!options.dimensions.empty()) {
+    v1::DimensionsSpec* dimensions = spec.mutable_data_schema()->mutable_dimensions_spec();
+    dimensions->clear_dimensions();
+    for (const std::string& d : options.dimensions) dimensions->add_dimensions(d);
   }
-  for (const std::string& d : dimensions) schema->mutable_dimensions_spec()->add_dimensions(d);
-  auto metric = [&](const char* type, const char* name) {
-    v1::MetricSpec* m = schema->add_metrics_spec();
-    m->set_type(type);
-    m->set_name(name);
-  };
-  metric("count", "count");
-  metric("longSum", "added");
-  metric("longSum", "deleted");
-  metric("doubleSum", "delta");
-  v1::GranularitySpec* g = schema->mutable_granularity_spec();
-  g->set_segment_granularity(options.segment_granularity);
-  g->set_query_granularity(options.query_granularity);
-  g->set_rollup(options.rollup);
-  v1::TuningConfig* tuning = spec.mutable_tuning_config();
-  if (options.max_rows_per_segment > 0) {
-    tuning->set_max_rows_per_segment(options.max_rows_per_segment);
-  }
-  if (options.max_rows_in_memory > 0) tuning->set_max_rows_in_memory(options.max_rows_in_memory);
   if (options.max_bytes_in_memory > 0) {
-    tuning->set_max_bytes_in_memory(options.max_bytes_in_memory);
+    spec.mutable_tuning_config()->set_max_bytes_in_memory(options.max_bytes_in_memory);
   }
   return spec;
 }
