@@ -143,26 +143,12 @@ absl::Status KafkaConsumer::Poll(absl::Duration timeout, size_t max_records, Kaf
     return kafka::KafkaErrorToStatus(rd_kafka_last_error(), "Kafka poll");
   }
   messages.resize(static_cast<size_t>(n));
-  // The queue filled since the last wake-up and has drained to half: fetch
-  // again now rather than whenever librdkafka's broker thread next wakes.
-  for (const rd_kafka_message_t* m : messages) {
-    if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
-      polled_bytes_ += static_cast<double>(m->len);
-      polled_records_ += 1;
-    }
-  }
-  const double average_bytes = polled_records_ > 0 ? polled_bytes_ / polled_records_ : 0;
-  // Before this poll took its records the queue held them too: that is when
-  // it may have been at a limit.
-  const int64_t queued = static_cast<int64_t>(rd_kafka_queue_length(queue_));
-  if (refill_.Observe(queued + n, average_bytes) || refill_.Observe(queued, average_bytes)) {
-    WakeFetchers();
-  }
   // Move error events out of the batch.
   size_t kept = 0;
   absl::Status fatal;
   for (rd_kafka_message_t* m : messages) {
     if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      polled_bytes_ += static_cast<double>(m->len);
       messages[kept++] = m;
       continue;
     }
@@ -187,6 +173,16 @@ absl::Status KafkaConsumer::Poll(absl::Duration timeout, size_t max_records, Kaf
     rd_kafka_message_destroy(m);
   }
   messages.resize(kept);
+  polled_records_ += static_cast<double>(kept);
+  // The queue filled since the last wake-up and has drained to half: fetch
+  // again now rather than whenever librdkafka's broker thread next wakes.
+  // Before this poll took its records the queue held them too: that is when
+  // it may have been at a limit.
+  const double average_bytes = polled_records_ > 0 ? polled_bytes_ / polled_records_ : 0;
+  const int64_t queued = static_cast<int64_t>(rd_kafka_queue_length(queue_));
+  if (refill_.Observe(queued + n, average_bytes) || refill_.Observe(queued, average_bytes)) {
+    WakeFetchers();
+  }
   return fatal;
 }
 

@@ -150,9 +150,6 @@ absl::Status MeasureBaselines(const E2eBenchOptions& options, const BenchCluster
                               const TopicRange& range, Figures* f) {
   const std::string bootstrap = processes.bootstrap_servers();
   auto broker_cpu = [&]() { return ProcessCpu(processes.BrokerPid()); };
-  auto per_record_ns = [](absl::Duration cpu, int64_t records) {
-    return records > 0 ? absl::ToDoubleNanoseconds(cpu) / static_cast<double>(records) : 0.0;
-  };
   const std::vector<std::string> kcat_tuning = {"-X", "fetch.wait.max.ms=10",
                                                 "-X", "queued.min.messages=1000000",
                                                 "-X", "queued.max.messages.kbytes=1048576",
@@ -163,9 +160,9 @@ absl::Status MeasureBaselines(const E2eBenchOptions& options, const BenchCluster
                           RunKcat(options.kcat_binary, bootstrap, kTopic, {}, range.records));
   SLUICE_ASSIGN_OR_RETURN(const absl::Duration broker_after_kcat, broker_cpu());
   f->kcat.push_back(kcat.RecordsPerSecond());
-  f->kcat_cpu_per_record_ns.push_back(per_record_ns(kcat.cpu, kcat.records));
+  f->kcat_cpu_per_record_ns.push_back(CpuNanosPerRecord(kcat.cpu, kcat.records));
   f->kcat_broker_cpu_per_record_ns.push_back(
-      per_record_ns(broker_after_kcat - broker_before_kcat, kcat.records));
+      CpuNanosPerRecord(broker_after_kcat - broker_before_kcat, kcat.records));
   Progress(absl::StrFormat("kcat: %s records/s; CPU per record: kcat %.0f ns, dev broker %.0f ns",
                            FormatCount(kcat.RecordsPerSecond()), f->kcat_cpu_per_record_ns.back(),
                            f->kcat_broker_cpu_per_record_ns.back()));
@@ -182,9 +179,9 @@ absl::Status MeasureBaselines(const E2eBenchOptions& options, const BenchCluster
         absl::StrCat("the raw consumer read ", raw.records, " of ", range.records, " records"));
   }
   f->raw.push_back(raw.RecordsPerSecond());
-  f->raw_cpu_per_record_ns.push_back(per_record_ns(raw.cpu, raw.records));
+  f->raw_cpu_per_record_ns.push_back(CpuNanosPerRecord(raw.cpu, raw.records));
   f->raw_broker_cpu_per_record_ns.push_back(
-      per_record_ns(broker_after_raw - broker_before_raw, raw.records));
+      CpuNanosPerRecord(broker_after_raw - broker_before_raw, raw.records));
   Progress(absl::StrFormat(
       "raw librdkafka: %s records/s; CPU per record: consumer %.0f ns, dev broker %.0f ns",
       FormatCount(raw.RecordsPerSecond()), f->raw_cpu_per_record_ns.back(),

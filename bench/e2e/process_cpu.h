@@ -25,6 +25,11 @@ absl::StatusOr<int64_t> ParseStatCpuTicks(absl::string_view stat);
 // NOT_FOUND when the process is gone.
 absl::StatusOr<absl::Duration> ProcessCpu(pid_t pid);
 
+// Nanoseconds of `cpu` per record; 0 without records.
+inline double CpuNanosPerRecord(absl::Duration cpu, int64_t records) {
+  return records > 0 ? absl::ToDoubleNanoseconds(cpu) / static_cast<double>(records) : 0.0;
+}
+
 }  // namespace bench
 }  // namespace sluice
 

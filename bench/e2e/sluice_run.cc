@@ -74,11 +74,11 @@ double SluiceRunResult::RecordsPerSecond() const {
 }
 
 double SluiceRunResult::WorkerCpuPerRecordNs() const {
-  return records > 0 ? absl::ToDoubleNanoseconds(worker_cpu) / static_cast<double>(records) : 0;
+  return CpuNanosPerRecord(worker_cpu, records);
 }
 
 double SluiceRunResult::BrokerCpuPerRecordNs() const {
-  return records > 0 ? absl::ToDoubleNanoseconds(broker_cpu) / static_cast<double>(records) : 0;
+  return CpuNanosPerRecord(broker_cpu, records);
 }
 
 namespace {
