@@ -1,0 +1,105 @@
+#include "common/auth/authorizer.h"
+
+#include "absl/strings/match.h"
+#include "absl/strings/strip.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/status_macros.h"
+
+namespace sluice::auth {
+namespace {
+
+std::string RoleList(const std::set<v1::Role>& roles) {
+  std::vector<std::string> names;
+  for (v1::Role role : roles) names.push_back(RoleName(role));
+  return absl::StrJoin(names, ", ");
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Authorizer>> Authorizer::Create(
+    const AuthOptions& options, const std::vector<std::string>& services) {
+  SLUICE_ASSIGN_OR_RETURN(MethodRoles methods, MethodRoles::ForServices(services));
+  if (options.insecure_no_auth) {
+    return std::unique_ptr<Authorizer>(
+        new Authorizer(std::move(methods), std::nullopt, Policy(), options));
+  }
+  if (options.tokens_file.empty() && !options.client_certificates) {
+    return absl::FailedPreconditionError(
+        "authentication is not configured: give --auth_tokens_file (bearer tokens) and/or "
+        "--tls_ca with --tls_cert/--tls_key (client certificates), with --auth_policy_file; "
+        "or run without authentication with --insecure_no_auth (loopback demos and tests only)");
+  }
+  if (options.policy_file.empty()) {
+    return absl::FailedPreconditionError(
+        "--auth_policy_file is required with authentication (it maps principals to roles)");
+  }
+  std::optional<TokenStore> tokens;
+  if (!options.tokens_file.empty()) {
+    SLUICE_ASSIGN_OR_RETURN(tokens, TokenStore::Load(options.tokens_file));
+  }
+  SLUICE_ASSIGN_OR_RETURN(Policy policy, Policy::Load(options.policy_file));
+  return std::unique_ptr<Authorizer>(
+      new Authorizer(std::move(methods), std::move(tokens), std::move(policy), options));
+}
+
+absl::StatusOr<std::string> Authorizer::Authenticate(const CallIdentity& identity) const {
+  if (!identity.authorization.empty()) {
+    absl::string_view value = identity.authorization;
+    if (!absl::ConsumePrefix(&value, "Bearer ") && !absl::ConsumePrefix(&value, "bearer ")) {
+      return absl::UnauthenticatedError(
+          "the authorization metadata is not \"Bearer <token>\"");
+    }
+    if (!tokens_) {
+      return absl::UnauthenticatedError("this server accepts no bearer tokens");
+    }
+    std::optional<std::string> name = tokens_->Lookup(value);
+    if (!name) return absl::UnauthenticatedError("unknown bearer token");
+    return absl::StrCat("token:", *name);
+  }
+  if (client_certificates_ && !identity.certificate_principal.empty()) {
+    return absl::StrCat("cert:", identity.certificate_principal);
+  }
+  return absl::UnauthenticatedError(
+      "authentication required: send \"authorization: Bearer <token>\" metadata or a client "
+      "certificate");
+}
+
+absl::StatusOr<Caller> Authorizer::Authorize(const CallIdentity& identity,
+                                             absl::string_view method) const {
+  const std::set<v1::Role>* allowed = methods_.Find(method);
+  if (allowed == nullptr) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("method ", method, " is not in this server's role table"));
+  }
+  if (insecure_) return Caller::Anonymous();
+  SLUICE_ASSIGN_OR_RETURN(std::string principal, Authenticate(identity));
+  const Grant* grant = policy_.Find(principal);
+  if (grant == nullptr) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("principal ", principal, " has no role on this server"));
+  }
+  for (v1::Role role : grant->roles) {
+    if (allowed->count(role)) {
+      Caller caller;
+      caller.principal = std::move(principal);
+      caller.roles = grant->roles;
+      caller.worker_id = grant->worker_id;
+      caller.authenticated = true;
+      return caller;
+    }
+  }
+  return absl::PermissionDeniedError(absl::StrCat("principal ", principal, " (role ",
+                                                  RoleList(grant->roles), ") may not call ",
+                                                  method, "; it needs: ", RoleList(*allowed)));
+}
+
+bool IsLoopbackAddress(absl::string_view host_port) {
+  absl::string_view host = host_port;
+  const size_t colon = host.rfind(':');
+  if (colon != absl::string_view::npos) host = host.substr(0, colon);
+  if (absl::ConsumePrefix(&host, "[")) absl::ConsumeSuffix(&host, "]");
+  return host == "localhost" || host == "::1" || absl::StartsWith(host, "127.");
+}
+
+}  // namespace sluice::auth
