@@ -1,9 +1,12 @@
 #include "common/service_start.h"
 
 #include <glog/logging.h>
+#include <sys/stat.h>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "common/auth/grpc_auth.h"
 #include "common/fault_injection.h"
 
 namespace sluice {
@@ -11,6 +14,7 @@ namespace sluice {
 absl::StatusOr<std::unique_ptr<metrics::MetricsHttpServer>> StartServiceBasics(
     absl::string_view component, const std::string& fault_points,
     const std::string& metrics_listen, metrics::Registry* registry) {
+  ::umask(077);
   if (absl::Status faults = ConfigureFaultPoints(fault_points); !faults.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("--fault_points: ", faults.message()));
   }
@@ -22,6 +26,31 @@ absl::StatusOr<std::unique_ptr<metrics::MetricsHttpServer>> StartServiceBasics(
   }
   if (*http != nullptr) LOG(INFO) << component << " metrics on port " << (*http)->port();
   return http;
+}
+
+absl::StatusOr<SecuritySettings> LoadSecuritySettings(const SecurityFlags& flags) {
+  SecuritySettings settings;
+  settings.auth.tokens_file = flags.auth_tokens_file;
+  settings.auth.policy_file = flags.auth_policy_file;
+  settings.auth.insecure_no_auth = flags.insecure_no_auth;
+  if (!flags.auth_token_file.empty()) {
+    absl::StatusOr<std::string> token = auth::ReadTokenFile(flags.auth_token_file);
+    if (!token.ok()) {
+      return absl::Status(token.status().code(),
+                          absl::StrCat("--auth_token_file: ", token.status().message()));
+    }
+    settings.client_auth.bearer_token = *std::move(token);
+  }
+  settings.kafka_policy.files_dir = flags.kafka_files_dir;
+  for (absl::string_view name :
+       absl::StrSplit(flags.kafka_denied_properties, ',', absl::SkipWhitespace())) {
+    settings.kafka_policy.denied.insert(std::string(name));
+  }
+  settings.kafka_policy.allow_oidc_token_endpoint = flags.kafka_allow_oidc_token_endpoint;
+  if (!flags.kafka_secret_env_prefix.empty()) {
+    settings.kafka_policy.secret_env_prefix = flags.kafka_secret_env_prefix;
+  }
+  return settings;
 }
 
 }  // namespace sluice

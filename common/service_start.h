@@ -10,18 +10,45 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "common/auth/authorizer.h"
+#include "common/kafka/property_policy.h"
 #include "common/metrics/http_server.h"
 #include "common/metrics/registry.h"
 
 namespace sluice {
 
-// Arms `fault_points` (INVALID_ARGUMENT naming the bad entry) and, when
+// Sets the umask to 077 first (data dirs 0700, metadata and segment files
+// 0600: nothing a sluice process writes is readable by other users), then arms
+// `fault_points` (INVALID_ARGUMENT naming the bad entry) and, when
 // `metrics_listen` is not empty, starts the metrics endpoint on `registry`
 // (which must outlive it) and logs its port under `component` ("[worker]").
 // Returns the endpoint, or null when metrics are off.
 absl::StatusOr<std::unique_ptr<metrics::MetricsHttpServer>> StartServiceBasics(
     absl::string_view component, const std::string& fault_points,
     const std::string& metrics_listen, metrics::Registry* registry);
+
+// The security flags both binaries take, as given.
+struct SecurityFlags {
+  std::string auth_tokens_file;
+  std::string auth_policy_file;
+  bool insecure_no_auth = false;
+  // This process's own bearer token, for the calls it makes.
+  std::string auth_token_file;
+  std::string kafka_files_dir;
+  // Comma-separated property names.
+  std::string kafka_denied_properties;
+  bool kafka_allow_oidc_token_endpoint = false;
+  std::string kafka_secret_env_prefix;
+};
+
+struct SecuritySettings {
+  auth::AuthOptions auth;
+  auth::ClientAuth client_auth;
+  kafka::PropertyPolicyOptions kafka_policy;
+};
+
+// Reads the token file and builds the settings; errors name the flag.
+absl::StatusOr<SecuritySettings> LoadSecuritySettings(const SecurityFlags& flags);
 
 }  // namespace sluice
 

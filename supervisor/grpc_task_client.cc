@@ -12,6 +12,8 @@
 #include "sluice/v1/task_service.grpc.pb.h"
 #include "supervisor/task_client.h"
 
+#include "common/auth/grpc_auth.h"
+
 namespace sluice::supervisor {
 namespace {
 
@@ -22,9 +24,11 @@ bool Retryable(const grpc::Status& status) {
 
 class GrpcTaskClient : public TaskClient {
  public:
-  GrpcTaskClient(ChatOptions options, std::shared_ptr<grpc::ChannelCredentials> credentials)
+  GrpcTaskClient(ChatOptions options, std::shared_ptr<grpc::ChannelCredentials> credentials,
+                 auth::ClientAuth auth)
       : options_(options),
-        credentials_(credentials ? std::move(credentials) : grpc::InsecureChannelCredentials()) {
+        credentials_(credentials ? std::move(credentials) : grpc::InsecureChannelCredentials()),
+        auth_(std::move(auth)) {
     if (options_.attempts < 1) options_.attempts = 1;
   }
 
@@ -131,7 +135,7 @@ class GrpcTaskClient : public TaskClient {
     absl::MutexLock lock(&mu_);
     auto& stub = stubs_[address];
     if (!stub) {
-      stub = v1::TaskService::NewStub(grpc::CreateChannel(address, credentials_));
+      stub = v1::TaskService::NewStub(auth::NewChannel(address, credentials_, auth_));
     }
     return stub.get();
   }
@@ -166,6 +170,7 @@ class GrpcTaskClient : public TaskClient {
 
   ChatOptions options_;
   const std::shared_ptr<grpc::ChannelCredentials> credentials_;
+  const auth::ClientAuth auth_;
   absl::Mutex mu_;
   std::map<std::string, std::unique_ptr<v1::TaskService::Stub>> stubs_ ABSL_GUARDED_BY(mu_);
 };
@@ -173,8 +178,9 @@ class GrpcTaskClient : public TaskClient {
 }  // namespace
 
 std::unique_ptr<TaskClient> NewGrpcTaskClient(
-    ChatOptions options, std::shared_ptr<grpc::ChannelCredentials> credentials) {
-  return std::make_unique<GrpcTaskClient>(options, std::move(credentials));
+    ChatOptions options, std::shared_ptr<grpc::ChannelCredentials> credentials,
+    auth::ClientAuth auth) {
+  return std::make_unique<GrpcTaskClient>(options, std::move(credentials), std::move(auth));
 }
 
 ChatOptions ChatOptionsFromTuning(const v1::TuningConfig& tuning) {

@@ -1,6 +1,7 @@
 #include <string>
 
 #include "common/kafka/metadata_client.h"
+#include "common/kafka/property_policy.h"
 #include "common/status_macros.h"
 #include "supervisor/stream_metadata.h"
 
@@ -31,10 +32,14 @@ class KafkaStreamMetadata : public StreamMetadata {
 
 }  // namespace
 
-StreamMetadataFactory KafkaStreamMetadataFactory() {
-  return [](const v1::SupervisorSpec& spec) -> absl::StatusOr<std::unique_ptr<StreamMetadata>> {
+StreamMetadataFactory KafkaStreamMetadataFactory(kafka::PropertyPolicyOptions policy) {
+  return [policy](
+             const v1::SupervisorSpec& spec) -> absl::StatusOr<std::unique_ptr<StreamMetadata>> {
     kafka::KafkaProperties properties(spec.io_config().consumer_properties().begin(),
                                       spec.io_config().consumer_properties().end());
+    // Specs stored before a policy change are checked again before connecting.
+    SLUICE_RETURN_IF_ERROR(kafka::CheckProperties(properties, policy));
+    SLUICE_ASSIGN_OR_RETURN(properties, kafka::ResolveSecretReferences(properties, policy));
     SLUICE_ASSIGN_OR_RETURN(auto client, kafka::MetadataClient::Create(properties));
     return std::unique_ptr<StreamMetadata>(
         new KafkaStreamMetadata(spec.io_config().topic(), std::move(client)));

@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/kafka/property_policy.h"
 #include "sluice/v1/spec.pb.h"
 
 namespace sluice::supervisor {
@@ -37,8 +38,10 @@ class StreamMetadata {
 using StreamMetadataFactory =
     std::function<absl::StatusOr<std::unique_ptr<StreamMetadata>>(const v1::SupervisorSpec&)>;
 
-// The Kafka implementation (common/kafka's MetadataClient).
-StreamMetadataFactory KafkaStreamMetadataFactory();
+// The Kafka implementation (common/kafka's MetadataClient). The spec's
+// properties are checked against `policy` and their secret references
+// resolved before each connection.
+StreamMetadataFactory KafkaStreamMetadataFactory(kafka::PropertyPolicyOptions policy = {});
 
 }  // namespace sluice::supervisor
 

@@ -270,20 +270,26 @@ v1::ReportOffsetOutOfRangeResponse StreamSupervisor::HandleOffsetOutOfRange(
     response.set_message(message);
     return response;
   }
-  OffsetMap earliest = FromProto(request.earliest_offsets());
-  std::vector<int32_t> unknown;
-  for (const auto& [p, offset] : wanted) {
-    if (!earliest.count(p)) unknown.push_back(p);
+  // The earliest offsets come from Kafka, never from the report: a task's
+  // word is not enough to skip records.
+  std::vector<int32_t> partitions;
+  for (const auto& [p, offset] : wanted) partitions.push_back(p);
+  OffsetMap earliest;
+  absl::StatusOr<std::map<int32_t, PartitionWatermarks>> marks =
+      stream_ ? stream_->QueryWatermarks(partitions, deps_.kafka_timeout)
+              : absl::UnavailableError("no connection to the stream");
+  if (!marks.ok()) {
+    response.set_message(absl::StrCat("cannot read the earliest offsets: ",
+                                      marks.status().ToString(), "; not resetting"));
+    RecordError(marks.status());
+    return response;
   }
-  if (!unknown.empty() && stream_) {
-    auto marks = stream_->QueryWatermarks(unknown, deps_.kafka_timeout);
-    if (!marks.ok()) {
-      response.set_message(absl::StrCat(
-          "cannot read the earliest offsets: ", marks.status().ToString(), "; not resetting"));
-      RecordError(marks.status());
-      return response;
-    }
-    for (const auto& [p, mark] : *marks) earliest[p] = mark.earliest;
+  for (const auto& [p, mark] : *marks) earliest[p] = mark.earliest;
+  const OffsetMap reported = FromProto(request.earliest_offsets());
+  if (!reported.empty() && Restrict(reported, earliest) != Restrict(earliest, reported)) {
+    LOG(WARNING) << Prefix() << "task " << request.task_id() << " reported earliest offsets "
+                 << FormatOffsets(reported) << "; Kafka says " << FormatOffsets(earliest)
+                 << " (Kafka's are used)";
   }
   OffsetMap reset;
   for (const auto& [p, offset] : wanted) {

@@ -305,8 +305,9 @@ TEST_F(StreamSupervisorTest, ARequestMatchingNoCheckpointIsRefusedAndTheTaskRepl
   Sync();
   EXPECT_EQ(WorkerOf(a_)->Task(a_)->state, v1::FAILED);
 
+  // A task claiming another group is refused before anything else (the claim check).
   request.set_group_id(7);
-  EXPECT_EQ(manager_->Checkpoint(request).status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(manager_->Checkpoint(request).status().code(), absl::StatusCode::kPermissionDenied);
   request.set_datasource("nobody");
   EXPECT_EQ(manager_->Checkpoint(request).status().code(), absl::StatusCode::kNotFound);
 }

@@ -22,6 +22,23 @@ DEFINE_int32(heartbeat_interval_ms, 2000,
              "heartbeat interval told to workers; a worker silent for 3 intervals is lost");
 DEFINE_int32(min_worker_lost_timeout_ms, 10000, "a worker is never lost sooner than this");
 DEFINE_int32(handoff_period_ms, 2000, "period of the deep-storage verification of segments");
+DEFINE_string(auth_tokens_file, "",
+              "file of accepted bearer tokens, hashed: lines \"sha256:<hex> <name>\" "
+              "(see docs/operations.md)");
+DEFINE_string(auth_policy_file, "",
+              "principal -> roles: lines \"token:<name>|cert:<SAN URI or CN> <roles> [worker id]\"");
+DEFINE_bool(insecure_no_auth, false,
+            "serve without authentication: every caller has every role (loopback demos only)");
+DEFINE_string(auth_token_file, "", "file holding this process's own bearer token for its calls");
+DEFINE_string(kafka_files_dir, "",
+              "the only directory spec properties may name files in (key stores, CA files, "
+              "${file:} secrets); empty: none");
+DEFINE_string(kafka_denied_properties, "",
+              "comma-separated librdkafka properties to refuse in specs, besides the built-in list");
+DEFINE_bool(kafka_allow_oidc_token_endpoint, false,
+            "allow specs to set sasl.oauthbearer.method=oidc and its token endpoint URL");
+DEFINE_string(kafka_secret_env_prefix, "SLUICE_SECRET_",
+              "${env:NAME} secret references must name a variable with this prefix");
 DEFINE_string(fault_points, "",
               "fault injection for tests, e.g. supervisor.publish.after_commit=crash "
               "(see common/fault_injection.h)");
@@ -42,6 +59,14 @@ int main(int argc, char** argv) {
     return metrics_http.status().code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
   }
 
+  auto security = sluice::LoadSecuritySettings(
+      {FLAGS_auth_tokens_file, FLAGS_auth_policy_file, FLAGS_insecure_no_auth, FLAGS_auth_token_file,
+       FLAGS_kafka_files_dir, FLAGS_kafka_denied_properties, FLAGS_kafka_allow_oidc_token_endpoint,
+       FLAGS_kafka_secret_env_prefix});
+  if (!security.ok()) {
+    LOG(ERROR) << "[supervisor] " << security.status();
+    return 2;
+  }
   sluice::supervisor::SupervisorServerOptions options;
   options.listen_address = FLAGS_listen;
   options.data_dir = FLAGS_data_dir;
@@ -52,6 +77,9 @@ int main(int argc, char** argv) {
   options.tls.cert_path = FLAGS_tls_cert;
   options.tls.key_path = FLAGS_tls_key;
   options.tls.ca_path = FLAGS_tls_ca;
+  options.auth = security->auth;
+  options.client_auth = security->client_auth;
+  options.kafka_policy = security->kafka_policy;
   options.metrics = &registry;
   auto server = sluice::supervisor::SupervisorServer::Start(std::move(options));
   if (!server.ok()) {

@@ -1,5 +1,7 @@
 #include "supervisor/supervisor_manager.h"
 
+#include "common/spec_secrets.h"
+
 #include <glog/logging.h>
 #include <google/protobuf/util/message_differencer.h>
 
@@ -10,6 +12,7 @@
 #include "common/spec.h"
 #include "common/status_macros.h"
 #include "supervisor/naming.h"
+#include "supervisor/task_claims.h"
 
 namespace sluice::supervisor {
 namespace {
@@ -262,9 +265,21 @@ absl::StatusOr<SpecRecord> SupervisorManager::LatestSpec(const std::string& data
 
 absl::StatusOr<v1::SubmitSupervisorResponse> SupervisorManager::Submit(
     const v1::SupervisorSpec& submitted) {
-  SLUICE_ASSIGN_OR_RETURN(v1::SupervisorSpec spec, NormalizeSpec(submitted));
-  const std::string& ds = spec.datasource();
+  SLUICE_RETURN_IF_ERROR(ValidateDatasource(submitted.datasource()));
   absl::MutexLock admin(&admin_mu_);
+  // "***" for a secret keeps the stored value (answers never show secrets).
+  v1::SupervisorSpec with_secrets = submitted;
+  {
+    absl::StatusOr<SpecRecord> stored = LatestSpec(submitted.datasource());
+    if (!stored.ok() && !absl::IsNotFound(stored.status())) return stored.status();
+    SLUICE_RETURN_IF_ERROR(KeepStoredSecrets(
+        &with_secrets, stored.ok() && !stored->terminated ? &stored->spec : nullptr));
+  }
+  SLUICE_ASSIGN_OR_RETURN(v1::SupervisorSpec spec, NormalizeSpec(std::move(with_secrets)));
+  const kafka::KafkaProperties properties(spec.io_config().consumer_properties().begin(),
+                                          spec.io_config().consumer_properties().end());
+  SLUICE_RETURN_IF_ERROR(kafka::CheckProperties(properties, options_.kafka_policy));
+  const std::string& ds = spec.datasource();
   std::shared_ptr<StreamSupervisor> running = Running(ds).value_or(nullptr);
   std::optional<SpecRecord> latest;
   std::optional<std::string> commit_topic;
@@ -278,7 +293,7 @@ absl::StatusOr<v1::SubmitSupervisorResponse> SupervisorManager::Submit(
   v1::SubmitSupervisorResponse response;
   if (latest && !latest->terminated &&
       google::protobuf::util::MessageDifferencer::Equals(latest->spec, spec) && running) {
-    *response.mutable_spec() = spec;
+    *response.mutable_spec() = RedactedSpec(spec);
     response.set_version(latest->version);
     response.set_unchanged(true);
     return response;
@@ -313,7 +328,7 @@ absl::StatusOr<v1::SubmitSupervisorResponse> SupervisorManager::Submit(
   }
   LOG(INFO) << "[supervisor " << ds << "] spec version " << version << " submitted (topic "
             << spec.io_config().topic() << (spec.suspended() ? ", suspended" : "") << ")";
-  *response.mutable_spec() = spec;
+  *response.mutable_spec() = RedactedSpec(spec);
   response.set_version(version);
   response.set_replaced(replaced);
   return response;
@@ -326,7 +341,7 @@ absl::StatusOr<v1::SubmitSupervisorResponse> SupervisorManager::Get(const std::s
         absl::StrCat("the supervisor of ", datasource, " was terminated (see its history)"));
   }
   v1::SubmitSupervisorResponse response;
-  *response.mutable_spec() = latest.spec;
+  *response.mutable_spec() = RedactedSpec(latest.spec);
   response.set_version(latest.version);
   return response;
 }
@@ -351,7 +366,7 @@ absl::StatusOr<v1::GetSupervisorHistoryResponse> SupervisorManager::History(
     v1::SpecVersion* version = response.add_versions();
     version->set_version(record.version);
     version->set_created_at_ms(record.created_at_ms);
-    *version->mutable_spec() = std::move(record.spec);
+    *version->mutable_spec() = RedactedSpec(std::move(record.spec));
     version->set_terminated(record.terminated);
   }
   return response;
@@ -535,19 +550,28 @@ absl::StatusOr<v1::GetCommitLogResponse> SupervisorManager::CommitLog(
 // ---- tasks ----
 
 absl::StatusOr<v1::CheckpointDataSourceMetadataResponse> SupervisorManager::Checkpoint(
-    const v1::CheckpointDataSourceMetadataRequest& request) {
+    const v1::CheckpointDataSourceMetadataRequest& request, const auth::Caller& caller) {
   SLUICE_RETURN_IF_ERROR(ValidateDatasource(request.datasource()));
   SLUICE_RETURN_IF_ERROR(ValidateTaskId(request.task_id()));
   if (request.start_offsets().empty()) {
     return absl::InvalidArgumentError("start_offsets is empty");
   }
   SLUICE_ASSIGN_OR_RETURN(auto supervisor, Running(request.datasource()));
+  TaskClaim claim;
+  claim.datasource = request.datasource();
+  claim.task_id = request.task_id();
+  claim.group_id = request.group_id();
+  claim.base_sequence_name = request.base_sequence_name();
+  for (const auto& [partition, offset] : request.start_offsets()) {
+    claim.partitions.push_back(partition);
+  }
+  SLUICE_RETURN_IF_ERROR(CheckTaskClaim(options_.store, caller, claim).status());
   return supervisor->Checkpoint(request);
 }
 
 absl::StatusOr<v1::PublishSegmentsResponse> SupervisorManager::Publish(
-    const v1::PublishSegmentsRequest& request) {
-  absl::StatusOr<v1::PublishSegmentsResponse> response = publisher_.Publish(request);
+    const v1::PublishSegmentsRequest& request, const auth::Caller& caller) {
+  absl::StatusOr<v1::PublishSegmentsResponse> response = PublishClaimed(request, caller);
   if (options_.metrics != nullptr) {
     // Only datasources that exist label a series (no cardinality from junk).
     const absl::StatusCode code = response.status().code();
@@ -567,14 +591,35 @@ absl::StatusOr<v1::PublishSegmentsResponse> SupervisorManager::Publish(
   return response;
 }
 
+absl::StatusOr<v1::PublishSegmentsResponse> SupervisorManager::PublishClaimed(
+    const v1::PublishSegmentsRequest& request, const auth::Caller& caller) {
+  SLUICE_RETURN_IF_ERROR(ValidatePublishRequest(request));
+  TaskClaim claim;
+  claim.datasource = request.datasource();
+  claim.task_id = request.task_id();
+  claim.sequence_name = request.sequence_name();
+  for (const auto& [partition, offset] : request.start_offsets()) {
+    claim.partitions.push_back(partition);
+  }
+  SLUICE_RETURN_IF_ERROR(CheckTaskClaim(options_.store, caller, claim).status());
+  return publisher_.Publish(request);
+}
+
 absl::StatusOr<v1::GetPublishedSegmentsResponse> SupervisorManager::GetPublished(
     const v1::GetPublishedSegmentsRequest& request) {
   return publisher_.GetPublished(request);
 }
 
 absl::StatusOr<v1::AllocateSegmentResponse> SupervisorManager::Allocate(
-    const v1::AllocateSegmentRequest& request) {
+    const v1::AllocateSegmentRequest& request, const auth::Caller& caller) {
+  SLUICE_RETURN_IF_ERROR(ValidateDatasource(request.datasource()));
+  SLUICE_RETURN_IF_ERROR(ValidateTaskId(request.task_id()));
   SLUICE_ASSIGN_OR_RETURN(SpecRecord spec, LatestSpec(request.datasource()));
+  TaskClaim claim;
+  claim.datasource = request.datasource();
+  claim.task_id = request.task_id();
+  claim.sequence_name = request.sequence_name();
+  SLUICE_RETURN_IF_ERROR(CheckTaskClaim(options_.store, caller, claim).status());
   SLUICE_ASSIGN_OR_RETURN(
       Granularity granularity,
       Granularity::Parse(spec.spec.data_schema().granularity_spec().segment_granularity()));
@@ -628,25 +673,32 @@ absl::StatusOr<v1::MarkSegmentsLoadedResponse> SupervisorManager::MarkLoaded(
 }
 
 absl::StatusOr<v1::ReportOffsetOutOfRangeResponse> SupervisorManager::OffsetOutOfRange(
-    const v1::ReportOffsetOutOfRangeRequest& request) {
+    const v1::ReportOffsetOutOfRangeRequest& request, const auth::Caller& caller) {
   SLUICE_RETURN_IF_ERROR(ValidateDatasource(request.datasource()));
+  SLUICE_RETURN_IF_ERROR(ValidateTaskId(request.task_id()));
   if (request.offsets().empty()) return absl::InvalidArgumentError("offsets is empty");
   SLUICE_ASSIGN_OR_RETURN(auto supervisor, Running(request.datasource()));
+  TaskClaim claim;
+  claim.datasource = request.datasource();
+  claim.task_id = request.task_id();
+  for (const auto& [partition, offset] : request.offsets()) claim.partitions.push_back(partition);
+  SLUICE_RETURN_IF_ERROR(CheckTaskClaim(options_.store, caller, claim).status());
   return supervisor->OffsetOutOfRange(request, options_.loop_timeout);
 }
 
 // ---- workers ----
 
-bool SupervisorManager::OnTaskStatus(const v1::TaskStatus& status) {
+bool SupervisorManager::OnTaskStatus(const v1::TaskStatus& status,
+                                     const std::string& reporting_worker) {
   if (status.task_id().empty()) return false;
-  {
-    absl::MutexLock lock(&tasks_mu_);
-    reported_[status.task_id()] = status;
-  }
   std::optional<TaskRecord> record;
+  bool foreign = false;
   absl::Status read = options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
     SLUICE_ASSIGN_OR_RETURN(record, txn.GetTask(status.task_id()));
     if (!record) return absl::OkStatus();
+    // Only the worker the task was assigned to speaks for it.
+    foreign = record->worker_id != reporting_worker;
+    if (foreign) return absl::OkStatus();
     const bool ended_by_us = IsTerminal(record->state) && !IsTerminal(status.state());
     if (ended_by_us) return absl::OkStatus();
     if (record->state != status.state() ||
@@ -661,6 +713,16 @@ bool SupervisorManager::OnTaskStatus(const v1::TaskStatus& status) {
     LOG(WARNING) << "[supervisor] task status of " << status.task_id() << ": " << read;
     return false;
   }
+  if (foreign) {
+    LOG(WARNING) << "[supervisor] worker " << reporting_worker << " reports task "
+                 << status.task_id() << ", which runs on worker " << record->worker_id
+                 << "; ignored";
+    return true;
+  }
+  {
+    absl::MutexLock lock(&tasks_mu_);
+    reported_[status.task_id()] = status;
+  }
   if (!record) return !IsTerminal(status.state());
   if (IsTerminal(record->state) && !IsTerminal(status.state())) return true;
   if (auto supervisor = Running(record->datasource); supervisor.ok()) {
@@ -670,7 +732,8 @@ bool SupervisorManager::OnTaskStatus(const v1::TaskStatus& status) {
 }
 
 absl::StatusOr<v1::RegisterWorkerResponse> SupervisorManager::RegisterWorker(
-    const v1::RegisterWorkerRequest& request) {
+    const v1::RegisterWorkerRequest& request, const auth::Caller& caller) {
+  SLUICE_RETURN_IF_ERROR(CheckWorkerClaim(caller, request.worker().worker_id()));
   std::vector<v1::TaskStatus> tasks(request.tasks().begin(), request.tasks().end());
   SLUICE_RETURN_IF_ERROR(registry_->Register(request.worker(), tasks));
   WorkerRecord record;
@@ -681,7 +744,7 @@ absl::StatusOr<v1::RegisterWorkerResponse> SupervisorManager::RegisterWorker(
   record.last_seen_ms = record.registered_at_ms;
   SLUICE_RETURN_IF_ERROR(
       options_.store->InTransaction([&](StoreTxn& txn) { return txn.UpsertWorker(record); }));
-  for (const v1::TaskStatus& task : tasks) OnTaskStatus(task);
+  for (const v1::TaskStatus& task : tasks) OnTaskStatus(task, record.worker_id);
   for (auto& supervisor : All()) supervisor->RequestRun();
   v1::RegisterWorkerResponse response;
   response.set_heartbeat_interval_ms(absl::ToInt64Milliseconds(options_.heartbeat_interval));
@@ -690,13 +753,14 @@ absl::StatusOr<v1::RegisterWorkerResponse> SupervisorManager::RegisterWorker(
 }
 
 absl::StatusOr<v1::WorkerHeartbeatResponse> SupervisorManager::Heartbeat(
-    const v1::WorkerHeartbeatRequest& request) {
+    const v1::WorkerHeartbeatRequest& request, const auth::Caller& caller) {
+  SLUICE_RETURN_IF_ERROR(CheckWorkerClaim(caller, request.worker_id()));
   std::vector<v1::TaskStatus> tasks(request.tasks().begin(), request.tasks().end());
   SLUICE_RETURN_IF_ERROR(registry_->Heartbeat(request.worker_id(), tasks));
   v1::WorkerHeartbeatResponse response;
   response.set_supervisor_instance_id(instance_id_);
   for (const v1::TaskStatus& task : tasks) {
-    if (OnTaskStatus(task) && !IsTerminal(task.state())) {
+    if (OnTaskStatus(task, request.worker_id()) && !IsTerminal(task.state())) {
       response.add_stop_task_ids(task.task_id());
     }
   }
@@ -707,12 +771,30 @@ absl::StatusOr<v1::WorkerHeartbeatResponse> SupervisorManager::Heartbeat(
   return response;
 }
 
-absl::Status SupervisorManager::ReportTaskStatus(const v1::ReportTaskStatusRequest& request) {
+absl::Status SupervisorManager::ReportTaskStatus(const v1::ReportTaskStatusRequest& request,
+                                           const auth::Caller& caller) {
   SLUICE_RETURN_IF_ERROR(ValidateWorkerId(request.worker_id()));
   SLUICE_RETURN_IF_ERROR(ValidateTaskId(request.status().task_id()));
+  SLUICE_RETURN_IF_ERROR(CheckWorkerClaim(caller, request.worker_id()));
   v1::TaskStatus status = request.status();
   if (status.worker_id().empty()) status.set_worker_id(request.worker_id());
-  OnTaskStatus(status);
+  if (status.worker_id() != request.worker_id()) {
+    return absl::PermissionDeniedError(absl::StrCat("worker ", request.worker_id(),
+                                                    " reports a status for worker ",
+                                                    status.worker_id()));
+  }
+  // Only the worker the task runs on may report its state.
+  std::optional<TaskRecord> record;
+  SLUICE_RETURN_IF_ERROR(options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
+    SLUICE_ASSIGN_OR_RETURN(record, txn.GetTask(status.task_id()));
+    return absl::OkStatus();
+  }));
+  if (record && record->worker_id != request.worker_id()) {
+    return absl::PermissionDeniedError(absl::StrCat("task ", status.task_id(), " runs on worker ",
+                                                    record->worker_id, ", not on ",
+                                                    request.worker_id()));
+  }
+  OnTaskStatus(status, request.worker_id());
   return absl::OkStatus();
 }
 

@@ -15,7 +15,9 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/auth/identity.h"
 #include "common/deep_storage.h"
+#include "common/kafka/property_policy.h"
 #include "common/metrics/registry.h"
 #include "sluice/v1/supervisor_service.pb.h"
 #include "supervisor/allocator.h"
@@ -59,6 +61,9 @@ struct SupervisorManagerOptions {
   absl::Duration pending_segment_retention = absl::Hours(24);
   // How long an RPC waits for a stream supervisor's loop.
   absl::Duration loop_timeout = absl::Seconds(30);
+  // What a spec's consumerProperties may say (common/kafka/property_policy.h),
+  // checked at submit.
+  kafka::PropertyPolicyOptions kafka_policy;
 };
 
 class SupervisorManager {
@@ -101,24 +106,35 @@ class SupervisorManager {
   absl::StatusOr<v1::GetCommitLogResponse> CommitLog(const std::string& datasource);
 
   // ---- tasks ----
+  // Each of these acts for one task and checks the claim first
+  // (supervisor/task_claims.h): the task exists, belongs to the named
+  // datasource, group and sequence, and runs on the caller's worker when the
+  // caller is bound to one. Refusals are PERMISSION_DENIED.
   absl::StatusOr<v1::CheckpointDataSourceMetadataResponse> Checkpoint(
-      const v1::CheckpointDataSourceMetadataRequest& request) ABSL_LOCKS_EXCLUDED(mu_);
-  absl::StatusOr<v1::PublishSegmentsResponse> Publish(const v1::PublishSegmentsRequest& request);
+      const v1::CheckpointDataSourceMetadataRequest& request,
+      const auth::Caller& caller = auth::Caller::Anonymous()) ABSL_LOCKS_EXCLUDED(mu_);
+  absl::StatusOr<v1::PublishSegmentsResponse> Publish(const v1::PublishSegmentsRequest& request,
+      const auth::Caller& caller = auth::Caller::Anonymous());
   absl::StatusOr<v1::GetPublishedSegmentsResponse> GetPublished(
       const v1::GetPublishedSegmentsRequest& request);
-  absl::StatusOr<v1::AllocateSegmentResponse> Allocate(const v1::AllocateSegmentRequest& request);
+  absl::StatusOr<v1::AllocateSegmentResponse> Allocate(const v1::AllocateSegmentRequest& request,
+      const auth::Caller& caller = auth::Caller::Anonymous());
   absl::StatusOr<v1::GetHandoffStatusResponse> HandoffStatus(
       const v1::GetHandoffStatusRequest& request);
   absl::StatusOr<v1::MarkSegmentsLoadedResponse> MarkLoaded(
       const v1::MarkSegmentsLoadedRequest& request);
   absl::StatusOr<v1::ReportOffsetOutOfRangeResponse> OffsetOutOfRange(
-      const v1::ReportOffsetOutOfRangeRequest& request) ABSL_LOCKS_EXCLUDED(mu_);
+      const v1::ReportOffsetOutOfRangeRequest& request,
+      const auth::Caller& caller = auth::Caller::Anonymous()) ABSL_LOCKS_EXCLUDED(mu_);
 
   // ---- workers ----
   absl::StatusOr<v1::RegisterWorkerResponse> RegisterWorker(
-      const v1::RegisterWorkerRequest& request);
-  absl::StatusOr<v1::WorkerHeartbeatResponse> Heartbeat(const v1::WorkerHeartbeatRequest& request);
-  absl::Status ReportTaskStatus(const v1::ReportTaskStatusRequest& request);
+      const v1::RegisterWorkerRequest& request,
+      const auth::Caller& caller = auth::Caller::Anonymous());
+  absl::StatusOr<v1::WorkerHeartbeatResponse> Heartbeat(const v1::WorkerHeartbeatRequest& request,
+      const auth::Caller& caller = auth::Caller::Anonymous());
+  absl::Status ReportTaskStatus(const v1::ReportTaskStatusRequest& request,
+                                const auth::Caller& caller = auth::Caller::Anonymous());
 
   // One liveness check (lost workers make their supervisors run).
   void CheckWorkers() ABSL_LOCKS_EXCLUDED(mu_);
@@ -129,6 +145,9 @@ class SupervisorManager {
  private:
   explicit SupervisorManager(SupervisorManagerOptions options);
   absl::Status Init();
+  // Publish after the task claim check (Publish adds the metrics).
+  absl::StatusOr<v1::PublishSegmentsResponse> PublishClaimed(
+      const v1::PublishSegmentsRequest& request, const auth::Caller& caller);
   // Gauges computed at scrape time: lag, tasks by state, workers.
   void RegisterGauges();
   void Housekeeping();
@@ -154,7 +173,10 @@ class SupervisorManager {
   // Routes a reported task status: persists state changes, forwards to the
   // datasource's supervisor. Returns true when the supervisor does not want
   // the task (unknown, or already ended by the supervisor).
-  bool OnTaskStatus(const v1::TaskStatus& status) ABSL_LOCKS_EXCLUDED(mu_, tasks_mu_);
+  // A status for a task assigned to another worker than `reporting_worker`
+  // is ignored (and that worker told to stop it).
+  bool OnTaskStatus(const v1::TaskStatus& status, const std::string& reporting_worker)
+      ABSL_LOCKS_EXCLUDED(mu_, tasks_mu_);
 
   const SupervisorManagerOptions options_;
   const std::string instance_id_;

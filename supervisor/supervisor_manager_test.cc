@@ -399,6 +399,10 @@ TEST_F(SupervisorManagerTest, OffsetOutOfRangeResetsToEarliestOnlyWhenAllowed) {
   Run();
   const std::string current = GroupTasks(0)[0];
   report.set_task_id(current);
+  // The reset goes to the earliest offset Kafka itself reports (50), not to
+  // the one the task claims (a made-up 700 would skip 650 records).
+  stream_.SetWatermarks(0, 50, 100);
+  (*report.mutable_earliest_offsets())[0] = 700;
   answer = manager_->OffsetOutOfRange(report);
   ASSERT_TRUE(answer.ok()) << answer.status();
   EXPECT_TRUE(answer->reset());
@@ -513,7 +517,8 @@ TEST_F(SupervisorManagerTest, HandoffNeedsAVerifiedCopyAndInLoaderModeAConfirmat
   // A task allocates, pushes and publishes one segment.
   v1::AllocateSegmentRequest allocate;
   allocate.set_datasource("wiki");
-  allocate.set_task_id("t");
+  const std::string task = GroupTasks(0)[0];
+  allocate.set_task_id(task);
   allocate.set_sequence_name(SequenceName(base, 0));
   const int64_t hour = 3600 * 1000;
   allocate.mutable_interval()->set_start_ms(testing::SegmentHourStartMs());
@@ -527,7 +532,7 @@ TEST_F(SupervisorManagerTest, HandoffNeedsAVerifiedCopyAndInLoaderModeAConfirmat
   const std::string uri = segment->path();
   v1::PublishSegmentsRequest publish;
   publish.set_datasource("wiki");
-  publish.set_task_id("t");
+  publish.set_task_id(task);
   publish.set_sequence_name(SequenceName(base, 0));
   (*publish.mutable_start_offsets())[0] = 0;
   (*publish.mutable_start_offsets())[1] = 0;

@@ -17,7 +17,18 @@ absl::StatusOr<std::unique_ptr<SupervisorServer>> SupervisorServer::Start(
   if (options.deep_storage_uri.empty()) {
     options.deep_storage_uri = absl::StrCat("file://", options.data_dir, "/deep-storage");
   }
+  options.auth.client_certificates = !options.tls.ca_path.empty();
   std::unique_ptr<SupervisorServer> server(new SupervisorServer());
+  SLUICE_ASSIGN_OR_RETURN(server->authorizer_,
+                          auth::Authorizer::Create(options.auth, {v1::SupervisorService::service_full_name()}));
+  if (!server->authorizer_->enabled()) {
+    LOG(WARNING) << "[supervisor] authentication is OFF (--insecure_no_auth): every caller has "
+                    "every role"
+                 << (auth::IsLoopbackAddress(options.listen_address)
+                         ? ""
+                         : absl::StrCat("; and ", options.listen_address,
+                                        " is reachable beyond loopback"));
+  }
   SLUICE_ASSIGN_OR_RETURN(server->deep_storage_, OpenDeepStorage(options.deep_storage_uri));
 
   MetadataStoreOptions store_options;
@@ -32,18 +43,21 @@ absl::StatusOr<std::unique_ptr<SupervisorServer>> SupervisorServer::Start(
   manager_options.deep_storage = server->deep_storage_.get();
   SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<grpc::ChannelCredentials> task_credentials,
                           tls::MakeChannelCredentials(options.tls));
-  manager_options.task_client_factory = [task_credentials](const ChatOptions& chat) {
-    return NewGrpcTaskClient(chat, task_credentials);
+  manager_options.task_client_factory = [task_credentials,
+                                         client_auth = options.client_auth](const ChatOptions& chat) {
+    return NewGrpcTaskClient(chat, task_credentials, client_auth);
   };
   manager_options.metrics = options.metrics;
-  manager_options.stream_metadata_factory = KafkaStreamMetadataFactory();
+  manager_options.stream_metadata_factory = KafkaStreamMetadataFactory(options.kafka_policy);
+  manager_options.kafka_policy = options.kafka_policy;
   manager_options.heartbeat_interval = options.heartbeat_interval;
   manager_options.min_worker_lost_timeout = options.min_worker_lost_timeout;
   manager_options.handoff_period = options.handoff_period;
   manager_options.scratch_dir = absl::StrCat(options.data_dir, "/scratch");
   SLUICE_RETURN_IF_ERROR(MakeDirs(manager_options.scratch_dir));
   SLUICE_ASSIGN_OR_RETURN(server->manager_, SupervisorManager::Create(manager_options));
-  server->service_ = std::make_unique<SupervisorServiceImpl>(server->manager_.get());
+  server->service_ =
+      std::make_unique<SupervisorServiceImpl>(server->manager_.get(), server->authorizer_.get());
 
   GrpcServerOptions grpc_options;
   grpc_options.listen_address = options.listen_address;

@@ -9,7 +9,9 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/auth/authorizer.h"
 #include "common/deep_storage.h"
+#include "common/kafka/property_policy.h"
 #include "common/grpc_server.h"
 #include "common/metrics/registry.h"
 #include "common/tls/credentials.h"
@@ -36,6 +38,14 @@ struct SupervisorServerOptions {
   // (tls::MakeChannelCredentials); mutual TLS when ca_path is set. Empty:
   // plaintext.
   tls::TlsOptions tls;
+  // Who may call (common/auth/authorizer.h). Client certificates count as
+  // credentials when tls.ca_path is set. Without tokens, client certificates
+  // or insecure_no_auth the server refuses to start.
+  auth::AuthOptions auth;
+  // The supervisor's own bearer token for calls to task workers.
+  auth::ClientAuth client_auth;
+  // What specs' consumerProperties may say (common/kafka/property_policy.h).
+  kafka::PropertyPolicyOptions kafka_policy;
   // Metrics of this process (gRPC requests and what the core records); null:
   // none. Not owned; must outlive the server.
   metrics::Registry* metrics = nullptr;
@@ -62,6 +72,7 @@ class SupervisorServer {
   std::unique_ptr<MetadataStore> store_;
   std::unique_ptr<DeepStorage> deep_storage_;
   std::unique_ptr<SupervisorManager> manager_;
+  std::unique_ptr<auth::Authorizer> authorizer_;
   std::unique_ptr<SupervisorServiceImpl> service_;
   std::unique_ptr<GrpcServer> grpc_;
 };

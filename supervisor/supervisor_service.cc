@@ -1,7 +1,12 @@
 #include "supervisor/supervisor_service.h"
 
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "common/auth/grpc_auth.h"
 #include "common/grpc_status.h"
+
+#define AUTHORIZE(method) \
+  SLUICE_AUTHORIZE_CALL(*authorizer_, context, "/sluice.v1.SupervisorService/" method)
 
 namespace sluice::supervisor {
 namespace {
@@ -16,147 +21,167 @@ grpc::Status Reply(absl::StatusOr<T> result, T* response) {
 
 }  // namespace
 
-grpc::Status SupervisorServiceImpl::CheckpointDataSourceMetadata(
-    grpc::ServerContext*, const v1::CheckpointDataSourceMetadataRequest* request,
+grpc::Status SupervisorServiceImpl::CheckpointDataSourceMetadata(grpc::ServerContext* context, const v1::CheckpointDataSourceMetadataRequest* request,
     v1::CheckpointDataSourceMetadataResponse* response) {
-  return Reply(manager_->Checkpoint(*request), response);
+  AUTHORIZE("CheckpointDataSourceMetadata");
+  return Reply(manager_->Checkpoint(*request, caller), response);
 }
 
-grpc::Status SupervisorServiceImpl::PublishSegments(grpc::ServerContext*,
+grpc::Status SupervisorServiceImpl::PublishSegments(grpc::ServerContext* context,
                                                     const v1::PublishSegmentsRequest* request,
                                                     v1::PublishSegmentsResponse* response) {
-  return Reply(manager_->Publish(*request), response);
+  AUTHORIZE("PublishSegments");
+  return Reply(manager_->Publish(*request, caller), response);
 }
 
-grpc::Status SupervisorServiceImpl::GetPublishedSegments(
-    grpc::ServerContext*, const v1::GetPublishedSegmentsRequest* request,
+grpc::Status SupervisorServiceImpl::GetPublishedSegments(grpc::ServerContext* context, const v1::GetPublishedSegmentsRequest* request,
     v1::GetPublishedSegmentsResponse* response) {
+  AUTHORIZE("GetPublishedSegments");
   return Reply(manager_->GetPublished(*request), response);
 }
 
-grpc::Status SupervisorServiceImpl::AllocateSegment(grpc::ServerContext*,
+grpc::Status SupervisorServiceImpl::AllocateSegment(grpc::ServerContext* context,
                                                     const v1::AllocateSegmentRequest* request,
                                                     v1::AllocateSegmentResponse* response) {
-  return Reply(manager_->Allocate(*request), response);
+  AUTHORIZE("AllocateSegment");
+  return Reply(manager_->Allocate(*request, caller), response);
 }
 
-grpc::Status SupervisorServiceImpl::GetHandoffStatus(grpc::ServerContext*,
+grpc::Status SupervisorServiceImpl::GetHandoffStatus(grpc::ServerContext* context,
                                                      const v1::GetHandoffStatusRequest* request,
                                                      v1::GetHandoffStatusResponse* response) {
+  AUTHORIZE("GetHandoffStatus");
   return Reply(manager_->HandoffStatus(*request), response);
 }
 
-grpc::Status SupervisorServiceImpl::ReportOffsetOutOfRange(
-    grpc::ServerContext*, const v1::ReportOffsetOutOfRangeRequest* request,
+grpc::Status SupervisorServiceImpl::ReportOffsetOutOfRange(grpc::ServerContext* context, const v1::ReportOffsetOutOfRangeRequest* request,
     v1::ReportOffsetOutOfRangeResponse* response) {
-  return Reply(manager_->OffsetOutOfRange(*request), response);
+  AUTHORIZE("ReportOffsetOutOfRange");
+  return Reply(manager_->OffsetOutOfRange(*request, caller), response);
 }
 
-grpc::Status SupervisorServiceImpl::RegisterWorker(grpc::ServerContext*,
+grpc::Status SupervisorServiceImpl::RegisterWorker(grpc::ServerContext* context,
                                                    const v1::RegisterWorkerRequest* request,
                                                    v1::RegisterWorkerResponse* response) {
-  return Reply(manager_->RegisterWorker(*request), response);
+  AUTHORIZE("RegisterWorker");
+  return Reply(manager_->RegisterWorker(*request, caller), response);
 }
 
-grpc::Status SupervisorServiceImpl::WorkerHeartbeat(grpc::ServerContext*,
+grpc::Status SupervisorServiceImpl::WorkerHeartbeat(grpc::ServerContext* context,
                                                     const v1::WorkerHeartbeatRequest* request,
                                                     v1::WorkerHeartbeatResponse* response) {
-  return Reply(manager_->Heartbeat(*request), response);
+  AUTHORIZE("WorkerHeartbeat");
+  return Reply(manager_->Heartbeat(*request, caller), response);
 }
 
-grpc::Status SupervisorServiceImpl::ReportTaskStatus(grpc::ServerContext*,
+grpc::Status SupervisorServiceImpl::ReportTaskStatus(grpc::ServerContext* context,
                                                      const v1::ReportTaskStatusRequest* request,
                                                      v1::ReportTaskStatusResponse*) {
-  return ToGrpcStatus(manager_->ReportTaskStatus(*request));
+  AUTHORIZE("ReportTaskStatus");
+  return ToGrpcStatus(manager_->ReportTaskStatus(*request, caller));
 }
 
-grpc::Status SupervisorServiceImpl::MarkSegmentsLoaded(grpc::ServerContext*,
+grpc::Status SupervisorServiceImpl::MarkSegmentsLoaded(grpc::ServerContext* context,
                                                        const v1::MarkSegmentsLoadedRequest* request,
                                                        v1::MarkSegmentsLoadedResponse* response) {
+  AUTHORIZE("MarkSegmentsLoaded");
   return Reply(manager_->MarkLoaded(*request), response);
 }
 
-grpc::Status SupervisorServiceImpl::SubmitSupervisor(grpc::ServerContext*,
+grpc::Status SupervisorServiceImpl::SubmitSupervisor(grpc::ServerContext* context,
                                                      const v1::SubmitSupervisorRequest* request,
                                                      v1::SubmitSupervisorResponse* response) {
+  AUTHORIZE("SubmitSupervisor");
   return Reply(manager_->Submit(request->spec()), response);
 }
 
-grpc::Status SupervisorServiceImpl::GetSupervisor(grpc::ServerContext*,
+grpc::Status SupervisorServiceImpl::GetSupervisor(grpc::ServerContext* context,
                                                   const v1::SupervisorRef* request,
                                                   v1::SubmitSupervisorResponse* response) {
+  AUTHORIZE("GetSupervisor");
   return Reply(manager_->Get(request->datasource()), response);
 }
 
-grpc::Status SupervisorServiceImpl::ListSupervisors(grpc::ServerContext*,
+grpc::Status SupervisorServiceImpl::ListSupervisors(grpc::ServerContext* context,
                                                     const v1::ListSupervisorsRequest*,
                                                     v1::ListSupervisorsResponse* response) {
+  AUTHORIZE("ListSupervisors");
   return Reply(manager_->List(), response);
 }
 
-grpc::Status SupervisorServiceImpl::GetSupervisorHistory(
-    grpc::ServerContext*, const v1::SupervisorRef* request,
+grpc::Status SupervisorServiceImpl::GetSupervisorHistory(grpc::ServerContext* context, const v1::SupervisorRef* request,
     v1::GetSupervisorHistoryResponse* response) {
+  AUTHORIZE("GetSupervisorHistory");
   return Reply(manager_->History(request->datasource()), response);
 }
 
-grpc::Status SupervisorServiceImpl::GetSupervisorStatus(grpc::ServerContext*,
+grpc::Status SupervisorServiceImpl::GetSupervisorStatus(grpc::ServerContext* context,
                                                         const v1::SupervisorRef* request,
                                                         v1::SupervisorStatus* response) {
+  AUTHORIZE("GetSupervisorStatus");
   return Reply(manager_->Status(request->datasource()), response);
 }
 
-grpc::Status SupervisorServiceImpl::SuspendSupervisor(grpc::ServerContext*,
+grpc::Status SupervisorServiceImpl::SuspendSupervisor(grpc::ServerContext* context,
                                                       const v1::SupervisorRef* request,
                                                       v1::SupervisorSummary* response) {
+  AUTHORIZE("SuspendSupervisor");
   return Reply(manager_->Suspend(request->datasource()), response);
 }
 
-grpc::Status SupervisorServiceImpl::ResumeSupervisor(grpc::ServerContext*,
+grpc::Status SupervisorServiceImpl::ResumeSupervisor(grpc::ServerContext* context,
                                                      const v1::SupervisorRef* request,
                                                      v1::SupervisorSummary* response) {
+  AUTHORIZE("ResumeSupervisor");
   return Reply(manager_->Resume(request->datasource()), response);
 }
 
-grpc::Status SupervisorServiceImpl::ResetSupervisor(grpc::ServerContext*,
+grpc::Status SupervisorServiceImpl::ResetSupervisor(grpc::ServerContext* context,
                                                     const v1::SupervisorRef* request,
                                                     v1::SupervisorSummary* response) {
+  AUTHORIZE("ResetSupervisor");
   return Reply(manager_->Reset(request->datasource()), response);
 }
 
-grpc::Status SupervisorServiceImpl::ResetOffsets(grpc::ServerContext*,
+grpc::Status SupervisorServiceImpl::ResetOffsets(grpc::ServerContext* context,
                                                  const v1::ResetOffsetsRequest* request,
                                                  v1::SupervisorSummary* response) {
+  AUTHORIZE("ResetOffsets");
   return Reply(manager_->ResetOffsets(*request), response);
 }
 
-grpc::Status SupervisorServiceImpl::TerminateSupervisor(grpc::ServerContext*,
+grpc::Status SupervisorServiceImpl::TerminateSupervisor(grpc::ServerContext* context,
                                                         const v1::SupervisorRef* request,
                                                         v1::SupervisorSummary* response) {
+  AUTHORIZE("TerminateSupervisor");
   return Reply(manager_->Terminate(request->datasource()), response);
 }
 
-grpc::Status SupervisorServiceImpl::ListSegments(grpc::ServerContext*,
+grpc::Status SupervisorServiceImpl::ListSegments(grpc::ServerContext* context,
                                                  const v1::ListSegmentsRequest* request,
                                                  v1::ListSegmentsResponse* response) {
+  AUTHORIZE("ListSegments");
   return Reply(manager_->ListSegments(*request), response);
 }
 
-grpc::Status SupervisorServiceImpl::ListTasks(grpc::ServerContext*,
+grpc::Status SupervisorServiceImpl::ListTasks(grpc::ServerContext* context,
                                               const v1::ListSupervisorTasksRequest* request,
                                               v1::ListSupervisorTasksResponse* response) {
+  AUTHORIZE("ListTasks");
   return Reply(manager_->ListTasks(*request), response);
 }
 
-grpc::Status SupervisorServiceImpl::ListWorkers(grpc::ServerContext*, const v1::ListWorkersRequest*,
+grpc::Status SupervisorServiceImpl::ListWorkers(grpc::ServerContext* context, const v1::ListWorkersRequest*,
                                                 v1::ListWorkersResponse* response) {
+  AUTHORIZE("ListWorkers");
   *response = manager_->ListWorkers();
   return grpc::Status::OK;
 }
 
-grpc::Status SupervisorServiceImpl::GetCommitLog(grpc::ServerContext*,
+grpc::Status SupervisorServiceImpl::GetCommitLog(grpc::ServerContext* context,
                                                  const v1::SupervisorRef* request,
                                                  v1::GetCommitLogResponse* response) {
+  AUTHORIZE("GetCommitLog");
   return Reply(manager_->CommitLog(request->datasource()), response);
 }
 

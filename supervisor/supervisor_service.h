@@ -1,8 +1,10 @@
-// gRPC handlers of sluice.v1.SupervisorService. Thin: validate the request,
-// call the core, map the status once.
+// gRPC handlers of sluice.v1.SupervisorService. Thin: authorize the call
+// (every handler, by the method's roles), call the core with the caller, map
+// the status once.
 #ifndef SLUICE_SUPERVISOR_SUPERVISOR_SERVICE_H_
 #define SLUICE_SUPERVISOR_SUPERVISOR_SERVICE_H_
 
+#include "common/auth/authorizer.h"
 #include "sluice/v1/supervisor_service.grpc.pb.h"
 #include "supervisor/supervisor_manager.h"
 
@@ -10,8 +12,9 @@ namespace sluice::supervisor {
 
 class SupervisorServiceImpl final : public v1::SupervisorService::Service {
  public:
-  // `manager` must outlive the service.
-  explicit SupervisorServiceImpl(SupervisorManager* manager) : manager_(manager) {}
+  // `manager` and `authorizer` must outlive the service.
+  SupervisorServiceImpl(SupervisorManager* manager, const auth::Authorizer* authorizer)
+      : manager_(manager), authorizer_(authorizer) {}
 
   grpc::Status CheckpointDataSourceMetadata(grpc::ServerContext*,
                                             const v1::CheckpointDataSourceMetadataRequest*,
@@ -66,6 +69,7 @@ class SupervisorServiceImpl final : public v1::SupervisorService::Service {
 
  private:
   SupervisorManager* const manager_;
+  const auth::Authorizer* const authorizer_;
 };
 
 }  // namespace sluice::supervisor

@@ -14,6 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/auth/identity.h"
 #include "sluice/v1/task_service.pb.h"
 #include "supervisor/offsets.h"
 
@@ -62,9 +63,11 @@ class TaskClient {
 };
 
 // The gRPC implementation. Channels are cached per address and use
-// `credentials` (null: plaintext), e.g. tls::MakeChannelCredentials.
+// `credentials` (null: plaintext), e.g. tls::MakeChannelCredentials, and
+// present `auth` (the supervisor's bearer token) on every call.
 std::unique_ptr<TaskClient> NewGrpcTaskClient(
-    ChatOptions options, std::shared_ptr<grpc::ChannelCredentials> credentials = nullptr);
+    ChatOptions options, std::shared_ptr<grpc::ChannelCredentials> credentials = nullptr,
+    auth::ClientAuth auth = {});
 
 // ChatOptions from a normalized tuning config (chatTimeout, chatRetries).
 ChatOptions ChatOptionsFromTuning(const v1::TuningConfig& tuning);

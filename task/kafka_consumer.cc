@@ -42,8 +42,10 @@ absl::StatusOr<std::unique_ptr<KafkaConsumer>> KafkaConsumer::Create(KafkaConsum
   if (kafka::PropertyOr(options.properties, "bootstrap.servers", "").empty()) {
     return absl::InvalidArgumentError("ioConfig.consumerProperties must set \"bootstrap.servers\"");
   }
-  kafka::KafkaProperties props =
-      kafka::WithConsumerDefaults(options.properties, options.cluster_kind);
+  SLUICE_RETURN_IF_ERROR(kafka::CheckProperties(options.properties, options.policy));
+  SLUICE_ASSIGN_OR_RETURN(kafka::KafkaProperties resolved,
+                          kafka::ResolveSecretReferences(options.properties, options.policy));
+  kafka::KafkaProperties props = kafka::WithConsumerDefaults(resolved, options.cluster_kind);
   // Offsets live in the metadata store: never commit or store them, and an
   // offset that is not available is an error to report, never a silent jump.
   props["enable.auto.commit"] = "false";

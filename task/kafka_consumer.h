@@ -29,6 +29,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "common/kafka/config.h"
+#include "common/kafka/property_policy.h"
 #include "common/kafka/consumer_settings.h"
 #include "common/kafka/handles.h"
 #include "task/fetch_refill.h"
@@ -47,6 +48,9 @@ struct KafkaConsumerOptions {
   kafka::ClusterKind cluster_kind = kafka::ClusterKind::kKafka;
   // client.id (e.g. the task id).
   std::string client_id;
+  // What `properties` may say (the supervisor checked it at submit; the
+  // worker checks again, and resolves secret references, before connecting).
+  kafka::PropertyPolicyOptions policy;
 };
 
 struct KafkaRecord {

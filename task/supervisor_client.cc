@@ -2,6 +2,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "common/auth/grpc_auth.h"
 #include "common/grpc_status.h"
 #include "sluice/v1/supervisor_service.grpc.pb.h"
 
@@ -13,9 +14,7 @@ class GrpcSupervisorClient final : public SupervisorClient {
   explicit GrpcSupervisorClient(GrpcSupervisorClientOptions options)
       : options_(std::move(options)),
         stub_(v1::SupervisorService::NewStub(
-            grpc::CreateChannel(options_.address, options_.credentials != nullptr
-                                                      ? options_.credentials
-                                                      : grpc::InsecureChannelCredentials()))) {}
+            auth::NewChannel(options_.address, options_.credentials, options_.auth))) {}
 
   absl::StatusOr<v1::CheckpointDataSourceMetadataResponse> CheckpointDataSourceMetadata(
       const v1::CheckpointDataSourceMetadataRequest& request) override {

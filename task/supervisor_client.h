@@ -15,6 +15,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/auth/identity.h"
 #include "sluice/v1/supervisor_service.pb.h"
 
 namespace sluice::task {
@@ -49,6 +50,8 @@ struct GrpcSupervisorClientOptions {
   std::string address;
   // Null: plaintext.
   std::shared_ptr<grpc::ChannelCredentials> credentials;
+  // The worker's bearer token, sent on every call (empty: none).
+  auth::ClientAuth auth;
   // Deadline of every call but PublishSegments.
   absl::Duration call_timeout = absl::Seconds(10);
   // PublishSegments checks deep storage and commits a transaction.

@@ -482,6 +482,7 @@ absl::Status TaskRunner::Initialize() {
                                      options_.spec.consumer_properties().end());
   consumer_options.client_id = task_id();
   consumer_options.cluster_kind = options_.knobs.kafka_cluster;
+  consumer_options.policy = options_.knobs.kafka_policy;
   SLUICE_ASSIGN_OR_RETURN(consumer_, KafkaConsumer::Create(std::move(consumer_options)));
   {
     absl::MutexLock lock(&wake_mu_);

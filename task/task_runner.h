@@ -72,6 +72,8 @@ namespace sluice::task {
 struct TaskRunnerKnobs {
   // Which consumer defaults apply (kafka::RecommendedConsumerProperties).
   kafka::ClusterKind kafka_cluster = kafka::ClusterKind::kKafka;
+  // What a task's consumerProperties may say (checked before connecting).
+  kafka::PropertyPolicyOptions kafka_policy;
   size_t max_batch_records = 10000;
   // How long a partition whose offset is out of range waits before trying
   // again (a pause or stop cuts it short).

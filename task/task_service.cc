@@ -2,8 +2,12 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/auth/grpc_auth.h"
 #include "common/grpc_status.h"
 #include "common/names.h"
+
+#define AUTHORIZE(method) \
+  SLUICE_AUTHORIZE_CALL(*authorizer_, context, "/sluice.v1.TaskService/" method)
 
 namespace sluice::task {
 namespace {
@@ -21,13 +25,15 @@ grpc::Status Respond(absl::StatusOr<T> result, T* response) {
 
 }  // namespace
 
-grpc::Status TaskServiceImpl::RunTask(grpc::ServerContext*, const v1::RunTaskRequest* request,
+grpc::Status TaskServiceImpl::RunTask(grpc::ServerContext* context, const v1::RunTaskRequest* request,
                                       v1::RunTaskResponse* response) {
+  AUTHORIZE("RunTask");
   return Respond(manager_->RunTask(request->spec()), response);
 }
 
-grpc::Status TaskServiceImpl::StopTask(grpc::ServerContext*, const v1::StopTaskRequest* request,
+grpc::Status TaskServiceImpl::StopTask(grpc::ServerContext* context, const v1::StopTaskRequest* request,
                                        v1::StopTaskResponse* response) {
+  AUTHORIZE("StopTask");
   if (absl::Status s = ValidateTaskId(request->task_id()); !s.ok()) return ToGrpcStatus(s);
   absl::StatusOr<v1::TaskStatus> status =
       manager_->StopTask(request->task_id(), request->mode(), request->reason());
@@ -36,16 +42,18 @@ grpc::Status TaskServiceImpl::StopTask(grpc::ServerContext*, const v1::StopTaskR
   return grpc::Status::OK;
 }
 
-grpc::Status TaskServiceImpl::ListTasks(grpc::ServerContext*, const v1::ListTasksRequest* request,
+grpc::Status TaskServiceImpl::ListTasks(grpc::ServerContext* context, const v1::ListTasksRequest* request,
                                         v1::ListTasksResponse* response) {
+  AUTHORIZE("ListTasks");
   for (v1::TaskStatus& status : manager_->ListTasks(request->datasource())) {
     *response->add_tasks() = std::move(status);
   }
   return grpc::Status::OK;
 }
 
-grpc::Status TaskServiceImpl::Pause(grpc::ServerContext*, const v1::PauseRequest* request,
+grpc::Status TaskServiceImpl::Pause(grpc::ServerContext* context, const v1::PauseRequest* request,
                                     v1::PauseResponse* response) {
+  AUTHORIZE("Pause");
   if (absl::Status s = ValidateTaskId(request->task_id()); !s.ok()) return ToGrpcStatus(s);
   if (request->timeout_ms() < 0 || request->timeout_ms() > kMaxPauseTimeoutMs) {
     return ToGrpcStatus(absl::InvalidArgumentError(absl::StrCat("timeout_ms must be between 0 and ",
@@ -57,15 +65,17 @@ grpc::Status TaskServiceImpl::Pause(grpc::ServerContext*, const v1::PauseRequest
   return Respond(manager_->Pause(request->task_id(), absl::Milliseconds(timeout_ms)), response);
 }
 
-grpc::Status TaskServiceImpl::Resume(grpc::ServerContext*, const v1::ResumeRequest* request,
+grpc::Status TaskServiceImpl::Resume(grpc::ServerContext* context, const v1::ResumeRequest* request,
                                      v1::ResumeResponse* response) {
+  AUTHORIZE("Resume");
   if (absl::Status s = ValidateTaskId(request->task_id()); !s.ok()) return ToGrpcStatus(s);
   return Respond(manager_->Resume(request->task_id()), response);
 }
 
-grpc::Status TaskServiceImpl::SetEndOffsets(grpc::ServerContext*,
+grpc::Status TaskServiceImpl::SetEndOffsets(grpc::ServerContext* context,
                                             const v1::SetEndOffsetsRequest* request,
                                             v1::SetEndOffsetsResponse* response) {
+  AUTHORIZE("SetEndOffsets");
   if (absl::Status s = ValidateTaskId(request->task_id()); !s.ok()) return ToGrpcStatus(s);
   if (request->end_offsets().empty()) {
     return ToGrpcStatus(absl::InvalidArgumentError(
@@ -76,8 +86,9 @@ grpc::Status TaskServiceImpl::SetEndOffsets(grpc::ServerContext*,
                  response);
 }
 
-grpc::Status TaskServiceImpl::GetCurrentOffsets(grpc::ServerContext*, const v1::TaskRef* request,
+grpc::Status TaskServiceImpl::GetCurrentOffsets(grpc::ServerContext* context, const v1::TaskRef* request,
                                                 v1::OffsetsResponse* response) {
+  AUTHORIZE("GetCurrentOffsets");
   if (absl::Status s = ValidateTaskId(request->task_id()); !s.ok()) return ToGrpcStatus(s);
   absl::StatusOr<v1::TaskStatus> status = manager_->GetTaskStatus(request->task_id());
   if (!status.ok()) return ToGrpcStatus(status.status());
@@ -85,8 +96,9 @@ grpc::Status TaskServiceImpl::GetCurrentOffsets(grpc::ServerContext*, const v1::
   return grpc::Status::OK;
 }
 
-grpc::Status TaskServiceImpl::GetEndOffsets(grpc::ServerContext*, const v1::TaskRef* request,
+grpc::Status TaskServiceImpl::GetEndOffsets(grpc::ServerContext* context, const v1::TaskRef* request,
                                             v1::OffsetsResponse* response) {
+  AUTHORIZE("GetEndOffsets");
   if (absl::Status s = ValidateTaskId(request->task_id()); !s.ok()) return ToGrpcStatus(s);
   absl::StatusOr<v1::TaskStatus> status = manager_->GetTaskStatus(request->task_id());
   if (!status.ok()) return ToGrpcStatus(status.status());
@@ -94,8 +106,9 @@ grpc::Status TaskServiceImpl::GetEndOffsets(grpc::ServerContext*, const v1::Task
   return grpc::Status::OK;
 }
 
-grpc::Status TaskServiceImpl::GetCheckpoints(grpc::ServerContext*, const v1::TaskRef* request,
+grpc::Status TaskServiceImpl::GetCheckpoints(grpc::ServerContext* context, const v1::TaskRef* request,
                                              v1::CheckpointsResponse* response) {
+  AUTHORIZE("GetCheckpoints");
   if (absl::Status s = ValidateTaskId(request->task_id()); !s.ok()) return ToGrpcStatus(s);
   absl::StatusOr<v1::TaskStatus> status = manager_->GetTaskStatus(request->task_id());
   if (!status.ok()) return ToGrpcStatus(status.status());
@@ -103,8 +116,9 @@ grpc::Status TaskServiceImpl::GetCheckpoints(grpc::ServerContext*, const v1::Tas
   return grpc::Status::OK;
 }
 
-grpc::Status TaskServiceImpl::GetTaskStatus(grpc::ServerContext*, const v1::TaskRef* request,
+grpc::Status TaskServiceImpl::GetTaskStatus(grpc::ServerContext* context, const v1::TaskRef* request,
                                             v1::TaskStatus* response) {
+  AUTHORIZE("GetTaskStatus");
   if (absl::Status s = ValidateTaskId(request->task_id()); !s.ok()) return ToGrpcStatus(s);
   return Respond(manager_->GetTaskStatus(request->task_id()), response);
 }

@@ -1,8 +1,10 @@
 // gRPC handlers of sluice.v1.TaskService (served by every task worker). Thin:
-// validate the request, call the TaskManager, map the status once.
+// authorize the call (every handler, by the method's roles), validate the
+// request, call the TaskManager, map the status once.
 #ifndef SLUICE_TASK_TASK_SERVICE_H_
 #define SLUICE_TASK_TASK_SERVICE_H_
 
+#include "common/auth/authorizer.h"
 #include "sluice/v1/task_service.grpc.pb.h"
 #include "task/task_manager.h"
 
@@ -10,8 +12,9 @@ namespace sluice::task {
 
 class TaskServiceImpl final : public v1::TaskService::Service {
  public:
-  // `manager` is not owned and outlives the service.
-  explicit TaskServiceImpl(TaskManager* manager) : manager_(manager) {}
+  // `manager` and `authorizer` are not owned and outlive the service.
+  TaskServiceImpl(TaskManager* manager, const auth::Authorizer* authorizer)
+      : manager_(manager), authorizer_(authorizer) {}
 
   grpc::Status RunTask(grpc::ServerContext*, const v1::RunTaskRequest*,
                        v1::RunTaskResponse*) override;
@@ -33,6 +36,7 @@ class TaskServiceImpl final : public v1::TaskService::Service {
 
  private:
   TaskManager* const manager_;
+  const auth::Authorizer* const authorizer_;
 };
 
 }  // namespace sluice::task

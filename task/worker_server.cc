@@ -32,12 +32,24 @@ absl::StatusOr<std::unique_ptr<WorkerServer>> WorkerServer::Start(WorkerServerOp
     options.deep_storage_uri = absl::StrCat("file://", options.data_dir, "/deep-storage");
   }
   if (!options.engine_factory) options.engine_factory = NewColumnarEngine;
+  options.auth.client_certificates = !options.tls.ca_path.empty();
   std::unique_ptr<WorkerServer> server(new WorkerServer());
+  SLUICE_ASSIGN_OR_RETURN(server->authorizer_,
+                          auth::Authorizer::Create(options.auth, {v1::TaskService::service_full_name()}));
+  if (!server->authorizer_->enabled()) {
+    LOG(WARNING) << "[worker] authentication is OFF (--insecure_no_auth): every caller has "
+                    "every role"
+                 << (auth::IsLoopbackAddress(options.listen_address)
+                         ? ""
+                         : absl::StrCat("; and ", options.listen_address,
+                                        " is reachable beyond loopback"));
+  }
   server->options_ = options;
   SLUICE_ASSIGN_OR_RETURN(server->deep_storage_, OpenDeepStorage(options.deep_storage_uri));
   GrpcSupervisorClientOptions client;
   client.address = options.supervisor_address;
   SLUICE_ASSIGN_OR_RETURN(client.credentials, tls::MakeChannelCredentials(options.tls));
+  client.auth = options.client_auth;
   client.call_timeout = options.supervisor_call_timeout;
   client.publish_timeout = 6 * options.supervisor_call_timeout;
   server->supervisor_ = NewGrpcSupervisorClient(client);
@@ -54,7 +66,8 @@ absl::StatusOr<std::unique_ptr<WorkerServer>> WorkerServer::Start(WorkerServerOp
   manager.knobs = options.knobs;
   manager.metrics = options.metrics;
   SLUICE_ASSIGN_OR_RETURN(server->manager_, TaskManager::Create(std::move(manager)));
-  server->service_ = std::make_unique<TaskServiceImpl>(server->manager_.get());
+  server->service_ =
+      std::make_unique<TaskServiceImpl>(server->manager_.get(), server->authorizer_.get());
 
   GrpcServerOptions grpc_options;
   grpc_options.listen_address = options.listen_address;

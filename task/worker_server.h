@@ -18,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/auth/authorizer.h"
 #include "common/deep_storage.h"
 #include "common/grpc_server.h"
 #include "common/metrics/registry.h"
@@ -42,6 +43,12 @@ struct WorkerServerOptions {
   // (tls::MakeChannelCredentials); mutual TLS when ca_path is set. Empty:
   // plaintext.
   tls::TlsOptions tls;
+  // Who may call the TaskService (common/auth/authorizer.h); client
+  // certificates count when tls.ca_path is set. Without tokens, client
+  // certificates or insecure_no_auth the worker refuses to start.
+  auth::AuthOptions auth;
+  // The worker's own bearer token for calls to the supervisor.
+  auth::ClientAuth client_auth;
   // Metrics of this process (gRPC requests and what the core records); null:
   // none. Not owned; must outlive the server.
   metrics::Registry* metrics = nullptr;
@@ -84,6 +91,7 @@ class WorkerServer {
   std::unique_ptr<DeepStorage> deep_storage_;
   std::unique_ptr<SupervisorClient> supervisor_;
   std::unique_ptr<TaskManager> manager_;
+  std::unique_ptr<auth::Authorizer> authorizer_;
   std::unique_ptr<TaskServiceImpl> service_;
   std::unique_ptr<GrpcServer> grpc_;
   std::unique_ptr<WorkerHeartbeater> heartbeater_;

@@ -19,6 +19,7 @@ class ClusterSmokeTest : public ::testing::Test {
     ASSERT_NE(mkdtemp(tmpl), nullptr);
     dir_ = tmpl;
     supervisor::SupervisorServerOptions sopts;
+    sopts.auth.insecure_no_auth = true;  // auth: tests/cluster_auth_test.cc
     sopts.listen_address = "127.0.0.1:0";
     sopts.data_dir = dir_ + "/supervisor";
     auto s = supervisor::SupervisorServer::Start(sopts);
@@ -26,6 +27,7 @@ class ClusterSmokeTest : public ::testing::Test {
     supervisor_ = std::move(*s);
 
     task::WorkerServerOptions wopts;
+    wopts.auth.insecure_no_auth = true;  // auth: tests/cluster_auth_test.cc
     wopts.listen_address = "127.0.0.1:0";
     wopts.data_dir = dir_ + "/worker";
     wopts.supervisor_address = supervisor_->address();

@@ -103,6 +103,7 @@ TEST_F(ClusterTlsTest, ClientsWithoutAValidCertificateAreRefused) {
 
 TEST_F(ClusterTlsTest, BadCertificateOptionsStopAServerFromStarting) {
   task::WorkerServerOptions wopts;
+  wopts.auth.insecure_no_auth = true;  // auth: tests/cluster_auth_test.cc
   wopts.listen_address = "127.0.0.1:0";
   wopts.data_dir = dir_ + "/worker-bad";
   wopts.supervisor_address = cluster_->supervisor().address();
@@ -116,6 +117,7 @@ TEST_F(ClusterTlsTest, BadCertificateOptionsStopAServerFromStarting) {
       << w.status();
 
   supervisor::SupervisorServerOptions sopts;
+  sopts.auth.insecure_no_auth = true;  // auth: tests/cluster_auth_test.cc
   sopts.listen_address = "127.0.0.1:0";
   sopts.data_dir = dir_ + "/supervisor-bad";
   sopts.tls = {"", "", ca_.cert_path};  // a CA alone cannot make a TLS server

@@ -53,6 +53,7 @@ class SupervisorServiceTest : public ::testing::Test {
 
   void StartServer(const std::string& address) {
     SupervisorServerOptions options;
+    options.auth.insecure_no_auth = true;  // auth: tests/cluster_auth_test.cc
     options.listen_address = address;
     options.data_dir = dir_.path() + "/supervisor";
     options.heartbeat_interval = absl::Milliseconds(100);

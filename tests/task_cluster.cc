@@ -24,6 +24,7 @@ absl::Status TaskCluster::Start(bool auto_checkpoint, int capacity, bool hand_of
   supervisor->AddGroup(0, kTestBase, {{0, 0}, {1, 0}});
 
   task::WorkerServerOptions options;
+  options.auth.insecure_no_auth = true;  // auth: tests/cluster_auth_test.cc
   options.data_dir = dir + "/worker";
   options.supervisor_address = supervisor->address();
   options.deep_storage_uri = "file://" + dir + "/deep";

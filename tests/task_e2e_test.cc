@@ -33,6 +33,7 @@ class TaskEndToEndTest : public ::testing::Test {
     deep_ = std::move(*deep);
 
     supervisor::SupervisorServerOptions options;
+    options.auth.insecure_no_auth = true;  // auth: tests/cluster_auth_test.cc
     options.data_dir = dir_ + "/supervisor";
     options.deep_storage_uri = "file://" + dir_ + "/deep";
     options.heartbeat_interval = absl::Milliseconds(100);
@@ -54,6 +55,7 @@ class TaskEndToEndTest : public ::testing::Test {
 
   void StartWorker(const std::string& id) {
     task::WorkerServerOptions options;
+    options.auth.insecure_no_auth = true;  // auth: tests/cluster_auth_test.cc
     options.data_dir = dir_ + "/" + id;
     options.supervisor_address = supervisor_->address();
     options.deep_storage_uri = "file://" + dir_ + "/deep";

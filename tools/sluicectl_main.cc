@@ -3,6 +3,7 @@
 //   sluicectl --supervisor=127.0.0.1:7070 submit wiki.json
 //   sluicectl status wiki
 //   sluicectl --json segments wiki
+//   sluicectl --auth_token_file=admin.token submit wiki.json
 #include <grpcpp/grpcpp.h>
 
 #include <cstdio>
@@ -13,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "common/auth/grpc_auth.h"
 #include "common/tls/credentials.h"
 #include "gflags/gflags.h"
 #include "sluice/v1/supervisor_service.grpc.pb.h"
@@ -26,6 +28,9 @@ DEFINE_string(timeout, "30s", "Deadline of each RPC (e.g. 10s, 2m).");
 DEFINE_string(tls_ca, "", "PEM CA bundle to verify the supervisor's certificate (enables TLS).");
 DEFINE_string(tls_cert, "", "PEM client certificate chain, for mutual TLS.");
 DEFINE_string(tls_key, "", "PEM private key of --tls_cert.");
+DEFINE_string(auth_token_file, "",
+              "file holding the bearer token to present (default: $SLUICE_AUTH_TOKEN_FILE; "
+              "none when unset)");
 DEFINE_bool(include_unused, false, "segments: also list unused (dropped) segments.");
 DEFINE_int32(limit, 0, "segments: at most this many (0: the supervisor's default).");
 DEFINE_string(interval, "", "segments: only those overlapping START/END (ISO-8601 instants).");
@@ -86,7 +91,21 @@ int Run(int argc, char** argv) {
   // 4 MiB limit on received messages.
   grpc::ChannelArguments channel_args;
   channel_args.SetMaxReceiveMessageSize(-1);
-  auto channel = grpc::CreateCustomChannel(target, credentials, channel_args);
+  std::string token_file = FLAGS_auth_token_file;
+  if (token_file.empty()) {
+    const char* env = getenv("SLUICE_AUTH_TOKEN_FILE");
+    if (env != nullptr) token_file = env;
+  }
+  sluice::auth::ClientAuth auth;
+  if (!token_file.empty()) {
+    auto token = sluice::auth::ReadTokenFile(token_file);
+    if (!token.ok()) {
+      std::cerr << "sluicectl: --auth_token_file: " << token.status().message() << "\n";
+      return kExitUsage;
+    }
+    auth.bearer_token = *std::move(token);
+  }
+  auto channel = sluice::auth::NewChannel(target, credentials, auth, channel_args);
   auto stub = sluice::v1::SupervisorService::NewStub(channel);
   return sluice::sluicectl::RunCommand(args, options, *stub, std::cout, std::cerr);
 }

@@ -70,7 +70,8 @@ class SluicectlVerifyTest : public ::testing::Test {
   CliRun Sluicectl(std::vector<std::string> args) {
     testing::SubprocessOptions options;
     options.binary = *testing::FindRunfile("tools/sluicectl");
-    options.args = {"--supervisor=" + cluster_->supervisor_address(), "--kafka_cluster=dev"};
+    options.args = {"--supervisor=" + cluster_->supervisor_address(), "--kafka_cluster=dev",
+                    "--auth_token_file=" + cluster_->token_file("admin")};
     options.args.insert(options.args.end(), args.begin(), args.end());
     options.stdout_path = root_ + "/cli.out";
     options.stderr_path = root_ + "/cli.err";

@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "common/auth/grpc_auth.h"
 #include "common/file_util.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "tools/cluster/binaries.h"
@@ -122,6 +123,26 @@ absl::StatusOr<std::unique_ptr<ProcessCluster>> ProcessCluster::Create(
     cluster->worker_addresses_.push_back(absl::StrCat("127.0.0.1:", (*ports)[1 + i]));
   }
 
+  std::vector<std::string> auth_supervisor = {"--insecure_no_auth"};
+  std::vector<std::vector<std::string>> auth_workers(o.workers, {"--insecure_no_auth"});
+  if (o.authentication) {
+    std::vector<std::string> ids;
+    for (int i = 0; i < o.workers; ++i) ids.push_back(WorkerName(i));
+    absl::StatusOr<ClusterCredentials> creds =
+        MakeClusterCredentials(o.root_dir + "/auth", ids);
+    if (!creds.ok()) return creds.status();
+    cluster->credentials_ = *std::move(creds);
+    const ClusterCredentials& c = cluster->credentials_;
+    auth_supervisor = {"--auth_tokens_file=" + c.tokens_file,
+                       "--auth_policy_file=" + c.policy_file,
+                       "--auth_token_file=" + c.token_files.at("supervisor")};
+    for (int i = 0; i < o.workers; ++i) {
+      auth_workers[i] = {"--auth_tokens_file=" + c.tokens_file,
+                         "--auth_policy_file=" + c.policy_file,
+                         "--auth_token_file=" + c.token_files.at(WorkerName(i))};
+    }
+  }
+
   auto extra = [&o](const std::string& key) {
     auto it = o.extra_flags.find(key);
     return it == o.extra_flags.end() ? std::vector<std::string>() : it->second;
@@ -151,6 +172,7 @@ absl::StatusOr<std::unique_ptr<ProcessCluster>> ProcessCluster::Create(
                      absl::StrCat("--min_worker_lost_timeout_ms=", o.min_worker_lost_timeout_ms),
                      absl::StrCat("--handoff_period_ms=", o.handoff_period_ms),
                      absl::StrCat("--shutdown_grace_seconds=", o.shutdown_grace_seconds)};
+  add(&supervisor.args, auth_supervisor);
   add(&supervisor.args, extra(kSupervisor));
   cluster->processes_.push_back(std::move(supervisor));
 
@@ -168,6 +190,7 @@ absl::StatusOr<std::unique_ptr<ProcessCluster>> ProcessCluster::Create(
                    absl::StrCat("--heartbeat_interval_ms=", o.heartbeat_interval_ms),
                    absl::StrCat("--handoff_poll_ms=", o.handoff_poll_ms),
                    absl::StrCat("--shutdown_grace_seconds=", o.shutdown_grace_seconds)};
+    add(&worker.args, auth_workers[i]);
     add(&worker.args, extra("worker"));
     add(&worker.args, extra(worker.name));
     cluster->processes_.push_back(std::move(worker));
@@ -486,9 +509,15 @@ std::shared_ptr<grpc::Channel> ProcessCluster::Channel(const std::string& addres
   absl::MutexLock lock(&channels_mu_);
   std::shared_ptr<grpc::Channel>& channel = channels_[address];
   if (channel == nullptr) {
-    channel = grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
+    channel = auth::NewChannel(address, grpc::InsecureChannelCredentials(),
+                               auth::ClientAuth{credentials_.admin_token});
   }
   return channel;
+}
+
+std::string ProcessCluster::token_file(const std::string& principal) const {
+  auto it = credentials_.token_files.find(principal);
+  return it == credentials_.token_files.end() ? "" : it->second;
 }
 
 std::unique_ptr<v1::SupervisorService::Stub> ProcessCluster::SupervisorStub() {

@@ -51,6 +51,7 @@
 #include "sluice/v1/supervisor_service.grpc.pb.h"
 #include "sluice/v1/task_service.grpc.pb.h"
 #include "tests/testing/subprocess.h"
+#include "tools/cluster/cluster_credentials.h"
 
 namespace sluice {
 namespace cluster {
@@ -94,6 +95,10 @@ struct ProcessClusterOptions {
   int shutdown_grace_seconds = 5;
   // Kill the children when the starting thread dies (see above).
   bool die_with_parent = true;
+  // Every server requires a bearer token (fresh random tokens for an admin,
+  // a reader, the supervisor and each worker, under <root_dir>/auth); false:
+  // --insecure_no_auth.
+  bool authentication = true;
 };
 
 class ProcessCluster {
@@ -166,6 +171,12 @@ class ProcessCluster {
   // The last `bytes` of the current log of a process (for error messages).
   std::string LogTail(absl::string_view name, size_t bytes = 4000) const ABSL_LOCKS_EXCLUDED(mu_);
 
+  // The cluster's credentials (empty paths without authentication); the
+  // cluster's own stubs present the admin token.
+  const ClusterCredentials& credentials() const { return credentials_; }
+  // The token file of "admin", "reader", "supervisor" or a worker ("" if none).
+  std::string token_file(const std::string& principal) const;
+
   // New stubs on channels made once per address (kept until StopAll).
   std::unique_ptr<v1::SupervisorService::Stub> SupervisorStub();
   std::unique_ptr<v1::TaskService::Stub> WorkerStub(int index);
@@ -209,6 +220,7 @@ class ProcessCluster {
   const ProcessClusterOptions options_;
   int broker_base_port_ = 0;
   std::string supervisor_address_;
+  ClusterCredentials credentials_;
   std::vector<std::string> worker_addresses_;
 
   mutable absl::Mutex mu_;

@@ -161,6 +161,9 @@ absl::Status Demo::StartCluster() {
   Say(absl::StrCat("  Kafka (dev broker)  ", cluster_->bootstrap_servers(), "  topic ", kTopic,
                    " with ", options_.partitions, " partitions"));
   Say(absl::StrCat("  supervisor          ", cluster_->supervisor_address()));
+  Say(absl::StrCat("  authentication      bearer tokens (hashed in ",
+                   cluster_->credentials().tokens_file, "; roles in ",
+                   cluster_->credentials().policy_file, ")"));
   for (int i = 0; i < options_.workers; ++i) {
     Say(absl::StrCat("  ", absl::StrFormat("%-20s", cluster::WorkerName(i)),
                      cluster_->worker_address(i)));
@@ -357,8 +360,9 @@ void Demo::KeepRunning(int64_t records) {
     workers.push_back(absl::StrCat(cluster::WorkerName(i), " ", cluster_->worker_address(i)));
   }
   std::vector<std::pair<std::string, std::string>> tries = {
-      {absl::StrCat("export SLUICE_SUPERVISOR=", cluster_->supervisor_address()),
-       "sluicectl's default"},
+      {absl::StrCat("export SLUICE_SUPERVISOR=", cluster_->supervisor_address(),
+                    " SLUICE_AUTH_TOKEN_FILE=", cluster_->token_file("admin")),
+       "sluicectl's defaults: the supervisor and the admin token"},
       {absl::StrCat(ctl, " status ", ds), "offsets, lag, groups, tasks"},
       {absl::StrCat(ctl, " segments ", ds), "published segments"},
       {absl::StrCat(ctl, " tasks ", ds, " --include_finished"), "every task and its row counts"},
@@ -377,6 +381,11 @@ void Demo::KeepRunning(int64_t records) {
        "records in Kafka"},
       {absl::StrCat("grpcurl -plaintext ", cluster_->supervisor_address(), " list"),
        "if grpcurl is installed (reflection is on)"},
+      {absl::StrCat("grpcurl -plaintext -H \"authorization: Bearer $(cat ",
+                    cluster_->token_file("reader"), ")\" -d '{\"datasource\":\"", ds, "\"}' ",
+                    cluster_->supervisor_address(),
+                    " sluice.v1.SupervisorService/GetSupervisorStatus"),
+       "grpcurl with the reader's token (without one: UNAUTHENTICATED)"},
       {absl::StrCat("echo 'broker down 1' > ", cluster_->broker_control_fifo()),
        "dev broker faults (tools/README.md)"},
   };

@@ -1,0 +1,68 @@
+#include "supervisor/task_claims.h"
+
+#include "absl/strings/match.h"
+#include "absl/strings/strip.h"
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+
+namespace sluice::supervisor {
+namespace {
+
+absl::Status Denied(const TaskClaim& claim, absl::string_view why) {
+  return absl::PermissionDeniedError(
+      absl::StrCat("task ", claim.task_id, " of datasource ", claim.datasource, ": ", why));
+}
+
+}  // namespace
+
+absl::Status CheckWorkerClaim(const auth::Caller& caller, const std::string& worker_id) {
+  if (caller.worker_id.empty() || caller.worker_id == worker_id) return absl::OkStatus();
+  return absl::PermissionDeniedError(absl::StrCat("principal ", caller.principal,
+                                                  " is bound to worker ", caller.worker_id,
+                                                  " and may not act as worker ", worker_id));
+}
+
+absl::StatusOr<TaskRecord> CheckTaskClaim(MetadataStore* store, const auth::Caller& caller,
+                                          const TaskClaim& claim) {
+  std::optional<TaskRecord> record;
+  SLUICE_RETURN_IF_ERROR(store->InTransaction([&](StoreTxn& txn) -> absl::Status {
+    SLUICE_ASSIGN_OR_RETURN(record, txn.GetTask(claim.task_id));
+    return absl::OkStatus();
+  }));
+  if (!record) return Denied(claim, "no such task was assigned by this supervisor");
+  if (record->datasource != claim.datasource) {
+    return Denied(claim, absl::StrCat("the task belongs to datasource ", record->datasource));
+  }
+  if (!caller.worker_id.empty() && record->worker_id != caller.worker_id) {
+    return Denied(claim, absl::StrCat("the task runs on worker ", record->worker_id,
+                                      ", not on the caller's worker ", caller.worker_id));
+  }
+  if (claim.group_id && *claim.group_id != record->group_id) {
+    return Denied(claim, absl::StrCat("the task is in group ", record->group_id, ", not ",
+                                      *claim.group_id));
+  }
+  if (!claim.base_sequence_name.empty() &&
+      claim.base_sequence_name != record->base_sequence_name) {
+    return Denied(claim, absl::StrCat("the task's base sequence is ", record->base_sequence_name,
+                                      ", not ", claim.base_sequence_name));
+  }
+  if (!claim.sequence_name.empty()) {
+    absl::string_view number = claim.sequence_name;
+    const bool ours = absl::ConsumePrefix(&number, absl::StrCat(record->base_sequence_name, "_")) &&
+                      !number.empty() &&
+                      number.find_first_not_of("0123456789") == absl::string_view::npos;
+    if (!ours) {
+      return Denied(claim, absl::StrCat("sequence ", claim.sequence_name,
+                                        " is not a sequence of the task's group ",
+                                        record->base_sequence_name));
+    }
+  }
+  for (int32_t partition : claim.partitions) {
+    if (!record->spec.start_offsets().count(partition)) {
+      return Denied(claim, absl::StrCat("the task does not read partition ", partition));
+    }
+  }
+  return *std::move(record);
+}
+
+}  // namespace sluice::supervisor

@@ -1,0 +1,43 @@
+// A worker may act only for the tasks the supervisor assigned to it. Every
+// task-protocol call (checkpoint, allocate, publish, out-of-range, task
+// status) names a task and what the task says it is; this checks the claim
+// against the supervisor's own task records before the call does anything.
+#ifndef SLUICE_SUPERVISOR_TASK_CLAIMS_H_
+#define SLUICE_SUPERVISOR_TASK_CLAIMS_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/auth/identity.h"
+#include "supervisor/metadata_store.h"
+
+namespace sluice::supervisor {
+
+// What a request says about the task it acts for; unset parts are not checked.
+struct TaskClaim {
+  std::string datasource;
+  std::string task_id;
+  std::optional<int32_t> group_id;
+  // The group's base sequence name, or a sequence name "<base>_<n>" of it.
+  std::string base_sequence_name;
+  std::string sequence_name;
+  // Partitions the request touches; each must be one the task reads.
+  std::vector<int32_t> partitions;
+};
+
+// The task's record when the claim holds. PERMISSION_DENIED, naming what did
+// not match, when the task is unknown, belongs to another datasource, group or
+// base sequence, does not read a named partition, or runs on a worker other
+// than the caller's bound worker (caller.worker_id, when set).
+absl::StatusOr<TaskRecord> CheckTaskClaim(MetadataStore* store, const auth::Caller& caller,
+                                          const TaskClaim& claim);
+
+// PERMISSION_DENIED unless the caller may speak for `worker_id` (a caller
+// bound to a worker may speak only for that worker).
+absl::Status CheckWorkerClaim(const auth::Caller& caller, const std::string& worker_id);
+
+}  // namespace sluice::supervisor
+
+#endif  // SLUICE_SUPERVISOR_TASK_CLAIMS_H_
