@@ -11,6 +11,7 @@
 #include "common/status_macros.h"
 #include "common/time_util.h"
 #include "supervisor/naming.h"
+#include "supervisor/segment_copy_check.h"
 
 namespace sluice::supervisor {
 namespace {
@@ -81,23 +82,34 @@ absl::Status ValidatePublishRequest(const v1::PublishSegmentsRequest& request) {
 }
 
 absl::Status Publisher::CheckFiles(const v1::PublishSegmentsRequest& request) {
-  if (options_.deep_storage == nullptr) return absl::OkStatus();
+  const OffsetMap start = FromProto(request.start_offsets());
+  const OffsetMap end = FromProto(request.end_offsets());
   for (const v1::SegmentDescriptor& segment : request.segments()) {
-    absl::StatusOr<DeepStorageFileInfo> info = options_.deep_storage->Stat(segment.path());
-    if (absl::IsNotFound(info.status())) {
+    // The provenance must be this sequence's ranges: a segment built from
+    // other offsets (another sequence's file) is not this sequence's data.
+    for (const v1::PartitionRange& range : segment.provenance().ranges()) {
+      auto s = start.find(range.partition());
+      if (s == start.end() || range.start_offset() != s->second ||
+          range.end_offset() != end.at(range.partition())) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "segment ", segment.id(), " claims partition ", range.partition(), " offsets [",
+            range.start_offset(), ", ", range.end_offset(), "), which is not sequence ",
+            request.sequence_name(), "'s range ", FormatOffsets(start), " -> ",
+            FormatOffsets(end)));
+      }
+    }
+    if (segment.provenance().ranges().empty()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("segment ", segment.id(), " has no provenance (Kafka ranges)"));
+    }
+    if (options_.deep_storage == nullptr) continue;
+    absl::Status copy =
+        VerifySegmentCopy(options_.deep_storage, options_.scratch_dir, ExpectationOf(segment));
+    if (absl::IsUnavailable(copy)) return copy;
+    if (!copy.ok()) {
       return absl::FailedPreconditionError(absl::StrCat(
-          "segment ", segment.id(), ": file ", segment.path(), " is missing from deep storage"));
-    }
-    if (absl::IsInvalidArgument(info.status())) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("segment ", segment.id(), ": path ", segment.path(),
-                       " is not in this supervisor's deep storage: ", info.status().message()));
-    }
-    SLUICE_RETURN_IF_ERROR(info.status());
-    if (info->size_bytes != segment.size_bytes()) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("segment ", segment.id(), ": file ", segment.path(), " has ",
-                       info->size_bytes, " bytes, the descriptor says ", segment.size_bytes()));
+          "segment ", segment.id(), ": deep-storage copy refused before the commit: ",
+          copy.message()));
     }
   }
   return absl::OkStatus();
@@ -135,6 +147,14 @@ absl::StatusOr<v1::PublishSegmentsResponse> Publisher::Publish(
 
     SLUICE_ASSIGN_OR_RETURN(before, txn.CommittedOffsets(ds));
     SLUICE_ASSIGN_OR_RETURN(std::optional<std::string> topic, txn.CommitTopic(ds));
+    for (const v1::SegmentDescriptor& segment : request.segments()) {
+      if (topic.has_value() && segment.provenance().topic() != *topic) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("segment ", segment.id(), " was read from topic \"",
+                         segment.provenance().topic(), "\", datasource ", ds, " reads \"",
+                         *topic, "\""));
+      }
+    }
     bool behind = false;
     bool ahead = false;
     for (const auto& [partition, offset] : start) {

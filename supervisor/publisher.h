@@ -15,10 +15,14 @@ namespace sluice::supervisor {
 
 struct PublisherOptions {
   MetadataStore* store = nullptr;
-  // Segment files are checked (present, right size) before the transaction;
-  // null skips the check.
+  // Segment files are verified before the transaction (segment_copy_check.h:
+  // under the datasource's prefix, size, structure, CRC, checksum, rows, id,
+  // interval, provenance); null skips the file check (not the provenance
+  // check against the sequence's offsets).
   DeepStorage* deep_storage = nullptr;
   Clock* clock = Clock::Real();
+  // Where copies of remote segment files are downloaded to be verified.
+  std::string scratch_dir = "/tmp";
 };
 
 class Publisher {
@@ -33,9 +37,10 @@ class Publisher {
   //   GetPublishedSegments);
   // - UNAVAILABLE: the start is ahead (an earlier group has not published;
   //   retry), or the store is busy;
-  // - FAILED_PRECONDITION: a segment file is missing or has the wrong size, a
-  //   segment id was not allocated for this sequence, or a partition has no
-  //   stored offset (the datasource was reset).
+  // - FAILED_PRECONDITION: a segment file is missing or is not what its
+  //   descriptor says, a segment's provenance is not this sequence's offsets
+  //   or topic, a segment id was not allocated for this sequence, or a
+  //   partition has no stored offset (the datasource was reset).
   absl::StatusOr<v1::PublishSegmentsResponse> Publish(const v1::PublishSegmentsRequest& request);
 
   // Which of the ids are published, and whether the sequence is committed.

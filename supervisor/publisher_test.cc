@@ -1,5 +1,7 @@
 #include "supervisor/publisher.h"
 
+#include "supervisor/testing/segment_files.h"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -13,6 +15,7 @@
 #include "common/granularity.h"
 #include "supervisor/allocator.h"
 #include "supervisor/naming.h"
+#include "supervisor/testing/segment_files.h"
 #include "supervisor/testing/test_util.h"
 
 namespace sluice::supervisor {
@@ -80,7 +83,19 @@ class PublisherTest : public ::testing::Test {
     r.set_sequence_name(sequence);
     ToProto(start, r.mutable_start_offsets());
     ToProto(end, r.mutable_end_offsets());
-    for (auto& s : segments) *r.add_segments() = std::move(s);
+    for (auto& s : segments) {
+      // What a task states: the sequence's ranges, from the datasource's topic.
+      if (s.provenance().ranges().empty()) {
+        s.mutable_provenance()->set_topic("events");
+        for (const auto& [p, o] : start) {
+          v1::PartitionRange* range = s.mutable_provenance()->add_ranges();
+          range->set_partition(p);
+          range->set_start_offset(o);
+          range->set_end_offset(end.count(p) ? end.at(p) : o);
+        }
+      }
+      *r.add_segments() = std::move(s);
+    }
     for (const auto& [p, o] : start) {
       if (!end.count(p)) continue;
       v1::PartitionRange* range = r.add_partition_stats();
@@ -285,21 +300,56 @@ TEST_F(PublisherTest, MalformedRequestsAreInvalid) {
 TEST_F(PublisherTest, SegmentFilesAreCheckedInDeepStorage) {
   auto deep = OpenDeepStorage("file://" + dir_.path() + "/deep");
   ASSERT_TRUE(deep.ok());
-  const std::string local = dir_.path() + "/segment.bin";
-  ASSERT_TRUE(WriteFileAtomically(local, std::string(321, 'z')).ok());
-  auto uri = (*deep)->Push(local, "wiki/seg/0/task_0.sluice");
-  ASSERT_TRUE(uri.ok()) << uri.status();
-
   Publisher publisher = MakePublisher(nullptr, deep->get());
-  auto missing = publisher.Publish(Request(
-      "wiki_f_0", {{0, 0}}, {{0, 3}}, {Segment("wiki_f_0", 0, (*deep)->UriForKey("wiki/x"), 321)}));
-  EXPECT_EQ(missing.status().code(), absl::StatusCode::kFailedPrecondition);
-  auto wrong_size =
-      publisher.Publish(Request("wiki_f_0", {{0, 0}}, {{0, 3}}, {Segment("wiki_f_0", 0, *uri, 5)}));
-  EXPECT_EQ(wrong_size.status().code(), absl::StatusCode::kFailedPrecondition);
-  auto ok = publisher.Publish(
-      Request("wiki_f_0", {{0, 0}}, {{0, 3}}, {Segment("wiki_f_0", 0, *uri, 321)}));
+  const OffsetMap start{{0, 0}}, end{{0, 150}};
+  v1::SegmentDescriptor allocated = Segment("wiki_f_0", 0);
+  v1::AllocateSegmentResponse allocation;
+  allocation.set_segment_id(allocated.id());
+  *allocation.mutable_interval() = allocated.interval();
+  allocation.set_version(allocated.version());
+  allocation.set_partition_num(allocated.partition_num());
+  ASSERT_TRUE(MakeDirs(dir_.path() + "/work").ok());
+  auto real = testing::PushSegment(deep->get(), dir_.path() + "/work", "wiki/seg/0/task_0.sluice",
+                                   "wiki", allocation, 50, {{0, {0, 150}}});
+  ASSERT_TRUE(real.ok()) << real.status();
+  auto with = [&](auto change) {
+    v1::SegmentDescriptor d = *real;
+    change(d);
+    return publisher.Publish(Request("wiki_f_0", start, end, {d}));
+  };
+  auto refused = [](const absl::StatusOr<v1::PublishSegmentsResponse>& r) {
+    return r.status().code() == absl::StatusCode::kFailedPrecondition;
+  };
+  EXPECT_TRUE(refused(with([&](auto& d) { d.set_path((*deep)->UriForKey("wiki/x")); })));
+  EXPECT_TRUE(refused(with([](auto& d) { d.set_size_bytes(d.size_bytes() - 1); })));
+  EXPECT_TRUE(refused(with([](auto& d) { d.set_num_rows(d.num_rows() + 1); })));
+  EXPECT_TRUE(refused(with([](auto& d) { d.set_checksum("crc32c:00000000"); })));
+  // A file outside the datasource's own prefix, even a real one.
+  auto elsewhere = (*deep)->Push(dir_.path() + "/deep/wiki/seg/0/task_0.sluice", "other/x.sluice");
+  ASSERT_TRUE(elsewhere.ok()) << elsewhere.status();
+  EXPECT_TRUE(refused(with([&](auto& d) { d.set_path(*elsewhere); })));
+  // The file's provenance is what the descriptor claims, and it is this
+  // sequence's range: another sequence's file does not fit.
+  EXPECT_TRUE(refused(with([](auto& d) {
+    d.mutable_provenance()->mutable_ranges(0)->set_end_offset(99);
+  })));
+  auto ok = with([](auto&) {});
   EXPECT_TRUE(ok.ok()) << ok.status();
+}
+
+TEST_F(PublisherTest, ASegmentOfAnotherSequencesRangeIsRefused) {
+  // Empty range [20, 20) pointing at a file built from [0, 20): the forged
+  // "start = end" publish that would count those rows twice.
+  ASSERT_TRUE(MakePublisher().Publish(Request("wiki_a_0", {{0, 0}, {1, 0}}, {{0, 20}, {1, 0}})).ok());
+  v1::SegmentDescriptor s = Segment("wiki_b_0", 0);
+  s.mutable_provenance()->set_topic("events");
+  v1::PartitionRange* range = s.mutable_provenance()->add_ranges();
+  range->set_partition(0);
+  range->set_start_offset(0);
+  range->set_end_offset(20);
+  auto forged = MakePublisher().Publish(Request("wiki_b_0", {{0, 20}, {1, 0}}, {{0, 20}, {1, 0}}, {s}));
+  EXPECT_EQ(forged.status().code(), absl::StatusCode::kFailedPrecondition) << forged.status();
+  EXPECT_EQ(Committed(), (OffsetMap{{0, 20}, {1, 0}}));
 }
 
 TEST_F(PublisherTest, FaultBeforeCommitRollsBackAndAfterCommitLosesOnlyTheAnswer) {

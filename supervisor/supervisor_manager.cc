@@ -42,7 +42,7 @@ bool SameSpecButSuspended(v1::SupervisorSpec a, v1::SupervisorSpec b) {
 SupervisorManager::SupervisorManager(SupervisorManagerOptions options)
     : options_(std::move(options)),
       instance_id_(RandomHex(16)),
-      publisher_({options_.store, options_.deep_storage, options_.clock}),
+      publisher_({options_.store, options_.deep_storage, options_.clock, options_.scratch_dir}),
       allocator_({options_.store, options_.clock}),
       handoff_(HandoffOptions(options_)) {
   WorkerRegistryOptions registry;
@@ -594,6 +594,7 @@ absl::StatusOr<v1::PublishSegmentsResponse> SupervisorManager::Publish(
 absl::StatusOr<v1::PublishSegmentsResponse> SupervisorManager::PublishClaimed(
     const v1::PublishSegmentsRequest& request, const auth::Caller& caller) {
   SLUICE_RETURN_IF_ERROR(ValidatePublishRequest(request));
+  SLUICE_RETURN_IF_ERROR(LatestSpec(request.datasource()).status());  // NOT_FOUND first
   TaskClaim claim;
   claim.datasource = request.datasource();
   claim.task_id = request.task_id();
@@ -613,8 +614,8 @@ absl::StatusOr<v1::GetPublishedSegmentsResponse> SupervisorManager::GetPublished
 absl::StatusOr<v1::AllocateSegmentResponse> SupervisorManager::Allocate(
     const v1::AllocateSegmentRequest& request, const auth::Caller& caller) {
   SLUICE_RETURN_IF_ERROR(ValidateDatasource(request.datasource()));
-  SLUICE_RETURN_IF_ERROR(ValidateTaskId(request.task_id()));
   SLUICE_ASSIGN_OR_RETURN(SpecRecord spec, LatestSpec(request.datasource()));
+  SLUICE_RETURN_IF_ERROR(ValidateTaskId(request.task_id()));
   TaskClaim claim;
   claim.datasource = request.datasource();
   claim.task_id = request.task_id();

@@ -527,7 +527,7 @@ TEST_F(SupervisorManagerTest, HandoffNeedsAVerifiedCopyAndInLoaderModeAConfirmat
   ASSERT_TRUE(allocated.ok()) << allocated.status();
   ASSERT_TRUE(MakeDirs(dir_.path() + "/work").ok());
   auto segment = testing::PushSegment(deep_.get(), dir_.path() + "/work", "wiki/x/t_0.sluice",
-                                      "wiki", *allocated);
+                                      "wiki", *allocated, 50, {{0, {0, 10}}, {1, {0, 0}}});
   ASSERT_TRUE(segment.ok()) << segment.status();
   const std::string uri = segment->path();
   v1::PublishSegmentsRequest publish;

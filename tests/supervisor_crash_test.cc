@@ -42,6 +42,7 @@ class SupervisorProcess {
                                      "--data_dir=" + data_dir,
                                      "--deep_storage=" + deep_storage,
                                      "--handoff_period_ms=100",
+        "--insecure_no_auth",  // a crash test; auth: tests/cluster_auth_test.cc
                                      "--fault_points=" + fault_points};
     log_ = log;
     pid_ = fork();

@@ -271,7 +271,7 @@ TEST_F(SupervisorServiceTest, ACheckpointAndAPublishThroughTheApi) {
   auto deep = OpenDeepStorage("file://" + dir_.path() + "/supervisor/deep-storage");
   ASSERT_TRUE(deep.ok());
   auto segment = testing::PushSegment(deep->get(), dir_.path(), "wiki/a/b/0/" + task + "_0.sluice",
-                                      "wiki", allocated);
+                                      "wiki", allocated, 50, {{0, {0, 2}}, {1, {0, 2}}});
   ASSERT_TRUE(segment.ok()) << segment.status();
   v1::PublishSegmentsRequest publish;
   publish.set_datasource("wiki");

@@ -72,6 +72,7 @@ class TaskRestoreTest : public ::testing::Test {
         "--max_batch_records=10",
         "--kafka_cluster=dev",
         "--shutdown_grace_seconds=1",
+        "--insecure_no_auth",  // a crash test; auth: tests/cluster_auth_test.cc
     };
     if (!fault_points.empty()) args.push_back("--fault_points=" + fault_points);
     auto address = worker_.Start(SluiceTaskBinary(), args, log_);

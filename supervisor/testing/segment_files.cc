@@ -1,6 +1,9 @@
 #include "supervisor/testing/segment_files.h"
 
 #include <algorithm>
+#include <optional>
+
+#include <algorithm>
 #include <map>
 
 #include "absl/strings/str_cat.h"
@@ -17,15 +20,29 @@ absl::StatusOr<v1::SegmentDescriptor> PushSegment(DeepStorage* deep, const std::
                                                   const std::string& key,
                                                   const std::string& datasource,
                                                   const v1::AllocateSegmentResponse& allocated,
-                                                  int rows) {
+                                                  int rows,
+                                                  const std::map<int32_t, std::pair<int64_t, int64_t>>&
+                                                      sequence_ranges) {
   const segment::Schema schema = segment::testing::TestSchema(/*rollup=*/true, /*discover=*/false);
   const segment::Interval test_interval = segment::testing::TestInterval();
   const segment::Interval interval{allocated.interval().start_ms(), allocated.interval().end_ms()};
   if (interval.end_ms - interval.start_ms != test_interval.end_ms - test_interval.start_ms) {
     return absl::InvalidArgumentError("test segments are one hour long");
   }
+  // With sequence ranges the rows are records of the first non-empty range.
+  std::optional<std::pair<int32_t, int64_t>> first;  // partition, start offset
+  for (const auto& [partition, range] : sequence_ranges) {
+    if (range.second <= range.first) continue;
+    first = {partition, range.first};
+    rows = static_cast<int>(std::min<int64_t>(rows, range.second - range.first));
+    break;
+  }
   std::vector<segment::testing::OwnedRow> owned =
       segment::testing::RandomRows(/*seed=*/rows, rows, schema, /*partitions=*/1);
+  for (size_t i = 0; first && i < owned.size(); ++i) {
+    owned[i].partition = first->first;
+    owned[i].offset = first->second + static_cast<int64_t>(i);
+  }
   SLUICE_ASSIGN_OR_RETURN(auto index, segment::IncrementalIndex::Create({schema, interval}));
   std::map<int32_t, std::pair<int64_t, int64_t>> ranges;
   for (segment::testing::OwnedRow& row : owned) {
@@ -48,6 +65,7 @@ absl::StatusOr<v1::SegmentDescriptor> PushSegment(DeepStorage* deep, const std::
   build.metadata.partition_num = allocated.partition_num();
   build.metadata.segment_id = allocated.segment_id();
   build.metadata.provenance.topic = "events";
+  if (!sequence_ranges.empty()) ranges = sequence_ranges;
   for (const auto& [partition, range] : ranges) {
     build.metadata.provenance.ranges.push_back({partition, range.first, range.second, 0});
   }
