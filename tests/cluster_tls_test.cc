@@ -1,17 +1,22 @@
 // The in-process cluster over mutual TLS, with certificates made by `openssl`
-// at test time. Clients with a certificate from the cluster's CA are served
-// (health and reflection, as grpcurl -cacert/-cert/-key would use them);
-// clients without one, with one from another CA, or in plaintext are refused;
-// bad certificate options stop a server from starting, with a message naming
-// the file.
+// at test time, and client certificates as the only credentials: the
+// principal is the certificate's SAN URI (else its CN), its roles come from
+// the policy. Clients with a certificate from the cluster's CA are served
+// (health and reflection, as grpcurl -cacert/-cert/-key would use them) and
+// may call what their role allows: a worker's certificate cannot call admin
+// RPCs, nor act as another worker; clients without one, with one from another
+// CA, or in plaintext are refused; bad certificate options stop a server from
+// starting, with a message naming the file.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <string>
 
 #include "absl/strings/match.h"
+#include "absl/time/clock.h"
 #include "common/tls/credentials.h"
 #include "common/tls/test_certs.h"
 #include "supervisor/supervisor_server.h"
@@ -31,15 +36,24 @@ class ClusterTlsTest : public ::testing::Test {
     ca_ = *ca;
     auto other_ca = tls::MakeTestCa(dir_, "other-ca");
     ASSERT_TRUE(other_ca.ok()) << other_ca.status();
-    for (auto [name, issuer, out] : {std::make_tuple("supervisor", &ca_, &supervisor_cert_),
-                                     std::make_tuple("worker", &ca_, &worker_cert_),
-                                     std::make_tuple("operator", &ca_, &operator_cert_),
-                                     std::make_tuple("stranger", &*other_ca, &stranger_cert_)}) {
-      auto cert = tls::MakeTestCert(dir_, *issuer, name);
+    const std::string loopback = tls::kLoopbackSans;
+    for (auto [name, issuer, out, sans] :
+         {std::make_tuple("supervisor", &ca_, &supervisor_cert_, loopback),
+          std::make_tuple("worker", &ca_, &worker_cert_,
+                          loopback + ",URI:spiffe://sluice/worker/worker-0"),
+          std::make_tuple("operator", &ca_, &operator_cert_, loopback),
+          std::make_tuple("stranger", &*other_ca, &stranger_cert_, loopback)}) {
+      auto cert = tls::MakeTestCert(dir_, *issuer, name, 1, sans);
       ASSERT_TRUE(cert.ok()) << cert.status();
       *out = *cert;
     }
+    const std::string policy = dir_ + "/policy";
+    std::ofstream(policy) << "cert:supervisor supervisor\n"
+                             "cert:spiffe://sluice/worker/worker-0 worker worker-0\n"
+                             "cert:operator admin\n";
     testing::InProcessClusterOptions options;
+    options.supervisor_auth = {"", policy, /*client_certificates=*/true, false};
+    options.worker_auth = {"", policy, /*client_certificates=*/true, false};
     options.supervisor_tls = {supervisor_cert_.cert_path, supervisor_cert_.key_path, ca_.cert_path};
     options.worker_tls = {worker_cert_.cert_path, worker_cert_.key_path, ca_.cert_path};
     auto cluster = testing::InProcessCluster::Start(options);
@@ -81,6 +95,31 @@ TEST_F(ClusterTlsTest, ClientsWithTheClusterCaCertificateAreServed) {
   auto health = testing::CheckHealth(
       Dial(supervisor, {worker_cert_.cert_path, worker_cert_.key_path, ca_.cert_path}));
   ASSERT_TRUE(health.ok()) << health.status();
+}
+
+TEST_F(ClusterTlsTest, ACertificateCarriesItsPrincipalsRolesOnly) {
+  auto call = [&](const std::string& address, const tls::TestCert& cert, const std::string& method) {
+    return testing::CallWithEmptyRequest(Dial(address, {cert.cert_path, cert.key_path, ca_.cert_path}),
+                                         method)
+        .error_code();
+  };
+  const std::string supervisor = cluster_->supervisor().address();
+  // The worker registered with its own certificate (worker role, bound to worker-0).
+  for (int i = 0; i < 100 && !cluster_->worker().registered(); ++i) absl::SleepFor(absl::Milliseconds(50));
+  EXPECT_TRUE(cluster_->worker().registered());
+  // An operator (admin) may read and administer; a worker's certificate may not.
+  EXPECT_EQ(call(supervisor, operator_cert_, "/sluice.v1.SupervisorService/ListSupervisors"),
+            grpc::StatusCode::OK);
+  for (const char* admin : {"/sluice.v1.SupervisorService/ListSupervisors",
+                            "/sluice.v1.SupervisorService/SubmitSupervisor",
+                            "/sluice.v1.SupervisorService/ResetOffsets"}) {
+    EXPECT_EQ(call(supervisor, worker_cert_, admin), grpc::StatusCode::PERMISSION_DENIED) << admin;
+  }
+  // The supervisor's certificate drives tasks; an operator's does not.
+  EXPECT_EQ(call(cluster_->worker().address(), operator_cert_, "/sluice.v1.TaskService/Pause"),
+            grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(call(cluster_->worker().address(), worker_cert_, "/sluice.v1.TaskService/RunTask"),
+            grpc::StatusCode::PERMISSION_DENIED);
 }
 
 TEST_F(ClusterTlsTest, ClientsWithoutAValidCertificateAreRefused) {

@@ -1,5 +1,9 @@
 #include "tests/grpc_introspection.h"
 
+#include <grpcpp/generic/generic_stub.h>
+
+#include "absl/synchronization/mutex.h"
+
 #include <google/protobuf/descriptor.pb.h>
 
 #include "absl/strings/str_cat.h"
@@ -70,6 +74,27 @@ absl::StatusOr<std::map<std::string, std::set<std::string>>> ReflectServices(
   grpc::Status finish = stream->Finish();
   if (!finish.ok()) return FromGrpcStatus(finish);
   return services;
+}
+
+grpc::Status CallWithEmptyRequest(const std::shared_ptr<grpc::Channel>& channel,
+                                  const std::string& path) {
+  grpc::GenericStub stub(channel);
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  grpc::Slice empty("");
+  grpc::ByteBuffer request(&empty, 1), response;
+  grpc::Status status;
+  absl::Mutex mu;
+  bool done = false;
+  stub.UnaryCall(&context, path, grpc::StubOptions(), &request, &response,
+                 [&](grpc::Status s) {
+                   absl::MutexLock lock(&mu);
+                   status = std::move(s);
+                   done = true;
+                 });
+  absl::MutexLock lock(&mu);
+  mu.Await(absl::Condition(&done));
+  return status;
 }
 
 }  // namespace sluice::testing

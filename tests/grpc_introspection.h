@@ -24,6 +24,12 @@ absl::StatusOr<std::string> CheckHealth(const std::shared_ptr<grpc::Channel>& ch
 absl::StatusOr<std::map<std::string, std::set<std::string>>> ReflectServices(
     const std::shared_ptr<grpc::Channel>& channel);
 
+// Calls the unary method `path` ("/pkg.Service/Method") with an empty request
+// (valid for every message type), as a client that knows only the name would;
+// the call's status. 10 s deadline.
+grpc::Status CallWithEmptyRequest(const std::shared_ptr<grpc::Channel>& channel,
+                                  const std::string& path);
+
 }  // namespace sluice::testing
 
 #endif  // SLUICE_TESTS_GRPC_INTROSPECTION_H_

@@ -22,7 +22,8 @@ absl::StatusOr<std::unique_ptr<InProcessCluster>> InProcessCluster::Start(
   cluster->dir_ = tmpl;
 
   supervisor::SupervisorServerOptions sopts;
-  sopts.auth.insecure_no_auth = true;  // auth: tests/cluster_auth_test.cc
+  sopts.auth = options.supervisor_auth;
+  sopts.client_auth = options.supervisor_client_auth;
   sopts.listen_address = "127.0.0.1:0";
   sopts.data_dir = cluster->dir_ + "/supervisor";
   sopts.deep_storage_uri = "file://" + cluster->dir_ + "/deep";
@@ -32,7 +33,8 @@ absl::StatusOr<std::unique_ptr<InProcessCluster>> InProcessCluster::Start(
   SLUICE_ASSIGN_OR_RETURN(cluster->supervisor_, supervisor::SupervisorServer::Start(sopts));
 
   task::WorkerServerOptions wopts;
-  wopts.auth.insecure_no_auth = true;  // auth: tests/cluster_auth_test.cc
+  wopts.auth = options.worker_auth;
+  wopts.client_auth = options.worker_client_auth;
   wopts.listen_address = "127.0.0.1:0";
   wopts.data_dir = cluster->dir_ + "/worker";
   wopts.supervisor_address = cluster->supervisor_->address();

@@ -30,6 +30,19 @@ struct InProcessClusterOptions {
   // period, for tests that ingest.
   task::TaskRunnerKnobs worker_knobs;
   absl::Duration handoff_period = absl::Seconds(2);
+  // Who may call each server (default: no authentication) and what each
+  // presents when it calls the other (its bearer token; certificates come
+  // from the TLS options).
+  auth::AuthOptions supervisor_auth = Insecure();
+  auth::AuthOptions worker_auth = Insecure();
+  auth::ClientAuth supervisor_client_auth;
+  auth::ClientAuth worker_client_auth;
+
+  static auth::AuthOptions Insecure() {
+    auth::AuthOptions a;
+    a.insecure_no_auth = true;
+    return a;
+  }
 };
 
 class InProcessCluster {

@@ -18,8 +18,10 @@
 #include "common/file_util.h"
 #include "common/kafka/mock_cluster.h"
 #include "sluice/v1/supervisor_service.grpc.pb.h"
+#include "supervisor/naming.h"
 #include "supervisor/offsets.h"
 #include "supervisor/testing/fake_task_worker.h"
+#include "supervisor/testing/segment_files.h"
 #include "supervisor/testing/test_util.h"
 
 namespace sluice::supervisor {
@@ -160,43 +162,52 @@ class SupervisorCrashTest : public ::testing::Test {
     ASSERT_EQ(FromProto(CommitLog().initial_offsets()), (OffsetMap{{0, 0}, {1, 0}}));
   }
 
-  // What a task sends for sequence "wiki_test_0": one allocated, pushed segment.
+  // A task the supervisor assigned: a fake worker registers, the supervisor
+  // runs the group's task on it. Sets task_ and sequence_ (its sequence 0).
+  void StartWorkerAndWaitForTask() {
+    testing::FakeTaskWorkerOptions options;
+    options.worker_id = "w1";
+    options.supervisor_address = address_;
+    auto worker = testing::FakeTaskWorker::Start(options);
+    ASSERT_TRUE(worker.ok()) << worker.status();
+    worker_ = *std::move(worker);
+    const absl::Time deadline = absl::Now() + absl::Seconds(15);
+    while (task_.empty() && absl::Now() < deadline) {
+      auto ids = worker_->TaskIds();
+      if (!ids.empty()) task_ = ids[0];
+      absl::SleepFor(absl::Milliseconds(20));
+    }
+    ASSERT_FALSE(task_.empty());
+    sequence_ = SequenceName(worker_->Task(task_)->spec.base_sequence_name(), 0);
+  }
+
+  // What that task sends for its sequence 0: one allocated, pushed segment
+  // file built from the sequence's offsets.
   v1::PublishSegmentsRequest PublishRequest() {
     v1::AllocateSegmentRequest allocate;
     allocate.set_datasource("wiki");
-    allocate.set_task_id("wiki_test_00000000");
-    allocate.set_sequence_name("wiki_test_0");
-    const int64_t hour = 3600 * 1000;
-    allocate.mutable_interval()->set_start_ms(1'800'000'000'000 / hour * hour);
-    allocate.mutable_interval()->set_end_ms(allocate.interval().start_ms() + hour);
+    allocate.set_task_id(task_);
+    allocate.set_sequence_name(sequence_);
+    allocate.mutable_interval()->set_start_ms(testing::SegmentHourStartMs());
+    allocate.mutable_interval()->set_end_ms(allocate.interval().start_ms() + 3600 * 1000);
     v1::AllocateSegmentResponse allocated;
     EXPECT_TRUE(Call(&v1::SupervisorService::Stub::AllocateSegment, allocate, &allocated).ok());
     auto deep = OpenDeepStorage(deep_uri_);
     EXPECT_TRUE(deep.ok());
-    const std::string local = dir_.path() + "/segment.bin";
-    EXPECT_TRUE(WriteFileAtomically(local, std::string(123, 'q')).ok());
     const std::string key = absl::StrCat("wiki/t/v/0/attempt_", ++pushes_, ".sluice");
-    auto uri = (*deep)->Push(local, key);
-    EXPECT_TRUE(uri.ok()) << uri.status();
+    auto segment = testing::PushSegment(deep->get(), dir_.path(), key, "wiki", allocated, 8,
+                                        {{0, {0, 5}}, {1, {0, 3}}});
+    EXPECT_TRUE(segment.ok()) << segment.status();
 
     v1::PublishSegmentsRequest publish;
     publish.set_datasource("wiki");
-    publish.set_task_id("wiki_test_00000000");
-    publish.set_sequence_name("wiki_test_0");
+    publish.set_task_id(task_);
+    publish.set_sequence_name(sequence_);
     (*publish.mutable_start_offsets())[0] = 0;
     (*publish.mutable_start_offsets())[1] = 0;
     (*publish.mutable_end_offsets())[0] = 5;
     (*publish.mutable_end_offsets())[1] = 3;
-    v1::SegmentDescriptor* s = publish.add_segments();
-    s->set_id(allocated.segment_id());
-    s->set_datasource("wiki");
-    *s->mutable_interval() = allocated.interval();
-    s->set_version(allocated.version());
-    s->set_partition_num(allocated.partition_num());
-    s->set_num_rows(8);
-    s->set_size_bytes(123);
-    s->set_checksum("crc32c:0");
-    s->set_path(uri.value_or(""));
+    if (segment.ok()) *publish.add_segments() = *segment;
     return publish;
   }
 
@@ -208,11 +219,15 @@ class SupervisorCrashTest : public ::testing::Test {
   int pushes_ = 0;
   std::string address_;
   std::unique_ptr<v1::SupervisorService::Stub> stub_;
+  std::unique_ptr<testing::FakeTaskWorker> worker_;
+  std::string task_;
+  std::string sequence_;
 };
 
 TEST_F(SupervisorCrashTest, ACrashAfterThePublishCommitKeepsIt) {
   auto process = Start("supervisor.publish.after_commit=crash");
   SubmitAndWaitForInitialOffsets();
+  StartWorkerAndWaitForTask();
   const v1::PublishSegmentsRequest publish = PublishRequest();
   v1::PublishSegmentsResponse response;
   grpc::Status status = Call(&v1::SupervisorService::Stub::PublishSegments, publish, &response);
@@ -222,14 +237,14 @@ TEST_F(SupervisorCrashTest, ACrashAfterThePublishCommitKeepsIt) {
   process = Start("");
   const v1::GetCommitLogResponse log = CommitLog();
   ASSERT_EQ(log.sequences_size(), 1);
-  EXPECT_EQ(log.sequences(0).sequence_name(), "wiki_test_0");
+  EXPECT_EQ(log.sequences(0).sequence_name(), sequence_);
   EXPECT_EQ(FromProto(log.committed_offsets()), (OffsetMap{{0, 5}, {1, 3}}));
   // The task's retry: already committed, and visible as published.
   status = Call(&v1::SupervisorService::Stub::PublishSegments, publish, &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::ABORTED) << status.error_message();
   v1::GetPublishedSegmentsRequest check;
   check.set_datasource("wiki");
-  check.set_sequence_name("wiki_test_0");
+  check.set_sequence_name(sequence_);
   check.add_segment_ids(publish.segments(0).id());
   v1::GetPublishedSegmentsResponse found;
   ASSERT_TRUE(Call(&v1::SupervisorService::Stub::GetPublishedSegments, check, &found).ok());
@@ -240,6 +255,7 @@ TEST_F(SupervisorCrashTest, ACrashAfterThePublishCommitKeepsIt) {
 TEST_F(SupervisorCrashTest, ACrashBeforeThePublishCommitKeepsNothing) {
   auto process = Start("supervisor.publish.before_commit=crash");
   SubmitAndWaitForInitialOffsets();
+  StartWorkerAndWaitForTask();
   const v1::PublishSegmentsRequest publish = PublishRequest();
   v1::PublishSegmentsResponse response;
   grpc::Status status = Call(&v1::SupervisorService::Stub::PublishSegments, publish, &response);
