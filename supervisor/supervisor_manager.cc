@@ -602,7 +602,10 @@ absl::StatusOr<v1::PublishSegmentsResponse> SupervisorManager::PublishClaimed(
   for (const auto& [partition, offset] : request.start_offsets()) {
     claim.partitions.push_back(partition);
   }
-  SLUICE_RETURN_IF_ERROR(CheckTaskClaim(options_.store, caller, claim).status());
+  SLUICE_ASSIGN_OR_RETURN(TaskRecord task, CheckTaskClaim(options_.store, caller, claim));
+  SLUICE_RETURN_IF_ERROR(CheckSequenceRange(options_.store, task, request.sequence_name(),
+                                            FromProto(request.start_offsets()),
+                                            FromProto(request.end_offsets())));
   return publisher_.Publish(request);
 }
 

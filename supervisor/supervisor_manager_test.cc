@@ -329,7 +329,12 @@ TEST_F(SupervisorManagerTest, AResetBackToAnEarlierGroupsStartGivesNewSequenceNa
   const std::string first = OnlyActiveGroup().base_sequence_name();
   const std::string task = GroupTasks(0)[0];
   // The first group commits its sequence 0 (every record unparseable: no
-  // segments needed).
+  // segments needed), which the supervisor checkpointed at {0:10, 1:10}.
+  ASSERT_TRUE(store_
+                  ->InTransaction([&](StoreTxn& txn) {
+                    return txn.AppendCheckpoint(first, 1, {{0, 10}, {1, 10}}, 1);
+                  })
+                  .ok());
   v1::PublishSegmentsRequest publish;
   publish.set_datasource("wiki");
   publish.set_task_id(task);
@@ -530,6 +535,12 @@ TEST_F(SupervisorManagerTest, HandoffNeedsAVerifiedCopyAndInLoaderModeAConfirmat
                                       "wiki", *allocated, 50, {{0, {0, 10}}, {1, {0, 0}}});
   ASSERT_TRUE(segment.ok()) << segment.status();
   const std::string uri = segment->path();
+  // The supervisor checkpointed sequence 0 at {0:10, 1:0}.
+  ASSERT_TRUE(store_
+                  ->InTransaction([&](StoreTxn& txn) {
+                    return txn.AppendCheckpoint(base, 1, {{0, 10}, {1, 0}}, 1);
+                  })
+                  .ok());
   v1::PublishSegmentsRequest publish;
   publish.set_datasource("wiki");
   publish.set_task_id(task);

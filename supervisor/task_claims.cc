@@ -1,6 +1,7 @@
 #include "supervisor/task_claims.h"
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/strip.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
@@ -63,6 +64,53 @@ absl::StatusOr<TaskRecord> CheckTaskClaim(MetadataStore* store, const auth::Call
     }
   }
   return *std::move(record);
+}
+
+absl::Status CheckSequenceRange(MetadataStore* store, const TaskRecord& task,
+                                const std::string& sequence_name, const OffsetMap& start,
+                                const OffsetMap& end) {
+  absl::string_view number = sequence_name;
+  int32_t id = -1;
+  if (!absl::ConsumePrefix(&number, absl::StrCat(task.base_sequence_name, "_")) ||
+      !absl::SimpleAtoi(number, &id) || id < 0) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "sequence ", sequence_name, " is not a sequence of group ", task.base_sequence_name));
+  }
+  std::optional<TaskGroupRecord> group;
+  SLUICE_RETURN_IF_ERROR(store->InTransaction([&](StoreTxn& txn) -> absl::Status {
+    SLUICE_ASSIGN_OR_RETURN(group, txn.GetTaskGroup(task.base_sequence_name));
+    return absl::OkStatus();
+  }));
+  auto denied = [&](absl::string_view why) {
+    return absl::PermissionDeniedError(absl::StrCat("sequence ", sequence_name, " ",
+                                                    FormatOffsets(start), " -> ",
+                                                    FormatOffsets(end), ": ", why));
+  };
+  if (!group) return denied("its group is unknown to the supervisor");
+  auto first = group->checkpoints.find(id);
+  if (first == group->checkpoints.end()) return denied("the supervisor never checkpointed it");
+  if (first->second != start) {
+    return denied(absl::StrCat("the supervisor recorded its start as ",
+                               FormatOffsets(first->second)));
+  }
+  auto next = group->checkpoints.find(id + 1);
+  if (next != group->checkpoints.end()) {
+    if (next->second != end) {
+      return denied(absl::StrCat("the supervisor recorded its end as ",
+                                 FormatOffsets(next->second)));
+    }
+    return absl::OkStatus();
+  }
+  if (group->end_offsets.empty()) {
+    return absl::UnavailableError(absl::StrCat("sequence ", sequence_name,
+                                               " is the group's open sequence: its end is not "
+                                               "recorded yet; retry"));
+  }
+  if (Restrict(group->end_offsets, start) != end) {
+    return denied(absl::StrCat("the supervisor recorded the group's final end as ",
+                               FormatOffsets(group->end_offsets)));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace sluice::supervisor

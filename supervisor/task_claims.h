@@ -34,6 +34,16 @@ struct TaskClaim {
 absl::StatusOr<TaskRecord> CheckTaskClaim(MetadataStore* store, const auth::Caller& caller,
                                           const TaskClaim& claim);
 
+// The publish of `sequence_name` ("<base>_<n>") of `task`'s group must cover
+// exactly the range the supervisor agreed on: start = its checkpoint n, end =
+// checkpoint n+1 or, for the group's last sequence, the group's final end
+// offsets. PERMISSION_DENIED for any other range (a task's word is not
+// enough to move the stored offsets); UNAVAILABLE while the last sequence's
+// end is not recorded yet (retry).
+absl::Status CheckSequenceRange(MetadataStore* store, const TaskRecord& task,
+                                const std::string& sequence_name, const OffsetMap& start,
+                                const OffsetMap& end);
+
 // PERMISSION_DENIED unless the caller may speak for `worker_id` (a caller
 // bound to a worker may speak only for that worker).
 absl::Status CheckWorkerClaim(const auth::Caller& caller, const std::string& worker_id);

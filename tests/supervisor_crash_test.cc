@@ -179,6 +179,18 @@ class SupervisorCrashTest : public ::testing::Test {
     }
     ASSERT_FALSE(task_.empty());
     sequence_ = SequenceName(worker_->Task(task_)->spec.base_sequence_name(), 0);
+    // The task reads and asks for a checkpoint: the supervisor records
+    // sequence 0's end {0:5, 1:3} and sets it (the range the publish covers).
+    worker_->Read(task_, {{0, 5}, {1, 3}});
+    v1::CheckpointDataSourceMetadataResponse answer;
+    ASSERT_TRUE(Call(&v1::SupervisorService::Stub::CheckpointDataSourceMetadata,
+                     worker_->RequestCheckpoint(task_), &answer)
+                    .ok());
+    const absl::Time set = absl::Now() + absl::Seconds(15);
+    while (worker_->Task(task_)->sequences.size() < 2 && absl::Now() < set) {
+      absl::SleepFor(absl::Milliseconds(20));
+    }
+    ASSERT_EQ(worker_->Task(task_)->sequences.size(), 2u);
   }
 
   // What that task sends for its sequence 0: one allocated, pushed segment
