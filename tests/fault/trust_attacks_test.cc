@@ -35,7 +35,7 @@ class TrustAttacksTest : public ::testing::Test {
       EXPECT_TRUE(token.ok()) << token.status();
       credentials.bearer_token = token.value_or("");
     }
-    return Stub::NewStub(auth::NewChannel(s_->cluster().supervisor_address(),
+    return v1::SupervisorService::NewStub(auth::NewChannel(s_->cluster().supervisor_address(),
                                           grpc::InsecureChannelCredentials(), credentials));
   }
 

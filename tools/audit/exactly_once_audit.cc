@@ -196,12 +196,13 @@ AuditReport RunAudit(const v1::GetCommitLogResponse& log,
       auto end_it = seq.end_offsets().find(p);
       if (end_it == seq.end_offsets().end()) continue;
       const int64_t end = end_it->second;
-      auto in_kafka = counter->CountRecords(log.topic(), p, start, end);
-      if (!in_kafka.ok()) {
+      absl::StatusOr<RangeCount> range = counter->CountRange(log.topic(), p, start, end);
+      if (!range.ok()) {
         fail(absl::StrCat("cannot count Kafka records of partition ", p, " [", start, ", ", end,
-                          "): ", in_kafka.status().message()));
+                          "): ", range.status().message()));
         continue;
       }
+      const int64_t* in_kafka = &range->records;
       const int64_t rows = rows_by_sequence[seq.sequence_name()][p];
       const v1::PartitionRange* s = stats.count(p) ? stats[p] : nullptr;
       const int64_t unparseable = s ? s->unparseable() : 0;
@@ -215,6 +216,12 @@ AuditReport RunAudit(const v1::GetCommitLogResponse& log,
         fail(absl::StrCat("sequence ", seq.sequence_name(), " partition ", p, " [", start, ", ",
                           end, "): Kafka holds ", *in_kafka, " records but segments have ", rows,
                           " + unparseable ", unparseable, " + thrown away ", thrown_away));
+      }
+      if (range->unparseable >= 0 && range->unparseable != unparseable) {
+        fail(absl::StrCat("sequence ", seq.sequence_name(), " partition ", p, " [", start, ", ",
+                          end, "): the publish claims ", unparseable,
+                          " unparseable records, re-parsing them with the spec finds ",
+                          range->unparseable));
       }
       if (s != nullptr && s->rows() != rows) {
         fail(absl::StrCat("sequence ", seq.sequence_name(), " partition ", p, ": commit log says ",

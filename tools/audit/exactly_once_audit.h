@@ -6,7 +6,9 @@
 // segment must belong to a committed sequence and carry its offset ranges;
 // per sequence and partition, the records that became rows (summed over the
 // sequence's segments) plus the unparseable and thrown-away records must
-// equal the records Kafka holds in that range; every segment file must pass
+// equal the records Kafka holds in that range, and where the counter re-parses
+// the records, the unparseable count must be what re-parsing finds (a
+// publish's claims are checked, not trusted); every segment file must pass
 // verification with the checksum and row count the metadata store recorded.
 //
 // The checks are plain functions over the commit log and the segment list;
@@ -28,11 +30,26 @@ namespace sluice::audit {
 // Counts the records Kafka holds in [start, end) of a partition (reading them
 // back; offsets of compacted-away records or transaction markers are not
 // records).
+// What a range holds: its records and, when the counter re-parses them with
+// the datasource's spec (the task's parser and rules), how many do not parse.
+struct RangeCount {
+  int64_t records = 0;
+  // -1: not re-parsed (the claim is then only checked for its sum).
+  int64_t unparseable = -1;
+};
+
 class RecordCounter {
  public:
   virtual ~RecordCounter() = default;
   virtual absl::StatusOr<int64_t> CountRecords(const std::string& topic, int32_t partition,
                                                int64_t start, int64_t end) = 0;
+  // Default: CountRecords, not re-parsed.
+  virtual absl::StatusOr<RangeCount> CountRange(const std::string& topic, int32_t partition,
+                                                int64_t start, int64_t end) {
+    absl::StatusOr<int64_t> records = CountRecords(topic, partition, start, end);
+    if (!records.ok()) return records.status();
+    return RangeCount{*records, -1};
+  }
 };
 
 // Verifies a segment file in deep storage: structure and checksum.

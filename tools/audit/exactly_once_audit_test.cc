@@ -19,7 +19,16 @@ class TableCounter : public RecordCounter {
     if (it != overrides.end()) return it->second;
     return end - start;
   }
+  absl::StatusOr<RangeCount> CountRange(const std::string& topic, int32_t p, int64_t start,
+                                        int64_t end) override {
+    absl::StatusOr<int64_t> records = CountRecords(topic, p, start, end);
+    if (!records.ok()) return records.status();
+    auto it = reparsed_unparseable.find({p, start, end});
+    return RangeCount{*records, it == reparsed_unparseable.end() ? -1 : it->second};
+  }
   std::map<std::tuple<int32_t, int64_t, int64_t>, int64_t> overrides;
+  // What re-parsing the range finds (absent: not re-parsed).
+  std::map<std::tuple<int32_t, int64_t, int64_t>, int64_t> reparsed_unparseable;
 };
 
 class TableVerifier : public SegmentVerifier {
@@ -119,6 +128,20 @@ TEST_F(AuditTest, ConsistentDatasourcePasses) {
   EXPECT_EQ(report.partitions, 2);
   EXPECT_EQ(report.records_by_partition, (std::map<int32_t, int64_t>{{0, 30}, {1, 20}}));
   EXPECT_NE(report.ToString().find("PASS"), std::string::npos);
+}
+
+// A publish that claims records as unparseable when they parse (the rows
+// skipped, the offsets advanced) is caught by re-parsing the range.
+TEST_F(AuditTest, AnUnparseableClaimIsCheckedByReparsing) {
+  counter_.reparsed_unparseable[{0, 0, 10}] = 1;  // what the claim says: fine
+  EXPECT_TRUE(Run().ok()) << Run().ToString();
+  // seq_1 p0 [10, 30): claims 0 unparseable of 20, rows 20. A forged claim:
+  // 20 unparseable, no rows, and no segment for p0.
+  log_.mutable_sequences(1)->mutable_partition_stats(0)->set_rows(0);
+  log_.mutable_sequences(1)->mutable_partition_stats(0)->set_unparseable(20);
+  segments_[2].mutable_provenance()->mutable_ranges(0)->set_rows(0);
+  counter_.reparsed_unparseable[{0, 10, 30}] = 0;
+  ExpectFailure("re-parsing them with the spec finds 0");
 }
 
 // What the files say about themselves (id, provenance) must match the store.

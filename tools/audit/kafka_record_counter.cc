@@ -44,11 +44,25 @@ KafkaRecordCounter::~KafkaRecordCounter() {
 absl::StatusOr<int64_t> KafkaRecordCounter::CountRecords(const std::string& topic,
                                                          int32_t partition, int64_t start,
                                                          int64_t end) {
+  SLUICE_ASSIGN_OR_RETURN(RangeCount range, Read(topic, partition, start, end));
+  return range.records;
+}
+
+absl::StatusOr<RangeCount> KafkaRecordCounter::CountRange(const std::string& topic,
+                                                          int32_t partition, int64_t start,
+                                                          int64_t end) {
+  return Read(topic, partition, start, end);
+}
+
+absl::StatusOr<RangeCount> KafkaRecordCounter::Read(const std::string& topic, int32_t partition,
+                                                    int64_t start, int64_t end) {
+  RangeCount range;
+  if (options_.parses) range.unparseable = 0;
   if (start < 0 || end < start) {
     return absl::InvalidArgumentError(
         absl::StrCat("bad range [", start, ", ", end, ") of ", topic, "[", partition, "]"));
   }
-  if (end == start) return 0;
+  if (end == start) return range;
   const std::string where = absl::StrCat(topic, "[", partition, "] [", start, ", ", end, ")");
   kafka::TopicPartitionListPtr assignment(rd_kafka_topic_partition_list_new(1));
   rd_kafka_topic_partition_list_add(assignment.get(), topic.c_str(), partition)->offset = start;
@@ -93,6 +107,11 @@ absl::StatusOr<int64_t> KafkaRecordCounter::CountRecords(const std::string& topi
         continue;
       }
       ++count;
+      if (options_.parses &&
+          !options_.parses(absl::string_view(static_cast<const char*>(message->payload),
+                                             message->payload == nullptr ? 0 : message->len))) {
+        ++range.unparseable;
+      }
       next = message->offset + 1;
     }
     if (n > 0) {
@@ -105,7 +124,8 @@ absl::StatusOr<int64_t> KafkaRecordCounter::CountRecords(const std::string& topi
   }
   records_read_ += count;
   if (!status.ok()) return status;
-  return count;
+  range.records = count;
+  return range;
 }
 
 }  // namespace sluice::audit

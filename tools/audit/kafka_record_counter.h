@@ -16,6 +16,7 @@
 #define SLUICE_TOOLS_AUDIT_KAFKA_RECORD_COUNTER_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -38,6 +39,9 @@ struct KafkaRecordCounterOptions {
   absl::Duration idle_timeout = absl::Seconds(30);
   // Records taken per rd_kafka_consume_batch_queue call.
   int batch_size = 10000;
+  // When set, CountRange re-parses every record value with it (true: it
+  // parses) and reports how many do not.
+  std::function<bool(absl::string_view value)> parses;
 };
 
 class KafkaRecordCounter : public RecordCounter {
@@ -55,12 +59,21 @@ class KafkaRecordCounter : public RecordCounter {
   absl::StatusOr<int64_t> CountRecords(const std::string& topic, int32_t partition, int64_t start,
                                        int64_t end) override;
 
+  // CountRecords, and the unparseable records when options.parses is set.
+  absl::StatusOr<RangeCount> CountRange(const std::string& topic, int32_t partition,
+                                        int64_t start, int64_t end) override;
+
   // Records read so far (over every call).
   int64_t records_read() const { return records_read_; }
 
  private:
   KafkaRecordCounter(KafkaRecordCounterOptions options, kafka::HandlePtr rk, kafka::QueuePtr queue)
       : options_(std::move(options)), rk_(std::move(rk)), queue_(std::move(queue)) {}
+
+  // Reads [start, end); counts records and, with options_.parses, the
+  // records that do not parse.
+  absl::StatusOr<RangeCount> Read(const std::string& topic, int32_t partition, int64_t start,
+                                  int64_t end);
 
   const KafkaRecordCounterOptions options_;
   kafka::HandlePtr rk_;

@@ -9,6 +9,9 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "common/grpc_status.h"
+#include "common/kafka/property_policy.h"
+#include "common/segment/row_parser.h"
+#include "common/segment/schema_proto.h"
 #include "common/status_macros.h"
 #include "tools/audit/kafka_record_counter.h"
 #include "tools/audit/segment_file_verifier.h"
@@ -80,9 +83,19 @@ absl::StatusOr<LiveAuditResult> RunLiveAudit(v1::SupervisorService::StubInterfac
   v1::SubmitSupervisorResponse spec;
   const absl::Status got_spec = Call(&v1::SupervisorService::StubInterface::GetSupervisor, stub,
                                      options.rpc_timeout, "GetSupervisor", ref, &spec);
+  // Every record of the committed ranges is parsed again with the spec's own
+  // parser (the task's rules), so a publish's unparseable claim is checked.
+  std::shared_ptr<segment::RowParser> parser;
   if (got_spec.ok()) {
     for (const auto& [name, value] : spec.spec().io_config().consumer_properties()) {
+      // A redacted secret cannot be used; the counter connects without it.
+      if (value == kafka::kRedacted) continue;
       properties[name] = value;
+    }
+    absl::StatusOr<segment::Schema> schema = segment::SchemaFromProto(spec.spec().data_schema());
+    if (schema.ok()) {
+      absl::StatusOr<std::unique_ptr<segment::RowParser>> made = segment::RowParser::Create(*schema);
+      if (made.ok()) parser = std::move(*made);
     }
   } else if (!absl::IsNotFound(got_spec) || options.bootstrap_servers.empty()) {
     // A terminated datasource has no spec: then the address must be given.
@@ -101,9 +114,16 @@ absl::StatusOr<LiveAuditResult> RunLiveAudit(v1::SupervisorService::StubInterfac
   result.topic = log.topic();
   result.bootstrap_servers = properties["bootstrap.servers"];
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<KafkaRecordCounter> counter,
-                          KafkaRecordCounter::Create({.properties = properties,
-                                                      .cluster = options.kafka_cluster,
-                                                      .idle_timeout = options.kafka_idle_timeout}));
+                          KafkaRecordCounter::Create(
+                              {.properties = properties,
+                               .cluster = options.kafka_cluster,
+                               .idle_timeout = options.kafka_idle_timeout,
+                               .parses = parser == nullptr
+                                             ? std::function<bool(absl::string_view)>()
+                                             : [parser, row = std::make_shared<segment::InputRow>()](
+                                                   absl::string_view value) {
+                                                 return parser->Parse(value, row.get()).ok();
+                                               }}));
   SegmentFileVerifier verifier;
   const std::vector<v1::SegmentDescriptor> used(segments.segments().begin(),
                                                 segments.segments().end());
