@@ -1,5 +1,8 @@
 #include "common/file_util.h"
 
+#include <glog/logging.h>
+#include <sys/stat.h>
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -101,6 +104,16 @@ absl::Status WriteAll(int fd, absl::string_view data, const std::string& path) {
 }
 
 }  // namespace
+
+absl::Status MakePrivateDir(const std::string& path) {
+  if (absl::Status made = MakeDirs(path); !made.ok()) return made;
+  if (::chmod(path.c_str(), 0700) != 0) {
+    const int err = errno;
+    if (err != EPERM) return ErrnoStatus(err, "cannot chmod 0700", path);
+    LOG(WARNING) << "cannot make " << path << " private (mode 0700): " << strerror(err);
+  }
+  return absl::OkStatus();
+}
 
 absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents) {
   static std::atomic<uint64_t> counter{0};

@@ -13,6 +13,11 @@ namespace sluice {
 // Creates `path` and its parents (mode 0755). OK if it exists as a directory.
 absl::Status MakeDirs(const std::string& path);
 
+// MakeDirs, then mode 0700 on `path` itself: a data directory only its
+// owner can enter. A directory this process may not chmod (e.g. a volume
+// root owned by root) is left as it is with a warning.
+absl::Status MakePrivateDir(const std::string& path);
+
 // Replaces `path` with `contents` atomically and durably: writes
 // `path.tmp.<pid>.<n>`, fsyncs it, renames it over `path`, fsyncs the parent
 // directory. A crash leaves either the old or the new contents.

@@ -13,7 +13,7 @@ namespace sluice::supervisor {
 absl::StatusOr<std::unique_ptr<SupervisorServer>> SupervisorServer::Start(
     SupervisorServerOptions options) {
   if (options.data_dir.empty()) return absl::InvalidArgumentError("--data_dir is required");
-  SLUICE_RETURN_IF_ERROR(MakeDirs(options.data_dir));
+  SLUICE_RETURN_IF_ERROR(MakePrivateDir(options.data_dir));
   if (options.deep_storage_uri.empty()) {
     options.deep_storage_uri = absl::StrCat("file://", options.data_dir, "/deep-storage");
   }

@@ -27,6 +27,7 @@ absl::StatusOr<std::unique_ptr<WorkerServer>> WorkerServer::Start(WorkerServerOp
     options.worker_id = host[0] ? host : "worker";
   }
   SLUICE_RETURN_IF_ERROR(ValidateWorkerId(options.worker_id));
+  SLUICE_RETURN_IF_ERROR(MakePrivateDir(options.data_dir));
   SLUICE_RETURN_IF_ERROR(MakeDirs(absl::StrCat(options.data_dir, "/tasks")));
   if (options.deep_storage_uri.empty()) {
     options.deep_storage_uri = absl::StrCat("file://", options.data_dir, "/deep-storage");
