@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "common/file_util.h"
 #include "supervisor/naming.h"
 #include "supervisor/testing/manager_harness.h"
@@ -277,6 +278,62 @@ TEST_F(SupervisorManagerTest, TerminateFinalizesAndForgetsTheSpec) {
   // A restarted supervisor does not bring it back.
   StartManager();
   EXPECT_EQ(manager_->List()->supervisors_size(), 0);
+}
+
+// A terminated datasource's groups publish on their own; when their tasks
+// end, the worker's heartbeat frees their slots (no stream supervisor is
+// left to do it). Before, every cycle leaked a slot: after 4 of them the
+// worker was full with only finished tasks, and a new datasource stayed
+// WAITING_FOR_WORKERS for good, also after the worker re-registered.
+TEST_F(SupervisorManagerTest, SlotsOfTasksEndingAfterTerminateAreFreedByTheHeartbeat) {
+  FakeTaskWorker* w1 = AddWorker("w1", 4);
+  for (int cycle = 0; cycle < 200; ++cycle) {
+    v1::SupervisorSpec spec = Spec();
+    spec.set_datasource(absl::StrCat("ds", cycle));
+    Submit(spec);
+    Run(spec.datasource());
+    const std::vector<std::string> tasks = GroupTasks(0, spec.datasource());
+    ASSERT_EQ(tasks.size(), 1u) << "cycle " << cycle << ": " << Status(spec.datasource()).detailed_state();
+    ASSERT_TRUE(manager_->Terminate(spec.datasource()).ok());
+    // The group publishes and its task ends, one way or another.
+    const v1::TaskState ends[] = {v1::SUCCESS, v1::FAILED, v1::STOPPED};
+    w1->SetState(tasks[0], ends[cycle % 3]);
+    Heartbeat();
+  }
+  const v1::ListWorkersResponse workers = manager_->ListWorkers();
+  ASSERT_EQ(workers.workers_size(), 1);
+  EXPECT_EQ(workers.workers(0).running_tasks(), 0) << workers.DebugString();
+  // A new datasource gets all its tasks (2 groups x 2 replicas: every
+  // slot) at once.
+  v1::SupervisorSpec spec = Spec(/*task_count=*/2, /*replicas=*/2);
+  spec.set_datasource("fresh");
+  Submit(spec);
+  Run("fresh");
+  const v1::SupervisorStatus status = Status("fresh");
+  ASSERT_EQ(status.active_groups_size(), 2) << status.DebugString();
+  for (const auto& group : status.active_groups()) EXPECT_EQ(group.tasks_size(), 2);
+  EXPECT_NE(status.detailed_state(), "WAITING_FOR_WORKERS");
+}
+
+// A task the supervisor placed that the worker's heartbeats never show
+// (the worker restarted without it, or never got it) stops holding a slot
+// once the heartbeats had time to show it.
+TEST_F(SupervisorManagerTest, ASlotTheWorkerNeverReportsIsFreedAfterTheGrace) {
+  FakeTaskWorker* w1 = AddWorker("w1", 1);
+  v1::SupervisorSpec spec = Spec();
+  spec.set_datasource("gone");
+  Submit(spec);
+  Run("gone");
+  ASSERT_EQ(GroupTasks(0, "gone").size(), 1u);
+  ASSERT_TRUE(manager_->Terminate("gone").ok());
+  w1->ForgetTasks();  // a restart that lost the task
+  Heartbeat();
+  // Not yet: a heartbeat may be older than the placement.
+  EXPECT_EQ(manager_->ListWorkers().workers(0).running_tasks(), 1);
+  clock_.Advance(absl::Seconds(60));
+  Heartbeat();
+  const v1::ListWorkersResponse workers = manager_->ListWorkers();
+  EXPECT_EQ(workers.workers(0).running_tasks(), 0) << workers.DebugString();
 }
 
 TEST_F(SupervisorManagerTest, ResetClearsStoredOffsetsAndRestartsFromTheSpecsStart) {

@@ -28,6 +28,34 @@ void WorkerRegistry::UpdateReported(Worker* worker, const std::vector<v1::TaskSt
   worker->view.reported_at = now;
 }
 
+void WorkerRegistry::SettlePlacements(const std::string& worker_id,
+                                      const std::vector<v1::TaskStatus>& tasks, absl::Time now) {
+  std::map<std::string, v1::TaskState> reported;
+  for (const v1::TaskStatus& task : tasks) reported[task.task_id()] = task.state();
+  for (auto it = assigned_.begin(); it != assigned_.end();) {
+    const Placement& placement = it->second;
+    if (placement.worker_id != worker_id) {
+      ++it;
+      continue;
+    }
+    const auto report = reported.find(it->first);
+    bool settled;
+    if (report != reported.end()) {
+      // Listed: a running task counts through running_reported from now
+      // on; an ended one holds no slot.
+      settled = true;
+    } else {
+      settled = now - placement.at >= options_.unreported_grace;
+      if (settled) {
+        LOG(INFO) << "[supervisor] worker " << worker_id << " does not list task " << it->first
+                  << ", placed on it " << absl::FormatDuration(now - placement.at)
+                  << " ago: its slot is free";
+      }
+    }
+    it = settled ? assigned_.erase(it) : std::next(it);
+  }
+}
+
 absl::Status WorkerRegistry::Register(const v1::WorkerInfo& info,
                                       const std::vector<v1::TaskStatus>& tasks) {
   SLUICE_RETURN_IF_ERROR(ValidateWorkerId(info.worker_id()));
@@ -48,6 +76,7 @@ absl::Status WorkerRegistry::Register(const v1::WorkerInfo& info,
   worker.view.registered = true;
   worker.view.last_heartbeat = now;
   UpdateReported(&worker, tasks, now);
+  SettlePlacements(info.worker_id(), tasks, now);
   LOG(INFO) << "[supervisor] worker " << info.worker_id() << " registered at " << info.address()
             << " with " << info.capacity() << " slots and " << tasks.size() << " tasks"
             << (was_alive ? " (again)" : "");
@@ -83,6 +112,7 @@ absl::Status WorkerRegistry::Heartbeat(const std::string& worker_id,
   worker.view.info.set_alive(true);
   worker.view.last_heartbeat = now;
   UpdateReported(&worker, tasks, now);
+  SettlePlacements(worker_id, tasks, now);
   return absl::OkStatus();
 }
 
@@ -118,8 +148,8 @@ std::optional<std::string> WorkerRegistry::Address(const std::string& worker_id)
 
 int WorkerRegistry::RunningTasks(const std::string& worker_id, const Worker& worker) const {
   std::set<std::string> running = worker.running_reported;
-  for (const auto& [task, assigned_worker] : assigned_) {
-    if (assigned_worker == worker_id) running.insert(task);
+  for (const auto& [task, placement] : assigned_) {
+    if (placement.worker_id == worker_id) running.insert(task);
   }
   return static_cast<int>(running.size());
 }
@@ -173,8 +203,9 @@ absl::StatusOr<std::string> WorkerRegistry::PickWorker(const std::set<std::strin
 }
 
 void WorkerRegistry::Assign(const std::string& task_id, const std::string& worker_id) {
+  const absl::Time now = options_.clock->Now();
   absl::MutexLock lock(&mu_);
-  assigned_[task_id] = worker_id;
+  assigned_[task_id] = Placement{worker_id, now};
 }
 
 void WorkerRegistry::Release(const std::string& task_id) {
