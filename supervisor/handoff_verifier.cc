@@ -8,40 +8,16 @@
 #include "absl/strings/str_cat.h"
 #include "common/file_util.h"
 #include "common/metrics/catalog.h"
-#include "common/segment/segment_reader.h"
 #include "common/status_macros.h"
+#include "supervisor/segment_copy_check.h"
 
 namespace sluice::supervisor {
 
 absl::Status HandoffVerifier::VerifyCopy(const HandoffCandidate& segment) {
-  SLUICE_ASSIGN_OR_RETURN(DeepStorageFileInfo info, options_.deep_storage->Stat(segment.path));
-  if (info.size_bytes != segment.size_bytes) {
-    return absl::DataLossError(absl::StrCat(segment.path, " has ", info.size_bytes,
-                                            " bytes, published with ", segment.size_bytes));
-  }
-  SLUICE_ASSIGN_OR_RETURN(std::string local, options_.deep_storage->LocalPathForRead(
-                                                 segment.path, options_.scratch_dir));
-  const bool downloaded = absl::StartsWith(local, options_.scratch_dir + "/");
-  // Open checks the whole-file CRC-32C and the structure.
-  absl::StatusOr<std::unique_ptr<segment::SegmentReader>> reader =
-      segment::SegmentReader::Open(local);
-  absl::Status status = reader.status();
-  if (status.ok() && (*reader)->checksum() != segment.checksum) {
-    status = absl::DataLossError(absl::StrCat(segment.path, " has checksum ", (*reader)->checksum(),
-                                              ", published with ", segment.checksum));
-  } else if (status.ok() && static_cast<int64_t>((*reader)->num_rows()) != segment.num_rows) {
-    status = absl::DataLossError(absl::StrCat(segment.path, " has ", (*reader)->num_rows(),
-                                              " rows, published with ", segment.num_rows));
-  } else if (status.ok() && (*reader)->header().metadata.segment_id != segment.id) {
-    status = absl::DataLossError(absl::StrCat(segment.path, " holds segment ",
-                                              (*reader)->header().metadata.segment_id, ", not ",
-                                              segment.id));
-  }
-  if (downloaded) RemoveAll(local).IgnoreError();
-  if (absl::IsNotFound(status) || absl::IsInvalidArgument(status)) {
-    return absl::DataLossError(status.message());
-  }
-  return status;
+  // Once per segment: the full check (every block and bitmap decoded), the
+  // same the task ran before pushing.
+  return CheckSegmentCopy(options_.deep_storage, options_.scratch_dir, segment,
+                          CopyCheckDepth::kFull);
 }
 
 absl::StatusOr<HandoffPass> HandoffVerifier::VerifyOnce() {
