@@ -769,6 +769,9 @@ absl::Status StreamSupervisor::CreateTask(Group& group) {
 
   auto response = client_->RunTask(*address, spec);
   if (!response.ok()) {
+    // The next placement goes elsewhere for a while: a frozen worker must
+    // not take every replacement (and a RunTask deadline each time).
+    deps_.registry->NoteRunTaskFailed(*worker);
     deps_.registry->Release(spec.task_id());
     const std::string error = absl::StrCat("RunTask failed: ", response.status().ToString());
     deps_.store
@@ -779,6 +782,7 @@ absl::Status StreamSupervisor::CreateTask(Group& group) {
     return Annotate(response.status(), absl::StrCat("starting a task of group ", group.group_id,
                                                     " on worker ", *worker));
   }
+  deps_.registry->NoteRunTaskSucceeded(*worker);
   TaskInfo info;
   info.task_id = spec.task_id();
   info.worker_id = *worker;

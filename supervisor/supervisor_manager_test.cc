@@ -5,10 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <memory>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -342,6 +344,33 @@ TEST_F(SupervisorManagerTest, ASlotTheWorkerNeverReportsIsFreedAfterTheGrace) {
   Heartbeat();
   const v1::ListWorkersResponse workers = manager_->ListWorkers();
   EXPECT_EQ(workers.workers(0).running_tasks(), 0) << workers.DebugString();
+}
+
+// A worker that does not answer RunTask in time (frozen) is skipped for a
+// backoff: the group's replicas are placed elsewhere on the next run
+// instead of costing a RunTask deadline on every run.
+TEST_F(SupervisorManagerTest, AFrozenWorkerDoesNotStallPlacement) {
+  FakeTaskWorker* w1 = AddWorker("w1", 4);  // the most free slots: picked first
+  FakeTaskWorker* w2 = AddWorker("w2", 4);
+  (void)w2;
+  // Shared: a handler may still sleep when the test ends.
+  auto run_tasks_on_w1 = std::make_shared<std::atomic<int>>(0);
+  w1->SetAfterCallHook([run_tasks_on_w1](const std::string& method, const std::string&) {
+    if (method != "RunTask") return;
+    ++*run_tasks_on_w1;
+    absl::SleepFor(absl::Seconds(1));  // past the 0.3 s chat timeout
+  });
+  Submit(Spec(/*task_count=*/1, /*replicas=*/2));
+  const absl::Time start = absl::Now();
+  for (int run = 0; run < 3 && GroupTasks(0).size() < 2; ++run) Run();
+  const absl::Duration took = absl::Now() - start;
+  const std::vector<std::string> tasks = GroupTasks(0);
+  ASSERT_EQ(tasks.size(), 2u) << Status().DebugString();
+  for (const std::string& task : tasks) EXPECT_EQ(WorkerOf(task), w2) << task;
+  // One RunTask (with its retry) reached the frozen worker, not one per run.
+  EXPECT_LE(run_tasks_on_w1->load(), 2);
+  EXPECT_LT(took, absl::Seconds(5));
+  w1->SetAfterCallHook(nullptr);
 }
 
 TEST_F(SupervisorManagerTest, ResetClearsStoredOffsetsAndRestartsFromTheSpecsStart) {

@@ -75,6 +75,8 @@ absl::Status WorkerRegistry::Register(const v1::WorkerInfo& info,
   worker.view.info.set_alive(true);
   worker.view.registered = true;
   worker.view.last_heartbeat = now;
+  worker.run_task_failures = 0;
+  worker.skip_until = absl::InfinitePast();
   UpdateReported(&worker, tasks, now);
   SettlePlacements(info.worker_id(), tasks, now);
   LOG(INFO) << "[supervisor] worker " << info.worker_id() << " registered at " << info.address()
@@ -178,12 +180,18 @@ std::vector<v1::WorkerInfo> WorkerRegistry::List() {
 }
 
 absl::StatusOr<std::string> WorkerRegistry::PickWorker(const std::set<std::string>& avoid) {
+  const absl::Time now = options_.clock->Now();
   absl::MutexLock lock(&mu_);
   std::string best;
   int best_free = 0;
   bool best_avoided = true;
+  int backing_off = 0;
   for (const auto& [id, worker] : workers_) {
     if (!worker.view.registered || !worker.view.info.alive()) continue;
+    if (now < worker.skip_until) {
+      ++backing_off;
+      continue;
+    }
     const int free_slots = worker.view.info.capacity() - RunningTasks(id, worker);
     if (free_slots <= 0) continue;
     const bool avoided = avoid.count(id) > 0;
@@ -196,8 +204,11 @@ absl::StatusOr<std::string> WorkerRegistry::PickWorker(const std::set<std::strin
     }
   }
   if (best.empty()) {
-    return absl::ResourceExhaustedError(absl::StrCat("no registered task worker has a free slot (",
-                                                     workers_.size(), " workers known)"));
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "no registered task worker has a free slot (", workers_.size(), " workers known",
+        backing_off > 0 ? absl::StrCat(", ", backing_off, " skipped for a while after RunTask failed")
+                        : "",
+        ")"));
   }
   return best;
 }
@@ -212,6 +223,32 @@ void WorkerRegistry::Release(const std::string& task_id) {
   absl::MutexLock lock(&mu_);
   assigned_.erase(task_id);
   for (auto& [id, worker] : workers_) worker.running_reported.erase(task_id);
+}
+
+void WorkerRegistry::NoteRunTaskFailed(const std::string& worker_id) {
+  const absl::Time now = options_.clock->Now();
+  absl::MutexLock lock(&mu_);
+  auto it = workers_.find(worker_id);
+  if (it == workers_.end()) return;
+  Worker& worker = it->second;
+  absl::Duration backoff = options_.placement_backoff;
+  for (int i = 0; i < worker.run_task_failures && backoff < options_.max_placement_backoff; ++i) {
+    backoff *= 2;
+  }
+  backoff = std::min(backoff, options_.max_placement_backoff);
+  ++worker.run_task_failures;
+  worker.skip_until = now + backoff;
+  LOG(WARNING) << "[supervisor] worker " << worker_id << ": RunTask failed ("
+               << worker.run_task_failures << " in a row); no new tasks for "
+               << absl::FormatDuration(backoff);
+}
+
+void WorkerRegistry::NoteRunTaskSucceeded(const std::string& worker_id) {
+  absl::MutexLock lock(&mu_);
+  auto it = workers_.find(worker_id);
+  if (it == workers_.end()) return;
+  it->second.run_task_failures = 0;
+  it->second.skip_until = absl::InfinitePast();
 }
 
 }  // namespace sluice::supervisor

@@ -42,6 +42,11 @@ struct WorkerRegistryOptions {
   // plus a heartbeat interval, so a heartbeat built before the task started
   // does not free its slot.
   absl::Duration unreported_grace = absl::Seconds(15);
+  // A worker whose RunTask failed (frozen, unreachable, refusing) gets no
+  // new task for this long, doubling with each further failure up to the
+  // maximum; a successful RunTask or a registration resets it.
+  absl::Duration placement_backoff = absl::Seconds(5);
+  absl::Duration max_placement_backoff = absl::Minutes(1);
 };
 
 // What the registry knows of one worker.
@@ -85,20 +90,28 @@ class WorkerRegistry {
   std::optional<WorkerView> Get(const std::string& worker_id) ABSL_LOCKS_EXCLUDED(mu_);
   std::vector<v1::WorkerInfo> List() ABSL_LOCKS_EXCLUDED(mu_);
 
-  // A registered, alive worker with a free slot: outside `avoid` when one
-  // has room (most free slots first, then by id), else inside it.
-  // RESOURCE_EXHAUSTED when no worker has a free slot.
+  // A registered, alive worker with a free slot and not backing off after a
+  // failed RunTask: outside `avoid` when one has room (most free slots
+  // first, then by id), else inside it. RESOURCE_EXHAUSTED when there is
+  // none.
   absl::StatusOr<std::string> PickWorker(const std::set<std::string>& avoid)
       ABSL_LOCKS_EXCLUDED(mu_);
   // Reserves / frees the slot of a task placed by the supervisor.
   void Assign(const std::string& task_id, const std::string& worker_id) ABSL_LOCKS_EXCLUDED(mu_);
   void Release(const std::string& task_id) ABSL_LOCKS_EXCLUDED(mu_);
 
+  // The outcome of a RunTask on a worker (placement backoff, above).
+  void NoteRunTaskFailed(const std::string& worker_id) ABSL_LOCKS_EXCLUDED(mu_);
+  void NoteRunTaskSucceeded(const std::string& worker_id) ABSL_LOCKS_EXCLUDED(mu_);
+
  private:
   struct Worker {
     WorkerView view;
     // Non-terminal tasks reported in the last heartbeat.
     std::set<std::string> running_reported;
+    // Placement backoff after failed RunTask calls.
+    int run_task_failures = 0;
+    absl::Time skip_until = absl::InfinitePast();
   };
   int RunningTasks(const std::string& worker_id, const Worker& worker) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
