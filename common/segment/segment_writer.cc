@@ -299,7 +299,7 @@ absl::Status SegmentWriter::AddRow(int64_t time, const uint32_t* ids, const Metr
   }
   s.max_time = time;
   s.previous_time = time;
-  std::memcpy(s.previous_key.data(), ids, dims * sizeof(uint32_t));
+  if (dims > 0) std::memcpy(s.previous_key.data(), ids, dims * sizeof(uint32_t));
 
   s.times.push_back(time);
   for (size_t d = 0; d < dims; ++d) s.ids[d].push_back(ids[d]);
