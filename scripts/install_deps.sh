@@ -14,6 +14,7 @@ PACKAGES=(
   libgoogle-glog-dev libgflags-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libzstd-dev liblz4-dev libroaring-dev libsimdjson-dev libxxhash-dev
+  clang-14 libclang-rt-14-dev  # libFuzzer targets (scripts/fuzz.sh)
   openssl python3 nodejs procps curl ca-certificates
 )
 

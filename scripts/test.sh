@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Runs the whole test suite: installs what it needs, builds, runs every test
 # (unit, in-process cluster, process-level fault tests), then the segment
-# library's tests under AddressSanitizer + UBSan. Ends with `N passed, N failed`.
+# library's tests under AddressSanitizer + UBSan, then each libFuzzer target
+# of //fuzz for a few seconds from its checked-in corpus (scripts/fuzz.sh;
+# each target counts as one test). Ends with `N passed, N failed`.
 #
 #   scripts/test.sh            everything
-#   scripts/test.sh //common/... //task/...   only these patterns (no ASan pass)
+#   scripts/test.sh //common/... //task/...   only these patterns (no ASan or fuzz pass)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -46,6 +48,22 @@ if ((asan)); then
     total_pass=$((total_pass + ${asan_summary%% passed*}))
     rest=${asan_summary#*, }
     total_fail=$((total_fail + ${rest%% failed*}))
+  fi
+fi
+
+if ((asan)); then
+  # Seconds per fuzz target: SLUICE_FUZZ_SECONDS (default 5).
+  echo "[test] fuzz targets, ${SLUICE_FUZZ_SECONDS:-5}s each"
+  fuzz_out=$(scripts/fuzz.sh --seconds="${SLUICE_FUZZ_SECONDS:-5}" 2>&1)
+  ((rc |= $?))
+  echo "$fuzz_out" | grep '^\[fuzz\]'
+  fuzz_summary=$(echo "$fuzz_out" | tail -1)
+  echo "[test] fuzz: $fuzz_summary"
+  if [[ "$fuzz_summary" =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+    total_pass=$((total_pass + BASH_REMATCH[1]))
+    total_fail=$((total_fail + BASH_REMATCH[2]))
+  else
+    total_fail=$((total_fail + 1))
   fi
 fi
 

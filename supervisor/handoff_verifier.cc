@@ -14,15 +14,10 @@
 namespace sluice::supervisor {
 
 absl::Status HandoffVerifier::VerifyCopy(const HandoffCandidate& segment) {
-  SegmentExpectation expected;
-  expected.id = segment.id;
-  expected.path = segment.path;
-  expected.size_bytes = segment.size_bytes;
-  expected.num_rows = segment.num_rows;
-  expected.checksum = segment.checksum;
-  absl::Status status = VerifySegmentCopy(options_.deep_storage, options_.scratch_dir, expected);
-  if (absl::IsNotFound(status)) return absl::DataLossError(status.message());
-  return status;
+  // Once per segment: the full check (every block and bitmap decoded), the
+  // same the task ran before pushing.
+  return CheckSegmentCopy(options_.deep_storage, options_.scratch_dir, segment,
+                          CopyCheckDepth::kFull);
 }
 
 absl::StatusOr<HandoffPass> HandoffVerifier::VerifyOnce() {

@@ -606,6 +606,49 @@ absl::StatusOr<std::vector<HandoffCandidate>> StoreTxn::HandoffCandidates(int li
   return out;
 }
 
+absl::StatusOr<std::vector<HandoffCandidate>> StoreTxn::SegmentsToReverify(int limit) {
+  SLUICE_ASSIGN_OR_RETURN(
+      auto q,
+      db_->Prepare(
+          "SELECT id, datasource, path, size_bytes, checksum, handoff_state, "
+          "verified_at_ms, loaded_at_ms, created_at_ms, num_rows FROM segments WHERE used = 1 AND "
+          "handoff_state = ? ORDER BY verified_at_ms, id LIMIT ?"));
+  q.Bind(1, static_cast<int64_t>(v1::HANDED_OFF)).Bind(2, limit);
+  std::vector<HandoffCandidate> out;
+  while (true) {
+    SLUICE_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) break;
+    HandoffCandidate c;
+    c.id = q.Text(0);
+    c.datasource = q.Text(1);
+    c.path = q.Text(2);
+    c.size_bytes = q.Int64(3);
+    c.checksum = q.Text(4);
+    c.state = static_cast<v1::HandoffState>(q.Int64(5));
+    c.verified_at_ms = q.Int64(6);
+    c.loaded_at_ms = q.Int64(7);
+    c.created_at_ms = q.Int64(8);
+    c.num_rows = q.Int64(9);
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+absl::Status StoreTxn::SetVerifiedAt(const std::string& id, int64_t verified_at_ms) {
+  SLUICE_ASSIGN_OR_RETURN(auto q,
+                          db_->Prepare("UPDATE segments SET verified_at_ms = ? WHERE id = ?"));
+  q.Bind(1, verified_at_ms).Bind(2, id);
+  return q.Run();
+}
+
+absl::StatusOr<int64_t> StoreTxn::CountFailedSegments(const std::string& datasource) {
+  SLUICE_ASSIGN_OR_RETURN(auto q, db_->Prepare("SELECT count(*) FROM segments WHERE datasource = ? "
+                                               "AND used = 1 AND handoff_state = ?"));
+  q.Bind(1, datasource).Bind(2, static_cast<int64_t>(v1::HANDOFF_FAILED));
+  SLUICE_ASSIGN_OR_RETURN(bool row, q.Step());
+  return row ? q.Int64(0) : 0;
+}
+
 absl::Status StoreTxn::SetHandoff(const std::string& id, v1::HandoffState state,
                                   int64_t verified_at_ms, int64_t handed_off_at_ms) {
   SLUICE_ASSIGN_OR_RETURN(auto q, db_->Prepare("UPDATE segments SET handoff_state = ?, "

@@ -214,6 +214,13 @@ class StoreTxn {
   absl::StatusOr<std::vector<HandoffCandidate>> HandoffCandidates(int limit);
   absl::Status SetHandoff(const std::string& id, v1::HandoffState state, int64_t verified_at_ms,
                           int64_t handed_off_at_ms);
+  // Used, handed-off segments, the longest unverified first: what the
+  // periodic re-verification of deep storage checks next.
+  absl::StatusOr<std::vector<HandoffCandidate>> SegmentsToReverify(int limit);
+  // Records a successful re-verification (the handoff state stays).
+  absl::Status SetVerifiedAt(const std::string& id, int64_t verified_at_ms);
+  // Used segments of `datasource` whose deep-storage copy failed verification.
+  absl::StatusOr<int64_t> CountFailedSegments(const std::string& datasource);
   // Marks published segments as loaded; NOT_FOUND names the first unknown id.
   absl::StatusOr<int> MarkLoaded(const std::string& datasource, const std::vector<std::string>& ids,
                                  const std::string& loader, int64_t now_ms);

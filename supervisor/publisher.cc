@@ -103,8 +103,11 @@ absl::Status Publisher::CheckFiles(const v1::PublishSegmentsRequest& request) {
           absl::StrCat("segment ", segment.id(), " has no provenance (Kafka ranges)"));
     }
     if (options_.deep_storage == nullptr) continue;
-    absl::Status copy =
-        VerifySegmentCopy(options_.deep_storage, options_.scratch_dir, ExpectationOf(segment));
+    // The full check, the same the task ran before pushing: every block and
+    // bitmap decoded.
+    SegmentExpectation expected = ExpectationOf(segment);
+    expected.depth = CopyCheckDepth::kFull;
+    absl::Status copy = VerifySegmentCopy(options_.deep_storage, options_.scratch_dir, expected);
     if (absl::IsUnavailable(copy)) return copy;
     if (!copy.ok()) {
       return absl::FailedPreconditionError(absl::StrCat(

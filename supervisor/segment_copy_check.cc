@@ -6,6 +6,7 @@
 #include "absl/strings/str_join.h"
 #include "common/file_util.h"
 #include "common/segment/segment_reader.h"
+#include "common/segment/segment_verify.h"
 #include "common/status_macros.h"
 
 namespace sluice::supervisor {
@@ -75,6 +76,25 @@ absl::Status CheckContents(const segment::SegmentReader& reader,
 
 }  // namespace
 
+SegmentExpectation ExpectationOf(const HandoffCandidate& published, CopyCheckDepth depth) {
+  SegmentExpectation e;
+  e.id = published.id;
+  e.path = published.path;
+  e.size_bytes = published.size_bytes;
+  e.num_rows = published.num_rows;
+  e.checksum = published.checksum;
+  e.depth = depth;
+  return e;
+}
+
+absl::Status CheckSegmentCopy(DeepStorage* deep_storage, const std::string& scratch_dir,
+                              const HandoffCandidate& segment, CopyCheckDepth depth) {
+  absl::Status status =
+      VerifySegmentCopy(deep_storage, scratch_dir, ExpectationOf(segment, depth));
+  if (absl::IsNotFound(status)) return absl::DataLossError(status.message());
+  return status;
+}
+
 SegmentExpectation ExpectationOf(const v1::SegmentDescriptor& descriptor) {
   SegmentExpectation e;
   e.id = descriptor.id();
@@ -106,11 +126,25 @@ absl::Status VerifySegmentCopy(DeepStorage* storage, const std::string& scratch_
                                             expected.size_bytes));
   }
   SLUICE_ASSIGN_OR_RETURN(std::string local, storage->LocalPathForRead(expected.path, scratch_dir));
-  const bool downloaded = absl::StartsWith(local, scratch_dir + "/");
-  // Open checks the whole-file CRC-32C and the structure.
-  absl::StatusOr<std::unique_ptr<segment::SegmentReader>> reader =
-      segment::SegmentReader::Open(local);
-  absl::Status status = reader.ok() ? CheckContents(**reader, expected) : reader.status();
+  // A copy made for reading, to remove afterwards; never the object itself
+  // (a local deep storage may live under the scratch directory).
+  const bool downloaded = absl::StartsWith(local, scratch_dir + "/") && local != expected.path &&
+                          absl::StrCat("file://", local) != expected.path;
+  absl::Status status;
+  if (expected.depth == CopyCheckDepth::kFull) {
+    segment::ExpectedSegment file;
+    file.segment_id = expected.id;
+    file.num_rows = expected.num_rows;
+    file.size_bytes = expected.size_bytes;
+    file.checksum = expected.checksum;
+    status = segment::VerifySegmentFile(local, file);
+  }
+  if (status.ok()) {
+    // Open checks the whole-file CRC-32C and the structure.
+    absl::StatusOr<std::unique_ptr<segment::SegmentReader>> reader =
+        segment::SegmentReader::Open(local);
+    status = reader.ok() ? CheckContents(**reader, expected) : reader.status();
+  }
   if (downloaded) RemoveAll(local).IgnoreError();
   if (absl::IsNotFound(status) || absl::IsInvalidArgument(status)) {
     return absl::DataLossError(status.message());

@@ -1,6 +1,7 @@
 // Is the deep-storage copy of a segment what its descriptor says? One check,
 // used by the publisher before it commits a segment (a task's claim is not
-// taken on its word) and by the handoff verifier afterwards.
+// taken on its word), by handoff, and by the periodic re-verification of used
+// segments.
 #ifndef SLUICE_SUPERVISOR_SEGMENT_COPY_CHECK_H_
 #define SLUICE_SUPERVISOR_SEGMENT_COPY_CHECK_H_
 
@@ -10,8 +11,18 @@
 #include "absl/status/status.h"
 #include "common/deep_storage.h"
 #include "sluice/v1/common.pb.h"
+#include "supervisor/metadata_store.h"
 
 namespace sluice::supervisor {
+
+enum class CopyCheckDepth {
+  // Size, CRC-32C over every byte, header and structure, and the expected
+  // fields: one sequential read of the file.
+  kChecksum,
+  // Also decode every block and bitmap and check them (segment::
+  // VerifySegmentFile, the check the task runs before it pushes).
+  kFull,
+};
 
 // What the file must hold. Unset optionals are not compared.
 struct SegmentExpectation {
@@ -23,10 +34,13 @@ struct SegmentExpectation {
   std::string checksum;
   std::optional<v1::Interval> interval;
   std::optional<v1::Provenance> provenance;
+  CopyCheckDepth depth = CopyCheckDepth::kChecksum;
 };
 
 // The expectation a publish request's descriptor states, in full.
 SegmentExpectation ExpectationOf(const v1::SegmentDescriptor& descriptor);
+// What a published segment's row in the metadata store says.
+SegmentExpectation ExpectationOf(const HandoffCandidate& published, CopyCheckDepth depth);
 
 // OK when the object at expected.path lies under the datasource's own key
 // prefix ("<datasource>/"), has the expected size, opens with the segment
@@ -37,6 +51,12 @@ SegmentExpectation ExpectationOf(const v1::SegmentDescriptor& descriptor);
 // UNAVAILABLE for transient storage errors.
 absl::Status VerifySegmentCopy(DeepStorage* storage, const std::string& scratch_dir,
                                const SegmentExpectation& expected);
+
+// A published segment's copy (handoff, used-segment re-verification): every
+// failure, a missing file included, is DATA_LOSS; UNAVAILABLE stays
+// transient.
+absl::Status CheckSegmentCopy(DeepStorage* deep_storage, const std::string& scratch_dir,
+                              const HandoffCandidate& segment, CopyCheckDepth depth);
 
 }  // namespace sluice::supervisor
 

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/notification.h"
+#include "common/metrics/catalog.h"
 #include "common/status_macros.h"
 #include "common/time_util.h"
 #include "supervisor/naming.h"
@@ -768,6 +769,9 @@ absl::Status StreamSupervisor::CreateTask(Group& group) {
 
   auto response = client_->RunTask(*address, spec);
   if (!response.ok()) {
+    // The next placement goes elsewhere for a while: a frozen worker must
+    // not take every replacement (and a RunTask deadline each time).
+    deps_.registry->NoteRunTaskFailed(*worker);
     deps_.registry->Release(spec.task_id());
     const std::string error = absl::StrCat("RunTask failed: ", response.status().ToString());
     deps_.store
@@ -778,6 +782,7 @@ absl::Status StreamSupervisor::CreateTask(Group& group) {
     return Annotate(response.status(), absl::StrCat("starting a task of group ", group.group_id,
                                                     " on worker ", *worker));
   }
+  deps_.registry->NoteRunTaskSucceeded(*worker);
   TaskInfo info;
   info.task_id = spec.task_id();
   info.worker_id = *worker;
@@ -905,7 +910,23 @@ void StreamSupervisor::PublishView() {
     state = v1::PENDING;
   }
   s.set_state(state);
-  s.set_healthy(state != v1::UNHEALTHY_SUPERVISOR && state != v1::UNHEALTHY_TASKS);
+  // A used segment whose deep-storage copy fails verification is lost data
+  // until restored: the datasource is unhealthy whatever its tasks do.
+  int64_t failing = 0;
+  deps_.store
+      ->InTransaction([&](StoreTxn& txn) -> absl::Status {
+        SLUICE_ASSIGN_OR_RETURN(failing, txn.CountFailedSegments(datasource_));
+        return absl::OkStatus();
+      })
+      .IgnoreError();
+  s.set_segments_failing_verification(failing);
+  if (deps_.metrics != nullptr) {
+    deps_.metrics
+        ->GetGauge(metrics::kSupervisorSegmentsFailingVerification, {{"datasource", datasource_}})
+        ->Set(static_cast<double>(failing));
+  }
+  s.set_healthy(state != v1::UNHEALTHY_SUPERVISOR && state != v1::UNHEALTHY_TASKS &&
+                failing == 0);
   s.set_detailed_state(spec_.spec.suspended() && state == v1::SUSPENDED ? "SUSPENDED"
                                                                         : detailed_state_);
 
@@ -970,15 +991,19 @@ v1::SupervisorStatus StreamSupervisor::Status() {
   }
   OffsetMap committed;
   int64_t segments = 0;
+  int64_t failing = 0;
   deps_.store
       ->InTransaction([&](StoreTxn& txn) -> absl::Status {
         SLUICE_ASSIGN_OR_RETURN(committed, txn.CommittedOffsets(datasource_));
         SLUICE_ASSIGN_OR_RETURN(segments, txn.CountSegments(datasource_));
+        SLUICE_ASSIGN_OR_RETURN(failing, txn.CountFailedSegments(datasource_));
         return absl::OkStatus();
       })
       .IgnoreError();
   ToProto(committed, status.mutable_committed_offsets());
   status.set_segments_published(segments);
+  status.set_segments_failing_verification(failing);
+  if (failing > 0) status.set_healthy(false);
   // Current: the furthest a reading task got, else what is committed.
   OffsetMap current = FromProto(status.current_offsets());
   for (const auto& [p, offset] : committed) current.emplace(p, offset);

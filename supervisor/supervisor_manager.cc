@@ -31,6 +31,18 @@ HandoffVerifierOptions HandoffOptions(const SupervisorManagerOptions& options) {
   return handoff;
 }
 
+UsedSegmentVerifierOptions ReverifyOptions(const SupervisorManagerOptions& options) {
+  UsedSegmentVerifierOptions reverify;
+  reverify.store = options.store;
+  reverify.deep_storage = options.deep_storage;
+  reverify.clock = options.clock;
+  reverify.scratch_dir = options.scratch_dir;
+  reverify.max_segments_per_pass = options.reverify_max_segments;
+  reverify.max_bytes_per_pass = options.reverify_max_bytes;
+  reverify.metrics = options.metrics;
+  return reverify;
+}
+
 bool SameSpecButSuspended(v1::SupervisorSpec a, v1::SupervisorSpec b) {
   a.set_suspended(false);
   b.set_suspended(false);
@@ -44,7 +56,8 @@ SupervisorManager::SupervisorManager(SupervisorManagerOptions options)
       instance_id_(RandomHex(16)),
       publisher_({options_.store, options_.deep_storage, options_.clock, options_.scratch_dir}),
       allocator_({options_.store, options_.clock}),
-      handoff_(HandoffOptions(options_)) {
+      handoff_(HandoffOptions(options_)),
+      reverify_(ReverifyOptions(options_)) {
   WorkerRegistryOptions registry;
   registry.clock = options_.clock;
   registry.heartbeat_interval = options_.heartbeat_interval;
@@ -140,6 +153,8 @@ void SupervisorManager::Housekeeping() {
   absl::Time next_liveness = options_.clock->Now() + options_.heartbeat_interval;
   absl::Time next_handoff = options_.clock->Now() + options_.handoff_period;
   absl::Time next_cleanup = options_.clock->Now() + absl::Minutes(10);
+  const bool reverify = options_.reverify_period > absl::ZeroDuration();
+  absl::Time next_reverify = options_.clock->Now() + options_.reverify_period;
   while (true) {
     {
       absl::MutexLock lock(&housekeeping_mu_);
@@ -170,6 +185,12 @@ void SupervisorManager::Housekeeping() {
         LOG(WARNING) << "[supervisor] handoff verification: " << pass.status();
       }
       next_handoff = now + options_.handoff_period;
+    }
+    if (reverify && now >= next_reverify && options_.deep_storage != nullptr) {
+      if (auto pass = reverify_.VerifyOnce(); !pass.ok()) {
+        LOG(WARNING) << "[supervisor] used-segment verification: " << pass.status();
+      }
+      next_reverify = now + options_.reverify_period;
     }
   }
 }

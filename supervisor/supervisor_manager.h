@@ -23,6 +23,7 @@
 #include "supervisor/allocator.h"
 #include "supervisor/clock.h"
 #include "supervisor/handoff_verifier.h"
+#include "supervisor/used_segment_verifier.h"
 #include "supervisor/metadata_store.h"
 #include "supervisor/publisher.h"
 #include "supervisor/stream_metadata.h"
@@ -45,6 +46,12 @@ struct SupervisorManagerOptions {
   // copies to read them.
   absl::Duration handoff_period = absl::Seconds(2);
   std::string scratch_dir = "/tmp";
+  // Re-verification of used, handed-off segments in deep storage
+  // (used_segment_verifier.h): a pass every period, within its budget.
+  // Zero: off.
+  absl::Duration reverify_period = absl::Seconds(60);
+  int reverify_max_segments = 200;
+  int64_t reverify_max_bytes = int64_t{512} << 20;
   // Run the housekeeping thread (liveness, handoff); tests may drive both by
   // hand instead.
   bool housekeeping = true;
@@ -78,6 +85,7 @@ class SupervisorManager {
   const std::string& instance_id() const { return instance_id_; }
   WorkerRegistry* registry() { return registry_.get(); }
   HandoffVerifier* handoff_verifier() { return &handoff_; }
+  UsedSegmentVerifier* used_segment_verifier() { return &reverify_; }
   // The running stream supervisor of a datasource (null if none). Tests only.
   StreamSupervisor* stream_supervisor(const std::string& datasource) ABSL_LOCKS_EXCLUDED(mu_);
 
@@ -184,6 +192,7 @@ class SupervisorManager {
   Publisher publisher_;
   Allocator allocator_;
   HandoffVerifier handoff_;
+  UsedSegmentVerifier reverify_;
 
   // Serializes the admin operations that change specs and supervisors.
   absl::Mutex admin_mu_ ABSL_ACQUIRED_BEFORE(mu_);

@@ -5,9 +5,20 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <memory>
+
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "common/file_util.h"
+#include "common/status_macros.h"
 #include "supervisor/naming.h"
+#include "supervisor/segment_copy_check.h"
+#include "supervisor/used_segment_verifier.h"
 #include "supervisor/testing/manager_harness.h"
 #include "supervisor/testing/segment_files.h"
 
@@ -277,6 +288,89 @@ TEST_F(SupervisorManagerTest, TerminateFinalizesAndForgetsTheSpec) {
   // A restarted supervisor does not bring it back.
   StartManager();
   EXPECT_EQ(manager_->List()->supervisors_size(), 0);
+}
+
+// A terminated datasource's groups publish on their own; when their tasks
+// end, the worker's heartbeat frees their slots (no stream supervisor is
+// left to do it). Before, every cycle leaked a slot: after 4 of them the
+// worker was full with only finished tasks, and a new datasource stayed
+// WAITING_FOR_WORKERS for good, also after the worker re-registered.
+TEST_F(SupervisorManagerTest, SlotsOfTasksEndingAfterTerminateAreFreedByTheHeartbeat) {
+  FakeTaskWorker* w1 = AddWorker("w1", 4);
+  for (int cycle = 0; cycle < 200; ++cycle) {
+    v1::SupervisorSpec spec = Spec();
+    spec.set_datasource(absl::StrCat("ds", cycle));
+    Submit(spec);
+    Run(spec.datasource());
+    const std::vector<std::string> tasks = GroupTasks(0, spec.datasource());
+    ASSERT_EQ(tasks.size(), 1u) << "cycle " << cycle << ": " << Status(spec.datasource()).detailed_state();
+    ASSERT_TRUE(manager_->Terminate(spec.datasource()).ok());
+    // The group publishes and its task ends, one way or another.
+    const v1::TaskState ends[] = {v1::SUCCESS, v1::FAILED, v1::STOPPED};
+    w1->SetState(tasks[0], ends[cycle % 3]);
+    Heartbeat();
+  }
+  const v1::ListWorkersResponse workers = manager_->ListWorkers();
+  ASSERT_EQ(workers.workers_size(), 1);
+  EXPECT_EQ(workers.workers(0).running_tasks(), 0) << workers.DebugString();
+  // A new datasource gets all its tasks (2 groups x 2 replicas: every
+  // slot) at once.
+  v1::SupervisorSpec spec = Spec(/*task_count=*/2, /*replicas=*/2);
+  spec.set_datasource("fresh");
+  Submit(spec);
+  Run("fresh");
+  const v1::SupervisorStatus status = Status("fresh");
+  ASSERT_EQ(status.active_groups_size(), 2) << status.DebugString();
+  for (const auto& group : status.active_groups()) EXPECT_EQ(group.tasks_size(), 2);
+  EXPECT_NE(status.detailed_state(), "WAITING_FOR_WORKERS");
+}
+
+// A task the supervisor placed that the worker's heartbeats never show
+// (the worker restarted without it, or never got it) stops holding a slot
+// once the heartbeats had time to show it.
+TEST_F(SupervisorManagerTest, ASlotTheWorkerNeverReportsIsFreedAfterTheGrace) {
+  FakeTaskWorker* w1 = AddWorker("w1", 1);
+  v1::SupervisorSpec spec = Spec();
+  spec.set_datasource("gone");
+  Submit(spec);
+  Run("gone");
+  ASSERT_EQ(GroupTasks(0, "gone").size(), 1u);
+  ASSERT_TRUE(manager_->Terminate("gone").ok());
+  w1->ForgetTasks();  // a restart that lost the task
+  Heartbeat();
+  // Not yet: a heartbeat may be older than the placement.
+  EXPECT_EQ(manager_->ListWorkers().workers(0).running_tasks(), 1);
+  clock_.Advance(absl::Seconds(60));
+  Heartbeat();
+  const v1::ListWorkersResponse workers = manager_->ListWorkers();
+  EXPECT_EQ(workers.workers(0).running_tasks(), 0) << workers.DebugString();
+}
+
+// A worker that does not answer RunTask in time (frozen) is skipped for a
+// backoff: the group's replicas are placed elsewhere on the next run
+// instead of costing a RunTask deadline on every run.
+TEST_F(SupervisorManagerTest, AFrozenWorkerDoesNotStallPlacement) {
+  FakeTaskWorker* w1 = AddWorker("w1", 4);  // the most free slots: picked first
+  FakeTaskWorker* w2 = AddWorker("w2", 4);
+  (void)w2;
+  // Shared: a handler may still sleep when the test ends.
+  auto run_tasks_on_w1 = std::make_shared<std::atomic<int>>(0);
+  w1->SetAfterCallHook([run_tasks_on_w1](const std::string& method, const std::string&) {
+    if (method != "RunTask") return;
+    ++*run_tasks_on_w1;
+    absl::SleepFor(absl::Seconds(1));  // past the 0.3 s chat timeout
+  });
+  Submit(Spec(/*task_count=*/1, /*replicas=*/2));
+  const absl::Time start = absl::Now();
+  for (int run = 0; run < 3 && GroupTasks(0).size() < 2; ++run) Run();
+  const absl::Duration took = absl::Now() - start;
+  const std::vector<std::string> tasks = GroupTasks(0);
+  ASSERT_EQ(tasks.size(), 2u) << Status().DebugString();
+  for (const std::string& task : tasks) EXPECT_EQ(WorkerOf(task), w2) << task;
+  // One RunTask (with its retry) reached the frozen worker, not one per run.
+  EXPECT_LE(run_tasks_on_w1->load(), 2);
+  EXPECT_LT(took, absl::Seconds(5));
+  w1->SetAfterCallHook(nullptr);
 }
 
 TEST_F(SupervisorManagerTest, ResetClearsStoredOffsetsAndRestartsFromTheSpecsStart) {
@@ -594,6 +688,208 @@ TEST_F(SupervisorManagerTest, HandoffNeedsAVerifiedCopyAndInLoaderModeAConfirmat
   ASSERT_TRUE(pass.ok());
   EXPECT_EQ(pass->failed, 1);
   EXPECT_EQ(manager_->HandoffStatus(query)->failed_segment_ids_size(), 1);
+}
+
+// Flips one byte in the middle of a local file, keeping its size.
+void DamageFile(const std::string& path) {
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  ASSERT_TRUE(f.good()) << path;
+  f.seekg(0, std::ios::end);
+  const std::streamoff middle = f.tellg() / 2;
+  f.seekg(middle);
+  char c = 0;
+  f.read(&c, 1);
+  f.seekp(middle);
+  c = static_cast<char>(c ^ 0x5a);
+  f.write(&c, 1);
+}
+
+// Publishes `count` sequences of `task`'s group (base), one segment of `rows`
+// records each, as the task would after the supervisor checkpointed them.
+std::vector<v1::SegmentDescriptor> PublishSegments(SupervisorManager* manager, MetadataStore* store,
+                                                   DeepStorage* deep, const std::string& work,
+                                                   const std::string& base, const std::string& task,
+                                                   int count, int rows) {
+  std::vector<v1::SegmentDescriptor> out;
+  for (int sequence = 0; sequence < count; ++sequence) {
+    const int64_t start = int64_t{sequence} * rows, end = int64_t{sequence + 1} * rows;
+    EXPECT_TRUE(store
+                    ->InTransaction([&](StoreTxn& txn) {
+                      return txn.AppendCheckpoint(base, sequence + 1, {{0, end}, {1, 0}}, 1);
+                    })
+                    .ok());
+    v1::AllocateSegmentRequest allocate;
+    allocate.set_datasource("wiki");
+    allocate.set_task_id(task);
+    allocate.set_sequence_name(SequenceName(base, sequence));
+    allocate.mutable_interval()->set_start_ms(testing::SegmentHourStartMs());
+    allocate.mutable_interval()->set_end_ms(allocate.interval().start_ms() + 3600 * 1000);
+    auto allocated = manager->Allocate(allocate);
+    EXPECT_TRUE(allocated.ok()) << allocated.status();
+    auto segment = testing::PushSegment(deep, work, absl::StrCat("wiki/y/t_", sequence, ".sluice"),
+                                        "wiki", *allocated, rows, {{0, {start, end}}, {1, {0, 0}}});
+    EXPECT_TRUE(segment.ok()) << segment.status();
+    v1::PublishSegmentsRequest publish;
+    publish.set_datasource("wiki");
+    publish.set_task_id(task);
+    publish.set_sequence_name(SequenceName(base, sequence));
+    (*publish.mutable_start_offsets())[0] = start;
+    (*publish.mutable_start_offsets())[1] = 0;
+    (*publish.mutable_end_offsets())[0] = end;
+    (*publish.mutable_end_offsets())[1] = 0;
+    *publish.add_segments() = *segment;
+    auto published = manager->Publish(publish);
+    EXPECT_TRUE(published.ok()) << published.status();
+    out.push_back(*segment);
+  }
+  EXPECT_TRUE(manager->handoff_verifier()->VerifyOnce().ok());
+  return out;
+}
+
+// A used, handed-off segment keeps being checked: a copy damaged or deleted
+// later turns HANDOFF_FAILED, shows in ListSegments and the status, makes
+// the datasource unhealthy, and recovers when the copy is back. Before,
+// only segments not yet handed off were ever checked.
+TEST_F(SupervisorManagerTest, UsedSegmentsStayVerifiedInDeepStorage) {
+  AddWorker("w1");
+  Submit(Spec());
+  Run();
+  const std::string base = OnlyActiveGroup().base_sequence_name();
+  ASSERT_TRUE(MakeDirs(dir_.path() + "/work").ok());
+  // Two sequences, one segment each.
+  std::vector<v1::SegmentDescriptor> published = PublishSegments(
+      manager_.get(), store_.get(), deep_.get(), dir_.path() + "/work", base, GroupTasks(0)[0], 2,
+      10);
+  // (PublishSegments ran the handoff pass: both are handed off.)
+  auto pass = manager_->used_segment_verifier()->VerifyOnce();
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_EQ(pass->examined, 2);
+  EXPECT_EQ(pass->failed, 0);
+  Run();
+  EXPECT_TRUE(Status().healthy());
+  EXPECT_EQ(Status().segments_failing_verification(), 0);
+
+  // One copy is damaged in place (same size), the other deleted.
+  auto local = deep_->LocalPathForRead(published[0].path(), dir_.path());
+  ASSERT_TRUE(local.ok());
+  const std::string saved = dir_.path() + "/saved.sluice";
+  ASSERT_EQ(std::system(absl::StrCat("cp '", *local, "' '", saved, "'").c_str()), 0);
+  DamageFile(*local);
+  ASSERT_TRUE(deep_->Delete(published[1].path()).ok());
+  pass = manager_->used_segment_verifier()->VerifyOnce();
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_EQ(pass->examined, 2);
+  EXPECT_EQ(pass->failed, 2);
+  v1::ListSegmentsRequest list;
+  list.set_datasource("wiki");
+  auto segments = manager_->ListSegments(list);
+  ASSERT_TRUE(segments.ok());
+  ASSERT_EQ(segments->segments_size(), 2);
+  for (const auto& s : segments->segments()) EXPECT_EQ(s.handoff_state(), v1::HANDOFF_FAILED);
+  EXPECT_EQ(Status().segments_failing_verification(), 2);
+  EXPECT_FALSE(Status().healthy());
+  Run();
+  EXPECT_FALSE(manager_->List()->supervisors(0).healthy());
+  // Failed segments are not re-verified (the handoff verifier re-checks
+  // them every pass instead).
+  pass = manager_->used_segment_verifier()->VerifyOnce();
+  ASSERT_TRUE(pass.ok());
+  EXPECT_EQ(pass->examined, 0);
+
+  // The damaged copy is restored: handed off again; one is still missing.
+  ASSERT_EQ(std::system(absl::StrCat("cp '", saved, "' '", *local, "'").c_str()), 0);
+  auto handoff = manager_->handoff_verifier()->VerifyOnce();
+  ASSERT_TRUE(handoff.ok());
+  EXPECT_EQ(handoff->handed_off, 1);
+  EXPECT_EQ(handoff->failed, 1);
+  EXPECT_EQ(Status().segments_failing_verification(), 1);
+  EXPECT_FALSE(Status().healthy());
+}
+
+// Publishes one segment of `rows` records per sequence, from offset 0 of
+// partition 0 on, and hands them off.
+// A pass stays within its budget, and the longest unverified segments go
+// first, so every segment is checked once per cycle of passes.
+TEST_F(SupervisorManagerTest, ReverificationIsRateLimitedOldestFirst) {
+  AddWorker("w1");
+  Submit(Spec());
+  Run();
+  ASSERT_TRUE(MakeDirs(dir_.path() + "/work").ok());
+  const std::vector<v1::SegmentDescriptor> segments = PublishSegments(
+      manager_.get(), store_.get(), deep_.get(), dir_.path() + "/work",
+      OnlyActiveGroup().base_sequence_name(), GroupTasks(0)[0], 3, 50);
+  UsedSegmentVerifierOptions options;
+  options.store = store_.get();
+  options.deep_storage = deep_.get();
+  options.clock = &clock_;
+  options.scratch_dir = dir_.path();
+  options.max_segments_per_pass = 2;
+  UsedSegmentVerifier verifier(options);
+  auto verified_at = [&]() {
+    std::map<std::string, int64_t> out;
+    EXPECT_TRUE(store_
+                    ->InTransaction([&](StoreTxn& txn) -> absl::Status {
+                      SLUICE_ASSIGN_OR_RETURN(auto all, txn.SegmentsToReverify(10));
+                      for (const auto& s : all) out[s.id] = s.verified_at_ms;
+                      return absl::OkStatus();
+                    })
+                    .ok());
+    return out;
+  };
+  const auto before = verified_at();
+  ASSERT_EQ(before.size(), 3u);
+  clock_.Advance(absl::Seconds(10));
+  auto pass = verifier.VerifyOnce();
+  ASSERT_TRUE(pass.ok());
+  EXPECT_EQ(pass->examined, 2);
+  // The one left out goes first next time.
+  std::string left_out;
+  for (const auto& [id, at] : verified_at()) {
+    if (at == before.at(id)) left_out = id;
+  }
+  ASSERT_FALSE(left_out.empty());
+  clock_.Advance(absl::Seconds(10));
+  pass = verifier.VerifyOnce();
+  ASSERT_TRUE(pass.ok());
+  EXPECT_GT(verified_at().at(left_out), before.at(left_out));
+  // A byte budget smaller than one file still checks one file per pass.
+  options.max_bytes_per_pass = 1;
+  UsedSegmentVerifier tight(options);
+  pass = tight.VerifyOnce();
+  ASSERT_TRUE(pass.ok());
+  EXPECT_EQ(pass->examined, 1);
+}
+
+// Not a check: measures what re-verification costs per segment (reported in
+// docs/operations.md), on a file of 200,000 input records.
+TEST_F(SupervisorManagerTest, ReverificationCost) {
+  AddWorker("w1");
+  Submit(Spec());
+  Run();
+  ASSERT_TRUE(MakeDirs(dir_.path() + "/work").ok());
+  const std::vector<v1::SegmentDescriptor> segments = PublishSegments(
+      manager_.get(), store_.get(), deep_.get(), dir_.path() + "/work",
+      OnlyActiveGroup().base_sequence_name(), GroupTasks(0)[0], 1, 200000);
+  ASSERT_EQ(segments.size(), 1u);
+  HandoffCandidate c;
+  c.id = segments[0].id();
+  c.path = segments[0].path();
+  c.size_bytes = segments[0].size_bytes();
+  c.num_rows = segments[0].num_rows();
+  c.checksum = segments[0].checksum();
+  for (CopyCheckDepth depth : {CopyCheckDepth::kChecksum, CopyCheckDepth::kFull}) {
+    const absl::Time start = absl::Now();
+    const int kRepeat = 5;
+    for (int i = 0; i < kRepeat; ++i) {
+      const absl::Status checked = CheckSegmentCopy(deep_.get(), dir_.path(), c, depth);
+      ASSERT_TRUE(checked.ok()) << checked;
+    }
+    const double ms = absl::ToDoubleMilliseconds(absl::Now() - start) / kRepeat;
+    std::printf("[cost] %s check of a %lld-byte segment (%lld rows): %.2f ms, %.0f MB/s\n",
+                depth == CopyCheckDepth::kChecksum ? "checksum" : "full",
+                static_cast<long long>(c.size_bytes), static_cast<long long>(c.num_rows), ms,
+                c.size_bytes / 1e6 / (ms / 1e3));
+  }
 }
 
 }  // namespace

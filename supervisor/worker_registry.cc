@@ -28,6 +28,34 @@ void WorkerRegistry::UpdateReported(Worker* worker, const std::vector<v1::TaskSt
   worker->view.reported_at = now;
 }
 
+void WorkerRegistry::SettlePlacements(const std::string& worker_id,
+                                      const std::vector<v1::TaskStatus>& tasks, absl::Time now) {
+  std::map<std::string, v1::TaskState> reported;
+  for (const v1::TaskStatus& task : tasks) reported[task.task_id()] = task.state();
+  for (auto it = assigned_.begin(); it != assigned_.end();) {
+    const Placement& placement = it->second;
+    if (placement.worker_id != worker_id) {
+      ++it;
+      continue;
+    }
+    const auto report = reported.find(it->first);
+    bool settled;
+    if (report != reported.end()) {
+      // Listed: a running task counts through running_reported from now
+      // on; an ended one holds no slot.
+      settled = true;
+    } else {
+      settled = now - placement.at >= options_.unreported_grace;
+      if (settled) {
+        LOG(INFO) << "[supervisor] worker " << worker_id << " does not list task " << it->first
+                  << ", placed on it " << absl::FormatDuration(now - placement.at)
+                  << " ago: its slot is free";
+      }
+    }
+    it = settled ? assigned_.erase(it) : std::next(it);
+  }
+}
+
 absl::Status WorkerRegistry::Register(const v1::WorkerInfo& info,
                                       const std::vector<v1::TaskStatus>& tasks) {
   SLUICE_RETURN_IF_ERROR(ValidateWorkerId(info.worker_id()));
@@ -47,7 +75,10 @@ absl::Status WorkerRegistry::Register(const v1::WorkerInfo& info,
   worker.view.info.set_alive(true);
   worker.view.registered = true;
   worker.view.last_heartbeat = now;
+  worker.run_task_failures = 0;
+  worker.skip_until = absl::InfinitePast();
   UpdateReported(&worker, tasks, now);
+  SettlePlacements(info.worker_id(), tasks, now);
   LOG(INFO) << "[supervisor] worker " << info.worker_id() << " registered at " << info.address()
             << " with " << info.capacity() << " slots and " << tasks.size() << " tasks"
             << (was_alive ? " (again)" : "");
@@ -83,6 +114,7 @@ absl::Status WorkerRegistry::Heartbeat(const std::string& worker_id,
   worker.view.info.set_alive(true);
   worker.view.last_heartbeat = now;
   UpdateReported(&worker, tasks, now);
+  SettlePlacements(worker_id, tasks, now);
   return absl::OkStatus();
 }
 
@@ -118,8 +150,8 @@ std::optional<std::string> WorkerRegistry::Address(const std::string& worker_id)
 
 int WorkerRegistry::RunningTasks(const std::string& worker_id, const Worker& worker) const {
   std::set<std::string> running = worker.running_reported;
-  for (const auto& [task, assigned_worker] : assigned_) {
-    if (assigned_worker == worker_id) running.insert(task);
+  for (const auto& [task, placement] : assigned_) {
+    if (placement.worker_id == worker_id) running.insert(task);
   }
   return static_cast<int>(running.size());
 }
@@ -148,12 +180,18 @@ std::vector<v1::WorkerInfo> WorkerRegistry::List() {
 }
 
 absl::StatusOr<std::string> WorkerRegistry::PickWorker(const std::set<std::string>& avoid) {
+  const absl::Time now = options_.clock->Now();
   absl::MutexLock lock(&mu_);
   std::string best;
   int best_free = 0;
   bool best_avoided = true;
+  int backing_off = 0;
   for (const auto& [id, worker] : workers_) {
     if (!worker.view.registered || !worker.view.info.alive()) continue;
+    if (now < worker.skip_until) {
+      ++backing_off;
+      continue;
+    }
     const int free_slots = worker.view.info.capacity() - RunningTasks(id, worker);
     if (free_slots <= 0) continue;
     const bool avoided = avoid.count(id) > 0;
@@ -166,21 +204,51 @@ absl::StatusOr<std::string> WorkerRegistry::PickWorker(const std::set<std::strin
     }
   }
   if (best.empty()) {
-    return absl::ResourceExhaustedError(absl::StrCat("no registered task worker has a free slot (",
-                                                     workers_.size(), " workers known)"));
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "no registered task worker has a free slot (", workers_.size(), " workers known",
+        backing_off > 0 ? absl::StrCat(", ", backing_off, " skipped for a while after RunTask failed")
+                        : "",
+        ")"));
   }
   return best;
 }
 
 void WorkerRegistry::Assign(const std::string& task_id, const std::string& worker_id) {
+  const absl::Time now = options_.clock->Now();
   absl::MutexLock lock(&mu_);
-  assigned_[task_id] = worker_id;
+  assigned_[task_id] = Placement{worker_id, now};
 }
 
 void WorkerRegistry::Release(const std::string& task_id) {
   absl::MutexLock lock(&mu_);
   assigned_.erase(task_id);
   for (auto& [id, worker] : workers_) worker.running_reported.erase(task_id);
+}
+
+void WorkerRegistry::NoteRunTaskFailed(const std::string& worker_id) {
+  const absl::Time now = options_.clock->Now();
+  absl::MutexLock lock(&mu_);
+  auto it = workers_.find(worker_id);
+  if (it == workers_.end()) return;
+  Worker& worker = it->second;
+  absl::Duration backoff = options_.placement_backoff;
+  for (int i = 0; i < worker.run_task_failures && backoff < options_.max_placement_backoff; ++i) {
+    backoff *= 2;
+  }
+  backoff = std::min(backoff, options_.max_placement_backoff);
+  ++worker.run_task_failures;
+  worker.skip_until = now + backoff;
+  LOG(WARNING) << "[supervisor] worker " << worker_id << ": RunTask failed ("
+               << worker.run_task_failures << " in a row); no new tasks for "
+               << absl::FormatDuration(backoff);
+}
+
+void WorkerRegistry::NoteRunTaskSucceeded(const std::string& worker_id) {
+  absl::MutexLock lock(&mu_);
+  auto it = workers_.find(worker_id);
+  if (it == workers_.end()) return;
+  it->second.run_task_failures = 0;
+  it->second.skip_until = absl::InfinitePast();
 }
 
 }  // namespace sluice::supervisor

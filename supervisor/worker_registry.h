@@ -3,6 +3,14 @@
 // least `min_lost_timeout`, is lost), the tasks each one reports, and slot
 // accounting for placing new tasks (replicas of a group avoid sharing a
 // worker when another one has room).
+//
+// Slots: a worker's used slots are its non-terminal reported tasks plus the
+// tasks placed on it that no heartbeat has shown yet. Every registration
+// and heartbeat rebuilds this from what the worker says: a placed task it
+// reports as ended, or does not list `unreported_grace` after the
+// placement, no longer holds a slot, whoever placed it and whether or not
+// they call Release (a terminated datasource's supervisor is gone when its
+// last tasks end).
 #ifndef SLUICE_SUPERVISOR_WORKER_REGISTRY_H_
 #define SLUICE_SUPERVISOR_WORKER_REGISTRY_H_
 
@@ -27,6 +35,18 @@ struct WorkerRegistryOptions {
   absl::Duration heartbeat_interval = absl::Seconds(2);
   int lost_after_heartbeats = 3;
   absl::Duration min_lost_timeout = absl::Seconds(10);
+  // A task the supervisor placed on a worker holds a slot until the worker
+  // reports it ended, or until a heartbeat received this long after the
+  // placement does not list it (the worker does not have it: it restarted
+  // without it, or RunTask never reached it). Longer than a RunTask call
+  // plus a heartbeat interval, so a heartbeat built before the task started
+  // does not free its slot.
+  absl::Duration unreported_grace = absl::Seconds(15);
+  // A worker whose RunTask failed (frozen, unreachable, refusing) gets no
+  // new task for this long, doubling with each further failure up to the
+  // maximum; a successful RunTask or a registration resets it.
+  absl::Duration placement_backoff = absl::Seconds(5);
+  absl::Duration max_placement_backoff = absl::Minutes(1);
 };
 
 // What the registry knows of one worker.
@@ -70,20 +90,28 @@ class WorkerRegistry {
   std::optional<WorkerView> Get(const std::string& worker_id) ABSL_LOCKS_EXCLUDED(mu_);
   std::vector<v1::WorkerInfo> List() ABSL_LOCKS_EXCLUDED(mu_);
 
-  // A registered, alive worker with a free slot: outside `avoid` when one
-  // has room (most free slots first, then by id), else inside it.
-  // RESOURCE_EXHAUSTED when no worker has a free slot.
+  // A registered, alive worker with a free slot and not backing off after a
+  // failed RunTask: outside `avoid` when one has room (most free slots
+  // first, then by id), else inside it. RESOURCE_EXHAUSTED when there is
+  // none.
   absl::StatusOr<std::string> PickWorker(const std::set<std::string>& avoid)
       ABSL_LOCKS_EXCLUDED(mu_);
   // Reserves / frees the slot of a task placed by the supervisor.
   void Assign(const std::string& task_id, const std::string& worker_id) ABSL_LOCKS_EXCLUDED(mu_);
   void Release(const std::string& task_id) ABSL_LOCKS_EXCLUDED(mu_);
 
+  // The outcome of a RunTask on a worker (placement backoff, above).
+  void NoteRunTaskFailed(const std::string& worker_id) ABSL_LOCKS_EXCLUDED(mu_);
+  void NoteRunTaskSucceeded(const std::string& worker_id) ABSL_LOCKS_EXCLUDED(mu_);
+
  private:
   struct Worker {
     WorkerView view;
     // Non-terminal tasks reported in the last heartbeat.
     std::set<std::string> running_reported;
+    // Placement backoff after failed RunTask calls.
+    int run_task_failures = 0;
+    absl::Time skip_until = absl::InfinitePast();
   };
   int RunningTasks(const std::string& worker_id, const Worker& worker) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -94,8 +122,17 @@ class WorkerRegistry {
   const WorkerRegistryOptions options_;
   absl::Mutex mu_;
   std::map<std::string, Worker> workers_ ABSL_GUARDED_BY(mu_);
-  // task id -> worker id, for tasks the supervisor placed and not released.
-  std::map<std::string, std::string> assigned_ ABSL_GUARDED_BY(mu_);
+  struct Placement {
+    std::string worker_id;
+    absl::Time at;
+  };
+  // Drops the placements on this worker that its report settles.
+  void SettlePlacements(const std::string& worker_id, const std::vector<v1::TaskStatus>& tasks,
+                        absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  // Tasks the supervisor placed and not released, not yet settled by a
+  // report of their worker.
+  std::map<std::string, Placement> assigned_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace sluice::supervisor

@@ -99,3 +99,83 @@ TEST_F(WorkerRegistryTest, ReplicasAvoidSharingAWorkerWhenAnotherHasRoom) {
 
 }  // namespace
 }  // namespace sluice::supervisor
+
+namespace sluice::supervisor {
+namespace {
+
+class WorkerRegistrySlotsTest : public ::testing::Test {
+ protected:
+  WorkerRegistrySlotsTest() : registry_(Options()) {}
+  WorkerRegistryOptions Options() {
+    WorkerRegistryOptions o;
+    o.clock = &clock_;
+    o.heartbeat_interval = absl::Seconds(1);
+    o.unreported_grace = absl::Seconds(15);
+    o.placement_backoff = absl::Seconds(5);
+    o.max_placement_backoff = absl::Seconds(20);
+    return o;
+  }
+  int Running(const std::string& id) { return registry_.Get(id)->info.running_tasks(); }
+  FakeClock clock_;
+  WorkerRegistry registry_;
+};
+
+// Whatever ends a task (and whoever forgets to Release it), the worker's
+// report frees its slot.
+TEST_F(WorkerRegistrySlotsTest, HeartbeatsSettleThePlacedTasks) {
+  ASSERT_TRUE(registry_.Register(Info("w1", 3), {}).ok());
+  registry_.Assign("done", "w1");
+  registry_.Assign("running", "w1");
+  registry_.Assign("never-arrived", "w1");
+  EXPECT_EQ(Running("w1"), 3);
+  EXPECT_FALSE(registry_.PickWorker({}).ok());
+  // A heartbeat built before the placements reached the worker lists none.
+  ASSERT_TRUE(registry_.Heartbeat("w1", {}).ok());
+  EXPECT_EQ(Running("w1"), 3);
+  ASSERT_TRUE(
+      registry_.Heartbeat("w1", {Task("done", v1::SUCCESS), Task("running", v1::READING)}).ok());
+  EXPECT_EQ(Running("w1"), 2);
+  clock_.Advance(absl::Seconds(16));
+  ASSERT_TRUE(registry_.Heartbeat("w1", {Task("done", v1::SUCCESS), Task("running", v1::READING)})
+                  .ok());
+  EXPECT_EQ(Running("w1"), 1);  // only the one really running
+  ASSERT_TRUE(registry_.Heartbeat("w1", {Task("running", v1::FAILED)}).ok());
+  EXPECT_EQ(Running("w1"), 0);
+  // A restart re-registers with what survived: the same rule.
+  registry_.Assign("after", "w1");
+  clock_.Advance(absl::Seconds(16));
+  ASSERT_TRUE(registry_.Register(Info("w1", 3), {}).ok());
+  EXPECT_EQ(Running("w1"), 0);
+}
+
+// A worker whose RunTask failed (frozen, overloaded) gets no placement for a
+// backoff that doubles while it keeps failing; another worker is picked.
+TEST_F(WorkerRegistrySlotsTest, AWorkerWhoseRunTaskFailedIsSkippedForABackoff) {
+  ASSERT_TRUE(registry_.Register(Info("w1", 4), {}).ok());
+  ASSERT_TRUE(registry_.Register(Info("w2", 2), {}).ok());
+  EXPECT_EQ(*registry_.PickWorker({}), "w1");  // more free slots
+  registry_.NoteRunTaskFailed("w1");
+  EXPECT_EQ(*registry_.PickWorker({}), "w2");
+  EXPECT_EQ(*registry_.PickWorker({"w2"}), "w2");  // avoided, but the only choice
+  clock_.Advance(absl::Seconds(5));
+  EXPECT_EQ(*registry_.PickWorker({}), "w1");
+  registry_.NoteRunTaskFailed("w1");  // again: 10 s
+  clock_.Advance(absl::Seconds(9));
+  EXPECT_EQ(*registry_.PickWorker({}), "w2");
+  clock_.Advance(absl::Seconds(1));
+  EXPECT_EQ(*registry_.PickWorker({}), "w1");
+  registry_.NoteRunTaskSucceeded("w1");
+  registry_.NoteRunTaskFailed("w1");  // reset: 5 s again
+  clock_.Advance(absl::Seconds(5));
+  EXPECT_EQ(*registry_.PickWorker({}), "w1");
+  // Everyone backing off: no worker, and the message says why.
+  registry_.NoteRunTaskFailed("w1");
+  registry_.NoteRunTaskFailed("w2");
+  auto none = registry_.PickWorker({});
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(none.status().message().find("RunTask failed"), std::string::npos) << none.status();
+}
+
+}  // namespace
+}  // namespace sluice::supervisor

@@ -8,6 +8,7 @@
 #include "common/segment/incremental_index.h"
 #include "common/segment/row_parser.h"
 #include "common/segment/segment_builder.h"
+#include "common/segment/segment_verify.h"
 #include "common/segment/spill.h"
 #include "common/status_macros.h"
 
@@ -122,6 +123,17 @@ class ColumnarEngine final : public SegmentEngine {
     }
     options.spill_paths = spills;
     SLUICE_ASSIGN_OR_RETURN(segment::SegmentInfo built, segment::BuildSegment(options));
+    // Read back what was written, with the reader everyone else uses, before
+    // the file goes anywhere: a file the reader refuses is never pushed.
+    segment::ExpectedSegment expected;
+    expected.segment_id = info.segment_id;
+    expected.num_rows = static_cast<int64_t>(built.num_rows);
+    expected.size_bytes = static_cast<int64_t>(built.size_bytes);
+    expected.checksum = built.checksum;
+    if (absl::Status verified = segment::VerifySegmentFile(out_path, expected); !verified.ok()) {
+      return absl::InternalError(
+          absl::StrCat("segment ", info.segment_id, " does not read back: ", verified.message()));
+    }
     BuiltSegment out;
     out.rows = static_cast<int64_t>(built.num_rows);
     out.size_bytes = static_cast<int64_t>(built.size_bytes);

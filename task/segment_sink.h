@@ -42,7 +42,7 @@ class ParsedRow {
 
 // Why a record value is not a row.
 struct RowParseError {
-  // NOT_JSON, NO_TIMESTAMP, BAD_TIMESTAMP, BAD_NUMBER, NULL_VALUE, ...
+  // NOT_JSON, NO_TIMESTAMP, BAD_TIMESTAMP, BAD_NUMBER, VALUE_TOO_LARGE, ...
   std::string kind;
   std::string message;
 };

@@ -1209,6 +1209,13 @@ void TaskRunner::Finish(absl::Status outcome) {
   }
   publisher_->Stop();
   ReleaseConsumer();
+  // Whatever ended the task, its counters are exact: the records of the
+  // batch it was reading when it failed count too (the loop publishes them
+  // only after a whole batch), and an ended task holds nothing in memory
+  // (its index and spills are dropped below).
+  counters_.rows_in_memory = 0;
+  counters_.bytes_in_memory = 0;
+  PublishProgress();
   v1::TaskStatus status;
   {
     absl::MutexLock lock(&mu_);

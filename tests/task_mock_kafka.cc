@@ -13,6 +13,8 @@ absl::StatusOr<std::unique_ptr<MockKafka>> MockKafka::Start(int brokers) {
       kafka->producer_,
       kafka::Producer::Create({{"bootstrap.servers", kafka->cluster_->bootstrap_servers()},
                                {"linger.ms", "5"},
+                               // Tests produce records of several MiB.
+                               {"message.max.bytes", "16777216"},
                                {"enable.idempotence", "true"}}));
   return kafka;
 }

@@ -4,6 +4,7 @@
 // fails with a clear reason.
 #include <gtest/gtest.h>
 
+#include "absl/strings/str_cat.h"
 #include "common/spec.h"
 #include "tests/task_cluster.h"
 
@@ -111,6 +112,103 @@ TEST_F(TaskParseErrorsTest, MoreThanMaxParseExceptionsFailsTheTask) {
         return reported.ok() && reported->state() == v1::FAILED;
       },
       absl::Seconds(5)));
+}
+
+// Values past the segment format's limits, in the same hour as valid rows:
+// the records are VALUE_TOO_LARGE parse errors, and every valid row is
+// committed in a segment that reads back (before the limits were shared,
+// such a record made the whole segment unreadable after commit).
+TEST_F(TaskParseErrorsTest, ValuesPastTheFormatLimitsAreParseErrorsAndTheRestIsCommitted) {
+  const std::string id = std::string(kTestBase) + "_0000ffff";
+  SpecOptions spec = c_.Spec(id);
+  spec.max_parse_exceptions = 10;
+  c_.supervisor->AddTask(0, id);
+  std::string list = "[";
+  for (int i = 0; i < 10000; ++i) list += i == 0 ? "\"a\"" : ",\"a\"";
+  list += "]";
+  const int64_t first_hour = kBaseTimeMs + 1500;
+  ASSERT_TRUE(c_.Produce(0, 6).ok());
+  ASSERT_TRUE(c_.ProduceValues(
+                    0, {absl::StrCat(R"({"timestamp":)", first_hour, R"(,"page":")",
+                                     std::string(3 << 20, 'H'), R"("})"),
+                        absl::StrCat(R"({"timestamp":)", first_hour, R"(,"channel":)", list, "}")})
+                  .ok());
+  ASSERT_TRUE(c_.Produce(0, 6).ok());  // n = 8..13: the same two hours
+  ASSERT_TRUE(c_.Produce(1, 4).ok());
+  ASSERT_TRUE(c_.client->RunTask(MakeSpec(spec)).ok());
+  ASSERT_TRUE(c_.WaitUntilRead(id, {{0, 14}, {1, 4}}).ok());
+  auto status = c_.client->Status(id);
+  ASSERT_TRUE(status.ok());
+  EXPECT_EQ(status->row_stats().unparseable(), 2);
+  EXPECT_EQ(status->row_stats().processed(), 6 + 6 + 4);
+  ASSERT_EQ(status->recent_parse_errors_size(), 2);
+  EXPECT_EQ(status->recent_parse_errors(0).kind(), "VALUE_TOO_LARGE");
+  EXPECT_EQ(status->recent_parse_errors(0).offset(), 6);
+  EXPECT_NE(status->recent_parse_errors(0).message().find("\"page\""), std::string::npos)
+      << status->recent_parse_errors(0).message();
+  EXPECT_EQ(status->recent_parse_errors(1).kind(), "VALUE_TOO_LARGE");
+  EXPECT_EQ(status->recent_parse_errors(1).offset(), 7);
+
+  ASSERT_TRUE(c_.supervisor->Finish(0, absl::Seconds(20)).ok());
+  auto final_status = c_.WaitUntilFinal(id);
+  ASSERT_TRUE(final_status.ok()) << final_status.status();
+  ASSERT_EQ(final_status->state(), v1::SUCCESS) << final_status->error();
+  // Every committed segment reads back, and holds exactly the valid rows.
+  const absl::Status verified = VerifyExactlyOnce(*c_.supervisor, c_.deep.get(), kTestBase,
+                                                  c_.produced, {{0, 0}, {1, 0}}, {{0, 14}, {1, 4}});
+  EXPECT_TRUE(verified.ok()) << verified;
+  const auto log = c_.supervisor->CommitLog();
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_EQ(log[0].partition_stats(0).unparseable(), 2);
+  EXPECT_EQ(log[0].partition_stats(0).rows(), 12);
+}
+
+// The good records of the batch that holds the failing one are counted, and
+// a task that ended holds nothing in memory.
+TEST_F(TaskParseErrorsTest, AFailedTaskReportsExactRowStats) {
+  const std::string id = std::string(kTestBase) + "_0000abab";
+  SpecOptions spec = c_.Spec(id);
+  spec.max_parse_exceptions = 0;
+  c_.supervisor->AddTask(0, id);
+  // One produce call, before the task starts: one Kafka batch holds all four.
+  ASSERT_TRUE(c_.ProduceValues(0, {Record(0, 0), Record(0, 1), Record(0, 2), "bad"}).ok());
+  ASSERT_TRUE(c_.client->RunTask(MakeSpec(spec)).ok());
+  auto final_status = c_.WaitUntilFinal(id);
+  ASSERT_TRUE(final_status.ok()) << final_status.status();
+  EXPECT_EQ(final_status->state(), v1::FAILED);
+  EXPECT_EQ(final_status->row_stats().processed(), 3);
+  EXPECT_EQ(final_status->row_stats().unparseable(), 1);
+  EXPECT_EQ(final_status->row_stats().rows_in_memory(), 0);
+  EXPECT_EQ(final_status->row_stats().bytes_in_memory(), 0);
+  // The same through the status call and what the supervisor was told.
+  auto status = c_.client->Status(id);
+  ASSERT_TRUE(status.ok());
+  EXPECT_EQ(status->row_stats().processed(), 3);
+  EXPECT_EQ(status->row_stats().rows_in_memory(), 0);
+  EXPECT_EQ(status->row_stats().bytes_in_memory(), 0);
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        auto reported = c_.supervisor->LastStatus(id);
+        return reported.ok() && reported->state() == v1::FAILED &&
+               reported->row_stats().processed() == 3 &&
+               reported->row_stats().bytes_in_memory() == 0;
+      },
+      absl::Seconds(5)));
+}
+
+// A task stopped gracefully holds nothing in memory either.
+TEST_F(TaskParseErrorsTest, AStoppedTaskHoldsNothingInMemory) {
+  const std::string id = std::string(kTestBase) + "_0000acac";
+  c_.supervisor->AddTask(0, id);
+  ASSERT_TRUE(c_.Produce(0, 5).ok());
+  ASSERT_TRUE(c_.client->RunTask(MakeSpec(c_.Spec(id))).ok());
+  ASSERT_TRUE(c_.WaitUntilRead(id, {{0, 5}, {1, 0}}).ok());
+  ASSERT_TRUE(c_.client->Stop(id, v1::GRACEFUL).ok());
+  auto final_status = c_.WaitUntilFinal(id);
+  ASSERT_TRUE(final_status.ok()) << final_status.status();
+  EXPECT_EQ(final_status->row_stats().processed(), 5);
+  EXPECT_EQ(final_status->row_stats().rows_in_memory(), 0);
+  EXPECT_EQ(final_status->row_stats().bytes_in_memory(), 0);
 }
 
 }  // namespace

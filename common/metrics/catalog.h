@@ -90,6 +90,16 @@ inline constexpr MetricDef kSupervisorHandoffSeconds{
     "sluice_supervisor_handoff_seconds", MetricType::kHistogram,
     "Time from a segment's commit to its handoff.", "datasource", kLatencySecondsBuckets};
 
+inline constexpr MetricDef kSupervisorSegmentVerificationFailures{
+    "sluice_supervisor_segment_verification_failures_total", MetricType::kCounter,
+    "Used, handed-off segments whose deep-storage copy stopped verifying (missing, resized, "
+    "damaged).",
+    "datasource"};
+inline constexpr MetricDef kSupervisorSegmentsFailingVerification{
+    "sluice_supervisor_segments_failing_verification", MetricType::kGauge,
+    "Used segments whose deep-storage copy currently fails verification (HANDOFF_FAILED).",
+    "datasource"};
+
 // ---- both binaries: gRPC server (recorded by grpc_server_metrics.h) ----
 
 inline constexpr MetricDef kGrpcServerHandled{
@@ -124,6 +134,8 @@ inline constexpr const MetricDef* kCatalog[] = {
     &kSupervisorPublishes,
     &kSupervisorSegmentsPublished,
     &kSupervisorHandoffSeconds,
+    &kSupervisorSegmentVerificationFailures,
+    &kSupervisorSegmentsFailingVerification,
     &kGrpcServerHandled,
     &kGrpcServerHandlingSeconds,
 };

@@ -149,7 +149,7 @@ absl::Status DecodeHeaderFields(absl::string_view fields, FileHeader* out) {
       h.rows_per_block > kMaxRowsPerBlock) {
     return Corrupt("header: rows per block");
   }
-  if (!r.Fixed64(&h.num_rows) || h.num_rows > (uint64_t{1} << 40)) {
+  if (!r.Fixed64(&h.num_rows) || h.num_rows > kMaxRows) {
     return Corrupt("header: row count");
   }
   if (!r.Fixed64(&h.input_records) || h.input_records < h.num_rows) {

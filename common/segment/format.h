@@ -16,6 +16,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "common/segment/column_codec.h"
+#include "common/segment/format_limits.h"
 #include "common/segment/schema.h"
 
 namespace sluice {
@@ -31,9 +32,8 @@ inline constexpr size_t kTrailerSize = 32;
 // The CRC covers every byte before it: [0, file size - 12).
 inline constexpr size_t kCrcCoverageExclusion = 12;
 
-inline constexpr uint32_t kMaxRowsPerBlock = 1 << 20;
-inline constexpr size_t kMaxDimensions = 1 << 16;
-inline constexpr size_t kMaxMetrics = 1 << 12;
+// kMaxRowsPerBlock, kMaxDimensions, kMaxMetrics and the other limits of the
+// format are in format_limits.h.
 
 enum class FileKind : uint8_t { kSegment = 1, kSpill = 2 };
 

@@ -273,7 +273,9 @@ absl::StatusOr<WrittenFile> MergeRuns(const std::vector<SortedRun*>& runs, Merge
     Head& h = heads[r];
     h.time = row.time;
     if (identity[r]) {
-      std::memcpy(h.ids.data(), row.ids, num_dims * sizeof(uint32_t));
+      // No dimensions (discovery found none): no bytes, and no pointer to
+      // hand memcpy.
+      if (num_dims > 0) std::memcpy(h.ids.data(), row.ids, num_dims * sizeof(uint32_t));
     } else {
       std::fill(h.ids.begin(), h.ids.end(), 0);
       for (size_t d = 0; d < position[r].size(); ++d) {

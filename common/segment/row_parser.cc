@@ -10,6 +10,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/segment/format_limits.h"
 #include "common/segment/timestamp.h"
 
 namespace sluice {
@@ -62,6 +63,9 @@ struct FieldAction {
 
 constexpr int32_t kUnknownField = -1;
 
+// A field name for an error message: at most 64 bytes of it.
+absl::string_view FieldName(absl::string_view key) { return key.substr(0, 64); }
+
 }  // namespace
 
 const char* ParseErrorKindName(ParseErrorKind kind) {
@@ -71,6 +75,7 @@ const char* ParseErrorKindName(ParseErrorKind kind) {
     case ParseErrorKind::kNoTimestamp: return "NO_TIMESTAMP";
     case ParseErrorKind::kBadTimestamp: return "BAD_TIMESTAMP";
     case ParseErrorKind::kBadNumber: return "BAD_NUMBER";
+    case ParseErrorKind::kValueTooLarge: return "VALUE_TOO_LARGE";
   }
   return "UNKNOWN";
 }
@@ -263,6 +268,7 @@ ParseError RowParser::Impl::Parse(absl::string_view value, InputRow* row) {
   const char* const document_end = buffer.data() + value.size();
   const bool discover = schema.discover_dimensions();
   bool have_timestamp = false;
+  size_t row_value_bytes = 0;
   size_t position = 0;
   for (auto field_result : object) {
     od::field field;
@@ -314,6 +320,7 @@ ParseError RowParser::Impl::Parse(absl::string_view value, InputRow* row) {
       continue;  // the object iterator skips the value
     }
 
+    const bool is_dimension = discovered || action->dimension >= 0;
     od::value v = field.value();
     od::json_type type;
     if (auto err = v.type().get(type)) return NotJson(err);
@@ -346,6 +353,17 @@ ParseError RowParser::Impl::Parse(absl::string_view value, InputRow* row) {
         od::array array;
         std::string_view raw_json;
         if (auto err = v.get_array().get(array)) return NotJson(err);
+        if (is_dimension) {
+          // The values of a multi-value row (format_limits.h). Counting
+          // rewinds the array, so its raw text is still there to take.
+          size_t elements = 0;
+          if (auto err = array.count_elements().get(elements)) return NotJson(err);
+          if (elements > kMaxValuesPerRow) {
+            return Error(ParseErrorKind::kValueTooLarge,
+                         absl::StrCat("dimension \"", FieldName(key), "\": an array of ",
+                                      elements, " values, beyond the limit of ", kMaxValuesPerRow));
+          }
+        }
         if (auto err = array.raw_json().get(raw_json)) return NotJson(err);
         text = TrimRight(View(raw_json));
         break;
@@ -360,8 +378,31 @@ ParseError RowParser::Impl::Parse(absl::string_view value, InputRow* row) {
       }
     }
 
+    if (is_dimension && present) {
+      // The format's limits (format_limits.h): a row beyond them is refused
+      // here, so every row that parses fits in a segment file.
+      if (text.size() > kMaxValueBytes) {
+        return Error(ParseErrorKind::kValueTooLarge,
+                     absl::StrCat("dimension \"", FieldName(key), "\": a value of ", text.size(),
+                                  " bytes, beyond the limit of ", kMaxValueBytes));
+      }
+      row_value_bytes += text.size();
+      if (row_value_bytes > kMaxRowValueBytes) {
+        return Error(ParseErrorKind::kValueTooLarge,
+                     absl::StrCat("the dimension values of the row take more than ",
+                                  kMaxRowValueBytes, " bytes (the limit) at field \"",
+                                  FieldName(key), "\""));
+      }
+    }
     if (discovered) {
-      if (present) row->discovered.emplace_back(key, text);
+      if (present) {
+        if (row->discovered.size() >= kMaxDimensions) {
+          return Error(ParseErrorKind::kValueTooLarge,
+                       absl::StrCat("more than ", kMaxDimensions,
+                                    " dimensions in the row (the limit)"));
+        }
+        row->discovered.emplace_back(key, text);
+      }
       continue;
     }
     if (action->timestamp) {

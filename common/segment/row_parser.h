@@ -39,9 +39,10 @@ enum class ParseErrorKind : uint8_t {
   kNoTimestamp,   // timestamp field missing or null
   kBadTimestamp,  // timestamp of the wrong type, unparseable or out of range
   kBadNumber,     // a metric input that is not a number, or out of range
+  kValueTooLarge, // a dimension value, array or row beyond format_limits.h
 };
 
-// "NOT_JSON", "NO_TIMESTAMP", "BAD_TIMESTAMP", "BAD_NUMBER" (as in
+// "NOT_JSON", "NO_TIMESTAMP", "BAD_TIMESTAMP", "BAD_NUMBER", "VALUE_TOO_LARGE" (as in
 // sluice.v1.ParseErrorSample.kind); "" for kNone.
 const char* ParseErrorKindName(ParseErrorKind kind);
 

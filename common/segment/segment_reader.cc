@@ -19,9 +19,6 @@ absl::Status Corrupt(absl::string_view what) {
   return absl::DataLossError(absl::StrCat("corrupt segment file: ", what));
 }
 
-// Decompressed dictionaries may be at most this much larger than stored.
-constexpr uint64_t kMaxDictionaryExpansion = 1024;
-constexpr uint64_t kMaxDictionaryBytes = uint64_t{1} << 31;
 
 size_t MaxEncodedSize(ValueType type) {
   switch (type) {
@@ -203,7 +200,11 @@ absl::Status SegmentReader::Init(const Options& options) {
     }
     for (size_t b = 0; b < num_blocks_; ++b) {
       const uint64_t rows = std::min<uint64_t>(h.rows_per_block, h.num_rows - b * h.rows_per_block);
-      if (absl::Status s = CheckBlockRef(c.blocks[b], 1 + rows * MaxEncodedSize(c.type),
+      if (absl::Status s = CheckBlockRef(c.blocks[b],
+                                         std::min<uint64_t>(1 + rows * MaxEncodedSize(c.type),
+                                                            MaxDecompressedSize(
+                                                                h.compression,
+                                                                c.blocks[b].stored_size)),
                                          absl::StrCat("column \"", c.name, "\" block ", b));
           !s.ok()) {
         return s;
@@ -213,8 +214,12 @@ absl::Status SegmentReader::Init(const Options& options) {
       if (c.cardinality > h.num_rows) {
         return Corrupt(absl::StrCat("dimension \"", c.name, "\" has more values than rows"));
       }
+      // The format's bounds (format_limits.h): what `cardinality` values
+      // within the value limit can take, and what the codec can expand the
+      // stored bytes to.
       const uint64_t max_raw =
-          std::min(kMaxDictionaryBytes, c.dictionary.stored_size * kMaxDictionaryExpansion + 64);
+          std::min(MaxDictionaryBytes(c.cardinality),
+                   MaxDecompressedSize(h.compression, c.dictionary.stored_size));
       if (absl::Status s = CheckBlockRef(c.dictionary, max_raw,
                                          absl::StrCat("dictionary of \"", c.name, "\""));
           !s.ok()) {
@@ -286,6 +291,10 @@ absl::Status SegmentReader::LoadDictionaries() {
     values.resize(count);
     for (uint64_t i = 0; i < count; ++i) {
       if (!r.String(&values[i])) return Corrupt(absl::StrCat(what, ": truncated value"));
+      if (values[i].size() > kMaxValueBytes) {
+        return Corrupt(absl::StrCat(what, ": value ", i, " is ", values[i].size(),
+                                    " bytes, beyond the format's limit of ", kMaxValueBytes));
+      }
       if (i > 0 && !(values[i - 1] < values[i])) {
         return Corrupt(absl::StrCat(what, ": values not sorted and distinct"));
       }

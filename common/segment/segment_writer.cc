@@ -23,6 +23,15 @@ double CanonicalSum(const MetricCell& cell) {
 
 namespace {
 
+size_t VarintLength(uint64_t v) {
+  size_t n = 1;
+  while (v >= 0x80) {
+    v >>= 7;
+    ++n;
+  }
+  return n;
+}
+
 // Every row's id of one dimension, in the narrowest width its dictionary
 // allows, kept to build the bitmap index at the end.
 class IdColumn {
@@ -119,6 +128,12 @@ struct SegmentWriter::State {
   // Compresses `raw` and appends it; returns where it went.
   absl::StatusOr<BlockRef> WriteBlock() {
     if (absl::Status s = compressor.Compress(raw, &stored); !s.ok()) return s;
+    // The reader refuses an expansion beyond the codec's format bound; a
+    // codec never produces one, and this makes sure of it.
+    if (raw.size() > MaxDecompressedSize(header.compression, stored.size())) {
+      return absl::InternalError(absl::StrCat("a block of ", raw.size(), " bytes compressed to ",
+                                              stored.size(), ", beyond the format's bound"));
+    }
     BlockRef ref;
     ref.offset = file->size();
     ref.stored_size = stored.size();
@@ -144,7 +159,33 @@ absl::StatusOr<std::unique_ptr<SegmentWriter>> SegmentWriter::Create(
   if (header.metadata.interval.start_ms >= header.metadata.interval.end_ms) {
     return absl::InvalidArgumentError("empty interval");
   }
+  // The format's limits (format_limits.h), which the reader checks: refuse
+  // here rather than write a file nobody can read.
+  if (header.dimensions.size() > kMaxDimensions) {
+    return absl::InvalidArgumentError(absl::StrCat(header.dimensions.size(),
+                                                   " dimensions, beyond the format's limit of ",
+                                                   kMaxDimensions));
+  }
+  if (header.schema.metrics.size() > kMaxMetrics) {
+    return absl::InvalidArgumentError(absl::StrCat(header.schema.metrics.size(),
+                                                   " metrics, beyond the format's limit of ",
+                                                   kMaxMetrics));
+  }
   for (size_t d = 0; d < dictionaries.size(); ++d) {
+    uint64_t dictionary_bytes = VarintLength(dictionaries[d].size());
+    for (absl::string_view v : dictionaries[d]) {
+      if (v.size() > kMaxValueBytes) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "a value of dimension \"", header.dimensions[d], "\" is ", v.size(),
+            " bytes, beyond the format's limit of ", kMaxValueBytes));
+      }
+      dictionary_bytes += VarintLength(v.size()) + v.size();
+    }
+    if (dictionary_bytes > kMaxDictionaryBytes) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the dictionary of dimension \"", header.dimensions[d], "\" takes ", dictionary_bytes,
+          " bytes, beyond the format's limit of ", kMaxDictionaryBytes));
+    }
     for (size_t i = 1; i < dictionaries[d].size(); ++i) {
       if (!(dictionaries[d][i - 1] < dictionaries[d][i])) {
         return absl::InvalidArgumentError(absl::StrCat(
@@ -258,7 +299,7 @@ absl::Status SegmentWriter::AddRow(int64_t time, const uint32_t* ids, const Metr
   }
   s.max_time = time;
   s.previous_time = time;
-  std::memcpy(s.previous_key.data(), ids, dims * sizeof(uint32_t));
+  if (dims > 0) std::memcpy(s.previous_key.data(), ids, dims * sizeof(uint32_t));
 
   s.times.push_back(time);
   for (size_t d = 0; d < dims; ++d) s.ids[d].push_back(ids[d]);

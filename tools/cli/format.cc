@@ -201,6 +201,11 @@ std::string FormatStatus(const v1::SupervisorStatus& status) {
                                      status.partitions(), " partition(s)"));
   out += Label("spec version", absl::StrCat(status.spec_version()));
   out += Label("published", absl::StrCat(status.segments_published(), " segment(s)"));
+  if (status.segments_failing_verification() > 0) {
+    out += Label("damaged", absl::StrCat(status.segments_failing_verification(),
+                                         " used segment(s) fail deep-storage verification "
+                                         "(sluicectl segments shows which)"));
+  }
   out += Label("lag", absl::StrCat(status.aggregate_lag(), " record(s) in total, offsets as of ",
                                    FormatTimeMs(status.offsets_last_updated_ms())));
 

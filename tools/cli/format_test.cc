@@ -66,6 +66,22 @@ TEST(FormatTest, SupervisorList) {
             "clicks      UNHEALTHY_SUPERVISOR  no       yes         v12  Kafka unreachable\n");
 }
 
+TEST(FormatTest, StatusShowsSegmentsFailingVerification) {
+  v1::SupervisorStatus status;
+  status.set_datasource("wiki");
+  status.set_state(v1::RUNNING);
+  status.set_segments_published(7);
+  const std::string healthy = FormatStatus(status);
+  EXPECT_EQ(healthy.find("damaged"), std::string::npos) << healthy;
+  status.set_segments_failing_verification(2);
+  const std::string damaged = FormatStatus(status);
+  EXPECT_NE(damaged.find("published:     7 segment(s)\n"
+                         "damaged:       2 used segment(s) fail deep-storage verification "
+                         "(sluicectl segments shows which)\n"),
+            std::string::npos)
+      << damaged;
+}
+
 TEST(FormatTest, StatusShowsPartitionsGroupsTasksAndErrors) {
   v1::SupervisorStatus status;
   status.set_datasource("wiki");

@@ -81,21 +81,29 @@ std::string ApiKeyName(int16_t api_key) {
 }
 
 absl::StatusOr<rd_kafka_resp_err_t> ParseKafkaError(absl::string_view text) {
-  int64_t number;
-  if (ParseInt(text, -200, 1000, &number)) return static_cast<rd_kafka_resp_err_t>(number);
-  std::string name = absl::AsciiStrToUpper(text);
-  absl::string_view view = name;
-  absl::ConsumePrefix(&view, "RD_KAFKA_RESP_ERR_");
-  if (view == "NO_ERROR") return RD_KAFKA_RESP_ERR_NO_ERROR;
   const rd_kafka_err_desc* descs = nullptr;
   size_t count = 0;
   rd_kafka_get_err_descs(&descs, &count);
-  for (size_t i = 0; i < count; ++i) {
-    if (descs[i].name != nullptr && view == descs[i].name) return descs[i].code;
+  int64_t number;
+  if (ParseInt(text, -200, 1000, &number)) {
+    // Only codes librdkafka knows: anything else is no rd_kafka_resp_err_t
+    // (found by //fuzz:devbroker_command_fuzzer: "error wiki 313").
+    if (number == RD_KAFKA_RESP_ERR_NO_ERROR) return RD_KAFKA_RESP_ERR_NO_ERROR;
+    for (size_t i = 0; i < count; ++i) {
+      if (descs[i].name != nullptr && descs[i].code == number) return descs[i].code;
+    }
+  } else {
+    std::string name = absl::AsciiStrToUpper(text);
+    absl::string_view view = name;
+    absl::ConsumePrefix(&view, "RD_KAFKA_RESP_ERR_");
+    if (view == "NO_ERROR") return RD_KAFKA_RESP_ERR_NO_ERROR;
+    for (size_t i = 0; i < count; ++i) {
+      if (descs[i].name != nullptr && view == descs[i].name) return descs[i].code;
+    }
   }
   return absl::InvalidArgumentError(
       absl::StrCat("unknown Kafka error \"", text,
-                   "\" (a number, or a name such as NOT_LEADER_FOR_PARTITION, REQUEST_TIMED_OUT)"));
+                   "\" (a known code, or a name such as NOT_LEADER_FOR_PARTITION, REQUEST_TIMED_OUT)"));
 }
 
 absl::Status ValidateTopicName(absl::string_view name) {

@@ -64,6 +64,9 @@ TEST(ControlCommandTest, RequestErrorsByNameOrNumber) {
   EXPECT_THAT(ParseError("error Frobnicate NOT_LEADER_FOR_PARTITION 1"),
               HasSubstr("unknown Kafka API"));
   EXPECT_THAT(ParseError("error Produce NOT_A_REAL_ERROR 1"), HasSubstr("unknown Kafka error"));
+  // A number librdkafka has no error for is not an rd_kafka_resp_err_t.
+  EXPECT_THAT(ParseError("error Produce 313 1"), HasSubstr("unknown Kafka error"));
+  EXPECT_THAT(ParseError("error wiki 313"), HasSubstr("unknown Kafka error"));
   EXPECT_THAT(ParseError("error Produce NOT_LEADER_FOR_PARTITION 0"), HasSubstr("bad count"));
 }
 
