@@ -78,6 +78,10 @@ absl::Status TxnProducer::End(bool commit) {
 }
 
 absl::Status TxnProducer::Commit() { return End(true); }
+
+absl::Status TxnProducer::Flush() {
+  return kafka::KafkaErrorToStatus(rd_kafka_flush(rk_.get(), kTimeoutMs), "flush");
+}
 absl::Status TxnProducer::Abort() { return End(false); }
 
 }  // namespace sluice::real_kafka

@@ -36,6 +36,9 @@ class TxnProducer {
   // with INVALID_TXN_STATE (docs/kafka.md), hence the flush first.
   absl::Status Commit();
   absl::Status Abort();
+  // Waits until every record sent so far is written (the transaction stays
+  // open: its records hold the last stable offset back).
+  absl::Status Flush();
 
   // Records of committed transactions (what read_committed readers see),
   // and of those the malformed ones; records of aborted transactions.

@@ -224,16 +224,7 @@ absl::Status RealKafka::CreateTopic(const std::string& topic, int partitions,
   const rd_kafka_topic_result_t** results = rd_kafka_CreateTopics_result_topics(
       rd_kafka_event_CreateTopics_result(event->get()), &n);
   SLUICE_RETURN_IF_ERROR(TopicResults(results, n, what));
-  const absl::Time deadline = absl::Now() + kAdminTimeout;
-  while (true) {
-    absl::StatusOr<int> count = PartitionCount(topic);
-    if (count.ok() && *count == partitions) return absl::OkStatus();
-    if (absl::Now() > deadline) {
-      return absl::DeadlineExceededError(absl::StrCat(topic, " created but its ", partitions,
-                                                      " partitions have no leaders yet"));
-    }
-    absl::SleepFor(absl::Milliseconds(100));
-  }
+  return WaitForLeaders(topic, partitions);
 }
 
 absl::Status RealKafka::CreatePartitions(const std::string& topic, int total_partitions) {
@@ -254,7 +245,28 @@ absl::Status RealKafka::CreatePartitions(const std::string& topic, int total_par
   size_t n = 0;
   const rd_kafka_topic_result_t** results = rd_kafka_CreatePartitions_result_topics(
       rd_kafka_event_CreatePartitions_result(event->get()), &n);
-  return TopicResults(results, n, what);
+  SLUICE_RETURN_IF_ERROR(TopicResults(results, n, what));
+  // The request returns before the new partitions have a leader in the
+  // metadata; until then requests for them fail with NOT_LEADER_FOR_PARTITION.
+  return WaitForLeaders(topic, total_partitions);
+}
+
+absl::Status RealKafka::WaitForLeaders(const std::string& topic, int partitions) {
+  const absl::Time deadline = absl::Now() + kAdminTimeout;
+  while (true) {
+    absl::StatusOr<int> count = PartitionCount(topic);
+    if (count.ok() && *count == partitions) {
+      // Metadata can show a leader a moment before it serves ListOffsets.
+      bool serving = true;
+      for (int32_t p = 0; p < partitions && serving; ++p) serving = Watermarks(topic, p).ok();
+      if (serving) return absl::OkStatus();
+    }
+    if (absl::Now() > deadline) {
+      return absl::DeadlineExceededError(absl::StrCat(
+          topic, ": not every one of its ", partitions, " partitions has a serving leader"));
+    }
+    absl::SleepFor(absl::Milliseconds(100));
+  }
 }
 
 absl::Status RealKafka::AlterTopicConfigs(const std::string& topic,
@@ -313,8 +325,14 @@ absl::Status RealKafka::DeleteRecordsBefore(const std::string& topic, int32_t pa
 }
 
 absl::StatusOr<std::pair<int64_t, int64_t>> RealKafka::Watermarks(const std::string& topic,
-                                                                  int32_t partition) {
-  SLUICE_ASSIGN_OR_RETURN(HandlePtr rk, AdminHandle(bootstrap_));
+                                                                  int32_t partition,
+                                                                  bool read_committed) {
+  SLUICE_ASSIGN_OR_RETURN(
+      ConfPtr conf,
+      BuildConf({{"bootstrap.servers", bootstrap_},
+                 {"isolation.level", read_committed ? "read_committed" : "read_uncommitted"}},
+                "real-kafka-watermarks"));
+  SLUICE_ASSIGN_OR_RETURN(HandlePtr rk, NewHandle(RD_KAFKA_CONSUMER, std::move(conf)));
   int64_t low = 0, high = 0;
   const rd_kafka_resp_err_t err =
       rd_kafka_query_watermark_offsets(rk.get(), topic.c_str(), partition, &low, &high, 10000);

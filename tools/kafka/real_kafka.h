@@ -102,15 +102,20 @@ class RealKafka {
   // Deletes the records before `offset` (DeleteRecords): the partition's
   // earliest offset becomes `offset`, as retention would make it.
   absl::Status DeleteRecordsBefore(const std::string& topic, int32_t partition, int64_t offset);
-  // Earliest and latest (high watermark) offsets.
+  // Earliest and latest offsets. The latest is the last stable offset for a
+  // read_committed reader (an open transaction holds it back), the high
+  // watermark for read_uncommitted.
   absl::StatusOr<std::pair<int64_t, int64_t>> Watermarks(const std::string& topic,
-                                                         int32_t partition);
+                                                         int32_t partition,
+                                                         bool read_committed = true);
   // Partitions of `topic` with a leader (0 when the topic does not exist).
   absl::StatusOr<int> PartitionCount(const std::string& topic);
 
  private:
   explicit RealKafka(RealKafkaOptions options) : options_(std::move(options)) {}
   absl::Status Launch();
+  // Until every partition of `topic` has a leader that answers ListOffsets.
+  absl::Status WaitForLeaders(const std::string& topic, int partitions);
 
   RealKafkaOptions options_;
   std::string jars_;
