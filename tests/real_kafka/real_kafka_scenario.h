@@ -17,14 +17,18 @@ namespace sluice::real_kafka {
 
 // Creates the topic `options.topic` (UniqueTopic() when it is the default)
 // with `options.partitions` partitions and `configs`, then starts the
-// scenario on the shared broker. Null after recording the failure.
+// scenario on the shared broker. With `create_topic` false the topic must
+// exist already. Null after recording the failure.
 inline std::unique_ptr<fault::FaultScenario> StartRealKafkaScenario(
-    fault::ScenarioOptions options, const std::map<std::string, std::string>& configs = {}) {
+    fault::ScenarioOptions options, const std::map<std::string, std::string>& configs = {},
+    bool create_topic = true) {
   kafka::RealKafka* kafka = RealKafkaEnv();
   if (kafka == nullptr) return nullptr;
   if (options.topic == fault::kTopic) options.topic = UniqueTopic();
   if (options.name.empty()) options.name = options.topic;
-  const absl::Status created = kafka->CreateTopic(options.topic, options.partitions, configs);
+  const absl::Status created = create_topic
+                                   ? kafka->CreateTopic(options.topic, options.partitions, configs)
+                                   : absl::OkStatus();
   EXPECT_TRUE(created.ok()) << created;
   if (!created.ok()) return nullptr;
   options.external_bootstrap_servers = kafka->bootstrap_servers();

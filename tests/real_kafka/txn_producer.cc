@@ -36,14 +36,16 @@ absl::Status TxnProducer::Begin() {
                                          "begin_transaction");
 }
 
-absl::Status TxnProducer::Send(int32_t partition) {
+absl::Status TxnProducer::Send(int32_t partition, const std::string& key) {
   const uint64_t malformed_before = rows_.malformed();
   std::string value = rows_.Next();
   const bool malformed = rows_.malformed() != malformed_before;
   while (true) {
     const rd_kafka_resp_err_t err = rd_kafka_producev(
         rk_.get(), RD_KAFKA_V_TOPIC(topic_.c_str()), RD_KAFKA_V_PARTITION(partition),
-        RD_KAFKA_V_VALUE(value.data(), value.size()), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+        RD_KAFKA_V_VALUE(value.data(), value.size()),
+        RD_KAFKA_V_KEY(key.empty() ? nullptr : key.data(), key.size()),
+        RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
         RD_KAFKA_V_END);
     if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
       rd_kafka_poll(rk_.get(), 50);

@@ -29,8 +29,9 @@ class TxnProducer {
   ~TxnProducer();
 
   absl::Status Begin();
-  // One record to `partition` in the open transaction.
-  absl::Status Send(int32_t partition);
+  // One record to `partition` in the open transaction, with `key` (none if
+  // empty; a compacted topic needs one).
+  absl::Status Send(int32_t partition, const std::string& key = "");
   // Flushes, then commits / aborts. librdkafka 2.0.2 against Kafka 4.4:
   // aborting while records are still in flight fails the producer fatally
   // with INVALID_TXN_STATE (docs/kafka.md), hence the flush first.
