@@ -138,6 +138,12 @@ TEST(RealKafkaBroker, PausedBrokerStopsAnsweringAndResumes) {
   EXPECT_TRUE(w.ok()) << w.status();
   std::cerr << "[real_kafka] answering again " << absl::FormatDuration(absl::Now() - resumed)
             << " after SIGCONT" << std::endl;
+  // Paused for longer than broker.session.timeout.ms (9 s), the broker was
+  // fenced by its own controller: new topics are refused until it registers
+  // again (CreateTopic retries that).
+  ASSERT_OK(kafka->CreateTopic(topic + "_after", 1));
+  std::cerr << "[real_kafka] creating topics again " << absl::FormatDuration(absl::Now() - resumed)
+            << " after SIGCONT" << std::endl;
 }
 
 // Last: the broker's state survives kill -9 (same directory and ports).

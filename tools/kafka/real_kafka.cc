@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <functional>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
@@ -203,6 +204,23 @@ absl::Status RealKafka::Resume() {
 
 absl::Status RealKafka::CreateTopic(const std::string& topic, int partitions,
                                     const std::map<std::string, std::string>& configs) {
+  // A broker its controller fenced (it was stopped for longer than
+  // broker.session.timeout.ms, 9 s) refuses new topics with
+  // INVALID_REPLICATION_FACTOR "All brokers are currently fenced" until it
+  // has registered again: retry that.
+  const absl::Time deadline = absl::Now() + kAdminTimeout;
+  while (true) {
+    absl::Status status = CreateTopicOnce(topic, partitions, configs);
+    if (status.ok() || !absl::StrContains(status.message(), "fenced") ||
+        absl::Now() > deadline) {
+      return status;
+    }
+    absl::SleepFor(absl::Milliseconds(250));
+  }
+}
+
+absl::Status RealKafka::CreateTopicOnce(const std::string& topic, int partitions,
+                                        const std::map<std::string, std::string>& configs) {
   SLUICE_ASSIGN_OR_RETURN(HandlePtr rk, AdminHandle(bootstrap_));
   char err[256];
   rd_kafka_NewTopic_t* new_topic = rd_kafka_NewTopic_new(topic.c_str(), partitions, 1, err,

@@ -114,6 +114,8 @@ class RealKafka {
  private:
   explicit RealKafka(RealKafkaOptions options) : options_(std::move(options)) {}
   absl::Status Launch();
+  absl::Status CreateTopicOnce(const std::string& topic, int partitions,
+                               const std::map<std::string, std::string>& configs);
   // Until every partition of `topic` has a leader that answers ListOffsets.
   absl::Status WaitForLeaders(const std::string& topic, int partitions);
 

@@ -127,8 +127,16 @@ common=(-Xms128m "-Xmx$heap" $jvm_opts "-Dlog4j2.configurationFile=$dir/log4j2.p
 if [[ ! -f "$dir/kafka-logs/meta.properties" ]]; then
   # A cluster id is 16 random bytes, URL-safe base64 without padding (what
   # `StorageTool random-uuid` prints), made here to save a JVM start.
-  cluster_id=$(python3 -c 'import base64, uuid; print(base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("="))')
-  if ! "$java" "${common[@]}" kafka.tools.StorageTool format -t "$cluster_id" \
+  # Like Kafka's Uuid.randomUuid, never one starting with "-" (an option to
+  # the argument parser: one run in 64 failed that way).
+  cluster_id=$(python3 -c '
+import base64, uuid
+while True:
+    s = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    if not s.startswith("-"):
+        print(s)
+        break')
+  if ! "$java" "${common[@]}" kafka.tools.StorageTool format "--cluster-id=$cluster_id" \
        -c "$dir/server.properties" > "$dir/format.log" 2>&1; then
     echo "run_kafka: formatting $dir/kafka-logs failed:" >&2
     cat "$dir/format.log" >&2
