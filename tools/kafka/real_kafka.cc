@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <functional>
 
@@ -144,6 +145,7 @@ absl::Status RealKafka::Launch() {
               absl::StrCat("--ready_timeout=",
                            absl::ToInt64Seconds(options_.start_timeout))};
   for (const std::string& p : options_.properties) sub.args.push_back("--property=" + p);
+  sub.env = options_.env;
   sub.name = absl::StrCat("kafka", starts_ == 0 ? "" : absl::StrCat(".restart-", starts_));
   sub.stderr_path = absl::StrCat(options_.dir, "/", sub.name, ".stderr");
   sub.stdout_path = absl::StrCat(options_.dir, "/", sub.name, ".stdout");
@@ -158,6 +160,15 @@ absl::Status RealKafka::Launch() {
   }
   bootstrap_ = std::string(absl::StripSuffix(*content, "\n"));
   return absl::OkStatus();
+}
+
+pid_t RealKafka::java_pid() const {
+  FILE* f = fopen((options_.dir + "/java.pid").c_str(), "r");
+  if (f == nullptr) return -1;
+  int pid = -1;
+  if (fscanf(f, "%d", &pid) != 1) pid = -1;
+  fclose(f);
+  return pid;
 }
 
 bool RealKafka::Running() { return process_ != nullptr && process_->Running(); }
