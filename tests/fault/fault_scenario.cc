@@ -137,6 +137,9 @@ absl::Status FaultScenario::SubmitSpec(const std::function<void(v1::SupervisorSp
   v1::SupervisorSpec* spec = request.mutable_spec();
   *spec = cluster::WikiSpec(wiki);
   v1::IoConfig* io = spec->mutable_io_config();
+  for (const auto& [name, value] : options_.consumer_properties) {
+    (*io->mutable_consumer_properties())[name] = value;
+  }
   io->set_completion_timeout(options_.completion_timeout);
   io->set_late_message_rejection_start_date_time(options_.late_message_rejection_start);
   v1::TuningConfig* tuning = spec->mutable_tuning_config();
@@ -428,9 +431,12 @@ audit::AuditReport FaultScenario::Audit(const PartitionOffsets& reset) {
         absl::StrCat("cannot read the commit log and segments: ", inputs.status().ToString()));
     return failed;
   }
+  kafka::KafkaProperties properties(options_.consumer_properties.begin(),
+                                    options_.consumer_properties.end());
+  properties["bootstrap.servers"] = cluster_->bootstrap_servers();
   absl::StatusOr<std::unique_ptr<audit::KafkaRecordCounter>> counter =
       audit::KafkaRecordCounter::Create(
-          {.properties = {{"bootstrap.servers", cluster_->bootstrap_servers()}},
+          {.properties = properties,
            .cluster = options_.external_bootstrap_servers.empty() ? kafka::ClusterKind::kDevBroker
                                                                   : kafka::ClusterKind::kKafka,
            .idle_timeout = absl::Seconds(60)});

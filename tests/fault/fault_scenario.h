@@ -64,6 +64,9 @@ struct ScenarioOptions {
   std::string external_bootstrap_servers;
   // The topic (unique per scenario on a shared broker).
   std::string topic = kTopic;
+  // Extra consumerProperties of the spec, also used by the audit's reader
+  // (e.g. {"isolation.level", "read_uncommitted"}).
+  std::map<std::string, std::string> consumer_properties;
   // The spec (ioConfig, tuningConfig), with timings short enough for tests.
   int task_count = 2;
   int replicas = 2;

@@ -139,5 +139,45 @@ TEST(RealKafkaTransactions, CommittedAndAbortedInterleavedThenAnOpenTransaction)
   ASSERT_OK(ExpectNoLag(s.get()));
 }
 
+// isolation.level=read_uncommitted in the spec: aborted records are
+// ingested too (as in Druid), markers still hold no record; the audit reads
+// with the same setting, so every record of every transaction is a row.
+TEST(RealKafkaTransactions, ReadUncommittedIngestsAbortedRecords) {
+  kafka::RealKafka* kafka = RealKafkaEnv();
+  ASSERT_NE(kafka, nullptr);
+  ScenarioOptions options;
+  options.seed = 202;
+  options.partitions = kPartitions;
+  options.consumer_properties = {{"isolation.level", "read_uncommitted"}};
+  std::unique_ptr<FaultScenario> s = StartRealKafkaScenario(options);
+  ASSERT_NE(s, nullptr);
+  const std::string topic = s->options().topic;
+  bench::WikiRowOptions rows;
+  rows.seed = 202;
+  rows.mean_step_ms = 200;
+  rows.malformed_fraction = 0;
+  auto producer = TxnProducer::Create(kafka->bootstrap_servers(), topic, topic + "-txn", rows);
+  ASSERT_TRUE(producer.ok()) << producer.status();
+  TxnProducer& txn = **producer;
+  for (int t = 0; t < 12; ++t) {
+    ASSERT_OK(txn.Begin());
+    for (int i = 0; i < 50; ++i) {
+      for (int32_t p = 0; p < kPartitions; ++p) ASSERT_OK(txn.Send(p));
+    }
+    ASSERT_OK(t % 2 == 1 ? txn.Abort() : txn.Commit());
+  }
+  Produced all;
+  all.records = txn.committed() + txn.aborted();
+  for (int32_t p = 0; p < kPartitions; ++p) {
+    absl::StatusOr<std::pair<int64_t, int64_t>> w = kafka->Watermarks(topic, p, false);
+    ASSERT_TRUE(w.ok()) << w.status();
+    EXPECT_EQ(w->second, 12 * 51);
+    all.end_offsets[p] = w->second;
+  }
+  s->AddProduced(all);
+  ASSERT_OK(s->Finish());  // rows = committed + aborted records
+  ASSERT_OK(ExpectNoLag(s.get()));
+}
+
 }  // namespace
 }  // namespace sluice::real_kafka
