@@ -5,6 +5,8 @@
 // resetOffsetAutomatically off (it waits and says why) then on (reset to the
 // earliest offset, the skipped range never ingested). Each ends with the
 // exactly-once audit.
+#include <signal.h>
+
 #include <gtest/gtest.h>
 
 #include "absl/strings/match.h"
@@ -177,6 +179,77 @@ TEST(RealKafkaTopics, RetentionUnderAStoppedSupervisor) {
   // reports as an error, never as a short count.
   const audit::AuditReport report = s->Audit(reset);
   EXPECT_FALSE(report.discrepancies.empty()) << report.ToString();
+  for (const std::string& d : report.discrepancies) {
+    EXPECT_TRUE(absl::StartsWith(d, "before the reset: cannot count Kafka records") &&
+                absl::StrContains(d, "Offset out of range"))
+        << "unexpected discrepancy: " << d << "\n" << report.ToString() << "\n" << s->Context();
+  }
+  absl::StatusOr<v1::GetCommitLogResponse> log = s->CommitLog();
+  ASSERT_TRUE(log.ok()) << log.status();
+  for (const auto& [p, offset] : reset) {
+    bool restarted_there = false;
+    for (const v1::CommittedSequence& seq : log->sequences()) {
+      auto it = seq.start_offsets().find(p);
+      if (it != seq.start_offsets().end() && it->second == offset) restarted_there = true;
+    }
+    EXPECT_TRUE(restarted_there) << "partition " << p << " did not restart at " << offset << "\n"
+                                 << s->Context();
+  }
+}
+
+// Records deleted under a running supervisor, past where its tasks are: the
+// workers are stopped (SIGSTOP, shorter than the supervisor's lost-worker
+// timeout) while records arrive and are deleted, so that on SIGCONT the
+// tasks' next fetch is out of range. With resetOffsetAutomatically on, the
+// tasks report it, the supervisor resets to the earliest offset and reading
+// goes on from there; the audit across the reset passes.
+TEST(RealKafkaTopics, RetentionUnderARunningSupervisorWithAutomaticReset) {
+  kafka::RealKafka* kafka = RealKafkaEnv();
+  ASSERT_NE(kafka, nullptr);
+  ScenarioOptions options;
+  options.seed = 303;
+  options.partitions = 2;
+  options.extra_flags[cluster::kSupervisor] = {"--min_worker_lost_timeout_ms=60000"};
+  std::unique_ptr<FaultScenario> s = StartRealKafkaScenario(options);
+  ASSERT_NE(s, nullptr);
+  const std::string topic = s->options().topic;
+  ASSERT_OK(s->ChangeSpec([](v1::SupervisorSpec* spec) {
+    spec->mutable_tuning_config()->set_reset_offset_automatically(true);
+  }));
+  ASSERT_OK(s->Produce(2000));
+  ASSERT_OK(s->WaitUntilAllCommitted());
+  const audit::AuditReport first = s->Audit();
+  EXPECT_TRUE(first.ok()) << first.ToString();
+  absl::StatusOr<v1::GetCommitLogResponse> before = s->CommitLog();
+  ASSERT_TRUE(before.ok()) << before.status();
+
+  for (int i = 0; i < s->options().workers; ++i) {
+    ASSERT_OK(s->cluster().Kill(cluster::WorkerName(i), SIGSTOP));
+  }
+  // A Fetch the tasks sent before they stopped is held by the broker for up
+  // to fetch.wait.max.ms (500 ms) and answered with whatever arrives
+  // meanwhile: records produced now would reach the stopped tasks in that
+  // answer, before the deletion (seen in the first version of this test).
+  // Let those fetches end empty first.
+  absl::SleepFor(absl::Seconds(1));
+  ASSERT_OK(s->Produce(2000));
+  fault::PartitionOffsets reset;
+  for (int32_t p = 0; p < 2; ++p) {
+    const int64_t committed = before->committed_offsets().at(p);
+    ASSERT_OK(kafka->DeleteRecordsBefore(topic, p, committed + 500));
+    absl::StatusOr<std::pair<int64_t, int64_t>> w = kafka->Watermarks(topic, p);
+    ASSERT_TRUE(w.ok()) << w.status();
+    ASSERT_EQ(w->first, committed + 500);
+    reset[p] = committed + 500;
+  }
+  for (int i = 0; i < s->options().workers; ++i) {
+    ASSERT_OK(s->cluster().Kill(cluster::WorkerName(i), SIGCONT));
+  }
+  ASSERT_OK(s->WaitProduced());
+  ASSERT_OK(s->WaitUntilAllCommitted());
+  ASSERT_OK(s->cluster().CheckAlive());
+  const audit::AuditReport report = s->Audit(reset);
+  EXPECT_FALSE(report.discrepancies.empty()) << "the deleted ranges cannot be counted again";
   for (const std::string& d : report.discrepancies) {
     EXPECT_TRUE(absl::StartsWith(d, "before the reset: cannot count Kafka records") &&
                 absl::StrContains(d, "Offset out of range"))
