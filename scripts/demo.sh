@@ -9,6 +9,7 @@
 #
 #   scripts/demo.sh                                  # about a minute and a half after the build
 #   scripts/demo.sh --keep_running                   # then explore with sluicectl
+#   scripts/demo.sh --kafka=real                     # the same job on Apache Kafka 4.4 (not the dev broker)
 #   scripts/demo.sh --records=1000000 --rate=0 --partitions=8 --workers=3 --task_count=4
 #   scripts/demo.sh --helpon=demo_main               # every flag
 set -euo pipefail

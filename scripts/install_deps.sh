@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages sluice builds, tests and runs with.
 # Idempotent: does nothing when everything is present. Needs root or sudo.
+# Then fetches the Apache Kafka broker jars for the real_kafka test tier
+# (scripts/install_kafka.sh: Maven Central into ~/.cache/sluice/kafka, once).
 set -euo pipefail
 
 PACKAGES=(
@@ -16,6 +18,9 @@ PACKAGES=(
   libzstd-dev liblz4-dev libroaring-dev libsimdjson-dev libxxhash-dev
   clang-14 libclang-rt-14-dev  # libFuzzer targets (scripts/fuzz.sh)
   openssl python3 nodejs procps curl ca-certificates
+  # the real Kafka broker (tools/kafka, tests/real_kafka): Java 17 runs it,
+  # Maven fetches its jars
+  openjdk-17-jre-headless maven
 )
 
 missing=()
@@ -32,8 +37,11 @@ if ! command -v npm >/dev/null 2>&1; then
   missing+=(npm)
 fi
 
+kafka() { "$(dirname "$0")/install_kafka.sh" | grep -v '^/' ; }
+
 if ((${#missing[@]} == 0)); then
   echo "[deps] all ${#PACKAGES[@]} packages present"
+  kafka
   exit 0
 fi
 
@@ -49,3 +57,4 @@ export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -q
 $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
 echo "[deps] done"
+kafka

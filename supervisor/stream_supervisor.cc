@@ -3,6 +3,7 @@
 #include <glog/logging.h>
 
 #include <algorithm>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -382,8 +383,19 @@ void StreamSupervisor::CheckTaskDuration() {
   const absl::Time now = deps_.clock->Now();
   const bool stop_all = spec_.spec.suspended() || stopping_;
   std::vector<std::pair<absl::Time, int32_t>> due;
+  std::set<int32_t> repartitioned;
+  const int task_count = spec_.spec.io_config().task_count();
   for (const auto& [id, group] : active_) {
-    if (stop_all || now >= group.created_at + timings_.task_duration) {
+    // Partitions added to the topic (CreatePartitions) that belong to this
+    // group (p % taskCount) are read by its next generation: roll over now
+    // rather than at the end of the task duration (Druid waits
+    // repartitionTransitionDuration, PT2M by default, then does the same).
+    bool grown = false;
+    for (int32_t p : partitions_) {
+      if (task_count > 0 && p % task_count == id && !group.HasPartition(p)) grown = true;
+    }
+    if (grown) repartitioned.insert(id);
+    if (stop_all || grown || now >= group.created_at + timings_.task_duration) {
       due.emplace_back(group.created_at, id);
     }
   }
@@ -397,9 +409,9 @@ void StreamSupervisor::CheckTaskDuration() {
               << spec_.spec.io_config().stop_task_count() << ")";
       break;
     }
-    Finalize(id, stop_all
-                     ? (stopping_ ? "the supervisor is stopping" : "the supervisor is suspended")
-                     : "its task duration elapsed");
+    Finalize(id, stop_all ? (stopping_ ? "the supervisor is stopping" : "the supervisor is suspended")
+                 : repartitioned.count(id) ? "partitions were added to the topic"
+                                           : "its task duration elapsed");
     ++publishing;
   }
 }

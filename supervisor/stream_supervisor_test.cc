@@ -349,6 +349,32 @@ TEST_F(StreamSupervisorTest, RollOverAfterTaskDurationThenTheFirstSuccessEndsThe
   EXPECT_EQ(status.active_groups_size(), 1);
 }
 
+// Partitions added to the topic (Kafka's CreatePartitions): the group they
+// belong to (p % taskCount) rolls over at once, and its next generation reads
+// them from the earliest offset, the others from where the last one ended.
+TEST_F(StreamSupervisorTest, PartitionsAddedToTheTopicRollTheirGroupOverAtOnce) {
+  StartReplicatedGroup();
+  const std::string first_base = ActiveGroup().base_sequence_name();
+  WorkerOf(a_)->Read(a_, {{0, 70}, {1, 10}});
+  WorkerOf(b_)->Read(b_, {{0, 65}, {1, 15}});
+  Run();
+  EXPECT_TRUE(Status().publishing_groups().empty()) << "nothing changed yet";
+  stream_.SetWatermarks(2, /*earliest=*/5, /*latest=*/40);
+  Run();
+  v1::SupervisorStatus status = Status();
+  EXPECT_EQ(status.partitions(), 3);
+  ASSERT_EQ(status.publishing_groups_size(), 1) << status.DebugString();
+  EXPECT_EQ(status.publishing_groups(0).base_sequence_name(), first_base);
+  EXPECT_EQ(FromProto(status.publishing_groups(0).end_offsets()), (OffsetMap{{0, 70}, {1, 15}}));
+  ASSERT_EQ(status.active_groups_size(), 1);
+  EXPECT_EQ(FromProto(status.active_groups(0).start_offsets()),
+            (OffsetMap{{0, 70}, {1, 15}, {2, 5}}));
+  // Once the new generation covers the partition, nothing rolls over again.
+  const std::string second_base = status.active_groups(0).base_sequence_name();
+  Run();
+  EXPECT_EQ(ActiveGroup().base_sequence_name(), second_base);
+}
+
 TEST_F(StreamSupervisorTest, CompletionTimeoutKillsThePublishingGroupAndTheOneAfterIt) {
   StartReplicatedGroup();
   const std::string first_base = ActiveGroup().base_sequence_name();

@@ -51,7 +51,9 @@ absl::StatusOr<std::unique_ptr<KafkaConsumer>> KafkaConsumer::Create(KafkaConsum
   props["enable.auto.commit"] = "false";
   props["enable.auto.offset.store"] = "false";
   props["auto.offset.reset"] = "error";
-  props["enable.partition.eof"] = "false";
+  // A partition's end tells the reader it is past offsets that hold no record
+  // for it (transaction markers, aborted records): TakeReachedEnds.
+  props["enable.partition.eof"] = "true";
   // librdkafka wants a group id even for assign(); it is never joined.
   props["group.id"] =
       absl::StrCat("sluice-", options.client_id.empty() ? "task" : options.client_id);
@@ -86,6 +88,7 @@ KafkaConsumer::~KafkaConsumer() {
 absl::Status KafkaConsumer::Assign(const OffsetMap& offsets) {
   rd_kafka_resp_err_t err;
   assigned_.clear();
+  reached_ends_.clear();
   for (const auto& [partition, offset] : offsets) assigned_.push_back(partition);
   if (offsets.empty()) {
     err = rd_kafka_assign(rk_.get(), nullptr);
@@ -124,6 +127,24 @@ void KafkaConsumer::WakeFetchers() {
 
 absl::Status KafkaConsumer::Poll(absl::Duration timeout, size_t max_records, KafkaBatch* batch,
                                  std::vector<OffsetOutOfRange>* out_of_range) {
+  // A partition EOF event alone is no reason to return before the timeout
+  // (it only updates TakeReachedEnds); a wake, a record or an error is.
+  const absl::Time deadline = absl::Now() + timeout;
+  while (true) {
+    const int64_t eofs_before = eof_events_;
+    absl::Status status = PollOnce(timeout, max_records, batch, out_of_range);
+    if (!status.ok() || !batch->empty() || !out_of_range->empty() ||
+        eof_events_ == eofs_before) {
+      return status;
+    }
+    timeout = deadline - absl::Now();
+    if (timeout <= absl::ZeroDuration()) return status;
+  }
+}
+
+absl::Status KafkaConsumer::PollOnce(absl::Duration timeout, size_t max_records,
+                                     KafkaBatch* batch,
+                                     std::vector<OffsetOutOfRange>* out_of_range) {
   batch->Clear();
   if (max_records == 0) return absl::OkStatus();
   std::vector<rd_kafka_message_t*>& messages = batch->messages_;
@@ -167,7 +188,10 @@ absl::Status KafkaConsumer::Poll(absl::Duration timeout, size_t max_records, Kaf
       const rd_kafka_resp_err_t cause = rd_kafka_fatal_error(rk_.get(), reason, sizeof(reason));
       fatal = absl::InternalError(
           absl::StrCat("fatal Kafka consumer error ", rd_kafka_err2name(cause), ": ", reason));
-    } else if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+    } else if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+      if (m->offset >= 0) reached_ends_[m->partition] = m->offset;
+      ++eof_events_;
+    } else {
       LOG_EVERY_N(WARNING, 20) << "[kafka " << rd_kafka_name(rk_.get()) << "] " << topic << "["
                                << m->partition << "]: " << rd_kafka_err2name(m->err) << ": "
                                << rd_kafka_message_errstr(m);
@@ -186,6 +210,12 @@ absl::Status KafkaConsumer::Poll(absl::Duration timeout, size_t max_records, Kaf
     WakeFetchers();
   }
   return fatal;
+}
+
+OffsetMap KafkaConsumer::TakeReachedEnds() {
+  OffsetMap out;
+  out.swap(reached_ends_);
+  return out;
 }
 
 absl::StatusOr<std::pair<int64_t, int64_t>> KafkaConsumer::Watermarks(int32_t partition,

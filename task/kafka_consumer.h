@@ -42,8 +42,8 @@ struct KafkaConsumerOptions {
   // librdkafka properties from the spec ("bootstrap.servers" is required).
   // They override the recommended ones of kafka::WithConsumerDefaults for
   // `cluster_kind`, except the settings exactly-once depends on (no commits,
-  // no offset store, auto.offset.reset=error, no partition EOF events),
-  // which are forced.
+  // no offset store, auto.offset.reset=error, partition EOF events on: see
+  // TakeReachedEnds), which are forced.
   kafka::KafkaProperties properties;
   kafka::ClusterKind cluster_kind = kafka::ClusterKind::kKafka;
   // client.id (e.g. the task id).
@@ -117,6 +117,16 @@ class KafkaConsumer {
   // Thread-safe: a pause or stop calls it so the read loop parks promptly.
   void Wake();
 
+  // Partitions whose end (high watermark; the last stable offset under
+  // read_committed) Poll has reached since the last call, with that end
+  // offset: every record below it has been returned. The offsets between the
+  // last record returned and the end may hold none a reader gets
+  // (transaction markers; aborted records under read_committed; compacted
+  // records), so this is how a reader learns it is done with them. From
+  // librdkafka's partition EOF events, which come in order after the records.
+  // Assign() forgets them.
+  OffsetMap TakeReachedEnds();
+
   // Earliest and latest (high watermark) offsets of a partition.
   absl::StatusOr<std::pair<int64_t, int64_t>> Watermarks(int32_t partition, absl::Duration timeout);
 
@@ -128,6 +138,11 @@ class KafkaConsumer {
 
  private:
   KafkaConsumer(kafka::HandlePtr rk, std::string topic, RefillTrigger refill);
+
+  // One take from the consumer queue (Poll repeats it while it only got
+  // partition EOF events).
+  absl::Status PollOnce(absl::Duration timeout, size_t max_records, KafkaBatch* batch,
+                        std::vector<OffsetOutOfRange>* out_of_range);
 
   // Wakes the broker threads that fetch the assigned partitions: a
   // ListOffsets request for all of them (one per leader broker), which each
@@ -143,6 +158,8 @@ class KafkaConsumer {
   double polled_bytes_ = 0;
   double polled_records_ = 0;
   int64_t fetch_wakeups_ = 0;
+  OffsetMap reached_ends_;
+  int64_t eof_events_ = 0;
 };
 
 }  // namespace sluice::task

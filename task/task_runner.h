@@ -204,6 +204,9 @@ class TaskRunner {
   void RefreshRoutes() ABSL_LOCKS_EXCLUDED(mu_);
   void PublishProgress() ABSL_LOCKS_EXCLUDED(mu_);
   void RequestCheckpoint(const char* trigger) ABSL_LOCKS_EXCLUDED(mu_);
+  // Moves the current offset of every partition whose end the consumer
+  // reached up to that end (at most the final end).
+  void AdvanceToReachedEnds();
   bool ReachedFinalEnd() const;
   bool AllReadIsPublished() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Finish(absl::Status outcome) ABSL_LOCKS_EXCLUDED(mu_);

@@ -18,6 +18,9 @@
 #include "glog/logging.h"
 #include "tools/demo/demo.h"
 
+DEFINE_string(kafka, "dev",
+              "dev: the embedded dev broker; real: Apache Kafka 4.4 started for the demo "
+              "(tools/kafka/run_kafka.sh, jars from scripts/install_deps.sh)");
 DEFINE_int64(records, 300000, "wiki edits to produce");
 DEFINE_double(malformed_fraction, 0.0002, "fraction of malformed records (counted, not lost)");
 DEFINE_double(rate, 5000, "records per second produced (0: as fast as possible)");
@@ -68,6 +71,7 @@ int main(int argc, char** argv) {
   }).detach();
 
   sluice::demo::DemoOptions options;
+  options.kafka = FLAGS_kafka;
   options.records = FLAGS_records;
   options.malformed_fraction = FLAGS_malformed_fraction;
   options.rate = FLAGS_rate;

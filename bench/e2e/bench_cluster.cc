@@ -35,6 +35,8 @@ absl::StatusOr<std::unique_ptr<BenchCluster>> BenchCluster::Start(BenchClusterOp
   o.root_dir = options.root_dir;
   o.workers = options.workers;
   o.topics = options.topics;
+  o.external_bootstrap_servers = options.external_bootstrap_servers;
+  bench->external_broker_pid_ = options.external_broker_pid;
   // Quick handoff: the tasks (and the run) end soon after the last publish.
   o.handoff_period_ms = 200;
   o.handoff_poll_ms = 100;

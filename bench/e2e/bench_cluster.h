@@ -32,8 +32,12 @@ struct BenchClusterOptions {
   // Everything of the benchmark goes under here (see ProcessCluster).
   std::string root_dir;
   int workers = 2;
-  // "NAME:PARTITIONS".
+  // "NAME:PARTITIONS" (dev broker only).
   std::vector<std::string> topics;
+  // Kafka outside the cluster (real Kafka, --broker=real): its bootstrap
+  // servers and its process (for the broker's CPU per record).
+  std::string external_bootstrap_servers;
+  pid_t external_broker_pid = -1;
 };
 
 class BenchCluster {
@@ -58,7 +62,9 @@ class BenchCluster {
   // The worker's --worker_id.
   std::string WorkerId(int i) const { return cluster::WorkerName(i); }
   pid_t WorkerPid(int i) const { return cluster_->pid(cluster::WorkerName(i)); }
-  pid_t BrokerPid() const { return cluster_->pid(cluster::kBroker); }
+  pid_t BrokerPid() const {
+    return external_broker_pid_ > 0 ? external_broker_pid_ : cluster_->pid(cluster::kBroker);
+  }
   std::string SupervisorLog() const { return cluster_->log_path(cluster::kSupervisor); }
 
   // The body of GET /metrics.
@@ -71,6 +77,7 @@ class BenchCluster {
   std::unique_ptr<cluster::ProcessCluster> cluster_;
   int supervisor_metrics_port_ = 0;
   std::vector<int> worker_metrics_ports_;
+  pid_t external_broker_pid_ = -1;
 };
 
 // Peak resident set size (VmHWM) of a live process, in bytes.

@@ -26,6 +26,7 @@
 #include "common/file_util.h"
 #include "common/kafka/metadata_client.h"
 #include "common/status_macros.h"
+#include "tools/kafka/real_kafka.h"
 
 namespace sluice {
 namespace bench {
@@ -35,6 +36,8 @@ constexpr int64_t kSpecDefaultMaxBytesInMemory = 134217728;
 // The RSS target's allowance on top of maxBytesInMemory: 100 MB.
 constexpr int64_t kRssAllowanceBytes = 100 * 1000 * 1000;
 constexpr char kTopic[] = "bench";
+// "dev broker" or "Kafka": which broker the figures are of (--broker).
+std::string g_broker = "dev broker";
 constexpr char kCheckpointTopic[] = "bench_ckpt";
 
 void Progress(const std::string& line) {
@@ -163,9 +166,9 @@ absl::Status MeasureBaselines(const E2eBenchOptions& options, const BenchCluster
   f->kcat_cpu_per_record_ns.push_back(CpuNanosPerRecord(kcat.cpu, kcat.records));
   f->kcat_broker_cpu_per_record_ns.push_back(
       CpuNanosPerRecord(broker_after_kcat - broker_before_kcat, kcat.records));
-  Progress(absl::StrFormat("kcat: %s records/s; CPU per record: kcat %.0f ns, dev broker %.0f ns",
+  Progress(absl::StrFormat("kcat: %s records/s; CPU per record: kcat %.0f ns, %s %.0f ns",
                            FormatCount(kcat.RecordsPerSecond()), f->kcat_cpu_per_record_ns.back(),
-                           f->kcat_broker_cpu_per_record_ns.back()));
+                           g_broker, f->kcat_broker_cpu_per_record_ns.back()));
   SLUICE_ASSIGN_OR_RETURN(ConsumeResult tuned, RunKcat(options.kcat_binary, bootstrap, kTopic,
                                                        kcat_tuning, range.records));
   f->kcat_tuned.push_back(tuned.RecordsPerSecond());
@@ -183,8 +186,8 @@ absl::Status MeasureBaselines(const E2eBenchOptions& options, const BenchCluster
   f->raw_broker_cpu_per_record_ns.push_back(
       CpuNanosPerRecord(broker_after_raw - broker_before_raw, raw.records));
   Progress(absl::StrFormat(
-      "raw librdkafka: %s records/s; CPU per record: consumer %.0f ns, dev broker %.0f ns",
-      FormatCount(raw.RecordsPerSecond()), f->raw_cpu_per_record_ns.back(),
+      "raw librdkafka: %s records/s; CPU per record: consumer %.0f ns, %s %.0f ns",
+      FormatCount(raw.RecordsPerSecond()), f->raw_cpu_per_record_ns.back(), g_broker,
       f->raw_broker_cpu_per_record_ns.back()));
   return absl::OkStatus();
 }
@@ -205,12 +208,12 @@ absl::StatusOr<SluiceRunResult> RunOnce(BenchCluster& processes, const std::stri
       absl::StrFormat("%s: %d records (%d rows -> %d after rollup, %d unparseable) in %.2f s = "
                       "%s records/s; "
                       "%d sequences, %d segments; last commit %d ms after all was read; worker "
-                      "VmHWM %s; CPU per record: workers %.0f ns, dev broker %.0f ns",
+                      "VmHWM %s; CPU per record: workers %.0f ns, %s %.0f ns",
                       name, result.records, result.rows, result.segment_rows, result.unparseable,
                       (result.last_commit_ms - result.task_start_ms) / 1000.0,
                       FormatCount(result.RecordsPerSecond()), result.sequences, result.segments,
                       result.last_commit_ms - result.all_read_seen_ms, FormatMiB(rss),
-                      result.WorkerCpuPerRecordNs(), result.BrokerCpuPerRecordNs()));
+                      result.WorkerCpuPerRecordNs(), g_broker, result.BrokerCpuPerRecordNs()));
   return result;
 }
 
@@ -245,12 +248,16 @@ std::string Render(const E2eBenchOptions& options, const Figures& f,
                   "run)\n",
                   absl::StrFormat("- data: %d wiki-edit-like JSON records (~214 B, %.2f%% "
                                   "malformed) on %d "
-                                  "partitions of the dev broker (1 mock broker); %d "
+                                  "partitions of %s; %d "
                                   "round(s), medians shown\n",
                                   options.records, options.malformed_fraction * 100,
-                                  options.partitions, options.repetitions),
-                  "- processes: tools/cluster's ProcessCluster on loopback (dev broker, "
-                  "supervisor, 2 workers; the workers restart before each sluice run)\n",
+                                  options.partitions,
+                                  options.broker == "real"
+                                      ? "Apache Kafka 4.4.0 (1 node, KRaft, tools/kafka)"
+                                      : "the dev broker (1 mock broker)",
+                                  options.repetitions),
+                  "- processes: tools/cluster's ProcessCluster on loopback (", g_broker,
+                  ", supervisor, 2 workers; the workers restart before each sluice run)\n",
                   "- sluice runs: taskCount 1, replicas 1, maxRowsPerSegment ",
                   options.max_rows_per_segment, ", maxBytesInMemory ", max_bytes,
                   ", HOUR segments; rollup on = queryGranularity MINUTE and the 4 "
@@ -272,8 +279,8 @@ std::string Render(const E2eBenchOptions& options, const Figures& f,
       {"reader", "records/s", "vs kcat", "vs kcat tuned", "vs raw librdkafka", "notes"});
   throughput.AddRow({"`kcat -C -e -o beginning -q > /dev/null`", FormatCount(kcat), "1.00x",
                      FormatRatio(kcat / kcat_tuned), FormatRatio(kcat / raw),
-                     absl::StrFormat("%.0f ns CPU/record; dev broker %.0f ns/record",
-                                     Median(f.kcat_cpu_per_record_ns),
+                     absl::StrFormat("%.0f ns CPU/record; %s %.0f ns/record",
+                                     Median(f.kcat_cpu_per_record_ns), g_broker,
                                      Median(f.kcat_broker_cpu_per_record_ns))});
   throughput.AddRow({"kcat, dev broker fetch tuning (`-X fetch.wait.max.ms=10 ...`)",
                      FormatCount(kcat_tuned), FormatRatio(kcat_tuned / kcat), "1.00x",
@@ -281,18 +288,19 @@ std::string Render(const E2eBenchOptions& options, const Figures& f,
   throughput.AddRow({"raw librdkafka, `rd_kafka_consume_batch_queue`, fetch tuning",
                      FormatCount(raw), FormatRatio(raw / kcat), FormatRatio(raw / kcat_tuned),
                      "1.00x",
-                     absl::StrFormat("%.0f ns CPU/record; dev broker %.0f ns/record",
-                                     Median(f.raw_cpu_per_record_ns),
+                     absl::StrFormat("%.0f ns CPU/record; %s %.0f ns/record",
+                                     Median(f.raw_cpu_per_record_ns), g_broker,
                                      Median(f.raw_broker_cpu_per_record_ns))});
   auto sluice_row = [&](const char* what, double rate, const std::vector<SluiceRunResult>& runs) {
     if (runs.empty()) return;
     const SluiceRunResult& r = MedianRun(runs);
     throughput.AddRow({what, FormatCount(rate), FormatRatio(rate / kcat),
                        FormatRatio(rate / kcat_tuned), FormatRatio(rate / raw),
-                       absl::StrFormat("%.0f ns CPU/record (workers); dev broker %.0f "
+                       absl::StrFormat("%.0f ns CPU/record (workers); %s %.0f "
                                        "ns/record; %d rows in %d segments, %d sequences; "
                                        "tail after last read: %d ms",
-                                       r.WorkerCpuPerRecordNs(), r.BrokerCpuPerRecordNs(),
+                                       r.WorkerCpuPerRecordNs(), g_broker,
+                                       r.BrokerCpuPerRecordNs(),
                                        r.segment_rows, r.segments, r.sequences,
                                        r.last_commit_ms - r.all_read_seen_ms)});
   };
@@ -405,11 +413,30 @@ absl::StatusOr<std::string> RunE2eBench(const E2eBenchOptions& options) {
   BenchClusterOptions cluster;
   cluster.root_dir = options.work_dir;
   cluster.workers = 2;
-  cluster.topics = {absl::StrCat(kTopic, ":", options.partitions),
-                    absl::StrCat(kCheckpointTopic, ":", options.partitions)};
+  std::unique_ptr<kafka::RealKafka> real_kafka;
+  if (options.broker == "real") {
+    g_broker = "Kafka";
+    kafka::RealKafkaOptions k;
+    k.dir = options.work_dir + "/kafka";
+    k.heap = "1g";
+    // Production's JIT and GC, not the tests' quick start.
+    k.env = {{"KAFKA_JVM_OPTS", "-XX:+UseG1GC -XX:MaxGCPauseMillis=20"}};
+    SLUICE_ASSIGN_OR_RETURN(real_kafka, kafka::RealKafka::Start(k));
+    for (const char* topic : {kTopic, kCheckpointTopic}) {
+      SLUICE_RETURN_IF_ERROR(real_kafka->CreateTopic(topic, options.partitions));
+    }
+    cluster.external_bootstrap_servers = real_kafka->bootstrap_servers();
+    cluster.external_broker_pid = real_kafka->java_pid();
+  } else if (options.broker == "dev") {
+    cluster.topics = {absl::StrCat(kTopic, ":", options.partitions),
+                      absl::StrCat(kCheckpointTopic, ":", options.partitions)};
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--broker must be dev or real, not \"", options.broker, "\""));
+  }
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<BenchCluster> processes, BenchCluster::Start(cluster));
   const std::string bootstrap = processes->bootstrap_servers();
-  Progress(absl::StrCat("dev broker at ", bootstrap, ", supervisor and 2 workers up"));
+  Progress(absl::StrCat(g_broker, " at ", bootstrap, ", supervisor and 2 workers up"));
 
   WikiRowOptions rows;
   rows.seed = options.seed;

@@ -26,6 +26,10 @@ namespace bench {
 
 struct E2eBenchOptions {
   std::string kcat_binary;
+  // "dev": the dev broker (librdkafka's mock cluster); "real": Apache Kafka
+  // (tools/kafka/run_kafka.sh, jars from scripts/install_deps.sh), with the
+  // JVM's default JIT and G1 as in production.
+  std::string broker = "dev";
   // Run directory (broker, data, logs); kept afterwards for inspection.
   std::string work_dir;
 

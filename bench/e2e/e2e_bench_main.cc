@@ -20,6 +20,9 @@
 #include "bench/e2e/markdown_report.h"
 #include "tests/testing/subprocess.h"
 
+DEFINE_string(broker, "dev",
+              "dev: the dev broker (librdkafka's mock cluster); real: Apache Kafka 4.4 "
+              "(tools/kafka/run_kafka.sh, jars from scripts/install_deps.sh)");
 DEFINE_int64(records, 4000000, "records pre-loaded for the throughput runs (2-5M)");
 DEFINE_int32(partitions, 4, "partitions of the benchmark topics");
 DEFINE_double(malformed_fraction, 0.0005, "fraction of malformed records");
@@ -74,6 +77,7 @@ int main(int argc, char** argv) {
   } else {
     options.work_dir = FLAGS_work_dir;
   }
+  options.broker = FLAGS_broker;
   options.records = FLAGS_records;
   options.partitions = FLAGS_partitions;
   options.malformed_fraction = FLAGS_malformed_fraction;

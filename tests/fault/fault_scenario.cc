@@ -97,7 +97,8 @@ absl::Status FaultScenario::Init() {
   o.root_dir = root_;
   o.workers = options_.workers;
   o.brokers = options_.brokers;
-  o.topics = {absl::StrCat(kTopic, ":", options_.partitions)};
+  o.topics = {absl::StrCat(options_.topic, ":", options_.partitions)};
+  o.external_bootstrap_servers = options_.external_bootstrap_servers;
   o.extra_flags[cluster::kSupervisor] = {
       FaultPointsFlag(root_, cluster::kSupervisor, SupervisorCrashPoints(), false)};
   for (int i = 0; i < options_.workers; ++i) {
@@ -123,7 +124,7 @@ absl::Status FaultScenario::Init() {
 absl::Status FaultScenario::SubmitSpec(const std::function<void(v1::SupervisorSpec*)>& edit) {
   cluster::WikiSpecOptions wiki;
   wiki.datasource = kDatasource;
-  wiki.topic = kTopic;
+  wiki.topic = options_.topic;
   wiki.bootstrap_servers = cluster_->bootstrap_servers();
   wiki.task_count = options_.task_count;
   wiki.replicas = options_.replicas;
@@ -136,6 +137,9 @@ absl::Status FaultScenario::SubmitSpec(const std::function<void(v1::SupervisorSp
   v1::SupervisorSpec* spec = request.mutable_spec();
   *spec = cluster::WikiSpec(wiki);
   v1::IoConfig* io = spec->mutable_io_config();
+  for (const auto& [name, value] : options_.consumer_properties) {
+    (*io->mutable_consumer_properties())[name] = value;
+  }
   io->set_completion_timeout(options_.completion_timeout);
   io->set_late_message_rejection_start_date_time(options_.late_message_rejection_start);
   v1::TuningConfig* tuning = spec->mutable_tuning_config();
@@ -164,7 +168,7 @@ absl::Status FaultScenario::ProduceNow(int64_t records, absl::Duration over) {
   }
   produce::ProduceOptions o;
   o.properties = {{"bootstrap.servers", cluster_->bootstrap_servers()}};
-  o.topic = kTopic;
+  o.topic = options_.topic;
   o.records = records;
   o.rate = over > absl::ZeroDuration() ? static_cast<double>(records) / absl::ToDoubleSeconds(over)
                                        : 0;
@@ -211,6 +215,16 @@ absl::Status FaultScenario::WaitProduced(absl::Duration timeout) {
 Produced FaultScenario::produced() const {
   absl::MutexLock lock(&mu_);
   return produced_;
+}
+
+void FaultScenario::AddProduced(const Produced& more) {
+  absl::MutexLock lock(&mu_);
+  produced_.records += more.records;
+  produced_.malformed += more.malformed;
+  for (const auto& [p, end] : more.end_offsets) {
+    int64_t& to = produced_.end_offsets[p];
+    to = std::max(to, end);
+  }
 }
 
 // ---- faults ----
@@ -417,10 +431,14 @@ audit::AuditReport FaultScenario::Audit(const PartitionOffsets& reset) {
         absl::StrCat("cannot read the commit log and segments: ", inputs.status().ToString()));
     return failed;
   }
+  kafka::KafkaProperties properties(options_.consumer_properties.begin(),
+                                    options_.consumer_properties.end());
+  properties["bootstrap.servers"] = cluster_->bootstrap_servers();
   absl::StatusOr<std::unique_ptr<audit::KafkaRecordCounter>> counter =
       audit::KafkaRecordCounter::Create(
-          {.properties = {{"bootstrap.servers", cluster_->bootstrap_servers()}},
-           .cluster = kafka::ClusterKind::kDevBroker,
+          {.properties = properties,
+           .cluster = options_.external_bootstrap_servers.empty() ? kafka::ClusterKind::kDevBroker
+                                                                  : kafka::ClusterKind::kKafka,
            .idle_timeout = absl::Seconds(60)});
   if (!counter.ok()) {
     failed.discrepancies.push_back(

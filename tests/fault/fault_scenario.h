@@ -56,6 +56,17 @@ struct ScenarioOptions {
   int workers = 3;
   int brokers = 1;
   int partitions = 4;
+  // Kafka outside the cluster (a real Apache Kafka broker the test target
+  // shares, tools/kafka/real_kafka.h): its bootstrap servers. The topic must
+  // exist already (`partitions` is then only what the test created); the
+  // workers and the audit use real Kafka's consumer settings. Empty: the
+  // cluster's own dev broker, which creates the topic.
+  std::string external_bootstrap_servers;
+  // The topic (unique per scenario on a shared broker).
+  std::string topic = kTopic;
+  // Extra consumerProperties of the spec, also used by the audit's reader
+  // (e.g. {"isolation.level", "read_uncommitted"}).
+  std::map<std::string, std::string> consumer_properties;
   // The spec (ioConfig, tuningConfig), with timings short enough for tests.
   int task_count = 2;
   int replicas = 2;
@@ -104,6 +115,9 @@ class FaultScenario {
   absl::Status WaitProduced(absl::Duration timeout = absl::Minutes(3));
   // What was delivered so far.
   Produced produced() const;
+  // Counts records another producer delivered (e.g. transactional ones:
+  // only committed records, with end offsets past the last marker).
+  void AddProduced(const Produced& more);
 
   // ---- faults ----
   // Makes `process` crash (exit 86) at the next hit of fault point `point`.

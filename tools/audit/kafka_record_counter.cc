@@ -89,7 +89,15 @@ absl::StatusOr<RangeCount> KafkaRecordCounter::Read(const std::string& topic, in
       kafka::MessagePtr message(batch[static_cast<size_t>(i)]);
       if (!status.ok() || message->partition != partition) continue;
       if (message->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
-        if (message->offset < end && next < end) {
+        // The partition's end (for read_committed, its last stable offset)
+        // is at or past the range's end: every record of the range has been
+        // seen. The offsets between the last record and the end hold no
+        // record a reader gets (transaction markers, aborted or compacted
+        // records); without this the count waited for the idle timeout on
+        // any range whose last offset is a commit marker.
+        if (message->offset >= end) {
+          next = end;
+        } else if (next < end) {
           status = absl::DataLossError(
               absl::StrCat("read ", where, ": the partition ends at offset ", message->offset,
                            ", before the end of the range (records were lost or never written)"));

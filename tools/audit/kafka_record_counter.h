@@ -8,8 +8,11 @@
 //        .cluster = kafka::ClusterKind::kDevBroker}));
 //   SLUICE_ASSIGN_OR_RETURN(int64_t n, counter->CountRecords("wiki", 3, 0, 75000));
 //
-// A record is an offset Kafka returns: offsets of compacted-away records or
-// transaction markers are not counted. A range Kafka no longer (start before
+// A record is an offset Kafka returns: offsets of compacted-away records,
+// transaction markers and (read_committed, librdkafka's default isolation
+// level) records of aborted transactions are not counted. A range whose last
+// offsets hold no such record ends at the partition's end (EOF event) or at
+// the first record past it. A range Kafka no longer (start before
 // the earliest offset) or not yet (end past the latest) holds is an error,
 // never a short count. Not thread-safe (one consumer); not copyable.
 #ifndef SLUICE_TOOLS_AUDIT_KAFKA_RECORD_COUNTER_H_

@@ -86,10 +86,12 @@ absl::StatusOr<std::unique_ptr<ProcessCluster>> ProcessCluster::Create(
   if (options.worker_capacity < 1) {
     return absl::InvalidArgumentError("worker_capacity must be >= 1");
   }
+  const bool external = !options.external_bootstrap_servers.empty();
   for (auto [binary, path] : {std::pair{&options.devbroker_binary, kDevBrokerBinary},
                               std::pair{&options.supervisor_binary, kSupervisorBinary},
                               std::pair{&options.task_binary, kTaskBinary}}) {
     if (!binary->empty()) continue;
+    if (external && path == kDevBrokerBinary) continue;
     absl::StatusOr<std::string> found = FindSluiceBinary(path);
     if (!found.ok()) return found.status();
     *binary = *found;
@@ -186,7 +188,7 @@ absl::StatusOr<std::unique_ptr<ProcessCluster>> ProcessCluster::Create(
                    "--deep_storage=" + cluster->deep_storage_uri(),
                    "--worker_id=" + worker.name,
                    absl::StrCat("--capacity=", o.worker_capacity),
-                   "--kafka_cluster=dev",
+                   external ? "--kafka_cluster=kafka" : "--kafka_cluster=dev",
                    absl::StrCat("--heartbeat_interval_ms=", o.heartbeat_interval_ms),
                    absl::StrCat("--handoff_poll_ms=", o.handoff_poll_ms),
                    absl::StrCat("--shutdown_grace_seconds=", o.shutdown_grace_seconds)};
@@ -308,9 +310,13 @@ absl::Status ProcessCluster::Start() {
     if (p.starts > 0) return absl::FailedPreconditionError("the cluster was already started");
   }
   Process& broker = processes_[0];
-  if (absl::Status s = StartLocked(broker); !s.ok()) return s;
-  if (absl::Status s = WaitForBrokerLocked(broker, absl::Now() + kBrokerStartTimeout); !s.ok()) {
-    return s;
+  if (!options_.external_bootstrap_servers.empty()) {
+    bootstrap_servers_ = options_.external_bootstrap_servers;
+  } else {
+    if (absl::Status s = StartLocked(broker); !s.ok()) return s;
+    if (absl::Status s = WaitForBrokerLocked(broker, absl::Now() + kBrokerStartTimeout); !s.ok()) {
+      return s;
+    }
   }
   for (size_t i = 1; i < processes_.size(); ++i) {
     if (absl::Status s = StartLocked(processes_[i]); !s.ok()) return s;
@@ -423,6 +429,9 @@ absl::Status ProcessCluster::Restart(absl::string_view name) {
   absl::MutexLock lock(&mu_);
   Process* p = Find(name);
   if (p == nullptr) return absl::NotFoundError(absl::StrCat("no process named \"", name, "\""));
+  if (p->name == kBroker && !options_.external_bootstrap_servers.empty()) {
+    return absl::FailedPreconditionError("Kafka runs outside this cluster");
+  }
   if (p->subprocess != nullptr && p->subprocess->Running()) {
     std::string how;
     (void)StopLocked(*p, options_.stop_grace,

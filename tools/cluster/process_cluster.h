@@ -72,6 +72,13 @@ struct ProcessClusterOptions {
   // Topics the dev broker creates at start, "NAME:PARTITIONS" (retention cap
   // lifted, see tools/README.md).
   std::vector<std::string> topics;
+  // A Kafka cluster that runs outside this one (e.g. a real Apache Kafka
+  // broker a test target shares, tools/kafka): "host:port,...". Then no dev
+  // broker is started (`brokers` and `topics` are ignored, the topics must
+  // exist), kBroker is never running (Kill/Restart/BrokerCommand on it fail
+  // with FAILED_PRECONDITION) and the workers use the consumer settings for
+  // real Kafka (--kafka_cluster=kafka) instead of the dev broker's.
+  std::string external_bootstrap_servers;
   // Binaries; empty: FindSluiceBinary (binaries.h).
   std::string devbroker_binary;
   std::string supervisor_binary;

@@ -24,6 +24,7 @@
 #include "tools/cluster/process_cluster.h"
 #include "tools/cluster/wiki_datasource.h"
 #include "tools/demo/progress.h"
+#include "tools/kafka/real_kafka.h"
 #include "tools/demo/segment_table.h"
 #include "tools/produce/wiki_producer.h"
 
@@ -137,6 +138,7 @@ class Demo {
   std::ostream& out_;
   std::string root_;
   bool created_root_ = false;
+  std::unique_ptr<kafka::RealKafka> real_kafka_;  // --kafka=real only
   std::unique_ptr<cluster::ProcessCluster> cluster_;
   std::unique_ptr<v1::SupervisorService::Stub> stub_;
   absl::Time start_;
@@ -148,17 +150,34 @@ absl::Status Demo::StartCluster() {
   options.root_dir = root_;
   options.workers = options_.workers;
   options.worker_capacity = std::max(4, 2 * options_.task_count);
-  options.topics = {absl::StrCat(kTopic, ":", options_.partitions)};
+  const bool real = options_.kafka == "real";
+  if (real) {
+    Say(absl::StrCat("starting Apache Kafka ", kafka::kKafkaVersion, " (KRaft, 1 node; log in ",
+                     root_, "/kafka/server.log)..."));
+    kafka::RealKafkaOptions k;
+    k.dir = root_ + "/kafka";
+    absl::StatusOr<std::unique_ptr<kafka::RealKafka>> started = kafka::RealKafka::Start(k);
+    if (!started.ok()) return started.status();
+    real_kafka_ = *std::move(started);
+    if (absl::Status s = real_kafka_->CreateTopic(kTopic, options_.partitions); !s.ok()) return s;
+    options.external_bootstrap_servers = real_kafka_->bootstrap_servers();
+  } else if (options_.kafka == "dev") {
+    options.topics = {absl::StrCat(kTopic, ":", options_.partitions)};
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--kafka must be dev or real, not \"", options_.kafka, "\""));
+  }
   absl::StatusOr<std::unique_ptr<cluster::ProcessCluster>> created =
       cluster::ProcessCluster::Create(options);
   if (!created.ok()) return created.status();
   cluster_ = *std::move(created);
-  Say(absl::StrCat("starting the dev Kafka broker, the supervisor and ", options_.workers,
-                   " task workers (logs in ", root_, "/logs)"));
+  Say(absl::StrCat("starting ", real ? "" : "the dev Kafka broker, ", "the supervisor and ",
+                   options_.workers, " task workers (logs in ", root_, "/logs)"));
   if (absl::Status s = cluster_->Start(); !s.ok()) return s;
   if (absl::Status s = cluster_->WaitHealthy(absl::Seconds(60)); !s.ok()) return s;
   stub_ = cluster_->SupervisorStub();
-  Say(absl::StrCat("  Kafka (dev broker)  ", cluster_->bootstrap_servers(), "  topic ", kTopic,
+  Say(absl::StrCat(real ? "  Kafka (Apache)      " : "  Kafka (dev broker)  ",
+                   cluster_->bootstrap_servers(), "  topic ", kTopic,
                    " with ", options_.partitions, " partitions"));
   Say(absl::StrCat("  supervisor          ", cluster_->supervisor_address()));
   Say(absl::StrCat("  authentication      bearer tokens (hashed in ",
@@ -327,7 +346,8 @@ int Demo::ShowSegments() {
 int Demo::Audit(const std::map<int32_t, produce::PartitionCount>& produced, int64_t malformed) {
   audit::LiveAuditOptions options;
   options.datasource = kDatasource;
-  options.kafka_cluster = kafka::ClusterKind::kDevBroker;
+  options.kafka_cluster =
+      real_kafka_ != nullptr ? kafka::ClusterKind::kKafka : kafka::ClusterKind::kDevBroker;
   options.expect_records = options_.records;
   for (const auto& [p, count] : produced) options.expect_records_by_partition[p] = count.records;
   options.expect_unparseable = malformed;
@@ -367,7 +387,8 @@ void Demo::KeepRunning(int64_t records) {
       {absl::StrCat(ctl, " segments ", ds), "published segments"},
       {absl::StrCat(ctl, " tasks ", ds, " --include_finished"), "every task and its row counts"},
       {absl::StrCat(ctl, " commit-log ", ds), "committed sequences"},
-      {absl::StrCat(ctl, " verify ", ds, " --kafka_cluster=dev --expect_records=", records),
+      {absl::StrCat(ctl, " verify ", ds, " --kafka_cluster=", real_kafka_ != nullptr ? "kafka" : "dev",
+                    " --expect_records=", records),
        "the audit again"},
       {absl::StrCat(ToolPath("tools/sluice-produce"),
                     " --bootstrap=", cluster_->bootstrap_servers(), " --topic=", kTopic,
@@ -417,6 +438,14 @@ int Demo::Stop(int code) {
     } else {
       Say(absl::StrCat("stopped cleanly in ",
                        absl::StrFormat("%.1fs", absl::ToDoubleSeconds(absl::Now() - start))));
+    }
+  }
+  if (real_kafka_ != nullptr && real_kafka_->Running()) {
+    if (absl::Status s = real_kafka_->Stop(); !s.ok()) {
+      Say(absl::StrCat("FAILED: stopping Kafka: ", s.message()));
+      if (code == kDemoOk) code = kDemoFailed;
+    } else {
+      Say("Apache Kafka stopped cleanly");
     }
   }
   if (code == kDemoOk && created_root_ && !options_.keep_data) {

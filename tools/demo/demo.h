@@ -53,6 +53,10 @@ struct DemoOptions {
   // Records per second (0: as fast as Kafka takes them).
   double rate = 5000;
   uint64_t seed = 1;
+  // "dev": the embedded dev broker (librdkafka's mock cluster); "real": an
+  // Apache Kafka 4.4 node started for the demo (tools/kafka/run_kafka.sh,
+  // jars from scripts/install_deps.sh).
+  std::string kafka = "dev";
   // The deployment and the spec.
   int partitions = 4;
   int workers = 2;

@@ -1,0 +1,186 @@
+// The real Apache Kafka broker the tier runs on (tools/kafka), and the Kafka
+// facts sluice relies on that the dev broker cannot show: transaction markers
+// take offsets, read_committed hides aborted records and markers, and the
+// audit's record counter counts committed data records per range (and ends
+// promptly when a range's last offset is a marker). Then kill -9, restart and
+// SIGSTOP of the broker.
+#include <signal.h>
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/match.h"
+#include "absl/time/clock.h"
+#include "tests/real_kafka/real_kafka_env.h"
+#include "tests/real_kafka/txn_producer.h"
+#include "tests/testing/subprocess.h"
+#include "tools/audit/kafka_record_counter.h"
+
+#define ASSERT_OK(expr)                              \
+  do {                                               \
+    const absl::Status _status = (expr);             \
+    ASSERT_TRUE(_status.ok()) << _status.ToString(); \
+  } while (0)
+
+namespace sluice::real_kafka {
+namespace {
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST(RealKafkaBroker, KcatListsTheBrokerFromTheBootstrapFile) {
+  kafka::RealKafka* kafka = RealKafkaEnv();
+  ASSERT_NE(kafka, nullptr);
+  const std::string bootstrap = ReadAll(kafka->dir() + "/bootstrap");
+  ASSERT_TRUE(absl::EndsWith(bootstrap, "\n")) << bootstrap;
+  ASSERT_EQ(bootstrap, kafka->bootstrap_servers() + "\n");
+  absl::StatusOr<std::string> kcat = testing::FindInPath("kcat");
+  ASSERT_TRUE(kcat.ok()) << kcat.status();
+  testing::SubprocessOptions o;
+  o.binary = *kcat;
+  o.args = {"-b", kafka->bootstrap_servers(), "-L", "-m", "10"};
+  o.stdout_path = testing::TestTmpDir() + "/kcat.out";
+  auto process = testing::Subprocess::Start(o);
+  ASSERT_TRUE(process.ok()) << process.status();
+  absl::StatusOr<testing::ExitStatus> exit = (*process)->Wait(absl::Seconds(30));
+  ASSERT_TRUE(exit.ok()) << exit.status();
+  EXPECT_TRUE(exit->success()) << exit->ToString() << (*process)->StderrTail();
+  EXPECT_TRUE(absl::StrContains(ReadAll(o.stdout_path),
+                                "broker 1 at " + kafka->bootstrap_servers()))
+      << ReadAll(o.stdout_path);
+}
+
+// 6 transactions of 4 records per partition, the second of every three
+// aborted: each transaction ends with a marker, so a partition holds
+// 6 x (4 + 1) = 30 offsets of which 4 x 4 = 16 are committed data records.
+TEST(RealKafkaBroker, MarkersTakeOffsetsAndTheCounterCountsCommittedRecords) {
+  kafka::RealKafka* kafka = RealKafkaEnv();
+  ASSERT_NE(kafka, nullptr);
+  const std::string topic = UniqueTopic();
+  ASSERT_OK(kafka->CreateTopic(topic, 3));
+  auto producer = TxnProducer::Create(kafka->bootstrap_servers(), topic, topic + "-txn");
+  ASSERT_TRUE(producer.ok()) << producer.status();
+  for (int t = 0; t < 6; ++t) {
+    ASSERT_OK((*producer)->Begin());
+    for (int i = 0; i < 4; ++i) {
+      for (int32_t p = 0; p < 3; ++p) ASSERT_OK((*producer)->Send(p));
+    }
+    ASSERT_OK(t % 3 == 1 ? (*producer)->Abort() : (*producer)->Commit());
+  }
+  EXPECT_EQ((*producer)->committed(), 48);
+  EXPECT_EQ((*producer)->aborted(), 24);
+  for (int32_t p = 0; p < 3; ++p) {
+    absl::StatusOr<std::pair<int64_t, int64_t>> w = kafka->Watermarks(topic, p);
+    ASSERT_TRUE(w.ok()) << w.status();
+    EXPECT_EQ(w->first, 0);
+    EXPECT_EQ(w->second, 30) << "partition " << p << ": 24 records and 6 markers";
+  }
+
+  auto counter = audit::KafkaRecordCounter::Create(
+      {.properties = {{"bootstrap.servers", kafka->bootstrap_servers()}},
+       .cluster = kafka::ClusterKind::kKafka,
+       .idle_timeout = absl::Seconds(20)});
+  ASSERT_TRUE(counter.ok()) << counter.status();
+  struct Range {
+    int64_t start, end, committed;
+  };
+  // Offsets per partition: txn 0 data 0-3, marker 4; txn 1 (aborted) 5-8,
+  // marker 9; txn 2 10-13, 14; txn 3 15-18, 19; txn 4 (aborted) 20-23, 24;
+  // txn 5 25-28, 29.
+  const Range ranges[] = {
+      {0, 30, 16},  // the whole partition; its last offset is a marker
+      {0, 5, 4},    // ends right after a commit marker
+      {0, 4, 4},    // ends before it
+      {4, 5, 0},    // only the marker
+      {5, 10, 0},   // an aborted transaction and its marker
+      {3, 12, 3},   // across an aborted transaction
+      {25, 30, 4},  // the last transaction, through the end of the partition
+      {29, 30, 0},  // only the last marker, at the end of the partition
+  };
+  for (int32_t p = 0; p < 3; ++p) {
+    for (const Range& r : ranges) {
+      const absl::Time start = absl::Now();
+      absl::StatusOr<int64_t> n = (*counter)->CountRecords(topic, p, r.start, r.end);
+      ASSERT_TRUE(n.ok()) << "[" << r.start << ", " << r.end << ") of " << p << ": " << n.status();
+      EXPECT_EQ(*n, r.committed) << "[" << r.start << ", " << r.end << ") of " << p;
+      // Not the idle timeout: a range that ends on a marker is known to be
+      // complete as soon as the partition's end (or a later record) is seen.
+      EXPECT_LT(absl::Now() - start, absl::Seconds(10)) << "[" << r.start << ", " << r.end << ")";
+    }
+  }
+}
+
+TEST(RealKafkaBroker, PausedBrokerStopsAnsweringAndResumes) {
+  kafka::RealKafka* kafka = RealKafkaEnv();
+  ASSERT_NE(kafka, nullptr);
+  const std::string topic = UniqueTopic();
+  ASSERT_OK(kafka->CreateTopic(topic, 1));
+  ASSERT_OK(kafka->Pause());
+  const absl::Time start = absl::Now();
+  absl::StatusOr<std::pair<int64_t, int64_t>> w = kafka->Watermarks(topic, 0);
+  EXPECT_FALSE(w.ok()) << "a SIGSTOPped broker answered";
+  EXPECT_GE(absl::Now() - start, absl::Seconds(5));
+  ASSERT_OK(kafka->Resume());
+  // After a pause longer than the broker's session with its own controller
+  // (combined mode), partitions are briefly without a leader
+  // (NOT_LEADER_FOR_PARTITION) until the broker is unfenced: retry.
+  const absl::Time resumed = absl::Now();
+  do {
+    w = kafka->Watermarks(topic, 0);
+  } while (!w.ok() && absl::Now() - resumed < absl::Seconds(60) &&
+           (absl::SleepFor(absl::Milliseconds(200)), true));
+  EXPECT_TRUE(w.ok()) << w.status();
+  std::cerr << "[real_kafka] answering again " << absl::FormatDuration(absl::Now() - resumed)
+            << " after SIGCONT" << std::endl;
+  // Paused for longer than broker.session.timeout.ms (9 s), the broker was
+  // fenced by its own controller: new topics are refused until it registers
+  // again (CreateTopic retries that).
+  ASSERT_OK(kafka->CreateTopic(topic + "_after", 1));
+  std::cerr << "[real_kafka] creating topics again " << absl::FormatDuration(absl::Now() - resumed)
+            << " after SIGCONT" << std::endl;
+}
+
+// Last: the broker's state survives kill -9 (same directory and ports).
+TEST(RealKafkaBroker, KillNineAndRestartKeepsTheRecords) {
+  kafka::RealKafka* kafka = RealKafkaEnv();
+  ASSERT_NE(kafka, nullptr);
+  const std::string topic = UniqueTopic();
+  ASSERT_OK(kafka->CreateTopic(topic, 2));
+  auto producer = TxnProducer::Create(kafka->bootstrap_servers(), topic, topic + "-txn");
+  ASSERT_TRUE(producer.ok()) << producer.status();
+  ASSERT_OK((*producer)->Begin());
+  for (int i = 0; i < 50; ++i) ASSERT_OK((*producer)->Send(i % 2));
+  ASSERT_OK((*producer)->Commit());
+  producer->reset();
+  const std::string before = kafka->bootstrap_servers();
+  ASSERT_OK(kafka->Kill());
+  EXPECT_FALSE(kafka->Running());
+  const absl::Time start = absl::Now();
+  ASSERT_OK(kafka->Restart());
+  std::cerr << "[real_kafka] restart after kill -9 took " << absl::FormatDuration(absl::Now() - start)
+            << std::endl;
+  EXPECT_EQ(kafka->bootstrap_servers(), before);
+  for (int32_t p = 0; p < 2; ++p) {
+    absl::StatusOr<std::pair<int64_t, int64_t>> w;
+    const absl::Time t0 = absl::Now();
+    while (true) {
+      w = kafka->Watermarks(topic, p);
+      if ((w.ok() && w->second == 26) || absl::Now() - t0 > absl::Seconds(40)) break;
+      std::cerr << "[real_kafka] after restart, partition " << p << ": "
+                << (w.ok() ? absl::StrCat(w->first, "..", w->second) : w.status().ToString())
+                << std::endl;
+      absl::SleepFor(absl::Milliseconds(500));
+    }
+    ASSERT_TRUE(w.ok()) << w.status();
+    EXPECT_EQ(w->second, 26) << "25 records and a commit marker on partition " << p;
+  }
+}
+
+}  // namespace
+}  // namespace sluice::real_kafka

@@ -1,0 +1,120 @@
+// sluice end to end on a real Apache Kafka broker, each scenario ending with
+// the exactly-once audit: the main job (replicas 2, checkpoints, roll-over),
+// partitions added to a live topic, and the broker SIGSTOPped, then killed
+// with kill -9 and restarted, while records are ingested.
+#include <signal.h>
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "tests/fault/scenario_test_util.h"
+#include "tests/real_kafka/real_kafka_scenario.h"
+
+namespace sluice::real_kafka {
+namespace {
+
+using fault::FaultScenario;
+using fault::ScenarioOptions;
+
+std::string BaseName(const std::string& sequence_name) {
+  return sequence_name.substr(0, sequence_name.rfind('_'));
+}
+
+// The main job: 4 partitions, taskCount 2, replicas 2, small segments so
+// that several checkpoints happen, and a task duration short enough that
+// every group rolls over while records arrive.
+TEST(RealKafkaIngest, ReplicasCheckpointsAndRollOver) {
+  ScenarioOptions options;
+  options.seed = 101;
+  options.task_duration = "PT5S";
+  std::unique_ptr<FaultScenario> s = StartRealKafkaScenario(options);
+  ASSERT_NE(s, nullptr);
+  s->StartProducing(fault::kRecords, absl::Seconds(10));
+  ASSERT_OK(s->Finish());
+  absl::StatusOr<v1::GetCommitLogResponse> log = s->CommitLog();
+  ASSERT_TRUE(log.ok()) << log.status();
+  std::set<std::string> generations;
+  for (const v1::CommittedSequence& seq : log->sequences()) {
+    generations.insert(BaseName(seq.sequence_name()));
+  }
+  EXPECT_GE(log->sequences_size(), 6) << "several checkpoints\n" << s->Context();
+  EXPECT_GE(generations.size(), 4u) << "two groups, each rolled over\n" << s->Context();
+  absl::StatusOr<v1::SupervisorStatus> status = s->Status();
+  ASSERT_TRUE(status.ok()) << status.status();
+  EXPECT_EQ(status->aggregate_lag(), 0) << s->Context();
+}
+
+// CreatePartitions on the live topic: the supervisor discovers the new
+// partitions, reads them from the earliest offset and groups them by
+// p % taskCount.
+TEST(RealKafkaIngest, PartitionsAddedToALiveTopic) {
+  kafka::RealKafka* kafka = RealKafkaEnv();
+  ASSERT_NE(kafka, nullptr);
+  ScenarioOptions options;
+  options.seed = 102;
+  options.partitions = 2;
+  std::unique_ptr<FaultScenario> s = StartRealKafkaScenario(options);
+  ASSERT_NE(s, nullptr);
+  ASSERT_OK(s->Produce(4000));
+  ASSERT_OK(s->WaitUntilAllCommitted());
+  ASSERT_OK(kafka->CreatePartitions(s->options().topic, 4));
+  // The new partitions get records before the supervisor sees them, so
+  // reading from the earliest offset is what makes these count.
+  ASSERT_OK(s->Produce(6000));
+  ASSERT_OK(s->WaitUntil("4 partitions known to the supervisor", absl::Seconds(60),
+                         [&]() -> absl::StatusOr<bool> {
+                           absl::StatusOr<v1::SupervisorStatus> st = s->Status();
+                           if (!st.ok()) return st.status();
+                           return st->partitions() == 4;
+                         }));
+  ASSERT_OK(s->Finish());
+  absl::StatusOr<v1::GetCommitLogResponse> log = s->CommitLog();
+  ASSERT_TRUE(log.ok()) << log.status();
+  // Partitions 2 and 3 were first read from offset 0, by the groups p % 2.
+  for (int32_t p : {2, 3}) {
+    bool from_zero = false;
+    for (const v1::CommittedSequence& seq : log->sequences()) {
+      auto it = seq.start_offsets().find(p);
+      if (it != seq.start_offsets().end() && it->second == 0) from_zero = true;
+    }
+    EXPECT_TRUE(from_zero) << "partition " << p << " not read from 0\n" << s->Context();
+  }
+  absl::StatusOr<v1::SupervisorStatus> status = s->Status();
+  ASSERT_TRUE(status.ok()) << status.status();
+  for (const v1::TaskGroupStatus& g : status->active_groups()) {
+    for (const v1::TaskSummary& t : g.tasks()) {
+      for (const auto& [p, offset] : t.current_offsets()) {
+        EXPECT_EQ(p % 2, g.group_id()) << "partition " << p << " in group " << g.group_id();
+      }
+    }
+  }
+}
+
+// The broker stops answering (SIGSTOP) for a few seconds, then is killed
+// with kill -9 and restarted on the same data, while records come.
+TEST(RealKafkaIngest, BrokerPausedThenKilledAndRestarted) {
+  kafka::RealKafka* kafka = RealKafkaEnv();
+  ASSERT_NE(kafka, nullptr);
+  ScenarioOptions options;
+  options.seed = 103;
+  std::unique_ptr<FaultScenario> s = StartRealKafkaScenario(options);
+  ASSERT_NE(s, nullptr);
+  s->StartProducing(fault::kRecords, absl::Seconds(16));
+  ASSERT_OK(s->WaitUntilCommittedSequences(2));
+  ASSERT_OK(kafka->Pause());
+  absl::SleepFor(absl::Seconds(4));  // the outage
+  ASSERT_OK(kafka->Resume());
+  absl::StatusOr<v1::GetCommitLogResponse> log = s->CommitLog();
+  ASSERT_TRUE(log.ok()) << log.status();
+  ASSERT_OK(s->WaitUntilCommittedSequences(log->sequences_size() + 2));
+  ASSERT_OK(kafka->Kill());
+  absl::SleepFor(absl::Seconds(2));  // the outage
+  ASSERT_OK(kafka->Restart());
+  ASSERT_OK(s->Finish());
+}
+
+}  // namespace
+}  // namespace sluice::real_kafka

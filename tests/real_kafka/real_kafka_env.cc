@@ -1,0 +1,89 @@
+#include "tests/real_kafka/real_kafka_env.h"
+
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "tests/testing/subprocess.h"
+
+namespace sluice::real_kafka {
+namespace {
+
+std::unique_ptr<kafka::RealKafka>& Broker() {
+  static auto* broker = new std::unique_ptr<kafka::RealKafka>();
+  return *broker;
+}
+
+// Why the broker did not start. Not a failure of SetUp itself: gtest would
+// then mark every test "skipped", which CI's count does not see as failed.
+// Each test fails instead (RealKafkaEnv).
+absl::Status& StartError() {
+  static auto* status = new absl::Status();
+  return *status;
+}
+
+class Environment : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    kafka::RealKafkaOptions options;
+    options.dir = testing::TestTmpDir() + "/kafka";
+    const absl::Time start = absl::Now();
+    absl::StatusOr<std::unique_ptr<kafka::RealKafka>> broker = kafka::RealKafka::Start(options);
+    if (!broker.ok()) {
+      StartError() = broker.status();
+      std::cerr << "[real_kafka] the real Kafka broker did not start: " << broker.status()
+                << std::endl;
+      return;
+    }
+    Broker() = *std::move(broker);
+    std::cerr << "[real_kafka] Apache Kafka " << kafka::kKafkaVersion << " at "
+              << Broker()->bootstrap_servers() << " after "
+              << absl::FormatDuration(absl::Now() - start) << std::endl;
+  }
+
+  void TearDown() override {
+    if (Broker() == nullptr) return;
+    if (Broker()->Running()) {
+      const absl::Status stopped = Broker()->Stop();
+      EXPECT_TRUE(stopped.ok()) << stopped;
+    }
+    if (const char* outputs = std::getenv("TEST_UNDECLARED_OUTPUTS_DIR"); outputs != nullptr) {
+      std::ifstream in(Broker()->server_log(), std::ios::binary);
+      std::ofstream out(absl::StrCat(outputs, "/kafka-server.log"), std::ios::binary);
+      out << in.rdbuf();
+    }
+    Broker().reset();
+  }
+};
+
+::testing::Environment* const kEnvironment =
+    ::testing::AddGlobalTestEnvironment(new Environment);
+
+}  // namespace
+
+kafka::RealKafka* RealKafkaEnv() {
+  kafka::RealKafka* broker = Broker().get();
+  if (broker == nullptr) {
+    ADD_FAILURE() << "the shared real Kafka broker did not start: " << StartError()
+                  << " (scripts/install_deps.sh installs java and the Kafka jars)";
+  }
+  return broker;
+}
+
+std::string UniqueTopic(const std::string& suffix) {
+  const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  std::string name = info != nullptr
+                         ? absl::StrCat(info->test_suite_name(), "_", info->name(), suffix)
+                         : absl::StrCat("topic", suffix);
+  for (char& c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.') c = '_';
+  }
+  return name;
+}
+
+}  // namespace sluice::real_kafka

@@ -1,0 +1,29 @@
+// One real Apache Kafka broker per test binary (starting one costs seconds):
+// a gtest Environment that starts it before the first test and stops it after
+// the last. Link //tests/real_kafka:real_kafka_env (alwayslink) and use
+//
+//   kafka::RealKafka* kafka = RealKafkaEnv();   // never null inside a test
+//   ASSERT_OK(kafka->CreateTopic(UniqueTopic(), 4));
+//
+// If the broker cannot start (no jars, no java) the environment's SetUp fails,
+// so every test of the binary fails: the tier never skips (scripts/install_deps.sh
+// installs what it needs). The broker's state and server.log are under
+// $TEST_TMPDIR/kafka; server.log is copied to the test's undeclared outputs.
+#ifndef SLUICE_TESTS_REAL_KAFKA_REAL_KAFKA_ENV_H_
+#define SLUICE_TESTS_REAL_KAFKA_REAL_KAFKA_ENV_H_
+
+#include <string>
+
+#include "tools/kafka/real_kafka.h"
+
+namespace sluice::real_kafka {
+
+// The shared broker (fails the calling test and returns null if it did not start).
+kafka::RealKafka* RealKafkaEnv();
+
+// "<test suite>_<test name>" made a valid topic name, unique per test.
+std::string UniqueTopic(const std::string& suffix = "");
+
+}  // namespace sluice::real_kafka
+
+#endif  // SLUICE_TESTS_REAL_KAFKA_REAL_KAFKA_ENV_H_

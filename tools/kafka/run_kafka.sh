@@ -1,0 +1,198 @@
+#!/usr/bin/env bash
+# Runs one Apache Kafka 4.x node (broker + KRaft controller, combined mode,
+# static quorum of one) on 127.0.0.1 until SIGTERM/SIGINT, for tests, the demo
+# and the benchmark. The jars come from scripts/install_kafka.sh.
+#
+#   tools/kafka/run_kafka.sh --dir=/tmp/kafka --bootstrap_file=/tmp/kafka/bootstrap &
+#   kcat -b "$(cat /tmp/kafka/bootstrap)" -L
+#
+# Flags (all optional):
+#   --dir=DIR              state: server.properties, kafka-logs/, server.log (default: a new
+#                          mktemp dir). A DIR already formatted is reused as it is: starting
+#                          again on it is a broker restart with its data.
+#   --port=P               the client listener (default: a free port)
+#   --controller_port=P    the controller listener (default: a free port)
+#   --bootstrap_file=PATH  written atomically ("127.0.0.1:P\n") once the broker answers
+#                          metadata requests; removed on a clean stop
+#   --jars=DIR             default $SLUICE_KAFKA_JARS, else ~/.cache/sluice/kafka/<version>/lib
+#   --heap=SIZE            -Xmx (default 512m)
+#   --property=NAME=VALUE  a server property (after the defaults, so it wins); repeatable
+#   --ready_timeout=S      seconds to wait for readiness (default 90)
+# Environment: KAFKA_JVM_OPTS replaces the default JVM flags (GC and JIT, not the heap).
+#
+# Exit: 0 after a clean stop; 1 the broker did not start (or died: its server.log tail
+# is on stderr); 2 bad flags. The JVM runs in this script's process group, so a kill -9
+# of the group (what the C++ fixture does) takes both; SIGSTOP to the group pauses it.
+set -uo pipefail
+
+KAFKA_VERSION=4.4.0
+dir="" port="" cport="" bootstrap_file="" jars="${SLUICE_KAFKA_JARS:-}" heap=512m
+ready_timeout=90
+props=()
+for arg in "$@"; do
+  case "$arg" in
+    --dir=*) dir=${arg#*=} ;;
+    --port=*) port=${arg#*=} ;;
+    --controller_port=*) cport=${arg#*=} ;;
+    --bootstrap_file=*) bootstrap_file=${arg#*=} ;;
+    --jars=*) jars=${arg#*=} ;;
+    --heap=*) heap=${arg#*=} ;;
+    --property=*) props+=("${arg#*=}") ;;
+    --ready_timeout=*) ready_timeout=${arg#*=} ;;
+    -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) echo "run_kafka: unknown flag $arg" >&2; exit 2 ;;
+  esac
+done
+
+if [[ -z "$jars" ]]; then
+  home=$(getent passwd "$(id -u)" | cut -d: -f6)
+  jars="${home:-$HOME}/.cache/sluice/kafka/$KAFKA_VERSION/lib"
+fi
+if ! compgen -G "$jars/kafka_2.13-*.jar" >/dev/null; then
+  echo "run_kafka: no Kafka jars in $jars (run scripts/install_deps.sh)" >&2
+  exit 1
+fi
+java=${JAVA:-java}
+if ! command -v "$java" >/dev/null; then
+  echo "run_kafka: java not found (run scripts/install_deps.sh)" >&2
+  exit 1
+fi
+
+free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+[[ -n "$port" ]] || port=$(free_port)
+[[ -n "$cport" ]] || cport=$(free_port)
+if [[ "$port" == "$cport" ]]; then cport=$(free_port); fi
+if [[ -z "$dir" ]]; then dir=$(mktemp -d "${TMPDIR:-/tmp}/kafka.XXXXXX"); fi
+mkdir -p "$dir" || exit 1
+dir=$(cd "$dir" && pwd)
+
+cat > "$dir/server.properties" <<PROPS
+process.roles=broker,controller
+node.id=1
+controller.quorum.voters=1@127.0.0.1:$cport
+listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport
+advertised.listeners=PLAINTEXT://127.0.0.1:$port
+controller.listener.names=CONTROLLER
+inter.broker.listener.name=PLAINTEXT
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+log.dirs=$dir/kafka-logs
+num.partitions=1
+# Topics are created on purpose (RealKafka::CreateTopic), never by a typo.
+auto.create.topics.enable=false
+offsets.topic.replication.factor=1
+offsets.topic.num.partitions=4
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+transaction.state.log.num.partitions=4
+share.coordinator.state.topic.replication.factor=1
+share.coordinator.state.topic.min.isr=1
+group.initial.rebalance.delay.ms=0
+# Retention and compaction act within seconds when a topic asks for it
+# (retention.ms, segment.ms, cleanup.policy=compact), for the tests.
+log.retention.check.interval.ms=1000
+log.cleaner.backoff.ms=500
+log.initial.task.delay.ms=0
+PROPS
+for p in "${props[@]}"; do echo "$p" >> "$dir/server.properties"; done
+
+# Quiet: warnings and errors on stderr, everything at INFO in server.log.
+cat > "$dir/log4j2.properties" <<LOG
+status = warn
+appender.console.type = Console
+appender.console.name = STDERR
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = [kafka %d{HH:mm:ss.SSS}] %p %m (%c{1})%n
+appender.console.filter.threshold.type = ThresholdFilter
+appender.console.filter.threshold.level = warn
+appender.file.type = File
+appender.file.name = FILE
+appender.file.fileName = $dir/server.log
+appender.file.layout.type = PatternLayout
+appender.file.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = info
+rootLogger.appenderRef.console.ref = STDERR
+rootLogger.appenderRef.file.ref = FILE
+logger.state.name = state.change.logger
+logger.state.level = warn
+LOG
+
+jvm_opts=${KAFKA_JVM_OPTS:--XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:-UsePerfData}
+cp="$jars/*"
+common=(-Xms128m "-Xmx$heap" $jvm_opts "-Dlog4j2.configurationFile=$dir/log4j2.properties"
+        -Djava.awt.headless=true -cp "$cp")
+
+if [[ ! -f "$dir/kafka-logs/meta.properties" ]]; then
+  # A cluster id is 16 random bytes, URL-safe base64 without padding (what
+  # `StorageTool random-uuid` prints), made here to save a JVM start.
+  # Like Kafka's Uuid.randomUuid, never one starting with "-" (an option to
+  # the argument parser: one run in 64 failed that way).
+  cluster_id=$(python3 -c '
+import base64, uuid
+while True:
+    s = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    if not s.startswith("-"):
+        print(s)
+        break')
+  if ! "$java" "${common[@]}" kafka.tools.StorageTool format "--cluster-id=$cluster_id" \
+       -c "$dir/server.properties" > "$dir/format.log" 2>&1; then
+    echo "run_kafka: formatting $dir/kafka-logs failed:" >&2
+    cat "$dir/format.log" >&2
+    exit 1
+  fi
+fi
+
+[[ -n "$bootstrap_file" ]] && rm -f "$bootstrap_file"
+"$java" "${common[@]}" kafka.Kafka "$dir/server.properties" &
+pid=$!
+echo "$pid" > "$dir/java.pid"
+
+stopping=0
+stop() {
+  stopping=1
+  kill -TERM "$pid" 2>/dev/null
+}
+trap stop TERM INT
+
+address="127.0.0.1:$port"
+deadline=$((SECONDS + ready_timeout))
+ready=0
+while ((!stopping)); do
+  if ! kill -0 "$pid" 2>/dev/null; then break; fi
+  if kcat -b "$address" -L -m 3 2>/dev/null | grep -q "broker 1 at $address"; then
+    ready=1
+    break
+  fi
+  if ((SECONDS >= deadline)); then
+    echo "run_kafka: no metadata answer from $address after ${ready_timeout}s" >&2
+    kill -KILL "$pid" 2>/dev/null
+    break
+  fi
+  sleep 0.2
+done
+
+if ((ready)); then
+  if [[ -n "$bootstrap_file" ]]; then
+    echo "$address" > "$bootstrap_file.tmp.$$" && mv -f "$bootstrap_file.tmp.$$" "$bootstrap_file"
+  fi
+  echo "run_kafka: Apache Kafka $KAFKA_VERSION serving on $address (controller 127.0.0.1:$cport, dir $dir)" >&2
+fi
+
+# `wait` returns early when a trapped signal arrives: wait until java is gone.
+rc=0
+while kill -0 "$pid" 2>/dev/null; do
+  wait "$pid"
+  rc=$?
+done
+[[ -n "$bootstrap_file" ]] && rm -f "$bootstrap_file"
+if ((stopping)) && ((ready)); then
+  # Kafka exits 143 on SIGTERM after its orderly shutdown.
+  ((rc == 0 || rc == 143)) && exit 0
+fi
+if ((!stopping)); then
+  echo "run_kafka: the broker ended (exit $rc); tail of $dir/server.log:" >&2
+  tail -n 30 "$dir/server.log" >&2 2>/dev/null
+fi
+exit 1
