@@ -5,6 +5,9 @@
 // value, and the row counters the exact numbers produced.
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <fstream>
+
 #include <map>
 #include <memory>
 #include <string>
@@ -264,6 +267,31 @@ TEST_F(ClusterIngestMetricsTest, EveryCatalogMetricCountsASmallIngestion) {
   Suspend("wiki_loader");
   ASSERT_TRUE(
       testing::WaitFor([&] { return Done("wiki") && Done("wiki_loader"); }, absl::Seconds(30)));
+  // One used segment of wiki damaged in deep storage after its handoff: the
+  // re-verification of handed-off segments counts it (the verification-failure
+  // metrics).
+  {
+    v1::ListSegmentsRequest list;
+    list.set_datasource("wiki");
+    v1::ListSegmentsResponse segments;
+    grpc::ClientContext ctx;
+    ASSERT_TRUE(Stub()->ListSegments(&ctx, list, &segments).ok());
+    ASSERT_GT(segments.segments_size(), 0);
+    std::string path = segments.segments(0).path();
+    ASSERT_EQ(path.rfind("file://", 0), 0u) << path;
+    path = path.substr(strlen("file://"));
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(64);
+    char c = 0;
+    f.read(&c, 1);
+    f.seekp(64);
+    c = static_cast<char>(c ^ 0x5a);
+    f.write(&c, 1);
+    f.close();
+    auto pass = cluster_->supervisor().manager()->used_segment_verifier()->VerifyOnce();
+    ASSERT_TRUE(pass.ok()) << pass.status();
+    EXPECT_GE(pass->failed, 1);
+  }
   ProduceBatch();
   std::vector<bench::PromSample> worker, supervisor;
   ASSERT_TRUE(testing::WaitFor(

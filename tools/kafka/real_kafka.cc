@@ -216,7 +216,7 @@ absl::Status RealKafka::Resume() {
 absl::Status RealKafka::CreateTopic(const std::string& topic, int partitions,
                                     const std::map<std::string, std::string>& configs) {
   // A broker its controller fenced (it was stopped for longer than
-  // broker.session.timeout.ms, 9 s) refuses new topics with
+  // broker.session.timeout.ms, 30 s in run_kafka.sh) refuses new topics with
   // INVALID_REPLICATION_FACTOR "All brokers are currently fenced" until it
   // has registered again: retry that.
   const absl::Time deadline = absl::Now() + kAdminTimeout;

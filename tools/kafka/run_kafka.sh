@@ -94,6 +94,13 @@ group.initial.rebalance.delay.ms=0
 log.retention.check.interval.ms=1000
 log.cleaner.backoff.ms=500
 log.initial.task.delay.ms=0
+# A test broker shares 2 cores with the whole suite: a controller that waits
+# 9 s for its own broker's heartbeat fences it when the JVM is starved, which
+# empties every ISR and makes the next restart an unclean election. 30 s, and
+# high watermarks checkpointed every 500 ms, keep a kill -9 restart clean.
+broker.session.timeout.ms=30000
+broker.heartbeat.interval.ms=2000
+replica.high.watermark.checkpoint.interval.ms=500
 PROPS
 for p in "${props[@]}"; do echo "$p" >> "$dir/server.properties"; done
 
