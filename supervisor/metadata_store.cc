@@ -578,13 +578,17 @@ absl::StatusOr<int64_t> StoreTxn::CountSegments(const std::string& datasource) {
 
 // ---- handoff ----
 
-absl::StatusOr<std::vector<HandoffCandidate>> StoreTxn::HandoffCandidates(int limit) {
+namespace {
+
+// Used segments in `state` (or not in it), in `order`, as handoff candidates.
+absl::StatusOr<std::vector<HandoffCandidate>> ReadCandidates(SqliteDb* db, const char* state_test,
+                                                             const char* order, int limit) {
   SLUICE_ASSIGN_OR_RETURN(
-      auto q,
-      db_->Prepare(
-          "SELECT id, datasource, path, size_bytes, checksum, handoff_state, "
-          "verified_at_ms, loaded_at_ms, created_at_ms, num_rows FROM segments WHERE used = 1 AND "
-          "handoff_state != ? ORDER BY created_at_ms, id LIMIT ?"));
+      auto q, db->Prepare(absl::StrCat(
+                  "SELECT id, datasource, path, size_bytes, checksum, handoff_state, "
+                  "verified_at_ms, loaded_at_ms, created_at_ms, num_rows FROM segments WHERE "
+                  "used = 1 AND handoff_state ",
+                  state_test, " ? ORDER BY ", order, " LIMIT ?")));
   q.Bind(1, static_cast<int64_t>(v1::HANDED_OFF)).Bind(2, limit);
   std::vector<HandoffCandidate> out;
   while (true) {
@@ -606,32 +610,14 @@ absl::StatusOr<std::vector<HandoffCandidate>> StoreTxn::HandoffCandidates(int li
   return out;
 }
 
+}  // namespace
+
+absl::StatusOr<std::vector<HandoffCandidate>> StoreTxn::HandoffCandidates(int limit) {
+  return ReadCandidates(db_, "!=", "created_at_ms, id", limit);
+}
+
 absl::StatusOr<std::vector<HandoffCandidate>> StoreTxn::SegmentsToReverify(int limit) {
-  SLUICE_ASSIGN_OR_RETURN(
-      auto q,
-      db_->Prepare(
-          "SELECT id, datasource, path, size_bytes, checksum, handoff_state, "
-          "verified_at_ms, loaded_at_ms, created_at_ms, num_rows FROM segments WHERE used = 1 AND "
-          "handoff_state = ? ORDER BY verified_at_ms, id LIMIT ?"));
-  q.Bind(1, static_cast<int64_t>(v1::HANDED_OFF)).Bind(2, limit);
-  std::vector<HandoffCandidate> out;
-  while (true) {
-    SLUICE_ASSIGN_OR_RETURN(bool row, q.Step());
-    if (!row) break;
-    HandoffCandidate c;
-    c.id = q.Text(0);
-    c.datasource = q.Text(1);
-    c.path = q.Text(2);
-    c.size_bytes = q.Int64(3);
-    c.checksum = q.Text(4);
-    c.state = static_cast<v1::HandoffState>(q.Int64(5));
-    c.verified_at_ms = q.Int64(6);
-    c.loaded_at_ms = q.Int64(7);
-    c.created_at_ms = q.Int64(8);
-    c.num_rows = q.Int64(9);
-    out.push_back(std::move(c));
-  }
-  return out;
+  return ReadCandidates(db_, "=", "verified_at_ms, id", limit);
 }
 
 absl::Status StoreTxn::SetVerifiedAt(const std::string& id, int64_t verified_at_ms) {
