@@ -2,7 +2,8 @@
 // consumerProperties go to librdkafka, several of whose properties run a
 // command, load a shared library, open a file or fetch a URL. This is the one
 // check, run by the supervisor at submit and by the worker before it creates
-// a consumer (docs/kafka-properties.md lists every rule):
+// a consumer (docs/operations.md, "Spec properties and secrets", lists every
+// rule):
 //
 // - refused, whatever the value: properties that run a command or load code
 //   (sasl.kerberos.kinit.cmd, plugin.library.paths, ssl.engine.*,
