@@ -578,14 +578,10 @@ absl::StatusOr<v1::CheckpointDataSourceMetadataResponse> SupervisorManager::Chec
     return absl::InvalidArgumentError("start_offsets is empty");
   }
   SLUICE_ASSIGN_OR_RETURN(auto supervisor, Running(request.datasource()));
-  TaskClaim claim;
-  claim.datasource = request.datasource();
-  claim.task_id = request.task_id();
+  TaskClaim claim{request.datasource(), request.task_id()};
   claim.group_id = request.group_id();
   claim.base_sequence_name = request.base_sequence_name();
-  for (const auto& [partition, offset] : request.start_offsets()) {
-    claim.partitions.push_back(partition);
-  }
+  claim.partitions = PartitionsOf(request.start_offsets());
   SLUICE_RETURN_IF_ERROR(CheckTaskClaim(options_.store, caller, claim).status());
   return supervisor->Checkpoint(request);
 }
@@ -616,13 +612,9 @@ absl::StatusOr<v1::PublishSegmentsResponse> SupervisorManager::PublishClaimed(
     const v1::PublishSegmentsRequest& request, const auth::Caller& caller) {
   SLUICE_RETURN_IF_ERROR(ValidatePublishRequest(request));
   SLUICE_RETURN_IF_ERROR(LatestSpec(request.datasource()).status());  // NOT_FOUND first
-  TaskClaim claim;
-  claim.datasource = request.datasource();
-  claim.task_id = request.task_id();
+  TaskClaim claim{request.datasource(), request.task_id()};
   claim.sequence_name = request.sequence_name();
-  for (const auto& [partition, offset] : request.start_offsets()) {
-    claim.partitions.push_back(partition);
-  }
+  claim.partitions = PartitionsOf(request.start_offsets());
   SLUICE_ASSIGN_OR_RETURN(TaskRecord task, CheckTaskClaim(options_.store, caller, claim));
   SLUICE_RETURN_IF_ERROR(CheckSequenceRange(options_.store, task, request.sequence_name(),
                                             FromProto(request.start_offsets()),
@@ -640,9 +632,7 @@ absl::StatusOr<v1::AllocateSegmentResponse> SupervisorManager::Allocate(
   SLUICE_RETURN_IF_ERROR(ValidateDatasource(request.datasource()));
   SLUICE_ASSIGN_OR_RETURN(SpecRecord spec, LatestSpec(request.datasource()));
   SLUICE_RETURN_IF_ERROR(ValidateTaskId(request.task_id()));
-  TaskClaim claim;
-  claim.datasource = request.datasource();
-  claim.task_id = request.task_id();
+  TaskClaim claim{request.datasource(), request.task_id()};
   claim.sequence_name = request.sequence_name();
   SLUICE_RETURN_IF_ERROR(CheckTaskClaim(options_.store, caller, claim).status());
   SLUICE_ASSIGN_OR_RETURN(
@@ -703,10 +693,8 @@ absl::StatusOr<v1::ReportOffsetOutOfRangeResponse> SupervisorManager::OffsetOutO
   SLUICE_RETURN_IF_ERROR(ValidateTaskId(request.task_id()));
   if (request.offsets().empty()) return absl::InvalidArgumentError("offsets is empty");
   SLUICE_ASSIGN_OR_RETURN(auto supervisor, Running(request.datasource()));
-  TaskClaim claim;
-  claim.datasource = request.datasource();
-  claim.task_id = request.task_id();
-  for (const auto& [partition, offset] : request.offsets()) claim.partitions.push_back(partition);
+  TaskClaim claim{request.datasource(), request.task_id()};
+  claim.partitions = PartitionsOf(request.offsets());
   SLUICE_RETURN_IF_ERROR(CheckTaskClaim(options_.store, caller, claim).status());
   return supervisor->OffsetOutOfRange(request, options_.loop_timeout);
 }

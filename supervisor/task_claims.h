@@ -27,6 +27,14 @@ struct TaskClaim {
   std::vector<int32_t> partitions;
 };
 
+// The partitions a request's offsets map (partition -> offset) names.
+template <typename OffsetsMap>
+std::vector<int32_t> PartitionsOf(const OffsetsMap& offsets) {
+  std::vector<int32_t> partitions;
+  for (const auto& [partition, offset] : offsets) partitions.push_back(partition);
+  return partitions;
+}
+
 // The task's record when the claim holds. PERMISSION_DENIED, naming what did
 // not match, when the task is unknown, belongs to another datasource, group or
 // base sequence, does not read a named partition, or runs on a worker other
