@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "common/kafka/mock_cluster.h"
+#include "supervisor/shared_kafka_clients.h"
 #include "supervisor/stream_metadata.h"
 
 namespace sluice::supervisor {
@@ -25,6 +26,48 @@ TEST(KafkaStreamMetadataTest, ListsPartitionsAndWatermarks) {
   EXPECT_EQ(marks->size(), 3u);
   EXPECT_EQ(marks->at(1).earliest, 0);
   EXPECT_EQ(marks->at(1).latest, 0);
+}
+
+// Many datasources on one cluster: one librdkafka handle, not one each; a
+// spec with other properties gets its own; the last stream closes it.
+TEST(KafkaStreamMetadataTest, StreamsWithTheSamePropertiesShareOneClient) {
+  auto cluster = kafka::MockCluster::Create(1);
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  ASSERT_TRUE((*cluster)->CreateTopic("events", 2).ok());
+  ASSERT_TRUE((*cluster)->CreateTopic("clicks", 1).ok());
+  auto clients = std::make_shared<SharedKafkaClients>();
+  StreamMetadataFactory factory = KafkaStreamMetadataFactory({}, clients);
+  auto spec = [&](const std::string& topic) {
+    v1::SupervisorSpec s;
+    s.mutable_io_config()->set_topic(topic);
+    (*s.mutable_io_config()->mutable_consumer_properties())["bootstrap.servers"] =
+        (*cluster)->bootstrap_servers();
+    return s;
+  };
+  std::vector<std::unique_ptr<StreamMetadata>> streams;
+  for (int i = 0; i < 50; ++i) {
+    auto stream = factory(spec(i % 2 == 0 ? "events" : "clicks"));
+    ASSERT_TRUE(stream.ok()) << stream.status();
+    streams.push_back(std::move(*stream));
+  }
+  EXPECT_EQ(clients->live(), 1);
+  // Each still asks about its own topic.
+  auto events = streams[0]->ListPartitions(absl::Seconds(10));
+  ASSERT_TRUE(events.ok()) << events.status();
+  EXPECT_EQ(events->size(), 2u);
+  auto clicks = streams[1]->ListPartitions(absl::Seconds(10));
+  ASSERT_TRUE(clicks.ok()) << clicks.status();
+  EXPECT_EQ(clicks->size(), 1u);
+
+  v1::SupervisorSpec other = spec("events");
+  (*other.mutable_io_config()->mutable_consumer_properties())["client.id"] = "other";
+  auto own = factory(other);
+  ASSERT_TRUE(own.ok()) << own.status();
+  EXPECT_EQ(clients->live(), 2);
+  own->reset();
+  EXPECT_EQ(clients->live(), 1);
+  streams.clear();
+  EXPECT_EQ(clients->live(), 0);
 }
 
 }  // namespace

@@ -38,10 +38,17 @@ class StreamMetadata {
 using StreamMetadataFactory =
     std::function<absl::StatusOr<std::unique_ptr<StreamMetadata>>(const v1::SupervisorSpec&)>;
 
+class SharedKafkaClients;
+
 // The Kafka implementation (common/kafka's MetadataClient). The spec's
 // properties are checked against `policy` and their secret references
-// resolved before each connection.
-StreamMetadataFactory KafkaStreamMetadataFactory(kafka::PropertyPolicyOptions policy = {});
+// resolved before each connection. Streams with the same resolved
+// properties share one client from `clients` (shared_kafka_clients.h; null:
+// a set of this factory's own), so datasources on one cluster share one
+// librdkafka handle.
+StreamMetadataFactory KafkaStreamMetadataFactory(
+    kafka::PropertyPolicyOptions policy = {},
+    std::shared_ptr<SharedKafkaClients> clients = nullptr);
 
 }  // namespace sluice::supervisor
 

@@ -32,9 +32,31 @@ absl::StatusOr<std::unique_ptr<StreamSupervisor>> StreamSupervisor::Start(Stream
                                                                           SpecRecord spec) {
   std::unique_ptr<StreamSupervisor> s(new StreamSupervisor(std::move(deps), std::move(spec)));
   SLUICE_RETURN_IF_ERROR(s->Init());
-  s->thread_ = std::thread([raw = s.get()] { raw->Loop(); });
+  s->loops_ = s->deps_.loops;
+  if (s->loops_ == nullptr) {
+    StrandExecutorOptions options;
+    options.threads = 1;
+    options.clock = s->deps_.clock;
+    options.name = "supervisor " + s->datasource_;
+    s->own_loops_ = std::make_unique<StrandExecutor>(options);
+    s->loops_ = s->own_loops_.get();
+  }
+  // Stepped only once the pointer is set (Post reads it from other threads).
+  s->loop_strand_ = s->loops_->AddStrand([raw = s.get()] { return raw->LoopStep(); },
+                                         absl::InfiniteFuture());
+  s->loop_strand_->Wake();
   if (s->deps_.background_stream_queries) {
-    s->stream_query_thread_ = std::thread([raw = s.get()] { raw->StreamQueryLoop(); });
+    s->queries_ = s->deps_.queries;
+    if (s->queries_ == nullptr) {
+      StrandExecutorOptions options;
+      options.threads = 1;
+      options.name = "stream queries " + s->datasource_;
+      s->own_queries_ = std::make_unique<StrandExecutor>(options);
+      s->queries_ = s->own_queries_.get();
+    }
+    // Real time: the queries only run with the real clock (see deps).
+    s->query_strand_ = s->queries_->AddStrand([raw = s.get()] { return raw->StreamQueryStep(); },
+                                              absl::Now() + s->timings_.period);
   }
   return s;
 }
@@ -61,12 +83,25 @@ absl::Status StreamSupervisor::Init() {
 }
 
 StreamSupervisor::~StreamSupervisor() {
+  StopLoop();
+  StopStreamQueries();
+  loop_strand_.reset();
+}
+
+void StreamSupervisor::StopLoop() {
+  if (loop_strand_ == nullptr) return;
   {
     absl::MutexLock lock(&queue_mu_);
     exit_ = true;
   }
-  if (thread_.joinable()) thread_.join();
-  StopStreamQueries();
+  loop_strand_->Wake();
+  {
+    absl::MutexLock lock(&queue_mu_);
+    auto stopped = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(queue_mu_) { return loop_stopped_; };
+    queue_mu_.Await(absl::Condition(&stopped));
+  }
+  // The strand stays until the destructor: RPC threads holding a reference
+  // may still Post (their notices are never handled, as before).
 }
 
 void StreamSupervisor::StopStreamQueries() {
@@ -74,39 +109,34 @@ void StreamSupervisor::StopStreamQueries() {
     absl::MutexLock lock(&queue_mu_);
     stream_queries_exit_ = true;
   }
-  if (stream_query_thread_.joinable()) stream_query_thread_.join();
+  query_strand_.reset();  // waits for a query under way
 }
 
-void StreamSupervisor::StreamQueryLoop() {
-  while (true) {
-    StreamMetadata* stream = nullptr;
-    {
-      absl::MutexLock lock(&queue_mu_);
-      auto exiting = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(queue_mu_) {
-        return stream_queries_exit_;
-      };
-      // Real time: this thread only runs with the real clock (see deps).
-      queue_mu_.AwaitWithTimeout(absl::Condition(&exiting), timings_.period);
-      if (stream_queries_exit_) return;
-      stream = stream_for_queries_;
-    }
-    if (stream == nullptr) continue;
-    absl::StatusOr<std::vector<int32_t>> partitions = stream->ListPartitions(deps_.kafka_timeout);
-    absl::StatusOr<std::map<int32_t, PartitionWatermarks>> marks =
-        absl::UnavailableError("no partitions");
-    if (partitions.ok() && !partitions->empty()) {
-      marks = stream->QueryWatermarks(*partitions, deps_.kafka_timeout);
-    }
-    Post("stream metadata", [this, partitions = std::move(partitions), marks = std::move(marks)] {
-      background_partitions_ = partitions;
-      if (marks.ok()) {
-        watermarks_ = *marks;
-        watermarks_at_ = deps_.clock->Now();
-      } else {
-        VLOG(1) << Prefix() << "watermarks: " << marks.status();
-      }
-    });
+absl::Time StreamSupervisor::StreamQueryStep() {
+  StreamMetadata* stream = nullptr;
+  {
+    absl::MutexLock lock(&queue_mu_);
+    if (stream_queries_exit_) return absl::InfiniteFuture();
+    stream = stream_for_queries_;
   }
+  const absl::Time next = absl::Now() + timings_.period;
+  if (stream == nullptr) return next;
+  absl::StatusOr<std::vector<int32_t>> partitions = stream->ListPartitions(deps_.kafka_timeout);
+  absl::StatusOr<std::map<int32_t, PartitionWatermarks>> marks =
+      absl::UnavailableError("no partitions");
+  if (partitions.ok() && !partitions->empty()) {
+    marks = stream->QueryWatermarks(*partitions, deps_.kafka_timeout);
+  }
+  Post("stream metadata", [this, partitions = std::move(partitions), marks = std::move(marks)] {
+    background_partitions_ = partitions;
+    if (marks.ok()) {
+      watermarks_ = *marks;
+      watermarks_at_ = deps_.clock->Now();
+    } else {
+      VLOG(1) << Prefix() << "watermarks: " << marks.status();
+    }
+  });
+  return next;
 }
 
 std::string StreamSupervisor::Prefix() const {
@@ -116,8 +146,11 @@ std::string StreamSupervisor::Prefix() const {
 // ---- notices ----
 
 void StreamSupervisor::Post(std::string kind, std::function<void()> handle) {
-  absl::MutexLock lock(&queue_mu_);
-  queue_.push_back({std::move(kind), std::move(handle)});
+  {
+    absl::MutexLock lock(&queue_mu_);
+    queue_.push_back({std::move(kind), std::move(handle)});
+  }
+  if (loop_strand_ != nullptr) loop_strand_->Wake();
 }
 
 absl::Status StreamSupervisor::PostAndWait(std::string kind, std::function<void()> handle,
@@ -139,8 +172,11 @@ absl::Status StreamSupervisor::PostAndWait(std::string kind, std::function<void(
 
 void StreamSupervisor::RequestRun() {
   if (!deps_.run_on_events) return;
-  absl::MutexLock lock(&queue_mu_);
-  run_requested_ = true;
+  {
+    absl::MutexLock lock(&queue_mu_);
+    run_requested_ = true;
+  }
+  if (loop_strand_ != nullptr) loop_strand_->Wake();
 }
 
 absl::Status StreamSupervisor::RunNow(absl::Duration timeout) {
@@ -182,45 +218,48 @@ void StreamSupervisor::StopGracefully() {
     absl::MutexLock lock(&queue_mu_);
     exit_ = true;
   });
-  if (thread_.joinable()) thread_.join();
+  StopLoop();
   StopStreamQueries();
 }
 
-void StreamSupervisor::Loop() {
-  LOG(INFO) << Prefix() << "started (spec version " << spec_.version << ", topic "
-            << spec_.spec.io_config().topic() << ", " << spec_.spec.io_config().task_count()
-            << " groups x " << spec_.spec.io_config().replicas() << " replicas)";
-  if (absl::Status recovered = Recover(); !recovered.ok()) {
-    RecordError(Annotate(recovered, "recovering from the metadata store"));
-  }
-  PublishView();
-  while (true) {
-    std::optional<Notice> notice;
-    bool run = false;
-    {
-      absl::MutexLock lock(&queue_mu_);
-      auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(queue_mu_) {
-        return exit_ || !queue_.empty() || run_requested_;
-      };
-      deps_.clock->AwaitWithDeadline(&queue_mu_, absl::Condition(&ready), next_run_at_);
-      if (!queue_.empty()) {
-        notice = std::move(queue_.front());
-        queue_.pop_front();
-      } else if (exit_) {
-        break;
-      } else if (run_requested_ || deps_.clock->Now() >= next_run_at_) {
-        run = true;
-        run_requested_ = false;
-      }
+absl::Time StreamSupervisor::LoopStep() {
+  if (!loop_started_) {
+    loop_started_ = true;
+    LOG(INFO) << Prefix() << "started (spec version " << spec_.version << ", topic "
+              << spec_.spec.io_config().topic() << ", " << spec_.spec.io_config().task_count()
+              << " groups x " << spec_.spec.io_config().replicas() << " replicas)";
+    if (absl::Status recovered = Recover(); !recovered.ok()) {
+      RecordError(Annotate(recovered, "recovering from the metadata store"));
     }
-    if (notice) {
-      VLOG(1) << Prefix() << "notice: " << notice->kind;
-      notice->handle();
-    }
-    if (run) RunOnce();
     PublishView();
+    return absl::InfinitePast();
   }
-  LOG(INFO) << Prefix() << "stopped";
+  std::optional<Notice> notice;
+  bool run = false;
+  {
+    absl::MutexLock lock(&queue_mu_);
+    if (loop_stopped_) return absl::InfiniteFuture();
+    if (!queue_.empty()) {
+      notice = std::move(queue_.front());
+      queue_.pop_front();
+    } else if (exit_) {
+      loop_stopped_ = true;
+      LOG(INFO) << Prefix() << "stopped";
+      return absl::InfiniteFuture();
+    } else if (run_requested_ || deps_.clock->Now() >= next_run_at_) {
+      run = true;
+      run_requested_ = false;
+    }
+  }
+  if (notice) {
+    VLOG(1) << Prefix() << "notice: " << notice->kind;
+    notice->handle();
+  }
+  if (run) RunOnce();
+  if (notice || run) PublishView();
+  absl::MutexLock lock(&queue_mu_);
+  if (!queue_.empty() || run_requested_ || exit_) return absl::InfinitePast();
+  return next_run_at_;
 }
 
 // ---- runs ----

@@ -1,12 +1,14 @@
-// The supervisor of one datasource: a single loop thread that runs notices
+// The supervisor of one datasource: a serial loop that runs notices
 // (checkpoint requests, resets, spec updates, stops) and periodic runs
 // (partition discovery, task status, roll-over, completion timeouts,
 // replacement of failed tasks, creation of groups and tasks, lag), in the
 // spirit of Druid's SeekableStreamSupervisor (docs/protocol.md).
 //
-// All group and task state is confined to the loop thread; RPC threads see a
-// snapshot (View) that the loop republishes after every notice, and talk to
-// the loop by posting notices.
+// The loop is a strand of a pool shared by every datasource
+// (strand_executor.h): one notice or run per step, never two steps at once,
+// so all group and task state is confined to the loop as if it had its own
+// thread. RPC threads see a snapshot (View) that the loop republishes after
+// every notice, and talk to the loop by posting notices.
 #ifndef SLUICE_SUPERVISOR_STREAM_SUPERVISOR_H_
 #define SLUICE_SUPERVISOR_STREAM_SUPERVISOR_H_
 
@@ -29,6 +31,7 @@
 #include "sluice/v1/supervisor_service.pb.h"
 #include "supervisor/clock.h"
 #include "supervisor/metadata_store.h"
+#include "supervisor/strand_executor.h"
 #include "supervisor/stream_metadata.h"
 #include "supervisor/task_client.h"
 #include "supervisor/task_group.h"
@@ -57,12 +60,18 @@ struct StreamSupervisorDeps {
   bool background_stream_queries = true;
   // Checkpoint counts and latencies (common/metrics/catalog.h); null: none.
   metrics::Registry* metrics = nullptr;
+  // The pools the loop and the background Kafka queries run on, shared by
+  // every datasource (not owned; they must outlive the supervisor). Null:
+  // the supervisor makes a one-thread pool of its own (on `clock` for the
+  // loop, the real clock for the queries).
+  StrandExecutor* loops = nullptr;
+  StrandExecutor* queries = nullptr;
 };
 
 class StreamSupervisor {
  public:
-  // Starts the loop thread; the first thing it does is recover groups and
-  // tasks from the metadata store and the workers.
+  // Starts the loop; the first thing it does is recover groups and tasks
+  // from the metadata store and the workers.
   static absl::StatusOr<std::unique_ptr<StreamSupervisor>> Start(StreamSupervisorDeps deps,
                                                                  SpecRecord spec);
   // Stops the loop without touching the tasks (they are adopted by the next
@@ -132,7 +141,11 @@ class StreamSupervisor {
   // ---- loop plumbing (stream_supervisor.cc) ----
   void Post(std::string kind, std::function<void()> handle) ABSL_LOCKS_EXCLUDED(queue_mu_);
   absl::Status PostAndWait(std::string kind, std::function<void()> handle, absl::Duration timeout);
-  void Loop();
+  // One step of the loop strand: recovery first, then one notice (before
+  // runs) or one run; returns when it wants the next step.
+  absl::Time LoopStep() ABSL_LOCKS_EXCLUDED(queue_mu_);
+  // Makes the loop leave once the notices before are handled, and waits.
+  void StopLoop() ABSL_LOCKS_EXCLUDED(queue_mu_);
   void RunOnce();
   absl::Status RunSteps();
   void PublishView() ABSL_LOCKS_EXCLUDED(view_mu_);
@@ -189,15 +202,23 @@ class StreamSupervisor {
   // What the background query thread last fetched (loop thread), applied by
   // each run in place of querying; empty until the first fetch.
   std::optional<absl::StatusOr<std::vector<int32_t>>> background_partitions_;
-  // The background query thread (deps_.background_stream_queries): reads
-  // stream_ through stream_for_queries_ once the loop created it.
-  void StreamQueryLoop() ABSL_LOCKS_EXCLUDED(queue_mu_);
+  // The background queries (deps_.background_stream_queries), a strand of
+  // deps_.queries stepping every period: read stream_ through
+  // stream_for_queries_ once the loop created it.
+  absl::Time StreamQueryStep() ABSL_LOCKS_EXCLUDED(queue_mu_);
   void StopStreamQueries() ABSL_LOCKS_EXCLUDED(queue_mu_);
   StreamMetadata* stream_for_queries_ ABSL_GUARDED_BY(queue_mu_) = nullptr;
   bool stream_queries_exit_ ABSL_GUARDED_BY(queue_mu_) = false;
-  std::thread stream_query_thread_;
 
-  // ---- loop-thread state ----
+  // Pools of our own when deps_ has none (declared before the strands).
+  std::unique_ptr<StrandExecutor> own_loops_;
+  std::unique_ptr<StrandExecutor> own_queries_;
+  StrandExecutor* loops_ = nullptr;
+  StrandExecutor* queries_ = nullptr;
+  std::unique_ptr<StrandExecutor::Strand> query_strand_;
+
+  // ---- loop state (only touched by loop steps) ----
+  bool loop_started_ = false;
   SpecRecord spec_;
   SpecTimings timings_;
   bool recovered_ = false;
@@ -225,7 +246,8 @@ class StreamSupervisor {
   bool run_requested_ ABSL_GUARDED_BY(queue_mu_) = false;
   bool exit_ ABSL_GUARDED_BY(queue_mu_) = false;
   absl::Time next_run_at_ ABSL_GUARDED_BY(queue_mu_);
-  std::thread thread_;
+  bool loop_stopped_ ABSL_GUARDED_BY(queue_mu_) = false;
+  std::unique_ptr<StrandExecutor::Strand> loop_strand_;
 
   // ---- reports from workers ----
   absl::Mutex reports_mu_;

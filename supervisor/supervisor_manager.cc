@@ -63,6 +63,15 @@ SupervisorManager::SupervisorManager(SupervisorManagerOptions options)
   registry.heartbeat_interval = options_.heartbeat_interval;
   registry.min_lost_timeout = options_.min_worker_lost_timeout;
   registry_ = std::make_unique<WorkerRegistry>(registry);
+  StrandExecutorOptions loops;
+  loops.threads = options_.loop_threads;
+  loops.clock = options_.clock;
+  loops.name = "supervisor loops";
+  loops_ = std::make_unique<StrandExecutor>(loops);
+  StrandExecutorOptions queries;
+  queries.threads = options_.stream_query_threads;
+  queries.name = "stream queries";  // real time, as the queries are
+  queries_ = std::make_unique<StrandExecutor>(queries);
 }
 
 absl::StatusOr<std::unique_ptr<SupervisorManager>> SupervisorManager::Create(
@@ -255,6 +264,8 @@ absl::Status SupervisorManager::StartSupervisor(SpecRecord spec) {
   deps.run_on_events = options_.run_on_events;
   deps.background_stream_queries = options_.background_stream_queries;
   deps.metrics = options_.metrics;
+  deps.loops = loops_.get();
+  deps.queries = queries_.get();
   const std::string datasource = spec.datasource;
   SLUICE_ASSIGN_OR_RETURN(auto supervisor, StreamSupervisor::Start(deps, std::move(spec)));
   absl::MutexLock lock(&mu_);

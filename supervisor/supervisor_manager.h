@@ -26,6 +26,7 @@
 #include "supervisor/used_segment_verifier.h"
 #include "supervisor/metadata_store.h"
 #include "supervisor/publisher.h"
+#include "supervisor/strand_executor.h"
 #include "supervisor/stream_metadata.h"
 #include "supervisor/stream_supervisor.h"
 #include "supervisor/worker_registry.h"
@@ -68,6 +69,12 @@ struct SupervisorManagerOptions {
   absl::Duration pending_segment_retention = absl::Hours(24);
   // How long an RPC waits for a stream supervisor's loop.
   absl::Duration loop_timeout = absl::Seconds(30);
+  // Threads shared by every datasource's loop, and by their background
+  // Kafka queries (strand_executor.h): the supervisor's threads do not grow
+  // with its datasources. A loop step waits for the task RPCs of a
+  // checkpoint round, a query for Kafka (kafka_timeout when unreachable).
+  int loop_threads = 4;
+  int stream_query_threads = 4;
   // What a spec's consumerProperties may say (common/kafka/property_policy.h),
   // checked at submit.
   kafka::PropertyPolicyOptions kafka_policy;
@@ -193,6 +200,11 @@ class SupervisorManager {
   Allocator allocator_;
   HandoffVerifier handoff_;
   UsedSegmentVerifier reverify_;
+
+  // The pools of the stream supervisors (declared before them: they outlive
+  // them).
+  std::unique_ptr<StrandExecutor> loops_;
+  std::unique_ptr<StrandExecutor> queries_;
 
   // Serializes the admin operations that change specs and supervisors.
   absl::Mutex admin_mu_ ABSL_ACQUIRED_BEFORE(mu_);
