@@ -42,6 +42,11 @@ std::unique_ptr<StrandExecutor::Strand> StrandExecutor::AddStrand(Step step, abs
   return std::unique_ptr<Strand>(new Strand(this, id));
 }
 
+void StrandExecutor::Run(std::function<void()> job) {
+  absl::MutexLock lock(&mu_);
+  jobs_.push_back(std::move(job));
+}
+
 int StrandExecutor::strands() {
   absl::MutexLock lock(&mu_);
   return static_cast<int>(entries_.size());
@@ -106,12 +111,21 @@ void StrandExecutor::Work() {
       }
       MakeReady(id, *it->second);  // clears the timer
     }
+    if (!jobs_.empty()) {
+      std::function<void()> job = std::move(jobs_.front());
+      jobs_.pop_front();
+      mu_.Unlock();
+      job();
+      job = nullptr;  // its captures go before the lock is taken again
+      mu_.Lock();
+      continue;
+    }
     if (ready_.empty()) {
       const absl::Time deadline =
           timers_.empty() ? absl::InfiniteFuture() : timers_.begin()->first;
       const uint64_t version = timers_version_;
       auto wake = [this, version]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-        return stop_ || !ready_.empty() || timers_version_ != version;
+        return stop_ || !ready_.empty() || !jobs_.empty() || timers_version_ != version;
       };
       options_.clock->AwaitWithDeadline(&mu_, absl::Condition(&wake), deadline);
       continue;

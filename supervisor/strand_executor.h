@@ -81,6 +81,10 @@ class StrandExecutor {
   std::unique_ptr<Strand> AddStrand(Step step, absl::Time first_at = absl::InfinitePast())
       ABSL_LOCKS_EXCLUDED(mu_);
 
+  // Runs `job` once on a pool thread, in turn with the strands (e.g. a
+  // blocking RPC whose answer the job posts back to a strand).
+  void Run(std::function<void()> job) ABSL_LOCKS_EXCLUDED(mu_);
+
   int threads() const { return static_cast<int>(threads_.size()); }
   // Strands registered now (tests, metrics).
   int strands() ABSL_LOCKS_EXCLUDED(mu_);
@@ -107,6 +111,7 @@ class StrandExecutor {
   uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
   std::map<uint64_t, std::shared_ptr<Entry>> entries_ ABSL_GUARDED_BY(mu_);
   std::deque<uint64_t> ready_ ABSL_GUARDED_BY(mu_);
+  std::deque<std::function<void()>> jobs_ ABSL_GUARDED_BY(mu_);
   std::set<std::pair<absl::Time, uint64_t>> timers_ ABSL_GUARDED_BY(mu_);
   // Bumped when a timer earlier than the waiters' deadline may exist.
   uint64_t timers_version_ ABSL_GUARDED_BY(mu_) = 0;

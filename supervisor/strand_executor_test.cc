@@ -160,5 +160,14 @@ TEST(StrandExecutor, ARemovedStrandWaitsForItsStepAndNeverStepsAgain) {
   releaser.join();
 }
 
+TEST(StrandExecutor, OneShotJobsRunBesideTheStrands) {
+  StrandExecutorOptions options;
+  options.threads = 2;
+  StrandExecutor pool(options);
+  std::atomic<int> jobs{0};
+  for (int i = 0; i < 100; ++i) pool.Run([&] { ++jobs; });
+  EXPECT_TRUE(WaitFor([&] { return jobs == 100; }));
+}
+
 }  // namespace
 }  // namespace sluice::supervisor

@@ -20,6 +20,9 @@ constexpr int kUnhealthyAfterRunFailures = 3;
 constexpr int kUnhealthyAfterTaskFailures = 3;
 constexpr size_t kRecentErrors = 10;
 constexpr size_t kTaskOutcomes = 10;
+// The deadline of one RunTask (a single attempt): a healthy worker answers
+// in milliseconds; a frozen one must not keep a replacement waiting.
+constexpr absl::Duration kRunTaskTimeout = absl::Seconds(2);
 
 }  // namespace
 
@@ -32,6 +35,14 @@ absl::StatusOr<std::unique_ptr<StreamSupervisor>> StreamSupervisor::Start(Stream
                                                                           SpecRecord spec) {
   std::unique_ptr<StreamSupervisor> s(new StreamSupervisor(std::move(deps), std::move(spec)));
   SLUICE_RETURN_IF_ERROR(s->Init());
+  s->task_rpcs_ = s->deps_.task_rpcs;
+  if (s->task_rpcs_ == nullptr) {
+    StrandExecutorOptions options;
+    options.threads = 2;
+    options.name = "task rpcs " + s->datasource_;
+    s->own_task_rpcs_ = std::make_unique<StrandExecutor>(options);
+    s->task_rpcs_ = s->own_task_rpcs_.get();
+  }
   s->loops_ = s->deps_.loops;
   if (s->loops_ == nullptr) {
     StrandExecutorOptions options;
@@ -63,7 +74,12 @@ absl::StatusOr<std::unique_ptr<StreamSupervisor>> StreamSupervisor::Start(Stream
 
 absl::Status StreamSupervisor::Init() {
   SLUICE_ASSIGN_OR_RETURN(timings_, ParseSpecTimings(spec_.spec));
-  client_ = deps_.task_client_factory(ChatOptionsFromTuning(spec_.spec.tuning_config()));
+  const ChatOptions chat = ChatOptionsFromTuning(spec_.spec.tuning_config());
+  client_ = deps_.task_client_factory(chat);
+  ChatOptions run = chat;
+  run.timeout = std::min(chat.timeout, kRunTaskTimeout);
+  run.attempts = 1;
+  run_client_ = deps_.task_client_factory(run);
   // A stream that cannot be created (bad properties) is a supervisor error
   // reported in the status, not a refusal: the spec was validated already.
   auto stream = deps_.stream_metadata_factory(spec_.spec);
@@ -85,7 +101,17 @@ absl::Status StreamSupervisor::Init() {
 StreamSupervisor::~StreamSupervisor() {
   StopLoop();
   StopStreamQueries();
+  AwaitRunTasks(absl::InfiniteFuture());  // their jobs use this supervisor
   loop_strand_.reset();
+}
+
+bool StreamSupervisor::AwaitRunTasks(absl::Time deadline) {
+  absl::MutexLock lock(&queue_mu_);
+  auto none = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(queue_mu_) {
+    return run_tasks_in_flight_ == 0;
+  };
+  // Real time: RunTask deadlines are real.
+  return queue_mu_.AwaitWithDeadline(absl::Condition(&none), deadline);
 }
 
 void StreamSupervisor::StopLoop() {
@@ -180,8 +206,16 @@ void StreamSupervisor::RequestRun() {
 }
 
 absl::Status StreamSupervisor::RunNow(absl::Duration timeout) {
-  return PostAndWait(
-      "run", [this] { RunOnce(); }, timeout);
+  const absl::Time deadline = absl::Now() + timeout;
+  SLUICE_RETURN_IF_ERROR(PostAndWait(
+      "run", [this] { RunOnce(); }, timeout));
+  if (!AwaitRunTasks(deadline)) {
+    return absl::UnavailableError(absl::StrCat("the RunTask calls of ", datasource_,
+                                               " were not answered within ",
+                                               absl::FormatDuration(timeout)));
+  }
+  // Their answers were posted before the count went down.
+  return Sync(std::max(deadline - absl::Now(), absl::Seconds(1)));
 }
 
 absl::Status StreamSupervisor::Sync(absl::Duration timeout) {
@@ -818,38 +852,82 @@ absl::Status StreamSupervisor::CreateTask(Group& group) {
       deps_.store->InTransaction([&](StoreTxn& txn) { return txn.InsertTask(record); }));
   deps_.registry->Assign(spec.task_id(), *worker);
 
-  auto response = client_->RunTask(*address, spec);
-  if (!response.ok()) {
-    // The next placement goes elsewhere for a while: a frozen worker must
-    // not take every replacement (and a RunTask deadline each time).
-    deps_.registry->NoteRunTaskFailed(*worker);
-    deps_.registry->Release(spec.task_id());
-    const std::string error = absl::StrCat("RunTask failed: ", response.status().ToString());
-    deps_.store
-        ->InTransaction([&](StoreTxn& txn) {
-          return txn.UpdateTask(spec.task_id(), v1::FAILED, error, {}, deps_.clock->NowMs());
-        })
-        .IgnoreError();
-    return Annotate(response.status(), absl::StrCat("starting a task of group ", group.group_id,
-                                                    " on worker ", *worker));
-  }
-  deps_.registry->NoteRunTaskSucceeded(*worker);
   TaskInfo info;
   info.task_id = spec.task_id();
   info.worker_id = *worker;
-  info.state = response->status().state() == v1::TASK_STATE_UNSPECIFIED
-                   ? v1::NOT_STARTED
-                   : response->status().state();
+  info.state = v1::NOT_STARTED;
   info.created_at = deps_.clock->Now();
   const bool replacement = group.tasks_lost > 0;
   if (replacement) --group.tasks_lost;
   group.tasks[info.task_id] = info;
-  LOG(INFO) << Prefix() << "started " << (replacement ? "replacement " : "") << "task "
+  LOG(INFO) << Prefix() << "starting " << (replacement ? "replacement " : "") << "task "
             << info.task_id << " of group " << group.group_id << " on worker " << *worker
             << " from sequence " << checkpoints.begin()->first << " at "
             << FormatOffsets(checkpoints.begin()->second) << " (" << checkpoints.size()
             << " checkpoints)";
+  // Off the loop: a frozen worker costs this task its RunTask deadline, not
+  // the datasource's loop. The answer comes back as a notice.
+  {
+    absl::MutexLock lock(&queue_mu_);
+    ++run_tasks_in_flight_;
+  }
+  task_rpcs_->Run([this, address = *address, spec, group_id = group.group_id, worker = *worker] {
+    absl::StatusOr<v1::RunTaskResponse> response = run_client_->RunTask(address, spec);
+    Post("RunTask answer", [this, group_id, task_id = spec.task_id(), worker, response] {
+      HandleRunTaskResult(group_id, task_id, worker, response);
+    });
+    absl::MutexLock lock(&queue_mu_);
+    --run_tasks_in_flight_;
+  });
   return absl::OkStatus();
+}
+
+void StreamSupervisor::HandleRunTaskResult(int32_t group_id, const std::string& task_id,
+                                           const std::string& worker,
+                                           const absl::StatusOr<v1::RunTaskResponse>& response) {
+  TaskInfo* task = nullptr;
+  if (auto group = active_.find(group_id); group != active_.end()) {
+    auto it = group->second.tasks.find(task_id);
+    if (it != group->second.tasks.end()) task = &it->second;
+  }
+  if (!response.ok()) {
+    // The next placement goes elsewhere for a while: a frozen worker must
+    // not take every replacement (and a RunTask deadline each time).
+    deps_.registry->NoteRunTaskFailed(worker);
+    deps_.registry->Release(task_id);
+    const std::string error = absl::StrCat("RunTask failed: ", response.status().ToString());
+    deps_.store
+        ->InTransaction([&](StoreTxn& txn) {
+          return txn.UpdateTask(task_id, v1::FAILED, error, {}, deps_.clock->NowMs());
+        })
+        .IgnoreError();
+    RecordError(Annotate(response.status(), absl::StrCat("starting task ", task_id, " of group ",
+                                                         group_id, " on worker ", worker)));
+    if (task != nullptr && IsLive(*task)) {
+      // Not a task outcome: the next run replaces it (on another worker).
+      task->state = v1::FAILED;
+      task->status.set_error(error);
+    }
+    RequestRun();
+    return;
+  }
+  deps_.registry->NoteRunTaskSucceeded(worker);
+  if (task == nullptr || !IsLive(*task)) {
+    // Its group ended, or the task was killed, while RunTask was under way:
+    // the worker must not keep it.
+    LOG(INFO) << Prefix() << "task " << task_id << " started on worker " << worker
+              << " after it was given up; killing it";
+    if (std::optional<std::string> address = deps_.registry->Address(worker)) {
+      client_->StopTask(*address, task_id, v1::KILL, "given up while starting").IgnoreError();
+    }
+    return;
+  }
+  if (task->state == v1::NOT_STARTED &&
+      response->status().state() != v1::TASK_STATE_UNSPECIFIED) {
+    task->state = response->status().state();
+  }
+  LOG(INFO) << Prefix() << "started task " << task_id << " of group " << group_id
+            << " on worker " << worker;
 }
 
 void StreamSupervisor::UpdateLag() {

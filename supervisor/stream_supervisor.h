@@ -66,6 +66,9 @@ struct StreamSupervisorDeps {
   // loop, the real clock for the queries).
   StrandExecutor* loops = nullptr;
   StrandExecutor* queries = nullptr;
+  // Where RunTask calls wait for their worker, off the loop (a frozen
+  // worker must not hold up the datasource); null: a pool of its own.
+  StrandExecutor* task_rpcs = nullptr;
 };
 
 class StreamSupervisor {
@@ -109,7 +112,8 @@ class StreamSupervisor {
   void UpdateSpec(SpecRecord spec);
   void RequestRun() ABSL_LOCKS_EXCLUDED(queue_mu_);
 
-  // Runs once now and waits for it (tests, admin).
+  // Runs once now and waits for it, and for the RunTask calls it started
+  // to be answered and handled (tests, admin).
   absl::Status RunNow(absl::Duration timeout);
   // Waits until every notice posted before it has been handled.
   absl::Status Sync(absl::Duration timeout);
@@ -163,7 +167,14 @@ class StreamSupervisor {
   // (one that differs from the running one in more than `suspended`).
   bool IsPreviousSpec(int64_t version);
   absl::Status CreateGroup(int32_t group_id, const std::vector<int32_t>& partitions);
+  // Places a task of the group and sends RunTask off the loop: the task is
+  // in the group (NOT_STARTED) at once, HandleRunTaskResult settles it.
   absl::Status CreateTask(Group& group);
+  void HandleRunTaskResult(int32_t group_id, const std::string& task_id,
+                           const std::string& worker,
+                           const absl::StatusOr<v1::RunTaskResponse>& response);
+  // Waits until no RunTask call is in flight (or `deadline`).
+  bool AwaitRunTasks(absl::Time deadline) ABSL_LOCKS_EXCLUDED(queue_mu_);
   void UpdateLag();
 
   // ---- task actions (stream_supervisor.cc) ----
@@ -198,6 +209,8 @@ class StreamSupervisor {
   const StreamSupervisorDeps deps_;
   const std::string datasource_;
   std::unique_ptr<TaskClient> client_;
+  // RunTask only: one attempt with a short deadline (kRunTaskTimeout).
+  std::unique_ptr<TaskClient> run_client_;
   std::unique_ptr<StreamMetadata> stream_;
   // What the background query thread last fetched (loop thread), applied by
   // each run in place of querying; empty until the first fetch.
@@ -213,6 +226,8 @@ class StreamSupervisor {
   // Pools of our own when deps_ has none (declared before the strands).
   std::unique_ptr<StrandExecutor> own_loops_;
   std::unique_ptr<StrandExecutor> own_queries_;
+  std::unique_ptr<StrandExecutor> own_task_rpcs_;
+  StrandExecutor* task_rpcs_ = nullptr;
   StrandExecutor* loops_ = nullptr;
   StrandExecutor* queries_ = nullptr;
   std::unique_ptr<StrandExecutor::Strand> query_strand_;
@@ -247,6 +262,8 @@ class StreamSupervisor {
   bool exit_ ABSL_GUARDED_BY(queue_mu_) = false;
   absl::Time next_run_at_ ABSL_GUARDED_BY(queue_mu_);
   bool loop_stopped_ ABSL_GUARDED_BY(queue_mu_) = false;
+  // RunTask calls sent and not yet answered (the destructor waits for them).
+  int run_tasks_in_flight_ ABSL_GUARDED_BY(queue_mu_) = 0;
   std::unique_ptr<StrandExecutor::Strand> loop_strand_;
 
   // ---- reports from workers ----

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/fault_injection.h"
@@ -85,6 +87,38 @@ TEST_F(StreamSupervisorTest, KafkaMetadataIsQueriedOffTheLoopOnceThePartitionsAr
       << "the run waited for the Kafka queries (partitions + watermarks: 3 s)";
   EXPECT_EQ(wait_for_latest(250), 250);
   stream_.SetDelay(absl::ZeroDuration());
+}
+
+// Issue 12, point 8: RunTask runs off the datasource's loop. A worker that
+// does not answer (frozen) costs its task the RunTask deadline, but the loop
+// goes on handling notices meanwhile (checkpoints, status, stops), and the
+// next run places the task elsewhere. Before, the run waited on the loop for
+// every attempt of RunTask (2 x 3 s here).
+TEST_F(StreamSupervisorTest, AFrozenWorkersRunTaskDoesNotHoldUpTheLoop) {
+  FakeTaskWorker* frozen = AddWorker("w1", /*capacity=*/8);  // most free slots: picked first
+  FakeTaskWorker* w2 = AddWorker("w2");
+  frozen->SetRunTaskDelay(absl::Seconds(10));
+  v1::SupervisorSpec spec = Spec();
+  spec.mutable_tuning_config()->set_chat_timeout("PT3S");
+  Submit(spec);
+  std::thread run([this] { Run(); });  // returns once RunTask was answered
+  absl::SleepFor(absl::Milliseconds(300));
+  const absl::Time synced = absl::Now();
+  StreamSupervisor* supervisor = manager_->stream_supervisor("wiki");
+  ASSERT_NE(supervisor, nullptr);
+  EXPECT_TRUE(supervisor->Sync(absl::Seconds(1)).ok())
+      << "the loop was held up by RunTask to a frozen worker";
+  EXPECT_LT(absl::Now() - synced, absl::Seconds(1));
+  // The task is in its group while RunTask is under way.
+  EXPECT_EQ(GroupTasks(0).size(), 1u);
+  run.join();
+  // The RunTask deadline passed (one attempt, at most 2 s): the task failed
+  // and the next run places its replacement on the other worker.
+  Run();
+  const std::vector<std::string> tasks = GroupTasks(0);
+  ASSERT_EQ(tasks.size(), 1u) << Status().DebugString();
+  EXPECT_EQ(WorkerOf(tasks[0]), w2);
+  frozen->SetRunTaskDelay(absl::ZeroDuration());
 }
 
 TEST_F(StreamSupervisorTest, CreatesGroupsWithReplicasOnDistinctWorkersAndRecordsInitialOffsets) {

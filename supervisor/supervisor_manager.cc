@@ -72,6 +72,10 @@ SupervisorManager::SupervisorManager(SupervisorManagerOptions options)
   queries.threads = options_.stream_query_threads;
   queries.name = "stream queries";  // real time, as the queries are
   queries_ = std::make_unique<StrandExecutor>(queries);
+  StrandExecutorOptions task_rpcs;
+  task_rpcs.threads = options_.task_rpc_threads;
+  task_rpcs.name = "task rpcs";
+  task_rpcs_ = std::make_unique<StrandExecutor>(task_rpcs);
 }
 
 absl::StatusOr<std::unique_ptr<SupervisorManager>> SupervisorManager::Create(
@@ -266,6 +270,7 @@ absl::Status SupervisorManager::StartSupervisor(SpecRecord spec) {
   deps.metrics = options_.metrics;
   deps.loops = loops_.get();
   deps.queries = queries_.get();
+  deps.task_rpcs = task_rpcs_.get();
   const std::string datasource = spec.datasource;
   SLUICE_ASSIGN_OR_RETURN(auto supervisor, StreamSupervisor::Start(deps, std::move(spec)));
   absl::MutexLock lock(&mu_);

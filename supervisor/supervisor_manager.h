@@ -75,6 +75,9 @@ struct SupervisorManagerOptions {
   // checkpoint round, a query for Kafka (kafka_timeout when unreachable).
   int loop_threads = 4;
   int stream_query_threads = 4;
+  // Threads where RunTask calls wait for their workers (one attempt, a
+  // short deadline), so a frozen worker never holds up a loop.
+  int task_rpc_threads = 4;
   // What a spec's consumerProperties may say (common/kafka/property_policy.h),
   // checked at submit.
   kafka::PropertyPolicyOptions kafka_policy;
@@ -205,6 +208,7 @@ class SupervisorManager {
   // them).
   std::unique_ptr<StrandExecutor> loops_;
   std::unique_ptr<StrandExecutor> queries_;
+  std::unique_ptr<StrandExecutor> task_rpcs_;
 
   // Serializes the admin operations that change specs and supervisors.
   absl::Mutex admin_mu_ ABSL_ACQUIRED_BEFORE(mu_);

@@ -25,6 +25,12 @@ class FakeTaskWorker::Service final : public v1::TaskService::Service {
 
   grpc::Status RunTask(grpc::ServerContext* context, const v1::RunTaskRequest* request,
                        v1::RunTaskResponse* response) override {
+    absl::Duration delay;
+    {
+      absl::MutexLock lock(&w_->mu_);
+      delay = w_->run_task_delay_;
+    }
+    absl::SleepFor(delay);
     const grpc::Status status = DoRunTask(context, request, response);
     w_->AfterCall("RunTask", request->spec().task_id());
     return status;
@@ -368,6 +374,11 @@ v1::TaskStatus FakeTaskWorker::StatusLocked(const FakeTask& task) const {
   if (!task.sequences.empty()) status.set_latest_sequence_id(task.sequences.back().id);
   status.set_end_time_ms(task.end_time_ms);
   return status;
+}
+
+void FakeTaskWorker::SetRunTaskDelay(absl::Duration delay) {
+  absl::MutexLock lock(&mu_);
+  run_task_delay_ = delay;
 }
 
 void FakeTaskWorker::SetAfterCallHook(AfterCallHook hook) {

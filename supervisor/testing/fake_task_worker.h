@@ -117,6 +117,9 @@ class FakeTaskWorker {
   // supervisor right away). Not under the worker's lock.
   using AfterCallHook = std::function<void(const std::string& method, const std::string& task_id)>;
   void SetAfterCallHook(AfterCallHook hook) ABSL_LOCKS_EXCLUDED(mu_);
+  // RunTask waits this long before it does anything (a frozen worker: the
+  // caller's deadline passes first).
+  void SetRunTaskDelay(absl::Duration delay) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Stops answering (the server shuts down); tasks are kept.
   void Shutdown();
@@ -138,6 +141,7 @@ class FakeTaskWorker {
 
   absl::Mutex mu_;
   std::map<std::string, FakeTask> tasks_ ABSL_GUARDED_BY(mu_);
+  absl::Duration run_task_delay_ ABSL_GUARDED_BY(mu_) = absl::ZeroDuration();
   FakeTaskScript default_script_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, int> calls_ ABSL_GUARDED_BY(mu_);
   std::vector<std::string> call_log_ ABSL_GUARDED_BY(mu_);
