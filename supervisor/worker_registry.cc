@@ -186,8 +186,15 @@ absl::StatusOr<std::string> WorkerRegistry::PickWorker(const std::set<std::strin
   int best_free = 0;
   bool best_avoided = true;
   int backing_off = 0;
+  int silent = 0;
+  const absl::Duration silent_after = std::max(
+      options_.silent_after_heartbeats * options_.heartbeat_interval, options_.min_silent);
   for (const auto& [id, worker] : workers_) {
     if (!worker.view.registered || !worker.view.info.alive()) continue;
+    if (now - worker.view.last_heartbeat > silent_after) {
+      ++silent;
+      continue;
+    }
     if (now < worker.skip_until) {
       ++backing_off;
       continue;
@@ -208,6 +215,9 @@ absl::StatusOr<std::string> WorkerRegistry::PickWorker(const std::set<std::strin
         "no registered task worker has a free slot (", workers_.size(), " workers known",
         backing_off > 0 ? absl::StrCat(", ", backing_off, " skipped for a while after RunTask failed")
                         : "",
+        silent > 0 ? absl::StrCat(", ", silent, " silent for more than ",
+                                  absl::FormatDuration(silent_after))
+                   : "",
         ")"));
   }
   return best;

@@ -47,6 +47,12 @@ struct WorkerRegistryOptions {
   // maximum; a successful RunTask or a registration resets it.
   absl::Duration placement_backoff = absl::Seconds(5);
   absl::Duration max_placement_backoff = absl::Minutes(1);
+  // A worker that has not heartbeaten for this many intervals (and at least
+  // min_silent) gets no new task, well before it is declared lost: a frozen
+  // worker (SIGSTOP, a stuck VM) would otherwise be the first choice for a
+  // replacement, with the most free slots.
+  int silent_after_heartbeats = 2;
+  absl::Duration min_silent = absl::Seconds(1);
 };
 
 // What the registry knows of one worker.
@@ -90,8 +96,8 @@ class WorkerRegistry {
   std::optional<WorkerView> Get(const std::string& worker_id) ABSL_LOCKS_EXCLUDED(mu_);
   std::vector<v1::WorkerInfo> List() ABSL_LOCKS_EXCLUDED(mu_);
 
-  // A registered, alive worker with a free slot and not backing off after a
-  // failed RunTask: outside `avoid` when one has room (most free slots
+  // A registered, alive worker with a free slot, not silent (above) and not
+  // backing off after a failed RunTask: outside `avoid` when one has room (most free slots
   // first, then by id), else inside it. RESOURCE_EXHAUSTED when there is
   // none.
   absl::StatusOr<std::string> PickWorker(const std::set<std::string>& avoid)

@@ -153,20 +153,28 @@ TEST_F(WorkerRegistrySlotsTest, HeartbeatsSettleThePlacedTasks) {
 TEST_F(WorkerRegistrySlotsTest, AWorkerWhoseRunTaskFailedIsSkippedForABackoff) {
   ASSERT_TRUE(registry_.Register(Info("w1", 4), {}).ok());
   ASSERT_TRUE(registry_.Register(Info("w2", 2), {}).ok());
+  // Time passes with both heartbeating (a silent worker is skipped too).
+  auto Pass = [this](absl::Duration d) {
+    for (absl::Duration t; t < d; t += absl::Milliseconds(500)) {
+      clock_.Advance(absl::Milliseconds(500));
+      ASSERT_TRUE(registry_.Heartbeat("w1", {}).ok());
+      ASSERT_TRUE(registry_.Heartbeat("w2", {}).ok());
+    }
+  };
   EXPECT_EQ(*registry_.PickWorker({}), "w1");  // more free slots
   registry_.NoteRunTaskFailed("w1");
   EXPECT_EQ(*registry_.PickWorker({}), "w2");
   EXPECT_EQ(*registry_.PickWorker({"w2"}), "w2");  // avoided, but the only choice
-  clock_.Advance(absl::Seconds(5));
+  Pass(absl::Seconds(5));
   EXPECT_EQ(*registry_.PickWorker({}), "w1");
   registry_.NoteRunTaskFailed("w1");  // again: 10 s
-  clock_.Advance(absl::Seconds(9));
+  Pass(absl::Seconds(9));
   EXPECT_EQ(*registry_.PickWorker({}), "w2");
-  clock_.Advance(absl::Seconds(1));
+  Pass(absl::Seconds(1));
   EXPECT_EQ(*registry_.PickWorker({}), "w1");
   registry_.NoteRunTaskSucceeded("w1");
   registry_.NoteRunTaskFailed("w1");  // reset: 5 s again
-  clock_.Advance(absl::Seconds(5));
+  Pass(absl::Seconds(5));
   EXPECT_EQ(*registry_.PickWorker({}), "w1");
   // Everyone backing off: no worker, and the message says why.
   registry_.NoteRunTaskFailed("w1");
@@ -175,6 +183,24 @@ TEST_F(WorkerRegistrySlotsTest, AWorkerWhoseRunTaskFailedIsSkippedForABackoff) {
   ASSERT_FALSE(none.ok());
   EXPECT_EQ(none.status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_NE(none.status().message().find("RunTask failed"), std::string::npos) << none.status();
+}
+
+// Issue 12, point 8: a worker that stopped heartbeating (frozen) is not
+// lost yet, but gets no new task: it would be the first choice (the most
+// free slots) and cost every replacement a RunTask deadline.
+TEST_F(WorkerRegistryTest, ASilentWorkerGetsNoNewTaskBeforeItIsLost) {
+  ASSERT_TRUE(registry_.Register(Info("w1", 8), {}).ok());  // the most free slots
+  ASSERT_TRUE(registry_.Register(Info("w2", 4), {}).ok());
+  EXPECT_EQ(*registry_.PickWorker({}), "w1");
+  clock_.Advance(absl::Milliseconds(1500));
+  ASSERT_TRUE(registry_.Heartbeat("w2", {}).ok());
+  EXPECT_EQ(*registry_.PickWorker({}), "w1");  // 1.5 s: within 2 intervals
+  clock_.Advance(absl::Milliseconds(1000));
+  ASSERT_TRUE(registry_.Heartbeat("w2", {}).ok());
+  EXPECT_TRUE(registry_.IsAlive("w1"));
+  EXPECT_EQ(*registry_.PickWorker({}), "w2");  // w1 silent for 2.5 s
+  ASSERT_TRUE(registry_.Heartbeat("w1", {}).ok());
+  EXPECT_EQ(*registry_.PickWorker({}), "w1");
 }
 
 }  // namespace
