@@ -126,12 +126,20 @@ void StreamSupervisor::HandleCheckpoint(const v1::CheckpointDataSourceMetadataRe
 }
 
 absl::StatusOr<OffsetMap> StreamSupervisor::CheckpointRound(Group& group, bool finish) {
-  std::vector<TaskInfo*> tasks;
-  for (auto& [id, task] : group.tasks) {
-    if (IsLive(task)) tasks.push_back(&task);
-  }
   const std::string what = absl::StrCat(finish ? "finalize" : "checkpoint", " round of group ",
                                         group.group_id, " (", group.base_sequence_name, ")");
+  std::vector<TaskInfo*> tasks;
+  for (auto& [id, task] : group.tasks) {
+    if (!IsLive(task)) continue;
+    if (task.starting) {
+      // Its RunTask is not answered (a frozen worker waits out its
+      // deadline): pausing it would hold up the round, and it would miss
+      // the checkpoint. Its replacement starts with the checkpoints.
+      KillTask(task, absl::StrCat("it was still starting at the ", what));
+      continue;
+    }
+    tasks.push_back(&task);
+  }
   if (tasks.empty()) return absl::FailedPreconditionError(absl::StrCat(what, ": no live task"));
 
   // 1. Pause every replica in parallel.

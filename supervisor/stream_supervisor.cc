@@ -66,8 +66,8 @@ absl::StatusOr<std::unique_ptr<StreamSupervisor>> StreamSupervisor::Start(Stream
       s->queries_ = s->own_queries_.get();
     }
     // Real time: the queries only run with the real clock (see deps).
-    s->query_strand_ = s->queries_->AddStrand([raw = s.get()] { return raw->StreamQueryStep(); },
-                                              absl::Now() + s->timings_.period);
+    // The first query at once: an unreachable Kafka shows within a period.
+    s->query_strand_ = s->queries_->AddStrand([raw = s.get()] { return raw->StreamQueryStep(); });
   }
   return s;
 }
@@ -147,20 +147,30 @@ absl::Time StreamSupervisor::StreamQueryStep() {
   }
   const absl::Time next = absl::Now() + timings_.period;
   if (stream == nullptr) return next;
-  absl::StatusOr<std::vector<int32_t>> partitions = stream->ListPartitions(deps_.kafka_timeout);
+  // Read before the watermarks: a publish in between cannot make a stored
+  // offset look past a stale latest.
+  OffsetMap stored = StoredOffsets();
+  absl::StatusOr<std::vector<int32_t>> partitions = stream->ListPartitions(QueryTimeout());
   absl::StatusOr<std::map<int32_t, PartitionWatermarks>> marks =
-      absl::UnavailableError("no partitions");
+      absl::FailedPreconditionError("no partitions");
   if (partitions.ok() && !partitions->empty()) {
-    marks = stream->QueryWatermarks(*partitions, deps_.kafka_timeout);
+    marks = stream->QueryWatermarks(*partitions, QueryTimeout());
   }
-  Post("stream metadata", [this, partitions = std::move(partitions), marks = std::move(marks)] {
+  Post("stream metadata", [this, partitions = std::move(partitions), marks = std::move(marks),
+                           stored = std::move(stored)] {
+    const bool first = !background_partitions_.has_value();
     background_partitions_ = partitions;
+    NoteStreamQuery(!partitions.ok() ? partitions.status()
+                    : partitions->empty() ? absl::OkStatus()
+                                          : marks.status());
     if (marks.ok()) {
       watermarks_ = *marks;
       watermarks_at_ = deps_.clock->Now();
+      CheckStoredOffsetsAgainst(stored, *marks);
     } else {
       VLOG(1) << Prefix() << "watermarks: " << marks.status();
     }
+    if (first) RequestRun();  // the runs were waiting for this answer
   });
   return next;
 }
@@ -304,7 +314,9 @@ void StreamSupervisor::RunOnce() {
     next_run_at_ = deps_.clock->Now() + timings_.period;
   }
   if (stopping_) return;
+  waiting_for_stream_ = false;
   absl::Status status = RunSteps();
+  if (waiting_for_stream_) return;  // neither a success nor a failure
   if (status.ok()) {
     consecutive_run_failures_ = 0;
     ran_ok_once_ = true;
@@ -367,14 +379,26 @@ absl::Status StreamSupervisor::UpdatePartitions() {
     absl::MutexLock lock(&queue_mu_);
     stream_for_queries_ = stream_.get();
   }
-  // Once the partitions are known, a background thread's latest answer
-  // stands in for a query here (the first run asks itself).
-  absl::StatusOr<std::vector<int32_t>> partitions =
-      partitions_known_ && background_partitions_.has_value()
-          ? *background_partitions_
-          : stream_->ListPartitions(deps_.kafka_timeout);
+  // With background queries, their latest answer stands in for a query
+  // here: the loop never waits for Kafka to list partitions. Until the
+  // first answer, runs wait (CONNECTING_TO_STREAM, neither success nor
+  // failure).
+  absl::StatusOr<std::vector<int32_t>> partitions = absl::UnavailableError("not asked");
+  if (deps_.background_stream_queries) {
+    if (!background_partitions_.has_value()) {
+      detailed_state_ = "CONNECTING_TO_STREAM";
+      waiting_for_stream_ = true;
+      return absl::UnavailableError("waiting for the first answer from Kafka");
+    }
+    partitions = *background_partitions_;
+  } else {
+    partitions = stream_->ListPartitions(QueryTimeout());
+    NoteStreamQuery(partitions.status());
+  }
   if (!partitions.ok()) {
-    detailed_state_ = partitions_known_ ? "LOST_CONTACT_WITH_STREAM" : "CONNECTING_TO_STREAM";
+    detailed_state_ = !IsUnreachable(partitions.status()) ? "CONNECTING_TO_STREAM"
+                      : partitions_known_                 ? "LOST_CONTACT_WITH_STREAM"
+                                                          : "UNABLE_TO_CONNECT_TO_STREAM";
     return Annotate(partitions.status(), absl::StrCat("listing the partitions of topic ",
                                                       spec_.spec.io_config().topic()));
   }
@@ -670,7 +694,7 @@ absl::Status StreamSupervisor::CreateGroup(int32_t group_id,
   }
   std::map<int32_t, PartitionWatermarks> marks;
   if (!need_marks.empty()) {
-    auto queried = stream_->QueryWatermarks(need_marks, deps_.kafka_timeout);
+    auto queried = stream_->QueryWatermarks(need_marks, QueryTimeout());
     if (!queried.ok()) {
       return Annotate(queried.status(), absl::StrCat("watermarks of group ", group_id));
     }
@@ -689,11 +713,14 @@ absl::Status StreamSupervisor::CreateGroup(int32_t group_id,
     if (auto stored = committed.find(p); stored != committed.end()) {
       if (stored->second < mark.earliest) {
         if (!spec_.spec.tuning_config().reset_offset_automatically()) {
-          detailed_state_ = "UNABLE_TO_CONNECT_TO_STREAM";
-          return absl::FailedPreconditionError(absl::StrCat(
+          // Kafka answered: this is not a connection problem.
+          detailed_state_ = "STORED_OFFSETS_UNAVAILABLE";
+          const std::string message = absl::StrCat(
               "stored offset ", stored->second, " of partition ", p,
               " is no longer available in Kafka (earliest ", mark.earliest,
-              "); reset the supervisor or its offsets, or set resetOffsetAutomatically"));
+              "); reset the supervisor or its offsets, or set resetOffsetAutomatically");
+          SetOffsetsVerdict({StreamProblem::kStoredOffsetsUnavailable, message});
+          return absl::FailedPreconditionError(message);
         }
         auto_reset[p] = mark.earliest;
         start[p] = mark.earliest;
@@ -857,6 +884,7 @@ absl::Status StreamSupervisor::CreateTask(Group& group) {
   info.worker_id = *worker;
   info.state = v1::NOT_STARTED;
   info.created_at = deps_.clock->Now();
+  info.starting = true;
   const bool replacement = group.tasks_lost > 0;
   if (replacement) --group.tasks_lost;
   group.tasks[info.task_id] = info;
@@ -922,6 +950,7 @@ void StreamSupervisor::HandleRunTaskResult(int32_t group_id, const std::string& 
     }
     return;
   }
+  task->starting = false;
   if (task->state == v1::NOT_STARTED &&
       response->status().state() != v1::TASK_STATE_UNSPECIFIED) {
     task->state = response->status().state();
@@ -933,14 +962,65 @@ void StreamSupervisor::HandleRunTaskResult(int32_t group_id, const std::string& 
 void StreamSupervisor::UpdateLag() {
   if (!stream_ || partitions_.empty()) return;
   // The background thread keeps watermarks_ fresh once it has answered.
-  if (deps_.background_stream_queries && background_partitions_.has_value()) return;
-  auto marks = stream_->QueryWatermarks(partitions_, deps_.kafka_timeout);
+  if (deps_.background_stream_queries) return;
+  const OffsetMap stored = StoredOffsets();
+  auto marks = stream_->QueryWatermarks(partitions_, QueryTimeout());
+  NoteStreamQuery(marks.status());
   if (!marks.ok()) {
     VLOG(1) << Prefix() << "watermarks: " << marks.status();
     return;
   }
   watermarks_ = *marks;
   watermarks_at_ = deps_.clock->Now();
+  CheckStoredOffsetsAgainst(stored, *marks);
+}
+
+absl::Duration StreamSupervisor::QueryTimeout() const {
+  return std::min(deps_.kafka_timeout, timings_.period);
+}
+
+void StreamSupervisor::NoteStreamQuery(const absl::Status& status) {
+  const bool unreachable = IsUnreachable(status);
+  if (unreachable && !stream_unreachable_) {
+    LOG(WARNING) << Prefix() << "Kafka cannot be reached: " << status;
+    RecordError(Annotate(status, "Kafka cannot be reached"));
+  } else if (!unreachable && stream_unreachable_) {
+    LOG(INFO) << Prefix() << "Kafka answers again";
+  }
+  stream_unreachable_ = unreachable;
+}
+
+OffsetMap StreamSupervisor::StoredOffsets() {
+  OffsetMap stored;
+  deps_.store
+      ->InTransaction([&](StoreTxn& txn) -> absl::Status {
+        SLUICE_ASSIGN_OR_RETURN(stored, txn.CommittedOffsets(datasource_));
+        return absl::OkStatus();
+      })
+      .IgnoreError();
+  return stored;
+}
+
+void StreamSupervisor::CheckStoredOffsetsAgainst(
+    const OffsetMap& stored, const std::map<int32_t, PartitionWatermarks>& marks) {
+  std::set<int32_t> idle(partitions_.begin(), partitions_.end());
+  for (const auto& [id, group] : active_) {
+    for (int32_t p : group.partitions()) idle.erase(p);
+  }
+  SetOffsetsVerdict(CheckStoredOffsets(stored, marks, idle,
+                                       spec_.spec.tuning_config().reset_offset_automatically()));
+}
+
+void StreamSupervisor::SetOffsetsVerdict(StreamVerdict verdict) {
+  if (verdict.problem != StreamProblem::kNone &&
+      (verdict.problem != offsets_verdict_.problem || verdict.message != offsets_verdict_.message)) {
+    LOG(ERROR) << Prefix() << "ALERT: " << verdict.message;
+    RecordError(absl::FailedPreconditionError(verdict.message));
+  } else if (verdict.problem == StreamProblem::kNone &&
+             offsets_verdict_.problem != StreamProblem::kNone) {
+    LOG(INFO) << Prefix() << "the stored offsets are within Kafka's offsets again";
+  }
+  offsets_verdict_ = std::move(verdict);
 }
 
 // ---- task actions ----
@@ -950,8 +1030,10 @@ std::optional<std::string> StreamSupervisor::AddressOf(const TaskInfo& task) {
 }
 
 void StreamSupervisor::KillTask(TaskInfo& task, const std::string& reason) {
+  // A task still starting gets no call (its worker may be frozen): if its
+  // RunTask succeeds after all, HandleRunTaskResult kills it there.
   if (std::optional<std::string> address = AddressOf(task);
-      address && deps_.registry->IsAlive(task.worker_id)) {
+      address && deps_.registry->IsAlive(task.worker_id) && !task.starting) {
     auto stopped = client_->StopTask(*address, task.task_id, v1::KILL, reason);
     if (!stopped.ok()) {
       VLOG(1) << Prefix() << "kill of " << task.task_id << ": " << stopped.status();
@@ -1029,6 +1111,12 @@ void StreamSupervisor::PublishView() {
   v1::SupervisorState state = v1::RUNNING;
   if (stopping_) {
     state = v1::STOPPING;
+  } else if (stream_unreachable_) {
+    state = v1::UNABLE_TO_CONNECT_TO_STREAM;
+  } else if (offsets_verdict_.problem == StreamProblem::kStoredOffsetsUnavailable) {
+    state = v1::STORED_OFFSETS_UNAVAILABLE;
+  } else if (offsets_verdict_.problem == StreamProblem::kStoredOffsetsPastEnd) {
+    state = v1::STORED_OFFSETS_PAST_END;
   } else if (consecutive_run_failures_ >= kUnhealthyAfterRunFailures) {
     state = v1::UNHEALTHY_SUPERVISOR;
   } else if (failed_in_a_row >= kUnhealthyAfterTaskFailures) {
@@ -1054,10 +1142,20 @@ void StreamSupervisor::PublishView() {
         ->GetGauge(metrics::kSupervisorSegmentsFailingVerification, {{"datasource", datasource_}})
         ->Set(static_cast<double>(failing));
   }
-  s.set_healthy(state != v1::UNHEALTHY_SUPERVISOR && state != v1::UNHEALTHY_TASKS &&
-                failing == 0);
-  s.set_detailed_state(spec_.spec.suspended() && state == v1::SUSPENDED ? "SUSPENDED"
-                                                                        : detailed_state_);
+  const bool unhealthy_state =
+      state == v1::UNHEALTHY_SUPERVISOR || state == v1::UNHEALTHY_TASKS ||
+      state == v1::UNABLE_TO_CONNECT_TO_STREAM || state == v1::STORED_OFFSETS_UNAVAILABLE ||
+      state == v1::STORED_OFFSETS_PAST_END;
+  s.set_healthy(!unhealthy_state && failing == 0);
+  std::string detailed = detailed_state_;
+  if (spec_.spec.suspended() && state == v1::SUSPENDED) {
+    detailed = "SUSPENDED";
+  } else if (state == v1::UNABLE_TO_CONNECT_TO_STREAM) {
+    detailed = partitions_known_ ? "LOST_CONTACT_WITH_STREAM" : "UNABLE_TO_CONNECT_TO_STREAM";
+  } else if (state == v1::STORED_OFFSETS_UNAVAILABLE || state == v1::STORED_OFFSETS_PAST_END) {
+    detailed = v1::SupervisorState_Name(state);
+  }
+  s.set_detailed_state(detailed);
 
   OffsetMap current;
   auto describe = [&](const Group& group, bool publishing) {

@@ -32,6 +32,7 @@
 #include "supervisor/clock.h"
 #include "supervisor/metadata_store.h"
 #include "supervisor/strand_executor.h"
+#include "supervisor/stream_health.h"
 #include "supervisor/stream_metadata.h"
 #include "supervisor/task_client.h"
 #include "supervisor/task_group.h"
@@ -176,6 +177,18 @@ class StreamSupervisor {
   // Waits until no RunTask call is in flight (or `deadline`).
   bool AwaitRunTasks(absl::Time deadline) ABSL_LOCKS_EXCLUDED(queue_mu_);
   void UpdateLag();
+  // The deadline of one Kafka metadata query: kafka_timeout, at most one
+  // period, so an unreachable Kafka shows in the status within a period.
+  absl::Duration QueryTimeout() const;
+  // A metadata query's outcome decides whether Kafka is reachable.
+  void NoteStreamQuery(const absl::Status& status);
+  // Judges the stored offsets (read before `marks` were queried) against
+  // the watermarks (stream_health.h); logs and records a new problem.
+  void CheckStoredOffsetsAgainst(const OffsetMap& stored,
+                                 const std::map<int32_t, PartitionWatermarks>& marks);
+  void SetOffsetsVerdict(StreamVerdict verdict);
+  // The committed offsets, for CheckStoredOffsetsAgainst (empty on error).
+  OffsetMap StoredOffsets();
 
   // ---- task actions (stream_supervisor.cc) ----
   std::optional<std::string> AddressOf(const TaskInfo& task);
@@ -246,6 +259,12 @@ class StreamSupervisor {
   // Start offsets for the next group of a partition (end of a finalized group).
   OffsetMap next_offsets_;
   std::map<int32_t, PartitionWatermarks> watermarks_;
+  // Kafka did not answer the last metadata query (UNABLE_TO_CONNECT_TO_STREAM).
+  bool stream_unreachable_ = false;
+  // Stored offsets below the earliest or past the latest offset.
+  StreamVerdict offsets_verdict_;
+  // A run found no answer from the background queries yet (not a failure).
+  bool waiting_for_stream_ = false;
   absl::Time watermarks_at_ = absl::InfinitePast();
   std::string detailed_state_ = "PENDING";
   int consecutive_run_failures_ = 0;

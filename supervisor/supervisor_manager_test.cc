@@ -511,23 +511,44 @@ TEST_F(SupervisorManagerTest, OffsetOutOfRangeResetsToEarliestOnlyWhenAllowed) {
   EXPECT_EQ(FromProto(OnlyActiveGroup().start_offsets()), (OffsetMap{{0, 50}, {1, 0}}));
 }
 
-TEST_F(SupervisorManagerTest, UnreachableKafkaMakesTheSupervisorUnhealthyAfterThreeRuns) {
+// Issue 12, point 9: an unreachable Kafka shows as UNABLE_TO_CONNECT_TO_STREAM
+// (unhealthy) after the first run, not PENDING and healthy for three runs;
+// a Kafka that answers (an unknown topic) is never that state.
+TEST_F(SupervisorManagerTest, UnreachableKafkaIsUnableToConnectToStreamAtTheFirstRun) {
   AddWorker("w1");
   stream_.SetError(absl::UnavailableError("brokers down"));
   Submit(Spec());
   Run();
-  Run();
-  EXPECT_NE(Status().state(), v1::UNHEALTHY_SUPERVISOR);
-  Run();
-  const v1::SupervisorStatus status = Status();
-  EXPECT_EQ(status.state(), v1::UNHEALTHY_SUPERVISOR);
+  v1::SupervisorStatus status = Status();
+  EXPECT_EQ(status.state(), v1::UNABLE_TO_CONNECT_TO_STREAM) << status.DebugString();
   EXPECT_FALSE(status.healthy());
-  EXPECT_EQ(status.detailed_state(), "CONNECTING_TO_STREAM");
-  ASSERT_GE(status.recent_errors_size(), 3);
+  EXPECT_EQ(status.detailed_state(), "UNABLE_TO_CONNECT_TO_STREAM");
+  ASSERT_GE(status.recent_errors_size(), 1);
   EXPECT_TRUE(absl::StrContains(status.recent_errors(0).message(), "brokers down"));
+  Run();
+  Run();
+  EXPECT_EQ(Status().state(), v1::UNABLE_TO_CONNECT_TO_STREAM);
   stream_.SetError(absl::OkStatus());
   Run();
-  EXPECT_EQ(Status().state(), v1::RUNNING);
+  status = Status();
+  EXPECT_EQ(status.state(), v1::RUNNING);
+  EXPECT_TRUE(status.healthy());
+  // Lost again once the partitions are known: the same state, detailed as
+  // lost contact.
+  stream_.SetError(absl::DeadlineExceededError("metadata request timed out"));
+  Run();
+  status = Status();
+  EXPECT_EQ(status.state(), v1::UNABLE_TO_CONNECT_TO_STREAM);
+  EXPECT_EQ(status.detailed_state(), "LOST_CONTACT_WITH_STREAM");
+  // Kafka answers that the topic is unknown: reachable, a supervisor error.
+  stream_.SetError(absl::NotFoundError("unknown topic events"));
+  Run();
+  Run();
+  Run();
+  status = Status();
+  EXPECT_EQ(status.state(), v1::UNHEALTHY_SUPERVISOR) << status.DebugString();
+  EXPECT_FALSE(status.healthy());
+  stream_.SetError(absl::OkStatus());
 }
 
 TEST_F(SupervisorManagerTest, AStoredOffsetGoneFromKafkaIsAnErrorUnlessAutoReset) {
@@ -551,16 +572,54 @@ TEST_F(SupervisorManagerTest, AStoredOffsetGoneFromKafkaIsAnErrorUnlessAutoReset
                   })
                   .ok());
   StartManager();
-  Run();
-  Run();
+  // Issue 12, point 9: its own state, unhealthy at the first run (it was
+  // UNABLE_TO_CONNECT_TO_STREAM in the details, and healthy for 3 runs).
   Run();
   v1::SupervisorStatus status = Status();
-  EXPECT_EQ(status.state(), v1::UNHEALTHY_SUPERVISOR);
+  EXPECT_EQ(status.state(), v1::STORED_OFFSETS_UNAVAILABLE) << status.DebugString();
+  EXPECT_FALSE(status.healthy());
+  EXPECT_EQ(status.detailed_state(), "STORED_OFFSETS_UNAVAILABLE");
+  Run();
+  Run();
+  status = Status();
+  EXPECT_EQ(status.state(), v1::STORED_OFFSETS_UNAVAILABLE);
   ASSERT_GE(status.recent_errors_size(), 1);
   EXPECT_TRUE(absl::StrContains(status.recent_errors(status.recent_errors_size() - 1).message(),
                                 "no longer available"))
       << status.DebugString();
   EXPECT_TRUE(status.active_groups().empty());
+}
+
+// Issue 12, point 9: stored offsets past the end of their partitions (the
+// topic was recreated and holds fewer records) are their own unhealthy
+// state at once, and the state clears when the offsets are reset. Before,
+// the supervisor stayed RUNNING and healthy.
+TEST_F(SupervisorManagerTest, StoredOffsetsPastTheEndAreUnhealthyAtOnce) {
+  AddWorker("w1");
+  stream_.SetPartitions(2, /*earliest=*/50, /*latest=*/100);
+  Submit(Spec());
+  Run();
+  EXPECT_EQ(Committed(), (OffsetMap{{0, 50}, {1, 50}}));
+  EXPECT_EQ(Status().state(), v1::RUNNING);
+  stream_.SetPartitions(2, /*earliest=*/0, /*latest=*/20);  // recreated
+  Run();
+  v1::SupervisorStatus status = Status();
+  EXPECT_EQ(status.state(), v1::STORED_OFFSETS_PAST_END) << status.DebugString();
+  EXPECT_FALSE(status.healthy());
+  EXPECT_EQ(status.detailed_state(), "STORED_OFFSETS_PAST_END");
+  ASSERT_GE(status.recent_errors_size(), 1);
+  EXPECT_TRUE(absl::StrContains(status.recent_errors(status.recent_errors_size() - 1).message(),
+                                "0: stored 50 > latest 20"))
+      << status.DebugString();
+  v1::ResetOffsetsRequest request;
+  request.set_datasource("wiki");
+  (*request.mutable_offsets())[0] = 20;
+  (*request.mutable_offsets())[1] = 20;
+  ASSERT_TRUE(manager_->ResetOffsets(request).ok());
+  Run();
+  status = Status();
+  EXPECT_EQ(status.state(), v1::RUNNING) << status.DebugString();
+  EXPECT_TRUE(status.healthy());
 }
 
 TEST_F(SupervisorManagerTest, TasksComeWithoutWorkersAndAreCreatedWhenOneRegisters) {

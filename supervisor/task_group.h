@@ -27,6 +27,11 @@ struct TaskInfo {
   v1::TaskStatus status;
   bool reported = false;
   absl::Time created_at;
+  // RunTask was sent and not answered yet (it runs off the loop): the
+  // worker may not have the task, or may be frozen. No RPC goes to it
+  // until the answer; a checkpoint round gives it up instead (it would miss
+  // the new checkpoint), and its replacement starts with it.
+  bool starting = false;
 };
 
 struct Group {

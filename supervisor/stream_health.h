@@ -1,0 +1,49 @@
+// What is wrong between a datasource and its Kafka topic, for the status
+// (issue 12, point 9): Kafka unreachable, stored offsets no longer available
+// (below the earliest offset), or stored offsets past the end (above the
+// latest). Pure functions of what the supervisor last saw.
+#ifndef SLUICE_SUPERVISOR_STREAM_HEALTH_H_
+#define SLUICE_SUPERVISOR_STREAM_HEALTH_H_
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+
+#include "absl/status/status.h"
+#include "supervisor/offsets.h"
+#include "supervisor/stream_metadata.h"
+
+namespace sluice::supervisor {
+
+enum class StreamProblem {
+  kNone,
+  kUnreachable,
+  kStoredOffsetsUnavailable,
+  kStoredOffsetsPastEnd,
+};
+
+struct StreamVerdict {
+  StreamProblem problem = StreamProblem::kNone;
+  // Names the partitions and offsets (empty for kNone).
+  std::string message;
+};
+
+// Whether a metadata query's error means Kafka could not be reached
+// (UNAVAILABLE, DEADLINE_EXCEEDED), not an answer such as an unknown topic.
+bool IsUnreachable(const absl::Status& status);
+
+// Stored offsets against watermarks queried after the offsets were read (so
+// a publish in between cannot put a stored offset past a stale latest).
+// Past the end: any partition whose stored offset is above its latest.
+// Unavailable: a partition in `idle` (no group reads it: the next group
+// starts from the stored offset) whose stored offset is below its earliest,
+// unless `reset_automatically` (the supervisor resets it). Partitions
+// missing from `marks` are not judged. Past the end is reported first.
+StreamVerdict CheckStoredOffsets(const OffsetMap& stored,
+                                 const std::map<int32_t, PartitionWatermarks>& marks,
+                                 const std::set<int32_t>& idle, bool reset_automatically);
+
+}  // namespace sluice::supervisor
+
+#endif  // SLUICE_SUPERVISOR_STREAM_HEALTH_H_
