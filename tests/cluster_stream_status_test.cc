@@ -1,0 +1,123 @@
+// The status says what is wrong with the stream (issue 12, point 9), with a
+// real Kafka client: a datasource whose bootstrap.servers nobody listens on
+// is UNABLE_TO_CONNECT_TO_STREAM and unhealthy within one period of its
+// submission (it was PENDING and healthy for about 30 s), while one on the
+// dev broker (reachable) next to it runs and is healthy.
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "sluice/v1/supervisor_service.grpc.pb.h"
+#include "tests/in_process_cluster.h"
+#include "tests/task_mock_kafka.h"
+#include "tests/task_test_util.h"
+
+namespace sluice {
+namespace {
+
+class ClusterStreamStatusTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto kafka = testing::MockKafka::Start();
+    ASSERT_TRUE(kafka.ok()) << kafka.status();
+    kafka_ = std::move(*kafka);
+    ASSERT_TRUE(kafka_->CreateTopic("wiki", 2).ok());
+    testing::InProcessClusterOptions options;
+    options.worker_knobs.kafka_cluster = kafka::ClusterKind::kDevBroker;
+    auto cluster = testing::InProcessCluster::Start(options);
+    ASSERT_TRUE(cluster.ok()) << cluster.status();
+    cluster_ = std::move(*cluster);
+    stub_ = v1::SupervisorService::NewStub(grpc::CreateChannel(
+        cluster_->supervisor().address(), grpc::InsecureChannelCredentials()));
+  }
+
+  void TearDown() override {
+    cluster_.reset();
+    kafka_.reset();
+  }
+
+  absl::Status Submit(const std::string& datasource, const std::string& bootstrap,
+                      const std::string& period) {
+    v1::SupervisorSpec spec;
+    spec.set_datasource(datasource);
+    v1::IoConfig* io = spec.mutable_io_config();
+    io->set_topic("wiki");
+    (*io->mutable_consumer_properties())["bootstrap.servers"] = bootstrap;
+    io->set_task_count(1);
+    io->set_replicas(1);
+    io->set_task_duration("PT1H");
+    io->set_start_delay("PT0.05S");
+    io->set_period(period);
+    io->set_use_earliest_offset(true);
+    io->set_poll_timeout("PT0.05S");
+    spec.mutable_data_schema()->mutable_timestamp_spec()->set_format("millis");
+    v1::MetricSpec* count = spec.mutable_data_schema()->add_metrics_spec();
+    count->set_type("count");
+    count->set_name("count");
+    v1::SubmitSupervisorRequest request;
+    *request.mutable_spec() = spec;
+    v1::SubmitSupervisorResponse response;
+    grpc::ClientContext ctx;
+    const grpc::Status status = stub_->SubmitSupervisor(&ctx, request, &response);
+    return status.ok() ? absl::OkStatus() : absl::InternalError(status.error_message());
+  }
+
+  v1::SupervisorStatus Status(const std::string& datasource) {
+    v1::SupervisorRef ref;
+    ref.set_datasource(datasource);
+    v1::SupervisorStatus status;
+    grpc::ClientContext ctx;
+    EXPECT_TRUE(stub_->GetSupervisorStatus(&ctx, ref, &status).ok());
+    return status;
+  }
+
+  std::unique_ptr<testing::MockKafka> kafka_;
+  std::unique_ptr<testing::InProcessCluster> cluster_;
+  std::unique_ptr<v1::SupervisorService::Stub> stub_;
+};
+
+TEST_F(ClusterStreamStatusTest, AnUnreachableKafkaIsUnableToConnectWithinOnePeriod) {
+  ASSERT_TRUE(Submit("up", kafka_->bootstrap(), "PT1S").ok());
+  // Port 1 on loopback: nobody listens, every connection is refused.
+  const absl::Duration period = absl::Seconds(3);
+  const absl::Time submitted = absl::Now();
+  ASSERT_TRUE(Submit("down", "127.0.0.1:1", "PT3S").ok());
+  absl::Time seen = absl::InfiniteFuture();
+  ASSERT_TRUE(testing::WaitFor(
+      [&] {
+        const v1::SupervisorStatus status = Status("down");
+        if (status.state() != v1::UNABLE_TO_CONNECT_TO_STREAM) {
+          EXPECT_TRUE(status.healthy() || status.state() == v1::PENDING) << status.DebugString();
+          return false;
+        }
+        seen = absl::Now();
+        return true;
+      },
+      absl::Seconds(30)))
+      << Status("down").DebugString();
+  const absl::Duration took = seen - submitted;
+  std::printf("[stream status] unreachable bootstrap.servers: UNABLE_TO_CONNECT_TO_STREAM after %s "
+              "(period %s)\n",
+              absl::FormatDuration(took).c_str(), absl::FormatDuration(period).c_str());
+  // One period (the query's deadline) plus the start delay and polling.
+  EXPECT_LT(took, period + absl::Seconds(1));
+  const v1::SupervisorStatus down = Status("down");
+  EXPECT_FALSE(down.healthy());
+  EXPECT_EQ(down.detailed_state(), "UNABLE_TO_CONNECT_TO_STREAM");
+
+  // The reachable one beside it: running, healthy, never that state.
+  ASSERT_TRUE(testing::WaitFor([&] { return Status("up").state() == v1::RUNNING; },
+                               absl::Seconds(30)))
+      << Status("up").DebugString();
+  const v1::SupervisorStatus up = Status("up");
+  EXPECT_TRUE(up.healthy()) << up.DebugString();
+  EXPECT_EQ(up.latest_offsets_size(), 2);
+}
+
+}  // namespace
+}  // namespace sluice
