@@ -204,7 +204,11 @@ TEST(WorkerFaults, AFrozenWorkerDoesNotTakeTheReplacementReplica) {
   std::printf("[frozen worker] %s frozen, %s killed: the replacement ran on %s %s after the kill\n",
               frozen.c_str(), victim.c_str(), healthy.c_str(), absl::FormatDuration(took).c_str());
   std::fflush(stdout);
-  EXPECT_LT(took, absl::Seconds(5)) << s->Context();
+  // The issue asks for 5 s. The code before this change took 4.9 s here
+  // (RunTask to the frozen worker on the loop: 2 attempts, then elsewhere)
+  // and about 1.2 s after it; 3.5 s tells the two apart with room for a
+  // loaded machine.
+  EXPECT_LT(took, absl::Milliseconds(3500)) << s->Context();
   ASSERT_OK(s->Finish());
 }
 
