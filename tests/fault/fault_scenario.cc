@@ -125,7 +125,9 @@ absl::Status FaultScenario::SubmitSpec(const std::function<void(v1::SupervisorSp
   cluster::WikiSpecOptions wiki;
   wiki.datasource = kDatasource;
   wiki.topic = options_.topic;
-  wiki.bootstrap_servers = cluster_->bootstrap_servers();
+  wiki.bootstrap_servers = options_.spec_bootstrap_servers.empty()
+                              ? cluster_->bootstrap_servers()
+                              : options_.spec_bootstrap_servers;
   wiki.task_count = options_.task_count;
   wiki.replicas = options_.replicas;
   wiki.task_duration = options_.task_duration;
@@ -138,6 +140,9 @@ absl::Status FaultScenario::SubmitSpec(const std::function<void(v1::SupervisorSp
   *spec = cluster::WikiSpec(wiki);
   v1::IoConfig* io = spec->mutable_io_config();
   for (const auto& [name, value] : options_.consumer_properties) {
+    (*io->mutable_consumer_properties())[name] = value;
+  }
+  for (const auto& [name, value] : options_.spec_only_consumer_properties) {
     (*io->mutable_consumer_properties())[name] = value;
   }
   io->set_completion_timeout(options_.completion_timeout);
