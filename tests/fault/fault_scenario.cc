@@ -451,8 +451,9 @@ audit::AuditReport FaultScenario::Audit(const PartitionOffsets& reset) {
     return failed;
   }
   audit::SegmentFileVerifier verifier;
-  audit::AuditReport report = AuditAcrossReset(inputs->commit_log, inputs->used_segments, reset,
-                                               counter->get(), &verifier);
+  audit::AuditReport report =
+      audit::RunAudit(inputs->commit_log, inputs->used_segments, counter->get(), &verifier);
+  CheckResetsDeclared(reset, &report);
   CheckCommittedThrough(inputs->commit_log, target.end_offsets, &report);
   if (reset.empty()) {
     CheckExpectedTotals(target, !options_.late_message_rejection_start.empty(), &report);
