@@ -9,6 +9,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/metrics/grpc_server_metrics.h"
+#include "common/unparseable_request.h"
 
 namespace sluice {
 namespace {
@@ -42,11 +43,10 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(GrpcServerOptions 
   builder.SetMaxReceiveMessageSize(options.max_message_bytes);
   builder.SetMaxSendMessageSize(options.max_message_bytes);
   for (grpc::Service* service : options.services) builder.RegisterService(service);
-  if (options.metrics != nullptr) {
-    std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> f;
-    f.push_back(metrics::NewGrpcServerMetricsFactory(options.metrics));
-    builder.experimental().SetInterceptorCreators(std::move(f));
-  }
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> f;
+  f.push_back(NewUnparseableRequestInterceptorFactory());
+  if (options.metrics != nullptr) f.push_back(metrics::NewGrpcServerMetricsFactory(options.metrics));
+  builder.experimental().SetInterceptorCreators(std::move(f));
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || bound_port == 0) {
     return absl::UnavailableError(absl::StrCat("cannot listen on ", options.listen_address,

@@ -9,11 +9,15 @@
 #include "absl/strings/str_join.h"
 #include "common/granularity.h"
 #include "common/names.h"
+#include "common/request_limits.h"
 #include "common/status_macros.h"
 #include "common/time_util.h"
 
 namespace sluice {
 namespace {
+
+constexpr absl::Duration kDay = absl::Hours(24);
+constexpr absl::Duration kYear = absl::Hours(24 * 365);
 
 void DefaultString(std::string* field, const char* value) {
   if (field->empty()) *field = value;
@@ -23,10 +27,8 @@ absl::Status Invalid(absl::string_view field, absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat(field, " ", what));
 }
 
-template <typename T>
-absl::Status AtLeast(absl::string_view field, T value, T minimum) {
-  if (value >= minimum) return absl::OkStatus();
-  return Invalid(field, absl::StrCat("must be at least ", minimum, " (got ", value, ")"));
+absl::Status Required(absl::string_view field, bool present) {
+  return present ? absl::OkStatus() : Invalid(field, "is required");
 }
 
 // Parses an ISO-8601 duration field and checks its bounds.
@@ -49,7 +51,8 @@ absl::StatusOr<absl::Duration> DurationField(absl::string_view field, const std:
 absl::StatusOr<std::optional<absl::Duration>> OptionalDurationField(absl::string_view field,
                                                                     const std::string& text) {
   if (text.empty()) return std::optional<absl::Duration>();
-  SLUICE_ASSIGN_OR_RETURN(absl::Duration d, DurationField(field, text, absl::ZeroDuration()));
+  SLUICE_ASSIGN_OR_RETURN(absl::Duration d,
+                          DurationField(field, text, absl::ZeroDuration(), 36500 * kDay));
   return std::optional<absl::Duration>(d);
 }
 
@@ -64,6 +67,51 @@ absl::Status ValidateTopic(const std::string& topic) {
     return Invalid("ioConfig.topic",
                    absl::StrCat("\"", topic, "\" is not a valid Kafka topic name ",
                                 "(letters, digits, '.', '_', '-')"));
+  }
+  return absl::OkStatus();
+}
+
+// Well-formed UTF-8: no overlong forms, no surrogates, nothing past U+10FFFF.
+bool IsValidUtf8(absl::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const unsigned char c = s[i];
+    size_t n;
+    uint32_t cp;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    } else if ((c & 0xe0) == 0xc0) {
+      n = 1, cp = c & 0x1f;
+    } else if ((c & 0xf0) == 0xe0) {
+      n = 2, cp = c & 0x0f;
+    } else if ((c & 0xf8) == 0xf0) {
+      n = 3, cp = c & 0x07;
+    } else {
+      return false;
+    }
+    if (i + n >= s.size()) return false;  // truncated sequence
+    for (size_t k = 1; k <= n; ++k) {
+      const unsigned char d = s[i + k];
+      if ((d & 0xc0) != 0x80) return false;
+      cp = (cp << 6) | (d & 0x3f);
+    }
+    static constexpr uint32_t kMin[] = {0, 0x80, 0x800, 0x10000};
+    if (cp < kMin[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return false;
+    i += n + 1;
+  }
+  return true;
+}
+
+// A column name (timestamp column, dimension, metric, metric input): 1 to 256
+// bytes (the proto bounds the length) of UTF-8 without control characters.
+absl::Status ValidateColumnName(absl::string_view field, const std::string& name) {
+  if (name.empty()) return Invalid(field, "must not be empty");
+  if (!IsValidUtf8(name)) return Invalid(field, "is not valid UTF-8");
+  for (unsigned char c : name) {
+    if (c < 0x20 || c == 0x7f) {
+      return Invalid(field, absl::StrFormat("contains the control character 0x%02x", c));
+    }
   }
   return absl::OkStatus();
 }
@@ -83,6 +131,10 @@ const std::set<std::string>& MetricTypes() {
 absl::Status ValidateDataSchema(const v1::DataSchema& schema) {
   const auto& ts = schema.timestamp_spec();
   if (ts.column().empty()) return Invalid("dataSchema.timestampSpec.column", "is required");
+  SLUICE_RETURN_IF_ERROR(ValidateColumnName("dataSchema.timestampSpec.column", ts.column()));
+  if (ts.column() == "__time") {
+    return Invalid("dataSchema.timestampSpec.column", "\"__time\" is reserved");
+  }
   if (!TimestampFormats().count(ts.format())) {
     return Invalid("dataSchema.timestampSpec.format",
                    absl::StrCat("\"", ts.format(), "\" is not one of ",
@@ -93,7 +145,7 @@ absl::Status ValidateDataSchema(const v1::DataSchema& schema) {
   for (int i = 0; i < schema.dimensions_spec().dimensions_size(); ++i) {
     const std::string& dim = schema.dimensions_spec().dimensions(i);
     const std::string field = absl::StrCat("dataSchema.dimensionsSpec.dimensions[", i, "]");
-    if (dim.empty()) return Invalid(field, "must not be empty");
+    SLUICE_RETURN_IF_ERROR(ValidateColumnName(field, dim));
     if (dim == ts.column()) {
       return Invalid(field, absl::StrCat("\"", dim, "\" is the timestamp column"));
     }
@@ -110,6 +162,15 @@ absl::Status ValidateDataSchema(const v1::DataSchema& schema) {
                                   absl::StrJoin(MetricTypes(), ", ")));
     }
     if (metric.name().empty()) return Invalid(absl::StrCat(field, ".name"), "is required");
+    SLUICE_RETURN_IF_ERROR(ValidateColumnName(absl::StrCat(field, ".name"), metric.name()));
+    if (metric.name() == ts.column()) {
+      return Invalid(absl::StrCat(field, ".name"),
+                     absl::StrCat("\"", metric.name(), "\" is the timestamp column"));
+    }
+    if (!metric.field_name().empty()) {
+      SLUICE_RETURN_IF_ERROR(
+          ValidateColumnName(absl::StrCat(field, ".fieldName"), metric.field_name()));
+    }
     if (!columns.insert(metric.name()).second) {
       return Invalid(absl::StrCat(field, ".name"),
                      absl::StrCat("\"", metric.name(),
@@ -147,14 +208,14 @@ absl::Status ValidateDataSchema(const v1::DataSchema& schema) {
 
 void ApplySpecDefaults(v1::SupervisorSpec* spec) {
   v1::IoConfig* io = spec->mutable_io_config();
-  if (io->task_count() == 0) io->set_task_count(1);
-  if (io->replicas() == 0) io->set_replicas(1);
+  if (!io->has_task_count()) io->set_task_count(1);
+  if (!io->has_replicas()) io->set_replicas(1);
   DefaultString(io->mutable_task_duration(), "PT1H");
   DefaultString(io->mutable_start_delay(), "PT5S");
   DefaultString(io->mutable_period(), "PT30S");
   DefaultString(io->mutable_completion_timeout(), "PT30M");
   DefaultString(io->mutable_poll_timeout(), "PT0.1S");
-  if (io->stop_task_count() == 0) io->set_stop_task_count(io->task_count());
+  if (!io->has_stop_task_count()) io->set_stop_task_count(io->task_count());
 
   v1::DataSchema* schema = spec->mutable_data_schema();
   DefaultString(schema->mutable_timestamp_spec()->mutable_column(), "timestamp");
@@ -177,12 +238,14 @@ void ApplySpecDefaults(v1::SupervisorSpec* spec) {
   }
 
   v1::TuningConfig* tuning = spec->mutable_tuning_config();
-  if (tuning->max_rows_in_memory() == 0) tuning->set_max_rows_in_memory(kDefaultMaxRowsInMemory);
-  if (tuning->max_bytes_in_memory() == 0) tuning->set_max_bytes_in_memory(kDefaultMaxBytesInMemory);
-  if (tuning->max_rows_per_segment() == 0) {
+  if (!tuning->has_max_rows_in_memory()) tuning->set_max_rows_in_memory(kDefaultMaxRowsInMemory);
+  if (!tuning->has_max_bytes_in_memory()) {
+    tuning->set_max_bytes_in_memory(kDefaultMaxBytesInMemory);
+  }
+  if (!tuning->has_max_rows_per_segment()) {
     tuning->set_max_rows_per_segment(kDefaultMaxRowsPerSegment);
   }
-  if (tuning->max_total_rows() == 0) tuning->set_max_total_rows(kDefaultMaxTotalRows);
+  if (!tuning->has_max_total_rows()) tuning->set_max_total_rows(kDefaultMaxTotalRows);
   DefaultString(tuning->mutable_intermediate_persist_period(), "PT10M");
   DefaultString(tuning->mutable_handoff_condition_timeout(), "PT15M");
   if (!tuning->has_max_saved_parse_exceptions()) {
@@ -193,7 +256,7 @@ void ApplySpecDefaults(v1::SupervisorSpec* spec) {
   }
   DefaultString(tuning->mutable_checkpoint_retry_period(), "PT10S");
   DefaultString(tuning->mutable_chat_timeout(), "PT10S");
-  if (tuning->chat_retries() == 0) tuning->set_chat_retries(kDefaultChatRetries);
+  if (!tuning->has_chat_retries()) tuning->set_chat_retries(kDefaultChatRetries);
 }
 
 absl::StatusOr<SpecTimings> ParseTuningTimings(const v1::TuningConfig& tuning) {
@@ -201,29 +264,29 @@ absl::StatusOr<SpecTimings> ParseTuningTimings(const v1::TuningConfig& tuning) {
   SLUICE_ASSIGN_OR_RETURN(t.intermediate_persist_period,
                           DurationField("tuningConfig.intermediatePersistPeriod",
                                         tuning.intermediate_persist_period(),
-                                        absl::Milliseconds(10)));
+                                        absl::Milliseconds(10), absl::Hours(24)));
   if (tuning.intermediate_handoff_period().empty()) {
     t.intermediate_handoff_period = absl::InfiniteDuration();
   } else {
     SLUICE_ASSIGN_OR_RETURN(t.intermediate_handoff_period,
                             DurationField("tuningConfig.intermediateHandoffPeriod",
                                           tuning.intermediate_handoff_period(),
-                                          absl::Milliseconds(100)));
+                                          absl::Milliseconds(100), kYear));
   }
   SLUICE_ASSIGN_OR_RETURN(t.handoff_condition_timeout,
                           DurationField("tuningConfig.handoffConditionTimeout",
                                         tuning.handoff_condition_timeout(),
-                                        absl::ZeroDuration()));
+                                        absl::ZeroDuration(), 30 * kDay));
   if (t.handoff_condition_timeout == absl::ZeroDuration()) {
     t.handoff_condition_timeout = absl::InfiniteDuration();
   }
   SLUICE_ASSIGN_OR_RETURN(t.checkpoint_retry_period,
                           DurationField("tuningConfig.checkpointRetryPeriod",
                                         tuning.checkpoint_retry_period(),
-                                        absl::Milliseconds(100)));
+                                        absl::Milliseconds(100), absl::Hours(1)));
   SLUICE_ASSIGN_OR_RETURN(t.chat_timeout,
                           DurationField("tuningConfig.chatTimeout", tuning.chat_timeout(),
-                                        absl::Milliseconds(100)));
+                                        absl::Milliseconds(100), absl::Minutes(10)));
   return t;
 }
 
@@ -231,14 +294,15 @@ absl::StatusOr<SpecTimings> ParseSpecTimings(const v1::SupervisorSpec& spec) {
   SLUICE_ASSIGN_OR_RETURN(SpecTimings t, ParseTuningTimings(spec.tuning_config()));
   const v1::IoConfig& io = spec.io_config();
   SLUICE_ASSIGN_OR_RETURN(t.task_duration, DurationField("ioConfig.taskDuration",
-                                                         io.task_duration(), absl::Seconds(1)));
+                                                         io.task_duration(), absl::Seconds(1),
+                                                         kYear));
   SLUICE_ASSIGN_OR_RETURN(t.start_delay, DurationField("ioConfig.startDelay", io.start_delay(),
-                                                       absl::ZeroDuration()));
+                                                       absl::ZeroDuration(), kDay));
   SLUICE_ASSIGN_OR_RETURN(t.period, DurationField("ioConfig.period", io.period(),
-                                                  absl::Milliseconds(100)));
+                                                  absl::Milliseconds(100), kDay));
   SLUICE_ASSIGN_OR_RETURN(t.completion_timeout,
                           DurationField("ioConfig.completionTimeout", io.completion_timeout(),
-                                        absl::Seconds(1)));
+                                        absl::Seconds(1), 30 * kDay));
   SLUICE_ASSIGN_OR_RETURN(t.poll_timeout, DurationField("ioConfig.pollTimeout", io.poll_timeout(),
                                                         absl::Milliseconds(1), absl::Seconds(10)));
   SLUICE_ASSIGN_OR_RETURN(t.late_message_rejection_period,
@@ -257,12 +321,23 @@ absl::StatusOr<SpecTimings> ParseSpecTimings(const v1::SupervisorSpec& spec) {
       return Invalid("ioConfig.lateMessageRejectionStartDateTime",
                      std::string(ms.status().message()));
     }
+    // Years 0001 to 9999: what ISO-8601 instants spell without extensions.
+    constexpr int64_t kYear1Ms = -62135596800000;
+    constexpr int64_t kYear10000Ms = 253402300800000;
+    if (*ms < kYear1Ms || *ms >= kYear10000Ms) {
+      return Invalid("ioConfig.lateMessageRejectionStartDateTime",
+                     absl::StrCat("must be in the years 0001 to 9999 (got ",
+                                  io.late_message_rejection_start_date_time(), ")"));
+    }
     t.late_message_rejection_start_ms = *ms;
   }
   return t;
 }
 
 absl::Status ValidateSpec(const v1::SupervisorSpec& spec) {
+  // Lengths, list sizes, integer ranges and enum values, as the proto states
+  // them (proto/sluice/v1/spec.proto).
+  SLUICE_RETURN_IF_ERROR(CheckMessageLimits(spec));
   SLUICE_RETURN_IF_ERROR(ValidateDatasource(spec.datasource()));
 
   const v1::IoConfig& io = spec.io_config();
@@ -278,33 +353,23 @@ absl::Status ValidateSpec(const v1::SupervisorSpec& spec) {
                                   "\": offsets are kept in the metadata store"));
     }
   }
-  SLUICE_RETURN_IF_ERROR(AtLeast("ioConfig.taskCount", io.task_count(), 1));
-  SLUICE_RETURN_IF_ERROR(AtLeast("ioConfig.replicas", io.replicas(), 1));
-  SLUICE_RETURN_IF_ERROR(AtLeast("ioConfig.stopTaskCount", io.stop_task_count(), 1));
+  // Bounds come from the proto (above); these must hold a value, defaulted
+  // by ApplySpecDefaults when the user left them out.
+  SLUICE_RETURN_IF_ERROR(Required("ioConfig.taskCount", io.has_task_count()));
+  SLUICE_RETURN_IF_ERROR(Required("ioConfig.replicas", io.has_replicas()));
+  SLUICE_RETURN_IF_ERROR(Required("ioConfig.stopTaskCount", io.has_stop_task_count()));
 
   SLUICE_RETURN_IF_ERROR(ValidateDataSchema(spec.data_schema()));
 
   const v1::TuningConfig& tuning = spec.tuning_config();
   SLUICE_RETURN_IF_ERROR(
-      AtLeast<int64_t>("tuningConfig.maxRowsInMemory", tuning.max_rows_in_memory(), 1));
-  SLUICE_RETURN_IF_ERROR(AtLeast<int64_t>("tuningConfig.maxBytesInMemory",
-                                          tuning.max_bytes_in_memory(), 1 << 20));
+      Required("tuningConfig.maxRowsInMemory", tuning.has_max_rows_in_memory()));
   SLUICE_RETURN_IF_ERROR(
-      AtLeast<int64_t>("tuningConfig.maxRowsPerSegment", tuning.max_rows_per_segment(), 1));
+      Required("tuningConfig.maxBytesInMemory", tuning.has_max_bytes_in_memory()));
   SLUICE_RETURN_IF_ERROR(
-      AtLeast<int64_t>("tuningConfig.maxTotalRows", tuning.max_total_rows(), 1));
-  if (tuning.has_max_parse_exceptions()) {
-    SLUICE_RETURN_IF_ERROR(AtLeast<int64_t>("tuningConfig.maxParseExceptions",
-                                            tuning.max_parse_exceptions(), 0));
-  }
-  SLUICE_RETURN_IF_ERROR(AtLeast("tuningConfig.maxSavedParseExceptions",
-                                 tuning.max_saved_parse_exceptions(), 0));
-  if (tuning.max_saved_parse_exceptions() > 1000) {
-    return Invalid("tuningConfig.maxSavedParseExceptions",
-                   absl::StrCat("must be at most 1000 (got ", tuning.max_saved_parse_exceptions(),
-                                ")"));
-  }
-  SLUICE_RETURN_IF_ERROR(AtLeast("tuningConfig.chatRetries", tuning.chat_retries(), 1));
+      Required("tuningConfig.maxRowsPerSegment", tuning.has_max_rows_per_segment()));
+  SLUICE_RETURN_IF_ERROR(Required("tuningConfig.maxTotalRows", tuning.has_max_total_rows()));
+  SLUICE_RETURN_IF_ERROR(Required("tuningConfig.chatRetries", tuning.has_chat_retries()));
   return ParseSpecTimings(spec).status();
 }
 

@@ -55,6 +55,19 @@ TEST(NormalizeSpec, FillsDefaults) {
   EXPECT_EQ(again->SerializeAsString(), spec->SerializeAsString());
 }
 
+TEST(NormalizeSpec, TaskCountZeroInJsonIsAnErrorNotTheDefault) {
+  v1::SupervisorSpec spec = ValidSpec();
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(R"({"ioConfig": {"taskCount": 0}})",
+                                                         &spec, {})
+                  .ok());
+  v1::SupervisorSpec merged = ValidSpec();
+  merged.MergeFrom(spec);
+  ASSERT_TRUE(merged.io_config().has_task_count());
+  auto normalized = NormalizeSpec(merged);
+  ASSERT_FALSE(normalized.ok());
+  EXPECT_EQ(normalized.status().message(), "ioConfig.taskCount must be at least 1 (got 0)");
+}
+
 TEST(NormalizeSpec, KeepsExplicitRollupOff) {
   v1::SupervisorSpec spec = ValidSpec();
   spec.mutable_data_schema()->mutable_granularity_spec()->set_rollup(false);
@@ -185,7 +198,66 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"chat_timeout", [](auto* s) { s->mutable_tuning_config()->set_chat_timeout("nope"); },
                 "tuningConfig.chatTimeout"},
         BadCase{"chat_retries", [](auto* s) { s->mutable_tuning_config()->set_chat_retries(-1); },
-                "tuningConfig.chatRetries"}),
+                "tuningConfig.chatRetries"},
+        // What issue 12 found accepted at submit.
+        BadCase{"task_count_zero", [](auto* s) { s->mutable_io_config()->set_task_count(0); },
+                "ioConfig.taskCount must be at least 1 (got 0)"},
+        BadCase{"replicas_zero", [](auto* s) { s->mutable_io_config()->set_replicas(0); },
+                "ioConfig.replicas must be at least 1 (got 0)"},
+        BadCase{"replicas_huge", [](auto* s) { s->mutable_io_config()->set_replicas(2147483647); },
+                "ioConfig.replicas must be at most 16 (got 2147483647)"},
+        BadCase{"task_duration_huge",
+                [](auto* s) { s->mutable_io_config()->set_task_duration("P100000000000D"); },
+                "ioConfig.taskDuration must be at most"},
+        BadCase{"late_year_minus_one",
+                [](auto* s) {
+                  s->mutable_io_config()->set_late_message_rejection_start_date_time(
+                      "-0001-01-01T00:00:00Z");
+                },
+                "ioConfig.lateMessageRejectionStartDateTime"},
+        BadCase{"ts_column_nul",
+                [](auto* s) {
+                  s->mutable_data_schema()->mutable_timestamp_spec()->set_column(std::string(1, '\0'));
+                },
+                "dataSchema.timestampSpec.column contains the control character 0x00"},
+        BadCase{"dim_invalid_utf8",
+                [](auto* s) { s->mutable_data_schema()->mutable_dimensions_spec()->add_dimensions("\xc3("); },
+                "is not valid UTF-8"},
+        BadCase{"too_many_dimensions",
+                [](auto* s) {
+                  auto* dims = s->mutable_data_schema()->mutable_dimensions_spec();
+                  for (int i = 0; i < 100000; ++i) dims->add_dimensions("d" + std::to_string(i));
+                },
+                "dataSchema.dimensionsSpec.dimensions has 100002 elements; at most 65536"},
+        BadCase{"metric_named_timestamp",
+                [](auto* s) { s->mutable_data_schema()->mutable_metrics_spec(1)->set_name("timestamp"); },
+                "dataSchema.metricsSpec[1].name \"timestamp\" is the timestamp column"},
+        BadCase{"metric_named_time",
+                [](auto* s) { s->mutable_data_schema()->mutable_metrics_spec(1)->set_name("__time"); },
+                "dataSchema.metricsSpec[1].name"},
+        BadCase{"max_bytes_in_memory_huge",
+                [](auto* s) { s->mutable_tuning_config()->set_max_bytes_in_memory(INT64_MAX); },
+                "tuningConfig.maxBytesInMemory must be at most 68719476736"},
+        BadCase{"max_rows_in_memory_huge",
+                [](auto* s) { s->mutable_tuning_config()->set_max_rows_in_memory(INT64_MAX); },
+                "tuningConfig.maxRowsInMemory must be at most"},
+        BadCase{"handoff_mode_99",
+                [](auto* s) {
+                  s->mutable_tuning_config()->set_handoff_mode(static_cast<v1::HandoffMode>(99));
+                },
+                "tuningConfig.handoffMode 99 is not one of DEEP_STORAGE, LOADER"},
+        BadCase{"property_value_1mb",
+                [](auto* s) {
+                  (*s->mutable_io_config()->mutable_consumer_properties())["client.id"] =
+                      std::string(1 << 20, 'x');
+                },
+                "ioConfig.consumerProperties[\"client.id\"] is 1048576 bytes long"},
+        BadCase{"properties_200k",
+                [](auto* s) {
+                  auto* props = s->mutable_io_config()->mutable_consumer_properties();
+                  for (int i = 0; i < 200000; ++i) (*props)["x" + std::to_string(i)] = "v";
+                },
+                "ioConfig.consumerProperties has 200001 entries; at most 1000"}),
     [](const testing::TestParamInfo<BadCase>& info) { return std::string(info.param.name); });
 
 TEST(ParseSpecTimings, ReadsDurations) {

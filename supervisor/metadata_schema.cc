@@ -220,9 +220,19 @@ absl::StatusOr<int> ReadSchemaVersion(SqliteDb* db) {
   // The first read of the file: a non-database or corrupt header fails here.
   absl::StatusOr<std::string> tables = db->QueryText("SELECT count(*) FROM sqlite_master");
   if (!tables.ok()) {
-    return absl::DataLossError(absl::StrCat(db->path(), " is not a readable SQLite database (",
-                                            tables.status().message(),
-                                            "); refusing to open or overwrite it"));
+    // Only a file that is not a database (or a damaged one) is data loss;
+    // permissions, a read-only directory or a busy file keep their own code
+    // and say what to check.
+    if (tables.status().code() == absl::StatusCode::kDataLoss) {
+      return absl::DataLossError(absl::StrCat(db->path(), " is not a readable SQLite database (",
+                                              tables.status().message(),
+                                              "); refusing to open or overwrite it"));
+    }
+    return absl::Status(tables.status().code(),
+                        absl::StrCat("cannot read the metadata store ", db->path(), " (",
+                                     tables.status().message(),
+                                     "); check that this user may read and write the file, its "
+                                     "-wal and -shm files and its directory"));
   }
   if (*tables == "0") return 0;
   SLUICE_ASSIGN_OR_RETURN(

@@ -1,6 +1,10 @@
 #include "supervisor/metadata_store.h"
 
 #include <google/protobuf/util/json_util.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <algorithm>
 
@@ -272,6 +276,28 @@ absl::Status StoreTxn::RecordOffsetReset(const std::string& datasource, int32_t 
     q.BindNull(4);
   q.Bind(5, reason).Bind(6, now_ms);
   return q.Run();
+}
+
+absl::StatusOr<std::vector<v1::OffsetReset>> StoreTxn::OffsetResets(
+    const std::string& datasource) {
+  SLUICE_ASSIGN_OR_RETURN(
+      auto q, db_->Prepare("SELECT reset_id, partition, old_offset, new_offset, reason, "
+                           "reset_at_ms FROM offset_resets WHERE datasource = ? "
+                           "ORDER BY reset_id"));
+  q.Bind(1, datasource);
+  std::vector<v1::OffsetReset> out;
+  while (true) {
+    SLUICE_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) break;
+    v1::OffsetReset& reset = out.emplace_back();
+    reset.set_reset_id(q.Int64(0));
+    reset.set_partition(static_cast<int32_t>(q.Int64(1)));
+    if (!q.IsNull(2)) reset.set_old_offset(q.Int64(2));
+    if (!q.IsNull(3)) reset.set_new_offset(q.Int64(3));
+    reset.set_reason(q.Text(4));
+    reset.set_reset_at_ms(q.Int64(5));
+  }
+  return out;
 }
 
 absl::StatusOr<OffsetMap> StoreTxn::OffsetResetCounts(const std::string& datasource) {
@@ -935,6 +961,26 @@ absl::StatusOr<std::vector<WorkerRecord>> StoreTxn::ListWorkerRecords() {
 
 // ---- the store ----
 
+namespace {
+
+// SQLite writes its -wal and -shm files beside the database: the directory
+// must be writable, not only the file. PERMISSION_DENIED (or
+// FAILED_PRECONDITION on a read-only file system) naming the directory.
+absl::Status CheckWritableDirectory(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  const std::string dir =
+      slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  if (access(dir.c_str(), W_OK | X_OK) == 0) return absl::OkStatus();
+  const int error = errno;
+  const std::string message = absl::StrCat("the metadata store's directory ", dir,
+                                           " is not writable by this process (uid ", getuid(),
+                                           "): ", std::strerror(error));
+  if (error == EACCES || error == EPERM) return absl::PermissionDeniedError(message);
+  return absl::FailedPreconditionError(message);
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<MetadataStore>> MetadataStore::Open(MetadataStoreOptions options) {
   if (options.path.empty()) return absl::InvalidArgumentError("metadata store path is empty");
   const int target =
@@ -942,6 +988,7 @@ absl::StatusOr<std::unique_ptr<MetadataStore>> MetadataStore::Open(MetadataStore
   if (target < 1 || target > LatestSchemaVersion()) {
     return absl::InvalidArgumentError(absl::StrCat("no schema version ", target));
   }
+  SLUICE_RETURN_IF_ERROR(CheckWritableDirectory(options.path));
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<SqliteDb> db, SqliteDb::Open(options.path));
   SLUICE_RETURN_IF_ERROR(db->SetBusyTimeout(options.busy_timeout_ms));
 

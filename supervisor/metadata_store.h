@@ -162,6 +162,8 @@ class StoreTxn {
                                  std::optional<int64_t> old_offset,
                                  std::optional<int64_t> new_offset, const std::string& reason,
                                  int64_t now_ms);
+  // Every offset reset of the datasource, oldest first.
+  absl::StatusOr<std::vector<v1::OffsetReset>> OffsetResets(const std::string& datasource);
   // Partition -> number of offset resets recorded (partitions never reset
   // are absent).
   absl::StatusOr<OffsetMap> OffsetResetCounts(const std::string& datasource);

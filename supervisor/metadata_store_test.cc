@@ -1,9 +1,15 @@
 #include "supervisor/metadata_store.h"
 
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include "absl/strings/str_cat.h"
 #include "common/file_util.h"
+#include "common/status_macros.h"
 #include "supervisor/metadata_schema.h"
 #include "supervisor/sqlite.h"
 
@@ -132,6 +138,84 @@ TEST_F(MetadataStoreTest, RefusesACorruptFileWithoutOverwritingIt) {
       << store.status();
   EXPECT_EQ(*ReadFile(path_), garbage);
   EXPECT_FALSE(PathExists(path_ + "-wal"));
+}
+
+TEST_F(MetadataStoreTest, AFileItCannotOpenForWritingIsNotCalledDataLoss) {
+  { ASSERT_TRUE(Open().ok()); }  // a real store, in WAL mode, closed cleanly
+  // SQLite cannot open its write-ahead log beside the database: what a
+  // read-only directory or a file owned by someone else looks like to it.
+  ASSERT_EQ(mkdir((path_ + "-wal").c_str(), 0700), 0);
+  auto store = Open();
+  ASSERT_FALSE(store.ok());
+  EXPECT_NE(store.status().code(), absl::StatusCode::kDataLoss) << store.status();
+  EXPECT_NE(store.status().message().find("cannot read the metadata store " + path_),
+            std::string::npos)
+      << store.status();
+  EXPECT_NE(store.status().message().find("may read and write"), std::string::npos);
+}
+
+TEST_F(MetadataStoreTest, ADirectoryThatIsNotWritableIsPermissionDenied) {
+  // Root writes to any directory, so as root the open runs in a child that
+  // drops to an unprivileged user (for whom the 0700 root-owned directory is
+  // closed); otherwise the directory is made read-only.
+  const bool root = getuid() == 0;
+  if (!root) ASSERT_EQ(chmod(dir_.c_str(), 0500), 0);
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    close(fds[0]);
+    if (root && (setgid(65534) != 0 || setuid(65534) != 0)) _exit(2);
+    auto store = Open();
+    const std::string result =
+        store.ok() ? "OK" : absl::StrCat(static_cast<int>(store.status().code()), " ",
+                                         store.status().message());
+    (void)!write(fds[1], result.data(), result.size());
+    _exit(0);
+  }
+  close(fds[1]);
+  std::string result;
+  char buffer[4096];
+  for (ssize_t n; (n = read(fds[0], buffer, sizeof(buffer))) > 0;) result.append(buffer, n);
+  close(fds[0]);
+  int wstatus = 0;
+  waitpid(child, &wstatus, 0);
+  chmod(dir_.c_str(), 0700);
+  ASSERT_TRUE(WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0) << "child failed: " << wstatus;
+  EXPECT_EQ(result.substr(0, result.find(' ')),
+            std::to_string(static_cast<int>(absl::StatusCode::kPermissionDenied)))
+      << result;
+  EXPECT_NE(result.find("directory " + dir_ + " is not writable"), std::string::npos) << result;
+}
+
+TEST_F(MetadataStoreTest, OffsetResetsAreReadBackInOrder) {
+  auto store = Open();
+  ASSERT_TRUE(store.ok()) << store.status();
+  ASSERT_TRUE((*store)
+                  ->InTransaction([&](StoreTxn& txn) -> absl::Status {
+                    SLUICE_RETURN_IF_ERROR(txn.EnsureDatasource("wiki", 1));
+                    SLUICE_RETURN_IF_ERROR(
+                        txn.RecordOffsetReset("wiki", 0, 20, 5, "operator reset of offsets", 10));
+                    return txn.RecordOffsetReset("wiki", 1, 7, std::nullopt, "operator reset", 11);
+                  })
+                  .ok());
+  std::vector<v1::OffsetReset> resets;
+  ASSERT_TRUE((*store)
+                  ->InTransaction([&](StoreTxn& txn) -> absl::Status {
+                    SLUICE_ASSIGN_OR_RETURN(resets, txn.OffsetResets("wiki"));
+                    return absl::OkStatus();
+                  })
+                  .ok());
+  ASSERT_EQ(resets.size(), 2u);
+  EXPECT_EQ(resets[0].partition(), 0);
+  EXPECT_EQ(resets[0].old_offset(), 20);
+  EXPECT_EQ(resets[0].new_offset(), 5);
+  EXPECT_EQ(resets[0].reason(), "operator reset of offsets");
+  EXPECT_EQ(resets[0].reset_at_ms(), 10);
+  EXPECT_LT(resets[0].reset_id(), resets[1].reset_id());
+  EXPECT_TRUE(resets[1].has_old_offset());
+  EXPECT_FALSE(resets[1].has_new_offset());
 }
 
 TEST_F(MetadataStoreTest, RefusesSomeoneElsesDatabase) {

@@ -1,14 +1,18 @@
 #include "supervisor/supervisor_manager.h"
 
+#include <set>
+
 #include "common/spec_secrets.h"
 
 #include <glog/logging.h>
 #include <google/protobuf/util/message_differencer.h>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "common/granularity.h"
 #include "common/metrics/catalog.h"
 #include "common/names.h"
+#include "common/request_limits.h"
 #include "common/spec.h"
 #include "common/status_macros.h"
 #include "supervisor/naming.h"
@@ -449,17 +453,40 @@ absl::StatusOr<v1::SupervisorSummary> SupervisorManager::Reset(const std::string
   return supervisor->Summary();
 }
 
+namespace {
+
+// A reset may only name partitions the topic has (as the supervisor last read
+// them from Kafka): a stored offset for a partition that does not exist would
+// show in status and the commit log forever.
+absl::Status CheckPartitionsExist(const v1::SupervisorStatus& status,
+                                  const google::protobuf::Map<int32_t, int64_t>& offsets) {
+  if (status.latest_offsets().empty()) {
+    return absl::UnavailableError(absl::StrCat(
+        "the partitions of topic \"", status.topic(),
+        "\" are not known yet (Kafka not reached); try again once the status shows them"));
+  }
+  std::set<int32_t> missing;
+  for (const auto& [p, unused] : offsets) {
+    if (!status.latest_offsets().contains(p)) missing.insert(p);
+  }
+  if (missing.empty()) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat("topic \"", status.topic(), "\" has no partition ", absl::StrJoin(missing, ", "),
+                   " (it has ", status.latest_offsets().size(), ": 0 to ",
+                   status.latest_offsets().size() - 1, "); nothing was reset"));
+}
+
+}  // namespace
+
 absl::StatusOr<v1::SupervisorSummary> SupervisorManager::ResetOffsets(
     const v1::ResetOffsetsRequest& request) {
+  // Negative partitions and offsets are beyond the request's bounds (checked
+  // here too: the core does not rely on the gRPC layer for it).
+  SLUICE_RETURN_IF_ERROR(CheckMessageLimits(request));
   if (request.offsets().empty()) return absl::InvalidArgumentError("offsets is empty");
-  for (const auto& [p, offset] : request.offsets()) {
-    if (p < 0 || offset < 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("partition ", p, " offset ", offset, ": both must be >= 0"));
-    }
-  }
   absl::MutexLock admin(&admin_mu_);
   SLUICE_ASSIGN_OR_RETURN(auto supervisor, Running(request.datasource()));
+  SLUICE_RETURN_IF_ERROR(CheckPartitionsExist(supervisor->Status(), request.offsets()));
   supervisor->ResetOffsets(FromProto(request.offsets()));
   SLUICE_RETURN_IF_ERROR(supervisor->Sync(options_.loop_timeout));
   return supervisor->Summary();
@@ -579,6 +606,8 @@ absl::StatusOr<v1::GetCommitLogResponse> SupervisorManager::CommitLog(
     ToProto(committed, response.mutable_committed_offsets());
     SLUICE_ASSIGN_OR_RETURN(auto sequences, txn.CommitLog(datasource));
     for (auto& s : sequences) *response.add_sequences() = std::move(s);
+    SLUICE_ASSIGN_OR_RETURN(auto resets, txn.OffsetResets(datasource));
+    for (auto& r : resets) *response.add_resets() = std::move(r);
     return absl::OkStatus();
   }));
   return response;

@@ -3,10 +3,13 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "common/auth/grpc_auth.h"
+#include "common/grpc_request_check.h"
 #include "common/grpc_status.h"
 
-#define AUTHORIZE(method) \
-  SLUICE_AUTHORIZE_CALL(*authorizer_, context, "/sluice.v1.SupervisorService/" method)
+// Every handler starts here: the caller's roles, then the request's bounds.
+#define AUTHORIZE(method)                                                   \
+  SLUICE_AUTHORIZE_CALL(*authorizer_, context, "/sluice.v1.SupervisorService/" method); \
+  SLUICE_CHECK_REQUEST(*request)
 
 namespace sluice::supervisor {
 namespace {
@@ -103,7 +106,7 @@ grpc::Status SupervisorServiceImpl::GetSupervisor(grpc::ServerContext* context,
 }
 
 grpc::Status SupervisorServiceImpl::ListSupervisors(grpc::ServerContext* context,
-                                                    const v1::ListSupervisorsRequest*,
+                                                    const v1::ListSupervisorsRequest* request,
                                                     v1::ListSupervisorsResponse* response) {
   AUTHORIZE("ListSupervisors");
   return Reply(manager_->List(), response);
@@ -171,7 +174,7 @@ grpc::Status SupervisorServiceImpl::ListTasks(grpc::ServerContext* context,
   return Reply(manager_->ListTasks(*request), response);
 }
 
-grpc::Status SupervisorServiceImpl::ListWorkers(grpc::ServerContext* context, const v1::ListWorkersRequest*,
+grpc::Status SupervisorServiceImpl::ListWorkers(grpc::ServerContext* context, const v1::ListWorkersRequest* request,
                                                 v1::ListWorkersResponse* response) {
   AUTHORIZE("ListWorkers");
   *response = manager_->ListWorkers();

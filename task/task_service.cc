@@ -3,11 +3,14 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "common/auth/grpc_auth.h"
+#include "common/grpc_request_check.h"
 #include "common/grpc_status.h"
 #include "common/names.h"
 
-#define AUTHORIZE(method) \
-  SLUICE_AUTHORIZE_CALL(*authorizer_, context, "/sluice.v1.TaskService/" method)
+// Every handler starts here: the caller's roles, then the request's bounds.
+#define AUTHORIZE(method)                                                   \
+  SLUICE_AUTHORIZE_CALL(*authorizer_, context, "/sluice.v1.TaskService/" method); \
+  SLUICE_CHECK_REQUEST(*request)
 
 namespace sluice::task {
 namespace {

@@ -2,6 +2,7 @@
 // librdkafka metadata against a mock Kafka cluster) on 127.0.0.1:0, driven
 // through its gRPC API, with scripted task workers that are real gRPC servers
 // registering and heartbeating over gRPC like real workers.
+#include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
@@ -9,6 +10,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "common/file_util.h"
 #include "common/kafka/mock_cluster.h"
@@ -374,6 +376,103 @@ TEST_F(SupervisorServiceTest, ARestartedSupervisorAdoptsItsTasksAndResumesAPause
   ASSERT_EQ(status.active_groups_size(), 1);
   ASSERT_EQ(status.active_groups(0).tasks_size(), 1);
   EXPECT_EQ(status.active_groups(0).tasks(0).task_id(), task);
+}
+
+}  // namespace
+}  // namespace sluice::supervisor
+
+namespace sluice::supervisor {
+namespace {
+
+TEST_F(SupervisorServiceTest, RequestsBeyondTheirBoundsAreRefusedNamingTheField) {
+  v1::SubmitSupervisorRequest submit;
+  *submit.mutable_spec() = Spec();
+  submit.mutable_spec()->mutable_io_config()->set_task_count(0);
+  v1::SubmitSupervisorResponse submitted;
+  grpc::Status status = Call(&v1::SupervisorService::Stub::SubmitSupervisor, submit, &submitted);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(status.error_message(), "spec.ioConfig.taskCount must be at least 1 (got 0)");
+
+  v1::AllocateSegmentRequest allocate;
+  allocate.set_datasource("wiki");
+  allocate.set_sequence_name(std::string(1 << 20, 's'));
+  v1::AllocateSegmentResponse allocated;
+  status = Call(&v1::SupervisorService::Stub::AllocateSegment, allocate, &allocated);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(status.error_message(), "sequenceName is 1048576 bytes long; at most 512");
+
+  v1::ListSupervisorTasksRequest tasks;
+  tasks.set_datasource(std::string(5 << 20, 'd'));
+  v1::ListSupervisorTasksResponse listed;
+  status = Call(&v1::SupervisorService::Stub::ListTasks, tasks, &listed);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_TRUE(absl::StrContains(status.error_message(), "at most 128")) << status.error_message();
+}
+
+TEST_F(SupervisorServiceTest, AnUnparseableRequestIsInvalidArgumentWithAMessage) {
+  grpc::GenericStub generic(
+      grpc::CreateChannel(server_->address(), grpc::InsecureChannelCredentials()));
+  // Field 1 (datasource) as a length-delimited value claiming 100 bytes of 3.
+  const std::string garbage = "\x0a\x64" "abc";
+  grpc::Slice slice(garbage);
+  grpc::ByteBuffer request(&slice, 1);
+  grpc::ByteBuffer response;
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
+  absl::Notification done;
+  grpc::Status status;
+  generic.UnaryCall(&context, "/sluice.v1.SupervisorService/GetSupervisorStatus",
+                    grpc::StubOptions(), &request, &response, [&](grpc::Status s) {
+                                     status = std::move(s);
+                                     done.Notify();
+                                   });
+  ASSERT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(15)));
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << status.error_message();
+  EXPECT_EQ(status.error_message(),
+            "the request to /sluice.v1.SupervisorService/GetSupervisorStatus is not a valid "
+            "sluice.v1.SupervisorRef (it could not be parsed); nothing was changed");
+}
+
+TEST_F(SupervisorServiceTest, ResetOffsetsRefusesPartitionsTheTopicDoesNotHave) {
+  AddWorker("w1");
+  v1::SubmitSupervisorRequest submit;
+  *submit.mutable_spec() = Spec();
+  v1::SubmitSupervisorResponse submitted;
+  ASSERT_TRUE(Call(&v1::SupervisorService::Stub::SubmitSupervisor, submit, &submitted).ok());
+  ASSERT_TRUE(WaitFor([&] { return Status().latest_offsets_size() == 2; }))
+      << Status().DebugString();
+
+  v1::ResetOffsetsRequest reset;
+  reset.set_datasource("wiki");
+  (*reset.mutable_offsets())[9] = 5;
+  v1::SupervisorSummary summary;
+  grpc::Status status = Call(&v1::SupervisorService::Stub::ResetOffsets, reset, &summary);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(status.error_message(),
+            "topic \"events\" has no partition 9 (it has 2: 0 to 1); nothing was reset");
+  EXPECT_FALSE(Status().committed_offsets().contains(9));
+
+  reset.clear_offsets();
+  (*reset.mutable_offsets())[1] = -3;
+  status = Call(&v1::SupervisorService::Stub::ResetOffsets, reset, &summary);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(status.error_message(), "offsets[\"1\"] must be at least 0 (got -3)");
+
+  // A partition it has: accepted, and the reset is in the commit log.
+  reset.clear_offsets();
+  (*reset.mutable_offsets())[1] = 0;
+  ASSERT_TRUE(Call(&v1::SupervisorService::Stub::ResetOffsets, reset, &summary).ok());
+  v1::SupervisorRef ref;
+  ref.set_datasource("wiki");
+  v1::GetCommitLogResponse log;
+  ASSERT_TRUE(WaitFor([&] {
+    log.Clear();
+    return Call(&v1::SupervisorService::Stub::GetCommitLog, ref, &log).ok() &&
+           log.resets_size() == 1;
+  })) << log.DebugString();
+  EXPECT_EQ(log.resets(0).partition(), 1);
+  EXPECT_EQ(log.resets(0).new_offset(), 0);
+  EXPECT_EQ(log.resets(0).reason(), "operator reset of offsets");
 }
 
 }  // namespace

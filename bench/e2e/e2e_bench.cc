@@ -236,7 +236,7 @@ std::string Render(const E2eBenchOptions& options, const Figures& f,
   const int64_t max_bytes =
       options.max_bytes_in_memory > 0 ? options.max_bytes_in_memory : kSpecDefaultMaxBytesInMemory;
 
-  std::string out = "## End to end\n\n";
+  std::string out = absl::StrCat(E2eSectionHeading(options.broker), "\n\n");
   absl::StrAppend(&out,
                   "Written by `bench/e2e/run.sh` (`//bench/e2e:e2e_bench`); do not edit by "
                   "hand.\n\n",
@@ -403,6 +403,11 @@ std::string Render(const E2eBenchOptions& options, const Figures& f,
 }
 
 }  // namespace
+
+std::string E2eSectionHeading(const std::string& broker) {
+  return broker == "dev" ? "## End to end: dev broker"
+                         : absl::StrCat("## End to end: Apache Kafka ", kafka::kKafkaVersion);
+}
 
 absl::StatusOr<std::string> RunE2eBench(const E2eBenchOptions& options) {
   const std::string started =

@@ -1,5 +1,6 @@
 // The end-to-end benchmark of issue 6: one invocation pre-loads topics on a
-// dev broker, measures the consume baselines (kcat, raw librdkafka) and
+// broker (real Apache Kafka by default, the dev broker with --broker=dev),
+// measures the consume baselines (kcat, raw librdkafka) and
 // sluice end to end on the same data, and renders the figures as Markdown
 // with the ratios to the baselines and the targets:
 //   - sluice end to end >= 1.0x the kcat rate measured in the same run;
@@ -26,10 +27,10 @@ namespace bench {
 
 struct E2eBenchOptions {
   std::string kcat_binary;
-  // "dev": the dev broker (librdkafka's mock cluster); "real": Apache Kafka
-  // (tools/kafka/run_kafka.sh, jars from scripts/install_deps.sh), with the
-  // JVM's default JIT and G1 as in production.
-  std::string broker = "dev";
+  // "real" (the default): Apache Kafka (tools/kafka/run_kafka.sh, jars from
+  // scripts/install_deps.sh), with the JVM's default JIT and G1 as in
+  // production; "dev": the dev broker (librdkafka's mock cluster).
+  std::string broker = "real";
   // Run directory (broker, data, logs); kept afterwards for inspection.
   std::string work_dir;
 
@@ -60,8 +61,14 @@ struct E2eBenchOptions {
   std::string git_revision;
 };
 
-// Runs everything; returns the Markdown section "## End to end" (the caller
-// prints it and writes it into docs/benchmarks.md). Progress goes to stderr.
+// The heading of the section a run on `broker` writes: "## End to end:
+// Apache Kafka 4.4.0" or "## End to end: dev broker" (each broker keeps its
+// own section in docs/benchmarks.md).
+std::string E2eSectionHeading(const std::string& broker);
+
+// Runs everything; returns the Markdown section E2eSectionHeading(broker)
+// (the caller prints it and writes it into docs/benchmarks.md). Progress goes
+// to stderr.
 absl::StatusOr<std::string> RunE2eBench(const E2eBenchOptions& options);
 
 }  // namespace bench

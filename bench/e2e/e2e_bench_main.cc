@@ -1,7 +1,8 @@
 // e2e_bench: the end-to-end benchmark (issue 6). Run it with
 //   bench/e2e/run.sh [flags]
 // which builds it with -c opt and passes the repository's docs path. Prints
-// the Markdown section and (with --out_doc) replaces "## End to end" in it.
+// the Markdown section and (with --out_doc) replaces its broker's "## End to
+// end: <broker>" section in it.
 #include <gflags/gflags.h>
 #include <glog/logging.h>
 #include <unistd.h>
@@ -20,9 +21,9 @@
 #include "bench/e2e/markdown_report.h"
 #include "tests/testing/subprocess.h"
 
-DEFINE_string(broker, "dev",
-              "dev: the dev broker (librdkafka's mock cluster); real: Apache Kafka 4.4 "
-              "(tools/kafka/run_kafka.sh, jars from scripts/install_deps.sh)");
+DEFINE_string(broker, "real",
+              "real: Apache Kafka 4.4 (tools/kafka/run_kafka.sh; the jars from "
+              "scripts/install_deps.sh); dev: the dev broker (librdkafka's mock cluster)");
 DEFINE_int64(records, 4000000, "records pre-loaded for the throughput runs (2-5M)");
 DEFINE_int32(partitions, 4, "partitions of the benchmark topics");
 DEFINE_double(malformed_fraction, 0.0005, "fraction of malformed records");
@@ -113,12 +114,14 @@ int main(int argc, char** argv) {
       doc = buffer.str();
     }
     std::ofstream out(FLAGS_out_doc, std::ios::trunc);
-    out << sluice::bench::ReplaceMarkdownSection(doc, "## End to end", *section);
+    const std::string heading = sluice::bench::E2eSectionHeading(options.broker);
+    out << sluice::bench::ReplaceMarkdownSection(doc, heading, *section);
     if (!out) {
       fprintf(stderr, "e2e_bench: cannot write %s\n", FLAGS_out_doc.c_str());
       return 1;
     }
-    fprintf(stderr, "e2e_bench: wrote the \"End to end\" section of %s\n", FLAGS_out_doc.c_str());
+    fprintf(stderr, "e2e_bench: wrote the \"%s\" section of %s\n", heading.c_str() + 3,
+            FLAGS_out_doc.c_str());
   }
   return 0;
 }

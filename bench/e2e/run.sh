@@ -2,11 +2,13 @@
 # The end-to-end benchmark in one command (not part of the test suite):
 #   bash bench/e2e/run.sh [--records=4000000] [--repetitions=3] [other e2e_bench flags]
 # Builds //bench/e2e:e2e_bench and the binaries it starts (optimized), runs
-# it, prints the table and writes it into docs/benchmarks.md ("## End to
-# end"; not with --only, which is for experiments).
-# Pre-loads the dev broker, measures kcat and a raw librdkafka consumer as
+# it, prints the table and writes it into docs/benchmarks.md (its broker's
+# "## End to end: ..." section; not with --only, which is for experiments).
+# Starts the broker (real Apache Kafka 4.4.0 by default, --broker=dev for the
+# dev broker), pre-loads it, measures kcat and a raw librdkafka consumer as
 # baselines and sluice end to end on the same data, in one invocation.
-# Needs kcat (apt-get install kcat) and ~1.5 GB of free memory for 4M records.
+# Needs kcat (apt-get install kcat), ~1.5 GB of free memory for 4M records,
+# and for --broker=real java and the Kafka jars (scripts/install_deps.sh).
 set -eu
 cd "$(dirname "$0")/../.."
 root=$(pwd)

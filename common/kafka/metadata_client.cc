@@ -5,7 +5,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
 #include "common/kafka/errors.h"
 #include "common/status_macros.h"
 
@@ -22,6 +24,58 @@ int RemainingMs(absl::Time deadline) {
 
 }  // namespace
 
+struct MetadataClient::SecurityError {
+  absl::Mutex mu;
+  rd_kafka_resp_err_t err ABSL_GUARDED_BY(mu) = RD_KAFKA_RESP_ERR_NO_ERROR;
+  std::string reason ABSL_GUARDED_BY(mu);
+};
+
+MetadataClient::MetadataClient(HandlePtr rk, std::unique_ptr<SecurityError> security)
+    : security_(std::move(security)), rk_(std::move(rk)) {}
+
+MetadataClient::~MetadataClient() = default;
+
+void MetadataClient::ErrorCallback(rd_kafka_t*, int err, const char* reason, void* opaque) {
+  // A failed SASL login or TLS handshake reaches the application only here;
+  // the request that needed the connection just times out or fails with a
+  // transport error.
+  if (err != RD_KAFKA_RESP_ERR__AUTHENTICATION && err != RD_KAFKA_RESP_ERR__SSL) return;
+  auto* security = static_cast<SecurityError*>(opaque);
+  absl::MutexLock lock(&security->mu);
+  security->err = static_cast<rd_kafka_resp_err_t>(err);
+  security->reason = reason != nullptr ? reason : "";
+}
+
+absl::Status MetadataClient::Explain(absl::Status status, absl::string_view context) {
+  if (status.ok()) {
+    ClearSecurityError();
+    return status;
+  }
+  // An answer from the cluster (an unknown topic, a bad partition) is not a
+  // failure to connect.
+  if (status.code() == absl::StatusCode::kNotFound ||
+      status.code() == absl::StatusCode::kInvalidArgument ||
+      status.code() == absl::StatusCode::kOutOfRange) {
+    return status;
+  }
+  // Serves the error events queued meanwhile (the callback runs here).
+  rd_kafka_poll(rk_.get(), 0);
+  absl::MutexLock lock(&security_->mu);
+  if (security_->err == RD_KAFKA_RESP_ERR_NO_ERROR) return status;
+  // librdkafka's reason starts with the broker ("sasl_ssl://host:port/bootstrap: ").
+  absl::string_view reason = security_->reason;
+  if (size_t at = reason.find("/bootstrap: "); at != absl::string_view::npos) {
+    reason.remove_prefix(at + 12);
+  }
+  return KafkaErrorToStatus(security_->err, context, reason);
+}
+
+void MetadataClient::ClearSecurityError() {
+  absl::MutexLock lock(&security_->mu);
+  security_->err = RD_KAFKA_RESP_ERR_NO_ERROR;
+  security_->reason.clear();
+}
+
 absl::StatusOr<std::unique_ptr<MetadataClient>> MetadataClient::Create(
     const KafkaProperties& properties) {
   KafkaProperties props = properties;
@@ -30,12 +84,42 @@ absl::StatusOr<std::unique_ptr<MetadataClient>> MetadataClient::Create(
   // but irrelevant here.
   props["enable.auto.commit"] = "false";
   SLUICE_ASSIGN_OR_RETURN(ConfPtr conf, BuildConf(props, "metadata"));
+  auto security = std::make_unique<SecurityError>();
+  rd_kafka_conf_set_error_cb(conf.get(), &MetadataClient::ErrorCallback);
+  rd_kafka_conf_set_opaque(conf.get(), security.get());
   SLUICE_ASSIGN_OR_RETURN(HandlePtr rk, NewHandle(RD_KAFKA_CONSUMER, std::move(conf)));
-  return std::unique_ptr<MetadataClient>(new MetadataClient(std::move(rk)));
+  return std::unique_ptr<MetadataClient>(new MetadataClient(std::move(rk), std::move(security)));
 }
 
 absl::StatusOr<std::vector<int32_t>> MetadataClient::ListPartitions(absl::string_view topic,
                                                                     absl::Duration timeout) {
+  // In slices of at most a second: a failed login is reported (to the error
+  // callback) within a second, and then waiting out `timeout` helps no one.
+  const absl::Time deadline = absl::Now() + timeout;
+  const std::string context = absl::StrCat("list partitions of topic \"", topic, "\"");
+  while (true) {
+    const absl::Duration slice = std::min(deadline - absl::Now(), absl::Seconds(1));
+    absl::StatusOr<std::vector<int32_t>> partitions =
+        ListPartitionsOnce(topic, std::max(slice, absl::Milliseconds(1)));
+    // Only a slice that timed out is asked again; every other answer is as
+    // before.
+    if (partitions.ok() || absl::Now() >= deadline ||
+        !absl::StrContains(partitions.status().message(), "(_TIMED_OUT)")) {
+      absl::Status explained = Explain(partitions.status(), context);
+      if (!explained.ok()) return explained;
+      return partitions;
+    }
+    rd_kafka_poll(rk_.get(), 0);
+    {
+      absl::MutexLock lock(&security_->mu);
+      if (security_->err == RD_KAFKA_RESP_ERR_NO_ERROR) continue;
+    }
+    return Explain(partitions.status(), context);
+  }
+}
+
+absl::StatusOr<std::vector<int32_t>> MetadataClient::ListPartitionsOnce(absl::string_view topic,
+                                                                        absl::Duration timeout) {
   const std::string topic_str(topic);
   const std::string context = absl::StrCat("list partitions of topic \"", topic, "\"");
   if (topic.empty()) return absl::InvalidArgumentError(context + ": empty topic name");
@@ -65,6 +149,16 @@ absl::StatusOr<std::vector<int32_t>> MetadataClient::ListPartitions(absl::string
 }
 
 absl::StatusOr<std::map<int32_t, Watermarks>> MetadataClient::QueryWatermarks(
+    absl::string_view topic, const std::vector<int32_t>& partitions, absl::Duration timeout) {
+  absl::StatusOr<std::map<int32_t, Watermarks>> marks =
+      QueryWatermarksOnce(topic, partitions, timeout);
+  absl::Status explained =
+      Explain(marks.status(), absl::StrCat("query watermarks of ", topic));
+  if (!explained.ok()) return explained;
+  return marks;
+}
+
+absl::StatusOr<std::map<int32_t, Watermarks>> MetadataClient::QueryWatermarksOnce(
     absl::string_view topic, const std::vector<int32_t>& partitions, absl::Duration timeout) {
   // Not rd_kafka_query_watermark_offsets(): in librdkafka 2.0.2 it waits for
   // the ListOffsets replies without a deadline (only the leader lookup uses

@@ -52,6 +52,7 @@ class MetadataClient {
   // client never creates topics ("allow.auto.create.topics" is forced false)
   // and never joins a group. INVALID_ARGUMENT for bad properties.
   static absl::StatusOr<std::unique_ptr<MetadataClient>> Create(const KafkaProperties& properties);
+  ~MetadataClient();
 
   MetadataClient(const MetadataClient&) = delete;
   MetadataClient& operator=(const MetadataClient&) = delete;
@@ -69,13 +70,34 @@ class MetadataClient {
   absl::StatusOr<std::map<int32_t, Watermarks>> QueryWatermarks(
       absl::string_view topic, const std::vector<int32_t>& partitions, absl::Duration timeout);
 
+  // A failed call whose cause librdkafka only reported to its error callback
+  // (a wrong SASL password, a TLS certificate the client does not trust:
+  // requests then fail with a transport error or a timeout) returns
+  // PERMISSION_DENIED with librdkafka's reason instead, e.g. "list partitions
+  // of topic "wiki": SASL authentication error: Authentication failed: Invalid
+  // username or password (_AUTHENTICATION)".
+
   // ListPartitions + QueryWatermarks for all of them, sharing `timeout`.
   absl::StatusOr<std::map<int32_t, Watermarks>> QueryAllWatermarks(absl::string_view topic,
                                                                    absl::Duration timeout);
 
  private:
-  explicit MetadataClient(HandlePtr rk) : rk_(std::move(rk)) {}
+  struct SecurityError;
+  absl::StatusOr<std::vector<int32_t>> ListPartitionsOnce(absl::string_view topic,
+                                                          absl::Duration timeout);
+  absl::StatusOr<std::map<int32_t, Watermarks>> QueryWatermarksOnce(
+      absl::string_view topic, const std::vector<int32_t>& partitions, absl::Duration timeout);
+  MetadataClient(HandlePtr rk, std::unique_ptr<SecurityError> security);
+  static void ErrorCallback(rd_kafka_t* rk, int err, const char* reason, void* opaque);
+  // `status` (a failed call), or the security error librdkafka reported
+  // meanwhile, naming `context`.
+  absl::Status Explain(absl::Status status, absl::string_view context);
+  // Forgets a reported security error once a call succeeds.
+  void ClearSecurityError();
 
+  // Written by librdkafka's error callback: declared before rk_, so it
+  // outlives the handle.
+  std::unique_ptr<SecurityError> security_;
   HandlePtr rk_;
 };
 

@@ -125,7 +125,9 @@ absl::Status FaultScenario::SubmitSpec(const std::function<void(v1::SupervisorSp
   cluster::WikiSpecOptions wiki;
   wiki.datasource = kDatasource;
   wiki.topic = options_.topic;
-  wiki.bootstrap_servers = cluster_->bootstrap_servers();
+  wiki.bootstrap_servers = options_.spec_bootstrap_servers.empty()
+                              ? cluster_->bootstrap_servers()
+                              : options_.spec_bootstrap_servers;
   wiki.task_count = options_.task_count;
   wiki.replicas = options_.replicas;
   wiki.task_duration = options_.task_duration;
@@ -138,6 +140,9 @@ absl::Status FaultScenario::SubmitSpec(const std::function<void(v1::SupervisorSp
   *spec = cluster::WikiSpec(wiki);
   v1::IoConfig* io = spec->mutable_io_config();
   for (const auto& [name, value] : options_.consumer_properties) {
+    (*io->mutable_consumer_properties())[name] = value;
+  }
+  for (const auto& [name, value] : options_.spec_only_consumer_properties) {
     (*io->mutable_consumer_properties())[name] = value;
   }
   io->set_completion_timeout(options_.completion_timeout);
@@ -446,8 +451,9 @@ audit::AuditReport FaultScenario::Audit(const PartitionOffsets& reset) {
     return failed;
   }
   audit::SegmentFileVerifier verifier;
-  audit::AuditReport report = AuditAcrossReset(inputs->commit_log, inputs->used_segments, reset,
-                                               counter->get(), &verifier);
+  audit::AuditReport report =
+      audit::RunAudit(inputs->commit_log, inputs->used_segments, counter->get(), &verifier);
+  CheckResetsDeclared(reset, &report);
   CheckCommittedThrough(inputs->commit_log, target.end_offsets, &report);
   if (reset.empty()) {
     CheckExpectedTotals(target, !options_.late_message_rejection_start.empty(), &report);

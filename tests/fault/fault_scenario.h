@@ -67,6 +67,14 @@ struct ScenarioOptions {
   // Extra consumerProperties of the spec, also used by the audit's reader
   // (e.g. {"isolation.level", "read_uncommitted"}).
   std::map<std::string, std::string> consumer_properties;
+  // The spec's bootstrap.servers when they are not the cluster's (e.g. a
+  // real broker's SASL_SSL listener); producers and the audit's reader keep
+  // using the cluster's. Empty: the cluster's.
+  std::string spec_bootstrap_servers;
+  // consumerProperties of the spec only, not of the audit's reader (e.g. the
+  // security settings of spec_bootstrap_servers' listener, with secret
+  // references only the supervisor and the workers resolve).
+  std::map<std::string, std::string> spec_only_consumer_properties;
   // The spec (ioConfig, tuningConfig), with timings short enough for tests.
   int task_count = 2;
   int replicas = 2;

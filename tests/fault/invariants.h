@@ -3,7 +3,7 @@
 // it produced. Pure functions: reading Kafka and segment files goes through
 // the exactly-once audit's RecordCounter and SegmentVerifier.
 //
-//   audit::AuditReport report = AuditAcrossReset(log, segments, {}, &counter, &verifier);
+//   audit::AuditReport report = audit::RunAudit(log, segments, &counter, &verifier);
 //   CheckExpectedTotals(expected, false, &report);   // adds discrepancies
 //   if (!report.ok()) FAIL() << report.ToString();
 #ifndef SLUICE_TESTS_FAULT_INVARIANTS_H_
@@ -31,24 +31,11 @@ struct Produced {
   int64_t malformed = 0;
 };
 
-// The exactly-once audit of a datasource whose stored offsets were reset
-// once by an operator (`ResetOffsets(reset)`) while it ran. With `reset`
-// empty this is exactly audit::RunAudit.
-//
-// A reset breaks the tiling on purpose: on a reset partition the committed
-// sequences tile [initial, old committed) and then [reset offset, committed),
-// where "old committed" is wherever the first chain ended. The log is split
-// at that point, in commit order, into the sequences before the reset and
-// those after it (a sequence belongs to "after" once any reset partition it
-// covers has moved on); each part is audited on its own (tiling, segment
-// provenance, record accounting, files), and the joint is checked: on a reset
-// partition the second part starts exactly at the reset offset, on the
-// others where the first part ended. Discrepancies say which part they come
-// from ("before reset: ..." / "after reset: ...").
-audit::AuditReport AuditAcrossReset(const v1::GetCommitLogResponse& log,
-                                    const std::vector<v1::SegmentDescriptor>& used_segments,
-                                    const PartitionOffsets& reset, audit::RecordCounter* counter,
-                                    audit::SegmentVerifier* verifier);
+// Each operator reset of the scenario (`ResetOffsets(reset)`) is declared by
+// the audit, i.e. is in the commit log with its new offset (the audit itself
+// accepts the gap or overlap a declared reset explains). Adds one discrepancy
+// per reset that is not.
+void CheckResetsDeclared(const PartitionOffsets& reset, audit::AuditReport* report);
 
 // Every partition that was produced to is committed exactly through its end
 // offset (nothing left behind, nothing past the end). Adds one discrepancy

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <memory>
 
+#include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "tests/testing/subprocess.h"
@@ -32,6 +33,13 @@ class Environment : public ::testing::Environment {
   void SetUp() override {
     kafka::RealKafkaOptions options;
     options.dir = testing::TestTmpDir() + "/kafka";
+    // The security listeners cost well under a second of the start (openssl
+    // makes the TLS material); every target gets them, so one broker serves
+    // the security scenarios too.
+    options.sasl_plaintext = true;
+    options.ssl = true;
+    options.sasl_ssl = true;
+    options.sasl_users = {{kSaslUser, SaslPassword()}};
     const absl::Time start = absl::Now();
     absl::StatusOr<std::unique_ptr<kafka::RealKafka>> broker = kafka::RealKafka::Start(options);
     if (!broker.ok()) {
@@ -65,6 +73,16 @@ class Environment : public ::testing::Environment {
     ::testing::AddGlobalTestEnvironment(new Environment);
 
 }  // namespace
+
+const std::string& SaslPassword() {
+  static const std::string* password = [] {
+    absl::BitGen gen;
+    std::string p = "pw-";
+    for (int i = 0; i < 20; ++i) p += "0123456789abcdef"[absl::Uniform(gen, 0, 16)];
+    return new std::string(p);
+  }();
+  return *password;
+}
 
 kafka::RealKafka* RealKafkaEnv() {
   kafka::RealKafka* broker = Broker().get();

@@ -9,6 +9,11 @@
 // so every test of the binary fails: the tier never skips (scripts/install_deps.sh
 // installs what it needs). The broker's state and server.log are under
 // $TEST_TMPDIR/kafka; server.log is copied to the test's undeclared outputs.
+//
+// Besides PLAINTEXT (bootstrap_servers(), for admin calls, producers and the
+// audit) the broker has SASL_PLAINTEXT, SSL and SASL_SSL listeners
+// (kafka->sasl_ssl_bootstrap_servers(), kafka->ca_file()) with one user,
+// kSaslUser, whose password (SaslPassword()) is made at random per run.
 #ifndef SLUICE_TESTS_REAL_KAFKA_REAL_KAFKA_ENV_H_
 #define SLUICE_TESTS_REAL_KAFKA_REAL_KAFKA_ENV_H_
 
@@ -17,6 +22,11 @@
 #include "tools/kafka/real_kafka.h"
 
 namespace sluice::real_kafka {
+
+inline constexpr char kSaslUser[] = "sluice-test";
+
+// The password of kSaslUser on the shared broker (PLAIN and SCRAM-SHA-512).
+const std::string& SaslPassword();
 
 // The shared broker (fails the calling test and returns null if it did not start).
 kafka::RealKafka* RealKafkaEnv();

@@ -27,6 +27,20 @@ using fault::ScenarioOptions;
 
 constexpr int kPartitions = 3;
 
+// The latest offset of `topic`[p] once it reaches `expected`: the broker
+// writes a transaction's markers to its partitions after EndTxn has
+// answered, so right after a commit the watermark can still be one short.
+absl::StatusOr<int64_t> WaitForLatest(kafka::RealKafka* kafka, const std::string& topic,
+                                      int32_t p, bool read_committed, int64_t expected) {
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  while (true) {
+    absl::StatusOr<std::pair<int64_t, int64_t>> w = kafka->Watermarks(topic, p, read_committed);
+    if (!w.ok()) return w.status();
+    if (w->second >= expected || absl::Now() > deadline) return w->second;
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+}
+
 // What the scenario must find committed: the producer's committed records
 // and every partition through its high watermark (past the last marker).
 absl::Status CountCommitted(kafka::RealKafka* kafka, const std::string& topic,
@@ -89,9 +103,9 @@ TEST(RealKafkaTransactions, CommittedAndAbortedInterleavedThenAnOpenTransaction)
   EXPECT_EQ(txn.committed(), 30 * 40 * kPartitions);
   EXPECT_EQ(txn.aborted(), 15 * 40 * kPartitions);
   for (int32_t p = 0; p < kPartitions; ++p) {
-    absl::StatusOr<std::pair<int64_t, int64_t>> w = kafka->Watermarks(topic, p);
-    ASSERT_TRUE(w.ok()) << w.status();
-    EXPECT_EQ(w->second, 45 * 41) << "40 records and a marker per transaction";
+    absl::StatusOr<int64_t> latest = WaitForLatest(kafka, topic, p, true, 45 * 41);
+    ASSERT_TRUE(latest.ok()) << latest.status();
+    EXPECT_EQ(*latest, 45 * 41) << "40 records and a marker per transaction";
   }
   ASSERT_OK(CountCommitted(kafka, topic, txn, 0, 0, s.get()));
   // Committed exactly through the high watermark: the last offset of each
@@ -169,10 +183,10 @@ TEST(RealKafkaTransactions, ReadUncommittedIngestsAbortedRecords) {
   Produced all;
   all.records = txn.committed() + txn.aborted();
   for (int32_t p = 0; p < kPartitions; ++p) {
-    absl::StatusOr<std::pair<int64_t, int64_t>> w = kafka->Watermarks(topic, p, false);
-    ASSERT_TRUE(w.ok()) << w.status();
-    EXPECT_EQ(w->second, 12 * 51);
-    all.end_offsets[p] = w->second;
+    absl::StatusOr<int64_t> latest = WaitForLatest(kafka, topic, p, false, 12 * 51);
+    ASSERT_TRUE(latest.ok()) << latest.status();
+    EXPECT_EQ(*latest, 12 * 51);
+    all.end_offsets[p] = *latest;
   }
   s->AddProduced(all);
   ASSERT_OK(s->Finish());  // rows = committed + aborted records

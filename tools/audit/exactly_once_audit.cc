@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -43,6 +44,7 @@ std::string AuditReport::ToString() const {
       "  = rows ingested ", rows_ingested, " + unparseable ", unparseable, " + thrown away ",
       thrown_away, " (", rows_ingested + unparseable + thrown_away, ")\n",
       "  rows in segment files (after rollup) ", segment_rows, "\n");
+  for (const std::string& d : declared_resets) absl::StrAppend(&out, "  DECLARED: ", d, "\n");
   for (const std::string& d : discrepancies) absl::StrAppend(&out, "  DISCREPANCY: ", d, "\n");
   absl::StrAppend(&out, ok() ? "PASS" : absl::StrCat("FAIL (", discrepancies.size(),
                                                     " discrepancies)"));
@@ -85,34 +87,81 @@ AuditReport RunAudit(const v1::GetCommitLogResponse& log,
       partitions.insert(p);
     }
   }
+  std::map<int32_t, std::vector<const v1::OffsetReset*>> resets_by_partition;
+  for (const v1::OffsetReset& reset : log.resets()) {
+    resets_by_partition[reset.partition()].push_back(&reset);
+    partitions.insert(reset.partition());
+  }
   report.partitions = static_cast<int64_t>(partitions.size());
   for (int32_t p : partitions) {
     auto initial = log.initial_offsets().find(p);
     auto committed = log.committed_offsets().find(p);
-    std::vector<SequenceRange>& ranges = by_partition[p];
-    std::sort(ranges.begin(), ranges.end(), [](const SequenceRange& a, const SequenceRange& b) {
-      return a.start != b.start ? a.start < b.start : a.end < b.end;
-    });
+    // In commit order: each publish starts where the stored offset was (the
+    // publish compare-and-swap), so the chain is walked as it was built, with
+    // the resets applied in between, when they happened.
+    const std::vector<SequenceRange>& ranges = by_partition[p];
+    const std::vector<const v1::OffsetReset*>& resets = resets_by_partition[p];
     if (initial == log.initial_offsets().end()) {
       fail(absl::StrCat("partition ", p, " has no recorded initial offset"));
       continue;
     }
-    int64_t expected = initial->second;
+    // The offset the next commit must start at; nullopt after a reset that
+    // cleared the stored offset (the next start is then whatever Kafka's
+    // earliest or latest offset was).
+    std::optional<int64_t> expected = initial->second;
+    size_t next_reset = 0;
+    auto apply = [&](const v1::OffsetReset& reset) {
+      if (reset.has_old_offset() && expected.has_value() && reset.old_offset() != *expected) {
+        fail(absl::StrCat("partition ", p, ": reset ", reset.reset_id(), " (", reset.reason(),
+                          ") moved the offset from ", reset.old_offset(), ", but the commits ",
+                          "had reached ", *expected));
+      }
+      const std::optional<int64_t> from = expected;
+      expected = reset.has_new_offset() ? std::optional<int64_t>(reset.new_offset())
+                                        : std::nullopt;
+      std::string what;
+      if (!from.has_value() || !expected.has_value()) {
+        what = absl::StrCat("from ", from ? absl::StrCat(*from) : "none", " to ",
+                            expected ? absl::StrCat(*expected) : "earliest/latest (cleared)");
+      } else if (*expected > *from) {
+        what = absl::StrCat("from ", *from, " to ", *expected, ": [", *from, ", ", *expected,
+                            ") skipped (", *expected - *from, " offsets)");
+      } else if (*expected < *from) {
+        what = absl::StrCat("from ", *from, " to ", *expected, ": [", *expected, ", ", *from,
+                            ") read again (", *from - *expected, " offsets)");
+      } else {
+        what = absl::StrCat("to ", *from, " (unchanged)");
+      }
+      report.declared_resets.push_back(absl::StrCat("partition ", p, ": reset ",
+                                                    reset.reset_id(), " (", reset.reason(),
+                                                    ") ", what));
+    };
     for (const SequenceRange& r : ranges) {
-      if (r.start > expected) {
-        fail(absl::StrCat("partition ", p, ": gap [", expected, ", ", r.start, ") before sequence ",
-                          r.sequence->sequence_name()));
-      } else if (r.start < expected) {
+      const int64_t at = r.sequence->committed_at_ms();
+      // Resets before this commit; one in the same millisecond only when the
+      // chain needs it (the clock cannot order the two).
+      while (next_reset < resets.size() &&
+             (resets[next_reset]->reset_at_ms() < at ||
+              (resets[next_reset]->reset_at_ms() == at && expected != r.start))) {
+        apply(*resets[next_reset++]);
+      }
+      if (!expected.has_value()) {
+        // The start after a clearing reset is where reading restarted.
+      } else if (r.start > *expected) {
+        fail(absl::StrCat("partition ", p, ": gap [", *expected, ", ", r.start,
+                          ") before sequence ", r.sequence->sequence_name()));
+      } else if (r.start < *expected) {
         fail(absl::StrCat("partition ", p, ": sequence ", r.sequence->sequence_name(), " [",
                           r.start, ", ", r.end, ") overlaps what was committed before (up to ",
-                          expected, ")"));
+                          *expected, ")"));
       }
-      expected = std::max(expected, r.end);
+      expected = r.end;
     }
+    while (next_reset < resets.size()) apply(*resets[next_reset++]);
     const int64_t committed_offset =
         committed == log.committed_offsets().end() ? initial->second : committed->second;
-    if (expected != committed_offset) {
-      fail(absl::StrCat("partition ", p, ": sequences end at ", expected,
+    if (expected.has_value() && *expected != committed_offset) {
+      fail(absl::StrCat("partition ", p, ": sequences end at ", *expected,
                         " but the committed offset is ", committed_offset));
     }
   }

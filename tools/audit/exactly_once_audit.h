@@ -2,7 +2,9 @@
 // for every Kafka record exactly once?
 //
 // For every partition, the committed sequences must tile
-// [initial offset, committed offset) with no gap and no overlap; every used
+// [initial offset, committed offset) with no gap and no overlap, except where
+// the commit log records an offset reset (operator or automatic): the range
+// it skipped or made read again is reported as declared, not as a failure; every used
 // segment must belong to a committed sequence and carry its offset ranges;
 // per sequence and partition, the records that became rows (summed over the
 // sequence's segments) plus the unparseable and thrown-away records must
@@ -81,6 +83,9 @@ struct AuditReport {
   int64_t segment_rows = 0;  // rows in segment files (after rollup)
   // Records in the committed ranges, per partition.
   std::map<int32_t, int64_t> records_by_partition;
+  // The offset resets in the commit log, each with the range it skipped or
+  // made read again: declared, so not discrepancies.
+  std::vector<std::string> declared_resets;
   // Empty when the audit passed.
   std::vector<std::string> discrepancies;
 

@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <tuple>
 
 namespace sluice::audit {
@@ -241,6 +242,89 @@ TEST_F(AuditTest, SegmentRangeDiffersFromSequence) {
 TEST_F(AuditTest, SequenceCommittedTwice) {
   *log_.add_sequences() = log_.sequences(1);
   ExpectFailure("committed twice");
+}
+
+}  // namespace
+}  // namespace sluice::audit
+
+namespace sluice::audit {
+namespace {
+
+class AuditWithResetsTest : public AuditTest {
+ protected:
+  void SetUp() override {
+    AuditTest::SetUp();
+    log_.mutable_sequences(0)->set_committed_at_ms(100);
+    log_.mutable_sequences(1)->set_committed_at_ms(300);
+  }
+  void AddReset(int32_t p, std::optional<int64_t> from, std::optional<int64_t> to, int64_t at) {
+    auto* reset = log_.add_resets();
+    reset->set_reset_id(log_.resets_size());
+    reset->set_partition(p);
+    if (from) reset->set_old_offset(*from);
+    if (to) reset->set_new_offset(*to);
+    reset->set_reason("operator reset of offsets");
+    reset->set_reset_at_ms(at);
+  }
+  // A third sequence reading p0 [start, end) with every record a row.
+  void AddP0Sequence(const std::string& name, int64_t start, int64_t end, int64_t at) {
+    AddSequence(name, {{0, {start, end}}}, {{0, {end - start, 0, 0}}}, {name + "_s"});
+    log_.mutable_sequences(log_.sequences_size() - 1)->set_committed_at_ms(at);
+    segments_.push_back(Segment(name + "_s", name, {{0, {start, end, end - start}}}, 1));
+    verifier_.files[segments_.back().path()] = {1, segments_.back().checksum()};
+    (*log_.mutable_committed_offsets())[0] = end;
+  }
+  std::string Declared(const AuditReport& report) {
+    std::string all;
+    for (const auto& d : report.declared_resets) all += d + "\n";
+    return all;
+  }
+};
+
+TEST_F(AuditWithResetsTest, AResetBackwardsIsADeclaredOverlapNotAFailure) {
+  AddReset(0, 30, 5, 400);
+  AddP0Sequence("wiki_def_0", 5, 40, 500);
+  AuditReport report = Run();
+  EXPECT_TRUE(report.ok()) << report.ToString();
+  EXPECT_NE(Declared(report).find("from 30 to 5: [5, 30) read again (25 offsets)"),
+            std::string::npos)
+      << report.ToString();
+  EXPECT_NE(report.ToString().find("DECLARED: partition 0: reset 1 (operator reset of offsets)"),
+            std::string::npos);
+}
+
+TEST_F(AuditWithResetsTest, AResetForwardIsADeclaredGap) {
+  AddReset(0, 30, 50, 400);
+  AddP0Sequence("wiki_def_0", 50, 60, 500);
+  AuditReport report = Run();
+  EXPECT_TRUE(report.ok()) << report.ToString();
+  EXPECT_NE(Declared(report).find("[30, 50) skipped (20 offsets)"), std::string::npos);
+}
+
+TEST_F(AuditWithResetsTest, AResetWithNothingCommittedSinceMatchesTheStoredOffset) {
+  AddReset(0, 30, 5, 400);
+  (*log_.mutable_committed_offsets())[0] = 5;
+  EXPECT_TRUE(Run().ok()) << Run().ToString();
+}
+
+TEST_F(AuditWithResetsTest, AClearingResetLetsReadingRestartAnywhere) {
+  AddReset(0, 30, std::nullopt, 400);
+  AddP0Sequence("wiki_def_0", 70, 80, 500);
+  AuditReport report = Run();
+  EXPECT_TRUE(report.ok()) << report.ToString();
+  EXPECT_NE(Declared(report).find("to earliest/latest (cleared)"), std::string::npos);
+}
+
+TEST_F(AuditWithResetsTest, AnUndeclaredOverlapAfterAResetStillFails) {
+  AddReset(0, 30, 10, 400);
+  AddP0Sequence("wiki_def_0", 5, 40, 500);
+  ExpectFailure("overlaps what was committed before (up to 10)");
+}
+
+TEST_F(AuditWithResetsTest, AResetLaterThanTheCommitDoesNotExplainIt) {
+  AddP0Sequence("wiki_def_0", 5, 40, 500);
+  AddReset(0, 30, 5, 600);
+  ExpectFailure("overlaps");
 }
 
 }  // namespace

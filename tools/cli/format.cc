@@ -352,6 +352,8 @@ std::string AuditJson(const audit::LiveAuditResult& result) {
   fields["thrownAway"].set_number_value(static_cast<double>(r.thrown_away));
   fields["segmentRows"].set_number_value(static_cast<double>(r.segment_rows));
   fields["recordsRead"].set_number_value(static_cast<double>(result.records_read));
+  auto* declared = fields["declaredResets"].mutable_list_value();
+  for (const std::string& d : r.declared_resets) declared->add_values()->set_string_value(d);
   auto* list = fields["discrepancies"].mutable_list_value();
   for (const std::string& d : r.discrepancies) list->add_values()->set_string_value(d);
   return ToJson(json);

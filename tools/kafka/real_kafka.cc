@@ -113,12 +113,17 @@ absl::StatusOr<std::unique_ptr<RealKafka>> RealKafka::Start(RealKafkaOptions opt
     absl::StatusOr<std::string> script = testing::FindRunfile(kRunKafkaScript);
     options.script = script.ok() ? *script : kRunKafkaScript;
   }
-  if (options.port == 0 || options.controller_port == 0) {
-    SLUICE_ASSIGN_OR_RETURN(std::vector<int> ports, cluster::PickStablePorts(2));
-    if (options.port == 0) options.port = ports[0];
-    if (options.controller_port == 0) options.controller_port = ports[1];
+  if ((options.sasl_plaintext || options.sasl_ssl) && options.sasl_users.empty()) {
+    return absl::InvalidArgumentError("a SASL listener needs at least one of sasl_users");
   }
+  // Picked together, so they are distinct.
+  SLUICE_ASSIGN_OR_RETURN(std::vector<int> ports, cluster::PickStablePorts(5));
+  if (options.port == 0) options.port = ports[0];
+  if (options.controller_port == 0) options.controller_port = ports[1];
   std::unique_ptr<RealKafka> kafka(new RealKafka(std::move(options)));
+  if (kafka->options_.sasl_plaintext) kafka->sasl_plaintext_port_ = ports[2];
+  if (kafka->options_.ssl) kafka->ssl_port_ = ports[3];
+  if (kafka->options_.sasl_ssl) kafka->sasl_ssl_port_ = ports[4];
   kafka->jars_ = std::move(jars);
   SLUICE_RETURN_IF_ERROR(kafka->Launch());
   return kafka;
@@ -145,6 +150,12 @@ absl::Status RealKafka::Launch() {
               absl::StrCat("--ready_timeout=",
                            absl::ToInt64Seconds(options_.start_timeout))};
   for (const std::string& p : options_.properties) sub.args.push_back("--property=" + p);
+  if (sasl_plaintext_port_ > 0) sub.args.push_back(absl::StrCat("--sasl_port=", sasl_plaintext_port_));
+  if (ssl_port_ > 0) sub.args.push_back(absl::StrCat("--ssl_port=", ssl_port_));
+  if (sasl_ssl_port_ > 0) sub.args.push_back(absl::StrCat("--sasl_ssl_port=", sasl_ssl_port_));
+  for (const auto& [name, password] : options_.sasl_users) {
+    sub.args.push_back(absl::StrCat("--user=", name, ":", password));
+  }
   sub.env = options_.env;
   sub.name = absl::StrCat("kafka", starts_ == 0 ? "" : absl::StrCat(".restart-", starts_));
   sub.stderr_path = absl::StrCat(options_.dir, "/", sub.name, ".stderr");

@@ -59,6 +59,17 @@ struct RealKafkaOptions {
   // Extra environment of the launcher, e.g. {"KAFKA_JVM_OPTS", "-XX:+UseG1GC"}
   // (the default trades peak speed for a quick start).
   std::map<std::string, std::string> env;
+  // Security listeners beside PLAINTEXT (which admin calls keep using), on
+  // ports picked at Start and kept by Restart: SASL_PLAINTEXT, SSL and
+  // SASL_SSL. SASL listeners take PLAIN and SCRAM-SHA-512 for `sasl_users`
+  // (name -> password, [A-Za-z0-9._-]; at least one). librdkafka 2.0.2
+  // cannot log in with SCRAM to Kafka 4.x (docs/kafka.md): use PLAIN from
+  // librdkafka clients. TLS listeners present a certificate for 127.0.0.1
+  // signed by a throwaway CA (ca_file()).
+  bool sasl_plaintext = false;
+  bool ssl = false;
+  bool sasl_ssl = false;
+  std::map<std::string, std::string> sasl_users;
 };
 
 // The jars directory RealKafka would use for `jars_dir` ("" = the default);
@@ -73,6 +84,14 @@ class RealKafka {
   RealKafka& operator=(const RealKafka&) = delete;
 
   const std::string& bootstrap_servers() const { return bootstrap_; }
+  // "127.0.0.1:PORT" of the security listeners ("" when not enabled).
+  std::string sasl_plaintext_bootstrap_servers() const { return Address(sasl_plaintext_port_); }
+  std::string ssl_bootstrap_servers() const { return Address(ssl_port_); }
+  std::string sasl_ssl_bootstrap_servers() const { return Address(sasl_ssl_port_); }
+  // The PEM CA certificate TLS clients trust ("" without a TLS listener).
+  std::string ca_file() const {
+    return options_.ssl || options_.sasl_ssl ? options_.dir + "/tls/ca.pem" : "";
+  }
   const std::string& dir() const { return options_.dir; }
   int port() const { return options_.port; }
   // The broker JVM's pid (the launcher's child), -1 if unknown.
@@ -126,7 +145,14 @@ class RealKafka {
   // Until every partition of `topic` has a leader that answers ListOffsets.
   absl::Status WaitForLeaders(const std::string& topic, int partitions);
 
+  static std::string Address(int port) {
+    return port > 0 ? "127.0.0.1:" + std::to_string(port) : "";
+  }
+
   RealKafkaOptions options_;
+  int sasl_plaintext_port_ = 0;
+  int ssl_port_ = 0;
+  int sasl_ssl_port_ = 0;
   std::string jars_;
   std::string bootstrap_;
   std::unique_ptr<testing::Subprocess> process_;

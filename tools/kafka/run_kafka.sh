@@ -18,6 +18,20 @@
 #   --heap=SIZE            -Xmx (default 512m)
 #   --property=NAME=VALUE  a server property (after the defaults, so it wins); repeatable
 #   --ready_timeout=S      seconds to wait for readiness (default 90)
+# Security (optional; the PLAINTEXT listener above always runs, for admin and tests):
+#   --sasl_port=P|auto     a SASL_PLAINTEXT listener (mechanisms PLAIN and SCRAM-SHA-512)
+#   --ssl_port=P|auto      an SSL listener (server certificate only, no client auth)
+#   --sasl_ssl_port=P|auto a SASL_SSL listener (PLAIN and SCRAM-SHA-512 over TLS)
+#   --user=NAME:PASSWORD   a SASL user (PLAIN and SCRAM-SHA-512, 8192 iterations);
+#                          repeatable; NAME and PASSWORD of [A-Za-z0-9._-] only.
+#                          SCRAM users are written at format time: on a restart of a
+#                          formatted DIR only the PLAIN users follow the flags.
+# TLS material is throwaway, made with openssl on the first start into DIR/tls (a CA,
+# a certificate for 127.0.0.1 and localhost signed by it, a PKCS12 key store with a
+# random password) and kept for restarts; clients trust DIR/tls/ca.pem.
+# DIR/listeners lists "PROTOCOL 127.0.0.1:PORT" for every client listener.
+# librdkafka < 2.6.1 (Debian 12 ships 2.0.2) cannot log in with SCRAM to Kafka 4.x
+# (librdkafka#4895, see docs/kafka.md): use PLAIN from librdkafka clients.
 # Environment: KAFKA_JVM_OPTS replaces the default JVM flags (GC and JIT, not the heap).
 #
 # Exit: 0 after a clean stop; 1 the broker did not start (or died: its server.log tail
@@ -29,6 +43,8 @@ KAFKA_VERSION=4.4.0
 dir="" port="" cport="" bootstrap_file="" jars="${SLUICE_KAFKA_JARS:-}" heap=512m
 ready_timeout=90
 props=()
+sasl_port="" ssl_port="" sasl_ssl_port=""
+users=()
 for arg in "$@"; do
   case "$arg" in
     --dir=*) dir=${arg#*=} ;;
@@ -39,6 +55,10 @@ for arg in "$@"; do
     --heap=*) heap=${arg#*=} ;;
     --property=*) props+=("${arg#*=}") ;;
     --ready_timeout=*) ready_timeout=${arg#*=} ;;
+    --sasl_port=*) sasl_port=${arg#*=} ;;
+    --ssl_port=*) ssl_port=${arg#*=} ;;
+    --sasl_ssl_port=*) sasl_ssl_port=${arg#*=} ;;
+    --user=*) users+=("${arg#*=}") ;;
     -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "run_kafka: unknown flag $arg" >&2; exit 2 ;;
   esac
@@ -64,19 +84,107 @@ free_port() {
 [[ -n "$port" ]] || port=$(free_port)
 [[ -n "$cport" ]] || cport=$(free_port)
 if [[ "$port" == "$cport" ]]; then cport=$(free_port); fi
+# Extra listeners: "auto" picks a free port not yet taken.
+taken=" $port $cport "
+pick() {
+  local p
+  while :; do
+    p=$(free_port)
+    [[ "$taken" == *" $p "* ]] || break
+  done
+  taken+="$p "
+  echo "$p"
+}
+for v in sasl_port ssl_port sasl_ssl_port; do
+  if [[ "${!v}" == auto ]]; then printf -v "$v" '%s' "$(pick)"; fi
+  if [[ -n "${!v}" && ! "${!v}" =~ ^[0-9]+$ ]]; then
+    echo "run_kafka: --$v must be a port or auto, not ${!v}" >&2; exit 2
+  fi
+done
+for u in "${users[@]}"; do
+  if [[ ! "$u" =~ ^[A-Za-z0-9._-]+:[A-Za-z0-9._-]+$ ]]; then
+    echo "run_kafka: --user wants NAME:PASSWORD of [A-Za-z0-9._-], not $u" >&2; exit 2
+  fi
+done
+if [[ -n "$sasl_port$sasl_ssl_port" ]] && ((${#users[@]} == 0)); then
+  echo "run_kafka: a SASL listener needs at least one --user=NAME:PASSWORD" >&2; exit 2
+fi
 if [[ -z "$dir" ]]; then dir=$(mktemp -d "${TMPDIR:-/tmp}/kafka.XXXXXX"); fi
 mkdir -p "$dir" || exit 1
 dir=$(cd "$dir" && pwd)
+
+# Throwaway TLS material for the SSL and SASL_SSL listeners, made once per DIR.
+tls_props=""
+if [[ -n "$ssl_port$sasl_ssl_port" ]]; then
+  if ! command -v openssl >/dev/null; then
+    echo "run_kafka: openssl not found (an SSL listener needs it)" >&2; exit 1
+  fi
+  tls="$dir/tls"
+  if [[ ! -f "$tls/broker.p12" ]]; then
+    mkdir -p "$tls" && chmod 700 "$tls" || exit 1
+    if ! (
+      set -e
+      cd "$tls"
+      openssl rand -hex 16 > store.password
+      openssl req -x509 -newkey rsa:2048 -nodes -days 30 -keyout ca.key -out ca.pem \
+        -subj "/CN=sluice test CA $(date +%s)" -addext basicConstraints=critical,CA:TRUE \
+        -addext keyUsage=critical,keyCertSign,cRLSign
+      openssl req -newkey rsa:2048 -nodes -keyout broker.key -out broker.csr -subj "/CN=localhost"
+      printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n' > broker.ext
+      openssl x509 -req -in broker.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 30 \
+        -extfile broker.ext -out broker.pem
+      openssl pkcs12 -export -in broker.pem -inkey broker.key -certfile ca.pem -name broker \
+        -passout "file:store.password" -out broker.p12.tmp
+      mv broker.p12.tmp broker.p12
+      rm -f ca.key broker.csr ca.srl
+    ) > "$dir/tls.log" 2>&1; then
+      echo "run_kafka: making the TLS material failed:" >&2
+      cat "$dir/tls.log" >&2
+      exit 1
+    fi
+  fi
+  tls_props="ssl.keystore.type=PKCS12
+ssl.keystore.location=$tls/broker.p12
+ssl.keystore.password=$(cat "$tls/store.password")
+ssl.key.password=$(cat "$tls/store.password")
+ssl.client.auth=none"
+fi
+
+listeners="PLAINTEXT://127.0.0.1:$port"
+protocol_map="CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT"
+echo "PLAINTEXT 127.0.0.1:$port" > "$dir/listeners.tmp"
+for l in SASL_PLAINTEXT:$sasl_port SSL:$ssl_port SASL_SSL:$sasl_ssl_port; do
+  [[ -n "${l#*:}" ]] || continue
+  listeners+=",${l%%:*}://127.0.0.1:${l#*:}"
+  protocol_map+=",${l%%:*}:${l%%:*}"
+  echo "${l%%:*} 127.0.0.1:${l#*:}" >> "$dir/listeners.tmp"
+done
+mv -f "$dir/listeners.tmp" "$dir/listeners"
+# SASL: PLAIN users are listed in the listener's JAAS config; SCRAM users are
+# credentials in the cluster metadata (written at format time below).
+sasl_props=""
+if [[ -n "$sasl_port$sasl_ssl_port" ]]; then
+  plain_users=""
+  for u in "${users[@]}"; do plain_users+=" user_${u%%:*}=\"${u#*:}\""; done
+  sasl_props="sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-512"
+  for l in ${sasl_port:+sasl_plaintext} ${sasl_ssl_port:+sasl_ssl}; do
+    sasl_props+="
+listener.name.$l.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required$plain_users;
+listener.name.$l.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;"
+  done
+fi
 
 cat > "$dir/server.properties" <<PROPS
 process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@127.0.0.1:$cport
-listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport
-advertised.listeners=PLAINTEXT://127.0.0.1:$port
+listeners=$listeners,CONTROLLER://127.0.0.1:$cport
+advertised.listeners=$listeners
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
-listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+listener.security.protocol.map=$protocol_map
+$sasl_props
+$tls_props
 log.dirs=$dir/kafka-logs
 num.partitions=1
 # Topics are created on purpose (RealKafka::CreateTopic), never by a typo.
@@ -143,8 +251,14 @@ while True:
     if not s.startswith("-"):
         print(s)
         break')
+  scram=()
+  if [[ -n "$sasl_port$sasl_ssl_port" ]]; then
+    for u in "${users[@]}"; do
+      scram+=(--add-scram "SCRAM-SHA-512=[name=${u%%:*},password=${u#*:},iterations=8192]")
+    done
+  fi
   if ! "$java" "${common[@]}" kafka.tools.StorageTool format "--cluster-id=$cluster_id" \
-       -c "$dir/server.properties" > "$dir/format.log" 2>&1; then
+       -c "$dir/server.properties" "${scram[@]}" > "$dir/format.log" 2>&1; then
     echo "run_kafka: formatting $dir/kafka-logs failed:" >&2
     cat "$dir/format.log" >&2
     exit 1
