@@ -96,6 +96,10 @@ TEST(GrpcurlTest, ListAndDescribeBothServices) {
 }
 
 TEST(GrpcurlTest, HealthOfEveryServerWithoutCredentials) {
+  // Reflection describes the health service (it did not: common/grpc_server.cc).
+  Result describe = Grpcurl({"-plaintext", Supervisor(), "describe", "grpc.health.v1.Health"});
+  ASSERT_TRUE(describe.ok()) << describe.Describe();
+  EXPECT_TRUE(absl::StrContains(describe.out, "rpc Check")) << describe.out;
   for (const std::string& address : {Supervisor(), Worker(0), Worker(1)}) {
     Result health = Grpcurl({"-plaintext", address, "grpc.health.v1.Health/Check"});
     ASSERT_TRUE(health.ok()) << address << ": " << health.Describe();
