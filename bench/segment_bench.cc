@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "common/file_util.h"
 #include "absl/strings/str_cat.h"
 #include "bench/wiki_rows.h"
 #include "common/segment/file_io.h"
@@ -247,7 +248,7 @@ void BM_Baseline_WriteFsync(benchmark::State& state) {
   const std::string dir = BenchDir("write");
   const std::string data(static_cast<size_t>(state.range(0)), 'x');
   for (auto _ : state) {
-    if (!segment::WriteFileAtomically(dir + "/baseline", data).ok()) std::abort();
+    if (!sluice::WriteFileAtomically(dir + "/baseline", data).ok()) std::abort();
   }
   state.SetBytesProcessed(state.iterations() * data.size());
   RemoveDir(dir);

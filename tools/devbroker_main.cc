@@ -17,10 +17,10 @@
 #include <string>
 #include <vector>
 
+#include "common/file_util.h"
 #include "absl/strings/str_cat.h"
 #include "gflags/gflags.h"
 #include "glog/logging.h"
-#include "tools/devbroker/atomic_file.h"
 #include "tools/devbroker/control_loop.h"
 #include "tools/devbroker/dev_broker.h"
 #include "tools/devbroker/repeated_flag.h"
@@ -114,7 +114,7 @@ int Run(int argc, char** argv) {
   const std::string bootstrap = (*broker)->bootstrap_servers();
   if (!FLAGS_bootstrap_file.empty()) {
     absl::Status written =
-        sluice::devbroker::WriteFileAtomically(FLAGS_bootstrap_file, bootstrap + "\n");
+        sluice::WriteFileAtomically(FLAGS_bootstrap_file, bootstrap + "\n");
     if (!written.ok()) {
       LOG(ERROR) << "[devbroker] " << written;
       return 1;

@@ -177,13 +177,6 @@ MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
   return *this;
 }
 
-absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents) {
-  absl::StatusOr<std::unique_ptr<AtomicFile>> file = AtomicFile::Create(path);
-  if (!file.ok()) return file.status();
-  if (absl::Status s = (*file)->Append(contents); !s.ok()) return s;
-  return (*file)->Commit();
-}
-
 absl::StatusOr<std::string> ReadFileToString(const std::string& path) {
   absl::StatusOr<MappedFile> file = MappedFile::Open(path);
   if (!file.ok()) return file.status();

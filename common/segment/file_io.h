@@ -76,8 +76,6 @@ class MappedFile {
 // Error status for a failed system call on `path`, with errno's meaning.
 absl::Status FileError(absl::string_view operation, absl::string_view path, int error_number);
 
-// Writes `contents` to `path` atomically (as AtomicFile).
-absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents);
 absl::StatusOr<std::string> ReadFileToString(const std::string& path);
 
 }  // namespace segment

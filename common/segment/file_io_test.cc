@@ -60,10 +60,18 @@ TEST(AtomicFile, AbandonedFileLeavesNothing) {
   EXPECT_TRUE(List(dir).empty());
 }
 
+// One whole file through AtomicFile.
+absl::Status Write(const std::string& path, absl::string_view contents) {
+  auto file = AtomicFile::Create(path);
+  if (!file.ok()) return file.status();
+  if (absl::Status s = (*file)->Append(contents); !s.ok()) return s;
+  return (*file)->Commit();
+}
+
 TEST(AtomicFile, ReplacesAnExistingFileWhole) {
   const std::string dir = TempDir("replace");
-  ASSERT_TRUE(WriteFileAtomically(dir + "/f", "first version").ok());
-  ASSERT_TRUE(WriteFileAtomically(dir + "/f", "second").ok());
+  ASSERT_TRUE(Write(dir + "/f", "first version").ok());
+  ASSERT_TRUE(Write(dir + "/f", "second").ok());
   EXPECT_EQ(*ReadFileToString(dir + "/f"), "second");
 }
 
@@ -78,7 +86,7 @@ TEST(AtomicFile, ErrorsNameThePath) {
 
 TEST(MappedFile, EmptyFile) {
   const std::string dir = TempDir("empty");
-  ASSERT_TRUE(WriteFileAtomically(dir + "/e", "").ok());
+  ASSERT_TRUE(Write(dir + "/e", "").ok());
   auto mapped = MappedFile::Open(dir + "/e");
   ASSERT_TRUE(mapped.ok());
   EXPECT_TRUE(mapped->data().empty());

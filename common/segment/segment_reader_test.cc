@@ -1,4 +1,5 @@
 // The writer and reader APIs on a small hand-made segment.
+#include "common/file_util.h"
 #include "common/segment/segment_reader.h"
 
 #include <sys/stat.h>
@@ -146,7 +147,7 @@ TEST(SegmentWriter, RefusesRowsOutOfOrderOrOutOfRange) {
 
 TEST(SegmentReader, OpenErrors) {
   EXPECT_EQ(SegmentReader::Open(TempPath("missing")).status().code(), absl::StatusCode::kNotFound);
-  ASSERT_TRUE(WriteFileAtomically(TempPath("text"), std::string(100, 'x')).ok());
+  ASSERT_TRUE(sluice::WriteFileAtomically(TempPath("text"), std::string(100, 'x')).ok());
   const absl::Status s = SegmentReader::Open(TempPath("text")).status();
   EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss);
   EXPECT_NE(s.message().find("text"), absl::string_view::npos);  // names the file

@@ -1,3 +1,4 @@
+#include "common/file_util.h"
 #include "common/segment/spill.h"
 
 #include <fcntl.h>
@@ -110,8 +111,8 @@ TEST(Spill, ListSpillsRemovesLeftoverTemporaryFilesAndReportsDamage) {
   options.name = "a";
   ASSERT_TRUE(PersistIndex(index.get(), options).ok());
   // What a crash in the middle of a persist leaves behind.
-  ASSERT_TRUE(WriteFileAtomically(dir + "/" + kTempFilePrefix + "b.spill.123.0", "half").ok());
-  ASSERT_TRUE(WriteFileAtomically(dir + "/notes.txt", "not a spill").ok());
+  ASSERT_TRUE(sluice::WriteFileAtomically(dir + "/" + kTempFilePrefix + "b.spill.123.0", "half").ok());
+  ASSERT_TRUE(sluice::WriteFileAtomically(dir + "/notes.txt", "not a spill").ok());
   auto listed = ListSpills(dir);
   ASSERT_TRUE(listed.ok()) << listed.status();
   ASSERT_EQ(listed->size(), 1u);
@@ -119,7 +120,7 @@ TEST(Spill, ListSpillsRemovesLeftoverTemporaryFilesAndReportsDamage) {
   // A damaged spill is reported, never silently skipped.
   std::string bytes = *ReadFileToString(dir + "/a.spill");
   bytes[bytes.size() / 2] ^= 1;
-  ASSERT_TRUE(WriteFileAtomically(dir + "/a.spill", bytes).ok());
+  ASSERT_TRUE(sluice::WriteFileAtomically(dir + "/a.spill", bytes).ok());
   const absl::Status s = ListSpills(dir).status();
   EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
   EXPECT_NE(s.message().find("a.spill"), absl::string_view::npos);

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <string>
 
+#include "common/file_util.h"
 #include "absl/strings/str_cat.h"
 #include "common/segment/file_io.h"
 #include "tools/segment/segment_fixture.h"
@@ -65,14 +66,14 @@ TEST_F(SluiceSegment, VerifyFailsWithTheReasonOnDamage) {
   std::string bytes = *segment::ReadFileToString(fixture_.segment);
   bytes[bytes.size() / 2] ^= 0x40;
   const std::string damaged = fixture_.segment + ".damaged";
-  ASSERT_TRUE(segment::WriteFileAtomically(damaged, bytes).ok());
+  ASSERT_TRUE(sluice::WriteFileAtomically(damaged, bytes).ok());
   ToolRun run = RunTool(absl::StrCat("verify ", fixture_.segment, " ", damaged));
   EXPECT_EQ(run.exit_code, 1);
   EXPECT_NE(run.out.find("OK " + fixture_.segment), std::string::npos);  // the good one still checked
   EXPECT_NE(run.err.find(damaged), std::string::npos) << run.err;
   EXPECT_NE(run.err.find("checksum mismatch"), std::string::npos) << run.err;
   const std::string truncated = fixture_.segment + ".truncated";
-  ASSERT_TRUE(segment::WriteFileAtomically(truncated, bytes.substr(0, 100)).ok());
+  ASSERT_TRUE(sluice::WriteFileAtomically(truncated, bytes.substr(0, 100)).ok());
   run = RunTool(absl::StrCat("verify ", truncated));
   EXPECT_EQ(run.exit_code, 1);
   EXPECT_NE(run.err.find("truncated"), std::string::npos) << run.err;

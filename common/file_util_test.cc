@@ -1,4 +1,4 @@
-#include "tools/devbroker/atomic_file.h"
+#include "common/file_util.h"
 
 #include <dirent.h>
 
@@ -11,7 +11,6 @@
 #include "gtest/gtest.h"
 
 namespace sluice {
-namespace devbroker {
 namespace {
 
 std::string Read(const std::string& path) {
@@ -33,7 +32,7 @@ std::vector<std::string> List(const std::string& dir) {
 TEST(WriteFileAtomicallyTest, WritesAndReplacesWithoutLeavingTemporaries) {
   const std::string dir = absl::StrCat(getenv("TEST_TMPDIR"), "/atomic");
   ASSERT_EQ(system(("mkdir -p " + dir).c_str()), 0);
-  const std::string path = dir + "/bootstrap";
+  const std::string path = dir + "/bootstrap";  // the dev broker's use
   ASSERT_TRUE(WriteFileAtomically(path, "127.0.0.1:1\n").ok());
   EXPECT_EQ(Read(path), "127.0.0.1:1\n");
   ASSERT_TRUE(WriteFileAtomically(path, "127.0.0.1:2\n").ok());
@@ -48,5 +47,4 @@ TEST(WriteFileAtomicallyTest, MissingDirectoryIsNotFound) {
 }
 
 }  // namespace
-}  // namespace devbroker
 }  // namespace sluice
