@@ -112,6 +112,11 @@ class GrpcurlEnvironment : public ::testing::Environment {
  public:
   void SetUp() override {
     const absl::Time start = absl::Now();
+    // The pin the install script reads is the one this test expects.
+    absl::StatusOr<std::string> pinned = ReadRepoFile("third_party/grpcurl/VERSION");
+    ASSERT_TRUE(pinned.ok()) << pinned.status();
+    ASSERT_EQ(absl::StripAsciiWhitespace(*pinned), kGrpcurlVersion)
+        << "third_party/grpcurl/VERSION and kGrpcurlVersion (grpcurl_env.h) disagree";
     absl::StatusOr<std::string> grpcurl = FindGrpcurl();
     ASSERT_TRUE(grpcurl.ok()) << grpcurl.status();
     Result version = Grpcurl({"-version"});
