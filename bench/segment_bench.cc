@@ -26,7 +26,7 @@
 
 #include "common/file_util.h"
 #include "absl/strings/str_cat.h"
-#include "bench/wiki_rows.h"
+#include "tools/produce/wiki_rows.h"
 #include "common/segment/file_io.h"
 #include "common/segment/incremental_index.h"
 #include "common/segment/row_parser.h"

@@ -11,7 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "bench/wiki_rows.h"
+#include "tools/produce/wiki_rows.h"
 
 namespace sluice {
 namespace bench {

@@ -13,7 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
-#include "bench/wiki_rows.h"
+#include "tools/produce/wiki_rows.h"
 #include "common/file_util.h"
 #include "common/grpc_status.h"
 #include "common/kafka/consumer_settings.h"

@@ -1,5 +1,5 @@
 // librdkafka's transactional producer writing wiki-edit-like records
-// (bench/wiki_rows.h) to chosen partitions, committing or aborting each
+// (tools/produce/wiki_rows.h) to chosen partitions, committing or aborting each
 // transaction, and counting what became visible to read_committed readers.
 //
 //   SLUICE_ASSIGN_OR_RETURN(auto producer, TxnProducer::Create(bootstrap, "t", "txn-1"));
@@ -16,7 +16,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "bench/wiki_rows.h"
+#include "tools/produce/wiki_rows.h"
 #include "common/kafka/handles.h"
 
 namespace sluice::real_kafka {

@@ -1,4 +1,4 @@
-// A datasource over wiki-edit-like records (bench/wiki_rows.h, produced by
+// A datasource over wiki-edit-like records (tools/produce/wiki_rows.h, produced by
 // tools/produce): its spec, and waiting until what was produced is committed.
 // Shared by the demo, `sluicectl verify`'s end-to-end test, the fault suite
 // and the benchmark.

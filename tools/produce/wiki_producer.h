@@ -1,4 +1,4 @@
-// Produces a stream of Wikipedia-edit-like JSON records (bench/wiki_rows.h,
+// Produces a stream of Wikipedia-edit-like JSON records (tools/produce/wiki_rows.h,
 // seeded) to a Kafka topic, for the demo, the fault suite and benchmarks, and
 // reports exactly how many records went to each partition, so that the
 // exactly-once audit can be checked against what was really produced.
@@ -29,7 +29,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "bench/wiki_rows.h"
+#include "tools/produce/wiki_rows.h"
 #include "common/kafka/config.h"
 
 namespace sluice {

@@ -1,7 +1,7 @@
 #include "tools/produce/wiki_producer.h"
 
 #include "absl/time/clock.h"
-#include "bench/wiki_rows.h"
+#include "tools/produce/wiki_rows.h"
 #include "common/kafka/test_consumer.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

@@ -6,8 +6,8 @@
 //
 //   WikiRowGenerator gen({.seed = 42});
 //   std::string record = gen.Next();
-#ifndef SLUICE_BENCH_WIKI_ROWS_H_
-#define SLUICE_BENCH_WIKI_ROWS_H_
+#ifndef SLUICE_TOOLS_PRODUCE_WIKI_ROWS_H_
+#define SLUICE_TOOLS_PRODUCE_WIKI_ROWS_H_
 
 #include <cstdint>
 #include <random>
@@ -67,4 +67,4 @@ std::vector<std::string> WikiRecords(size_t n, const WikiRowOptions& options);
 }  // namespace bench
 }  // namespace sluice
 
-#endif  // SLUICE_BENCH_WIKI_ROWS_H_
+#endif  // SLUICE_TOOLS_PRODUCE_WIKI_ROWS_H_

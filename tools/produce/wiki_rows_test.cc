@@ -1,4 +1,4 @@
-#include "bench/wiki_rows.h"
+#include "tools/produce/wiki_rows.h"
 
 #include <gtest/gtest.h>
 
