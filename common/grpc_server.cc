@@ -8,6 +8,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "grpc/health/v1/health.pb.h"
 #include "common/metrics/grpc_server_metrics.h"
 #include "common/unparseable_request.h"
 
@@ -33,6 +34,11 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(GrpcServerOptions 
   if (!host_port.ok()) return host_port.status();
 
   grpc::EnableDefaultHealthCheckService(true);
+  // gRPC's default health service is built on upb, so grpc/health/v1/health.proto
+  // is not in protobuf's generated pool, where reflection looks: `grpcurl ...
+  // grpc.health.v1.Health/Check` then fails with "target server does not
+  // expose service". Touching the generated descriptor links and registers it.
+  (void)grpc::health::v1::HealthCheckRequest::descriptor();
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
 
   grpc::ServerBuilder builder;

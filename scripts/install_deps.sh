@@ -2,7 +2,10 @@
 # Installs the Debian 12 packages sluice builds, tests and runs with.
 # Idempotent: does nothing when everything is present. Needs root or sudo.
 # Then fetches the Apache Kafka broker jars for the real_kafka test tier
-# (scripts/install_kafka.sh: Maven Central into ~/.cache/sluice/kafka, once).
+# (scripts/install_kafka.sh: Maven Central into ~/.cache/sluice/kafka, once)
+# and builds grpcurl for the grpcurl test tier (scripts/install_grpcurl.sh:
+# `go install` from the Go module proxy into ~/.cache/sluice/grpcurl, once;
+# needs Go 1.25+, which Debian 12 does not package: https://go.dev/dl/).
 set -euo pipefail
 
 PACKAGES=(
@@ -37,7 +40,10 @@ if ! command -v npm >/dev/null 2>&1; then
   missing+=(npm)
 fi
 
-kafka() { "$(dirname "$0")/install_kafka.sh" | grep -v '^/' ; }
+kafka() {
+  "$(dirname "$0")/install_kafka.sh" | grep -v '^/'
+  "$(dirname "$0")/install_grpcurl.sh" | grep -v '^/'
+}
 
 if ((${#missing[@]} == 0)); then
   echo "[deps] all ${#PACKAGES[@]} packages present"
