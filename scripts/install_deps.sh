@@ -40,14 +40,18 @@ if ! command -v npm >/dev/null 2>&1; then
   missing+=(npm)
 fi
 
-kafka() {
+# What only the tests need, outside Debian: Apache Kafka's jars and grpcurl.
+# The container image's build stage needs neither (and copies only this
+# script): SLUICE_DEPS_PACKAGES_ONLY=1 skips them.
+test_tools() {
+  [[ -n "${SLUICE_DEPS_PACKAGES_ONLY:-}" ]] && return 0
   "$(dirname "$0")/install_kafka.sh" | grep -v '^/'
   "$(dirname "$0")/install_grpcurl.sh" | grep -v '^/'
 }
 
 if ((${#missing[@]} == 0)); then
   echo "[deps] all ${#PACKAGES[@]} packages present"
-  kafka
+  test_tools
   exit 0
 fi
 
@@ -63,4 +67,4 @@ export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -q
 $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
 echo "[deps] done"
-kafka
+test_tools
