@@ -104,4 +104,18 @@ std::string UniqueTopic(const std::string& suffix) {
   return name;
 }
 
+// The latest offset of `topic`[p] once it reaches `expected`: the broker
+// writes a transaction's markers to its partitions after EndTxn has
+// answered, so right after a commit the watermark can still be one short.
+absl::StatusOr<int64_t> WaitForLatest(kafka::RealKafka* kafka, const std::string& topic,
+                                      int32_t p, bool read_committed, int64_t expected) {
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  while (true) {
+    absl::StatusOr<std::pair<int64_t, int64_t>> w = kafka->Watermarks(topic, p, read_committed);
+    if (!w.ok()) return w.status();
+    if (w->second >= expected || absl::Now() > deadline) return w->second;
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+}
+
 }  // namespace sluice::real_kafka

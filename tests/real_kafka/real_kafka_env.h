@@ -17,7 +17,10 @@
 #ifndef SLUICE_TESTS_REAL_KAFKA_REAL_KAFKA_ENV_H_
 #define SLUICE_TESTS_REAL_KAFKA_REAL_KAFKA_ENV_H_
 
+#include <cstdint>
 #include <string>
+
+#include "absl/status/statusor.h"
 
 #include "tools/kafka/real_kafka.h"
 
@@ -33,6 +36,13 @@ kafka::RealKafka* RealKafkaEnv();
 
 // "<test suite>_<test name>" made a valid topic name, unique per test.
 std::string UniqueTopic(const std::string& suffix = "");
+
+// The latest offset of `topic`[p] once it reaches `expected` (or after 30 s,
+// whatever it is then): the broker writes a transaction's markers to its
+// partitions after EndTxn has answered, so right after a commit the
+// watermark can still be short of the last marker.
+absl::StatusOr<int64_t> WaitForLatest(kafka::RealKafka* kafka, const std::string& topic,
+                                      int32_t p, bool read_committed, int64_t expected);
 
 }  // namespace sluice::real_kafka
 

@@ -26,13 +26,14 @@ using fault::ScenarioOptions;
 
 // After retention deleted records behind a reset: the only discrepancies are
 // the ranges committed before the reset, which Kafka no longer holds (an
-// error, never a short count), and every reset partition restarted at its
-// reset offset.
+// error, never a short count; the reset itself is declared, see
+// CheckResetsDeclared), and every reset partition restarted at its reset
+// offset.
 void ExpectOnlyDeletedRangesUncountedAndRestartedAt(FaultScenario* s,
                                                     const audit::AuditReport& report,
                                                     const fault::PartitionOffsets& reset) {
   for (const std::string& d : report.discrepancies) {
-    EXPECT_TRUE(absl::StartsWith(d, "before the reset: cannot count Kafka records") &&
+    EXPECT_TRUE(absl::StartsWith(d, "cannot count Kafka records") &&
                 absl::StrContains(d, "Offset out of range"))
         << "unexpected discrepancy: " << d << "\n" << report.ToString() << "\n" << s->Context();
   }

@@ -27,20 +27,6 @@ using fault::ScenarioOptions;
 
 constexpr int kPartitions = 3;
 
-// The latest offset of `topic`[p] once it reaches `expected`: the broker
-// writes a transaction's markers to its partitions after EndTxn has
-// answered, so right after a commit the watermark can still be one short.
-absl::StatusOr<int64_t> WaitForLatest(kafka::RealKafka* kafka, const std::string& topic,
-                                      int32_t p, bool read_committed, int64_t expected) {
-  const absl::Time deadline = absl::Now() + absl::Seconds(30);
-  while (true) {
-    absl::StatusOr<std::pair<int64_t, int64_t>> w = kafka->Watermarks(topic, p, read_committed);
-    if (!w.ok()) return w.status();
-    if (w->second >= expected || absl::Now() > deadline) return w->second;
-    absl::SleepFor(absl::Milliseconds(100));
-  }
-}
-
 // What the scenario must find committed: the producer's committed records
 // and every partition through its high watermark (past the last marker).
 absl::Status CountCommitted(kafka::RealKafka* kafka, const std::string& topic,
