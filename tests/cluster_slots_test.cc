@@ -18,6 +18,7 @@
 #include "absl/time/clock.h"
 #include "sluice/v1/supervisor_service.grpc.pb.h"
 #include "tests/in_process_cluster.h"
+#include "tests/wiki_count_spec.h"
 #include "tests/task_mock_kafka.h"
 #include "tests/task_test_util.h"
 
@@ -48,28 +49,11 @@ class ClusterSlotsTest : public ::testing::Test {
   }
 
   absl::Status Submit(const std::string& datasource, int task_count, int replicas) {
-    v1::SupervisorSpec spec;
-    spec.set_datasource(datasource);
-    v1::IoConfig* io = spec.mutable_io_config();
-    io->set_topic("wiki");
-    (*io->mutable_consumer_properties())["bootstrap.servers"] = kafka_->bootstrap();
-    io->set_task_count(task_count);
-    io->set_replicas(replicas);
-    io->set_task_duration("PT1H");
-    io->set_start_delay("PT0.05S");
-    io->set_period("PT0.1S");
-    io->set_use_earliest_offset(true);
-    io->set_poll_timeout("PT0.05S");
-    spec.mutable_data_schema()->mutable_timestamp_spec()->set_format("millis");
-    v1::MetricSpec* count = spec.mutable_data_schema()->add_metrics_spec();
-    count->set_type("count");
-    count->set_name("count");
-    v1::SubmitSupervisorRequest request;
-    *request.mutable_spec() = spec;
-    v1::SubmitSupervisorResponse response;
-    grpc::ClientContext ctx;
-    const grpc::Status status = stub_->SubmitSupervisor(&ctx, request, &response);
-    return status.ok() ? absl::OkStatus() : absl::InternalError(status.error_message());
+    return testing::SubmitSpec(
+        stub_.get(), testing::WikiCountSpec({.datasource = datasource,
+                                             .bootstrap_servers = kafka_->bootstrap(),
+                                             .task_count = task_count,
+                                             .replicas = replicas}));
   }
 
   // Tasks of `datasource` placed on a worker, per the supervisor's status.

@@ -14,6 +14,7 @@
 #include "absl/time/clock.h"
 #include "sluice/v1/supervisor_service.grpc.pb.h"
 #include "tests/in_process_cluster.h"
+#include "tests/wiki_count_spec.h"
 #include "tests/task_mock_kafka.h"
 #include "tests/task_test_util.h"
 
@@ -43,28 +44,10 @@ class ClusterStreamStatusTest : public ::testing::Test {
 
   absl::Status Submit(const std::string& datasource, const std::string& bootstrap,
                       const std::string& period) {
-    v1::SupervisorSpec spec;
-    spec.set_datasource(datasource);
-    v1::IoConfig* io = spec.mutable_io_config();
-    io->set_topic("wiki");
-    (*io->mutable_consumer_properties())["bootstrap.servers"] = bootstrap;
-    io->set_task_count(1);
-    io->set_replicas(1);
-    io->set_task_duration("PT1H");
-    io->set_start_delay("PT0.05S");
-    io->set_period(period);
-    io->set_use_earliest_offset(true);
-    io->set_poll_timeout("PT0.05S");
-    spec.mutable_data_schema()->mutable_timestamp_spec()->set_format("millis");
-    v1::MetricSpec* count = spec.mutable_data_schema()->add_metrics_spec();
-    count->set_type("count");
-    count->set_name("count");
-    v1::SubmitSupervisorRequest request;
-    *request.mutable_spec() = spec;
-    v1::SubmitSupervisorResponse response;
-    grpc::ClientContext ctx;
-    const grpc::Status status = stub_->SubmitSupervisor(&ctx, request, &response);
-    return status.ok() ? absl::OkStatus() : absl::InternalError(status.error_message());
+    return testing::SubmitSpec(stub_.get(),
+                               testing::WikiCountSpec({.datasource = datasource,
+                                                       .bootstrap_servers = bootstrap,
+                                                       .period = period}));
   }
 
   v1::SupervisorStatus Status(const std::string& datasource) {
