@@ -19,6 +19,7 @@
 #include "absl/time/clock.h"
 #include "sluice/v1/supervisor_service.grpc.pb.h"
 #include "tests/in_process_cluster.h"
+#include "tests/wiki_cluster_test.h"
 #include "tests/wiki_count_spec.h"
 #include "tests/task_mock_kafka.h"
 #include "tests/task_test_util.h"
@@ -38,26 +39,9 @@ int CountEntries(const char* path) {
   return n - (std::string(path) == "/proc/self/fd" ? 1 : 0);  // opendir's own fd
 }
 
-class ClusterScaleTest : public ::testing::Test {
+class ClusterScaleTest : public testing::WikiClusterTest {
  protected:
-  void SetUp() override {
-    auto kafka = testing::MockKafka::Start();
-    ASSERT_TRUE(kafka.ok()) << kafka.status();
-    kafka_ = std::move(*kafka);
-    ASSERT_TRUE(kafka_->CreateTopic("wiki", 4).ok());
-    testing::InProcessClusterOptions options;
-    options.worker_knobs.kafka_cluster = kafka::ClusterKind::kDevBroker;
-    auto cluster = testing::InProcessCluster::Start(options);
-    ASSERT_TRUE(cluster.ok()) << cluster.status();
-    cluster_ = std::move(*cluster);
-    stub_ = v1::SupervisorService::NewStub(grpc::CreateChannel(
-        cluster_->supervisor().address(), grpc::InsecureChannelCredentials()));
-  }
-
-  void TearDown() override {
-    cluster_.reset();
-    kafka_.reset();
-  }
+  void SetUp() override { StartWikiCluster(/*partitions=*/4); }
 
   absl::Status Submit(const std::string& datasource, int task_count) {
     // Every datasource runs and queries Kafka every 2 s: 250 runs and
@@ -122,9 +106,6 @@ class ClusterScaleTest : public ::testing::Test {
   }
 
   int submitted_ = 0;
-  std::unique_ptr<testing::MockKafka> kafka_;
-  std::unique_ptr<testing::InProcessCluster> cluster_;
-  std::unique_ptr<v1::SupervisorService::Stub> stub_;
 };
 
 TEST_F(ClusterScaleTest, ThreadsAndFdsStayFlatFromOneTo500Datasources) {

@@ -18,6 +18,7 @@
 #include "absl/time/clock.h"
 #include "sluice/v1/supervisor_service.grpc.pb.h"
 #include "tests/in_process_cluster.h"
+#include "tests/wiki_cluster_test.h"
 #include "tests/wiki_count_spec.h"
 #include "tests/task_mock_kafka.h"
 #include "tests/task_test_util.h"
@@ -25,27 +26,13 @@
 namespace sluice {
 namespace {
 
-class ClusterSlotsTest : public ::testing::Test {
+class ClusterSlotsTest : public testing::WikiClusterTest {
  protected:
   void SetUp() override {
-    auto kafka = testing::MockKafka::Start();
-    ASSERT_TRUE(kafka.ok()) << kafka.status();
-    kafka_ = std::move(*kafka);
-    ASSERT_TRUE(kafka_->CreateTopic("wiki", 2).ok());
     testing::InProcessClusterOptions options;
-    options.worker_knobs.kafka_cluster = kafka::ClusterKind::kDevBroker;
     options.worker_knobs.handoff_poll_interval = absl::Milliseconds(50);
     options.handoff_period = absl::Milliseconds(100);
-    auto cluster = testing::InProcessCluster::Start(options);
-    ASSERT_TRUE(cluster.ok()) << cluster.status();
-    cluster_ = std::move(*cluster);
-    stub_ = v1::SupervisorService::NewStub(grpc::CreateChannel(
-        cluster_->supervisor().address(), grpc::InsecureChannelCredentials()));
-  }
-
-  void TearDown() override {
-    cluster_.reset();
-    kafka_.reset();
+    StartWikiCluster(/*partitions=*/2, options);
   }
 
   absl::Status Submit(const std::string& datasource, int task_count, int replicas) {
@@ -77,9 +64,6 @@ class ClusterSlotsTest : public ::testing::Test {
     return status.ok() ? absl::OkStatus() : absl::InternalError(status.error_message());
   }
 
-  std::unique_ptr<testing::MockKafka> kafka_;
-  std::unique_ptr<testing::InProcessCluster> cluster_;
-  std::unique_ptr<v1::SupervisorService::Stub> stub_;
 };
 
 TEST_F(ClusterSlotsTest, SubmitTerminateCyclesLeaveNoSlotBehind) {

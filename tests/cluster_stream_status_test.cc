@@ -14,6 +14,7 @@
 #include "absl/time/clock.h"
 #include "sluice/v1/supervisor_service.grpc.pb.h"
 #include "tests/in_process_cluster.h"
+#include "tests/wiki_cluster_test.h"
 #include "tests/wiki_count_spec.h"
 #include "tests/task_mock_kafka.h"
 #include "tests/task_test_util.h"
@@ -21,26 +22,9 @@
 namespace sluice {
 namespace {
 
-class ClusterStreamStatusTest : public ::testing::Test {
+class ClusterStreamStatusTest : public testing::WikiClusterTest {
  protected:
-  void SetUp() override {
-    auto kafka = testing::MockKafka::Start();
-    ASSERT_TRUE(kafka.ok()) << kafka.status();
-    kafka_ = std::move(*kafka);
-    ASSERT_TRUE(kafka_->CreateTopic("wiki", 2).ok());
-    testing::InProcessClusterOptions options;
-    options.worker_knobs.kafka_cluster = kafka::ClusterKind::kDevBroker;
-    auto cluster = testing::InProcessCluster::Start(options);
-    ASSERT_TRUE(cluster.ok()) << cluster.status();
-    cluster_ = std::move(*cluster);
-    stub_ = v1::SupervisorService::NewStub(grpc::CreateChannel(
-        cluster_->supervisor().address(), grpc::InsecureChannelCredentials()));
-  }
-
-  void TearDown() override {
-    cluster_.reset();
-    kafka_.reset();
-  }
+  void SetUp() override { StartWikiCluster(/*partitions=*/2); }
 
   absl::Status Submit(const std::string& datasource, const std::string& bootstrap,
                       const std::string& period) {
@@ -59,9 +43,6 @@ class ClusterStreamStatusTest : public ::testing::Test {
     return status;
   }
 
-  std::unique_ptr<testing::MockKafka> kafka_;
-  std::unique_ptr<testing::InProcessCluster> cluster_;
-  std::unique_ptr<v1::SupervisorService::Stub> stub_;
 };
 
 TEST_F(ClusterStreamStatusTest, AnUnreachableKafkaIsUnableToConnectWithinOnePeriod) {
