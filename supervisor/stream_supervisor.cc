@@ -28,6 +28,19 @@ constexpr absl::Duration kRunTaskTimeout = absl::Seconds(2);
 
 // ---- lifecycle ----
 
+namespace {
+
+// The pool the manager shares, or (a supervisor built alone, as in unit
+// tests) one of its own, kept in `own`.
+StrandExecutor* SharedOrOwnPool(StrandExecutor* shared, std::unique_ptr<StrandExecutor>* own,
+                                StrandExecutorOptions options) {
+  if (shared != nullptr) return shared;
+  *own = std::make_unique<StrandExecutor>(std::move(options));
+  return own->get();
+}
+
+}  // namespace
+
 StreamSupervisor::StreamSupervisor(StreamSupervisorDeps deps, SpecRecord spec)
     : deps_(std::move(deps)), datasource_(spec.datasource), spec_(std::move(spec)) {}
 
@@ -35,36 +48,18 @@ absl::StatusOr<std::unique_ptr<StreamSupervisor>> StreamSupervisor::Start(Stream
                                                                           SpecRecord spec) {
   std::unique_ptr<StreamSupervisor> s(new StreamSupervisor(std::move(deps), std::move(spec)));
   SLUICE_RETURN_IF_ERROR(s->Init());
-  s->task_rpcs_ = s->deps_.task_rpcs;
-  if (s->task_rpcs_ == nullptr) {
-    StrandExecutorOptions options;
-    options.threads = 2;
-    options.name = "task rpcs " + s->datasource_;
-    s->own_task_rpcs_ = std::make_unique<StrandExecutor>(options);
-    s->task_rpcs_ = s->own_task_rpcs_.get();
-  }
-  s->loops_ = s->deps_.loops;
-  if (s->loops_ == nullptr) {
-    StrandExecutorOptions options;
-    options.threads = 1;
-    options.clock = s->deps_.clock;
-    options.name = "supervisor " + s->datasource_;
-    s->own_loops_ = std::make_unique<StrandExecutor>(options);
-    s->loops_ = s->own_loops_.get();
-  }
+  s->task_rpcs_ = SharedOrOwnPool(s->deps_.task_rpcs, &s->own_task_rpcs_,
+                                   {.threads = 2, .name = "task rpcs " + s->datasource_});
+  s->loops_ = SharedOrOwnPool(s->deps_.loops, &s->own_loops_,
+                               {.threads = 1, .clock = s->deps_.clock,
+                                .name = "supervisor " + s->datasource_});
   // Stepped only once the pointer is set (Post reads it from other threads).
   s->loop_strand_ = s->loops_->AddStrand([raw = s.get()] { return raw->LoopStep(); },
                                          absl::InfiniteFuture());
   s->loop_strand_->Wake();
   if (s->deps_.background_stream_queries) {
-    s->queries_ = s->deps_.queries;
-    if (s->queries_ == nullptr) {
-      StrandExecutorOptions options;
-      options.threads = 1;
-      options.name = "stream queries " + s->datasource_;
-      s->own_queries_ = std::make_unique<StrandExecutor>(options);
-      s->queries_ = s->own_queries_.get();
-    }
+    s->queries_ = SharedOrOwnPool(s->deps_.queries, &s->own_queries_,
+                                  {.threads = 1, .name = "stream queries " + s->datasource_});
     // Real time: the queries only run with the real clock (see deps).
     // The first query at once: an unreachable Kafka shows within a period.
     s->query_strand_ = s->queries_->AddStrand([raw = s.get()] { return raw->StreamQueryStep(); });

@@ -67,16 +67,6 @@ class ClusterScaleTest : public testing::WikiClusterTest {
     return running;
   }
 
-  int PlacedTasks(const std::string& datasource) {
-    v1::SupervisorRef ref;
-    ref.set_datasource(datasource);
-    v1::SupervisorStatus status;
-    grpc::ClientContext ctx;
-    if (!stub_->GetSupervisorStatus(&ctx, ref, &status).ok()) return -1;
-    int placed = 0;
-    for (const auto& group : status.active_groups()) placed += group.tasks_size();
-    return placed;
-  }
 
   struct Sample {
     int datasources;

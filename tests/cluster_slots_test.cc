@@ -43,17 +43,6 @@ class ClusterSlotsTest : public testing::WikiClusterTest {
                                              .replicas = replicas}));
   }
 
-  // Tasks of `datasource` placed on a worker, per the supervisor's status.
-  int PlacedTasks(const std::string& datasource) {
-    v1::SupervisorRef ref;
-    ref.set_datasource(datasource);
-    v1::SupervisorStatus status;
-    grpc::ClientContext ctx;
-    if (!stub_->GetSupervisorStatus(&ctx, ref, &status).ok()) return -1;
-    int placed = 0;
-    for (const auto& group : status.active_groups()) placed += group.tasks_size();
-    return placed;
-  }
 
   absl::Status Terminate(const std::string& datasource) {
     v1::SupervisorRef ref;

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <string>
 
 #include "sluice/v1/supervisor_service.grpc.pb.h"
 #include "tests/in_process_cluster.h"
@@ -34,6 +35,19 @@ class WikiClusterTest : public ::testing::Test {
     cluster_ = std::move(*cluster);
     stub_ = v1::SupervisorService::NewStub(grpc::CreateChannel(
         cluster_->supervisor().address(), grpc::InsecureChannelCredentials()));
+  }
+
+  // Tasks of `datasource` placed on a worker, per the supervisor's status
+  // (-1 if the status call fails).
+  int PlacedTasks(const std::string& datasource) {
+    v1::SupervisorRef ref;
+    ref.set_datasource(datasource);
+    v1::SupervisorStatus status;
+    grpc::ClientContext ctx;
+    if (!stub_->GetSupervisorStatus(&ctx, ref, &status).ok()) return -1;
+    int placed = 0;
+    for (const auto& group : status.active_groups()) placed += group.tasks_size();
+    return placed;
   }
 
   void TearDown() override {
