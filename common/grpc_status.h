@@ -5,12 +5,24 @@
 
 #include <grpcpp/support/status.h>
 
+#include <utility>
+
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 
 namespace sluice {
 
 grpc::Status ToGrpcStatus(const absl::Status& status);
 absl::Status FromGrpcStatus(const grpc::Status& status);
+
+// A handler's answer: copies an OK result into the response, or maps the
+// error once.  return ReplyWith(manager_->Status(*request), response);
+template <typename T>
+grpc::Status ReplyWith(absl::StatusOr<T> result, T* response) {
+  if (!result.ok()) return ToGrpcStatus(result.status());
+  *response = *std::move(result);
+  return grpc::Status::OK;
+}
 
 }  // namespace sluice
 

@@ -12,69 +12,58 @@
   SLUICE_CHECK_REQUEST(*request)
 
 namespace sluice::supervisor {
-namespace {
-
-// Copies an OK result into the response; maps the status once.
-template <typename T>
-grpc::Status Reply(absl::StatusOr<T> result, T* response) {
-  if (!result.ok()) return ToGrpcStatus(result.status());
-  *response = *std::move(result);
-  return grpc::Status::OK;
-}
-
-}  // namespace
 
 grpc::Status SupervisorServiceImpl::CheckpointDataSourceMetadata(grpc::ServerContext* context, const v1::CheckpointDataSourceMetadataRequest* request,
     v1::CheckpointDataSourceMetadataResponse* response) {
   AUTHORIZE("CheckpointDataSourceMetadata");
-  return Reply(manager_->Checkpoint(*request, caller), response);
+  return ReplyWith(manager_->Checkpoint(*request, caller), response);
 }
 
 grpc::Status SupervisorServiceImpl::PublishSegments(grpc::ServerContext* context,
                                                     const v1::PublishSegmentsRequest* request,
                                                     v1::PublishSegmentsResponse* response) {
   AUTHORIZE("PublishSegments");
-  return Reply(manager_->Publish(*request, caller), response);
+  return ReplyWith(manager_->Publish(*request, caller), response);
 }
 
 grpc::Status SupervisorServiceImpl::GetPublishedSegments(grpc::ServerContext* context, const v1::GetPublishedSegmentsRequest* request,
     v1::GetPublishedSegmentsResponse* response) {
   AUTHORIZE("GetPublishedSegments");
-  return Reply(manager_->GetPublished(*request), response);
+  return ReplyWith(manager_->GetPublished(*request), response);
 }
 
 grpc::Status SupervisorServiceImpl::AllocateSegment(grpc::ServerContext* context,
                                                     const v1::AllocateSegmentRequest* request,
                                                     v1::AllocateSegmentResponse* response) {
   AUTHORIZE("AllocateSegment");
-  return Reply(manager_->Allocate(*request, caller), response);
+  return ReplyWith(manager_->Allocate(*request, caller), response);
 }
 
 grpc::Status SupervisorServiceImpl::GetHandoffStatus(grpc::ServerContext* context,
                                                      const v1::GetHandoffStatusRequest* request,
                                                      v1::GetHandoffStatusResponse* response) {
   AUTHORIZE("GetHandoffStatus");
-  return Reply(manager_->HandoffStatus(*request), response);
+  return ReplyWith(manager_->HandoffStatus(*request), response);
 }
 
 grpc::Status SupervisorServiceImpl::ReportOffsetOutOfRange(grpc::ServerContext* context, const v1::ReportOffsetOutOfRangeRequest* request,
     v1::ReportOffsetOutOfRangeResponse* response) {
   AUTHORIZE("ReportOffsetOutOfRange");
-  return Reply(manager_->OffsetOutOfRange(*request, caller), response);
+  return ReplyWith(manager_->OffsetOutOfRange(*request, caller), response);
 }
 
 grpc::Status SupervisorServiceImpl::RegisterWorker(grpc::ServerContext* context,
                                                    const v1::RegisterWorkerRequest* request,
                                                    v1::RegisterWorkerResponse* response) {
   AUTHORIZE("RegisterWorker");
-  return Reply(manager_->RegisterWorker(*request, caller), response);
+  return ReplyWith(manager_->RegisterWorker(*request, caller), response);
 }
 
 grpc::Status SupervisorServiceImpl::WorkerHeartbeat(grpc::ServerContext* context,
                                                     const v1::WorkerHeartbeatRequest* request,
                                                     v1::WorkerHeartbeatResponse* response) {
   AUTHORIZE("WorkerHeartbeat");
-  return Reply(manager_->Heartbeat(*request, caller), response);
+  return ReplyWith(manager_->Heartbeat(*request, caller), response);
 }
 
 grpc::Status SupervisorServiceImpl::ReportTaskStatus(grpc::ServerContext* context,
@@ -88,90 +77,90 @@ grpc::Status SupervisorServiceImpl::MarkSegmentsLoaded(grpc::ServerContext* cont
                                                        const v1::MarkSegmentsLoadedRequest* request,
                                                        v1::MarkSegmentsLoadedResponse* response) {
   AUTHORIZE("MarkSegmentsLoaded");
-  return Reply(manager_->MarkLoaded(*request), response);
+  return ReplyWith(manager_->MarkLoaded(*request), response);
 }
 
 grpc::Status SupervisorServiceImpl::SubmitSupervisor(grpc::ServerContext* context,
                                                      const v1::SubmitSupervisorRequest* request,
                                                      v1::SubmitSupervisorResponse* response) {
   AUTHORIZE("SubmitSupervisor");
-  return Reply(manager_->Submit(request->spec()), response);
+  return ReplyWith(manager_->Submit(request->spec()), response);
 }
 
 grpc::Status SupervisorServiceImpl::GetSupervisor(grpc::ServerContext* context,
                                                   const v1::SupervisorRef* request,
                                                   v1::SubmitSupervisorResponse* response) {
   AUTHORIZE("GetSupervisor");
-  return Reply(manager_->Get(request->datasource()), response);
+  return ReplyWith(manager_->Get(request->datasource()), response);
 }
 
 grpc::Status SupervisorServiceImpl::ListSupervisors(grpc::ServerContext* context,
                                                     const v1::ListSupervisorsRequest* request,
                                                     v1::ListSupervisorsResponse* response) {
   AUTHORIZE("ListSupervisors");
-  return Reply(manager_->List(), response);
+  return ReplyWith(manager_->List(), response);
 }
 
 grpc::Status SupervisorServiceImpl::GetSupervisorHistory(grpc::ServerContext* context, const v1::SupervisorRef* request,
     v1::GetSupervisorHistoryResponse* response) {
   AUTHORIZE("GetSupervisorHistory");
-  return Reply(manager_->History(request->datasource()), response);
+  return ReplyWith(manager_->History(request->datasource()), response);
 }
 
 grpc::Status SupervisorServiceImpl::GetSupervisorStatus(grpc::ServerContext* context,
                                                         const v1::SupervisorRef* request,
                                                         v1::SupervisorStatus* response) {
   AUTHORIZE("GetSupervisorStatus");
-  return Reply(manager_->Status(request->datasource()), response);
+  return ReplyWith(manager_->Status(request->datasource()), response);
 }
 
 grpc::Status SupervisorServiceImpl::SuspendSupervisor(grpc::ServerContext* context,
                                                       const v1::SupervisorRef* request,
                                                       v1::SupervisorSummary* response) {
   AUTHORIZE("SuspendSupervisor");
-  return Reply(manager_->Suspend(request->datasource()), response);
+  return ReplyWith(manager_->Suspend(request->datasource()), response);
 }
 
 grpc::Status SupervisorServiceImpl::ResumeSupervisor(grpc::ServerContext* context,
                                                      const v1::SupervisorRef* request,
                                                      v1::SupervisorSummary* response) {
   AUTHORIZE("ResumeSupervisor");
-  return Reply(manager_->Resume(request->datasource()), response);
+  return ReplyWith(manager_->Resume(request->datasource()), response);
 }
 
 grpc::Status SupervisorServiceImpl::ResetSupervisor(grpc::ServerContext* context,
                                                     const v1::SupervisorRef* request,
                                                     v1::SupervisorSummary* response) {
   AUTHORIZE("ResetSupervisor");
-  return Reply(manager_->Reset(request->datasource()), response);
+  return ReplyWith(manager_->Reset(request->datasource()), response);
 }
 
 grpc::Status SupervisorServiceImpl::ResetOffsets(grpc::ServerContext* context,
                                                  const v1::ResetOffsetsRequest* request,
                                                  v1::SupervisorSummary* response) {
   AUTHORIZE("ResetOffsets");
-  return Reply(manager_->ResetOffsets(*request), response);
+  return ReplyWith(manager_->ResetOffsets(*request), response);
 }
 
 grpc::Status SupervisorServiceImpl::TerminateSupervisor(grpc::ServerContext* context,
                                                         const v1::SupervisorRef* request,
                                                         v1::SupervisorSummary* response) {
   AUTHORIZE("TerminateSupervisor");
-  return Reply(manager_->Terminate(request->datasource()), response);
+  return ReplyWith(manager_->Terminate(request->datasource()), response);
 }
 
 grpc::Status SupervisorServiceImpl::ListSegments(grpc::ServerContext* context,
                                                  const v1::ListSegmentsRequest* request,
                                                  v1::ListSegmentsResponse* response) {
   AUTHORIZE("ListSegments");
-  return Reply(manager_->ListSegments(*request), response);
+  return ReplyWith(manager_->ListSegments(*request), response);
 }
 
 grpc::Status SupervisorServiceImpl::ListTasks(grpc::ServerContext* context,
                                               const v1::ListSupervisorTasksRequest* request,
                                               v1::ListSupervisorTasksResponse* response) {
   AUTHORIZE("ListTasks");
-  return Reply(manager_->ListTasks(*request), response);
+  return ReplyWith(manager_->ListTasks(*request), response);
 }
 
 grpc::Status SupervisorServiceImpl::ListWorkers(grpc::ServerContext* context, const v1::ListWorkersRequest* request,
@@ -185,7 +174,7 @@ grpc::Status SupervisorServiceImpl::GetCommitLog(grpc::ServerContext* context,
                                                  const v1::SupervisorRef* request,
                                                  v1::GetCommitLogResponse* response) {
   AUTHORIZE("GetCommitLog");
-  return Reply(manager_->CommitLog(request->datasource()), response);
+  return ReplyWith(manager_->CommitLog(request->datasource()), response);
 }
 
 }  // namespace sluice::supervisor

@@ -18,20 +18,12 @@ namespace {
 constexpr int64_t kDefaultPauseTimeoutMs = 2000;
 constexpr int64_t kMaxPauseTimeoutMs = 60000;
 
-// The answer, or the error mapped once.
-template <typename T>
-grpc::Status Respond(absl::StatusOr<T> result, T* response) {
-  if (!result.ok()) return ToGrpcStatus(result.status());
-  *response = *std::move(result);
-  return grpc::Status::OK;
-}
-
 }  // namespace
 
 grpc::Status TaskServiceImpl::RunTask(grpc::ServerContext* context, const v1::RunTaskRequest* request,
                                       v1::RunTaskResponse* response) {
   AUTHORIZE("RunTask");
-  return Respond(manager_->RunTask(request->spec()), response);
+  return ReplyWith(manager_->RunTask(request->spec()), response);
 }
 
 grpc::Status TaskServiceImpl::StopTask(grpc::ServerContext* context, const v1::StopTaskRequest* request,
@@ -65,14 +57,14 @@ grpc::Status TaskServiceImpl::Pause(grpc::ServerContext* context, const v1::Paus
   }
   const int64_t timeout_ms =
       request->timeout_ms() == 0 ? kDefaultPauseTimeoutMs : request->timeout_ms();
-  return Respond(manager_->Pause(request->task_id(), absl::Milliseconds(timeout_ms)), response);
+  return ReplyWith(manager_->Pause(request->task_id(), absl::Milliseconds(timeout_ms)), response);
 }
 
 grpc::Status TaskServiceImpl::Resume(grpc::ServerContext* context, const v1::ResumeRequest* request,
                                      v1::ResumeResponse* response) {
   AUTHORIZE("Resume");
   if (absl::Status s = ValidateTaskId(request->task_id()); !s.ok()) return ToGrpcStatus(s);
-  return Respond(manager_->Resume(request->task_id()), response);
+  return ReplyWith(manager_->Resume(request->task_id()), response);
 }
 
 grpc::Status TaskServiceImpl::SetEndOffsets(grpc::ServerContext* context,
@@ -84,7 +76,7 @@ grpc::Status TaskServiceImpl::SetEndOffsets(grpc::ServerContext* context,
     return ToGrpcStatus(absl::InvalidArgumentError(
         "end_offsets must map every partition of the task to its end offset"));
   }
-  return Respond(manager_->SetEndOffsets(request->task_id(), FromProtoMap(request->end_offsets()),
+  return ReplyWith(manager_->SetEndOffsets(request->task_id(), FromProtoMap(request->end_offsets()),
                                          request->finish()),
                  response);
 }
@@ -123,7 +115,7 @@ grpc::Status TaskServiceImpl::GetTaskStatus(grpc::ServerContext* context, const 
                                             v1::TaskStatus* response) {
   AUTHORIZE("GetTaskStatus");
   if (absl::Status s = ValidateTaskId(request->task_id()); !s.ok()) return ToGrpcStatus(s);
-  return Respond(manager_->GetTaskStatus(request->task_id()), response);
+  return ReplyWith(manager_->GetTaskStatus(request->task_id()), response);
 }
 
 }  // namespace sluice::task
