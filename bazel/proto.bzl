@@ -42,11 +42,12 @@ def cc_grpc_library(
         fail("use either srcs or system_srcs in one cc_grpc_library")
     protos = srcs + system_srcs
     stems = [_stem(p) for p in protos]
-    hdrs = [s + ".pb.h" for s in stems]
-    cc_srcs = [s + ".pb.cc" for s in stems]
-    if grpc:
-        hdrs += [s + ".grpc.pb.h" for s in stems]
-        cc_srcs += [s + ".grpc.pb.cc" for s in stems]
+    message_hdrs = [s + ".pb.h" for s in stems]
+    message_srcs = [s + ".pb.cc" for s in stems]
+    service_hdrs = [s + ".grpc.pb.h" for s in stems] if grpc else []
+    service_srcs = [s + ".grpc.pb.cc" for s in stems] if grpc else []
+    hdrs = message_hdrs + service_hdrs
+    cc_srcs = message_srcs + service_srcs
 
     pkg = native.package_name()
     out_dir = "$(GENDIR)/" + pkg if pkg else "$(GENDIR)"
@@ -71,12 +72,37 @@ def cc_grpc_library(
         visibility = ["//visibility:private"],
     )
 
+    if headers_only or not grpc:
+        native.cc_library(
+            name = name,
+            srcs = [] if headers_only else cc_srcs,
+            hdrs = hdrs,
+            includes = ["."],
+            deps = deps + link_deps + (["@system//:grpc"] if grpc else []) + [
+                "@system//:protobuf",
+            ],
+            visibility = visibility,
+        )
+        return
+
+    # The messages alone (NAME_messages): what code that must not depend on
+    # gRPC (the core of the task and the supervisor) uses. NAME adds the
+    # service stubs and gRPC.
+    native.cc_library(
+        name = name + "_messages",
+        srcs = message_srcs,
+        hdrs = message_hdrs,
+        includes = ["."],
+        deps = [d + "_messages" for d in deps] + ["@system//:protobuf"],
+        visibility = visibility,
+    )
     native.cc_library(
         name = name,
-        srcs = [] if headers_only else cc_srcs,
-        hdrs = hdrs,
+        srcs = service_srcs,
+        hdrs = service_hdrs,
         includes = ["."],
         deps = deps + link_deps + [
+            ":" + name + "_messages",
             "@system//:grpc",
             "@system//:protobuf",
         ],
