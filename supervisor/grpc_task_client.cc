@@ -1,3 +1,5 @@
+#include "supervisor/grpc_task_client.h"
+
 #include <glog/logging.h>
 #include <grpcpp/grpcpp.h>
 
@@ -7,12 +9,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
-#include "common/grpc_status.h"
-#include "common/spec.h"
-#include "sluice/v1/task_service.grpc.pb.h"
-#include "supervisor/task_client.h"
-
 #include "common/auth/grpc_auth.h"
+#include "common/grpc_status.h"
+#include "sluice/v1/task_service.grpc.pb.h"
 
 namespace sluice::supervisor {
 namespace {
@@ -181,15 +180,6 @@ std::unique_ptr<TaskClient> NewGrpcTaskClient(
     ChatOptions options, std::shared_ptr<grpc::ChannelCredentials> credentials,
     auth::ClientAuth auth) {
   return std::make_unique<GrpcTaskClient>(options, std::move(credentials), std::move(auth));
-}
-
-ChatOptions ChatOptionsFromTuning(const v1::TuningConfig& tuning) {
-  ChatOptions options;
-  auto timings = ParseTuningTimings(tuning);
-  if (timings.ok()) options.timeout = timings->chat_timeout;
-  if (tuning.chat_retries() > 0) options.attempts = tuning.chat_retries();
-  options.max_backoff = std::min(options.max_backoff, options.timeout);
-  return options;
 }
 
 }  // namespace sluice::supervisor
