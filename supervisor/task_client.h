@@ -2,9 +2,9 @@
 // tasks on their workers. A plain C++ interface (no gRPC here, so the core
 // does not depend on it) that tests can script; the real one
 // (grpc_task_client.h) speaks gRPC with a per-call deadline
-// (tuningConfig.chatTimeout) and retries retryable failures (UNAVAILABLE,
-// DEADLINE_EXCEEDED) up to tuningConfig.chatRetries attempts with
-// exponential backoff.
+// (tuningConfig.chatTimeout) and retries retryable failures (common/retry.h
+// IsRetryable: UNAVAILABLE, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED) up to
+// tuningConfig.chatRetries attempts with exponential backoff.
 #ifndef SLUICE_SUPERVISOR_TASK_CLIENT_H_
 #define SLUICE_SUPERVISOR_TASK_CLIENT_H_
 
