@@ -99,8 +99,9 @@ void StreamSupervisor::HandleCheckpoint(const v1::CheckpointDataSourceMetadataRe
   const OffsetMap start = FromProto(request.start_offsets());
   std::optional<int32_t> id = FindCheckpoint(group.checkpoints, start);
   if (!id) {
-    KillTask(task->second, absl::StrCat("its checkpoint request (start ", FormatOffsets(start),
-                                        ") matches no checkpoint of its group"));
+    actions_->KillTask(task->second,
+                       absl::StrCat("its checkpoint request (start ", FormatOffsets(start),
+                                    ") matches no checkpoint of its group"));
     return;
   }
   if (*id != group.latest_sequence_id()) {
@@ -135,7 +136,7 @@ absl::StatusOr<OffsetMap> StreamSupervisor::CheckpointRound(Group& group, bool f
       // Its RunTask is not answered (a frozen worker waits out its
       // deadline): pausing it would hold up the round, and it would miss
       // the checkpoint. Its replacement starts with the checkpoints.
-      KillTask(task, absl::StrCat("it was still starting at the ", what));
+      actions_->KillTask(task, absl::StrCat("it was still starting at the ", what));
       continue;
     }
     tasks.push_back(&task);
@@ -145,7 +146,7 @@ absl::StatusOr<OffsetMap> StreamSupervisor::CheckpointRound(Group& group, bool f
   // 1. Pause every replica in parallel.
   const absl::Time round_started = absl::Now();
   std::vector<std::optional<std::string>> addresses(tasks.size());
-  for (size_t i = 0; i < tasks.size(); ++i) addresses[i] = AddressOf(*tasks[i]);
+  for (size_t i = 0; i < tasks.size(); ++i) addresses[i] = actions_->AddressOf(*tasks[i]);
   std::vector<absl::StatusOr<v1::PauseResponse>> paused(tasks.size(),
                                                         absl::UnknownError("not called"));
   ParallelFor(tasks.size(), [&](size_t i) {
@@ -157,8 +158,8 @@ absl::StatusOr<OffsetMap> StreamSupervisor::CheckpointRound(Group& group, bool f
   OffsetMap max = group.latest_checkpoint();
   for (size_t i = 0; i < tasks.size(); ++i) {
     if (!paused[i].ok()) {
-      KillTask(*tasks[i], absl::StrCat("it did not pause for the ", what, ": ",
-                                       paused[i].status().ToString()));
+      actions_->KillTask(*tasks[i], absl::StrCat("it did not pause for the ", what, ": ",
+                                                 paused[i].status().ToString()));
       continue;
     }
     live.push_back(i);
@@ -231,8 +232,9 @@ absl::StatusOr<OffsetMap> StreamSupervisor::CheckpointRound(Group& group, bool f
       ++accepted;
       continue;
     }
-    KillTask(*tasks[live[j]], absl::StrCat("it refused the end offsets ", FormatOffsets(max),
-                                           " of the ", what, ": ", set[j].status().ToString()));
+    actions_->KillTask(*tasks[live[j]],
+                       absl::StrCat("it refused the end offsets ", FormatOffsets(max), " of the ",
+                                    what, ": ", set[j].status().ToString()));
   }
   if (accepted == 0) {
     return absl::FailedPreconditionError(
@@ -253,12 +255,12 @@ absl::StatusOr<OffsetMap> StreamSupervisor::CheckpointRound(Group& group, bool f
 
 void StreamSupervisor::AnswerStaleCheckpoint(Group& group, TaskInfo& task, int32_t sequence_id) {
   const OffsetMap& end = group.checkpoints.at(sequence_id + 1);
-  std::optional<std::string> address = AddressOf(task);
+  std::optional<std::string> address = actions_->AddressOf(task);
   if (!address) return;
   auto status = client_->GetTaskStatus(*address, task.task_id);
   if (!status.ok()) {
     if (absl::IsNotFound(status.status())) {
-      KillTask(task, "its worker no longer knows it");
+      actions_->KillTask(task, "its worker no longer knows it");
     } else {
       LOG(WARNING) << Prefix() << "stale checkpoint of " << task.task_id << ": " << status.status();
     }
@@ -272,15 +274,16 @@ void StreamSupervisor::AnswerStaleCheckpoint(Group& group, TaskInfo& task, int32
   if (status->state() != v1::PAUSED) {
     auto paused = client_->Pause(*address, task.task_id);
     if (!paused.ok()) {
-      KillTask(task, absl::StrCat("it did not pause to receive the end of sequence ", sequence_id,
-                                  ": ", paused.status().ToString()));
+      actions_->KillTask(task, absl::StrCat("it did not pause to receive the end of sequence ",
+                                            sequence_id, ": ", paused.status().ToString()));
       return;
     }
   }
   auto set = client_->SetEndOffsets(*address, task.task_id, end, /*finish=*/false);
   if (!set.ok()) {
-    KillTask(task, absl::StrCat("it refused the end offsets ", FormatOffsets(end), " of sequence ",
-                                sequence_id, ": ", set.status().ToString()));
+    actions_->KillTask(task, absl::StrCat("it refused the end offsets ", FormatOffsets(end),
+                                          " of sequence ", sequence_id, ": ",
+                                          set.status().ToString()));
     return;
   }
   LOG(INFO) << Prefix() << "task " << task.task_id << " asked again for sequence " << sequence_id
@@ -298,8 +301,9 @@ void StreamSupervisor::Finalize(int32_t group_id, const std::string& why) {
     LOG(WARNING) << Prefix() << "could not finalize group " << group_id << " ("
                  << group.base_sequence_name << "): " << end.status()
                  << "; killing it, the next group starts from the stored offsets";
-    KillGroup(group, absl::StrCat("its group could not be finalized: ", end.status().message()));
-    FinishGroup(group, GroupState::kAbandoned, std::string(end.status().message()));
+    actions_->KillGroup(group,
+                        absl::StrCat("its group could not be finalized: ", end.status().message()));
+    actions_->FinishGroup(group, GroupState::kAbandoned, std::string(end.status().message()));
     for (int32_t p : group.partitions()) next_offsets_.erase(p);
     return;
   }

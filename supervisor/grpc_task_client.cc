@@ -1,3 +1,5 @@
+#include "supervisor/grpc_task_client.h"
+
 #include <glog/logging.h>
 #include <grpcpp/grpcpp.h>
 
@@ -7,20 +9,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
-#include "common/grpc_status.h"
-#include "common/spec.h"
-#include "sluice/v1/task_service.grpc.pb.h"
-#include "supervisor/task_client.h"
-
 #include "common/auth/grpc_auth.h"
+#include "common/grpc_status.h"
+#include "common/retry.h"
+#include "sluice/v1/task_service.grpc.pb.h"
 
 namespace sluice::supervisor {
 namespace {
-
-bool Retryable(const grpc::Status& status) {
-  return status.error_code() == grpc::StatusCode::UNAVAILABLE ||
-         status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED;
-}
 
 class GrpcTaskClient : public TaskClient {
  public:
@@ -147,23 +142,31 @@ class GrpcTaskClient : public TaskClient {
                                                                            const Request&,
                                                                            Response*)) {
     v1::TaskService::Stub* stub = StubFor(address);
-    absl::Duration backoff = options_.initial_backoff;
-    grpc::Status last;
-    for (int attempt = 1; attempt <= options_.attempts; ++attempt) {
-      grpc::ClientContext context;
-      context.set_deadline(absl::ToChronoTime(absl::Now() + options_.timeout));
-      Response response;
-      last = (stub->*rpc)(&context, request, &response);
-      if (last.ok()) return response;
-      if (!Retryable(last)) break;
-      VLOG(1) << "[supervisor] " << method << " " << task_id << " on " << address << " attempt "
-              << attempt << "/" << options_.attempts << ": " << last.error_message();
-      if (attempt < options_.attempts) {
-        absl::SleepFor(backoff);
-        backoff = std::min(backoff * 2, options_.max_backoff);
-      }
-    }
-    const absl::Status status = FromGrpcStatus(last);
+    // No jitter: the waits stay initial_backoff doubled up to max_backoff.
+    RetryOptions retry;
+    retry.initial_backoff = options_.initial_backoff;
+    retry.max_backoff = options_.max_backoff;
+    retry.multiplier = 2.0;
+    retry.jitter = 0;
+    retry.max_attempts = options_.attempts;
+    int attempt = 0;
+    absl::StatusOr<Response> result = RetryCall<Response>(
+        retry, SleepUninterrupted, [&]() -> absl::StatusOr<Response> {
+          ++attempt;
+          grpc::ClientContext context;
+          context.set_deadline(absl::ToChronoTime(absl::Now() + options_.timeout));
+          Response response;
+          const absl::Status status = FromGrpcStatus((stub->*rpc)(&context, request, &response));
+          if (status.ok()) return response;
+          if (IsRetryable(status)) {
+            VLOG(1) << "[supervisor] " << method << " " << task_id << " on " << address
+                    << " attempt " << attempt << "/" << options_.attempts << ": "
+                    << status.message();
+          }
+          return status;
+        });
+    if (result.ok()) return result;
+    const absl::Status& status = result.status();
     return absl::Status(status.code(), absl::StrCat(method, task_id.empty() ? "" : " ", task_id,
                                                     " on ", address, ": ", status.message()));
   }
@@ -181,15 +184,6 @@ std::unique_ptr<TaskClient> NewGrpcTaskClient(
     ChatOptions options, std::shared_ptr<grpc::ChannelCredentials> credentials,
     auth::ClientAuth auth) {
   return std::make_unique<GrpcTaskClient>(options, std::move(credentials), std::move(auth));
-}
-
-ChatOptions ChatOptionsFromTuning(const v1::TuningConfig& tuning) {
-  ChatOptions options;
-  auto timings = ParseTuningTimings(tuning);
-  if (timings.ok()) options.timeout = timings->chat_timeout;
-  if (tuning.chat_retries() > 0) options.attempts = tuning.chat_retries();
-  options.max_backoff = std::min(options.max_backoff, options.timeout);
-  return options;
 }
 
 }  // namespace sluice::supervisor

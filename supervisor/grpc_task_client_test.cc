@@ -4,7 +4,7 @@
 #include "absl/strings/match.h"
 #include "absl/time/clock.h"
 #include "common/spec.h"
-#include "supervisor/task_client.h"
+#include "supervisor/grpc_task_client.h"
 #include "supervisor/testing/fake_task_worker.h"
 
 namespace sluice::supervisor {

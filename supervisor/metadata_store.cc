@@ -17,6 +17,18 @@
 namespace sluice::supervisor {
 namespace {
 
+// Steps `q` through every row, handing each to `read`; the first error
+// (from the step or from `read`) stops. The one row loop of this file: the
+// typed statements below only say how a row becomes a struct or proto.
+template <typename Fn>
+absl::Status ForEachRow(SqliteStatement& q, Fn&& read) {
+  while (true) {
+    SLUICE_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) return absl::OkStatus();
+    SLUICE_RETURN_IF_ERROR(read(q));
+  }
+}
+
 absl::StatusOr<std::string> ToJson(const google::protobuf::Message& message) {
   std::string out;
   auto status = google::protobuf::util::MessageToJsonString(message, &out);
@@ -102,11 +114,10 @@ namespace {
 // Rows of (partition, offset or count), as an offset map.
 absl::StatusOr<OffsetMap> ReadOffsetMap(SqliteStatement& q) {
   OffsetMap out;
-  while (true) {
-    SLUICE_ASSIGN_OR_RETURN(bool row, q.Step());
-    if (!row) break;
+  SLUICE_RETURN_IF_ERROR(ForEachRow(q, [&](SqliteStatement& q) -> absl::Status {
     out[static_cast<int32_t>(q.Int64(0))] = q.Int64(1);
-  }
+    return absl::OkStatus();
+  }));
   return out;
 }
 
@@ -138,12 +149,11 @@ absl::StatusOr<std::vector<SpecRecord>> StoreTxn::SpecHistory(const std::string&
                            "FROM specs WHERE datasource = ? ORDER BY version DESC"));
   q.Bind(1, datasource);
   std::vector<SpecRecord> out;
-  while (true) {
-    SLUICE_ASSIGN_OR_RETURN(bool row, q.Step());
-    if (!row) break;
+  SLUICE_RETURN_IF_ERROR(ForEachRow(q, [&](SqliteStatement& q) -> absl::Status {
     SLUICE_ASSIGN_OR_RETURN(SpecRecord record, ReadSpecRow(q));
     out.push_back(std::move(record));
-  }
+    return absl::OkStatus();
+  }));
   return out;
 }
 
@@ -154,12 +164,11 @@ absl::StatusOr<std::vector<SpecRecord>> StoreTxn::ActiveSpecs() {
                            "FROM specs WHERE datasource = s.datasource) AND s.terminated = 0 "
                            "ORDER BY s.datasource"));
   std::vector<SpecRecord> out;
-  while (true) {
-    SLUICE_ASSIGN_OR_RETURN(bool row, q.Step());
-    if (!row) break;
+  SLUICE_RETURN_IF_ERROR(ForEachRow(q, [&](SqliteStatement& q) -> absl::Status {
     SLUICE_ASSIGN_OR_RETURN(SpecRecord record, ReadSpecRow(q));
     out.push_back(std::move(record));
-  }
+    return absl::OkStatus();
+  }));
   return out;
 }
 
@@ -286,9 +295,7 @@ absl::StatusOr<std::vector<v1::OffsetReset>> StoreTxn::OffsetResets(
                            "ORDER BY reset_id"));
   q.Bind(1, datasource);
   std::vector<v1::OffsetReset> out;
-  while (true) {
-    SLUICE_ASSIGN_OR_RETURN(bool row, q.Step());
-    if (!row) break;
+  SLUICE_RETURN_IF_ERROR(ForEachRow(q, [&](SqliteStatement& q) -> absl::Status {
     v1::OffsetReset& reset = out.emplace_back();
     reset.set_reset_id(q.Int64(0));
     reset.set_partition(static_cast<int32_t>(q.Int64(1)));
@@ -296,7 +303,8 @@ absl::StatusOr<std::vector<v1::OffsetReset>> StoreTxn::OffsetResets(
     if (!q.IsNull(3)) reset.set_new_offset(q.Int64(3));
     reset.set_reason(q.Text(4));
     reset.set_reset_at_ms(q.Int64(5));
-  }
+    return absl::OkStatus();
+  }));
   return out;
 }
 
@@ -428,9 +436,7 @@ absl::StatusOr<std::optional<v1::CommittedSequence>> StoreTxn::CommittedSequence
       db_->Prepare("SELECT partition, start_offset, end_offset, rows, unparseable, thrown_away "
                    "FROM committed_sequence_partitions WHERE commit_id = ? ORDER BY partition"));
   parts.Bind(1, commit_id);
-  while (true) {
-    SLUICE_ASSIGN_OR_RETURN(bool prow, parts.Step());
-    if (!prow) break;
+  SLUICE_RETURN_IF_ERROR(ForEachRow(parts, [&](SqliteStatement& parts) -> absl::Status {
     const int32_t partition = static_cast<int32_t>(parts.Int64(0));
     (*out.mutable_start_offsets())[partition] = parts.Int64(1);
     (*out.mutable_end_offsets())[partition] = parts.Int64(2);
@@ -441,15 +447,15 @@ absl::StatusOr<std::optional<v1::CommittedSequence>> StoreTxn::CommittedSequence
     range->set_rows(parts.Int64(3));
     range->set_unparseable(parts.Int64(4));
     range->set_thrown_away(parts.Int64(5));
-  }
+    return absl::OkStatus();
+  }));
   SLUICE_ASSIGN_OR_RETURN(auto segs,
                           db_->Prepare("SELECT id FROM segments WHERE commit_id = ? ORDER BY id"));
   segs.Bind(1, commit_id);
-  while (true) {
-    SLUICE_ASSIGN_OR_RETURN(bool srow, segs.Step());
-    if (!srow) break;
+  SLUICE_RETURN_IF_ERROR(ForEachRow(segs, [&](SqliteStatement& segs) -> absl::Status {
     out.add_segment_ids(segs.Text(0));
-  }
+    return absl::OkStatus();
+  }));
   return std::optional<v1::CommittedSequence>(std::move(out));
 }
 
@@ -529,11 +535,10 @@ absl::StatusOr<std::vector<v1::CommittedSequence>> StoreTxn::CommitLog(
     SLUICE_ASSIGN_OR_RETURN(auto q, db_->Prepare("SELECT sequence_name FROM committed_sequences "
                                                  "WHERE datasource = ? ORDER BY commit_id"));
     q.Bind(1, datasource);
-    while (true) {
-      SLUICE_ASSIGN_OR_RETURN(bool row, q.Step());
-      if (!row) break;
+    SLUICE_RETURN_IF_ERROR(ForEachRow(q, [&](SqliteStatement& q) -> absl::Status {
       names.push_back(q.Text(0));
-    }
+      return absl::OkStatus();
+    }));
   }
   std::vector<v1::CommittedSequence> out;
   for (const std::string& name : names) {
@@ -585,12 +590,11 @@ absl::StatusOr<std::vector<v1::SegmentDescriptor>> StoreTxn::ListSegments(
   q.Bind(4, overlapping ? overlapping->end_ms() : INT64_MAX);
   q.Bind(5, limit);
   std::vector<v1::SegmentDescriptor> out;
-  while (true) {
-    SLUICE_ASSIGN_OR_RETURN(bool row, q.Step());
-    if (!row) break;
+  SLUICE_RETURN_IF_ERROR(ForEachRow(q, [&](SqliteStatement& q) -> absl::Status {
     SLUICE_ASSIGN_OR_RETURN(v1::SegmentDescriptor s, ReadSegmentRow(q));
     out.push_back(std::move(s));
-  }
+    return absl::OkStatus();
+  }));
   return out;
 }
 
@@ -617,9 +621,7 @@ absl::StatusOr<std::vector<HandoffCandidate>> ReadCandidates(SqliteDb* db, const
                   state_test, " ? ORDER BY ", order, " LIMIT ?")));
   q.Bind(1, static_cast<int64_t>(v1::HANDED_OFF)).Bind(2, limit);
   std::vector<HandoffCandidate> out;
-  while (true) {
-    SLUICE_ASSIGN_OR_RETURN(bool row, q.Step());
-    if (!row) break;
+  SLUICE_RETURN_IF_ERROR(ForEachRow(q, [&](SqliteStatement& q) -> absl::Status {
     HandoffCandidate c;
     c.id = q.Text(0);
     c.datasource = q.Text(1);
@@ -632,7 +634,8 @@ absl::StatusOr<std::vector<HandoffCandidate>> ReadCandidates(SqliteDb* db, const
     c.created_at_ms = q.Int64(8);
     c.num_rows = q.Int64(9);
     out.push_back(std::move(c));
-  }
+    return absl::OkStatus();
+  }));
   return out;
 }
 
@@ -775,12 +778,11 @@ absl::StatusOr<std::map<int32_t, OffsetMap>> StoreTxn::LoadCheckpoints(const std
                            "base_sequence_name = ? ORDER BY sequence_id"));
   q.Bind(1, base);
   std::map<int32_t, OffsetMap> out;
-  while (true) {
-    SLUICE_ASSIGN_OR_RETURN(bool row, q.Step());
-    if (!row) break;
+  SLUICE_RETURN_IF_ERROR(ForEachRow(q, [&](SqliteStatement& q) -> absl::Status {
     SLUICE_ASSIGN_OR_RETURN(OffsetMap offsets, DecodeOffsets(q.Text(1)));
     out[static_cast<int32_t>(q.Int64(0))] = std::move(offsets);
-  }
+    return absl::OkStatus();
+  }));
   return out;
 }
 
@@ -817,12 +819,11 @@ absl::StatusOr<std::vector<TaskGroupRecord>> StoreTxn::LiveTaskGroups(
                                           "('READING', 'PUBLISHING') ORDER BY created_at_ms, "
                                           "base_sequence_name")));
     q.Bind(1, datasource);
-    while (true) {
-      SLUICE_ASSIGN_OR_RETURN(bool row, q.Step());
-      if (!row) break;
+    SLUICE_RETURN_IF_ERROR(ForEachRow(q, [&](SqliteStatement& q) -> absl::Status {
       SLUICE_ASSIGN_OR_RETURN(TaskGroupRecord g, ReadGroupRow(q));
       out.push_back(std::move(g));
-    }
+      return absl::OkStatus();
+    }));
   }
   for (TaskGroupRecord& g : out) {
     SLUICE_ASSIGN_OR_RETURN(g.checkpoints, LoadCheckpoints(g.base_sequence_name));
@@ -919,12 +920,11 @@ absl::StatusOr<std::vector<TaskRecord>> StoreTxn::ListTasks(const std::string& d
   q.Bind(3, static_cast<int64_t>(v1::SUCCESS)).Bind(4, static_cast<int64_t>(v1::FAILED));
   q.Bind(5, static_cast<int64_t>(v1::STOPPED));
   std::vector<TaskRecord> out;
-  while (true) {
-    SLUICE_ASSIGN_OR_RETURN(bool row, q.Step());
-    if (!row) break;
+  SLUICE_RETURN_IF_ERROR(ForEachRow(q, [&](SqliteStatement& q) -> absl::Status {
     SLUICE_ASSIGN_OR_RETURN(TaskRecord t, ReadTaskRow(q));
     out.push_back(std::move(t));
-  }
+    return absl::OkStatus();
+  }));
   return out;
 }
 
@@ -945,9 +945,7 @@ absl::StatusOr<std::vector<WorkerRecord>> StoreTxn::ListWorkerRecords() {
                                                "registered_at_ms, last_seen_ms FROM workers "
                                                "ORDER BY worker_id"));
   std::vector<WorkerRecord> out;
-  while (true) {
-    SLUICE_ASSIGN_OR_RETURN(bool row, q.Step());
-    if (!row) break;
+  SLUICE_RETURN_IF_ERROR(ForEachRow(q, [&](SqliteStatement& q) -> absl::Status {
     WorkerRecord w;
     w.worker_id = q.Text(0);
     w.address = q.Text(1);
@@ -955,7 +953,8 @@ absl::StatusOr<std::vector<WorkerRecord>> StoreTxn::ListWorkerRecords() {
     w.registered_at_ms = q.Int64(3);
     w.last_seen_ms = q.Int64(4);
     out.push_back(std::move(w));
-  }
+    return absl::OkStatus();
+  }));
   return out;
 }
 

@@ -9,6 +9,16 @@
 // so all group and task state is confined to the loop as if it had its own
 // thread. RPC threads see a snapshot (View) that the loop republishes after
 // every notice, and talk to the loop by posting notices.
+//
+// The pieces it is built from, each owning one thing:
+//   start_offset_policy.h  where a new group starts (pure)
+//   task_actions.h         create / stop / kill tasks, end groups (one
+//                          "a replica succeeded" path)
+//   stream_status.h        the status and summary views (pure)
+//   stream_queries.h       the background Kafka queries, with their own lock
+// Files of this class: stream_supervisor.cc (lifecycle, notices, loop,
+// status glue), stream_supervisor_runs.cc (the run steps),
+// checkpoint_round.cc, stream_supervisor_recovery.cc.
 #ifndef SLUICE_SUPERVISOR_STREAM_SUPERVISOR_H_
 #define SLUICE_SUPERVISOR_STREAM_SUPERVISOR_H_
 
@@ -34,6 +44,9 @@
 #include "supervisor/strand_executor.h"
 #include "supervisor/stream_health.h"
 #include "supervisor/stream_metadata.h"
+#include "supervisor/stream_queries.h"
+#include "supervisor/stream_status.h"
+#include "supervisor/task_actions.h"
 #include "supervisor/task_client.h"
 #include "supervisor/task_group.h"
 #include "supervisor/worker_registry.h"
@@ -151,13 +164,13 @@ class StreamSupervisor {
   absl::Time LoopStep() ABSL_LOCKS_EXCLUDED(queue_mu_);
   // Makes the loop leave once the notices before are handled, and waits.
   void StopLoop() ABSL_LOCKS_EXCLUDED(queue_mu_);
-  void RunOnce();
+  void RunOnce() ABSL_LOCKS_EXCLUDED(queue_mu_);
   absl::Status RunSteps();
   void PublishView() ABSL_LOCKS_EXCLUDED(view_mu_);
   void RecordError(const absl::Status& status);
   std::string Prefix() const;
 
-  // ---- run steps (stream_supervisor.cc) ----
+  // ---- run steps (stream_supervisor_runs.cc) ----
   absl::Status UpdatePartitions();
   void UpdateTaskStatuses();
   void CheckTaskDuration();
@@ -174,8 +187,10 @@ class StreamSupervisor {
   void HandleRunTaskResult(int32_t group_id, const std::string& task_id,
                            const std::string& worker,
                            const absl::StatusOr<v1::RunTaskResponse>& response);
-  // Waits until no RunTask call is in flight (or `deadline`).
-  bool AwaitRunTasks(absl::Time deadline) ABSL_LOCKS_EXCLUDED(queue_mu_);
+
+  // ---- stream queries and health (stream_supervisor.cc) ----
+  // A background query's answer, on the loop.
+  void ApplyStreamSnapshot(const StreamSnapshot& snapshot);
   void UpdateLag();
   // The deadline of one Kafka metadata query: kafka_timeout, at most one
   // period, so an unreachable Kafka shows in the status within a period.
@@ -189,14 +204,6 @@ class StreamSupervisor {
   void SetOffsetsVerdict(StreamVerdict verdict);
   // The committed offsets, for CheckStoredOffsetsAgainst (empty on error).
   OffsetMap StoredOffsets();
-
-  // ---- task actions (stream_supervisor.cc) ----
-  std::optional<std::string> AddressOf(const TaskInfo& task);
-  void KillTask(TaskInfo& task, const std::string& reason);
-  void StopTaskGracefully(TaskInfo& task, const std::string& reason);
-  void KillGroup(Group& group, const std::string& reason);
-  void FinishGroup(const Group& group, GroupState state, const std::string& reason);
-  void NoteTaskOutcome(const TaskInfo& task);
 
   // ---- checkpoints (checkpoint_round.cc) ----
   // Pause all replicas, max of their offsets, record (finish=false),
@@ -225,16 +232,9 @@ class StreamSupervisor {
   // RunTask only: one attempt with a short deadline (kRunTaskTimeout).
   std::unique_ptr<TaskClient> run_client_;
   std::unique_ptr<StreamMetadata> stream_;
-  // What the background query thread last fetched (loop thread), applied by
+  // What the background queries last fetched (loop thread), applied by
   // each run in place of querying; empty until the first fetch.
   std::optional<absl::StatusOr<std::vector<int32_t>>> background_partitions_;
-  // The background queries (deps_.background_stream_queries), a strand of
-  // deps_.queries stepping every period: read stream_ through
-  // stream_for_queries_ once the loop created it.
-  absl::Time StreamQueryStep() ABSL_LOCKS_EXCLUDED(queue_mu_);
-  void StopStreamQueries() ABSL_LOCKS_EXCLUDED(queue_mu_);
-  StreamMetadata* stream_for_queries_ ABSL_GUARDED_BY(queue_mu_) = nullptr;
-  bool stream_queries_exit_ ABSL_GUARDED_BY(queue_mu_) = false;
 
   // Pools of our own when deps_ has none (declared before the strands).
   std::unique_ptr<StrandExecutor> own_loops_;
@@ -243,7 +243,12 @@ class StreamSupervisor {
   StrandExecutor* task_rpcs_ = nullptr;
   StrandExecutor* loops_ = nullptr;
   StrandExecutor* queries_ = nullptr;
-  std::unique_ptr<StrandExecutor::Strand> query_strand_;
+  // The background queries (deps_.background_stream_queries; else null),
+  // on deps_.queries: they ask stream_ once the loop created it.
+  std::unique_ptr<StreamQueries> stream_queries_;
+  // Created by Start() once the pools exist (uses client_, run_client_ and
+  // task_rpcs_); the loop's only way to act on tasks.
+  std::unique_ptr<TaskActions> actions_;
 
   // ---- loop state (only touched by loop steps) ----
   bool loop_started_ = false;
@@ -267,10 +272,8 @@ class StreamSupervisor {
   bool waiting_for_stream_ = false;
   absl::Time watermarks_at_ = absl::InfinitePast();
   std::string detailed_state_ = "PENDING";
-  int consecutive_run_failures_ = 0;
-  bool ran_ok_once_ = false;
-  std::deque<bool> task_outcomes_;  // true = success, newest last
-  std::deque<v1::ErrorEvent> recent_errors_;
+  // Run and task outcomes, recent errors (stream_status.h).
+  SupervisorHealth health_;
   absl::Time last_resource_error_ = absl::InfinitePast();
   std::map<int64_t, bool> previous_spec_;
 
@@ -281,8 +284,6 @@ class StreamSupervisor {
   bool exit_ ABSL_GUARDED_BY(queue_mu_) = false;
   absl::Time next_run_at_ ABSL_GUARDED_BY(queue_mu_);
   bool loop_stopped_ ABSL_GUARDED_BY(queue_mu_) = false;
-  // RunTask calls sent and not yet answered (the destructor waits for them).
-  int run_tasks_in_flight_ ABSL_GUARDED_BY(queue_mu_) = 0;
   std::unique_ptr<StrandExecutor::Strand> loop_strand_;
 
   // ---- reports from workers ----

@@ -58,7 +58,7 @@ absl::Status StreamSupervisor::Recover() {
     deps_.registry->Assign(record.task_id, record.worker_id);
     auto group = by_name.find(record.base_sequence_name);
     if (group == by_name.end()) {
-      KillTask(info, "its group is no longer live");
+      actions_->KillTask(info, "its group is no longer live");
       ++orphans;
       continue;
     }
@@ -66,8 +66,8 @@ absl::Status StreamSupervisor::Recover() {
   }
   for (Group& group : abandoned) {
     const std::string why = "its spec changed while the supervisor was down";
-    KillGroup(group, why);
-    FinishGroup(group, GroupState::kAbandoned, why);
+    actions_->KillGroup(group, why);
+    actions_->FinishGroup(group, GroupState::kAbandoned, why);
   }
 
   int adopted = 0;
@@ -103,7 +103,7 @@ absl::Status StreamSupervisor::Recover() {
 }
 
 void StreamSupervisor::AdoptTask(Group& group, TaskInfo& task, bool publishing) {
-  std::optional<std::string> address = AddressOf(task);
+  std::optional<std::string> address = actions_->AddressOf(task);
   if (!address) {
     VLOG(1) << Prefix() << "task " << task.task_id << ": worker " << task.worker_id
             << " unknown; waiting for it to register";
@@ -112,7 +112,7 @@ void StreamSupervisor::AdoptTask(Group& group, TaskInfo& task, bool publishing) 
   auto status = client_->GetTaskStatus(*address, task.task_id);
   if (!status.ok()) {
     if (absl::IsNotFound(status.status())) {
-      KillTask(task, "its worker no longer knows it");
+      actions_->KillTask(task, "its worker no longer knows it");
     } else {
       LOG(WARNING) << Prefix() << "cannot reach task " << task.task_id
                    << " yet: " << status.status();
@@ -130,16 +130,16 @@ void StreamSupervisor::AdoptTask(Group& group, TaskInfo& task, bool publishing) 
     for (const v1::Checkpoint& c : status->checkpoints()) {
       auto it = group.checkpoints.find(c.sequence_id());
       if (it == group.checkpoints.end() || it->second != FromProto(c.offsets())) {
-        KillTask(task, absl::StrCat("its checkpoint ", c.sequence_id(), " ",
-                                    FormatOffsets(FromProto(c.offsets())),
-                                    " is not the group's in the metadata store"));
+        actions_->KillTask(task, absl::StrCat("its checkpoint ", c.sequence_id(), " ",
+                                              FormatOffsets(FromProto(c.offsets())),
+                                              " is not the group's in the metadata store"));
         return;
       }
     }
     const int32_t latest = group.latest_sequence_id();
     if (status->latest_sequence_id() > latest || status->latest_sequence_id() + 1 < latest) {
-      KillTask(task, absl::StrCat("its latest sequence ", status->latest_sequence_id(),
-                                  " is inconsistent with the group's ", latest));
+      actions_->KillTask(task, absl::StrCat("its latest sequence ", status->latest_sequence_id(),
+                                            " is inconsistent with the group's ", latest));
       return;
     }
     if (status->latest_sequence_id() + 1 == latest) {
@@ -148,16 +148,16 @@ void StreamSupervisor::AdoptTask(Group& group, TaskInfo& task, bool publishing) 
       if (status->state() != v1::PAUSED) {
         auto paused = client_->Pause(*address, task.task_id);
         if (!paused.ok()) {
-          KillTask(task, absl::StrCat("it did not pause to receive a missed checkpoint: ",
-                                      paused.status().ToString()));
+          actions_->KillTask(task, absl::StrCat("it did not pause to receive a missed checkpoint: ",
+                                                paused.status().ToString()));
           return;
         }
       }
       auto set = client_->SetEndOffsets(*address, task.task_id, group.latest_checkpoint(), false);
       if (!set.ok()) {
-        KillTask(task, absl::StrCat("it refused the missed checkpoint ",
-                                    FormatOffsets(group.latest_checkpoint()), ": ",
-                                    set.status().ToString()));
+        actions_->KillTask(task, absl::StrCat("it refused the missed checkpoint ",
+                                              FormatOffsets(group.latest_checkpoint()), ": ",
+                                              set.status().ToString()));
         return;
       }
       LOG(INFO) << Prefix() << "adopted task " << task.task_id << " and sent it the end of "
@@ -170,8 +170,9 @@ void StreamSupervisor::AdoptTask(Group& group, TaskInfo& task, bool publishing) 
   if (status->state() == v1::PAUSED) {
     absl::Status resumed = client_->Resume(*address, task.task_id);
     if (!resumed.ok()) {
-      KillTask(task, absl::StrCat("it could not be resumed after the supervisor restarted: ",
-                                  resumed.ToString()));
+      actions_->KillTask(
+          task, absl::StrCat("it could not be resumed after the supervisor restarted: ",
+                             resumed.ToString()));
       return;
     }
     task.state = v1::READING;
@@ -193,8 +194,8 @@ void StreamSupervisor::KillGroupsReading(const std::set<int32_t>& partitions,
       ++it;
       continue;
     }
-    KillGroup(it->second, reason);
-    FinishGroup(it->second, GroupState::kAbandoned, reason);
+    actions_->KillGroup(it->second, reason);
+    actions_->FinishGroup(it->second, GroupState::kAbandoned, reason);
     for (int32_t p : it->second.partitions()) next_offsets_.erase(p);
     it = active_.erase(it);
   }

@@ -1,14 +1,10 @@
 #include "supervisor/supervisor_manager.h"
 
-#include <set>
-
-#include "common/spec_secrets.h"
-
 #include <glog/logging.h>
 #include <google/protobuf/util/message_differencer.h>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
+#include "common/spec_secrets.h"
 #include "common/granularity.h"
 #include "common/metrics/catalog.h"
 #include "common/names.h"
@@ -16,6 +12,9 @@
 #include "common/spec.h"
 #include "common/status_macros.h"
 #include "supervisor/naming.h"
+#include "supervisor/spec_admission.h"
+#include "supervisor/supervisor_gauges.h"
+#include "supervisor/supervisor_reads.h"
 #include "supervisor/task_claims.h"
 
 namespace sluice::supervisor {
@@ -47,12 +46,6 @@ UsedSegmentVerifierOptions ReverifyOptions(const SupervisorManagerOptions& optio
   return reverify;
 }
 
-bool SameSpecButSuspended(v1::SupervisorSpec a, v1::SupervisorSpec b) {
-  a.set_suspended(false);
-  b.set_suspended(false);
-  return google::protobuf::util::MessageDifferencer::Equals(a, b);
-}
-
 }  // namespace
 
 SupervisorManager::SupervisorManager(SupervisorManagerOptions options)
@@ -67,6 +60,19 @@ SupervisorManager::SupervisorManager(SupervisorManagerOptions options)
   registry.heartbeat_interval = options_.heartbeat_interval;
   registry.min_lost_timeout = options_.min_worker_lost_timeout;
   registry_ = std::make_unique<WorkerRegistry>(registry);
+  WorkerReportsOptions reports;
+  reports.store = options_.store;
+  reports.clock = options_.clock;
+  reports.registry = registry_.get();
+  reports.instance_id = instance_id_;
+  reports.heartbeat_interval = options_.heartbeat_interval;
+  reports.forward = [this](const std::string& datasource, const v1::TaskStatus& status) {
+    if (auto supervisor = Running(datasource); supervisor.ok()) (*supervisor)->OnTaskStatus(status);
+  };
+  reports.run_all = [this] {
+    for (auto& supervisor : All()) supervisor->RequestRun();
+  };
+  reports_ = std::make_unique<WorkerReports>(std::move(reports));
   StrandExecutorOptions loops;
   loops.threads = options_.loop_threads;
   loops.clock = options_.clock;
@@ -112,43 +118,18 @@ absl::Status SupervisorManager::Init() {
 
 void SupervisorManager::RegisterGauges() {
   metrics::Registry* registry = options_.metrics;
-  gauges_.push_back(registry->AddGaugeCallback(metrics::kSupervisorPartitionLag, [this] {
-    std::vector<metrics::GaugeSample> samples;
-    for (auto& supervisor : All()) {
-      const v1::SupervisorStatus status = supervisor->Status();
-      for (const auto& [partition, lag] : status.lag()) {
-        samples.push_back(
-            {{{"datasource", status.datasource()}, {"partition", absl::StrCat(partition)}},
-             static_cast<double>(lag)});
-      }
-    }
-    return samples;
-  }));
-  gauges_.push_back(registry->AddGaugeCallback(metrics::kSupervisorTasks, [this] {
-    std::vector<metrics::GaugeSample> samples;
-    for (auto& supervisor : All()) {
-      const v1::SupervisorStatus status = supervisor->Status();
-      std::map<std::string, int> by_state;
-      for (const auto* groups : {&status.active_groups(), &status.publishing_groups()}) {
-        for (const v1::TaskGroupStatus& group : *groups) {
-          for (const v1::TaskSummary& task : group.tasks())
-            ++by_state[v1::TaskState_Name(task.state())];
-        }
-      }
-      for (const auto& [state, count] : by_state) {
-        samples.push_back(
-            {{{"datasource", status.datasource()}, {"state", state}}, static_cast<double>(count)});
-      }
-    }
-    return samples;
-  }));
-  gauges_.push_back(registry->AddGaugeCallback(metrics::kSupervisorWorkers, [this] {
-    int alive = 0;
-    int lost = 0;
-    for (const v1::WorkerInfo& worker : registry_->List()) ++(worker.alive() ? alive : lost);
-    return std::vector<metrics::GaugeSample>{{{{"state", "alive"}}, static_cast<double>(alive)},
-                                             {{{"state", "lost"}}, static_cast<double>(lost)}};
-  }));
+  // Computed at scrape time, from the status each supervisor shows.
+  auto statuses = [this] {
+    std::vector<v1::SupervisorStatus> out;
+    for (auto& supervisor : All()) out.push_back(supervisor->Status());
+    return out;
+  };
+  gauges_.push_back(registry->AddGaugeCallback(
+      metrics::kSupervisorPartitionLag, [statuses] { return PartitionLagSamples(statuses()); }));
+  gauges_.push_back(registry->AddGaugeCallback(
+      metrics::kSupervisorTasks, [statuses] { return TaskStateSamples(statuses()); }));
+  gauges_.push_back(registry->AddGaugeCallback(
+      metrics::kSupervisorWorkers, [this] { return WorkerStateSamples(registry_->List()); }));
 }
 
 SupervisorManager::~SupervisorManager() {
@@ -186,7 +167,7 @@ void SupervisorManager::Housekeeping() {
       CheckWorkers();
       next_liveness = now + options_.heartbeat_interval;
     }
-    if (now >= next_handoff) ForgetOldReports();
+    if (now >= next_handoff) reports_->ForgetOld();
     if (now >= next_cleanup) {
       if (auto deleted = CleanUpPendingSegments(); !deleted.ok()) {
         LOG(WARNING) << "[supervisor] pending segment clean-up: " << deleted.status();
@@ -221,17 +202,6 @@ absl::StatusOr<int64_t> SupervisorManager::CleanUpPendingSegments() {
     return absl::OkStatus();
   }));
   return deleted;
-}
-
-void SupervisorManager::ForgetOldReports() {
-  const int64_t cutoff = options_.clock->NowMs() - absl::ToInt64Milliseconds(absl::Hours(1));
-  absl::MutexLock lock(&tasks_mu_);
-  for (auto it = reported_.begin(); it != reported_.end();) {
-    const v1::TaskStatus& status = it->second;
-    const bool old = IsTerminal(status.state()) && status.end_time_ms() > 0 &&
-                     status.end_time_ms() < cutoff;
-    it = old ? reported_.erase(it) : std::next(it);
-  }
 }
 
 void SupervisorManager::CheckWorkers() {
@@ -308,18 +278,12 @@ absl::StatusOr<v1::SubmitSupervisorResponse> SupervisorManager::Submit(
     const v1::SupervisorSpec& submitted) {
   SLUICE_RETURN_IF_ERROR(ValidateDatasource(submitted.datasource()));
   absl::MutexLock admin(&admin_mu_);
-  // "***" for a secret keeps the stored value (answers never show secrets).
-  v1::SupervisorSpec with_secrets = submitted;
-  {
-    absl::StatusOr<SpecRecord> stored = LatestSpec(submitted.datasource());
-    if (!stored.ok() && !absl::IsNotFound(stored.status())) return stored.status();
-    SLUICE_RETURN_IF_ERROR(KeepStoredSecrets(
-        &with_secrets, stored.ok() && !stored->terminated ? &stored->spec : nullptr));
-  }
-  SLUICE_ASSIGN_OR_RETURN(v1::SupervisorSpec spec, NormalizeSpec(std::move(with_secrets)));
-  const kafka::KafkaProperties properties(spec.io_config().consumer_properties().begin(),
-                                          spec.io_config().consumer_properties().end());
-  SLUICE_RETURN_IF_ERROR(kafka::CheckProperties(properties, options_.kafka_policy));
+  absl::StatusOr<SpecRecord> stored = LatestSpec(submitted.datasource());
+  if (!stored.ok() && !absl::IsNotFound(stored.status())) return stored.status();
+  SLUICE_ASSIGN_OR_RETURN(
+      v1::SupervisorSpec spec,
+      AdmitSpec(submitted, stored.ok() && !stored->terminated ? &stored->spec : nullptr,
+                options_.kafka_policy));
   const std::string& ds = spec.datasource();
   std::shared_ptr<StreamSupervisor> running = Running(ds).value_or(nullptr);
   std::optional<SpecRecord> latest;
@@ -339,11 +303,7 @@ absl::StatusOr<v1::SubmitSupervisorResponse> SupervisorManager::Submit(
     response.set_unchanged(true);
     return response;
   }
-  if (commit_topic && *commit_topic != spec.io_config().topic() && !committed.empty()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "datasource ", ds, " has stored offsets for topic \"", *commit_topic, "\", not \"",
-        spec.io_config().topic(), "\"; reset the supervisor before switching topics"));
-  }
+  SLUICE_RETURN_IF_ERROR(CheckTopicSwitch(ds, commit_topic, committed, spec.io_config().topic()));
   int64_t version = 0;
   SLUICE_RETURN_IF_ERROR(options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
     SLUICE_ASSIGN_OR_RETURN(version, txn.InsertSpec(ds, spec, false, options_.clock->NowMs()));
@@ -395,22 +355,7 @@ absl::StatusOr<v1::ListSupervisorsResponse> SupervisorManager::List() {
 
 absl::StatusOr<v1::GetSupervisorHistoryResponse> SupervisorManager::History(
     const std::string& datasource) {
-  SLUICE_RETURN_IF_ERROR(ValidateDatasource(datasource));
-  std::vector<SpecRecord> history;
-  SLUICE_RETURN_IF_ERROR(options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
-    SLUICE_ASSIGN_OR_RETURN(history, txn.SpecHistory(datasource));
-    return absl::OkStatus();
-  }));
-  if (history.empty()) return absl::NotFoundError(absl::StrCat("unknown datasource ", datasource));
-  v1::GetSupervisorHistoryResponse response;
-  for (SpecRecord& record : history) {
-    v1::SpecVersion* version = response.add_versions();
-    version->set_version(record.version);
-    version->set_created_at_ms(record.created_at_ms);
-    *version->mutable_spec() = RedactedSpec(std::move(record.spec));
-    version->set_terminated(record.terminated);
-  }
-  return response;
+  return ReadSpecHistory(*options_.store, datasource);
 }
 
 absl::StatusOr<v1::SupervisorStatus> SupervisorManager::Status(const std::string& datasource) {
@@ -453,31 +398,6 @@ absl::StatusOr<v1::SupervisorSummary> SupervisorManager::Reset(const std::string
   return supervisor->Summary();
 }
 
-namespace {
-
-// A reset may only name partitions the topic has (as the supervisor last read
-// them from Kafka): a stored offset for a partition that does not exist would
-// show in status and the commit log forever.
-absl::Status CheckPartitionsExist(const v1::SupervisorStatus& status,
-                                  const google::protobuf::Map<int32_t, int64_t>& offsets) {
-  if (status.latest_offsets().empty()) {
-    return absl::UnavailableError(absl::StrCat(
-        "the partitions of topic \"", status.topic(),
-        "\" are not known yet (Kafka not reached); try again once the status shows them"));
-  }
-  std::set<int32_t> missing;
-  for (const auto& [p, unused] : offsets) {
-    if (!status.latest_offsets().contains(p)) missing.insert(p);
-  }
-  if (missing.empty()) return absl::OkStatus();
-  return absl::InvalidArgumentError(
-      absl::StrCat("topic \"", status.topic(), "\" has no partition ", absl::StrJoin(missing, ", "),
-                   " (it has ", status.latest_offsets().size(), ": 0 to ",
-                   status.latest_offsets().size() - 1, "); nothing was reset"));
-}
-
-}  // namespace
-
 absl::StatusOr<v1::SupervisorSummary> SupervisorManager::ResetOffsets(
     const v1::ResetOffsetsRequest& request) {
   // Negative partitions and offsets are beyond the request's bounds (checked
@@ -515,69 +435,13 @@ absl::StatusOr<v1::SupervisorSummary> SupervisorManager::Terminate(const std::st
 
 absl::StatusOr<v1::ListSegmentsResponse> SupervisorManager::ListSegments(
     const v1::ListSegmentsRequest& request) {
-  SLUICE_RETURN_IF_ERROR(ValidateDatasource(request.datasource()));
-  if (request.limit() < 0) return absl::InvalidArgumentError("limit must be >= 0");
-  if (request.has_interval() && request.interval().end_ms() <= request.interval().start_ms()) {
-    return absl::InvalidArgumentError("interval is empty");
-  }
-  v1::ListSegmentsResponse response;
-  SLUICE_RETURN_IF_ERROR(options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
-    SLUICE_ASSIGN_OR_RETURN(bool exists, txn.DatasourceExists(request.datasource()));
-    if (!exists) {
-      return absl::NotFoundError(absl::StrCat("unknown datasource ", request.datasource()));
-    }
-    SLUICE_ASSIGN_OR_RETURN(
-        auto segments,
-        txn.ListSegments(request.datasource(),
-                         request.has_interval() ? &request.interval() : nullptr,
-                         request.include_unused(), request.limit() == 0 ? 10000 : request.limit()));
-    for (auto& s : segments) *response.add_segments() = std::move(s);
-    return absl::OkStatus();
-  }));
-  return response;
+  return ReadSegments(*options_.store, request);
 }
 
 absl::StatusOr<v1::ListSupervisorTasksResponse> SupervisorManager::ListTasks(
     const v1::ListSupervisorTasksRequest& request) {
-  if (!request.datasource().empty())
-    SLUICE_RETURN_IF_ERROR(ValidateDatasource(request.datasource()));
-  std::set<int> states(request.states().begin(), request.states().end());
-  bool want_finished = request.include_finished();
-  for (int state : states) want_finished |= IsTerminal(static_cast<v1::TaskState>(state));
-  std::vector<TaskRecord> tasks;
-  SLUICE_RETURN_IF_ERROR(options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
-    if (!request.datasource().empty()) {
-      SLUICE_ASSIGN_OR_RETURN(bool exists, txn.DatasourceExists(request.datasource()));
-      if (!exists) {
-        return absl::NotFoundError(absl::StrCat("unknown datasource ", request.datasource()));
-      }
-    }
-    SLUICE_ASSIGN_OR_RETURN(tasks, txn.ListTasks(request.datasource(), want_finished));
-    return absl::OkStatus();
-  }));
-  v1::ListSupervisorTasksResponse response;
-  absl::MutexLock lock(&tasks_mu_);
-  for (const TaskRecord& task : tasks) {
-    if (!states.empty() && !states.count(task.state)) continue;
-    v1::SupervisorTaskRecord* out = response.add_tasks();
-    out->set_task_id(task.task_id);
-    out->set_datasource(task.datasource);
-    out->set_group_id(task.group_id);
-    out->set_worker_id(task.worker_id);
-    out->set_state(task.state);
-    out->set_base_sequence_name(task.base_sequence_name);
-    out->set_created_at_ms(task.created_at_ms);
-    out->set_updated_at_ms(task.updated_at_ms);
-    out->set_error(task.error);
-    ToProto(task.current_offsets, out->mutable_current_offsets());
-    auto reported = reported_.find(task.task_id);
-    if (reported != reported_.end()) {
-      *out->mutable_current_offsets() = reported->second.current_offsets();
-      *out->mutable_row_stats() = reported->second.row_stats();
-      if (out->error().empty()) out->set_error(reported->second.error());
-    }
-  }
-  return response;
+  SLUICE_ASSIGN_OR_RETURN(std::vector<TaskRecord> tasks, ReadTaskRecords(*options_.store, request));
+  return reports_->TaskList(tasks, request);
 }
 
 v1::ListWorkersResponse SupervisorManager::ListWorkers() {
@@ -588,29 +452,7 @@ v1::ListWorkersResponse SupervisorManager::ListWorkers() {
 
 absl::StatusOr<v1::GetCommitLogResponse> SupervisorManager::CommitLog(
     const std::string& datasource) {
-  SLUICE_RETURN_IF_ERROR(ValidateDatasource(datasource));
-  v1::GetCommitLogResponse response;
-  SLUICE_RETURN_IF_ERROR(options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
-    SLUICE_ASSIGN_OR_RETURN(bool exists, txn.DatasourceExists(datasource));
-    if (!exists) return absl::NotFoundError(absl::StrCat("unknown datasource ", datasource));
-    response.set_datasource(datasource);
-    SLUICE_ASSIGN_OR_RETURN(std::optional<std::string> topic, txn.CommitTopic(datasource));
-    if (!topic) {
-      SLUICE_ASSIGN_OR_RETURN(auto spec, txn.LatestSpec(datasource));
-      if (spec) topic = spec->spec.io_config().topic();
-    }
-    response.set_topic(topic.value_or(""));
-    SLUICE_ASSIGN_OR_RETURN(OffsetMap initial, txn.InitialOffsets(datasource));
-    ToProto(initial, response.mutable_initial_offsets());
-    SLUICE_ASSIGN_OR_RETURN(OffsetMap committed, txn.CommittedOffsets(datasource));
-    ToProto(committed, response.mutable_committed_offsets());
-    SLUICE_ASSIGN_OR_RETURN(auto sequences, txn.CommitLog(datasource));
-    for (auto& s : sequences) *response.add_sequences() = std::move(s);
-    SLUICE_ASSIGN_OR_RETURN(auto resets, txn.OffsetResets(datasource));
-    for (auto& r : resets) *response.add_resets() = std::move(r);
-    return absl::OkStatus();
-  }));
-  return response;
+  return ReadCommitLog(*options_.store, datasource);
 }
 
 // ---- tasks ----
@@ -688,25 +530,7 @@ absl::StatusOr<v1::AllocateSegmentResponse> SupervisorManager::Allocate(
 
 absl::StatusOr<v1::GetHandoffStatusResponse> SupervisorManager::HandoffStatus(
     const v1::GetHandoffStatusRequest& request) {
-  SLUICE_RETURN_IF_ERROR(ValidateDatasource(request.datasource()));
-  const std::vector<std::string> ids(request.segment_ids().begin(), request.segment_ids().end());
-  std::map<std::string, v1::HandoffState> states;
-  SLUICE_RETURN_IF_ERROR(options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
-    SLUICE_ASSIGN_OR_RETURN(bool exists, txn.DatasourceExists(request.datasource()));
-    if (!exists) {
-      return absl::NotFoundError(absl::StrCat("unknown datasource ", request.datasource()));
-    }
-    SLUICE_ASSIGN_OR_RETURN(states, txn.HandoffStates(request.datasource(), ids));
-    return absl::OkStatus();
-  }));
-  v1::GetHandoffStatusResponse response;
-  for (const std::string& id : ids) {
-    auto it = states.find(id);
-    if (it == states.end()) continue;
-    if (it->second == v1::HANDED_OFF) response.add_handed_off_segment_ids(id);
-    if (it->second == v1::HANDOFF_FAILED) response.add_failed_segment_ids(id);
-  }
-  return response;
+  return ReadHandoffStatus(*options_.store, request);
 }
 
 absl::StatusOr<v1::MarkSegmentsLoadedResponse> SupervisorManager::MarkLoaded(
@@ -746,114 +570,19 @@ absl::StatusOr<v1::ReportOffsetOutOfRangeResponse> SupervisorManager::OffsetOutO
 
 // ---- workers ----
 
-bool SupervisorManager::OnTaskStatus(const v1::TaskStatus& status,
-                                     const std::string& reporting_worker) {
-  if (status.task_id().empty()) return false;
-  std::optional<TaskRecord> record;
-  bool foreign = false;
-  absl::Status read = options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
-    SLUICE_ASSIGN_OR_RETURN(record, txn.GetTask(status.task_id()));
-    if (!record) return absl::OkStatus();
-    // Only the worker the task was assigned to speaks for it.
-    foreign = record->worker_id != reporting_worker;
-    if (foreign) return absl::OkStatus();
-    const bool ended_by_us = IsTerminal(record->state) && !IsTerminal(status.state());
-    if (ended_by_us) return absl::OkStatus();
-    if (record->state != status.state() ||
-        (!status.error().empty() && record->error != status.error())) {
-      SLUICE_RETURN_IF_ERROR(txn.UpdateTask(status.task_id(), status.state(), status.error(),
-                                            FromProto(status.current_offsets()),
-                                            options_.clock->NowMs()));
-    }
-    return absl::OkStatus();
-  });
-  if (!read.ok()) {
-    LOG(WARNING) << "[supervisor] task status of " << status.task_id() << ": " << read;
-    return false;
-  }
-  if (foreign) {
-    LOG(WARNING) << "[supervisor] worker " << reporting_worker << " reports task "
-                 << status.task_id() << ", which runs on worker " << record->worker_id
-                 << "; ignored";
-    return true;
-  }
-  {
-    absl::MutexLock lock(&tasks_mu_);
-    reported_[status.task_id()] = status;
-  }
-  if (!record) return !IsTerminal(status.state());
-  if (IsTerminal(record->state) && !IsTerminal(status.state())) return true;
-  if (auto supervisor = Running(record->datasource); supervisor.ok()) {
-    (*supervisor)->OnTaskStatus(status);
-  }
-  return false;
-}
-
 absl::StatusOr<v1::RegisterWorkerResponse> SupervisorManager::RegisterWorker(
     const v1::RegisterWorkerRequest& request, const auth::Caller& caller) {
-  SLUICE_RETURN_IF_ERROR(CheckWorkerClaim(caller, request.worker().worker_id()));
-  std::vector<v1::TaskStatus> tasks(request.tasks().begin(), request.tasks().end());
-  SLUICE_RETURN_IF_ERROR(registry_->Register(request.worker(), tasks));
-  WorkerRecord record;
-  record.worker_id = request.worker().worker_id();
-  record.address = request.worker().address();
-  record.capacity = request.worker().capacity();
-  record.registered_at_ms = options_.clock->NowMs();
-  record.last_seen_ms = record.registered_at_ms;
-  SLUICE_RETURN_IF_ERROR(
-      options_.store->InTransaction([&](StoreTxn& txn) { return txn.UpsertWorker(record); }));
-  for (const v1::TaskStatus& task : tasks) OnTaskStatus(task, record.worker_id);
-  for (auto& supervisor : All()) supervisor->RequestRun();
-  v1::RegisterWorkerResponse response;
-  response.set_heartbeat_interval_ms(absl::ToInt64Milliseconds(options_.heartbeat_interval));
-  response.set_supervisor_instance_id(instance_id_);
-  return response;
+  return reports_->RegisterWorker(request, caller);
 }
 
 absl::StatusOr<v1::WorkerHeartbeatResponse> SupervisorManager::Heartbeat(
     const v1::WorkerHeartbeatRequest& request, const auth::Caller& caller) {
-  SLUICE_RETURN_IF_ERROR(CheckWorkerClaim(caller, request.worker_id()));
-  std::vector<v1::TaskStatus> tasks(request.tasks().begin(), request.tasks().end());
-  SLUICE_RETURN_IF_ERROR(registry_->Heartbeat(request.worker_id(), tasks));
-  v1::WorkerHeartbeatResponse response;
-  response.set_supervisor_instance_id(instance_id_);
-  for (const v1::TaskStatus& task : tasks) {
-    if (OnTaskStatus(task, request.worker_id()) && !IsTerminal(task.state())) {
-      response.add_stop_task_ids(task.task_id());
-    }
-  }
-  if (response.stop_task_ids_size() > 0) {
-    LOG(INFO) << "[supervisor] worker " << request.worker_id() << " is told to stop "
-              << response.stop_task_ids_size() << " tasks the supervisor no longer wants";
-  }
-  return response;
+  return reports_->Heartbeat(request, caller);
 }
 
 absl::Status SupervisorManager::ReportTaskStatus(const v1::ReportTaskStatusRequest& request,
-                                           const auth::Caller& caller) {
-  SLUICE_RETURN_IF_ERROR(ValidateWorkerId(request.worker_id()));
-  SLUICE_RETURN_IF_ERROR(ValidateTaskId(request.status().task_id()));
-  SLUICE_RETURN_IF_ERROR(CheckWorkerClaim(caller, request.worker_id()));
-  v1::TaskStatus status = request.status();
-  if (status.worker_id().empty()) status.set_worker_id(request.worker_id());
-  if (status.worker_id() != request.worker_id()) {
-    return absl::PermissionDeniedError(absl::StrCat("worker ", request.worker_id(),
-                                                    " reports a status for worker ",
-                                                    status.worker_id()));
-  }
-  // Only the worker the task runs on may report its state.
-  std::optional<TaskRecord> record;
-  SLUICE_RETURN_IF_ERROR(options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
-    SLUICE_ASSIGN_OR_RETURN(record, txn.GetTask(status.task_id()));
-    return absl::OkStatus();
-  }));
-  if (record && record->worker_id != request.worker_id()) {
-    return absl::PermissionDeniedError(absl::StrCat("task ", status.task_id(), " runs on worker ",
-                                                    record->worker_id, ", not on ",
-                                                    request.worker_id()));
-  }
-  OnTaskStatus(status, request.worker_id());
-  return absl::OkStatus();
+                                                 const auth::Caller& caller) {
+  return reports_->ReportTaskStatus(request, caller);
 }
 
 }  // namespace sluice::supervisor

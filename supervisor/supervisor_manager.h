@@ -30,6 +30,7 @@
 #include "supervisor/stream_metadata.h"
 #include "supervisor/stream_supervisor.h"
 #include "supervisor/worker_registry.h"
+#include "supervisor/worker_reports.h"
 
 namespace sluice::supervisor {
 
@@ -169,8 +170,6 @@ class SupervisorManager {
   // Gauges computed at scrape time: lag, tasks by state, workers.
   void RegisterGauges();
   void Housekeeping();
-  // Drops the reported statuses of tasks that ended over an hour ago.
-  void ForgetOldReports() ABSL_LOCKS_EXCLUDED(tasks_mu_);
 
   // Starts the stream supervisor of `spec` and adds it to the map.
   absl::Status StartSupervisor(SpecRecord spec) ABSL_LOCKS_EXCLUDED(mu_);
@@ -188,17 +187,11 @@ class SupervisorManager {
   absl::StatusOr<v1::SupervisorSummary> SetSuspended(const std::string& datasource, bool suspended)
       ABSL_LOCKS_EXCLUDED(admin_mu_, mu_);
 
-  // Routes a reported task status: persists state changes, forwards to the
-  // datasource's supervisor. Returns true when the supervisor does not want
-  // the task (unknown, or already ended by the supervisor).
-  // A status for a task assigned to another worker than `reporting_worker`
-  // is ignored (and that worker told to stop it).
-  bool OnTaskStatus(const v1::TaskStatus& status, const std::string& reporting_worker)
-      ABSL_LOCKS_EXCLUDED(mu_, tasks_mu_);
-
   const SupervisorManagerOptions options_;
   const std::string instance_id_;
   std::unique_ptr<WorkerRegistry> registry_;
+  // Registrations, heartbeats and task statuses (worker_reports.h).
+  std::unique_ptr<WorkerReports> reports_;
   Publisher publisher_;
   Allocator allocator_;
   HandoffVerifier handoff_;
@@ -214,10 +207,6 @@ class SupervisorManager {
   absl::Mutex admin_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   absl::Mutex mu_;
   std::map<std::string, std::shared_ptr<StreamSupervisor>> supervisors_ ABSL_GUARDED_BY(mu_);
-
-  // Latest reported status and last persisted state per task.
-  absl::Mutex tasks_mu_;
-  std::map<std::string, v1::TaskStatus> reported_ ABSL_GUARDED_BY(tasks_mu_);
 
   std::vector<std::unique_ptr<metrics::Registry::CallbackHandle>> gauges_;
 

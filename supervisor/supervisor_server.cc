@@ -6,7 +6,7 @@
 #include "common/file_util.h"
 #include "common/status_macros.h"
 #include "supervisor/stream_metadata.h"
-#include "supervisor/task_client.h"
+#include "supervisor/grpc_task_client.h"
 
 namespace sluice::supervisor {
 

@@ -1,12 +1,12 @@
 // The supervisor's side of sluice.v1.TaskService: how it runs and steers
-// tasks on their workers. An interface so tests can script it; the real one
-// speaks gRPC with a per-call deadline (tuningConfig.chatTimeout) and retries
-// retryable failures (UNAVAILABLE, DEADLINE_EXCEEDED) up to
+// tasks on their workers. A plain C++ interface (no gRPC here, so the core
+// does not depend on it) that tests can script; the real one
+// (grpc_task_client.h) speaks gRPC with a per-call deadline
+// (tuningConfig.chatTimeout) and retries retryable failures (common/retry.h
+// IsRetryable: UNAVAILABLE, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED) up to
 // tuningConfig.chatRetries attempts with exponential backoff.
 #ifndef SLUICE_SUPERVISOR_TASK_CLIENT_H_
 #define SLUICE_SUPERVISOR_TASK_CLIENT_H_
-
-#include <grpcpp/security/credentials.h>
 
 #include <memory>
 #include <string>
@@ -14,7 +14,6 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "common/auth/identity.h"
 #include "sluice/v1/task_service.pb.h"
 #include "supervisor/offsets.h"
 
@@ -61,13 +60,6 @@ class TaskClient {
   virtual absl::StatusOr<std::vector<v1::TaskStatus>> ListTasks(const std::string& address,
                                                                 const std::string& datasource) = 0;
 };
-
-// The gRPC implementation. Channels are cached per address and use
-// `credentials` (null: plaintext), e.g. tls::MakeChannelCredentials, and
-// present `auth` (the supervisor's bearer token) on every call.
-std::unique_ptr<TaskClient> NewGrpcTaskClient(
-    ChatOptions options, std::shared_ptr<grpc::ChannelCredentials> credentials = nullptr,
-    auth::ClientAuth auth = {});
 
 // ChatOptions from a normalized tuning config (chatTimeout, chatRetries).
 ChatOptions ChatOptionsFromTuning(const v1::TuningConfig& tuning);

@@ -4,6 +4,7 @@
 
 #include "common/fault_injection.h"
 #include "common/spec.h"
+#include "supervisor/grpc_task_client.h"
 
 namespace sluice::supervisor::testing {
 

@@ -1,0 +1,44 @@
+// The checks a spec or an offset reset passes before the supervisor acts on
+// it: pure functions of the request and what is stored (no I/O), used by the
+// manager's admin operations (supervisor_manager.h).
+#ifndef SLUICE_SUPERVISOR_SPEC_ADMISSION_H_
+#define SLUICE_SUPERVISOR_SPEC_ADMISSION_H_
+
+#include <optional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "common/kafka/property_policy.h"
+#include "sluice/v1/supervisor_service.pb.h"
+#include "supervisor/offsets.h"
+
+namespace sluice::supervisor {
+
+// The spec a submission stands for: "***" secrets take the value of
+// `stored` (the datasource's live spec; null: none), then NormalizeSpec,
+// then the consumer properties must pass `policy`.
+absl::StatusOr<v1::SupervisorSpec> AdmitSpec(const v1::SupervisorSpec& submitted,
+                                             const v1::SupervisorSpec* stored,
+                                             const kafka::PropertyPolicyOptions& policy);
+
+// A datasource with stored offsets for another topic must be reset before it
+// reads a new one (FAILED_PRECONDITION).
+absl::Status CheckTopicSwitch(const std::string& datasource,
+                              const std::optional<std::string>& commit_topic,
+                              const OffsetMap& committed, const std::string& topic);
+
+// Whether two specs differ at most in `suspended` (the running supervisor
+// takes such a version in place, without restarting).
+bool SameSpecButSuspended(v1::SupervisorSpec a, v1::SupervisorSpec b);
+
+// A reset may only name partitions the topic has (as the supervisor last read
+// them from Kafka, `status.latest_offsets`): a stored offset for a partition
+// that does not exist would show in status and the commit log forever.
+// UNAVAILABLE while the partitions are unknown, INVALID_ARGUMENT for a
+// partition the topic does not have.
+absl::Status CheckPartitionsExist(const v1::SupervisorStatus& status,
+                                  const google::protobuf::Map<int32_t, int64_t>& offsets);
+
+}  // namespace sluice::supervisor
+
+#endif  // SLUICE_SUPERVISOR_SPEC_ADMISSION_H_

@@ -1,0 +1,82 @@
+#include "supervisor/spec_admission.h"
+
+#include <gtest/gtest.h>
+
+#include "absl/strings/match.h"
+#include "supervisor/testing/test_util.h"
+
+namespace sluice::supervisor {
+namespace {
+
+TEST(AdmitSpecTest, NormalizesAValidSpec) {
+  v1::SupervisorSpec submitted = testing::TestSpec("ds");
+  absl::StatusOr<v1::SupervisorSpec> spec = AdmitSpec(submitted, nullptr, {});
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->datasource(), "ds");
+  EXPECT_EQ(spec->io_config().topic(), "events");
+}
+
+TEST(AdmitSpecTest, KeepsAStoredSecretAndRefusesOneWithoutAStoredValue) {
+  v1::SupervisorSpec stored = testing::TestSpec("ds");
+  (*stored.mutable_io_config()->mutable_consumer_properties())["sasl.password"] = "hunter2";
+  v1::SupervisorSpec submitted = stored;
+  (*submitted.mutable_io_config()->mutable_consumer_properties())["sasl.password"] = "***";
+  absl::StatusOr<v1::SupervisorSpec> spec = AdmitSpec(submitted, &stored, {});
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->io_config().consumer_properties().at("sasl.password"), "hunter2");
+  EXPECT_EQ(AdmitSpec(submitted, nullptr, {}).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(AdmitSpecTest, RefusesPropertiesThePolicyForbids) {
+  v1::SupervisorSpec submitted = testing::TestSpec("ds");
+  (*submitted.mutable_io_config()->mutable_consumer_properties())["plugin.library.paths"] = "x.so";
+  absl::Status status = AdmitSpec(submitted, nullptr, {}).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(status.message(), "plugin.library.paths")) << status;
+}
+
+TEST(AdmitSpecTest, RefusesAnInvalidSpec) {
+  v1::SupervisorSpec submitted = testing::TestSpec("ds");
+  submitted.mutable_io_config()->clear_topic();
+  EXPECT_EQ(AdmitSpec(submitted, nullptr, {}).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(CheckTopicSwitchTest, OnlyStoredOffsetsOfAnotherTopicBlock) {
+  EXPECT_TRUE(CheckTopicSwitch("ds", std::nullopt, {{0, 5}}, "b").ok());
+  EXPECT_TRUE(CheckTopicSwitch("ds", "a", {{0, 5}}, "a").ok());
+  EXPECT_TRUE(CheckTopicSwitch("ds", "a", {}, "b").ok());  // nothing stored
+  absl::Status blocked = CheckTopicSwitch("ds", "a", {{0, 5}}, "b");
+  EXPECT_EQ(blocked.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(blocked.message(),
+            "datasource ds has stored offsets for topic \"a\", not \"b\"; reset the supervisor "
+            "before switching topics");
+}
+
+TEST(SameSpecButSuspendedTest, IgnoresOnlySuspended) {
+  v1::SupervisorSpec a = testing::TestSpec("ds");
+  v1::SupervisorSpec b = a;
+  b.set_suspended(!a.suspended());
+  EXPECT_TRUE(SameSpecButSuspended(a, b));
+  b.mutable_io_config()->set_topic("other");
+  EXPECT_FALSE(SameSpecButSuspended(a, b));
+}
+
+TEST(CheckPartitionsExistTest, UnknownPartitionsAndUnknownTopic) {
+  v1::SupervisorStatus status;
+  status.set_topic("events");
+  google::protobuf::Map<int32_t, int64_t> offsets;
+  offsets[1] = 10;
+  EXPECT_EQ(CheckPartitionsExist(status, offsets).code(), absl::StatusCode::kUnavailable);
+  (*status.mutable_latest_offsets())[0] = 100;
+  (*status.mutable_latest_offsets())[1] = 100;
+  EXPECT_TRUE(CheckPartitionsExist(status, offsets).ok());
+  offsets[5] = 1;
+  offsets[3] = 1;
+  absl::Status bad = CheckPartitionsExist(status, offsets);
+  EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(bad.message(),
+            "topic \"events\" has no partition 3, 5 (it has 2: 0 to 1); nothing was reset");
+}
+
+}  // namespace
+}  // namespace sluice::supervisor

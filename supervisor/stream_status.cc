@@ -1,0 +1,175 @@
+#include "supervisor/stream_status.h"
+
+namespace sluice::supervisor {
+
+void SupervisorHealth::NoteRun(bool ok) {
+  if (ok) {
+    consecutive_run_failures_ = 0;
+    ran_ok_once_ = true;
+  } else {
+    ++consecutive_run_failures_;
+  }
+}
+
+void SupervisorHealth::NoteTaskOutcome(v1::TaskState state) {
+  if (state != v1::SUCCESS && state != v1::FAILED) return;
+  task_outcomes_.push_back(state == v1::SUCCESS);
+  while (task_outcomes_.size() > kTaskOutcomes) task_outcomes_.pop_front();
+}
+
+void SupervisorHealth::NoteError(int64_t time_ms, const absl::Status& status) {
+  v1::ErrorEvent event;
+  event.set_time_ms(time_ms);
+  event.set_message(status.ToString());
+  recent_errors_.push_back(std::move(event));
+  while (recent_errors_.size() > kRecentErrors) recent_errors_.pop_front();
+}
+
+int SupervisorHealth::task_failures_in_a_row() const {
+  int failed = 0;
+  for (auto it = task_outcomes_.rbegin(); it != task_outcomes_.rend() && !*it; ++it) ++failed;
+  return failed;
+}
+
+v1::SupervisorState SupervisorStateOf(const StatusInputs& in) {
+  if (in.stopping) return v1::STOPPING;
+  if (in.stream_unreachable) return v1::UNABLE_TO_CONNECT_TO_STREAM;
+  if (in.offsets_problem == StreamProblem::kStoredOffsetsUnavailable) {
+    return v1::STORED_OFFSETS_UNAVAILABLE;
+  }
+  if (in.offsets_problem == StreamProblem::kStoredOffsetsPastEnd) {
+    return v1::STORED_OFFSETS_PAST_END;
+  }
+  if (in.health->consecutive_run_failures() >= SupervisorHealth::kUnhealthyAfterRunFailures) {
+    return v1::UNHEALTHY_SUPERVISOR;
+  }
+  if (in.health->task_failures_in_a_row() >= SupervisorHealth::kUnhealthyAfterTaskFailures) {
+    return v1::UNHEALTHY_TASKS;
+  }
+  if (in.suspended) return v1::SUSPENDED;
+  if (!in.health->ran_ok_once()) return v1::PENDING;
+  return v1::RUNNING;
+}
+
+namespace {
+
+v1::TaskGroupStatus DescribeGroup(const Group& group, bool publishing, absl::Duration task_duration,
+                                  absl::Time now, OffsetMap* current) {
+  v1::TaskGroupStatus g;
+  g.set_group_id(group.group_id);
+  g.set_base_sequence_name(group.base_sequence_name);
+  for (int32_t p : group.partitions()) g.add_partitions(p);
+  ToProto(group.start_offsets, g.mutable_start_offsets());
+  for (const auto& [id, offsets] : group.checkpoints) {
+    v1::Checkpoint* c = g.add_checkpoints();
+    c->set_sequence_id(id);
+    ToProto(offsets, c->mutable_offsets());
+  }
+  for (const auto& [id, task] : group.tasks) {
+    v1::TaskSummary* t = g.add_tasks();
+    t->set_task_id(id);
+    t->set_worker_id(task.worker_id);
+    t->set_state(task.state);
+    *t->mutable_current_offsets() = task.status.current_offsets();
+    t->set_start_time_ms(task.status.start_time_ms());
+    if (IsLive(task) && !publishing) {
+      *current = MaxOffsets(
+          *current, Restrict(FromProto(task.status.current_offsets()), group.start_offsets));
+    }
+  }
+  if (publishing) {
+    ToProto(group.end_offsets, g.mutable_end_offsets());
+    g.set_remaining_ms(absl::ToInt64Milliseconds(group.completion_deadline - now));
+  } else {
+    g.set_remaining_ms(absl::ToInt64Milliseconds(group.created_at + task_duration - now));
+  }
+  return g;
+}
+
+}  // namespace
+
+v1::SupervisorStatus BuildStatus(const StatusInputs& in) {
+  v1::SupervisorStatus s;
+  s.set_datasource(in.datasource);
+  s.set_topic(in.topic);
+  s.set_suspended(in.suspended);
+  s.set_spec_version(in.spec_version);
+  s.set_partitions(in.partitions);
+  const v1::SupervisorState state = SupervisorStateOf(in);
+  s.set_state(state);
+  // A used segment whose deep-storage copy fails verification is lost data
+  // until restored: the datasource is unhealthy whatever its tasks do.
+  s.set_segments_failing_verification(in.segments_failing_verification);
+  const bool unhealthy_state =
+      state == v1::UNHEALTHY_SUPERVISOR || state == v1::UNHEALTHY_TASKS ||
+      state == v1::UNABLE_TO_CONNECT_TO_STREAM || state == v1::STORED_OFFSETS_UNAVAILABLE ||
+      state == v1::STORED_OFFSETS_PAST_END;
+  s.set_healthy(!unhealthy_state && in.segments_failing_verification == 0);
+  std::string detailed = in.detailed_state;
+  if (in.suspended && state == v1::SUSPENDED) {
+    detailed = "SUSPENDED";
+  } else if (state == v1::UNABLE_TO_CONNECT_TO_STREAM) {
+    detailed = in.partitions_known ? "LOST_CONTACT_WITH_STREAM" : "UNABLE_TO_CONNECT_TO_STREAM";
+  } else if (state == v1::STORED_OFFSETS_UNAVAILABLE || state == v1::STORED_OFFSETS_PAST_END) {
+    detailed = v1::SupervisorState_Name(state);
+  }
+  s.set_detailed_state(detailed);
+
+  OffsetMap current;
+  if (in.active != nullptr) {
+    for (const auto& [id, group] : *in.active) {
+      *s.add_active_groups() = DescribeGroup(group, false, in.task_duration, in.now, &current);
+    }
+  }
+  if (in.publishing != nullptr) {
+    for (const auto& [id, groups] : *in.publishing) {
+      for (const Group& group : groups) {
+        *s.add_publishing_groups() = DescribeGroup(group, true, in.task_duration, in.now, &current);
+      }
+    }
+  }
+  if (in.watermarks != nullptr) {
+    for (const auto& [p, mark] : *in.watermarks) (*s.mutable_latest_offsets())[p] = mark.latest;
+  }
+  ToProto(current, s.mutable_current_offsets());
+  if (in.watermarks_at != absl::InfinitePast()) {
+    s.set_offsets_last_updated_ms(absl::ToUnixMillis(in.watermarks_at));
+  }
+  for (const v1::ErrorEvent& e : in.health->recent_errors()) *s.add_recent_errors() = e;
+  return s;
+}
+
+v1::SupervisorStatus WithStoredFacts(v1::SupervisorStatus status, const OffsetMap& committed,
+                                     int64_t segments_published, int64_t segments_failing) {
+  ToProto(committed, status.mutable_committed_offsets());
+  status.set_segments_published(segments_published);
+  status.set_segments_failing_verification(segments_failing);
+  if (segments_failing > 0) status.set_healthy(false);
+  // Current: the furthest a reading task got, else what is committed.
+  OffsetMap current = FromProto(status.current_offsets());
+  for (const auto& [p, offset] : committed) current.emplace(p, offset);
+  ToProto(current, status.mutable_current_offsets());
+  int64_t aggregate = 0;
+  for (const auto& [p, latest] : status.latest_offsets()) {
+    auto it = current.find(p);
+    const int64_t lag = latest - (it == current.end() ? 0 : it->second);
+    (*status.mutable_lag())[p] = lag;
+    if (lag > 0) aggregate += lag;
+  }
+  status.set_aggregate_lag(aggregate);
+  return status;
+}
+
+v1::SupervisorSummary SummaryOf(const std::string& datasource,
+                                const v1::SupervisorStatus& status) {
+  v1::SupervisorSummary summary;
+  summary.set_datasource(datasource);
+  summary.set_state(status.state());
+  summary.set_suspended(status.suspended());
+  summary.set_healthy(status.healthy());
+  summary.set_spec_version(status.spec_version());
+  summary.set_message(status.detailed_state());
+  return summary;
+}
+
+}  // namespace sluice::supervisor

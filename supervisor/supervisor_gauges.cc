@@ -1,0 +1,51 @@
+#include "supervisor/supervisor_gauges.h"
+
+#include <map>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+
+namespace sluice::supervisor {
+
+std::vector<metrics::GaugeSample> PartitionLagSamples(
+    const std::vector<v1::SupervisorStatus>& statuses) {
+  std::vector<metrics::GaugeSample> samples;
+  for (const v1::SupervisorStatus& status : statuses) {
+    for (const auto& [partition, lag] : status.lag()) {
+      samples.push_back(
+          {{{"datasource", status.datasource()}, {"partition", absl::StrCat(partition)}},
+           static_cast<double>(lag)});
+    }
+  }
+  return samples;
+}
+
+std::vector<metrics::GaugeSample> TaskStateSamples(
+    const std::vector<v1::SupervisorStatus>& statuses) {
+  std::vector<metrics::GaugeSample> samples;
+  for (const v1::SupervisorStatus& status : statuses) {
+    std::map<std::string, int> by_state;
+    for (const auto* groups : {&status.active_groups(), &status.publishing_groups()}) {
+      for (const v1::TaskGroupStatus& group : *groups) {
+        for (const v1::TaskSummary& task : group.tasks()) {
+          ++by_state[v1::TaskState_Name(task.state())];
+        }
+      }
+    }
+    for (const auto& [state, count] : by_state) {
+      samples.push_back(
+          {{{"datasource", status.datasource()}, {"state", state}}, static_cast<double>(count)});
+    }
+  }
+  return samples;
+}
+
+std::vector<metrics::GaugeSample> WorkerStateSamples(const std::vector<v1::WorkerInfo>& workers) {
+  int alive = 0;
+  int lost = 0;
+  for (const v1::WorkerInfo& worker : workers) ++(worker.alive() ? alive : lost);
+  return {{{{"state", "alive"}}, static_cast<double>(alive)},
+          {{{"state", "lost"}}, static_cast<double>(lost)}};
+}
+
+}  // namespace sluice::supervisor

@@ -1,0 +1,145 @@
+#include "supervisor/worker_reports.h"
+
+#include <glog/logging.h>
+
+#include "absl/strings/str_cat.h"
+#include "common/names.h"
+#include "common/status_macros.h"
+#include "supervisor/supervisor_reads.h"
+#include "supervisor/task_claims.h"
+
+namespace sluice::supervisor {
+
+bool WorkerReports::OnTaskStatus(const v1::TaskStatus& status,
+                                     const std::string& reporting_worker) {
+  if (status.task_id().empty()) return false;
+  std::optional<TaskRecord> record;
+  bool foreign = false;
+  absl::Status read = options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
+    SLUICE_ASSIGN_OR_RETURN(record, txn.GetTask(status.task_id()));
+    if (!record) return absl::OkStatus();
+    // Only the worker the task was assigned to speaks for it.
+    foreign = record->worker_id != reporting_worker;
+    if (foreign) return absl::OkStatus();
+    const bool ended_by_us = IsTerminal(record->state) && !IsTerminal(status.state());
+    if (ended_by_us) return absl::OkStatus();
+    if (record->state != status.state() ||
+        (!status.error().empty() && record->error != status.error())) {
+      SLUICE_RETURN_IF_ERROR(txn.UpdateTask(status.task_id(), status.state(), status.error(),
+                                            FromProto(status.current_offsets()),
+                                            options_.clock->NowMs()));
+    }
+    return absl::OkStatus();
+  });
+  if (!read.ok()) {
+    LOG(WARNING) << "[supervisor] task status of " << status.task_id() << ": " << read;
+    return false;
+  }
+  if (foreign) {
+    LOG(WARNING) << "[supervisor] worker " << reporting_worker << " reports task "
+                 << status.task_id() << ", which runs on worker " << record->worker_id
+                 << "; ignored";
+    return true;
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    reported_[status.task_id()] = status;
+  }
+  if (!record) return !IsTerminal(status.state());
+  if (IsTerminal(record->state) && !IsTerminal(status.state())) return true;
+  options_.forward(record->datasource, status);
+  return false;
+}
+
+absl::StatusOr<v1::RegisterWorkerResponse> WorkerReports::RegisterWorker(
+    const v1::RegisterWorkerRequest& request, const auth::Caller& caller) {
+  SLUICE_RETURN_IF_ERROR(CheckWorkerClaim(caller, request.worker().worker_id()));
+  std::vector<v1::TaskStatus> tasks(request.tasks().begin(), request.tasks().end());
+  SLUICE_RETURN_IF_ERROR(options_.registry->Register(request.worker(), tasks));
+  WorkerRecord record;
+  record.worker_id = request.worker().worker_id();
+  record.address = request.worker().address();
+  record.capacity = request.worker().capacity();
+  record.registered_at_ms = options_.clock->NowMs();
+  record.last_seen_ms = record.registered_at_ms;
+  SLUICE_RETURN_IF_ERROR(
+      options_.store->InTransaction([&](StoreTxn& txn) { return txn.UpsertWorker(record); }));
+  for (const v1::TaskStatus& task : tasks) OnTaskStatus(task, record.worker_id);
+  options_.run_all();
+  v1::RegisterWorkerResponse response;
+  response.set_heartbeat_interval_ms(absl::ToInt64Milliseconds(options_.heartbeat_interval));
+  response.set_supervisor_instance_id(options_.instance_id);
+  return response;
+}
+
+absl::StatusOr<v1::WorkerHeartbeatResponse> WorkerReports::Heartbeat(
+    const v1::WorkerHeartbeatRequest& request, const auth::Caller& caller) {
+  SLUICE_RETURN_IF_ERROR(CheckWorkerClaim(caller, request.worker_id()));
+  std::vector<v1::TaskStatus> tasks(request.tasks().begin(), request.tasks().end());
+  SLUICE_RETURN_IF_ERROR(options_.registry->Heartbeat(request.worker_id(), tasks));
+  v1::WorkerHeartbeatResponse response;
+  response.set_supervisor_instance_id(options_.instance_id);
+  for (const v1::TaskStatus& task : tasks) {
+    if (OnTaskStatus(task, request.worker_id()) && !IsTerminal(task.state())) {
+      response.add_stop_task_ids(task.task_id());
+    }
+  }
+  if (response.stop_task_ids_size() > 0) {
+    LOG(INFO) << "[supervisor] worker " << request.worker_id() << " is told to stop "
+              << response.stop_task_ids_size() << " tasks the supervisor no longer wants";
+  }
+  return response;
+}
+
+absl::Status WorkerReports::ReportTaskStatus(const v1::ReportTaskStatusRequest& request,
+                                           const auth::Caller& caller) {
+  SLUICE_RETURN_IF_ERROR(ValidateWorkerId(request.worker_id()));
+  SLUICE_RETURN_IF_ERROR(ValidateTaskId(request.status().task_id()));
+  SLUICE_RETURN_IF_ERROR(CheckWorkerClaim(caller, request.worker_id()));
+  v1::TaskStatus status = request.status();
+  if (status.worker_id().empty()) status.set_worker_id(request.worker_id());
+  if (status.worker_id() != request.worker_id()) {
+    return absl::PermissionDeniedError(absl::StrCat("worker ", request.worker_id(),
+                                                    " reports a status for worker ",
+                                                    status.worker_id()));
+  }
+  // Only the worker the task runs on may report its state.
+  std::optional<TaskRecord> record;
+  SLUICE_RETURN_IF_ERROR(options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
+    SLUICE_ASSIGN_OR_RETURN(record, txn.GetTask(status.task_id()));
+    return absl::OkStatus();
+  }));
+  if (record && record->worker_id != request.worker_id()) {
+    return absl::PermissionDeniedError(absl::StrCat("task ", status.task_id(), " runs on worker ",
+                                                    record->worker_id, ", not on ",
+                                                    request.worker_id()));
+  }
+  OnTaskStatus(status, request.worker_id());
+  return absl::OkStatus();
+}
+
+v1::ListSupervisorTasksResponse WorkerReports::TaskList(
+    const std::vector<TaskRecord>& tasks, const v1::ListSupervisorTasksRequest& request) {
+  absl::MutexLock lock(&mu_);
+  return TaskListResponse(tasks, request, reported_);
+}
+
+void WorkerReports::ForgetOld() {
+  const int64_t cutoff = options_.clock->NowMs() - absl::ToInt64Milliseconds(absl::Hours(1));
+  absl::MutexLock lock(&mu_);
+  for (auto it = reported_.begin(); it != reported_.end();) {
+    const v1::TaskStatus& status = it->second;
+    const bool old = IsTerminal(status.state()) && status.end_time_ms() > 0 &&
+                     status.end_time_ms() < cutoff;
+    it = old ? reported_.erase(it) : std::next(it);
+  }
+}
+
+std::optional<v1::TaskStatus> WorkerReports::Latest(const std::string& task_id) {
+  absl::MutexLock lock(&mu_);
+  auto it = reported_.find(task_id);
+  if (it == reported_.end()) return std::nullopt;
+  return it->second;
+}
+
+}  // namespace sluice::supervisor

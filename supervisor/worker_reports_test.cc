@@ -1,0 +1,176 @@
+#include "supervisor/worker_reports.h"
+
+#include <gtest/gtest.h>
+
+#include "supervisor/testing/test_util.h"
+
+namespace sluice::supervisor {
+namespace {
+
+v1::TaskStatus Status(const std::string& id, v1::TaskState state) {
+  v1::TaskStatus status;
+  status.set_task_id(id);
+  status.set_state(state);
+  return status;
+}
+
+class WorkerReportsTest : public ::testing::Test {
+ protected:
+  WorkerReportsTest()
+      : store_(testing::OpenTestStore(dir_.path())),
+        registry_({&clock_, absl::Seconds(1), 3, absl::Seconds(10)}) {
+    WorkerReportsOptions options;
+    options.store = store_.get();
+    options.clock = &clock_;
+    options.registry = &registry_;
+    options.instance_id = "instance-1";
+    options.heartbeat_interval = absl::Seconds(1);
+    options.forward = [this](const std::string& ds, const v1::TaskStatus& status) {
+      forwarded_.emplace_back(ds, status);
+    };
+    options.run_all = [this] { ++runs_; };
+    reports_ = std::make_unique<WorkerReports>(std::move(options));
+    EXPECT_TRUE(store_
+                    ->InTransaction([&](StoreTxn& txn) -> absl::Status {
+                      return txn.InsertSpec("ds", testing::TestSpec("ds"), false, clock_.NowMs())
+                          .status();
+                    })
+                    .ok());
+  }
+
+  void AddTask(const std::string& id, const std::string& worker, v1::TaskState state) {
+    TaskRecord record;
+    record.task_id = id;
+    record.datasource = "ds";
+    record.base_sequence_name = "base";
+    record.worker_id = worker;
+    record.state = state;
+    EXPECT_TRUE(store_->InTransaction([&](StoreTxn& txn) { return txn.InsertTask(record); }).ok());
+  }
+  v1::TaskState StoredState(const std::string& id) {
+    v1::TaskState state = v1::TASK_STATE_UNSPECIFIED;
+    EXPECT_TRUE(store_
+                    ->InTransaction([&](StoreTxn& txn) -> absl::Status {
+                      auto task = txn.GetTask(id);
+                      if (!task.ok()) return task.status();
+                      if (*task) state = (*task)->state;
+                      return absl::OkStatus();
+                    })
+                    .ok());
+    return state;
+  }
+  absl::Status Register(const std::string& worker) {
+    v1::RegisterWorkerRequest request;
+    request.mutable_worker()->set_worker_id(worker);
+    request.mutable_worker()->set_address("127.0.0.1:7001");
+    request.mutable_worker()->set_capacity(2);
+    auto response = reports_->RegisterWorker(request, auth::Caller::Anonymous());
+    if (response.ok()) {
+      EXPECT_EQ(response->heartbeat_interval_ms(), 1000);
+      EXPECT_EQ(response->supervisor_instance_id(), "instance-1");
+    }
+    return response.status();
+  }
+
+  testing::TempDir dir_;
+  FakeClock clock_;
+  std::unique_ptr<MetadataStore> store_;
+  WorkerRegistry registry_;
+  std::vector<std::pair<std::string, v1::TaskStatus>> forwarded_;
+  int runs_ = 0;
+  std::unique_ptr<WorkerReports> reports_;
+};
+
+TEST_F(WorkerReportsTest, RegistrationRecordsTheWorkerAndWakesTheSupervisors) {
+  ASSERT_TRUE(Register("w1").ok());
+  EXPECT_TRUE(registry_.IsAlive("w1"));
+  EXPECT_EQ(runs_, 1);
+  std::vector<WorkerRecord> workers;
+  ASSERT_TRUE(store_
+                  ->InTransaction([&](StoreTxn& txn) -> absl::Status {
+                    auto got = txn.ListWorkerRecords();
+                    if (!got.ok()) return got.status();
+                    workers = *got;
+                    return absl::OkStatus();
+                  })
+                  .ok());
+  ASSERT_EQ(workers.size(), 1u);
+  EXPECT_EQ(workers[0].worker_id, "w1");
+  EXPECT_EQ(workers[0].address, "127.0.0.1:7001");
+}
+
+TEST_F(WorkerReportsTest, StateChangesArePersistedAndForwarded) {
+  AddTask("t1", "w1", v1::NOT_STARTED);
+  EXPECT_FALSE(reports_->OnTaskStatus(Status("t1", v1::READING), "w1"));
+  EXPECT_EQ(StoredState("t1"), v1::READING);
+  ASSERT_EQ(forwarded_.size(), 1u);
+  EXPECT_EQ(forwarded_[0].first, "ds");
+  EXPECT_EQ(forwarded_[0].second.state(), v1::READING);
+  ASSERT_TRUE(reports_->Latest("t1").has_value());
+  EXPECT_EQ(reports_->Latest("t1")->state(), v1::READING);
+}
+
+TEST_F(WorkerReportsTest, UnwantedTasks) {
+  // Unknown and still running: the worker should stop it.
+  EXPECT_TRUE(reports_->OnTaskStatus(Status("ghost", v1::READING), "w1"));
+  EXPECT_FALSE(reports_->OnTaskStatus(Status("ghost", v1::SUCCESS), "w1"));
+  // Ended by the supervisor, still running on the worker.
+  AddTask("killed", "w1", v1::FAILED);
+  EXPECT_TRUE(reports_->OnTaskStatus(Status("killed", v1::READING), "w1"));
+  EXPECT_EQ(StoredState("killed"), v1::FAILED);
+  // Another worker's task: ignored, not recorded, not forwarded.
+  AddTask("theirs", "w2", v1::READING);
+  EXPECT_TRUE(reports_->OnTaskStatus(Status("theirs", v1::FAILED), "w1"));
+  EXPECT_EQ(StoredState("theirs"), v1::READING);
+  EXPECT_FALSE(reports_->Latest("theirs").has_value());
+  EXPECT_TRUE(forwarded_.empty());
+}
+
+TEST_F(WorkerReportsTest, HeartbeatNamesTheTasksToStop) {
+  ASSERT_TRUE(Register("w1").ok());
+  AddTask("mine", "w1", v1::READING);
+  v1::WorkerHeartbeatRequest request;
+  request.set_worker_id("w1");
+  *request.add_tasks() = Status("mine", v1::READING);
+  *request.add_tasks() = Status("ghost", v1::READING);
+  *request.add_tasks() = Status("done", v1::SUCCESS);
+  auto response = reports_->Heartbeat(request, auth::Caller::Anonymous());
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->supervisor_instance_id(), "instance-1");
+  ASSERT_EQ(response->stop_task_ids_size(), 1);
+  EXPECT_EQ(response->stop_task_ids(0), "ghost");
+}
+
+TEST_F(WorkerReportsTest, ReportsSpeakOnlyForTheWorkersOwnTasks) {
+  AddTask("t1", "w2", v1::READING);
+  v1::ReportTaskStatusRequest request;
+  request.set_worker_id("w1");
+  *request.mutable_status() = Status("t1", v1::FAILED);
+  EXPECT_EQ(reports_->ReportTaskStatus(request, auth::Caller::Anonymous()).code(),
+            absl::StatusCode::kPermissionDenied);
+  request.mutable_status()->set_worker_id("w3");
+  EXPECT_EQ(reports_->ReportTaskStatus(request, auth::Caller::Anonymous()).code(),
+            absl::StatusCode::kPermissionDenied);
+  request.set_worker_id("w2");
+  request.mutable_status()->set_worker_id("w2");
+  EXPECT_TRUE(reports_->ReportTaskStatus(request, auth::Caller::Anonymous()).ok());
+  EXPECT_EQ(StoredState("t1"), v1::FAILED);
+}
+
+TEST_F(WorkerReportsTest, OldEndedReportsAreForgotten) {
+  AddTask("old", "w1", v1::READING);
+  AddTask("recent", "w1", v1::READING);
+  v1::TaskStatus old = Status("old", v1::SUCCESS);
+  old.set_end_time_ms(clock_.NowMs());
+  reports_->OnTaskStatus(old, "w1");
+  clock_.Advance(absl::Minutes(61));
+  v1::TaskStatus recent = Status("recent", v1::SUCCESS);
+  recent.set_end_time_ms(clock_.NowMs());
+  reports_->OnTaskStatus(recent, "w1");
+  reports_->ForgetOld();
+  EXPECT_FALSE(reports_->Latest("old").has_value());
+  EXPECT_TRUE(reports_->Latest("recent").has_value());
+}
+
+}  // namespace
+}  // namespace sluice::supervisor
