@@ -114,7 +114,9 @@ class SupervisorServiceTest : public ::testing::Test {
         return false;
       }
       task = status.active_groups(0).tasks(0).task_id();
-      return true;
+      // The status lists a task as soon as its group has it, which can be
+      // before RunTask has reached the worker.
+      return WorkerOf(task) != nullptr;
     })) << Status().DebugString();
     return task;
   }
