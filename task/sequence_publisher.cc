@@ -391,7 +391,7 @@ absl::Status SequencePublisher::Committed(const ClosedSequence& sequence,
                                           std::vector<std::string> segment_ids,
                                           std::vector<std::string> local_files) {
   SLUICE_RETURN_IF_ERROR(SLUICE_FAULT_POINT("task.after_publish"));
-  SLUICE_RETURN_IF_ERROR(options_.on_published(sequence.sequence.id));
+  SLUICE_RETURN_IF_ERROR(options_.listener->OnPublished(sequence.sequence.id));
   const absl::Time now = absl::Now();
   if (sequence.closed_at != absl::Time()) {
     options_.metrics.publish_seconds->ObserveDuration(now - sequence.closed_at);

@@ -6,7 +6,9 @@ namespace sluice::task {
 
 SequenceStore::SequenceStore(std::string path, std::string base_name,
                              std::vector<int32_t> partitions)
-    : path_(std::move(path)), base_name_(std::move(base_name)), partitions_(std::move(partitions)) {}
+    : path_(std::move(path)),
+      base_name_(std::move(base_name)),
+      partitions_(std::move(partitions)) {}
 
 absl::StatusOr<bool> SequenceStore::Load(
     const std::vector<std::pair<int32_t, OffsetMap>>& checkpoints) {

@@ -11,9 +11,12 @@
 #ifndef SLUICE_TASK_TASK_FILES_H_
 #define SLUICE_TASK_TASK_FILES_H_
 
+#include <set>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/message.h"
 
@@ -31,6 +34,12 @@ struct TaskFiles {
 
   std::string dir;
 };
+
+// Names in `dir` (without "." and "..").
+absl::StatusOr<std::vector<std::string>> ListDir(const std::string& dir);
+
+// Removes every entry of `dir` whose name is not in `keep`.
+absl::Status RemoveAllBut(const std::string& dir, const std::set<std::string>& keep);
 
 // Writes `message` as JSON with WriteFileAtomically.
 absl::Status SaveJson(const google::protobuf::Message& message, const std::string& path);
