@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs the whole test suite: installs what it needs, builds, runs every test
 # (unit, in-process cluster, process-level fault tests), then the segment
-# library's tests under AddressSanitizer + UBSan, then each libFuzzer target
+# library's tests under AddressSanitizer + UBSan, then the thread-safety
+# build (clang -Werror=thread-safety over every target, --config=tsa; it
+# counts as one test), then each libFuzzer target
 # of //fuzz for a few seconds from its checked-in corpus (scripts/fuzz.sh;
 # each target counts as one test). Ends with `N passed, N failed`.
 #
@@ -48,6 +50,20 @@ if ((asan)); then
     total_pass=$((total_pass + ${asan_summary%% passed*}))
     rest=${asan_summary#*, }
     total_fail=$((total_fail + ${rest%% failed*}))
+  fi
+fi
+
+if ((asan)); then
+  # Compiler-checked locking: every ABSL_GUARDED_BY / _REQUIRED annotation.
+  echo "[test] thread-safety build (clang -Werror=thread-safety, --config=tsa)"
+  tsa_start=$SECONDS
+  if bazel build --config=tsa --keep_going //...; then
+    echo "[test] tsa build: passed in $((SECONDS - tsa_start))s"
+    total_pass=$((total_pass + 1))
+  else
+    echo "[test] tsa build: FAILED (see the clang errors above)"
+    total_fail=$((total_fail + 1))
+    rc=1
   fi
 fi
 

@@ -1,39 +1,20 @@
-// Kafka offset maps (partition -> offset) as the supervisor handles them:
-// conversions from and to the proto maps, a compact JSON text form for the
-// metadata store ({"0":123,"1":456}), comparison helpers and log formatting.
+// The supervisor's names for common/offsets.h (the one offsets vocabulary).
 #ifndef SLUICE_SUPERVISOR_OFFSETS_H_
 #define SLUICE_SUPERVISOR_OFFSETS_H_
 
-#include <cstdint>
-#include <map>
-#include <string>
-
-#include "absl/status/statusor.h"
-#include "absl/strings/string_view.h"
-#include "google/protobuf/map.h"
+#include "common/offsets.h"
 
 namespace sluice::supervisor {
 
-using OffsetMap = std::map<int32_t, int64_t>;
-
-OffsetMap FromProto(const google::protobuf::Map<int32_t, int64_t>& map);
-void ToProto(const OffsetMap& offsets, google::protobuf::Map<int32_t, int64_t>* out);
-
-// {"0":123,"1":456} (keys ascending, no spaces).
-std::string EncodeOffsets(const OffsetMap& offsets);
-// Parses EncodeOffsets' form (whitespace tolerated); INVALID_ARGUMENT otherwise.
-absl::StatusOr<OffsetMap> DecodeOffsets(absl::string_view text);
-
-// "{0:123, 1:456}" for logs; END_OF_PARTITION shows as "END".
-std::string FormatOffsets(const OffsetMap& offsets);
-
-// Per-partition maximum of `a` and `b` over the union of their partitions.
-OffsetMap MaxOffsets(const OffsetMap& a, const OffsetMap& b);
-
-// `offsets` restricted to `partitions`' keys.
-OffsetMap Restrict(const OffsetMap& offsets, const OffsetMap& partitions);
-
-bool ContainsEndOfPartition(const OffsetMap& offsets);
+using ::sluice::ContainsEndOfPartition;
+using ::sluice::DecodeOffsets;
+using ::sluice::EncodeOffsets;
+using ::sluice::FormatOffsets;
+using ::sluice::FromProto;
+using ::sluice::MaxOffsets;
+using ::sluice::OffsetMap;
+using ::sluice::Restrict;
+using ::sluice::ToProto;
 
 }  // namespace sluice::supervisor
 

@@ -19,11 +19,11 @@
 #include "common/kafka/consumer_settings.h"
 #include "common/status_macros.h"
 #include "common/time_util.h"
-#include "tests/fault/live_audit.h"
 #include "tests/fault/soak_plan.h"
 #include "tests/testing/subprocess.h"
 #include "tools/audit/kafka_record_counter.h"
 #include "tools/audit/segment_file_verifier.h"
+#include "tools/audit/live_audit.h"
 #include "tools/cluster/wiki_datasource.h"
 #include "tools/produce/wiki_producer.h"
 
@@ -429,8 +429,8 @@ audit::AuditReport FaultScenario::Audit(const PartitionOffsets& reset) {
   const Produced target = produced();
   audit::AuditReport failed;
   failed.datasource = kDatasource;
-  absl::StatusOr<AuditInputs> inputs = FetchAuditInputs(supervisor_.get(), kDatasource,
-                                                        kRpcTimeout);
+  absl::StatusOr<audit::AuditInputs> inputs =
+      audit::FetchAuditInputs(*supervisor_, kDatasource, kRpcTimeout);
   if (!inputs.ok()) {
     failed.discrepancies.push_back(
         absl::StrCat("cannot read the commit log and segments: ", inputs.status().ToString()));

@@ -21,7 +21,7 @@ namespace {
 
 // More than any datasource lists in one call; a full page means "maybe more".
 constexpr int32_t kSegmentLimit = 1000000;
-constexpr int kSnapshotAttempts = 10;
+constexpr int kSnapshotAttempts = 20;
 
 template <typename Request, typename Response>
 absl::Status Call(grpc::Status (v1::SupervisorService::StubInterface::*method)(grpc::ClientContext*,
@@ -38,6 +38,38 @@ absl::Status Call(grpc::Status (v1::SupervisorService::StubInterface::*method)(g
 
 }  // namespace
 
+absl::StatusOr<AuditInputs> FetchAuditInputs(v1::SupervisorService::StubInterface& stub,
+                                             const std::string& datasource,
+                                             absl::Duration rpc_timeout) {
+  v1::SupervisorRef ref;
+  ref.set_datasource(datasource);
+  for (int attempt = 1;; ++attempt) {
+    AuditInputs inputs;
+    SLUICE_RETURN_IF_ERROR(Call(&v1::SupervisorService::StubInterface::GetCommitLog, stub,
+                                rpc_timeout, "GetCommitLog", ref, &inputs.commit_log));
+    v1::ListSegmentsRequest list;
+    list.set_datasource(datasource);
+    list.set_limit(kSegmentLimit);
+    SLUICE_RETURN_IF_ERROR(Call(&v1::SupervisorService::StubInterface::ListSegments, stub,
+                                rpc_timeout, "ListSegments", list, &inputs.segments));
+    v1::GetCommitLogResponse again;
+    SLUICE_RETURN_IF_ERROR(Call(&v1::SupervisorService::StubInterface::GetCommitLog, stub,
+                                rpc_timeout, "GetCommitLog", ref, &again));
+    if (google::protobuf::util::MessageDifferencer::Equals(inputs.commit_log, again)) {
+      for (const v1::SegmentDescriptor& s : inputs.segments.segments()) {
+        if (s.used()) inputs.used_segments.push_back(s);
+      }
+      return inputs;
+    }
+    if (attempt == kSnapshotAttempts) {
+      return absl::UnavailableError(absl::StrCat(
+          datasource, " committed new sequences during each of ", kSnapshotAttempts,
+          " attempts to read a consistent commit log and segment list; suspend it and retry"));
+    }
+    absl::SleepFor(absl::Milliseconds(200));
+  }
+}
+
 std::string LiveAuditResult::ToString() const {
   return absl::StrCat("verify ", report.datasource, ": topic ", topic, " at ", bootstrap_servers,
                       ", ", records_read, " records read back from Kafka in ",
@@ -51,31 +83,10 @@ absl::StatusOr<LiveAuditResult> RunLiveAudit(v1::SupervisorService::StubInterfac
   v1::SupervisorRef ref;
   ref.set_datasource(options.datasource);
 
-  // A consistent snapshot of a datasource that may still be publishing:
-  // segments are inserted in the same transaction as their commit log entry,
-  // so a segment list taken between two equal commit logs matches them.
-  v1::GetCommitLogResponse log;
-  v1::ListSegmentsResponse segments;
-  for (int attempt = 1;; ++attempt) {
-    SLUICE_RETURN_IF_ERROR(Call(&v1::SupervisorService::StubInterface::GetCommitLog, stub,
-                                options.rpc_timeout, "GetCommitLog", ref, &log));
-    v1::ListSegmentsRequest list;
-    list.set_datasource(options.datasource);
-    list.set_limit(kSegmentLimit);
-    segments.Clear();
-    SLUICE_RETURN_IF_ERROR(Call(&v1::SupervisorService::StubInterface::ListSegments, stub,
-                                options.rpc_timeout, "ListSegments", list, &segments));
-    v1::GetCommitLogResponse again;
-    SLUICE_RETURN_IF_ERROR(Call(&v1::SupervisorService::StubInterface::GetCommitLog, stub,
-                                options.rpc_timeout, "GetCommitLog", ref, &again));
-    if (google::protobuf::util::MessageDifferencer::Equals(log, again)) break;
-    if (attempt == kSnapshotAttempts) {
-      return absl::UnavailableError(absl::StrCat(
-          options.datasource, " committed new sequences during each of ", kSnapshotAttempts,
-          " attempts to read a consistent commit log and segment list; suspend it and retry"));
-    }
-    absl::SleepFor(absl::Milliseconds(200));
-  }
+  SLUICE_ASSIGN_OR_RETURN(AuditInputs inputs,
+                          FetchAuditInputs(stub, options.datasource, options.rpc_timeout));
+  const v1::GetCommitLogResponse& log = inputs.commit_log;
+  const v1::ListSegmentsResponse& segments = inputs.segments;
 
   // Kafka: the spec's consumer properties (security settings included), with
   // the address overridden when given.

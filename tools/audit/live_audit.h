@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -46,6 +47,22 @@ struct LiveAuditOptions {
   absl::Duration rpc_timeout = absl::Seconds(30);
   absl::Duration kafka_idle_timeout = absl::Seconds(30);
 };
+
+// The audit's inputs from a running supervisor, as one consistent snapshot
+// of a datasource that may still be publishing: segments are inserted in the
+// same transaction as their commit log entry, so a segment list taken between
+// two equal commit logs matches them. UNAVAILABLE if the datasource kept
+// committing through every attempt; a failed call as its status.
+struct AuditInputs {
+  v1::GetCommitLogResponse commit_log;
+  // Every segment the supervisor listed, used or not.
+  v1::ListSegmentsResponse segments;
+  // The used ones among them.
+  std::vector<v1::SegmentDescriptor> used_segments;
+};
+absl::StatusOr<AuditInputs> FetchAuditInputs(v1::SupervisorService::StubInterface& stub,
+                                             const std::string& datasource,
+                                             absl::Duration rpc_timeout);
 
 struct LiveAuditResult {
   AuditReport report;

@@ -1,10 +1,10 @@
-#include "supervisor/offsets.h"
+#include "common/offsets.h"
 
 #include <gtest/gtest.h>
 
 #include "common/spec.h"
 
-namespace sluice::supervisor {
+namespace sluice {
 namespace {
 
 TEST(OffsetsTest, EncodeDecodeRoundTrip) {
@@ -37,4 +37,4 @@ TEST(OffsetsTest, MaxRestrictAndFormat) {
 }
 
 }  // namespace
-}  // namespace sluice::supervisor
+}  // namespace sluice

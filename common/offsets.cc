@@ -1,4 +1,4 @@
-#include "supervisor/offsets.h"
+#include "common/offsets.h"
 
 #include <algorithm>
 
@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/spec.h"
 
-namespace sluice::supervisor {
+namespace sluice {
 
 OffsetMap FromProto(const google::protobuf::Map<int32_t, int64_t>& map) {
   return OffsetMap(map.begin(), map.end());
@@ -134,4 +134,4 @@ bool ContainsEndOfPartition(const OffsetMap& offsets) {
                      [](const auto& entry) { return entry.second == kEndOfPartition; });
 }
 
-}  // namespace sluice::supervisor
+}  // namespace sluice
