@@ -5,20 +5,11 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "common/retry.h"
 #include "common/status_macros.h"
 #include "common/time_util.h"
 
 namespace sluice::task {
-namespace {
-
-bool Retryable(const absl::Status& status) {
-  return status.code() == absl::StatusCode::kUnavailable ||
-         status.code() == absl::StatusCode::kDeadlineExceeded ||
-         status.code() == absl::StatusCode::kResourceExhausted;
-}
-
-}  // namespace
-
 absl::StatusOr<v1::AllocateSegmentResponse> SupervisorSegmentAllocator::Allocate(
     const std::string& sequence_name, int64_t start_ms, int64_t end_ms) {
   v1::AllocateSegmentRequest request;
@@ -27,16 +18,19 @@ absl::StatusOr<v1::AllocateSegmentResponse> SupervisorSegmentAllocator::Allocate
   request.set_sequence_name(sequence_name);
   request.mutable_interval()->set_start_ms(start_ms);
   request.mutable_interval()->set_end_ms(end_ms);
-  absl::Duration backoff = options_.min_backoff;
-  while (true) {
-    absl::StatusOr<v1::AllocateSegmentResponse> response =
-        options_.supervisor->AllocateSegment(request);
-    if (response.ok() || !Retryable(response.status())) return response;
-    LOG_EVERY_N(WARNING, 10) << options_.log_prefix << " allocating a segment for "
-                             << sequence_name << ": " << response.status() << "; retrying";
-    if (!options_.sleep(backoff)) return absl::CancelledError("stopped");
-    backoff = std::min(options_.max_backoff, backoff * 2);
-  }
+  RetryOptions retry;
+  retry.initial_backoff = options_.min_backoff;
+  retry.max_backoff = options_.max_backoff;
+  return RetryCall<v1::AllocateSegmentResponse>(
+      retry, options_.sleep, [&]() -> absl::StatusOr<v1::AllocateSegmentResponse> {
+        absl::StatusOr<v1::AllocateSegmentResponse> response =
+            options_.supervisor->AllocateSegment(request);
+        if (!response.ok() && IsRetryable(response.status())) {
+          LOG_EVERY_N(WARNING, 10) << options_.log_prefix << " allocating a segment for "
+                                   << sequence_name << ": " << response.status() << "; retrying";
+        }
+        return response;
+      });
 }
 
 OpenSegments::OpenSegments(SegmentEngine* engine, SegmentAllocator* allocator,

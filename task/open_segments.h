@@ -59,8 +59,9 @@ struct SupervisorSegmentAllocatorOptions {
   std::string log_prefix;
 };
 
-// AllocateSegment at the supervisor, retried with backoff while the answer
-// is UNAVAILABLE, DEADLINE_EXCEEDED or RESOURCE_EXHAUSTED.
+// AllocateSegment at the supervisor, retried with backoff (common/retry)
+// while the answer IsRetryable: UNAVAILABLE, DEADLINE_EXCEEDED or
+// RESOURCE_EXHAUSTED.
 class SupervisorSegmentAllocator final : public SegmentAllocator {
  public:
   explicit SupervisorSegmentAllocator(SupervisorSegmentAllocatorOptions options)

@@ -35,6 +35,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/deep_storage.h"
+#include "common/retry.h"
 #include "sluice/v1/task.pb.h"
 #include "task/segment_sink.h"
 #include "task/sequence_store.h"
@@ -141,7 +142,8 @@ class SequencePublisher {
   // Sleeps `d` unless stopped; false when stopped.
   bool Sleep(absl::Duration d) ABSL_LOCKS_EXCLUDED(mu_);
   bool stopping() const ABSL_LOCKS_EXCLUDED(mu_);
-  absl::Duration NextBackoff(absl::Duration* backoff) const;
+  // min_backoff .. max_backoff, doubling, with common/retry's jitter.
+  RetryOptions retry_options() const;
 
   const SequencePublisherOptions options_;
 
