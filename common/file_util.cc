@@ -1,18 +1,18 @@
 #include "common/file_util.h"
 
-#include <glog/logging.h>
-#include <sys/stat.h>
-
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <glog/logging.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 
 namespace sluice {
 
@@ -30,6 +30,8 @@ absl::Status ErrnoStatus(int err, absl::string_view what, absl::string_view path
       return absl::PermissionDeniedError(message);
     case ENOSPC:
     case EDQUOT:
+      // Worth a retry once space is freed (DESIGN: RESOURCE_EXHAUSTED).
+      return absl::ResourceExhaustedError(message);
     case EIO:
     case EAGAIN:
     case EINTR:
@@ -153,6 +155,22 @@ absl::StatusOr<std::string> ReadFile(const std::string& path) {
   return out;
 }
 
+absl::StatusOr<std::vector<std::string>> ListDirectory(const std::string& path) {
+  DIR* dir = ::opendir(path.c_str());
+  if (dir == nullptr) return ErrnoStatus(errno, "cannot open directory", path);
+  std::vector<std::string> names;
+  errno = 0;
+  while (struct dirent* entry = ::readdir(dir)) {
+    const std::string name = entry->d_name;
+    if (name != "." && name != "..") names.push_back(name);
+  }
+  const int error = errno;
+  ::closedir(dir);
+  if (error != 0) return ErrnoStatus(error, "cannot read directory", path);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
 absl::Status RemoveAll(const std::string& path) {
   struct stat st;
   if (::lstat(path.c_str(), &st) != 0) {
@@ -160,18 +178,11 @@ absl::Status RemoveAll(const std::string& path) {
     return ErrnoStatus(errno, "cannot stat", path);
   }
   if (S_ISDIR(st.st_mode)) {
-    DIR* dir = ::opendir(path.c_str());
-    if (dir == nullptr) return ErrnoStatus(errno, "cannot open directory", path);
-    while (struct dirent* entry = ::readdir(dir)) {
-      const std::string name = entry->d_name;
-      if (name == "." || name == "..") continue;
-      absl::Status status = RemoveAll(path + "/" + name);
-      if (!status.ok()) {
-        ::closedir(dir);
-        return status;
-      }
+    absl::StatusOr<std::vector<std::string>> names = ListDirectory(path);
+    if (!names.ok()) return names.status();
+    for (const std::string& name : *names) {
+      SLUICE_RETURN_IF_ERROR(RemoveAll(path + "/" + name));
     }
-    ::closedir(dir);
     if (::rmdir(path.c_str()) != 0 && errno != ENOENT) {
       return ErrnoStatus(errno, "cannot remove directory", path);
     }

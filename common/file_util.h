@@ -4,6 +4,7 @@
 #define SLUICE_COMMON_FILE_UTIL_H_
 
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -29,13 +30,18 @@ absl::StatusOr<std::string> ReadFile(const std::string& path);
 // fsync of a directory (makes renames and creations in it durable).
 absl::Status SyncDir(const std::string& dir);
 
+// The names in directory `path` (not "." and ".."), sorted. NOT_FOUND if it
+// does not exist.
+absl::StatusOr<std::vector<std::string>> ListDirectory(const std::string& path);
+
 // Removes a file or a directory tree; OK if absent.
 absl::Status RemoveAll(const std::string& path);
 
 bool PathExists(const std::string& path);
 
 // An absl::Status for a failed system call: errno mapped to a code
-// (ENOENT -> NOT_FOUND, EEXIST -> ALREADY_EXISTS, ENOSPC/EIO -> UNAVAILABLE,
+// (ENOENT -> NOT_FOUND, EEXIST -> ALREADY_EXISTS, ENOSPC -> RESOURCE_EXHAUSTED,
+// EIO -> UNAVAILABLE,
 // EACCES -> PERMISSION_DENIED, ...), message "<what> <path>: <strerror>".
 absl::Status ErrnoStatus(int err, absl::string_view what, absl::string_view path);
 

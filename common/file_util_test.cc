@@ -1,6 +1,7 @@
 #include "common/file_util.h"
 
 #include <dirent.h>
+#include <errno.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -44,6 +45,31 @@ TEST(WriteFileAtomicallyTest, MissingDirectoryIsNotFound) {
   const absl::Status s = WriteFileAtomically("/no/such/dir/bootstrap", "x");
   EXPECT_EQ(s.code(), absl::StatusCode::kNotFound);
   EXPECT_NE(s.message().find("/no/such/dir/bootstrap"), absl::string_view::npos);
+}
+
+TEST(ListDirectoryTest, SortedNamesWithoutDotEntries) {
+  const std::string dir = absl::StrCat(getenv("TEST_TMPDIR"), "/listing");
+  ASSERT_TRUE(MakeDirs(dir + "/b_dir").ok());
+  ASSERT_TRUE(WriteFileAtomically(dir + "/c", "x").ok());
+  ASSERT_TRUE(WriteFileAtomically(dir + "/a", "y").ok());
+  absl::StatusOr<std::vector<std::string>> names = ListDirectory(dir);
+  ASSERT_TRUE(names.ok()) << names.status();
+  EXPECT_EQ(*names, (std::vector<std::string>{"a", "b_dir", "c"}));
+  EXPECT_EQ(ListDirectory(dir + "/missing").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(ListDirectory(dir + "/c").status().code(), absl::StatusCode::kNotFound);  // ENOTDIR
+  ASSERT_TRUE(RemoveAll(dir).ok());
+  EXPECT_FALSE(PathExists(dir));
+}
+
+TEST(ErrnoStatusTest, CodesFollowWhatTheCallerShouldDo) {
+  EXPECT_EQ(ErrnoStatus(ENOENT, "open", "/x").code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(ErrnoStatus(EEXIST, "create", "/x").code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(ErrnoStatus(EACCES, "open", "/x").code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(ErrnoStatus(ENOSPC, "write", "/x").code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(ErrnoStatus(EIO, "read", "/x").code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(ErrnoStatus(EINVAL, "seek", "/x").code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ErrnoStatus(ENOSPC, "write", "/data/x").message(),
+            absl::StrCat("write /data/x: ", strerror(ENOSPC)));
 }
 
 }  // namespace

@@ -1,6 +1,5 @@
 #include "common/local_deep_storage.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -65,28 +64,22 @@ absl::Status CopyFileDurably(const std::string& src, const std::string& dst) {
 
 absl::Status ListInto(const std::string& dir, const std::string& rel,
                       std::vector<std::string>* out) {
-  DIR* d = ::opendir(dir.c_str());
-  if (d == nullptr) {
-    if (errno == ENOENT) return absl::OkStatus();
-    return ErrnoStatus(errno, "cannot open directory", dir);
-  }
-  absl::Status status;
-  while (struct dirent* entry = ::readdir(d)) {
-    const std::string name = entry->d_name;
-    if (name == "." || name == ".." || absl::StrContains(name, ".pushing.")) continue;
+  absl::StatusOr<std::vector<std::string>> names = ListDirectory(dir);
+  if (absl::IsNotFound(names.status())) return absl::OkStatus();
+  if (!names.ok()) return names.status();
+  for (const std::string& name : *names) {
+    if (absl::StrContains(name, ".pushing.")) continue;
     const std::string path = dir + "/" + name;
     const std::string child_rel = rel.empty() ? name : rel + "/" + name;
     struct stat st;
     if (::lstat(path.c_str(), &st) != 0) continue;
     if (S_ISDIR(st.st_mode)) {
-      status = ListInto(path, child_rel, out);
-      if (!status.ok()) break;
+      SLUICE_RETURN_IF_ERROR(ListInto(path, child_rel, out));
     } else if (S_ISREG(st.st_mode)) {
       out->push_back(child_rel);
     }
   }
-  ::closedir(d);
-  return status;
+  return absl::OkStatus();
 }
 
 }  // namespace

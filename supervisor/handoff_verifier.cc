@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/file_util.h"
 #include "common/metrics/catalog.h"
+#include "common/retry.h"
 #include "common/status_macros.h"
 #include "supervisor/segment_copy_check.h"
 
@@ -42,7 +43,7 @@ absl::StatusOr<HandoffPass> HandoffVerifier::VerifyOnce() {
     int64_t verified_at = c.verified_at_ms;
     int64_t handed_off_at = 0;
     if (!copy.ok()) {
-      if (absl::IsUnavailable(copy)) continue;  // transient: try next pass
+      if (IsRetryable(copy)) continue;  // transient (I/O, disk full): next pass
       state = v1::HANDOFF_FAILED;
       verified_at = 0;
       if (c.state != v1::HANDOFF_FAILED) {

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/fault_injection.h"
 #include "common/names.h"
+#include "common/retry.h"
 #include "common/spec.h"
 #include "common/status_macros.h"
 #include "common/time_util.h"
@@ -108,7 +109,7 @@ absl::Status Publisher::CheckFiles(const v1::PublishSegmentsRequest& request) {
     SegmentExpectation expected = ExpectationOf(segment);
     expected.depth = CopyCheckDepth::kFull;
     absl::Status copy = VerifySegmentCopy(options_.deep_storage, options_.scratch_dir, expected);
-    if (absl::IsUnavailable(copy)) return copy;
+    if (IsRetryable(copy)) return copy;  // transient (I/O, disk full): retried
     if (!copy.ok()) {
       return absl::FailedPreconditionError(absl::StrCat(
           "segment ", segment.id(), ": deep-storage copy refused before the commit: ",

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "common/metrics/catalog.h"
+#include "common/retry.h"
 #include "common/status_macros.h"
 #include "supervisor/segment_copy_check.h"
 
@@ -25,7 +26,7 @@ absl::StatusOr<ReverifyPass> UsedSegmentVerifier::VerifyOnce() {
     pass.bytes += s.size_bytes;
     const absl::Status copy = CheckSegmentCopy(options_.deep_storage, options_.scratch_dir, s,
                                                CopyCheckDepth::kChecksum);
-    if (absl::IsUnavailable(copy)) continue;  // transient: next cycle
+    if (IsRetryable(copy)) continue;  // transient (I/O, disk full): next cycle
     const int64_t now_ms = options_.clock->NowMs();
     if (copy.ok()) {
       SLUICE_RETURN_IF_ERROR(options_.store->InTransaction(

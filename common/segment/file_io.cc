@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "common/file_util.h"
 
 namespace sluice {
 namespace segment {
@@ -34,30 +35,21 @@ std::string BaseName(const std::string& path) {
 
 absl::Status SyncDirectory(const std::string& dir) {
   const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return FileError("open directory", dir, errno);
+  if (fd < 0) return ErrnoStatus(errno, "open directory", dir);
   const int rc = ::fsync(fd);
   const int error = errno;
   ::close(fd);
-  if (rc != 0) return FileError("fsync directory", dir, error);
+  if (rc != 0) return ErrnoStatus(error, "fsync directory", dir);
   return absl::OkStatus();
 }
 
 }  // namespace
 
-absl::Status FileError(absl::string_view operation, absl::string_view path, int error_number) {
-  absl::StatusCode code = absl::ErrnoToStatusCode(error_number);
-  // Disk full is worth a retry after space is freed; other I/O errors are
-  // reported as unavailable (retry the call).
-  if (error_number == ENOSPC || error_number == EDQUOT) code = absl::StatusCode::kResourceExhausted;
-  if (code == absl::StatusCode::kUnknown || error_number == EIO) code = absl::StatusCode::kUnavailable;
-  return absl::Status(code, absl::StrCat(operation, " ", path, ": ", std::strerror(error_number)));
-}
-
 absl::StatusOr<std::unique_ptr<AtomicFile>> AtomicFile::Create(const std::string& path) {
   const std::string temp = absl::StrCat(DirName(path), "/", kTempFilePrefix, BaseName(path), ".",
                                         ::getpid(), ".", temp_counter.fetch_add(1));
   const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) return FileError("create", temp, errno);
+  if (fd < 0) return ErrnoStatus(errno, "create", temp);
   return std::unique_ptr<AtomicFile>(new AtomicFile(path, temp, fd));
 }
 
@@ -77,7 +69,7 @@ absl::Status AtomicFile::Flush() {
     const ssize_t n = ::write(fd_, buffer_.data() + done, buffer_.size() - done);
     if (n < 0) {
       if (errno == EINTR) continue;
-      return FileError("write", temp_path_, errno);
+      return ErrnoStatus(errno, "write", temp_path_);
     }
     done += static_cast<size_t>(n);
   }
@@ -110,7 +102,7 @@ absl::Status AtomicFile::WriteAt(uint64_t offset, absl::string_view data) {
                                static_cast<off_t>(offset + done));
     if (n < 0) {
       if (errno == EINTR) continue;
-      return FileError("write", temp_path_, errno);
+      return ErrnoStatus(errno, "write", temp_path_);
     }
     done += static_cast<size_t>(n);
   }
@@ -120,25 +112,25 @@ absl::Status AtomicFile::WriteAt(uint64_t offset, absl::string_view data) {
 absl::Status AtomicFile::Commit() {
   if (committed_) return absl::FailedPreconditionError("file already committed");
   if (absl::Status s = Flush(); !s.ok()) return s;
-  if (::fsync(fd_) != 0) return FileError("fsync", temp_path_, errno);
+  if (::fsync(fd_) != 0) return ErrnoStatus(errno, "fsync", temp_path_);
   if (::close(fd_) != 0) {
     fd_ = -1;
-    return FileError("close", temp_path_, errno);
+    return ErrnoStatus(errno, "close", temp_path_);
   }
   fd_ = -1;
-  if (::rename(temp_path_.c_str(), path_.c_str()) != 0) return FileError("rename to", path_, errno);
+  if (::rename(temp_path_.c_str(), path_.c_str()) != 0) return ErrnoStatus(errno, "rename to", path_);
   committed_ = true;
   return SyncDirectory(DirName(path_));
 }
 
 absl::StatusOr<MappedFile> MappedFile::Open(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return FileError("open", path, errno);
+  if (fd < 0) return ErrnoStatus(errno, "open", path);
   struct stat st;
   if (::fstat(fd, &st) != 0) {
     const int error = errno;
     ::close(fd);
-    return FileError("stat", path, error);
+    return ErrnoStatus(error, "stat", path);
   }
   MappedFile file;
   file.size_ = static_cast<size_t>(st.st_size);
@@ -149,7 +141,7 @@ absl::StatusOr<MappedFile> MappedFile::Open(const std::string& path) {
     if (addr == MAP_FAILED) {
       const int error = errno;
       ::close(fd);
-      return FileError("mmap", path, error);
+      return ErrnoStatus(error, "mmap", path);
     }
     file.addr_ = addr;
   }

@@ -73,9 +73,6 @@ class MappedFile {
   size_t size_ = 0;
 };
 
-// Error status for a failed system call on `path`, with errno's meaning.
-absl::Status FileError(absl::string_view operation, absl::string_view path, int error_number);
-
 absl::StatusOr<std::string> ReadFileToString(const std::string& path);
 
 }  // namespace segment

@@ -1,6 +1,5 @@
 #include "common/segment/spill.h"
 
-#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -9,7 +8,9 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/file_util.h"
 #include "common/names.h"
+#include "common/status_macros.h"
 #include "common/segment/file_io.h"
 #include "common/segment/merger.h"
 #include "common/segment/segment_reader.h"
@@ -85,22 +86,19 @@ absl::StatusOr<SpillDescriptor> ReadSpill(const std::string& path) {
 }
 
 absl::StatusOr<std::vector<SpillDescriptor>> ListSpills(const std::string& directory) {
-  DIR* dir = ::opendir(directory.c_str());
-  if (dir == nullptr) return FileError("open directory", directory, errno);
+  SLUICE_ASSIGN_OR_RETURN(std::vector<std::string> entries, ListDirectory(directory));
   std::vector<std::string> names;
   std::vector<std::string> temporary;
-  while (dirent* entry = ::readdir(dir)) {
-    const std::string name = entry->d_name;
+  for (const std::string& name : entries) {
     if (absl::StartsWith(name, kTempFilePrefix)) {
       temporary.push_back(name);
     } else if (name[0] != '.' && absl::EndsWith(name, kSpillSuffix)) {
       names.push_back(name);
     }
   }
-  ::closedir(dir);
   for (const std::string& name : temporary) {
     const std::string path = absl::StrCat(directory, "/", name);
-    if (::unlink(path.c_str()) != 0 && errno != ENOENT) return FileError("remove", path, errno);
+    if (::unlink(path.c_str()) != 0 && errno != ENOENT) return ErrnoStatus(errno, "remove", path);
   }
   std::sort(names.begin(), names.end());
   std::vector<SpillDescriptor> spills;
@@ -113,7 +111,7 @@ absl::StatusOr<std::vector<SpillDescriptor>> ListSpills(const std::string& direc
 }
 
 absl::Status RemoveSpill(const std::string& path) {
-  if (::unlink(path.c_str()) != 0) return FileError("remove", path, errno);
+  if (::unlink(path.c_str()) != 0) return ErrnoStatus(errno, "remove", path);
   return absl::OkStatus();
 }
 

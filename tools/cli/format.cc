@@ -1,7 +1,6 @@
 #include "tools/cli/format.h"
 
 #include <google/protobuf/struct.pb.h>
-#include <google/protobuf/util/json_util.h>
 
 #include <algorithm>
 #include <cinttypes>
@@ -13,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
+#include "common/proto_json.h"
 #include "common/time_util.h"
 #include "tools/cli/table.h"
 
@@ -135,13 +135,10 @@ std::string FormatBytes(int64_t bytes) {
 std::string YesNo(bool value) { return value ? "yes" : "no"; }
 
 std::string ToJson(const google::protobuf::Message& message) {
-  google::protobuf::util::JsonPrintOptions options;
-  options.add_whitespace = true;
-  std::string out;
-  const auto status = google::protobuf::util::MessageToJsonString(message, &out, options);
-  if (!status.ok()) return absl::StrCat("{\"error\": \"", status.message().ToString(), "\"}\n");
-  if (out.empty() || out.back() != '\n') out += '\n';
-  return out;
+  absl::StatusOr<std::string> out = ProtoToJson(message, {.pretty = true});
+  if (!out.ok()) return absl::StrCat("{\"error\": \"", out.status().message(), "\"}\n");
+  if (out->empty() || out->back() != '\n') *out += '\n';
+  return *std::move(out);
 }
 
 std::string FormatSubmit(const v1::SubmitSupervisorResponse& response) {
