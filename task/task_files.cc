@@ -1,29 +1,13 @@
 #include "task/task_files.h"
 
-#include <dirent.h>
-
-#include <cerrno>
-
 #include "common/file_util.h"
 #include "common/status_macros.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace sluice::task {
 
-absl::StatusOr<std::vector<std::string>> ListDir(const std::string& dir) {
-  DIR* d = opendir(dir.c_str());
-  if (d == nullptr) return ErrnoStatus(errno, "opendir", dir);
-  std::vector<std::string> names;
-  while (dirent* entry = readdir(d)) {
-    const std::string name = entry->d_name;
-    if (name != "." && name != "..") names.push_back(name);
-  }
-  closedir(d);
-  return names;
-}
-
 absl::Status RemoveAllBut(const std::string& dir, const std::set<std::string>& keep) {
-  SLUICE_ASSIGN_OR_RETURN(std::vector<std::string> names, ListDir(dir));
+  SLUICE_ASSIGN_OR_RETURN(std::vector<std::string> names, ListDirectory(dir));
   for (const std::string& name : names) {
     if (keep.count(name) == 0) SLUICE_RETURN_IF_ERROR(RemoveAll(absl::StrCat(dir, "/", name)));
   }

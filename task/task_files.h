@@ -13,10 +13,8 @@
 
 #include <set>
 #include <string>
-#include <vector>
 
 #include "absl/status/status.h"
-#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/message.h"
 
@@ -34,9 +32,6 @@ struct TaskFiles {
 
   std::string dir;
 };
-
-// Names in `dir` (without "." and "..").
-absl::StatusOr<std::vector<std::string>> ListDir(const std::string& dir);
 
 // Removes every entry of `dir` whose name is not in `keep`.
 absl::Status RemoveAllBut(const std::string& dir, const std::set<std::string>& keep);
