@@ -25,7 +25,7 @@
 #include "common/kafka/producer.h"
 #include "task/columnar_engine.h"
 #include "task/kafka_consumer.h"
-#include "task/supervisor_client.h"
+#include "task/grpc_supervisor_client.h"
 #include "task/task_runner.h"
 #include "tests/task_fake_supervisor.h"
 #include "tests/task_test_util.h"

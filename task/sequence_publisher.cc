@@ -9,26 +9,11 @@
 #include "absl/strings/str_join.h"
 #include "common/fault_injection.h"
 #include "common/file_util.h"
+#include "common/retry.h"
 #include "common/status_macros.h"
 
 namespace sluice::task {
 namespace {
-
-// Codes after which the outcome of a call is unknown or the callee asks for
-// a retry: the same call is repeated, nothing is deleted.
-bool Retryable(const absl::Status& status) {
-  switch (status.code()) {
-    case absl::StatusCode::kUnavailable:
-    case absl::StatusCode::kDeadlineExceeded:
-    case absl::StatusCode::kInternal:
-    case absl::StatusCode::kUnknown:
-    case absl::StatusCode::kCancelled:
-    case absl::StatusCode::kResourceExhausted:
-      return true;
-    default:
-      return false;
-  }
-}
 
 bool ZeroRange(const Sequence& sequence) {
   for (const auto& [p, start] : sequence.start) {
@@ -96,10 +81,11 @@ bool SequencePublisher::Sleep(absl::Duration d) {
   return !stop_;
 }
 
-absl::Duration SequencePublisher::NextBackoff(absl::Duration* backoff) const {
-  const absl::Duration current = *backoff;
-  *backoff = std::min(options_.max_backoff, *backoff * 2);
-  return current;
+RetryOptions SequencePublisher::retry_options() const {
+  RetryOptions retry;
+  retry.initial_backoff = options_.min_backoff;
+  retry.max_backoff = options_.max_backoff;
+  return retry;
 }
 
 void SequencePublisher::Run() {
@@ -187,43 +173,49 @@ absl::Status SequencePublisher::PublishOne(const ClosedSequence& sequence) {
     }
   }
 
-  absl::Duration backoff = options_.min_backoff;
+  // An unknown outcome is retried with the same request (and pushed files):
+  // the commit is idempotent and ABORTED tells a repeat from a conflict.
   int attempts = 0;
-  while (true) {
-    ++attempts;
-    absl::StatusOr<v1::PublishSegmentsResponse> response =
-        options_.supervisor->PublishSegments(request);
-    if (response.ok()) {
-      LOG(INFO) << options_.log_prefix << " published " << sequence.sequence.name << " "
-                << OffsetsToString(sequence.sequence.start) << " -> "
-                << OffsetsToString(sequence.sequence.end) << " with " << pushed.size()
-                << " segment(s) [" << absl::StrJoin(segment_ids, ", ") << "]";
-      return Committed(sequence, segment_ids, local_files);
-    }
-    const absl::Status& status = response.status();
-    if (status.code() == absl::StatusCode::kAborted) {
-      SLUICE_ASSIGN_OR_RETURN(const bool ours, CommittedAsOurs(sequence, segment_ids));
-      if (!ours) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "publish of ", sequence.sequence.name, " ", OffsetsToString(sequence.sequence.start),
-            " -> ", OffsetsToString(sequence.sequence.end),
-            " was rejected and the sequence is not committed with these segments: ",
-            status.message()));
-      }
-      LOG(INFO) << options_.log_prefix << " " << sequence.sequence.name
-                << " is already committed with the same segments (a replica published it, or"
-                << " our own answer was lost)";
-      DeleteCopiesNotPublished(pushed);
-      return Committed(sequence, segment_ids, local_files);
-    }
-    if (!Retryable(status)) {
-      return Annotate(status, absl::StrCat("publishing ", sequence.sequence.name));
-    }
-    LOG_IF(WARNING, attempts == 1 || attempts % 10 == 0)
-        << options_.log_prefix << " publish of " << sequence.sequence.name << " (attempt "
-        << attempts << "): " << status << "; retrying";
-    if (!Sleep(NextBackoff(&backoff))) return absl::CancelledError("stopped");
+  const absl::StatusOr<v1::PublishSegmentsResponse> response =
+      RetryCall<v1::PublishSegmentsResponse>(
+          retry_options(), [this](absl::Duration d) { return Sleep(d); },
+          [&]() -> absl::StatusOr<v1::PublishSegmentsResponse> {
+            absl::StatusOr<v1::PublishSegmentsResponse> r =
+                options_.supervisor->PublishSegments(request);
+            ++attempts;
+            LOG_IF(WARNING, !r.ok() && IsOutcomeUnknown(r.status()) &&
+                                (attempts == 1 || attempts % 10 == 0))
+                << options_.log_prefix << " publish of " << sequence.sequence.name
+                << " (attempt " << attempts << "): " << r.status() << "; retrying";
+            return r;
+          },
+          IsOutcomeUnknown);
+  if (response.ok()) {
+    LOG(INFO) << options_.log_prefix << " published " << sequence.sequence.name << " "
+              << OffsetsToString(sequence.sequence.start) << " -> "
+              << OffsetsToString(sequence.sequence.end) << " with " << pushed.size()
+              << " segment(s) [" << absl::StrJoin(segment_ids, ", ") << "]";
+    return Committed(sequence, segment_ids, local_files);
   }
+  const absl::Status& status = response.status();
+  if (status.code() == absl::StatusCode::kAborted) {
+    SLUICE_ASSIGN_OR_RETURN(const bool ours, CommittedAsOurs(sequence, segment_ids));
+    if (!ours) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "publish of ", sequence.sequence.name, " ", OffsetsToString(sequence.sequence.start),
+          " -> ", OffsetsToString(sequence.sequence.end),
+          " was rejected and the sequence is not committed with these segments: ",
+          status.message()));
+    }
+    LOG(INFO) << options_.log_prefix << " " << sequence.sequence.name
+              << " is already committed with the same segments (a replica published it, or"
+              << " our own answer was lost)";
+    DeleteCopiesNotPublished(pushed);
+    return Committed(sequence, segment_ids, local_files);
+  }
+  // CANCELLED is retried as an unknown outcome, so here it means we stop.
+  if (absl::IsCancelled(status)) return status;
+  return Annotate(status, absl::StrCat("publishing ", sequence.sequence.name));
 }
 
 absl::StatusOr<std::vector<SequencePublisher::PushedSegment>> SequencePublisher::BuildAndPush(
@@ -293,7 +285,8 @@ absl::StatusOr<std::vector<SequencePublisher::PushedSegment>> SequencePublisher:
 
 absl::StatusOr<std::string> SequencePublisher::Push(const std::string& local_path,
                                                     const std::string& key_stem) {
-  absl::Duration backoff = options_.min_backoff;
+  // Shared by the keys: an ALREADY_EXISTS moves to the next key at once.
+  Backoff backoff(retry_options());
   // The attempt number makes the key unique: a push never overwrites, so a
   // copy left by an earlier run of this task (crash after the push) keeps
   // its key and this one takes the next.
@@ -313,7 +306,7 @@ absl::StatusOr<std::string> SequencePublisher::Push(const std::string& local_pat
     }
     LOG_EVERY_N(WARNING, 10) << options_.log_prefix << " push of " << key << ": " << uri.status()
                              << "; retrying";
-    if (!Sleep(NextBackoff(&backoff))) return absl::CancelledError("stopped");
+    if (!Sleep(backoff.Next())) return absl::CancelledError("stopped");
   }
   return absl::ResourceExhaustedError(absl::StrCat("1000 pushes of ", key_stem, " exist"));
 }
@@ -324,34 +317,32 @@ absl::StatusOr<bool> SequencePublisher::CommittedAsOurs(
   request.set_datasource(options_.datasource);
   for (const std::string& id : segment_ids) request.add_segment_ids(id);
   request.set_sequence_name(sequence.sequence.name);
-  absl::Duration backoff = options_.min_backoff;
-  while (true) {
-    absl::StatusOr<v1::GetPublishedSegmentsResponse> response =
-        options_.supervisor->GetPublishedSegments(request);
-    if (response.ok()) {
-      if (!response->sequence_committed()) return false;
-      const OffsetMap start = FromProtoMap(response->sequence_start_offsets());
-      const OffsetMap end = FromProtoMap(response->sequence_end_offsets());
-      if (start != sequence.sequence.start || end != sequence.sequence.end) {
-        return absl::FailedPreconditionError(
-            absl::StrCat("sequence ", sequence.sequence.name, " is committed as ",
-                         OffsetsToString(start), " -> ", OffsetsToString(end),
-                         " but this task has it as ", OffsetsToString(sequence.sequence.start),
-                         " -> ", OffsetsToString(sequence.sequence.end)));
-      }
-      const std::set<std::string> published(response->published_segment_ids().begin(),
-                                            response->published_segment_ids().end());
-      for (const std::string& id : segment_ids) {
-        if (published.count(id) == 0) return false;
-      }
-      return true;
-    }
-    if (!Retryable(response.status())) {
-      return Annotate(response.status(),
-                      absl::StrCat("checking whether ", sequence.sequence.name, " is published"));
-    }
-    if (!Sleep(NextBackoff(&backoff))) return absl::CancelledError("stopped");
+  const absl::StatusOr<v1::GetPublishedSegmentsResponse> response =
+      RetryCall<v1::GetPublishedSegmentsResponse>(
+          retry_options(), [this](absl::Duration d) { return Sleep(d); },
+          [&] { return options_.supervisor->GetPublishedSegments(request); }, IsOutcomeUnknown);
+  if (!response.ok()) {
+    // CANCELLED is retried as an unknown outcome, so here it means we stop.
+    if (absl::IsCancelled(response.status())) return response.status();
+    return Annotate(response.status(),
+                    absl::StrCat("checking whether ", sequence.sequence.name, " is published"));
   }
+  if (!response->sequence_committed()) return false;
+  const OffsetMap start = FromProtoMap(response->sequence_start_offsets());
+  const OffsetMap end = FromProtoMap(response->sequence_end_offsets());
+  if (start != sequence.sequence.start || end != sequence.sequence.end) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("sequence ", sequence.sequence.name, " is committed as ",
+                     OffsetsToString(start), " -> ", OffsetsToString(end),
+                     " but this task has it as ", OffsetsToString(sequence.sequence.start),
+                     " -> ", OffsetsToString(sequence.sequence.end)));
+  }
+  const std::set<std::string> published(response->published_segment_ids().begin(),
+                                        response->published_segment_ids().end());
+  for (const std::string& id : segment_ids) {
+    if (published.count(id) == 0) return false;
+  }
+  return true;
 }
 
 void SequencePublisher::DeleteCopiesNotPublished(const std::vector<PushedSegment>& pushed) {
@@ -391,7 +382,7 @@ absl::Status SequencePublisher::Committed(const ClosedSequence& sequence,
                                           std::vector<std::string> segment_ids,
                                           std::vector<std::string> local_files) {
   SLUICE_RETURN_IF_ERROR(SLUICE_FAULT_POINT("task.after_publish"));
-  SLUICE_RETURN_IF_ERROR(options_.on_published(sequence.sequence.id));
+  SLUICE_RETURN_IF_ERROR(options_.listener->OnPublished(sequence.sequence.id));
   const absl::Time now = absl::Now();
   if (sequence.closed_at != absl::Time()) {
     options_.metrics.publish_seconds->ObserveDuration(now - sequence.closed_at);

@@ -4,9 +4,9 @@
 // For each sequence (all of whose spills are durable when it is enqueued):
 // build one segment file per time interval from the spills, push each to deep
 // storage under a unique key, PublishSegments with the sequence's start and
-// end offsets, tell the owner (on_published: the sequence leaves the list),
-// then wait for handoff (bounded; a timeout is an alert, not a failure) and
-// drop the local files. The outcome rules are those of docs/protocol.md:
+// end offsets, tell the owner of the sequence list (PublishListener: the
+// sequence leaves it), then wait for handoff (bounded; a timeout is an alert,
+// not a failure) and drop the local files. The outcome rules are those of docs/protocol.md:
 // - UNAVAILABLE (an earlier group has not published) and unknown outcomes
 //   (deadline, transport errors) are retried with backoff, with the same
 //   pushed files; pushed files are never deleted when the outcome is unknown;
@@ -25,7 +25,6 @@
 
 #include <atomic>
 #include <deque>
-#include <functional>
 #include <map>
 #include <string>
 #include <thread>
@@ -36,8 +35,10 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/deep_storage.h"
+#include "common/retry.h"
 #include "sluice/v1/task.pb.h"
 #include "task/segment_sink.h"
+#include "task/sequence_store.h"
 #include "task/sequences.h"
 #include "task/supervisor_client.h"
 #include "task/task_metrics.h"
@@ -76,9 +77,10 @@ struct SequencePublisherOptions {
   absl::Duration handoff_poll_interval = absl::Seconds(1);
   absl::Duration min_backoff = absl::Milliseconds(100);
   absl::Duration max_backoff = absl::Seconds(5);
-  // Called (on the publisher thread) once the sequence is committed, before
-  // the handoff wait. An error fails the publisher.
-  std::function<absl::Status(int32_t sequence_id)> on_published;
+  // Told (on the publisher thread) once a sequence is committed, before the
+  // handoff wait: the owner of the sequence list. An error fails the
+  // publisher. Not owned.
+  PublishListener* listener = nullptr;
   // For log lines: "[task <id>]".
   std::string log_prefix;
   TaskMetrics metrics;
@@ -140,7 +142,8 @@ class SequencePublisher {
   // Sleeps `d` unless stopped; false when stopped.
   bool Sleep(absl::Duration d) ABSL_LOCKS_EXCLUDED(mu_);
   bool stopping() const ABSL_LOCKS_EXCLUDED(mu_);
-  absl::Duration NextBackoff(absl::Duration* backoff) const;
+  // min_backoff .. max_backoff, doubling, with common/retry's jitter.
+  RetryOptions retry_options() const;
 
   const SequencePublisherOptions options_;
 

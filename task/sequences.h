@@ -7,7 +7,7 @@
 // SetEndOffsets closes it. A closed ("checkpointed") sequence whose every
 // partition was read to its end is published and removed from the list.
 //
-// Plain value type, not thread-safe: the owner (TaskRunner) guards it. Every
+// Plain value type, not thread-safe: the owner (SequenceStore) guards it. Every
 // mutation is meant to be persisted (Save) before it is acted on.
 #ifndef SLUICE_TASK_SEQUENCES_H_
 #define SLUICE_TASK_SEQUENCES_H_

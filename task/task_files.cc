@@ -6,6 +6,14 @@
 
 namespace sluice::task {
 
+absl::Status RemoveAllBut(const std::string& dir, const std::set<std::string>& keep) {
+  SLUICE_ASSIGN_OR_RETURN(std::vector<std::string> names, ListDirectory(dir));
+  for (const std::string& name : names) {
+    if (keep.count(name) == 0) SLUICE_RETURN_IF_ERROR(RemoveAll(absl::StrCat(dir, "/", name)));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status SaveJson(const google::protobuf::Message& message, const std::string& path) {
   std::string json;
   google::protobuf::util::JsonPrintOptions options;

@@ -11,6 +11,7 @@
 #ifndef SLUICE_TASK_TASK_FILES_H_
 #define SLUICE_TASK_TASK_FILES_H_
 
+#include <set>
 #include <string>
 
 #include "absl/status/status.h"
@@ -31,6 +32,9 @@ struct TaskFiles {
 
   std::string dir;
 };
+
+// Removes every entry of `dir` whose name is not in `keep`.
+absl::Status RemoveAllBut(const std::string& dir, const std::set<std::string>& keep);
 
 // Writes `message` as JSON with WriteFileAtomically.
 absl::Status SaveJson(const google::protobuf::Message& message, const std::string& path);

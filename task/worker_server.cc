@@ -9,6 +9,7 @@
 #include "common/status_macros.h"
 #include "common/time_util.h"
 #include "task/columnar_engine.h"
+#include "task/grpc_supervisor_client.h"
 
 namespace sluice::task {
 

@@ -1,4 +1,4 @@
-#include "task/supervisor_client.h"
+#include "task/grpc_supervisor_client.h"
 
 #include <grpcpp/grpcpp.h>
 

@@ -1,0 +1,97 @@
+#include "task/persister.h"
+
+#include <glog/logging.h>
+
+#include "common/fault_injection.h"
+#include "common/status_macros.h"
+#include "task/offsets.h"
+#include "task/task_files.h"
+
+namespace sluice::task {
+
+Persister::Persister(PersisterOptions options) : options_(std::move(options)) {}
+
+Persister::~Persister() { Stop(); }
+
+absl::StatusOr<std::optional<state::RestorePoint>> Persister::LoadRestorePoint(
+    const std::string& path) {
+  state::RestorePoint point;
+  const absl::Status loaded = LoadJson(path, &point);
+  if (loaded.code() == absl::StatusCode::kNotFound) return std::nullopt;
+  SLUICE_RETURN_IF_ERROR(loaded);
+  return point;
+}
+
+void Persister::Start() {
+  {
+    absl::MutexLock lock(&mu_);
+    exit_ = false;
+  }
+  thread_ = std::thread([this] { Run(); });
+}
+
+void Persister::Submit(PersistJob job) {
+  absl::MutexLock lock(&mu_);
+  job_ = std::move(job);
+  running_ = true;
+}
+
+absl::Status Persister::WaitPersisted() {
+  absl::MutexLock lock(&mu_);
+  auto idle = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !running_; };
+  mu_.Await(absl::Condition(&idle));
+  return error_;
+}
+
+absl::Status Persister::failure() const {
+  absl::MutexLock lock(&mu_);
+  return error_;
+}
+
+void Persister::Stop() {
+  {
+    absl::MutexLock lock(&mu_);
+    exit_ = true;
+  }
+  if (thread_.joinable()) thread_.join();
+}
+
+void Persister::Run() {
+  while (true) {
+    PersistJob job;
+    {
+      absl::MutexLock lock(&mu_);
+      auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return job_.has_value() || exit_;
+      };
+      mu_.Await(absl::Condition(&ready));
+      if (!job_.has_value()) return;
+      job = std::move(*job_);
+      job_.reset();
+    }
+    const absl::Status written = Write(job);
+    job.spills.clear();  // the indexes' memory goes before the next persist starts
+    absl::MutexLock lock(&mu_);
+    if (!written.ok() && error_.ok()) error_ = written;
+    running_ = false;
+  }
+}
+
+absl::Status Persister::Write(PersistJob& job) {
+  for (auto& [path, index] : job.spills) {
+    SLUICE_RETURN_IF_ERROR(index->Spill(path).status());
+    index.reset();
+  }
+  // Spills written, restore point not yet: a crash here leaves spills no
+  // restore point names (the restart deletes them and re-reads).
+  SLUICE_RETURN_IF_ERROR(SLUICE_FAULT_POINT("task.persist.after_spills"));
+  SLUICE_RETURN_IF_ERROR(SaveJson(job.point, options_.restore_point_path));
+  persists_written_.store(job.point.counters().persists());
+  options_.metrics.persists->Increment();
+  options_.metrics.persist_seconds->ObserveDuration(absl::Now() - job.started);
+  VLOG(1) << options_.log_prefix << " persisted at "
+          << OffsetsToString(FromProtoMap(job.point.current_offsets()));
+  return SLUICE_FAULT_POINT("task.after_persist");
+}
+
+}  // namespace sluice::task

@@ -1,0 +1,101 @@
+// Intermediate persists of one task, on their own thread, and the restore
+// point they write.
+//
+// A persist (PersistJob) is the indexes the read loop took out of its open
+// segments, each with the path of its spill file, and the restore point that
+// names those spills (offsets, segments, accounting, counters). The thread
+// spills each index, then writes the restore point atomically: a crash
+// before that leaves spills no restore point names (the restart deletes
+// them and re-reads). One persist runs at a time; Submit waits for the
+// previous one, so at most two sets of indexes are in memory (the read loop
+// goes on into new ones, as Druid does with maxPendingPersists 0).
+//
+// Fault points: task.persist.after_spills, task.after_persist.
+//
+// Thread-safe: the read loop submits and waits; the persister thread writes.
+#ifndef SLUICE_TASK_PERSISTER_H_
+#define SLUICE_TASK_PERSISTER_H_
+
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "task/segment_sink.h"
+#include "task/task_metrics.h"
+#include "task/task_state.pb.h"
+
+namespace sluice::task {
+
+struct PersistJob {
+  std::vector<std::pair<std::string, std::unique_ptr<SegmentIndex>>> spills;
+  state::RestorePoint point;
+  absl::Time started;
+};
+
+struct PersisterOptions {
+  // The task's restore_point.json.
+  std::string restore_point_path;
+  TaskMetrics metrics;
+  // For log lines: "[task <id>]".
+  std::string log_prefix;
+};
+
+class Persister {
+ public:
+  explicit Persister(PersisterOptions options);
+  // Stops (after the job in progress) and joins.
+  ~Persister();
+  Persister(const Persister&) = delete;
+  Persister& operator=(const Persister&) = delete;
+
+  // The restore point on disk; nullopt if there is none (DATA_LOSS if it
+  // does not parse).
+  static absl::StatusOr<std::optional<state::RestorePoint>> LoadRestorePoint(
+      const std::string& path);
+
+  // Starts the thread.
+  void Start() ABSL_LOCKS_EXCLUDED(mu_);
+  // Hands `job` to the thread. The previous job must be written
+  // (WaitPersisted) first.
+  void Submit(PersistJob job) ABSL_LOCKS_EXCLUDED(mu_);
+  // Waits until the last job is written; the first failure if any failed.
+  absl::Status WaitPersisted() ABSL_LOCKS_EXCLUDED(mu_);
+  // The first failure, without waiting (OK if none).
+  absl::Status failure() const ABSL_LOCKS_EXCLUDED(mu_);
+  // Ends the thread after the job in progress (a queued one is dropped) and
+  // joins it.
+  void Stop() ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Persists on disk: the last written restore point's persist count.
+  int64_t persists_written() const { return persists_written_.load(); }
+  // Restore: persists written before the restart.
+  void set_persists_written(int64_t n) { persists_written_.store(n); }
+
+ private:
+  void Run() ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status Write(PersistJob& job);
+
+  const PersisterOptions options_;
+
+  mutable absl::Mutex mu_;
+  std::optional<PersistJob> job_ ABSL_GUARDED_BY(mu_);
+  // A job was handed over and is not written yet.
+  bool running_ ABSL_GUARDED_BY(mu_) = false;
+  // The first persist failure (the task fails with it).
+  absl::Status error_ ABSL_GUARDED_BY(mu_);
+  bool exit_ ABSL_GUARDED_BY(mu_) = false;
+  std::atomic<int64_t> persists_written_{0};
+  std::thread thread_;
+};
+
+}  // namespace sluice::task
+
+#endif  // SLUICE_TASK_PERSISTER_H_

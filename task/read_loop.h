@@ -1,0 +1,186 @@
+// The read loop of one task (its own thread): consumes in batches, routes
+// each record to the first sequence that takes it (RecordRouter), parses it,
+// adds it to the index of its (sequence, interval) (OpenSegments) and checks
+// the triggers:
+// - persist (Persister) at maxRowsInMemory, maxBytesInMemory or
+//   intermediatePersistPeriod, before a closed sequence goes to the
+//   publisher, and when the task stops. A closed sequence goes to the
+//   publisher only once its rows are on disk;
+// - checkpoint (TaskControl::RequestCheckpoint) when a segment of the latest
+//   sequence reaches maxRowsPerSegment, the unpublished rows reach
+//   maxTotalRows, or intermediateHandoffPeriod elapsed.
+// It parks between two records when a pause is requested (TaskControl::Park)
+// and picks up the sequence list (SequenceStore) after each park and publish.
+//
+// The loop touches shared state once per batch (offsets, counters), never
+// per record. Parse errors past maxParseExceptions, an offset going
+// backwards, a failed persist or publish fail the task with the reason.
+//
+// Restore: a task directory with a sequence list and a restore point resumes
+// at the restore point's offsets with its spills; records before them are
+// never read again.
+//
+// Not thread-safe: Run() is the thread's body; everything else it touches
+// is behind TaskControl, SequenceStore and SequencePublisher.
+#ifndef SLUICE_TASK_READ_LOOP_H_
+#define SLUICE_TASK_READ_LOOP_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "sluice/v1/task.pb.h"
+#include "task/kafka_consumer.h"
+#include "task/offsets.h"
+#include "task/open_segments.h"
+#include "task/persister.h"
+#include "task/record_router.h"
+#include "task/segment_sink.h"
+#include "task/sequence_publisher.h"
+#include "task/sequence_store.h"
+#include "task/supervisor_client.h"
+#include "task/task_control.h"
+#include "task/task_files.h"
+#include "task/task_metrics.h"
+#include "task/task_spec.h"
+
+namespace sluice::task {
+
+// Timing and size knobs with production defaults; tests make them short.
+struct TaskRunnerKnobs {
+  // Which consumer defaults apply (kafka::RecommendedConsumerProperties).
+  kafka::ClusterKind kafka_cluster = kafka::ClusterKind::kKafka;
+  // What a task's consumerProperties may say (checked before connecting).
+  kafka::PropertyPolicyOptions kafka_policy;
+  size_t max_batch_records = 10000;
+  // How long a partition whose offset is out of range waits before trying
+  // again (a pause or stop cuts it short).
+  absl::Duration offset_out_of_range_retry = absl::Seconds(5);
+  absl::Duration handoff_poll_interval = absl::Seconds(1);
+  // Retries of supervisor calls and deep storage pushes.
+  absl::Duration min_backoff = absl::Milliseconds(100);
+  absl::Duration max_backoff = absl::Seconds(5);
+};
+
+struct ReadLoopOptions {
+  // Checked (CheckTaskSpec gave `settings`).
+  const v1::TaskSpec* spec = nullptr;
+  const TaskSettings* settings = nullptr;
+  std::string task_dir;
+  TaskRunnerKnobs knobs;
+  TaskMetrics metrics;
+  std::string log_prefix;
+  // Not owned; outlive the loop.
+  SupervisorClient* supervisor = nullptr;
+  SegmentEngine* engine = nullptr;
+  TaskControl* control = nullptr;
+  SequenceStore* sequences = nullptr;
+  SequencePublisher* publisher = nullptr;
+  // Allocates the segments (SupervisorSegmentAllocator in production).
+  SegmentAllocator* allocator = nullptr;
+  // After every state change, without locks held.
+  std::function<void()> notify;
+  // Ends the task with its final state and error (the loop has released
+  // its resources and published its last offsets).
+  std::function<void(v1::TaskState, std::string)> end;
+};
+
+class ReadLoop {
+ public:
+  explicit ReadLoop(ReadLoopOptions options);
+  ReadLoop(const ReadLoop&) = delete;
+  ReadLoop& operator=(const ReadLoop&) = delete;
+
+  // The thread's body: reads until the final end is published, a stop, or a
+  // failure, then ends the task (options.end) unless the worker shuts down.
+  void Run();
+
+ private:
+  // Loop-local accounting, published to shared state once per batch.
+  struct LoopCounters {
+    int64_t processed = 0;
+    int64_t processed_bytes = 0;
+    int64_t unparseable = 0;
+    int64_t thrown_away = 0;
+    int64_t persists = 0;
+    int64_t rows_in_memory = 0;
+    int64_t bytes_in_memory = 0;
+  };
+
+  absl::Status RunLoop();
+  absl::Status Initialize();
+  absl::Status Restore(const state::RestorePoint& point);
+  absl::Status ProcessRecords(const KafkaBatch& batch, size_t* next);
+  absl::Status ProcessRecord(const KafkaRecord& record);
+  absl::Status RecordParseError(const KafkaRecord& record, const RowParseError& error);
+  // Hands every non-empty index and the restore point naming their spills to
+  // the persister (after waiting for the previous persist); reading goes on
+  // into new indexes.
+  absl::Status StartPersist();
+  // StartPersist + wait until it is on disk.
+  absl::Status Persist();
+  absl::Status HandOffClosedSequences();
+  // A new snapshot of the sequence list into the router.
+  void RefreshRoutes();
+  void PrunePublished();
+  // Assigns the partitions not yet at their final end, at the current
+  // offsets, if that set changed. Returns whether it reassigned.
+  absl::StatusOr<bool> Reassign();
+  OffsetMap LocalOffsets() const;
+  absl::Status HandleOutOfRange(const std::vector<OffsetOutOfRange>& out_of_range);
+  // Parks while a pause is requested. Returns true if it parked.
+  bool MaybePark();
+  void PublishProgress();
+  void RequestCheckpoint(const char* trigger);
+  // Moves the current offset of every partition whose end the consumer
+  // reached up to that end (at most the final end).
+  void AdvanceToReachedEnds();
+  bool ReachedFinalEnd() const;
+  void SetState(v1::TaskState state);
+  void Finish(absl::Status outcome);
+  // Persists what was read since the last persist (errors are logged).
+  void PersistAtEnd(const char* when);
+  // Destroys the consumer, after the control can no longer wake it.
+  void ReleaseConsumer();
+
+  const ReadLoopOptions options_;
+  const v1::TaskSpec& spec_;
+  const TaskSettings& settings_;
+  const TaskFiles files_;
+
+  RecordRouter router_;
+  OpenSegments segments_;
+  Persister persister_;
+
+  std::unique_ptr<KafkaConsumer> consumer_;
+  std::unique_ptr<RowParser> parser_;
+  bool initialized_ = false;
+  // Per slot: the next offset to read.
+  std::vector<int64_t> current_offsets_;
+  OffsetMap assigned_;
+  bool assignment_valid_ = false;
+  LoopCounters counters_;
+  // What PublishProgress last added to the metrics.
+  LoopCounters exported_;
+  absl::Time checkpoint_requested_at_;
+  int64_t next_spill_number_ = 0;
+  // Highest sequence id given to the publisher.
+  int32_t handed_off_through_ = -1;
+  // Sequences up to this id were read before a restart (may be published).
+  int32_t restored_through_ = -1;
+  int32_t pruned_through_ = -1;
+  bool persist_wanted_ = false;
+  bool dirty_ = false;
+  absl::Time last_persist_;
+  absl::Time next_checkpoint_time_;
+  int64_t seen_resume_generation_ = 0;
+  absl::Time next_out_of_range_report_ = absl::InfinitePast();
+};
+
+}  // namespace sluice::task
+
+#endif  // SLUICE_TASK_READ_LOOP_H_

@@ -1,0 +1,346 @@
+#include "task/task_control.h"
+
+#include <glog/logging.h>
+
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "common/time_util.h"
+
+namespace sluice::task {
+namespace {
+
+constexpr char kWaitingForEndOffsets[] = "waiting for the supervisor's end offsets";
+constexpr char kCheckpointFailedPrefix[] = "checkpoint request failed (";
+
+bool Terminal(v1::TaskState state) {
+  return state == v1::SUCCESS || state == v1::FAILED || state == v1::STOPPED;
+}
+
+}  // namespace
+
+TaskControl::TaskControl(TaskControlOptions options) : options_(std::move(options)) {}
+
+bool TaskControl::ControlClosedLocked() const {
+  return done_ || Terminal(state_) || state_ == v1::PUBLISHING || stop_ != StopKind::kNone;
+}
+
+std::string TaskControl::StateNameLocked() const {
+  return stop_ != StopKind::kNone && !done_ ? "stopping" : v1::TaskState_Name(state_);
+}
+
+absl::StatusOr<OffsetMap> TaskControl::Pause(absl::Duration timeout) {
+  absl::MutexLock lock(&mu_);
+  if (ControlClosedLocked()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("task ", options_.task_id, " cannot be paused: it is ", StateNameLocked()));
+  }
+  pause_requested_ = true;
+  supervisor_pause_deadline_ = absl::Now() + options_.self_resume_after;
+  UpdateInterruptLocked();
+  auto settled = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return parked_ || done_ || state_ == v1::PUBLISHING || stop_ != StopKind::kNone;
+  };
+  mu_.AwaitWithTimeout(absl::Condition(&settled), timeout);
+  if (parked_) return current_;
+  if (done_ || state_ == v1::PUBLISHING || stop_ != StopKind::kNone) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("task ", options_.task_id, " is ", v1::TaskState_Name(state_)));
+  }
+  return absl::UnavailableError(absl::StrCat("task ", options_.task_id,
+                                             " has not paused within ",
+                                             absl::FormatDuration(timeout), " (it is ",
+                                             v1::TaskState_Name(state_), "); call Pause again"));
+}
+
+v1::TaskState TaskControl::Resume() {
+  absl::MutexLock lock(&mu_);
+  if (pause_requested_ || parked_) {
+    pause_requested_ = false;
+    awaiting_checkpoint_ = false;
+    ++resume_generation_;
+    UpdateInterruptLocked();
+    // Give the loop a moment to leave the parked state, so the answer says
+    // READING when it resumed.
+    auto resumed = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !parked_ || done_; };
+    mu_.AwaitWithTimeout(absl::Condition(&resumed), absl::Seconds(1));
+  }
+  return state_;
+}
+
+absl::StatusOr<v1::SetEndOffsetsResponse> TaskControl::SetEndOffsets(const OffsetMap& offsets,
+                                                                     bool finish) {
+  absl::MutexLock lock(&mu_);
+  if (ControlClosedLocked()) {
+    return absl::FailedPreconditionError(absl::StrCat("task ", options_.task_id, " is ",
+                                                      StateNameLocked(),
+                                                      ": its end offsets are final"));
+  }
+  if (!options_.sequences->loaded()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("task ", options_.task_id, " is starting: pause it first"));
+  }
+  SLUICE_ASSIGN_OR_RETURN(SequenceList::SetEndOutcome outcome,
+                          options_.sequences->SetEndOffsets(offsets, finish, current_, parked_));
+  if (outcome.duplicate) {
+    LOG(INFO) << options_.log_prefix << " SetEndOffsets(" << OffsetsToString(offsets)
+              << ", finish=" << finish << ") repeats the last call: resuming";
+  } else {
+    stats_.set_checkpoints(stats_.checkpoints() + 1);
+    const std::optional<Sequence> latest = options_.sequences->Latest();
+    LOG(INFO) << options_.log_prefix << " end offsets " << OffsetsToString(offsets)
+              << (finish ? " are final" : " close the sequence; next is ")
+              << (finish || !latest.has_value() ? "" : latest->name);
+  }
+  pause_requested_ = false;
+  awaiting_checkpoint_ = false;
+  error_.clear();
+  ++resume_generation_;
+  UpdateInterruptLocked();
+  v1::SetEndOffsetsResponse response;
+  ToProtoMap(outcome.end_offsets, response.mutable_end_offsets());
+  response.set_duplicate(outcome.duplicate);
+  response.set_latest_sequence_id(outcome.latest_id);
+  return response;
+}
+
+void TaskControl::Stop(v1::StopMode mode, const std::string& reason) {
+  absl::MutexLock lock(&mu_);
+  if (done_) return;
+  const StopKind kind = mode == v1::KILL ? StopKind::kKill : StopKind::kGraceful;
+  if (stop_ == StopKind::kNone || (kind == StopKind::kKill && stop_ == StopKind::kGraceful)) {
+    stop_ = kind;
+    stop_reason_ = reason;
+    LOG(INFO) << options_.log_prefix << " stop requested (" << v1::StopMode_Name(mode)
+              << "): " << reason;
+  }
+  UpdateInterruptLocked();
+}
+
+void TaskControl::RequestShutdown() {
+  absl::MutexLock lock(&mu_);
+  if (!done_ && stop_ == StopKind::kNone) stop_ = StopKind::kShutdown;
+  UpdateInterruptLocked();
+}
+
+bool TaskControl::WaitFinished(absl::Duration timeout) {
+  absl::MutexLock lock(&mu_);
+  mu_.AwaitWithTimeout(absl::Condition(&done_), timeout);
+  return done_;
+}
+
+bool TaskControl::finished() const {
+  absl::MutexLock lock(&mu_);
+  return done_;
+}
+
+OffsetMap TaskControl::current() const {
+  absl::MutexLock lock(&mu_);
+  return current_;
+}
+
+v1::TaskState TaskControl::state() const {
+  absl::MutexLock lock(&mu_);
+  return state_;
+}
+
+void TaskControl::FillStatus(const OffsetMap& spec_start, v1::TaskStatus* status) const {
+  absl::MutexLock lock(&mu_);
+  status->set_state(state_);
+  options_.sequences->FillStatus(spec_start, status);
+  ToProtoMap(current_, status->mutable_current_offsets());
+  *status->mutable_row_stats() = stats_;
+  for (const v1::ParseErrorSample& sample : parse_errors_) {
+    *status->add_recent_parse_errors() = sample;
+  }
+  status->set_error(error_);
+  status->set_start_time_ms(start_time_ms_);
+  status->set_awaiting_checkpoint(awaiting_checkpoint_);
+  status->set_end_time_ms(end_time_ms_);
+}
+
+bool TaskControl::stop_requested() const {
+  absl::MutexLock lock(&mu_);
+  return stop_ != StopKind::kNone;
+}
+
+StopKind TaskControl::stop_kind(std::string* reason) const {
+  absl::MutexLock lock(&mu_);
+  if (reason != nullptr) *reason = stop_reason_;
+  return stop_;
+}
+
+void TaskControl::SetWaker(std::function<void()> waker) {
+  absl::MutexLock lock(&wake_mu_);
+  waker_ = std::move(waker);
+}
+
+void TaskControl::UpdateInterruptLocked() {
+  const bool interrupt = pause_requested_ || stop_ != StopKind::kNone;
+  interrupt_.store(interrupt, std::memory_order_relaxed);
+  if (!interrupt) return;
+  // A read loop waiting in a Kafka poll for records parks now, not when the
+  // poll times out (what a Pause would otherwise wait for).
+  absl::MutexLock lock(&wake_mu_);
+  if (waker_) waker_();
+}
+
+bool TaskControl::SetState(v1::TaskState state) {
+  absl::MutexLock lock(&mu_);
+  if (state_ == state) return false;
+  state_ = state;
+  return true;
+}
+
+void TaskControl::SetStartTime(int64_t ms) {
+  absl::MutexLock lock(&mu_);
+  start_time_ms_ = ms;
+}
+
+void TaskControl::SetError(std::string error) {
+  absl::MutexLock lock(&mu_);
+  error_ = std::move(error);
+}
+
+bool TaskControl::TakeResume(int64_t* seen) {
+  absl::MutexLock lock(&mu_);
+  if (resume_generation_ == *seen) return false;
+  *seen = resume_generation_;
+  return true;
+}
+
+void TaskControl::PublishProgress(const OffsetMap& current, const v1::RowStats& counters) {
+  absl::MutexLock lock(&mu_);
+  for (const auto& [p, o] : current) current_[p] = o;
+  stats_.set_processed(counters.processed());
+  stats_.set_processed_bytes(counters.processed_bytes());
+  stats_.set_unparseable(counters.unparseable());
+  stats_.set_thrown_away(counters.thrown_away());
+  stats_.set_persists(counters.persists());
+  stats_.set_rows_in_memory(counters.rows_in_memory());
+  stats_.set_bytes_in_memory(counters.bytes_in_memory());
+}
+
+void TaskControl::AddParseError(const v1::ParseErrorSample& sample, int32_t keep,
+                                int64_t unparseable) {
+  absl::MutexLock lock(&mu_);
+  if (keep > 0) {
+    parse_errors_.push_back(sample);
+    while (static_cast<int32_t>(parse_errors_.size()) > keep) parse_errors_.pop_front();
+  }
+  stats_.set_unparseable(unparseable);
+}
+
+bool TaskControl::RequestCheckpoint(const char* trigger) {
+  absl::MutexLock lock(&mu_);
+  const std::optional<Sequence> latest = options_.sequences->Latest();
+  if (!latest.has_value() || latest->checkpointed || awaiting_checkpoint_ || pause_requested_ ||
+      stop_ != StopKind::kNone) {
+    return false;
+  }
+  awaiting_checkpoint_ = true;
+  pause_requested_ = true;
+  UpdateInterruptLocked();
+  LOG(INFO) << options_.log_prefix << " " << trigger << " reached: asking to checkpoint "
+            << latest->name << " " << OffsetsToString(latest->start);
+  return true;
+}
+
+bool TaskControl::Park(const CheckpointAsker& ask, const std::function<void()>& notify,
+                       bool* asked_for_checkpoint) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (!pause_requested_ || stop_ != StopKind::kNone) return false;
+    parked_ = true;
+    state_ = v1::PAUSED;
+  }
+  notify();
+  {
+    absl::MutexLock lock(&mu_);
+    *asked_for_checkpoint = awaiting_checkpoint_;
+    const absl::Time parked_at = absl::Now();
+    if (!awaiting_checkpoint_ && supervisor_pause_deadline_ == absl::InfiniteFuture()) {
+      supervisor_pause_deadline_ = parked_at + options_.self_resume_after;
+    }
+    absl::Time next_request = parked_at;
+    while (pause_requested_ && stop_ == StopKind::kNone) {
+      const absl::Time now = absl::Now();
+      if (awaiting_checkpoint_ && now >= next_request) {
+        const std::optional<Sequence> latest = options_.sequences->Latest();
+        // The call runs unlocked: Pause and SetEndOffsets may come meanwhile.
+        mu_.Unlock();
+        absl::StatusOr<v1::CheckpointDataSourceMetadataResponse> response =
+            latest.has_value() ? ask(*latest)
+                               : absl::FailedPreconditionError("the sequence list is empty");
+        mu_.Lock();
+        next_request = absl::Now() + options_.checkpoint_retry_period;
+        if (!awaiting_checkpoint_) continue;  // answered while we were calling
+        if (!response.ok()) {
+          error_ = absl::StrCat(kCheckpointFailedPrefix, response.status().ToString(),
+                                "); asking again");
+          LOG(WARNING) << options_.log_prefix << " " << error_;
+        } else {
+          error_ = kWaitingForEndOffsets;
+          VLOG(1) << options_.log_prefix << " checkpoint request "
+                  << (response->accepted() ? "accepted" : "not needed") << ": "
+                  << response->message();
+        }
+        continue;
+      }
+      if (!awaiting_checkpoint_ && now >= supervisor_pause_deadline_) {
+        LOG(WARNING) << options_.log_prefix << " paused by the supervisor for "
+                     << absl::FormatDuration(options_.self_resume_after)
+                     << " without Resume or SetEndOffsets: resuming by itself";
+        pause_requested_ = false;
+        break;
+      }
+      auto wake = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return !pause_requested_ || stop_ != StopKind::kNone;
+      };
+      mu_.AwaitWithDeadline(absl::Condition(&wake),
+                            awaiting_checkpoint_ ? next_request : supervisor_pause_deadline_);
+    }
+    parked_ = false;
+    awaiting_checkpoint_ = false;
+    supervisor_pause_deadline_ = absl::InfiniteFuture();
+    if (stop_ == StopKind::kNone) state_ = v1::READING;
+    if (error_ == kWaitingForEndOffsets || absl::StartsWith(error_, kCheckpointFailedPrefix)) {
+      error_.clear();
+    }
+    UpdateInterruptLocked();
+  }
+  notify();
+  return true;
+}
+
+bool TaskControl::Wait(absl::Duration d) {
+  absl::MutexLock lock(&mu_);
+  auto wake = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return pause_requested_ || stop_ != StopKind::kNone;
+  };
+  mu_.AwaitWithTimeout(absl::Condition(&wake), d);
+  return stop_ == StopKind::kNone;
+}
+
+bool TaskControl::AllReadIsPublished() const {
+  absl::MutexLock lock(&mu_);
+  return options_.sequences->AllReadIsPublished(current_);
+}
+
+void TaskControl::MarkEnded(const OffsetMap& current) {
+  absl::MutexLock lock(&mu_);
+  for (const auto& [p, o] : current) current_[p] = o;
+  parked_ = false;
+  end_time_ms_ = NowMillis();
+}
+
+void TaskControl::Finish(v1::TaskState state, std::string error) {
+  absl::MutexLock lock(&mu_);
+  state_ = state;
+  error_ = std::move(error);
+  done_ = true;
+}
+
+}  // namespace sluice::task

@@ -1,0 +1,40 @@
+#include "task/task_files.h"
+
+#include <gtest/gtest.h>
+
+#include "common/file_util.h"
+#include "task/task_state.pb.h"
+
+namespace sluice::task {
+namespace {
+
+TEST(TaskFilesTest, RemoveAllButKeepsOnlyTheNamedEntries) {
+  const std::string dir = ::testing::TempDir() + "/task_files_test_spills";
+  ASSERT_TRUE(RemoveAll(dir).ok());
+  ASSERT_TRUE(MakeDirs(dir + "/half_built").ok());
+  ASSERT_TRUE(WriteFileAtomically(dir + "/0_0_1.spill", "a").ok());
+  ASSERT_TRUE(WriteFileAtomically(dir + "/0_0_2.spill", "b").ok());
+  ASSERT_TRUE(RemoveAllBut(dir, {"0_0_2.spill"}).ok());
+  absl::StatusOr<std::vector<std::string>> left = ListDirectory(dir);
+  ASSERT_TRUE(left.ok()) << left.status();
+  EXPECT_EQ(*left, std::vector<std::string>{"0_0_2.spill"});
+  EXPECT_EQ(RemoveAllBut(dir + "/missing", {}).code(), absl::StatusCode::kNotFound);
+}
+
+TEST(TaskFilesTest, JsonRoundTripAndMissingFiles) {
+  const std::string dir = ::testing::TempDir() + "/task_files_test_json";
+  ASSERT_TRUE(RemoveAll(dir).ok());
+  ASSERT_TRUE(MakeDirs(dir).ok());
+  const TaskFiles files(dir);
+  EXPECT_EQ(files.restore_point(), dir + "/restore_point.json");
+  state::RestorePoint point;
+  point.set_next_spill_number(7);
+  ASSERT_TRUE(SaveJson(point, files.restore_point()).ok());
+  state::RestorePoint loaded;
+  ASSERT_TRUE(LoadJson(files.restore_point(), &loaded).ok());
+  EXPECT_EQ(loaded.next_spill_number(), 7);
+  EXPECT_EQ(LoadJson(files.sequences(), &loaded).code(), absl::StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace sluice::task
