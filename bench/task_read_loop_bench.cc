@@ -43,7 +43,7 @@ struct Fixture {
   std::unique_ptr<devbroker::DevBroker> broker;
   std::string dir;
   std::unique_ptr<DeepStorage> deep;
-  task::OffsetMap end;
+  ::sluice::OffsetMap end;
   int64_t bytes = 0;
 };
 

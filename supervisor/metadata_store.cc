@@ -1,6 +1,5 @@
 #include "supervisor/metadata_store.h"
 
-#include <google/protobuf/util/json_util.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -10,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/proto_json.h"
 #include "common/status_macros.h"
 #include "common/time_util.h"
 #include "supervisor/metadata_schema.h"
@@ -30,24 +30,13 @@ absl::Status ForEachRow(SqliteStatement& q, Fn&& read) {
 }
 
 absl::StatusOr<std::string> ToJson(const google::protobuf::Message& message) {
-  std::string out;
-  auto status = google::protobuf::util::MessageToJsonString(message, &out);
-  if (!status.ok()) {
-    return absl::InternalError(
-        absl::StrCat("encoding ", message.GetTypeName(), " as JSON: ", status.ToString()));
-  }
-  return out;
+  return ProtoToJson(message);
 }
 
+// Rows written by a newer version may carry fields this one does not know.
 absl::Status FromJson(const std::string& json, google::protobuf::Message* message) {
-  google::protobuf::util::JsonParseOptions options;
-  options.ignore_unknown_fields = true;
-  auto status = google::protobuf::util::JsonStringToMessage(json, message, options);
-  if (!status.ok()) {
-    return absl::DataLossError(
-        absl::StrCat("stored ", message->GetTypeName(), " does not parse: ", status.ToString()));
-  }
-  return absl::OkStatus();
+  return ProtoFromJson(json, message, absl::StrCat("stored ", message->GetTypeName()),
+                       {.ignore_unknown_fields = true, .error_code = absl::StatusCode::kDataLoss});
 }
 
 GroupState ParseGroupState(const std::string& text) {

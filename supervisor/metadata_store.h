@@ -30,7 +30,7 @@
 #include "sluice/v1/spec.pb.h"
 #include "sluice/v1/supervisor_service.pb.h"
 #include "sluice/v1/task.pb.h"
-#include "supervisor/offsets.h"
+#include "common/offsets.h"
 #include "supervisor/sqlite.h"
 
 namespace sluice::supervisor {

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "sluice/v1/spec.pb.h"
-#include "supervisor/offsets.h"
+#include "common/offsets.h"
 
 namespace sluice::supervisor {
 

@@ -10,7 +10,7 @@
 #include "absl/status/statusor.h"
 #include "common/kafka/property_policy.h"
 #include "sluice/v1/supervisor_service.pb.h"
-#include "supervisor/offsets.h"
+#include "common/offsets.h"
 
 namespace sluice::supervisor {
 

@@ -26,7 +26,7 @@
 
 #include "absl/time/time.h"
 #include "common/spec.h"
-#include "supervisor/offsets.h"
+#include "common/offsets.h"
 #include "supervisor/stream_metadata.h"
 
 namespace sluice::supervisor {

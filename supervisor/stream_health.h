@@ -11,7 +11,7 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "supervisor/offsets.h"
+#include "common/offsets.h"
 #include "supervisor/stream_metadata.h"
 
 namespace sluice::supervisor {

@@ -19,7 +19,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "supervisor/offsets.h"
+#include "common/offsets.h"
 #include "supervisor/strand_executor.h"
 #include "supervisor/stream_metadata.h"
 

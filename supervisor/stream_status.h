@@ -15,7 +15,7 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "sluice/v1/supervisor_service.pb.h"
-#include "supervisor/offsets.h"
+#include "common/offsets.h"
 #include "supervisor/stream_health.h"
 #include "supervisor/stream_metadata.h"
 #include "supervisor/task_group.h"

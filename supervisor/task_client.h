@@ -15,7 +15,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "sluice/v1/task_service.pb.h"
-#include "supervisor/offsets.h"
+#include "common/offsets.h"
 
 namespace sluice::supervisor {
 

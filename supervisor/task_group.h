@@ -13,7 +13,7 @@
 #include "absl/time/time.h"
 #include "sluice/v1/task.pb.h"
 #include "supervisor/metadata_store.h"
-#include "supervisor/offsets.h"
+#include "common/offsets.h"
 
 namespace sluice::supervisor {
 

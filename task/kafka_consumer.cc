@@ -102,7 +102,7 @@ absl::Status KafkaConsumer::Assign(const OffsetMap& offsets) {
     rd_kafka_topic_partition_list_destroy(list);
   }
   return kafka::KafkaErrorToStatus(err,
-                                   absl::StrCat("assign ", topic_, " ", OffsetsToString(offsets)));
+                                   absl::StrCat("assign ", topic_, " ", FormatOffsets(offsets)));
 }
 
 void KafkaConsumer::Wake() { rd_kafka_queue_yield(queue_); }

@@ -33,7 +33,7 @@
 #include "common/kafka/consumer_settings.h"
 #include "common/kafka/handles.h"
 #include "task/fetch_refill.h"
-#include "task/offsets.h"
+#include "common/offsets.h"
 
 namespace sluice::task {
 

@@ -3,8 +3,9 @@
 #include <glog/logging.h>
 
 #include "common/fault_injection.h"
+#include "common/offsets.h"
+#include "common/proto_json.h"
 #include "common/status_macros.h"
-#include "task/offsets.h"
 #include "task/task_files.h"
 
 namespace sluice::task {
@@ -16,7 +17,7 @@ Persister::~Persister() { Stop(); }
 absl::StatusOr<std::optional<state::RestorePoint>> Persister::LoadRestorePoint(
     const std::string& path) {
   state::RestorePoint point;
-  const absl::Status loaded = LoadJson(path, &point);
+  const absl::Status loaded = LoadProtoJson(path, &point);
   if (loaded.code() == absl::StatusCode::kNotFound) return std::nullopt;
   SLUICE_RETURN_IF_ERROR(loaded);
   return point;
@@ -85,12 +86,12 @@ absl::Status Persister::Write(PersistJob& job) {
   // Spills written, restore point not yet: a crash here leaves spills no
   // restore point names (the restart deletes them and re-reads).
   SLUICE_RETURN_IF_ERROR(SLUICE_FAULT_POINT("task.persist.after_spills"));
-  SLUICE_RETURN_IF_ERROR(SaveJson(job.point, options_.restore_point_path));
+  SLUICE_RETURN_IF_ERROR(SaveProtoJson(options_.restore_point_path, job.point));
   persists_written_.store(job.point.counters().persists());
   options_.metrics.persists->Increment();
   options_.metrics.persist_seconds->ObserveDuration(absl::Now() - job.started);
   VLOG(1) << options_.log_prefix << " persisted at "
-          << OffsetsToString(FromProtoMap(job.point.current_offsets()));
+          << FormatOffsets(FromProto(job.point.current_offsets()));
   return SLUICE_FAULT_POINT("task.after_persist");
 }
 

@@ -41,7 +41,7 @@ absl::Status ReadLoop::RunLoop() {
   SLUICE_RETURN_IF_ERROR(Initialize());
   SetState(v1::READING);
   LOG(INFO) << options_.log_prefix << " reading " << spec_.topic() << " from "
-            << OffsetsToString(control.current());
+            << FormatOffsets(control.current());
   KafkaBatch batch;
   size_t next = 0;
   std::vector<OffsetOutOfRange> out_of_range;
@@ -102,7 +102,7 @@ absl::Status ReadLoop::RunLoop() {
   SLUICE_RETURN_IF_ERROR(HandOffClosedSequences());
   SetState(v1::PUBLISHING);
   LOG(INFO) << options_.log_prefix << " read to the final end "
-            << OffsetsToString(options_.sequences->TaskEnd().value_or(OffsetMap()))
+            << FormatOffsets(options_.sequences->TaskEnd().value_or(OffsetMap()))
             << "; publishing the rest";
   SLUICE_RETURN_IF_ERROR(consumer_->Assign({}));
   while (!publisher.WaitIdle(absl::Milliseconds(200))) {
@@ -168,7 +168,7 @@ absl::Status ReadLoop::Initialize() {
     }
     LOG(INFO) << options_.log_prefix << " restored " << router_.route_count()
               << " unpublished sequence(s), " << segments_.size()
-              << " segment(s) in progress, reading from " << OffsetsToString(LocalOffsets());
+              << " segment(s) in progress, reading from " << FormatOffsets(LocalOffsets());
   }
   PublishProgress();
   last_persist_ = absl::Now();
@@ -178,9 +178,9 @@ absl::Status ReadLoop::Initialize() {
 }
 
 absl::Status ReadLoop::Restore(const state::RestorePoint& point) {
-  const OffsetMap current = FromProtoMap(point.current_offsets());
+  const OffsetMap current = FromProto(point.current_offsets());
   if (current.size() != settings_.partitions.size()) {
-    return absl::DataLossError(absl::StrCat("restore point offsets ", OffsetsToString(current),
+    return absl::DataLossError(absl::StrCat("restore point offsets ", FormatOffsets(current),
                                             " do not cover the task's partitions"));
   }
   for (const auto& [p, o] : current) {
@@ -384,7 +384,7 @@ absl::Status ReadLoop::StartPersist() {
   if (options_.sequences->last_published_id() > pruned_through_) PrunePublished();
   job.spills = segments_.TakeSpills(files_.spill_dir(), &next_spill_number_);
   state::RestorePoint& point = job.point;
-  ToProtoMap(LocalOffsets(), point.mutable_current_offsets());
+  ToProto(LocalOffsets(), point.mutable_current_offsets());
   segments_.AddTo(&point);
   router_.AddTo(&point);
   state::Counters* c = point.mutable_counters();
@@ -429,7 +429,7 @@ absl::Status ReadLoop::HandOffClosedSequences() {
     sequence.restored = s.id <= restored_through_;
     sequence.closed_at = absl::Now();
     LOG(INFO) << options_.log_prefix << " sequence " << s.name << " "
-              << OffsetsToString(s.start) << " -> " << OffsetsToString(s.end)
+              << FormatOffsets(s.start) << " -> " << FormatOffsets(s.end)
               << " is fully read (" << router_.RowsOf(s.id) << " rows in "
               << sequence.segments.size() << " segment(s)): publishing";
     handed_off_through_ = s.id;
@@ -473,7 +473,7 @@ bool ReadLoop::MaybePark() {
     request.set_group_id(spec_.group_id());
     request.set_base_sequence_name(spec_.base_sequence_name());
     request.set_sequence_id(latest.id);
-    ToProtoMap(latest.start, request.mutable_start_offsets());
+    ToProto(latest.start, request.mutable_start_offsets());
     return options_.supervisor->CheckpointDataSourceMetadata(request);
   };
   bool asked_for_checkpoint = false;

@@ -35,7 +35,7 @@
 #include "absl/time/time.h"
 #include "sluice/v1/task.pb.h"
 #include "task/kafka_consumer.h"
-#include "task/offsets.h"
+#include "common/offsets.h"
 #include "task/open_segments.h"
 #include "task/persister.h"
 #include "task/record_router.h"

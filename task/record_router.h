@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "common/spec.h"
-#include "task/offsets.h"
+#include "common/offsets.h"
 #include "task/sequences.h"
 #include "task/task_state.pb.h"
 

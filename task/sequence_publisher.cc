@@ -134,7 +134,7 @@ absl::Status SequencePublisher::PublishOne(const ClosedSequence& sequence) {
   if (ZeroRange(sequence.sequence)) {
     // Nothing was in the range: no commit needed (the offsets do not move).
     LOG(INFO) << options_.log_prefix << " sequence " << sequence.sequence.name << " is empty ("
-              << OffsetsToString(sequence.sequence.start) << "): nothing to publish";
+              << FormatOffsets(sequence.sequence.start) << "): nothing to publish";
     return Committed(sequence, {}, spill_files);
   }
   if (sequence.restored) {
@@ -153,8 +153,8 @@ absl::Status SequencePublisher::PublishOne(const ClosedSequence& sequence) {
   request.set_task_id(options_.task_id);
   request.set_group_id(options_.group_id);
   request.set_sequence_name(sequence.sequence.name);
-  ToProtoMap(sequence.sequence.start, request.mutable_start_offsets());
-  ToProtoMap(sequence.sequence.end, request.mutable_end_offsets());
+  ToProto(sequence.sequence.start, request.mutable_start_offsets());
+  ToProto(sequence.sequence.end, request.mutable_end_offsets());
   std::vector<std::string> local_files = spill_files;
   for (const PushedSegment& p : pushed) {
     *request.add_segments() = p.descriptor;
@@ -192,8 +192,8 @@ absl::Status SequencePublisher::PublishOne(const ClosedSequence& sequence) {
           IsOutcomeUnknown);
   if (response.ok()) {
     LOG(INFO) << options_.log_prefix << " published " << sequence.sequence.name << " "
-              << OffsetsToString(sequence.sequence.start) << " -> "
-              << OffsetsToString(sequence.sequence.end) << " with " << pushed.size()
+              << FormatOffsets(sequence.sequence.start) << " -> "
+              << FormatOffsets(sequence.sequence.end) << " with " << pushed.size()
               << " segment(s) [" << absl::StrJoin(segment_ids, ", ") << "]";
     return Committed(sequence, segment_ids, local_files);
   }
@@ -202,8 +202,8 @@ absl::Status SequencePublisher::PublishOne(const ClosedSequence& sequence) {
     SLUICE_ASSIGN_OR_RETURN(const bool ours, CommittedAsOurs(sequence, segment_ids));
     if (!ours) {
       return absl::FailedPreconditionError(absl::StrCat(
-          "publish of ", sequence.sequence.name, " ", OffsetsToString(sequence.sequence.start),
-          " -> ", OffsetsToString(sequence.sequence.end),
+          "publish of ", sequence.sequence.name, " ", FormatOffsets(sequence.sequence.start),
+          " -> ", FormatOffsets(sequence.sequence.end),
           " was rejected and the sequence is not committed with these segments: ",
           status.message()));
     }
@@ -328,14 +328,14 @@ absl::StatusOr<bool> SequencePublisher::CommittedAsOurs(
                     absl::StrCat("checking whether ", sequence.sequence.name, " is published"));
   }
   if (!response->sequence_committed()) return false;
-  const OffsetMap start = FromProtoMap(response->sequence_start_offsets());
-  const OffsetMap end = FromProtoMap(response->sequence_end_offsets());
+  const OffsetMap start = FromProto(response->sequence_start_offsets());
+  const OffsetMap end = FromProto(response->sequence_end_offsets());
   if (start != sequence.sequence.start || end != sequence.sequence.end) {
     return absl::FailedPreconditionError(
         absl::StrCat("sequence ", sequence.sequence.name, " is committed as ",
-                     OffsetsToString(start), " -> ", OffsetsToString(end),
-                     " but this task has it as ", OffsetsToString(sequence.sequence.start),
-                     " -> ", OffsetsToString(sequence.sequence.end)));
+                     FormatOffsets(start), " -> ", FormatOffsets(end),
+                     " but this task has it as ", FormatOffsets(sequence.sequence.start),
+                     " -> ", FormatOffsets(sequence.sequence.end)));
   }
   const std::set<std::string> published(response->published_segment_ids().begin(),
                                         response->published_segment_ids().end());

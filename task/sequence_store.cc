@@ -79,16 +79,16 @@ absl::Status SequenceStore::OnPublished(int32_t sequence_id) {
 void SequenceStore::FillStatus(const OffsetMap& spec_start, v1::TaskStatus* status) const {
   absl::MutexLock lock(&mu_);
   if (!loaded_) {
-    ToProtoMap(spec_start, status->mutable_start_offsets());
+    ToProto(spec_start, status->mutable_start_offsets());
     return;
   }
-  ToProtoMap(list_.empty() ? list_.task_end() : list_.sequences().front().start,
+  ToProto(list_.empty() ? list_.task_end() : list_.sequences().front().start,
              status->mutable_start_offsets());
-  ToProtoMap(list_.task_end(), status->mutable_end_offsets());
+  ToProto(list_.task_end(), status->mutable_end_offsets());
   for (const Sequence& s : list_.sequences()) {
     v1::Checkpoint* checkpoint = status->add_checkpoints();
     checkpoint->set_sequence_id(s.id);
-    ToProtoMap(s.start, checkpoint->mutable_offsets());
+    ToProto(s.start, checkpoint->mutable_offsets());
   }
   status->set_latest_sequence_id(list_.empty() ? list_.last_published_id() : list_.latest().id);
 }

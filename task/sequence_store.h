@@ -21,7 +21,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "sluice/v1/task.pb.h"
-#include "task/offsets.h"
+#include "common/offsets.h"
 #include "task/sequences.h"
 
 namespace sluice::task {

@@ -5,9 +5,9 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "common/file_util.h"
+#include "common/proto_json.h"
 #include "common/spec.h"
 #include "common/status_macros.h"
-#include "google/protobuf/util/json_util.h"
 
 namespace sluice::task {
 namespace {
@@ -62,7 +62,7 @@ absl::StatusOr<SequenceList> SequenceList::FromCheckpoints(
     const auto& [id, offsets] = checkpoints[i];
     if (!SameKeys(offsets, list.partitions_)) {
       return absl::InvalidArgumentError(
-          absl::StrCat("checkpoint ", id, " has offsets ", OffsetsToString(offsets),
+          absl::StrCat("checkpoint ", id, " has offsets ", FormatOffsets(offsets),
                        " but the task reads partitions ", PartitionsToString(list.partitions_)));
     }
     Sequence sequence;
@@ -85,14 +85,14 @@ absl::StatusOr<SequenceList> SequenceList::FromRecord(absl::string_view base_nam
                                                       const state::SequenceFile& record,
                                                       const std::vector<int32_t>& partitions) {
   SequenceList list{std::string(base_name), Sorted(partitions)};
-  list.task_end_ = FromProtoMap(record.task_end_offsets());
+  list.task_end_ = FromProto(record.task_end_offsets());
   list.last_published_id_ = record.last_published_id();
   for (const state::SequenceRecord& r : record.sequences()) {
     Sequence sequence;
     sequence.id = r.id();
     sequence.name = r.name();
-    sequence.start = FromProtoMap(r.start_offsets());
-    sequence.end = FromProtoMap(r.end_offsets());
+    sequence.start = FromProto(r.start_offsets());
+    sequence.end = FromProto(r.end_offsets());
     sequence.checkpointed = r.checkpointed();
     list.sequences_.push_back(std::move(sequence));
   }
@@ -106,37 +106,24 @@ state::SequenceFile SequenceList::ToRecord() const {
     state::SequenceRecord* r = record.add_sequences();
     r->set_id(sequence.id);
     r->set_name(sequence.name);
-    ToProtoMap(sequence.start, r->mutable_start_offsets());
-    ToProtoMap(sequence.end, r->mutable_end_offsets());
+    ToProto(sequence.start, r->mutable_start_offsets());
+    ToProto(sequence.end, r->mutable_end_offsets());
     r->set_checkpointed(sequence.checkpointed);
   }
-  ToProtoMap(task_end_, record.mutable_task_end_offsets());
+  ToProto(task_end_, record.mutable_task_end_offsets());
   record.set_last_published_id(last_published_id_);
   return record;
 }
 
 absl::Status SequenceList::Save(const std::string& path) const {
-  std::string json;
-  google::protobuf::util::JsonPrintOptions options;
-  options.add_whitespace = true;
-  options.always_print_primitive_fields = true;
-  const auto status = google::protobuf::util::MessageToJsonString(ToRecord(), &json, options);
-  if (!status.ok()) {
-    return absl::InternalError(
-        absl::StrCat("cannot serialize the sequence list: ", status.ToString()));
-  }
-  return WriteFileAtomically(path, json);
+  return SaveProtoJson(path, ToRecord(), {.pretty = true, .print_defaults = true});
 }
 
 absl::StatusOr<SequenceList> SequenceList::Load(const std::string& path,
                                                 absl::string_view base_name,
                                                 const std::vector<int32_t>& partitions) {
-  SLUICE_ASSIGN_OR_RETURN(std::string json, ReadFile(path));
   state::SequenceFile record;
-  const auto status = google::protobuf::util::JsonStringToMessage(json, &record);
-  if (!status.ok()) {
-    return absl::DataLossError(absl::StrCat(path, " is not a sequence list: ", status.ToString()));
-  }
+  SLUICE_RETURN_IF_ERROR(LoadProtoJson(path, &record));
   absl::StatusOr<SequenceList> list = FromRecord(base_name, record, partitions);
   if (!list.ok()) return Annotate(list.status(), path);
   return list;
@@ -145,14 +132,14 @@ absl::StatusOr<SequenceList> SequenceList::Load(const std::string& path,
 absl::Status SequenceList::Validate(absl::StatusCode code) const {
   auto error = [code](std::string message) { return absl::Status(code, std::move(message)); };
   if (!SameKeys(task_end_, partitions_)) {
-    return error(absl::StrCat("task end offsets ", OffsetsToString(task_end_),
+    return error(absl::StrCat("task end offsets ", FormatOffsets(task_end_),
                               " do not name the task's partitions ",
                               PartitionsToString(partitions_)));
   }
   const bool fixed = final_end_fixed();
   for (const auto& [p, o] : task_end_) {
     if ((o == kEndOfPartition) == fixed || o < 0) {
-      return error(absl::StrCat("task end offsets ", OffsetsToString(task_end_),
+      return error(absl::StrCat("task end offsets ", FormatOffsets(task_end_),
                                 " mix END_OF_PARTITION and real offsets"));
     }
   }
@@ -175,7 +162,7 @@ absl::Status SequenceList::Validate(absl::StatusCode code) const {
       }
       if (s.end.at(p) < start) {
         return error(absl::StrCat("sequence ", s.name, " ends before it starts on partition ", p,
-                                  ": ", OffsetsToString(s.start), " -> ", OffsetsToString(s.end)));
+                                  ": ", FormatOffsets(s.start), " -> ", FormatOffsets(s.end)));
       }
     }
     const bool last = i + 1 == sequences_.size();
@@ -189,16 +176,16 @@ absl::Status SequenceList::Validate(absl::StatusCode code) const {
         }
       }
     } else if (s.end != task_end_) {
-      return error(absl::StrCat("open sequence ", s.name, " ends at ", OffsetsToString(s.end),
-                                ", not at the task's end ", OffsetsToString(task_end_)));
+      return error(absl::StrCat("open sequence ", s.name, " ends at ", FormatOffsets(s.end),
+                                ", not at the task's end ", FormatOffsets(task_end_)));
     }
     if (last && s.checkpointed && !fixed) {
       return error(absl::StrCat("the latest sequence ", s.name,
                                 " is closed but the task's end is not fixed"));
     }
     if (last && fixed && s.end != task_end_) {
-      return error(absl::StrCat("the last sequence ", s.name, " ends at ", OffsetsToString(s.end),
-                                ", not at the task's final end ", OffsetsToString(task_end_)));
+      return error(absl::StrCat("the last sequence ", s.name, " ends at ", FormatOffsets(s.end),
+                                ", not at the task's final end ", FormatOffsets(task_end_)));
     }
     if (i > 0) {
       const Sequence& previous = sequences_[i - 1];
@@ -206,9 +193,9 @@ absl::Status SequenceList::Validate(absl::StatusCode code) const {
         return error(absl::StrCat("sequence ids go down: ", previous.id, " then ", s.id));
       }
       if (s.start != previous.end) {
-        return error(absl::StrCat("sequence ", s.name, " starts at ", OffsetsToString(s.start),
+        return error(absl::StrCat("sequence ", s.name, " starts at ", FormatOffsets(s.start),
                                   " but ", previous.name, " ends at ",
-                                  OffsetsToString(previous.end)));
+                                  FormatOffsets(previous.end)));
       }
     } else if (s.id <= last_published_id_) {
       return error(absl::StrCat("sequence ", s.id, " is listed but ", last_published_id_,
@@ -253,7 +240,7 @@ absl::StatusOr<SequenceList::SetEndOutcome> SequenceList::SetEndOffsets(const Of
     }
   }
   if (!SameKeys(offsets, partitions_)) {
-    return absl::InvalidArgumentError(absl::StrCat("end offsets ", OffsetsToString(offsets),
+    return absl::InvalidArgumentError(absl::StrCat("end offsets ", FormatOffsets(offsets),
                                                    " must name every partition of the task ",
                                                    PartitionsToString(partitions_)));
   }
@@ -271,8 +258,8 @@ absl::StatusOr<SequenceList::SetEndOutcome> SequenceList::SetEndOffsets(const Of
   }
   if (latest.checkpointed) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "sequence ", latest.name, " already has its end offsets ", OffsetsToString(latest.end),
-        "; cannot set them to ", OffsetsToString(offsets)));
+        "sequence ", latest.name, " already has its end offsets ", FormatOffsets(latest.end),
+        "; cannot set them to ", FormatOffsets(offsets)));
   }
   if (!paused) {
     return absl::FailedPreconditionError("the task must be paused before its end offsets are set");

@@ -19,7 +19,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "task/offsets.h"
+#include "common/offsets.h"
 #include "task/task_state.pb.h"
 
 namespace sluice::task {

@@ -85,12 +85,12 @@ absl::StatusOr<v1::SetEndOffsetsResponse> TaskControl::SetEndOffsets(const Offse
   SLUICE_ASSIGN_OR_RETURN(SequenceList::SetEndOutcome outcome,
                           options_.sequences->SetEndOffsets(offsets, finish, current_, parked_));
   if (outcome.duplicate) {
-    LOG(INFO) << options_.log_prefix << " SetEndOffsets(" << OffsetsToString(offsets)
+    LOG(INFO) << options_.log_prefix << " SetEndOffsets(" << FormatOffsets(offsets)
               << ", finish=" << finish << ") repeats the last call: resuming";
   } else {
     stats_.set_checkpoints(stats_.checkpoints() + 1);
     const std::optional<Sequence> latest = options_.sequences->Latest();
-    LOG(INFO) << options_.log_prefix << " end offsets " << OffsetsToString(offsets)
+    LOG(INFO) << options_.log_prefix << " end offsets " << FormatOffsets(offsets)
               << (finish ? " are final" : " close the sequence; next is ")
               << (finish || !latest.has_value() ? "" : latest->name);
   }
@@ -100,7 +100,7 @@ absl::StatusOr<v1::SetEndOffsetsResponse> TaskControl::SetEndOffsets(const Offse
   ++resume_generation_;
   UpdateInterruptLocked();
   v1::SetEndOffsetsResponse response;
-  ToProtoMap(outcome.end_offsets, response.mutable_end_offsets());
+  ToProto(outcome.end_offsets, response.mutable_end_offsets());
   response.set_duplicate(outcome.duplicate);
   response.set_latest_sequence_id(outcome.latest_id);
   return response;
@@ -150,7 +150,7 @@ void TaskControl::FillStatus(const OffsetMap& spec_start, v1::TaskStatus* status
   absl::MutexLock lock(&mu_);
   status->set_state(state_);
   options_.sequences->FillStatus(spec_start, status);
-  ToProtoMap(current_, status->mutable_current_offsets());
+  ToProto(current_, status->mutable_current_offsets());
   *status->mutable_row_stats() = stats_;
   for (const v1::ParseErrorSample& sample : parse_errors_) {
     *status->add_recent_parse_errors() = sample;
@@ -244,7 +244,7 @@ bool TaskControl::RequestCheckpoint(const char* trigger) {
   pause_requested_ = true;
   UpdateInterruptLocked();
   LOG(INFO) << options_.log_prefix << " " << trigger << " reached: asking to checkpoint "
-            << latest->name << " " << OffsetsToString(latest->start);
+            << latest->name << " " << FormatOffsets(latest->start);
   return true;
 }
 

@@ -28,7 +28,7 @@
 #include "sluice/v1/supervisor_service.pb.h"
 #include "sluice/v1/task.pb.h"
 #include "sluice/v1/task_service.pb.h"
-#include "task/offsets.h"
+#include "common/offsets.h"
 #include "task/sequence_store.h"
 
 namespace sluice::task {

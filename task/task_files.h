@@ -16,7 +16,6 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "google/protobuf/message.h"
 
 namespace sluice::task {
 
@@ -36,10 +35,6 @@ struct TaskFiles {
 // Removes every entry of `dir` whose name is not in `keep`.
 absl::Status RemoveAllBut(const std::string& dir, const std::set<std::string>& keep);
 
-// Writes `message` as JSON with WriteFileAtomically.
-absl::Status SaveJson(const google::protobuf::Message& message, const std::string& path);
-// NOT_FOUND if absent, DATA_LOSS if it does not parse.
-absl::Status LoadJson(const std::string& path, google::protobuf::Message* message);
 
 }  // namespace sluice::task
 

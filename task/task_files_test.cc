@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "common/file_util.h"
+#include "common/proto_json.h"
 #include "task/task_state.pb.h"
 
 namespace sluice::task {
@@ -29,11 +30,11 @@ TEST(TaskFilesTest, JsonRoundTripAndMissingFiles) {
   EXPECT_EQ(files.restore_point(), dir + "/restore_point.json");
   state::RestorePoint point;
   point.set_next_spill_number(7);
-  ASSERT_TRUE(SaveJson(point, files.restore_point()).ok());
+  ASSERT_TRUE(SaveProtoJson(files.restore_point(), point).ok());
   state::RestorePoint loaded;
-  ASSERT_TRUE(LoadJson(files.restore_point(), &loaded).ok());
+  ASSERT_TRUE(LoadProtoJson(files.restore_point(), &loaded).ok());
   EXPECT_EQ(loaded.next_spill_number(), 7);
-  EXPECT_EQ(LoadJson(files.sequences(), &loaded).code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(LoadProtoJson(files.sequences(), &loaded).code(), absl::StatusCode::kNotFound);
 }
 
 }  // namespace

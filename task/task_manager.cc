@@ -1,12 +1,12 @@
 #include "task/task_manager.h"
 
-#include <dirent.h>
 #include <glog/logging.h>
 
 #include "absl/strings/str_cat.h"
 #include "common/file_util.h"
 #include "common/metrics/catalog.h"
 #include "common/names.h"
+#include "common/proto_json.h"
 #include "common/status_macros.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "task/task_files.h"
@@ -68,19 +68,15 @@ absl::StatusOr<std::unique_ptr<TaskRunner>> TaskManager::NewRunner(const v1::Tas
 
 absl::Status TaskManager::Restore() {
   const std::string root = absl::StrCat(options_.data_dir, "/tasks");
-  DIR* dir = opendir(root.c_str());
-  if (dir == nullptr) return ErrnoStatus(errno, "opendir", root);
+  SLUICE_ASSIGN_OR_RETURN(std::vector<std::string> names, ListDirectory(root));
   std::vector<std::string> ids;
-  while (dirent* entry = readdir(dir)) {
-    const std::string name = entry->d_name;
-    if (name != "." && name != ".." && ValidateTaskId(name).ok()) ids.push_back(name);
+  for (const std::string& name : names) {
+    if (ValidateTaskId(name).ok()) ids.push_back(name);
   }
-  closedir(dir);
-  std::sort(ids.begin(), ids.end());
   for (const std::string& id : ids) {
     const TaskFiles files(TaskDir(id));
     Entry entry;
-    const absl::Status spec_loaded = LoadJson(files.spec(), &entry.spec);
+    const absl::Status spec_loaded = LoadProtoJson(files.spec(), &entry.spec);
     if (spec_loaded.code() == absl::StatusCode::kNotFound) {
       // RunTask writes the spec before anything else: nothing to restore.
       LOG(WARNING) << "[worker] removing " << files.dir << ": no spec.json";
@@ -92,7 +88,7 @@ absl::Status TaskManager::Restore() {
                  << (spec_loaded.ok() ? "spec.json names another task" : spec_loaded.ToString());
       continue;
     }
-    const absl::Status final_loaded = LoadJson(files.final_status(), &entry.final_status);
+    const absl::Status final_loaded = LoadProtoJson(files.final_status(), &entry.final_status);
     if (final_loaded.ok()) {
       absl::MutexLock lock(&mu_);
       tasks_.emplace(id, std::move(entry));
@@ -146,7 +142,7 @@ absl::StatusOr<v1::RunTaskResponse> TaskManager::RunTask(const v1::TaskSpec& spe
     // The spec goes to disk first: a worker restarted from here on resumes
     // the task.
     SLUICE_RETURN_IF_ERROR(MakeDirs(TaskDir(spec.task_id())));
-    SLUICE_RETURN_IF_ERROR(SaveJson(spec, TaskFiles(TaskDir(spec.task_id())).spec()));
+    SLUICE_RETURN_IF_ERROR(SaveProtoJson(TaskFiles(TaskDir(spec.task_id())).spec(), spec));
     absl::StatusOr<std::unique_ptr<TaskRunner>> runner = NewRunner(spec);
     if (!runner.ok()) {
       RemoveAll(TaskDir(spec.task_id())).IgnoreError();
@@ -199,7 +195,7 @@ absl::StatusOr<v1::PauseResponse> TaskManager::Pause(const std::string& task_id,
   SLUICE_ASSIGN_OR_RETURN(OffsetMap offsets, runner->Pause(timeout));
   v1::PauseResponse response;
   response.set_state(v1::PAUSED);
-  ToProtoMap(offsets, response.mutable_current_offsets());
+  ToProto(offsets, response.mutable_current_offsets());
   return response;
 }
 

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/file_util.h"
+#include "common/proto_json.h"
 #include "common/status_macros.h"
 #include "common/time_util.h"
 
@@ -130,7 +131,7 @@ v1::TaskStatus TaskRunner::Status() const {
   status.set_group_id(spec.group_id());
   status.set_base_sequence_name(spec.base_sequence_name());
   status.set_worker_id(options_.worker_id);
-  control_.FillStatus(FromProtoMap(spec.start_offsets()), &status);
+  control_.FillStatus(FromProto(spec.start_offsets()), &status);
   status.mutable_row_stats()->set_sequences_published(publisher_->sequences_published());
   status.mutable_row_stats()->set_segments_published(publisher_->segments_published());
   return status;
@@ -163,7 +164,7 @@ void TaskRunner::End(v1::TaskState final_state, std::string error) {
   // Keep the final status (ListTasks after a restart) and drop the data: a
   // replacement task re-reads whatever was not published. Done before the
   // final state shows, so whoever sees it sees a clean directory.
-  const absl::Status saved = SaveJson(status, files_.final_status());
+  const absl::Status saved = SaveProtoJson(files_.final_status(), status);
   if (!saved.ok()) LOG(ERROR) << Prefix() << " cannot save the final status: " << saved;
   RemoveAll(files_.spill_dir()).IgnoreError();
   RemoveAll(files_.segment_dir()).IgnoreError();

@@ -37,7 +37,7 @@
 #include "common/deep_storage.h"
 #include "sluice/v1/task.pb.h"
 #include "sluice/v1/task_service.pb.h"
-#include "task/offsets.h"
+#include "common/offsets.h"
 #include "task/open_segments.h"
 #include "task/read_loop.h"
 #include "task/segment_sink.h"

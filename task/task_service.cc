@@ -76,7 +76,7 @@ grpc::Status TaskServiceImpl::SetEndOffsets(grpc::ServerContext* context,
     return ToGrpcStatus(absl::InvalidArgumentError(
         "end_offsets must map every partition of the task to its end offset"));
   }
-  return ReplyWith(manager_->SetEndOffsets(request->task_id(), FromProtoMap(request->end_offsets()),
+  return ReplyWith(manager_->SetEndOffsets(request->task_id(), FromProto(request->end_offsets()),
                                          request->finish()),
                  response);
 }

@@ -22,7 +22,7 @@ absl::StatusOr<TaskSettings> CheckTaskSpec(const v1::TaskSpec& spec) {
     return absl::InvalidArgumentError(absl::StrCat("group_id ", spec.group_id(), " is negative"));
   }
   TaskSettings settings;
-  const OffsetMap start = FromProtoMap(spec.start_offsets());
+  const OffsetMap start = FromProto(spec.start_offsets());
   if (start.empty()) return absl::InvalidArgumentError("the task spec has no start_offsets");
   for (const auto& [p, o] : start) {
     if (p < 0 || o < 0 || o == kEndOfPartition) {
@@ -35,7 +35,7 @@ absl::StatusOr<TaskSettings> CheckTaskSpec(const v1::TaskSpec& spec) {
     settings.checkpoints.emplace_back(0, start);
   } else {
     for (const v1::Checkpoint& checkpoint : spec.checkpoints()) {
-      OffsetMap offsets = FromProtoMap(checkpoint.offsets());
+      OffsetMap offsets = FromProto(checkpoint.offsets());
       for (const auto& [p, o] : offsets) {
         const auto s = start.find(p);
         if (s != start.end() && o < s->second) {

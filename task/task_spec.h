@@ -13,7 +13,7 @@
 #include "common/granularity.h"
 #include "common/spec.h"
 #include "sluice/v1/task.pb.h"
-#include "task/offsets.h"
+#include "common/offsets.h"
 
 namespace sluice::task {
 

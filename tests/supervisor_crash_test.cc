@@ -19,7 +19,7 @@
 #include "common/kafka/mock_cluster.h"
 #include "sluice/v1/supervisor_service.grpc.pb.h"
 #include "supervisor/naming.h"
-#include "supervisor/offsets.h"
+#include "common/offsets.h"
 #include "supervisor/testing/fake_task_worker.h"
 #include "supervisor/testing/segment_files.h"
 #include "supervisor/testing/test_util.h"

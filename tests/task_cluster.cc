@@ -6,7 +6,7 @@
 
 namespace sluice::testing {
 
-using task::OffsetMap;
+using ::sluice::OffsetMap;
 
 absl::Status TaskCluster::Start(bool auto_checkpoint, int capacity, bool hand_off) {
   dir = MakeTempDir("task_cluster");
@@ -86,8 +86,8 @@ absl::Status TaskCluster::WaitUntilRead(const std::string& task_id, const Offset
           absl::Seconds(30))) {
     return absl::OkStatus();
   }
-  return absl::DeadlineExceededError(absl::StrCat("read ", task::OffsetsToString(seen), ", want ",
-                                                  task::OffsetsToString(offsets)));
+  return absl::DeadlineExceededError(absl::StrCat("read ", FormatOffsets(seen), ", want ",
+                                                  FormatOffsets(offsets)));
 }
 
 absl::StatusOr<v1::TaskStatus> TaskCluster::WaitUntilFinal(const std::string& task_id) {

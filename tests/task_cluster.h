@@ -33,7 +33,7 @@ class TaskCluster {
   SpecOptions Spec(const std::string& task_id) const;
 
   // Waits until the task's current offsets equal `offsets`.
-  absl::Status WaitUntilRead(const std::string& task_id, const task::OffsetMap& offsets);
+  absl::Status WaitUntilRead(const std::string& task_id, const ::sluice::OffsetMap& offsets);
   // Waits for SUCCESS, FAILED or STOPPED and returns the status.
   absl::StatusOr<v1::TaskStatus> WaitUntilFinal(const std::string& task_id);
 

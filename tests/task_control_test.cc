@@ -10,7 +10,7 @@
 namespace sluice::testing {
 namespace {
 
-using task::OffsetMap;
+using ::sluice::OffsetMap;
 
 class TaskControlTest : public ::testing::Test {
  protected:
@@ -102,7 +102,7 @@ TEST_F(TaskControlTest, SetEndOffsetsRulesOneByOne) {
   EXPECT_FALSE(finish->duplicate());
   auto end = c_.client->Status(id);
   ASSERT_TRUE(end.ok());
-  EXPECT_EQ(task::FromProtoMap(end->end_offsets()), (OffsetMap{{0, 40}, {1, 25}}));
+  EXPECT_EQ(FromProto(end->end_offsets()), (OffsetMap{{0, 40}, {1, 25}}));
   // Its repeat is a duplicate; any other end is refused: the end is final.
   auto finish_again = c_.client->SetEndOffsets(id, {{0, 40}, {1, 25}}, true);
   ASSERT_TRUE(finish_again.ok());
@@ -122,7 +122,7 @@ TEST_F(TaskControlTest, SetEndOffsetsRulesOneByOne) {
   ASSERT_TRUE(final_status.ok()) << final_status.status();
   ASSERT_EQ(final_status->state(), v1::SUCCESS) << final_status->error();
   EXPECT_EQ(final_status->row_stats().processed(), 40 + 25);
-  EXPECT_EQ(task::FromProtoMap(final_status->current_offsets()), (OffsetMap{{0, 40}, {1, 25}}));
+  EXPECT_EQ(FromProto(final_status->current_offsets()), (OffsetMap{{0, 40}, {1, 25}}));
   const absl::Status verified = VerifyExactlyOnce(
       *c_.supervisor, c_.deep.get(), kTestBase, c_.produced, {{0, 0}, {1, 0}}, {{0, 40}, {1, 25}});
   EXPECT_TRUE(verified.ok()) << verified;
@@ -148,7 +148,7 @@ TEST_F(TaskControlTest, NothingIsIngestedWhilePaused) {
   auto during = c_.client->Status(id);
   ASSERT_TRUE(during.ok());
   EXPECT_EQ(during->state(), v1::PAUSED);
-  EXPECT_EQ(task::FromProtoMap(during->current_offsets()), *paused);
+  EXPECT_EQ(FromProto(during->current_offsets()), *paused);
   EXPECT_EQ(during->row_stats().processed(), before->row_stats().processed());
   // Pause again: same answer at once.
   auto again = c_.client->Pause(id, 100);
@@ -198,9 +198,9 @@ TEST_F(TaskControlTest, APausedTaskAsksForItsCheckpointAgainUntilAnswered) {
   for (const auto& request : c_.supervisor->CheckpointRequests()) {
     EXPECT_EQ(request.task_id(), id);
     EXPECT_EQ(request.sequence_id(), 0);
-    EXPECT_EQ(task::FromProtoMap(request.start_offsets()), (OffsetMap{{0, 0}, {1, 0}}));
+    EXPECT_EQ(FromProto(request.start_offsets()), (OffsetMap{{0, 0}, {1, 0}}));
   }
-  const OffsetMap at = task::FromProtoMap(status->current_offsets());
+  const OffsetMap at = FromProto(status->current_offsets());
   // The supervisor's answer: pause (already paused) and SetEndOffsets.
   auto paused = c_.client->Pause(id);
   ASSERT_TRUE(paused.ok());
@@ -208,7 +208,7 @@ TEST_F(TaskControlTest, APausedTaskAsksForItsCheckpointAgainUntilAnswered) {
   auto answer = c_.client->SetEndOffsets(id, at, false);
   ASSERT_TRUE(answer.ok()) << answer.status();
   ASSERT_TRUE(WaitFor([&] { return c_.supervisor->CommitLog().size() == 1; }, absl::Seconds(20)));
-  EXPECT_EQ(task::FromProtoMap(c_.supervisor->CommitLog()[0].end_offsets()), at);
+  EXPECT_EQ(FromProto(c_.supervisor->CommitLog()[0].end_offsets()), at);
 }
 
 TEST_F(TaskControlTest, APauseWithoutFollowUpEndsByItself) {

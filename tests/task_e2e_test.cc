@@ -17,7 +17,7 @@
 namespace sluice::testing {
 namespace {
 
-using task::OffsetMap;
+using ::sluice::OffsetMap;
 
 class TaskEndToEndTest : public ::testing::Test {
  protected:
@@ -149,12 +149,12 @@ class TaskEndToEndTest : public ::testing::Test {
     ASSERT_TRUE(WaitFor(
         [&] {
           auto log = CommitLog();
-          if (log.ok()) committed = task::FromProtoMap(log->committed_offsets());
+          if (log.ok()) committed = FromProto(log->committed_offsets());
           return committed == end;
         },
         absl::Seconds(60)))
-        << "committed " << task::OffsetsToString(committed) << ", want "
-        << task::OffsetsToString(end);
+        << "committed " << FormatOffsets(committed) << ", want "
+        << FormatOffsets(end);
     auto log = CommitLog();
     ASSERT_TRUE(log.ok());
     const std::vector<v1::CommittedSequence> sequences(log->sequences().begin(),

@@ -20,7 +20,7 @@
 
 namespace sluice::testing {
 
-using task::OffsetMap;
+using ::sluice::OffsetMap;
 
 namespace {
 
@@ -155,7 +155,7 @@ class FakeSupervisor::Impl final : public v1::SupervisorService::Service {
       return Error(absl::StatusCode::kFailedPrecondition, "unknown group");
     }
     Group& group = it->second;
-    const OffsetMap start = task::FromProtoMap(request->start_offsets());
+    const OffsetMap start = FromProto(request->start_offsets());
     for (size_t k = 0; k < group.checkpoints.size(); ++k) {
       if (group.checkpoints[k].second != start) continue;
       if (!options_.auto_checkpoint) {
@@ -187,7 +187,7 @@ class FakeSupervisor::Impl final : public v1::SupervisorService::Service {
       return grpc::Status::OK;
     }
     return Error(absl::StatusCode::kFailedPrecondition,
-                 absl::StrCat("no checkpoint ", task::OffsetsToString(start)));
+                 absl::StrCat("no checkpoint ", FormatOffsets(start)));
   }
 
   grpc::Status PublishSegments(grpc::ServerContext*, const v1::PublishSegmentsRequest* request,
@@ -211,8 +211,8 @@ class FakeSupervisor::Impl final : public v1::SupervisorService::Service {
       ++publish_aborted_;
       return Error(absl::StatusCode::kAborted,
                    absl::StrCat("start ",
-                                task::OffsetsToString(task::FromProtoMap(request->start_offsets())),
-                                " is behind the stored offsets ", task::OffsetsToString(stored_)));
+                                FormatOffsets(FromProto(request->start_offsets())),
+                                " is behind the stored offsets ", FormatOffsets(stored_)));
     }
     if (ahead) {
       return Error(absl::StatusCode::kUnavailable, "start is ahead of the stored offsets");
@@ -399,7 +399,7 @@ class FakeSupervisor::Impl final : public v1::SupervisorService::Service {
         request.set_timeout_ms(1000);
         v1::PauseResponse response;
         last = FromGrpcStatus(stub->Pause(&context, request, &response));
-        if (last.ok()) return task::FromProtoMap(response.current_offsets());
+        if (last.ok()) return FromProto(response.current_offsets());
         if (last.code() != absl::StatusCode::kUnavailable &&
             last.code() != absl::StatusCode::kDeadlineExceeded) {
           return last;
@@ -426,7 +426,7 @@ class FakeSupervisor::Impl final : public v1::SupervisorService::Service {
         context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(5)));
         v1::SetEndOffsetsRequest request;
         request.set_task_id(task_id);
-        task::ToProtoMap(end, request.mutable_end_offsets());
+        ToProto(end, request.mutable_end_offsets());
         request.set_finish(finish);
         v1::SetEndOffsetsResponse response;
         last = FromGrpcStatus(stub->SetEndOffsets(&context, request, &response));

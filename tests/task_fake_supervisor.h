@@ -31,7 +31,7 @@
 #include "common/deep_storage.h"
 #include "sluice/v1/supervisor_service.pb.h"
 #include "sluice/v1/task_service.pb.h"
-#include "task/offsets.h"
+#include "common/offsets.h"
 
 namespace sluice::testing {
 
@@ -57,23 +57,23 @@ class FakeSupervisor {
 
   // Stored offsets before the first publish (the datasource's initial
   // offsets).
-  void SetStoredOffsets(const task::OffsetMap& offsets);
+  void SetStoredOffsets(const OffsetMap& offsets);
   // A task group with its first checkpoint {0: start}.
   void AddGroup(int32_t group_id, const std::string& base_sequence_name,
-                const task::OffsetMap& start);
+                const OffsetMap& start);
   void AddTask(int32_t group_id, const std::string& task_id);
 
   // A round with finish=true for the group: pause every task, take the
   // maximum, SetEndOffsets(finish=true). Returns the end offsets.
-  absl::StatusOr<task::OffsetMap> Finish(int32_t group_id, absl::Duration timeout);
+  absl::StatusOr<OffsetMap> Finish(int32_t group_id, absl::Duration timeout);
 
   // Commits the next `n` publishes but answers UNAVAILABLE (a lost answer).
   void LosePublishAnswers(int n);
 
   std::vector<v1::CommittedSequence> CommitLog() const;
-  task::OffsetMap StoredOffsets() const;
+  OffsetMap StoredOffsets() const;
   std::vector<v1::SegmentDescriptor> Segments() const;
-  std::vector<std::pair<int32_t, task::OffsetMap>> Checkpoints(int32_t group_id) const;
+  std::vector<std::pair<int32_t, OffsetMap>> Checkpoints(int32_t group_id) const;
   std::vector<v1::CheckpointDataSourceMetadataRequest> CheckpointRequests() const;
   // Publish calls and how many were rejected (ABORTED / UNAVAILABLE).
   int publish_calls() const;

@@ -11,7 +11,7 @@
 namespace sluice::testing {
 namespace {
 
-using task::OffsetMap;
+using ::sluice::OffsetMap;
 
 class TaskIngestTest : public ::testing::Test {
  protected:
@@ -38,7 +38,7 @@ TEST_F(TaskIngestTest, PublishesSeveralSequencesInOrderWhileStillReading) {
   ASSERT_TRUE(status.ok());
   EXPECT_TRUE(status->state() == v1::READING || status->state() == v1::PAUSED)
       << v1::TaskState_Name(status->state());
-  EXPECT_EQ(task::FromProtoMap(status->end_offsets()),
+  EXPECT_EQ(FromProto(status->end_offsets()),
             (OffsetMap{{0, kEndOfPartition}, {1, kEndOfPartition}}));
 
   ASSERT_TRUE(c_.Produce(0, 80).ok());
@@ -61,7 +61,7 @@ TEST_F(TaskIngestTest, PublishesSeveralSequencesInOrderWhileStillReading) {
   const auto checkpoints = c_.supervisor->Checkpoints(0);
   for (size_t i = 0; i + 1 < log.size() && i + 1 < checkpoints.size(); ++i) {
     EXPECT_EQ(log[i].sequence_name(), std::string(kTestBase) + "_" + std::to_string(i));
-    EXPECT_EQ(task::FromProtoMap(log[i].end_offsets()), checkpoints[i + 1].second);
+    EXPECT_EQ(FromProto(log[i].end_offsets()), checkpoints[i + 1].second);
   }
   // Every sequence but possibly the last got a segment in both hours.
   for (size_t i = 0; i + 1 < log.size(); ++i) EXPECT_EQ(log[i].segment_ids_size(), 2) << i;

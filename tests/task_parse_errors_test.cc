@@ -11,7 +11,7 @@
 namespace sluice::testing {
 namespace {
 
-using task::OffsetMap;
+using ::sluice::OffsetMap;
 
 class TaskParseErrorsTest : public ::testing::Test {
  protected:
@@ -40,7 +40,7 @@ TEST_F(TaskParseErrorsTest, BadRecordsAreCountedSampledAndCommittedWithTheirAcco
   ASSERT_TRUE(WaitFor([&] { return c_.supervisor->CommitLog().size() == 1; }, absl::Seconds(20)));
   const v1::CommittedSequence empty = c_.supervisor->CommitLog()[0];
   EXPECT_EQ(empty.segment_ids_size(), 0);
-  EXPECT_EQ(task::FromProtoMap(empty.end_offsets()), (OffsetMap{{0, 4}, {1, 0}}));
+  EXPECT_EQ(FromProto(empty.end_offsets()), (OffsetMap{{0, 4}, {1, 0}}));
   ASSERT_EQ(empty.partition_stats_size(), 2);
   EXPECT_EQ(empty.partition_stats(0).unparseable(), 4);
   EXPECT_EQ(empty.partition_stats(0).rows(), 0);

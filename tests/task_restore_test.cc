@@ -19,7 +19,7 @@
 namespace sluice::testing {
 namespace {
 
-using task::OffsetMap;
+using ::sluice::OffsetMap;
 
 constexpr char kBase[] = "wiki_0011223344556677";
 
@@ -120,12 +120,12 @@ class TaskRestoreTest : public ::testing::Test {
           auto status = client_->Status(task_id_);
           if (!status.ok()) return false;
           EXPECT_NE(status->state(), v1::FAILED) << status->error();
-          seen = task::FromProtoMap(status->current_offsets());
+          seen = FromProto(status->current_offsets());
           return seen == want;
         },
         absl::Seconds(40));
-    ASSERT_TRUE(done) << "read " << task::OffsetsToString(seen) << ", want "
-                      << task::OffsetsToString(want);
+    ASSERT_TRUE(done) << "read " << FormatOffsets(seen) << ", want "
+                      << FormatOffsets(want);
   }
 
   // Pause + SetEndOffsets at the paused offsets, as a supervisor round would,

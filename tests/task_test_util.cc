@@ -14,7 +14,7 @@
 
 namespace sluice::testing {
 
-using task::OffsetMap;
+using ::sluice::OffsetMap;
 
 std::string MakeTempDir(const std::string& name) {
   std::string tmpl = absl::StrCat("/tmp/sluice_", name, "_XXXXXX");
@@ -44,10 +44,10 @@ v1::TaskSpec MakeSpec(const SpecOptions& o) {
   spec.set_base_sequence_name(o.base_sequence_name);
   spec.set_topic(o.topic);
   (*spec.mutable_consumer_properties())["bootstrap.servers"] = o.bootstrap;
-  task::ToProtoMap(o.start, spec.mutable_start_offsets());
+  ToProto(o.start, spec.mutable_start_offsets());
   v1::Checkpoint* checkpoint = spec.add_checkpoints();
   checkpoint->set_sequence_id(0);
-  task::ToProtoMap(o.start, checkpoint->mutable_offsets());
+  ToProto(o.start, checkpoint->mutable_offsets());
   spec.set_minimum_message_time_ms(o.minimum_message_time_ms);
   spec.set_maximum_message_time_ms(o.maximum_message_time_ms);
   v1::DataSchema* schema = spec.mutable_data_schema();
@@ -120,7 +120,7 @@ absl::StatusOr<OffsetMap> TaskClient::Pause(const std::string& task_id, int64_t 
   request.set_timeout_ms(timeout_ms);
   auto response = Call(stub_.get(), &v1::TaskService::Stub::Pause, request);
   if (!response.ok()) return response.status();
-  return task::FromProtoMap(response->current_offsets());
+  return FromProto(response->current_offsets());
 }
 
 absl::StatusOr<v1::ResumeResponse> TaskClient::Resume(const std::string& task_id) {
@@ -134,7 +134,7 @@ absl::StatusOr<v1::SetEndOffsetsResponse> TaskClient::SetEndOffsets(const std::s
                                                                     bool finish) {
   v1::SetEndOffsetsRequest request;
   request.set_task_id(task_id);
-  task::ToProtoMap(offsets, request.mutable_end_offsets());
+  ToProto(offsets, request.mutable_end_offsets());
   request.set_finish(finish);
   return Call(stub_.get(), &v1::TaskService::Stub::SetEndOffsets, request);
 }
@@ -144,7 +144,7 @@ absl::StatusOr<OffsetMap> TaskClient::CurrentOffsets(const std::string& task_id)
   request.set_task_id(task_id);
   auto response = Call(stub_.get(), &v1::TaskService::Stub::GetCurrentOffsets, request);
   if (!response.ok()) return response.status();
-  return task::FromProtoMap(response->offsets());
+  return FromProto(response->offsets());
 }
 
 absl::StatusOr<v1::StopTaskResponse> TaskClient::Stop(const std::string& task_id,
@@ -231,11 +231,11 @@ absl::Status VerifyCommitLog(const std::vector<v1::CommittedSequence>& log,
       }
       last_id = id;
     }
-    const OffsetMap start = task::FromProtoMap(c.start_offsets());
-    const OffsetMap end = task::FromProtoMap(c.end_offsets());
+    const OffsetMap start = FromProto(c.start_offsets());
+    const OffsetMap end = FromProto(c.end_offsets());
     if (start != next) {
-      return absl::InternalError(absl::StrCat(name, " starts at ", task::OffsetsToString(start),
-                                              ", expected ", task::OffsetsToString(next)));
+      return absl::InternalError(absl::StrCat(name, " starts at ", FormatOffsets(start),
+                                              ", expected ", FormatOffsets(next)));
     }
     std::map<int32_t, int64_t> valid_rows;
     for (const auto& [p, s] : start) {
@@ -308,8 +308,8 @@ absl::Status VerifyCommitLog(const std::vector<v1::CommittedSequence>& log,
         const auto [p, o] = e->second;
         if (o < start.at(p) || o >= end.at(p)) {
           return absl::InternalError(absl::StrCat("record ", key, " (offset ", o, ") is in ", name,
-                                                  " whose range is ", task::OffsetsToString(start),
-                                                  " -> ", task::OffsetsToString(end)));
+                                                  " whose range is ", FormatOffsets(start),
+                                                  " -> ", FormatOffsets(end)));
         }
       }
     }
@@ -322,8 +322,8 @@ absl::Status VerifyCommitLog(const std::vector<v1::CommittedSequence>& log,
     next = end;
   }
   if (next != final) {
-    return absl::InternalError(absl::StrCat("committed up to ", task::OffsetsToString(next),
-                                            ", expected ", task::OffsetsToString(final)));
+    return absl::InternalError(absl::StrCat("committed up to ", FormatOffsets(next),
+                                            ", expected ", FormatOffsets(final)));
   }
   if (seen.size() != expected.size()) {
     for (const auto& [key, where] : expected) {

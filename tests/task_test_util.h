@@ -16,7 +16,7 @@
 #include "absl/time/time.h"
 #include "common/deep_storage.h"
 #include "sluice/v1/task_service.grpc.pb.h"
-#include "task/offsets.h"
+#include "common/offsets.h"
 #include "tests/task_fake_supervisor.h"
 
 namespace sluice::testing {
@@ -39,7 +39,7 @@ struct SpecOptions {
   std::string datasource = "wiki";
   std::string topic = "wiki";
   std::string bootstrap;
-  task::OffsetMap start;
+  OffsetMap start;
   int64_t max_rows_per_segment = 1000000;
   int64_t max_rows_in_memory = 1000000;
   int64_t max_total_rows = 10000000;
@@ -65,12 +65,12 @@ class TaskClient {
 
   absl::StatusOr<v1::RunTaskResponse> RunTask(const v1::TaskSpec& spec);
   absl::StatusOr<v1::TaskStatus> Status(const std::string& task_id);
-  absl::StatusOr<task::OffsetMap> Pause(const std::string& task_id, int64_t timeout_ms = 2000);
+  absl::StatusOr<OffsetMap> Pause(const std::string& task_id, int64_t timeout_ms = 2000);
   absl::StatusOr<v1::ResumeResponse> Resume(const std::string& task_id);
   absl::StatusOr<v1::SetEndOffsetsResponse> SetEndOffsets(const std::string& task_id,
-                                                          const task::OffsetMap& offsets,
+                                                          const OffsetMap& offsets,
                                                           bool finish);
-  absl::StatusOr<task::OffsetMap> CurrentOffsets(const std::string& task_id);
+  absl::StatusOr<OffsetMap> CurrentOffsets(const std::string& task_id);
   absl::StatusOr<v1::StopTaskResponse> Stop(const std::string& task_id, v1::StopMode mode);
   absl::StatusOr<v1::ListTasksResponse> List();
 
@@ -98,7 +98,7 @@ using Produced = std::map<int32_t, std::vector<std::string>>;
 //   each once, in the segment of the sequence whose range holds its offset.
 absl::Status VerifyExactlyOnce(const FakeSupervisor& supervisor, DeepStorage* deep_storage,
                                const std::string& base_sequence_name, const Produced& produced,
-                               const task::OffsetMap& initial, const task::OffsetMap& final,
+                               const OffsetMap& initial, const OffsetMap& final,
                                int64_t min_time_ms = 0, int64_t max_time_ms = 0);
 
 // The same over a commit log and the published segments from anywhere (e.g.
@@ -108,8 +108,8 @@ absl::Status VerifyExactlyOnce(const FakeSupervisor& supervisor, DeepStorage* de
 absl::Status VerifyCommitLog(const std::vector<v1::CommittedSequence>& log,
                              const std::vector<v1::SegmentDescriptor>& published,
                              DeepStorage* deep_storage, const std::string& base_sequence_name,
-                             const Produced& produced, const task::OffsetMap& initial,
-                             const task::OffsetMap& final, int64_t min_time_ms = 0,
+                             const Produced& produced, const OffsetMap& initial,
+                             const OffsetMap& final, int64_t min_time_ms = 0,
                              int64_t max_time_ms = 0);
 
 }  // namespace sluice::testing

@@ -26,7 +26,7 @@
 #include "absl/synchronization/notification.h"
 #include "sluice/v1/supervisor_service.grpc.pb.h"
 #include "sluice/v1/task_service.grpc.pb.h"
-#include "supervisor/offsets.h"
+#include "common/offsets.h"
 
 namespace sluice {
 class GrpcServer;

@@ -15,7 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/auth/grpc_auth.h"
 #include "common/file_util.h"
-#include "supervisor/offsets.h"
+#include "common/offsets.h"
 #include "tests/fault/fault_scenario.h"
 #include "tests/fault/scenario_test_util.h"
 #include "tools/cluster/wiki_datasource.h"
@@ -49,10 +49,10 @@ class TrustAttacksTest : public ::testing::Test {
     return (stub.*method)(&context, request, response);
   }
 
-  supervisor::OffsetMap Committed() {
+  OffsetMap Committed() {
     auto log = s_->CommitLog();
     EXPECT_TRUE(log.ok()) << log.status();
-    return log.ok() ? supervisor::FromProto(log->committed_offsets()) : supervisor::OffsetMap{};
+    return log.ok() ? FromProto(log->committed_offsets()) : OffsetMap{};
   }
 
   std::unique_ptr<FaultScenario> s_;
@@ -75,7 +75,7 @@ TEST_F(TrustAttacksTest, ForgedTaskCallsAreRefusedAndMoveNothing) {
   const v1::SupervisorTaskRecord task = all->tasks(0);
   const std::string other_worker =
       task.worker_id() == cluster::WorkerName(0) ? cluster::WorkerName(1) : cluster::WorkerName(0);
-  const supervisor::OffsetMap before = Committed();
+  const OffsetMap before = Committed();
   ASSERT_FALSE(before.empty());
 
   // A publish that claims 500 unparseable records past the stored offsets.
