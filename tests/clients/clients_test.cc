@@ -7,11 +7,14 @@
 // short taskDuration/period/startDelay so groups roll over and commit within
 // seconds), waits for committed records, lists segments and prints the
 // status; the test checks its exit code and output. Bad credentials: the
-// clients exit non-zero and print the gRPC code.
+// clients exit non-zero and print the gRPC code. A second supervisor alone,
+// with mutual TLS and client certificates as the only credential (as in the
+// grpcurl tier), takes the clients' --tls_ca/--tls_cert/--tls_key.
 //
 // The toolchains come from scripts/install_clients.sh (examples/env.sh says
 // where); without them every test fails: the tier never skips.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -27,7 +30,9 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
+#include "common/tls/test_certs.h"
 #include "tests/testing/subprocess.h"
+#include "tools/cluster/binaries.h"
 #include "tools/cluster/process_cluster.h"
 
 namespace sluice::clients {
@@ -107,6 +112,40 @@ class ClientsEnvironment : public ::testing::Environment {
                            absl::StrCat("--records=", kRecords), "--progress=false"},
                           absl::Seconds(60));
     ASSERT_EQ(produced.exit_code, 0) << "sluice-produce: " << produced.Describe();
+    // The mutual-TLS supervisor: cert:operator is an admin.
+    cert_dir_ = dir_ + "/certs";
+    mkdir(cert_dir_.c_str(), 0700);
+    auto ca = tls::MakeTestCa(cert_dir_, "ca");
+    ASSERT_TRUE(ca.ok()) << ca.status();
+    ca_ = ca->cert_path;
+    auto server = tls::MakeTestCert(cert_dir_, *ca, "supervisor", 1);
+    ASSERT_TRUE(server.ok()) << server.status();
+    auto client = tls::MakeTestCert(cert_dir_, *ca, "operator");
+    ASSERT_TRUE(client.ok()) << client.status();
+    client_cert_ = client->cert_path;
+    client_key_ = client->key_path;
+    const std::string policy = cert_dir_ + "/policy";
+    std::ofstream(policy) << "cert:operator admin\n";
+    absl::StatusOr<std::string> binary = cluster::FindSluiceBinary(cluster::kSupervisorBinary);
+    ASSERT_TRUE(binary.ok()) << binary.status();
+    absl::StatusOr<int> port = testing::PickFreePort();
+    ASSERT_TRUE(port.ok()) << port.status();
+    tls_address_ = absl::StrCat("127.0.0.1:", *port);
+    testing::SubprocessOptions tls_options;
+    tls_options.binary = *binary;
+    tls_options.name = "tls-supervisor";
+    tls_options.args = {"--listen=" + tls_address_, "--data_dir=" + dir_ + "/tls-supervisor",
+                        "--deep_storage=file://" + dir_ + "/tls-deep",
+                        "--tls_cert=" + server->cert_path, "--tls_key=" + server->key_path,
+                        "--tls_ca=" + ca->cert_path, "--auth_policy_file=" + policy};
+    mkdir((dir_ + "/tls-supervisor").c_str(), 0700);
+    mkdir((dir_ + "/tls-deep").c_str(), 0700);
+    auto tls_process = testing::Subprocess::Start(tls_options);
+    ASSERT_TRUE(tls_process.ok()) << tls_process.status();
+    tls_supervisor_ = std::move(*tls_process);
+    absl::Status tls_ready = testing::WaitForPort(*port, absl::Seconds(30), tls_supervisor_.get());
+    ASSERT_TRUE(tls_ready.ok()) << tls_ready;
+
     bad_token_ = dir_ + "/bad.token";
     std::ofstream(bad_token_) << "0123456789abcdef\n";
     std::cerr << "[clients] deployment up in " << absl::Now() - start << ": supervisor "
@@ -115,6 +154,12 @@ class ClientsEnvironment : public ::testing::Environment {
   }
 
   void TearDown() override {
+    if (tls_supervisor_ != nullptr) {
+      auto exit = tls_supervisor_->Stop(absl::Seconds(30));
+      EXPECT_TRUE(exit.ok() && exit->success())
+          << (exit.ok() ? exit->ToString() : exit.status().ToString()) << "\n"
+          << tls_supervisor_->StderrTail();
+    }
     if (cluster_ == nullptr) return;
     absl::Status alive = cluster_->CheckAlive();
     EXPECT_TRUE(alive.ok()) << alive;
@@ -125,16 +170,17 @@ class ClientsEnvironment : public ::testing::Environment {
   bool ready_ = false;
   std::string dir_;
   std::string bad_token_;
+  std::string cert_dir_, ca_, client_cert_, client_key_, tls_address_;
   std::unique_ptr<cluster::ProcessCluster> cluster_;
+  std::unique_ptr<testing::Subprocess> tls_supervisor_;
 };
 
 ClientsEnvironment* const env = static_cast<ClientsEnvironment*>(
     ::testing::AddGlobalTestEnvironment(new ClientsEnvironment));
 
-// Runs examples/<language>/run.sh against the cluster with the admin token
-// (or `token_file`), the README's spec for `datasource`.
-Result RunClient(const std::string& language, const std::string& datasource,
-                 const std::string& token_file = "") {
+// Runs examples/<language>/run.sh with `args`.
+Result RunScript(const std::string& language, const std::string& datasource,
+                 std::vector<std::string> args) {
   if (!env->ready_) {
     ADD_FAILURE() << "the clients test deployment did not start (see the environment's failure)";
     return {};
@@ -144,17 +190,26 @@ Result RunClient(const std::string& language, const std::string& datasource,
     ADD_FAILURE() << script.status();
     return {};
   }
-  cluster::ProcessCluster* c = env->cluster_.get();
+  args.insert(args.begin(), *script);
   const absl::Time start = absl::Now();
-  Result r = Run("/bin/bash",
-                 {*script, "--supervisor=" + c->supervisor_address(),
-                  "--auth_token_file=" + (token_file.empty() ? c->token_file("admin") : token_file),
-                  "--datasource=" + datasource, "--bootstrap=" + c->bootstrap_servers(),
-                  "--task_duration=PT4S", "--period=PT0.5S", "--start_delay=PT0.1S"},
-                 absl::Seconds(90));
+  Result r = Run("/bin/bash", args, absl::Seconds(90));
   std::cerr << "[clients] " << language << " client (" << datasource << "): exit "
             << r.exit_code << " in " << absl::Now() - start << "\n";
   return r;
+}
+
+// Runs examples/<language>/run.sh against the cluster with the admin token
+// (or `token_file`), the README's spec for `datasource`.
+Result RunClient(const std::string& language, const std::string& datasource,
+                 const std::string& token_file = "") {
+  if (!env->ready_) return RunScript(language, datasource, {});
+  cluster::ProcessCluster* c = env->cluster_.get();
+  return RunScript(
+      language, datasource,
+      {"--supervisor=" + c->supervisor_address(),
+       "--auth_token_file=" + (token_file.empty() ? c->token_file("admin") : token_file),
+       "--datasource=" + datasource, "--bootstrap=" + c->bootstrap_servers(),
+       "--task_duration=PT4S", "--period=PT0.5S", "--start_delay=PT0.1S"});
 }
 
 // The number after "<prefix>" on a line of `out` (-1 if there is none).
@@ -215,6 +270,34 @@ TEST(ClientsTest, ReaderTokenIsPermissionDenied) {
   EXPECT_TRUE(absl::StrContains(r.err, "error: SubmitSupervisor: PERMISSION_DENIED"))
       << r.Describe();
 }
+
+// Mutual TLS: with the operator's client certificate the submit is accepted
+// (the TLS supervisor has no workers, so nothing commits: the client gives
+// up after its --timeout and says so); without one, the handshake fails.
+void ExpectMutualTls(const std::string& language, const std::string& timeout) {
+  ASSERT_TRUE(env->ready_);
+  const std::string ds = "tls-" + language;
+  const std::vector<std::string> common = {
+      "--supervisor=" + env->tls_address_, "--tls_ca=" + env->ca_, "--datasource=" + ds,
+      "--bootstrap=127.0.0.1:1", "--timeout=" + timeout};
+  std::vector<std::string> with_cert = common;
+  with_cert.insert(with_cert.end(),
+                   {"--tls_cert=" + env->client_cert_, "--tls_key=" + env->client_key_});
+  Result r = RunScript(language, ds, with_cert);
+  EXPECT_EQ(r.exit_code, 1) << r.Describe();
+  EXPECT_TRUE(absl::StrContains(r.out, "submitted datasource " + ds + " (spec version 1)"))
+      << r.Describe();
+  EXPECT_TRUE(absl::StrContains(r.err, "error: no records committed for " + ds)) << r.Describe();
+
+  Result no_cert = RunScript(language, ds, common);
+  EXPECT_EQ(no_cert.exit_code, 1) << no_cert.Describe();
+  EXPECT_TRUE(absl::StrContains(no_cert.err, "error: SubmitSupervisor: UNAVAILABLE"))
+      << no_cert.Describe();
+}
+
+TEST(ClientsTest, PythonClientWithClientCertificates) { ExpectMutualTls("python", "1"); }
+
+TEST(ClientsTest, GoClientWithClientCertificates) { ExpectMutualTls("go", "1s"); }
 
 }  // namespace
 }  // namespace sluice::clients
