@@ -5,7 +5,10 @@
 # (scripts/install_kafka.sh: Maven Central into ~/.cache/sluice/kafka, once)
 # and builds grpcurl for the grpcurl test tier (scripts/install_grpcurl.sh:
 # `go install` from the Go module proxy into ~/.cache/sluice/grpcurl, once;
-# needs Go 1.25+, which Debian 12 does not package: https://go.dev/dl/).
+# needs Go 1.25+, which Debian 12 does not package: https://go.dev/dl/),
+# and the example clients' toolchains for the clients test tier
+# (scripts/install_clients.sh: a pinned grpcio venv and the Go protoc plugins
+# and modules, into ~/.cache/sluice/{python-venv,go-client}, once; Go 1.26+).
 set -euo pipefail
 
 PACKAGES=(
@@ -20,7 +23,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libzstd-dev liblz4-dev libroaring-dev libsimdjson-dev libxxhash-dev
   clang-14 libclang-rt-14-dev  # libFuzzer targets (scripts/fuzz.sh)
-  openssl python3 nodejs procps curl ca-certificates
+  openssl python3 python3-venv nodejs procps curl ca-certificates
   # the real Kafka broker (tools/kafka, tests/real_kafka): Java 17 runs it,
   # Maven fetches its jars
   openjdk-17-jre-headless maven
@@ -40,13 +43,15 @@ if ! command -v npm >/dev/null 2>&1; then
   missing+=(npm)
 fi
 
-# What only the tests need, outside Debian: Apache Kafka's jars and grpcurl.
-# The container image's build stage needs neither (and copies only this
+# What only the tests need, outside Debian: Apache Kafka's jars, grpcurl and
+# the example clients' toolchains (examples/VERSIONS).
+# The container image's build stage needs none of them (and copies only this
 # script): SLUICE_DEPS_PACKAGES_ONLY=1 skips them.
 test_tools() {
   [[ -n "${SLUICE_DEPS_PACKAGES_ONLY:-}" ]] && return 0
   "$(dirname "$0")/install_kafka.sh" | grep -v '^/'
   "$(dirname "$0")/install_grpcurl.sh" | grep -v '^/'
+  "$(dirname "$0")/install_clients.sh"
 }
 
 if ((${#missing[@]} == 0)); then
