@@ -4,6 +4,8 @@
 
 #include <vector>
 
+#include "task/testing/unimplemented_supervisor_client.h"
+
 namespace sluice::task {
 namespace {
 
@@ -180,7 +182,7 @@ TEST_F(OpenSegmentsTest, RestoredSegmentsAndPruning) {
 }
 
 // The supervisor as SegmentAllocator sees it: AllocateSegment only.
-class AllocatingSupervisor : public SupervisorClient {
+class AllocatingSupervisor : public testing::UnimplementedSupervisorClient {
  public:
   absl::StatusOr<v1::AllocateSegmentResponse> AllocateSegment(
       const v1::AllocateSegmentRequest& request) override {
@@ -194,40 +196,6 @@ class AllocatingSupervisor : public SupervisorClient {
     response.set_segment_id("s");
     *response.mutable_interval() = request.interval();
     return response;
-  }
-  absl::StatusOr<v1::CheckpointDataSourceMetadataResponse> CheckpointDataSourceMetadata(
-      const v1::CheckpointDataSourceMetadataRequest&) override {
-    return absl::UnimplementedError("");
-  }
-  absl::StatusOr<v1::PublishSegmentsResponse> PublishSegments(
-      const v1::PublishSegmentsRequest&) override {
-    return absl::UnimplementedError("");
-  }
-  absl::StatusOr<v1::GetPublishedSegmentsResponse> GetPublishedSegments(
-      const v1::GetPublishedSegmentsRequest&) override {
-    return absl::UnimplementedError("");
-  }
-  absl::StatusOr<v1::ListSegmentsResponse> ListSegments(const v1::ListSegmentsRequest&) override {
-    return absl::UnimplementedError("");
-  }
-  absl::StatusOr<v1::GetHandoffStatusResponse> GetHandoffStatus(
-      const v1::GetHandoffStatusRequest&) override {
-    return absl::UnimplementedError("");
-  }
-  absl::StatusOr<v1::ReportOffsetOutOfRangeResponse> ReportOffsetOutOfRange(
-      const v1::ReportOffsetOutOfRangeRequest&) override {
-    return absl::UnimplementedError("");
-  }
-  absl::StatusOr<v1::RegisterWorkerResponse> RegisterWorker(
-      const v1::RegisterWorkerRequest&) override {
-    return absl::UnimplementedError("");
-  }
-  absl::StatusOr<v1::WorkerHeartbeatResponse> WorkerHeartbeat(
-      const v1::WorkerHeartbeatRequest&) override {
-    return absl::UnimplementedError("");
-  }
-  absl::Status ReportTaskStatus(const v1::ReportTaskStatusRequest&) override {
-    return absl::UnimplementedError("");
   }
 
   std::vector<absl::Status> answers;

@@ -12,6 +12,7 @@
 #include "common/deep_storage.h"
 #include "common/file_util.h"
 #include "task/columnar_engine.h"
+#include "task/testing/unimplemented_supervisor_client.h"
 #include "tests/task_mock_kafka.h"
 
 namespace sluice::task {
@@ -26,7 +27,7 @@ std::string Record(int64_t n) {
 }
 
 // Allocates, commits and hands off whatever it is asked; records the calls.
-class RecordingSupervisor : public SupervisorClient {
+class RecordingSupervisor : public testing::UnimplementedSupervisorClient {
  public:
   absl::StatusOr<v1::CheckpointDataSourceMetadataResponse> CheckpointDataSourceMetadata(
       const v1::CheckpointDataSourceMetadataRequest& request) override {
@@ -69,14 +70,6 @@ class RecordingSupervisor : public SupervisorClient {
   absl::StatusOr<v1::ReportOffsetOutOfRangeResponse> ReportOffsetOutOfRange(
       const v1::ReportOffsetOutOfRangeRequest&) override {
     return v1::ReportOffsetOutOfRangeResponse();
-  }
-  absl::StatusOr<v1::RegisterWorkerResponse> RegisterWorker(
-      const v1::RegisterWorkerRequest&) override {
-    return absl::UnimplementedError("not a worker test");
-  }
-  absl::StatusOr<v1::WorkerHeartbeatResponse> WorkerHeartbeat(
-      const v1::WorkerHeartbeatRequest&) override {
-    return absl::UnimplementedError("not a worker test");
   }
   absl::Status ReportTaskStatus(const v1::ReportTaskStatusRequest&) override {
     return absl::OkStatus();

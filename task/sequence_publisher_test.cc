@@ -3,6 +3,7 @@
 // parse): what is tested is the PublishSegments answer handling, the retry
 // codes and the PublishListener notification.
 #include "task/sequence_publisher.h"
+#include "task/testing/unimplemented_supervisor_client.h"
 
 #include <gtest/gtest.h>
 
@@ -15,7 +16,7 @@
 namespace sluice::task {
 namespace {
 
-class ScriptedSupervisor : public SupervisorClient {
+class ScriptedSupervisor : public testing::UnimplementedSupervisorClient {
  public:
   // Answers of the next PublishSegments calls (OK once the script ends).
   void ScriptPublish(std::vector<absl::Status> answers) {
@@ -48,32 +49,12 @@ class ScriptedSupervisor : public SupervisorClient {
     absl::MutexLock lock(&mu_);
     return committed_;
   }
-  absl::StatusOr<v1::CheckpointDataSourceMetadataResponse> CheckpointDataSourceMetadata(
-      const v1::CheckpointDataSourceMetadataRequest&) override {
-    return absl::UnimplementedError("");
-  }
-  absl::StatusOr<v1::AllocateSegmentResponse> AllocateSegment(
-      const v1::AllocateSegmentRequest&) override {
-    return absl::UnimplementedError("");
-  }
   absl::StatusOr<v1::ListSegmentsResponse> ListSegments(const v1::ListSegmentsRequest&) override {
     return v1::ListSegmentsResponse();
   }
   absl::StatusOr<v1::GetHandoffStatusResponse> GetHandoffStatus(
       const v1::GetHandoffStatusRequest&) override {
     return v1::GetHandoffStatusResponse();
-  }
-  absl::StatusOr<v1::ReportOffsetOutOfRangeResponse> ReportOffsetOutOfRange(
-      const v1::ReportOffsetOutOfRangeRequest&) override {
-    return absl::UnimplementedError("");
-  }
-  absl::StatusOr<v1::RegisterWorkerResponse> RegisterWorker(
-      const v1::RegisterWorkerRequest&) override {
-    return absl::UnimplementedError("");
-  }
-  absl::StatusOr<v1::WorkerHeartbeatResponse> WorkerHeartbeat(
-      const v1::WorkerHeartbeatRequest&) override {
-    return absl::UnimplementedError("");
   }
   absl::Status ReportTaskStatus(const v1::ReportTaskStatusRequest&) override {
     return absl::OkStatus();
