@@ -40,51 +40,15 @@ namespace {
 
 constexpr int64_t kRecords = 6000;
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-struct Result {
-  int exit_code = -1;  // -1: killed by a signal or timed out
-  std::string out;
-  std::string err;
-  std::string Describe() const {
-    return absl::StrCat("exit ", exit_code, "\n--- stdout:\n", out, "\n--- stderr:\n", err);
-  }
-};
-
-int counter = 0;
+using Result = testing::CapturedRun;
 
 Result Run(const std::string& binary, const std::vector<std::string>& args,
            absl::Duration timeout) {
-  Result result;
   testing::SubprocessOptions options;
   options.binary = binary;
   options.args = args;
-  const std::string base = absl::StrCat(testing::TestTmpDir(), "/run-", getpid(), "-", ++counter);
-  options.stdout_path = base + ".out";
-  options.stderr_path = base + ".err";
-  options.name = absl::StrCat("client-run-", counter);
-  auto process = testing::Subprocess::Start(options);
-  if (!process.ok()) {
-    result.err = process.status().ToString();
-    return result;
-  }
-  auto exit = (*process)->Wait(timeout);
-  if (!exit.ok()) (void)(*process)->Kill();
-  result.out = ReadFile(options.stdout_path);
-  result.err = ReadFile(options.stderr_path);
-  if (!exit.ok()) {
-    absl::StrAppend(&result.err, "\n[test] ", exit.status().ToString());
-  } else if (exit->exited) {
-    result.exit_code = exit->code;
-  } else {
-    absl::StrAppend(&result.err, "\n[test] ", exit->ToString());
-  }
-  return result;
+  options.name = "client-run";
+  return testing::RunToCompletion(std::move(options), timeout);
 }
 
 class ClientsEnvironment : public ::testing::Environment {

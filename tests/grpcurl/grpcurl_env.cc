@@ -38,42 +38,17 @@ std::string ReadFile(const std::string& path) {
   return s.str();
 }
 
-int counter = 0;
-
 Result RunProcess(const std::string& binary, const std::vector<std::string>& args,
                   const std::string& stdin_data, const std::string& cwd,
                   const std::map<std::string, std::string>& env, absl::Duration timeout) {
-  Result result;
   testing::SubprocessOptions options;
   options.binary = binary;
   options.args = args;
   options.env = env;
   options.working_dir = cwd;
   options.pipe_stdin = true;
-  const std::string base =
-      absl::StrCat(testing::TestTmpDir(), "/run-", getpid(), "-", ++counter);
-  options.stdout_path = base + ".out";
-  options.stderr_path = base + ".err";
-  options.name = absl::StrCat("grpcurl-run-", counter);
-  auto process = testing::Subprocess::Start(options);
-  if (!process.ok()) {
-    result.err = process.status().ToString();
-    return result;
-  }
-  if (!stdin_data.empty()) (void)(*process)->WriteStdin(stdin_data);
-  (*process)->CloseStdin();
-  auto exit = (*process)->Wait(timeout);
-  if (!exit.ok()) (void)(*process)->Kill();
-  result.out = ReadFile(options.stdout_path);
-  result.err = ReadFile(options.stderr_path);
-  if (!exit.ok()) {
-    absl::StrAppend(&result.err, "\n[test] ", exit.status().ToString());
-  } else if (exit->exited) {
-    result.exit_code = exit->code;
-  } else {
-    absl::StrAppend(&result.err, "\n[test] ", exit->ToString());
-  }
-  return result;
+  options.name = "grpcurl-run";
+  return testing::RunToCompletion(std::move(options), timeout, stdin_data);
 }
 
 // The standalone supervisors' flags and processes.
@@ -218,10 +193,6 @@ GrpcurlEnvironment* const env = static_cast<GrpcurlEnvironment*>(
     ::testing::AddGlobalTestEnvironment(new GrpcurlEnvironment));
 
 }  // namespace
-
-std::string Result::Describe() const {
-  return absl::StrCat("exit ", exit_code, "; stdout: ", out, "; stderr: ", err);
-}
 
 absl::StatusOr<std::string> FindGrpcurl() {
   std::string path;

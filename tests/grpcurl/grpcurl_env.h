@@ -27,6 +27,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "tests/testing/subprocess.h"
 #include "tools/cluster/process_cluster.h"
 
 namespace sluice::grpcurl {
@@ -35,14 +36,7 @@ inline constexpr char kGrpcurlVersion[] = "v1.9.4";
 inline constexpr int64_t kRecordsPerTopic = 6000;
 
 // How one grpcurl (or shell) run ended.
-struct Result {
-  int exit_code = -1;  // -1: killed by a signal or timed out
-  std::string out;
-  std::string err;
-  // "exit N; stdout: ...; stderr: ..." for failure messages.
-  std::string Describe() const;
-  bool ok() const { return exit_code == 0; }
-};
+using Result = testing::CapturedRun;
 
 absl::StatusOr<std::string> FindGrpcurl();
 

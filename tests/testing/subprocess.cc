@@ -474,5 +474,40 @@ absl::StatusOr<int> PickFreePortRange(int count) {
 
 absl::StatusOr<int> PickFreePort() { return PickFreePortRange(1); }
 
+std::string CapturedRun::Describe() const {
+  return absl::StrCat("exit ", exit_code, "\n--- stdout:\n", out, "\n--- stderr:\n", err);
+}
+
+CapturedRun RunToCompletion(SubprocessOptions options, absl::Duration timeout,
+                            absl::string_view stdin_data) {
+  static std::atomic<int> runs{0};
+  const int run = runs.fetch_add(1) + 1;
+  const std::string base = absl::StrCat(TestTmpDir(), "/run-", getpid(), "-", run);
+  if (options.stdout_path.empty()) options.stdout_path = base + ".out";
+  if (options.stderr_path.empty()) options.stderr_path = base + ".err";
+  CapturedRun result;
+  auto process = Subprocess::Start(options);
+  if (!process.ok()) {
+    result.err = process.status().ToString();
+    return result;
+  }
+  if (options.pipe_stdin) {
+    if (!stdin_data.empty()) (void)(*process)->WriteStdin(stdin_data);
+    (*process)->CloseStdin();
+  }
+  auto exit = (*process)->Wait(timeout);
+  if (!exit.ok()) (void)(*process)->Kill();
+  result.out = ReadWholeFile(options.stdout_path);
+  result.err = ReadWholeFile(options.stderr_path);
+  if (!exit.ok()) {
+    absl::StrAppend(&result.err, "\n[test] ", exit.status().ToString());
+  } else if (exit->exited) {
+    result.exit_code = exit->code;
+  } else {
+    absl::StrAppend(&result.err, "\n[test] ", exit->ToString());
+  }
+  return result;
+}
+
 }  // namespace testing
 }  // namespace sluice

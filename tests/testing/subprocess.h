@@ -132,6 +132,23 @@ class Subprocess {
   ExitStatus exit_;
 };
 
+// A program run to completion with its output captured (RunToCompletion).
+struct CapturedRun {
+  int exit_code = -1;  // -1: killed by a signal or timed out
+  std::string out;
+  std::string err;
+  bool ok() const { return exit_code == 0; }
+  // "exit N", then stdout and stderr, for failure messages.
+  std::string Describe() const;
+};
+
+// Starts `options` (stdout and stderr go to fresh files under TestTmpDir()
+// unless paths are given), writes `stdin_data` and closes stdin when
+// options.pipe_stdin, waits up to `timeout` (then kills it) and returns the
+// exit code and both outputs. A failure to start is reported in `err`.
+CapturedRun RunToCompletion(SubprocessOptions options, absl::Duration timeout,
+                            absl::string_view stdin_data = "");
+
 // The directory for a test's files: $TEST_TMPDIR, else /tmp.
 std::string TestTmpDir();
 
