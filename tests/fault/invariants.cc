@@ -21,11 +21,13 @@ std::string FormatPartitionOffsets(const PartitionOffsets& offsets) {
 void CheckResetsDeclared(const PartitionOffsets& reset, audit::AuditReport* report) {
   for (const auto& [p, offset] : reset) {
     const std::string prefix = absl::StrCat("partition ", p, ": reset ");
+    // A named copy: C++17 lambdas cannot capture structured bindings (clang
+    // refuses; gcc allows it).
+    const std::string target = absl::StrCat(" to ", offset);
     const bool declared =
         std::any_of(report->declared_resets.begin(), report->declared_resets.end(),
                     [&](const std::string& d) {
-                      return absl::StartsWith(d, prefix) &&
-                             absl::StrContains(d, absl::StrCat(" to ", offset));
+                      return absl::StartsWith(d, prefix) && absl::StrContains(d, target);
                     });
     if (!declared) {
       report->discrepancies.push_back(absl::StrCat(
