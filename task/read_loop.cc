@@ -58,7 +58,7 @@ absl::Status ReadLoop::RunLoop() {
       next_checkpoint_time_ = absl::Now() + settings_.timings.intermediate_handoff_period;
     }
     if (options_.sequences->last_published_id() > pruned_through_) PrunePublished();
-    SLUICE_RETURN_IF_ERROR(HandOffClosedSequences());
+    SLUICE_RETURN_IF_ERROR(EnqueueClosedSequences());
     if (ReachedFinalEnd()) break;
     if (router_.final_end_fixed()) {
       SLUICE_ASSIGN_OR_RETURN(const bool reassigned, Reassign());
@@ -99,7 +99,7 @@ absl::Status ReadLoop::RunLoop() {
 
   // Every partition reached the final end offsets.
   if (dirty_) SLUICE_RETURN_IF_ERROR(Persist());
-  SLUICE_RETURN_IF_ERROR(HandOffClosedSequences());
+  SLUICE_RETURN_IF_ERROR(EnqueueClosedSequences());
   SetState(v1::PUBLISHING);
   LOG(INFO) << options_.log_prefix << " read to the final end "
             << FormatOffsets(options_.sequences->TaskEnd().value_or(OffsetMap()))
@@ -173,7 +173,7 @@ absl::Status ReadLoop::Initialize() {
   PublishProgress();
   last_persist_ = absl::Now();
   next_checkpoint_time_ = absl::Now() + settings_.timings.intermediate_handoff_period;
-  SLUICE_RETURN_IF_ERROR(HandOffClosedSequences());
+  SLUICE_RETURN_IF_ERROR(EnqueueClosedSequences());
   return Reassign().status();
 }
 
@@ -407,12 +407,12 @@ absl::Status ReadLoop::StartPersist() {
 
 OffsetMap ReadLoop::LocalOffsets() const { return router_.ToOffsetMap(current_offsets_); }
 
-absl::Status ReadLoop::HandOffClosedSequences() {
+absl::Status ReadLoop::EnqueueClosedSequences() {
   const OffsetMap current = LocalOffsets();
   // Copies: the persist below may refresh the routes.
   std::vector<Sequence> closed;
   for (const Sequence& s : router_.routes()) {
-    if (s.id <= handed_off_through_) continue;
+    if (s.id <= enqueued_through_) continue;
     if (!SequenceList::IsFullyRead(s, current)) break;
     closed.push_back(s);
   }
@@ -432,7 +432,7 @@ absl::Status ReadLoop::HandOffClosedSequences() {
               << FormatOffsets(s.start) << " -> " << FormatOffsets(s.end)
               << " is fully read (" << router_.RowsOf(s.id) << " rows in "
               << sequence.segments.size() << " segment(s)): publishing";
-    handed_off_through_ = s.id;
+    enqueued_through_ = s.id;
     options_.publisher->Enqueue(std::move(sequence));
   }
   return absl::OkStatus();

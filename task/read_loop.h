@@ -123,7 +123,7 @@ class ReadLoop {
   absl::Status StartPersist();
   // StartPersist + wait until it is on disk.
   absl::Status Persist();
-  absl::Status HandOffClosedSequences();
+  absl::Status EnqueueClosedSequences();
   // A new snapshot of the sequence list into the router.
   void RefreshRoutes();
   void PrunePublished();
@@ -169,7 +169,7 @@ class ReadLoop {
   absl::Time checkpoint_requested_at_;
   int64_t next_spill_number_ = 0;
   // Highest sequence id given to the publisher.
-  int32_t handed_off_through_ = -1;
+  int32_t enqueued_through_ = -1;
   // Sequences up to this id were read before a restart (may be published).
   int32_t restored_through_ = -1;
   int32_t pruned_through_ = -1;

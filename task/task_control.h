@@ -139,7 +139,8 @@ class TaskControl {
   bool awaiting_checkpoint_ ABSL_GUARDED_BY(mu_) = false;
   // A pause the task did not ask for ends by itself at this time.
   absl::Time supervisor_pause_deadline_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
-  // Bumped by Resume/SetEndOffsets: the loop resets its handoff timer.
+  // Bumped by Resume/SetEndOffsets: the loop restarts its checkpoint timer
+  // (intermediateHandoffPeriod).
   int64_t resume_generation_ ABSL_GUARDED_BY(mu_) = 0;
   StopKind stop_ ABSL_GUARDED_BY(mu_) = StopKind::kNone;
   std::string stop_reason_ ABSL_GUARDED_BY(mu_);

@@ -16,10 +16,17 @@
 //   localhost:7070 in a command with -cacert      -> the mutual-TLS supervisor
 //   kafka.kafka.svc.cluster.local:9092            -> the cluster's Kafka
 //   TASK_ID, wiki_81cfef71673c5fde_eb77bc55       -> a task worker 0 runs
-// and the environment: $TOKEN is the path of an admin token; the directory
-// holds ops.token (the admin token), spec.json (the README's spec with its
-// bootstrap.servers 127.0.0.1:9092 pointed at the cluster's Kafka), ca.crt,
-// operator.crt and operator.key (an admin's client certificate).
+//
+// A doc may show a refusal: a command whose line ends in the comment
+// `# fails: <Code>` or `# fails: <Code>: <message part>` must exit non-zero
+// with that code (as grpcurl prints it, e.g. PermissionDenied) and, if given,
+// a message containing that part; nothing else may fail.
+//
+// The environment: $TOKEN is the path of an admin token; the directory holds
+// ops.token (the admin token), reader.token (a reader's), spec.json (the
+// README's spec with its bootstrap.servers 127.0.0.1:9092 pointed at the
+// cluster's Kafka), ca.crt, operator.crt and operator.key (an admin's client
+// certificate).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -47,7 +54,26 @@ struct DocCommand {
   std::string file;
   int line = 0;  // 1-based, of the `grpcurl` line
   std::string text;
+  // From a `# fails: <Code>[: <message part>]` comment; empty: must succeed.
+  std::string expected_code;
+  std::string expected_message;
 };
+
+// Fills expected_code/expected_message from the command's `# fails:` comment.
+void ParseExpectedFailure(DocCommand* command) {
+  static constexpr absl::string_view kMarker = "# fails:";
+  for (absl::string_view line : absl::StrSplit(command->text, '\n')) {
+    const size_t at = line.find(kMarker);
+    if (at == absl::string_view::npos) continue;
+    absl::string_view rest = absl::StripAsciiWhitespace(line.substr(at + kMarker.size()));
+    const size_t colon = rest.find(':');
+    command->expected_code = std::string(absl::StripAsciiWhitespace(rest.substr(0, colon)));
+    if (colon != absl::string_view::npos) {
+      command->expected_message = std::string(absl::StripAsciiWhitespace(rest.substr(colon + 1)));
+    }
+    return;
+  }
+}
 
 // The grpcurl commands of one Markdown file, in order.
 std::vector<DocCommand> ExtractCommands(const std::string& file, const std::string& markdown) {
@@ -77,6 +103,7 @@ std::vector<DocCommand> ExtractCommands(const std::string& file, const std::stri
         if (absl::StripAsciiWhitespace(lines[j]) == word) break;
       }
     }
+    ParseExpectedFailure(&command);
     commands.push_back(std::move(command));
     i = j;
   }
@@ -124,6 +151,7 @@ class DocsTest : public ::testing::Test {
     cwd_ = *dir;
     const std::string admin = Cluster()->token_file("admin");
     WriteFile(cwd_ + "/ops.token", ReadFileOrEmpty(admin));
+    WriteFile(cwd_ + "/reader.token", ReadFileOrEmpty(Cluster()->token_file("reader")));
     env_["TOKEN"] = admin;
     absl::StatusOr<std::string> spec = ReadmeSpec();
     ASSERT_TRUE(spec.ok()) << spec.status();
@@ -174,6 +202,16 @@ class DocsTest : public ::testing::Test {
       }
       std::cerr << "[docs] " << file << ":" << command.line << " exit " << r.exit_code << " in "
                 << absl::Now() - start << "\n";
+      if (!command.expected_code.empty()) {
+        EXPECT_NE(r.exit_code, 0) << file << ":" << command.line << " should fail with "
+                                  << command.expected_code << "\n" << r.Describe();
+        EXPECT_EQ(ErrorCode(r), command.expected_code) << file << ":" << command.line << "\n"
+                                                       << r.Describe();
+        EXPECT_TRUE(absl::StrContains(ErrorMessage(r), command.expected_message))
+            << file << ":" << command.line << ": message should contain \""
+            << command.expected_message << "\"\n" << r.Describe();
+        continue;
+      }
       EXPECT_EQ(r.exit_code, 0) << file << ":" << command.line << " failed:\n"
                                 << command.text << "\nran as:\n" << text << "\n" << r.Describe();
       // Nothing a doc shows ends in an error.
@@ -207,6 +245,22 @@ TEST(DocsExtractionTest, FindsContinuationsAndHereDocuments) {
   EXPECT_EQ(c[1].text, "grpcurl -d '{}' \\\n  a b/C");
   EXPECT_EQ(c[2].text, "grpcurl -d @ a b/D <<'EOF'\n{\"x\": 1}\nEOF");
   EXPECT_EQ(c[3].text, "grpcurl -d @ a b/E <<< \"{}\"");
+  for (const DocCommand& command : c) EXPECT_EQ(command.expected_code, "");
+}
+
+TEST(DocsExtractionTest, ReadsTheExpectedFailure) {
+  const std::string md =
+      "```sh\n"
+      "grpcurl -d '{}' a b/C   # fails: PermissionDenied\n"
+      "grpcurl -d '{}' \\\n"
+      "  a b/D   # fails: NotFound: no supervisor for datasource\n"
+      "```\n";
+  std::vector<DocCommand> c = ExtractCommands("x.md", md);
+  ASSERT_EQ(c.size(), 2u);
+  EXPECT_EQ(c[0].expected_code, "PermissionDenied");
+  EXPECT_EQ(c[0].expected_message, "");
+  EXPECT_EQ(c[1].expected_code, "NotFound");
+  EXPECT_EQ(c[1].expected_message, "no supervisor for datasource");
 }
 
 TEST_F(DocsTest, Readme) { EXPECT_GE(RunFile("README.md", "wiki"), 9); }
