@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/file_util.h"
+#include "common/json_int64.h"
 #include "common/status_macros.h"
 #include "google/protobuf/util/json_util.h"
 
@@ -18,6 +19,7 @@ absl::StatusOr<std::string> ProtoToJson(const google::protobuf::Message& message
     return absl::InternalError(
         absl::StrCat("cannot print ", message.GetTypeName(), " as JSON: ", status.ToString()));
   }
+  if (style.int64_as_numbers) return Int64FieldsAsNumbers(json, *message.GetDescriptor());
   return json;
 }
 

@@ -18,6 +18,10 @@ struct JsonStyle {
   bool pretty = false;
   // Fields at their default value printed too (a file that shows every knob).
   bool print_defaults = false;
+  // 64-bit integers as JSON numbers (1200) instead of the proto3 mapping's
+  // strings ("1200"): for people and scripts (common/json_int64.h). Both
+  // forms parse back.
+  bool int64_as_numbers = false;
 };
 
 // INTERNAL if the message cannot be printed (it always can for valid messages).

@@ -135,7 +135,9 @@ std::string FormatBytes(int64_t bytes) {
 std::string YesNo(bool value) { return value ? "yes" : "no"; }
 
 std::string ToJson(const google::protobuf::Message& message) {
-  absl::StatusOr<std::string> out = ProtoToJson(message, {.pretty = true});
+  // Offsets and counts as numbers (1200), not proto3's strings ("1200").
+  absl::StatusOr<std::string> out =
+      ProtoToJson(message, {.pretty = true, .int64_as_numbers = true});
   if (!out.ok()) return absl::StrCat("{\"error\": \"", out.status().message(), "\"}\n");
   if (out->empty() || out->back() != '\n') *out += '\n';
   return *std::move(out);

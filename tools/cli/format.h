@@ -25,7 +25,8 @@ std::string FormatDurationMs(int64_t ms);    // "-" for 0.
 std::string FormatBytes(int64_t bytes);      // "1.5 MiB"
 std::string YesNo(bool value);
 
-// The message as indented JSON (camelCase names, as --json prints it).
+// The message as indented JSON (camelCase names, as --json prints it), with
+// 64-bit integers as numbers (proto3 JSON prints them as strings).
 std::string ToJson(const google::protobuf::Message& message);
 
 std::string FormatSubmit(const v1::SubmitSupervisorResponse& response);

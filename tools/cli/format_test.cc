@@ -280,6 +280,14 @@ TEST(FormatTest, SubmitSummaryHistoryAndJson) {
   marked.set_marked(2);
   EXPECT_EQ(FormatMarkLoaded("wiki", 3, marked), "wiki: marked 2 of 3 segment(s) loaded\n");
   EXPECT_EQ(ToJson(marked), "{\n \"marked\": 2\n}\n");
+
+  // int64 offsets and counts are numbers, not proto3's strings.
+  v1::GetCommitLogResponse log;
+  (*log.mutable_committed_offsets())[0] = 1200;
+  log.add_sequences()->set_committed_at_ms(5000000);
+  EXPECT_EQ(ToJson(log),
+            "{\n \"committedOffsets\": {\n  \"0\": 1200\n },\n \"sequences\": [\n  {\n   "
+            "\"committedAtMs\": 5000000\n  }\n ]\n}\n");
 }
 
 }  // namespace
