@@ -6,11 +6,34 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/druid/druid_spec.h"
 #include "common/spec.h"
 #include "common/spec_secrets.h"
 #include "common/status_macros.h"
 
 namespace sluice::supervisor {
+
+absl::StatusOr<SubmittedSpec> SpecOfSubmitRequest(const v1::SubmitSupervisorRequest& request) {
+  if (request.druid_spec_json().empty()) {
+    if (request.allow_unsupported()) {
+      return absl::InvalidArgumentError(
+          "allow_unsupported applies to druid_spec_json only; this request has a spec in "
+          "sluice's form, which has no unsupported fields");
+    }
+    return SubmittedSpec{request.spec(), {}};
+  }
+  if (request.has_spec()) {
+    return absl::InvalidArgumentError(
+        "give either spec (sluice's form) or druid_spec_json (a Druid spec), not both");
+  }
+  absl::StatusOr<druid::DruidConversion> converted = druid::FromDruidJson(
+      request.druid_spec_json(), {.allow_unsupported = request.allow_unsupported()});
+  if (!converted.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("druid_spec_json: ", converted.status().message()));
+  }
+  return SubmittedSpec{std::move(converted->spec), std::move(converted->warnings)};
+}
 
 absl::StatusOr<v1::SupervisorSpec> AdmitSpec(const v1::SupervisorSpec& submitted,
                                              const v1::SupervisorSpec* stored,

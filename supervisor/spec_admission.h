@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "common/kafka/property_policy.h"
@@ -13,6 +14,19 @@
 #include "common/offsets.h"
 
 namespace sluice::supervisor {
+
+// The spec a SubmitSupervisor request carries, in sluice's form.
+struct SubmittedSpec {
+  v1::SupervisorSpec spec;
+  // From a Druid spec: the fields ignored or mapped with a difference.
+  std::vector<std::string> warnings;
+};
+
+// `spec` as it is, or `druid_spec_json` converted (common/druid/druid_spec.h,
+// honoring allow_unsupported). INVALID_ARGUMENT when both or neither form is
+// given, or when the Druid spec cannot be taken (the message names each
+// field). The result still goes through AdmitSpec like any spec.
+absl::StatusOr<SubmittedSpec> SpecOfSubmitRequest(const v1::SubmitSupervisorRequest& request);
 
 // The spec a submission stands for: "***" secrets take the value of
 // `stored` (the datasource's live spec; null: none), then NormalizeSpec,

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "absl/strings/match.h"
 #include "supervisor/testing/test_util.h"
 
@@ -76,6 +78,54 @@ TEST(CheckPartitionsExistTest, UnknownPartitionsAndUnknownTopic) {
   EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(bad.message(),
             "topic \"events\" has no partition 3, 5 (it has 2: 0 to 1); nothing was reset");
+}
+
+// A Druid spec goes through the same admission as sluice's form: a property
+// that runs a command is refused either way.
+TEST(SpecOfSubmitRequestTest, ADruidSpecIsConvertedThenAdmittedLikeAnyOther) {
+  const std::string druid = R"({"type": "kafka", "spec": {
+    "dataSchema": {"dataSource": "ds", "timestampSpec": {"column": "ts", "format": "millis"},
+                   "dimensionsSpec": {"dimensions": ["page"]}},
+    "ioConfig": {"topic": "events", "consumerProperties": {"bootstrap.servers": "k:9092",
+                 "sasl.kerberos.kinit.cmd": "touch /tmp/owned"}},
+    "tuningConfig": {"type": "kafka", "indexSpec": {"bitmap": {"type": "roaring"}}}}})";
+  v1::SubmitSupervisorRequest request;
+  request.set_druid_spec_json(druid);
+  absl::StatusOr<SubmittedSpec> refused = SpecOfSubmitRequest(request);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(refused.status().message(),
+                                "druid_spec_json: the Druid spec cannot be taken as it is:\n"
+                                "  spec.tuningConfig.indexSpec is not supported by sluice"))
+      << refused.status();
+
+  request.set_allow_unsupported(true);
+  absl::StatusOr<SubmittedSpec> submitted = SpecOfSubmitRequest(request);
+  ASSERT_TRUE(submitted.ok()) << submitted.status();
+  ASSERT_EQ(submitted->warnings.size(), 1u);
+  EXPECT_EQ(submitted->warnings[0], "spec.tuningConfig.indexSpec is not supported by sluice; ignored");
+  EXPECT_EQ(submitted->spec.datasource(), "ds");
+  absl::StatusOr<v1::SupervisorSpec> admitted = AdmitSpec(submitted->spec, nullptr, {});
+  ASSERT_FALSE(admitted.ok());
+  EXPECT_TRUE(absl::StrContains(admitted.status().message(), "sasl.kerberos.kinit.cmd"))
+      << admitted.status();
+}
+
+TEST(SpecOfSubmitRequestTest, OneFormAtATime) {
+  v1::SubmitSupervisorRequest request;
+  *request.mutable_spec() = testing::TestSpec("ds");
+  absl::StatusOr<SubmittedSpec> native = SpecOfSubmitRequest(request);
+  ASSERT_TRUE(native.ok()) << native.status();
+  EXPECT_EQ(native->spec.datasource(), "ds");
+  EXPECT_TRUE(native->warnings.empty());
+
+  request.set_allow_unsupported(true);
+  EXPECT_EQ(SpecOfSubmitRequest(request).status().code(), absl::StatusCode::kInvalidArgument);
+  request.set_allow_unsupported(false);
+  request.set_druid_spec_json("{}");
+  absl::StatusOr<SubmittedSpec> both = SpecOfSubmitRequest(request);
+  EXPECT_EQ(both.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(both.status().message(), "not both")) << both.status();
 }
 
 }  // namespace

@@ -335,6 +335,19 @@ absl::StatusOr<v1::SubmitSupervisorResponse> SupervisorManager::Submit(
   return response;
 }
 
+absl::StatusOr<v1::SubmitSupervisorResponse> SupervisorManager::Submit(
+    const v1::SubmitSupervisorRequest& request) {
+  SLUICE_ASSIGN_OR_RETURN(SubmittedSpec submitted, SpecOfSubmitRequest(request));
+  SLUICE_ASSIGN_OR_RETURN(v1::SubmitSupervisorResponse response, Submit(submitted.spec));
+  if (!submitted.warnings.empty()) {
+    LOG(INFO) << "[supervisor " << submitted.spec.datasource() << "] Druid spec taken with "
+              << submitted.warnings.size() << " warning(s): " << submitted.warnings.front()
+              << (submitted.warnings.size() > 1 ? ", ..." : "");
+  }
+  for (std::string& warning : submitted.warnings) response.add_warnings(std::move(warning));
+  return response;
+}
+
 absl::StatusOr<v1::SubmitSupervisorResponse> SupervisorManager::Get(const std::string& datasource) {
   SLUICE_ASSIGN_OR_RETURN(SpecRecord latest, LatestSpec(datasource));
   if (latest.terminated) {

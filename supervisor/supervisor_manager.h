@@ -103,6 +103,10 @@ class SupervisorManager {
   // ---- admin ----
   absl::StatusOr<v1::SubmitSupervisorResponse> Submit(const v1::SupervisorSpec& spec)
       ABSL_LOCKS_EXCLUDED(mu_);
+  // SubmitSupervisor: the request's spec in either form (SpecOfSubmitRequest),
+  // then Submit; a Druid spec's warnings are added to the answer.
+  absl::StatusOr<v1::SubmitSupervisorResponse> Submit(const v1::SubmitSupervisorRequest& request)
+      ABSL_LOCKS_EXCLUDED(mu_);
   absl::StatusOr<v1::SubmitSupervisorResponse> Get(const std::string& datasource);
   absl::StatusOr<v1::ListSupervisorsResponse> List() ABSL_LOCKS_EXCLUDED(mu_);
   absl::StatusOr<v1::GetSupervisorHistoryResponse> History(const std::string& datasource);

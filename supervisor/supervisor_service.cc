@@ -84,7 +84,7 @@ grpc::Status SupervisorServiceImpl::SubmitSupervisor(grpc::ServerContext* contex
                                                      const v1::SubmitSupervisorRequest* request,
                                                      v1::SubmitSupervisorResponse* response) {
   AUTHORIZE("SubmitSupervisor");
-  return ReplyWith(manager_->Submit(request->spec()), response);
+  return ReplyWith(manager_->Submit(*request), response);
 }
 
 grpc::Status SupervisorServiceImpl::GetSupervisor(grpc::ServerContext* context,

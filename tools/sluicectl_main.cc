@@ -4,6 +4,8 @@
 //   sluicectl status wiki
 //   sluicectl --json segments wiki
 //   sluicectl --auth_token_file=admin.token submit wiki.json
+//   sluicectl submit --druid wikipedia-kafka-supervisor.json
+//   sluicectl get --druid wikipedia
 #include <grpcpp/grpcpp.h>
 
 #include <cstdio>
@@ -36,6 +38,11 @@ DEFINE_int32(limit, 0, "segments: at most this many (0: the supervisor's default
 DEFINE_string(interval, "", "segments: only those overlapping START/END (ISO-8601 instants).");
 DEFINE_bool(include_finished, false, "tasks: include finished tasks.");
 DEFINE_string(states, "", "tasks: only these states, comma-separated (e.g. READING,PAUSED).");
+DEFINE_bool(druid, false,
+            "submit: the file is a Druid Kafka supervisor spec; get: print the spec as one.");
+DEFINE_bool(allow_unsupported, false,
+            "submit --druid: ignore the Druid fields sluice does not support (a warning each) "
+            "instead of refusing the spec.");
 DEFINE_string(loader, "sluicectl", "mark-loaded: the name of the confirming loader.");
 DEFINE_string(bootstrap, "",
               "verify: Kafka bootstrap servers (default: the spec's bootstrap.servers).");
@@ -68,6 +75,8 @@ int Run(int argc, char** argv) {
   options.include_finished = FLAGS_include_finished;
   options.states = FLAGS_states;
   options.loader = FLAGS_loader;
+  options.druid = FLAGS_druid;
+  options.allow_unsupported = FLAGS_allow_unsupported;
   options.bootstrap = FLAGS_bootstrap;
   options.kafka_cluster = FLAGS_kafka_cluster;
   options.expect_records = FLAGS_expect_records;

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "common/druid/druid_spec.h"
 #include "common/grpc_status.h"
 #include "common/kafka/consumer_settings.h"
 #include "common/names.h"
@@ -76,7 +77,40 @@ v1::SupervisorRef Ref(const std::string& datasource) {
   return ref;
 }
 
+// submit --druid: the file's text goes to the supervisor as it is (it does
+// the conversion); converting here first catches what it would refuse before
+// anything is sent.
+int SubmitDruid(const Args& args, Context& ctx) {
+  absl::StatusOr<std::string> text = ReadSpecText(args[0]);
+  if (!text.ok()) {
+    ctx.err << "sluicectl: " << text.status().message() << "\n";
+    return kExitUsage;
+  }
+  absl::StatusOr<druid::DruidConversion> converted =
+      druid::FromDruidJson(*text, {.allow_unsupported = ctx.options.allow_unsupported});
+  if (!converted.ok()) {
+    ctx.err << "sluicectl: " << args[0] << ": " << converted.status().message() << "\n";
+    return kExitUsage;
+  }
+  v1::SubmitSupervisorRequest request;
+  request.set_druid_spec_json(*std::move(text));
+  request.set_allow_unsupported(ctx.options.allow_unsupported);
+  v1::SubmitSupervisorResponse response;
+  if (!Call(ctx, absl::StrCat("submit ", converted->spec.datasource()),
+            &v1::SupervisorService::StubInterface::SubmitSupervisor, request, &response)) {
+    return kExitRpcError;
+  }
+  for (const std::string& warning : response.warnings()) {
+    ctx.err << "sluicectl: warning: " << warning << "\n";
+  }
+  return Print(ctx, response, FormatSubmit(response));
+}
+
 int Submit(const Args& args, Context& ctx) {
+  if (ctx.options.druid) return SubmitDruid(args, ctx);
+  if (ctx.options.allow_unsupported) {
+    return UsageError(ctx, "--allow_unsupported applies to Druid specs only (submit --druid FILE)");
+  }
   absl::StatusOr<v1::SupervisorSpec> spec = ReadSpecFile(args[0]);
   if (!spec.ok()) {
     ctx.err << "sluicectl: " << spec.status().message() << "\n";
@@ -97,6 +131,15 @@ int Get(const Args& args, Context& ctx) {
   if (!Call(ctx, absl::StrCat("get ", args[0]),
             &v1::SupervisorService::StubInterface::GetSupervisor, Ref(args[0]), &response)) {
     return kExitRpcError;
+  }
+  if (ctx.options.druid) {
+    absl::StatusOr<std::string> druid = druid::ToDruidJson(response.spec());
+    if (!druid.ok()) {
+      ctx.err << "sluicectl: get " << args[0] << ": " << druid.status().message() << "\n";
+      return kExitRpcError;
+    }
+    ctx.out << *druid;
+    return kExitOk;
   }
   return Print(ctx, response, FormatSpec(response));
 }
@@ -274,9 +317,12 @@ int Help(const Args&, Context& ctx) {
 constexpr size_t kAny = SIZE_MAX;
 
 const CommandSpec kCommands[] = {
-    {"submit", "SPEC.json", "create or replace a supervisor from a spec file (- for stdin)", 1, 1,
-     &Submit},
-    {"get", "DATASOURCE", "the stored spec, defaults filled in", 1, 1, &Get},
+    {"submit", "[--druid] SPEC.json",
+     "create or replace a supervisor from a spec file (- for stdin); --druid: a Druid Kafka "
+     "supervisor spec (--allow_unsupported: ignore, with a warning, the fields sluice lacks)",
+     1, 1, &Submit},
+    {"get", "[--druid] DATASOURCE",
+     "the stored spec, defaults filled in; --druid: as a Druid Kafka supervisor spec", 1, 1, &Get},
     {"list", "", "every supervisor with its state", 0, 0, &List},
     {"history", "DATASOURCE", "previous versions of the spec, newest first", 1, 1, &History},
     {"status", "DATASOURCE", "state, groups and tasks, per-partition offsets and lag", 1, 1,
@@ -330,7 +376,7 @@ std::string Usage() {
                   "\nflags: --supervisor (default $SLUICE_SUPERVISOR or 127.0.0.1:7070), "
                   "--json, --timeout,\n"
                   "  --tls_ca/--tls_cert/--tls_key, --include_unused, --limit, --interval,\n"
-                  "  --include_finished, --states, --loader,\n"
+                  "  --include_finished, --states, --loader, --druid, --allow_unsupported,\n"
                   "  --expect_records, --bootstrap, --kafka_cluster (verify)\n"
                   "exit codes: 0 ok, 1 the RPC failed (gRPC code and message on stderr),\n"
                   "  2 bad usage or input (nothing sent), 3 verify found discrepancies (FAIL)\n");

@@ -55,6 +55,11 @@ struct CliOptions {
   std::string bootstrap;
   std::string kafka_cluster = "kafka";
   int64_t expect_records = -1;
+  // submit: the file is a Druid Kafka supervisor spec (sent as
+  // druid_spec_json); with allow_unsupported its unsupported fields are
+  // ignored, a warning each. get: print the spec in Druid's shape.
+  bool druid = false;
+  bool allow_unsupported = false;
   // Clock for "last heartbeat 3s ago" (tests pin it).
   std::function<int64_t()> now_ms;
 };

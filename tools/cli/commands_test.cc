@@ -133,6 +133,74 @@ TEST_F(CommandsTest, SubmitWithABadSpecFileSendsNothing) {
   EXPECT_THAT(fake_->Calls(), IsEmpty());
 }
 
+constexpr char kDruidSpec[] = R"({"type": "kafka", "spec": {
+  "dataSchema": {"dataSource": "wikipedia", "timestampSpec": {"column": "time", "format": "auto"},
+                 "dimensionsSpec": {"dimensions": ["page", {"name": "added", "type": "long"}]},
+                 "granularitySpec": {"type": "uniform", "segmentGranularity": "DAY"}},
+  "ioConfig": {"topic": "wikipedia", "inputFormat": {"type": "json"},
+               "consumerProperties": {"bootstrap.servers": "localhost:9092"}},
+  "tuningConfig": {"type": "kafka", "maxPendingPersists": 0}}})";
+
+TEST_F(CommandsTest, SubmitDruidSendsTheFileAsItIsAndPrintsTheWarnings) {
+  const std::string path = WriteFile("druid.json", kDruidSpec);
+  options_.druid = true;
+  // Refused before anything is sent: maxPendingPersists is not supported.
+  Result r = Run({"submit", path});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_THAT(r.err, HasSubstr("spec.tuningConfig.maxPendingPersists is not supported by sluice"));
+  EXPECT_THAT(fake_->Calls(), IsEmpty());
+
+  options_.allow_unsupported = true;
+  v1::SubmitSupervisorResponse response;
+  response.mutable_spec()->set_datasource("wikipedia");
+  response.set_version(1);
+  response.add_warnings("spec.tuningConfig.maxPendingPersists is not supported by sluice; ignored");
+  fake_->SetResponse("SubmitSupervisor", response);
+  r = Run({"submit", path});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_EQ(r.out, "wikipedia: stored spec version 1 (new supervisor)\n");
+  EXPECT_EQ(r.err,
+            "sluicectl: warning: spec.tuningConfig.maxPendingPersists is not supported by sluice; "
+            "ignored\n");
+  auto requests = fake_->Requests<v1::SubmitSupervisorRequest>("SubmitSupervisor");
+  ASSERT_EQ(requests.size(), 1u);
+  EXPECT_EQ(requests[0].druid_spec_json(), kDruidSpec);
+  EXPECT_TRUE(requests[0].allow_unsupported());
+  EXPECT_FALSE(requests[0].has_spec());
+
+  options_.druid = false;
+  r = Run({"submit", path});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_THAT(r.err, HasSubstr("--allow_unsupported applies to Druid specs only"));
+}
+
+TEST_F(CommandsTest, GetDruidPrintsTheSpecInDruidsShape) {
+  v1::SubmitSupervisorResponse response;
+  v1::SupervisorSpec* spec = response.mutable_spec();
+  spec->set_datasource("wikipedia");
+  spec->mutable_io_config()->set_topic("wikipedia");
+  (*spec->mutable_io_config()->mutable_consumer_properties())["bootstrap.servers"] = "k:9092";
+  spec->mutable_io_config()->set_task_duration("PT1H");
+  spec->mutable_data_schema()->mutable_granularity_spec()->set_segment_granularity("DAY");
+  response.set_version(3);
+  fake_->SetResponse("GetSupervisor", response);
+  options_.druid = true;
+  Result r = Run({"get", "wikipedia"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_THAT(r.out, StartsWith("{\n  \"spec\": {\n    \"dataSchema\": {\n"));
+  EXPECT_THAT(r.out, HasSubstr("\"dataSource\": \"wikipedia\""));
+  EXPECT_THAT(r.out, HasSubstr("\"taskDuration\": \"PT1H\""));
+  EXPECT_THAT(r.out, HasSubstr("\"type\": \"kafka\""));
+  // What it prints is a Druid spec again.
+  const std::string path = WriteFile("back.json", r.out);
+  options_.druid = true;
+  v1::SubmitSupervisorResponse submitted;
+  submitted.mutable_spec()->set_datasource("wikipedia");
+  fake_->SetResponse("SubmitSupervisor", submitted);
+  r = Run({"submit", path});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+}
+
 TEST_F(CommandsTest, RpcErrorsPrintTheCodeAndExitOne) {
   const std::string path = WriteFile("zero.json", R"({"datasource": "wiki"})");
   fake_->SetError("SubmitSupervisor",

@@ -1,5 +1,6 @@
 // The sluicectl binary as a user runs it, against the fake supervisor over
 // loopback gRPC: flag handling, stdout/stderr, exit codes.
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -133,6 +134,35 @@ TEST_F(SluicectlBinaryTest, SubmitFromStdinDash) {
   CliRun r = Sluicectl({Supervisor(), "submit", "-"});
   EXPECT_EQ(r.code, 2);
   EXPECT_THAT(r.err, HasSubstr("<stdin>:1:1: expected a value, found the end of the file"));
+}
+
+// The flags as the issue writes them: after the command, before the file.
+TEST_F(SluicectlBinaryTest, SubmitDruidAndGetDruidAsWritten) {
+  const std::string path = absl::StrCat(getenv("TEST_TMPDIR"), "/druid.json");
+  std::ofstream(path) << R"({"type": "kafka", "spec": {
+    "dataSchema": {"dataSource": "wikipedia", "timestampSpec": {"column": "time"}},
+    "ioConfig": {"topic": "wikipedia", "consumerProperties": {"bootstrap.servers": "k:9092"}},
+    "tuningConfig": {"type": "kafka", "workerThreads": 2}}})";
+  CliRun r = Sluicectl({Supervisor(), "submit", "--druid", path});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("spec.tuningConfig.workerThreads is not supported by sluice"));
+  EXPECT_THAT(fake_->Calls(), IsEmpty());
+
+  v1::SubmitSupervisorResponse response;
+  response.mutable_spec()->set_datasource("wikipedia");
+  response.set_version(1);
+  response.add_warnings("spec.tuningConfig.workerThreads is not supported by sluice; ignored");
+  fake_->SetResponse("SubmitSupervisor", response);
+  r = Sluicectl({Supervisor(), "submit", "--druid", "--allow_unsupported", path});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "wikipedia: stored spec version 1 (new supervisor)\n");
+  EXPECT_THAT(r.err, HasSubstr("sluicectl: warning: spec.tuningConfig.workerThreads"));
+
+  fake_->SetResponse("GetSupervisor", response);
+  r = Sluicectl({Supervisor(), "get", "--druid", "wikipedia"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("\"dataSource\": \"wikipedia\""));
+  EXPECT_THAT(r.out, HasSubstr("\"type\": \"kafka\""));
 }
 
 }  // namespace

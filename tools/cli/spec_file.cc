@@ -263,7 +263,7 @@ absl::StatusOr<v1::SupervisorSpec> ParseSpecJson(absl::string_view json,
   return spec;
 }
 
-absl::StatusOr<v1::SupervisorSpec> ReadSpecFile(const std::string& path) {
+absl::StatusOr<std::string> ReadSpecText(const std::string& path) {
   std::string text;
   if (path == "-") {
     text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
@@ -278,7 +278,13 @@ absl::StatusOr<v1::SupervisorSpec> ReadSpecFile(const std::string& path) {
     }
     text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   }
-  return ParseSpecJson(text, path == "-" ? "<stdin>" : path);
+  return text;
+}
+
+absl::StatusOr<v1::SupervisorSpec> ReadSpecFile(const std::string& path) {
+  absl::StatusOr<std::string> text = ReadSpecText(path);
+  if (!text.ok()) return text.status();
+  return ParseSpecJson(*text, path == "-" ? "<stdin>" : path);
 }
 
 }  // namespace sluicectl

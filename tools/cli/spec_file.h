@@ -23,6 +23,10 @@ namespace sluicectl {
 absl::StatusOr<v1::SupervisorSpec> ParseSpecJson(absl::string_view json,
                                                  absl::string_view source_name);
 
+// The text of the file at `path` ("-" reads stdin). NOT_FOUND /
+// PERMISSION_DENIED when it cannot be read.
+absl::StatusOr<std::string> ReadSpecText(const std::string& path);
+
 // Reads and parses the file at `path` ("-" reads stdin). NOT_FOUND /
 // PERMISSION_DENIED when it cannot be read.
 absl::StatusOr<v1::SupervisorSpec> ReadSpecFile(const std::string& path);

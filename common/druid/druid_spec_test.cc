@@ -1,0 +1,292 @@
+#include "common/druid/druid_spec.h"
+
+#include <google/protobuf/util/message_differencer.h>
+#include <gtest/gtest.h>
+
+#include "gmock/gmock.h"
+
+#include <algorithm>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "common/file_util.h"
+#include "common/spec.h"
+
+namespace sluice::druid {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+std::string Testdata(const std::string& name) {
+  absl::StatusOr<std::string> text = ReadFile(absl::StrCat("common/druid/testdata/", name));
+  EXPECT_TRUE(text.ok()) << text.status();
+  return text.value_or("");
+}
+
+DruidConversion Convert(const std::string& json, bool allow_unsupported = false) {
+  absl::StatusOr<DruidConversion> c = FromDruidJson(json, {.allow_unsupported = allow_unsupported});
+  EXPECT_TRUE(c.ok()) << c.status();
+  return c.value_or(DruidConversion{});
+}
+
+std::string Error(const std::string& json, bool allow_unsupported = false) {
+  absl::StatusOr<DruidConversion> c = FromDruidJson(json, {.allow_unsupported = allow_unsupported});
+  EXPECT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument) << c.status();
+  return std::string(c.status().message());
+}
+
+// Druid's Kafka tutorial spec (docs/tutorials/tutorial-kafka.md, the
+// "wikipedia" datasource) maps field by field, and normalizes as sluice's own
+// spec would.
+TEST(DruidSpecTest, TheTutorialSpecMapsAsExpected) {
+  DruidConversion c = Convert(Testdata("tutorial-kafka.json"));
+  const v1::SupervisorSpec& s = c.spec;
+  EXPECT_EQ(s.datasource(), "wikipedia");
+  EXPECT_EQ(s.io_config().topic(), "wikipedia");
+  EXPECT_EQ(s.io_config().consumer_properties().at("bootstrap.servers"), "localhost:9092");
+  EXPECT_EQ(s.io_config().replicas(), 2);
+  EXPECT_FALSE(s.io_config().has_task_count());
+  EXPECT_EQ(s.io_config().task_duration(), "PT10M");
+  EXPECT_EQ(s.io_config().completion_timeout(), "PT20M");
+  EXPECT_FALSE(s.io_config().use_earliest_offset());
+  EXPECT_EQ(s.data_schema().timestamp_spec().column(), "time");
+  EXPECT_EQ(s.data_schema().timestamp_spec().format(), "auto");
+  ASSERT_EQ(s.data_schema().dimensions_spec().dimensions_size(), 19);
+  EXPECT_EQ(s.data_schema().dimensions_spec().dimensions(0), "channel");
+  EXPECT_EQ(s.data_schema().dimensions_spec().dimensions(15), "user");
+  EXPECT_EQ(s.data_schema().dimensions_spec().dimensions(16), "added");
+  EXPECT_EQ(s.data_schema().dimensions_spec().dimensions(18), "delta");
+  EXPECT_EQ(s.data_schema().metrics_spec_size(), 0);
+  EXPECT_EQ(s.data_schema().granularity_spec().segment_granularity(), "DAY");
+  EXPECT_EQ(s.data_schema().granularity_spec().query_granularity(), "NONE");
+  ASSERT_TRUE(s.data_schema().granularity_spec().has_rollup());
+  EXPECT_FALSE(s.data_schema().granularity_spec().rollup());
+  // reportParseExceptions false is Druid's default: nothing to map.
+  EXPECT_FALSE(s.tuning_config().has_max_parse_exceptions());
+  // The three long dimensions are stored as strings, and say so.
+  ASSERT_EQ(c.warnings.size(), 3u);
+  EXPECT_EQ(c.warnings[0],
+            "spec.dataSchema.dimensionsSpec.dimensions[16]: dimension \"added\" of type long is "
+            "stored as a string dimension (its values' text)");
+  absl::StatusOr<v1::SupervisorSpec> normalized = NormalizeSpec(s);
+  EXPECT_TRUE(normalized.ok()) << normalized.status();
+}
+
+// The quickstart file of older Druid versions: top-level parts and the legacy
+// "parser" give the same spec.
+TEST(DruidSpecTest, TheLegacyTopLevelFormWithAParserGivesTheSameSpec) {
+  DruidConversion legacy = Convert(Testdata("quickstart-parser.json"));
+  DruidConversion tutorial = Convert(Testdata("tutorial-kafka.json"));
+  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(legacy.spec, tutorial.spec))
+      << legacy.spec.DebugString() << "\nvs\n" << tutorial.spec.DebugString();
+}
+
+TEST(DruidSpecTest, RealWorldSpecsMapEveryField) {
+  {
+    const v1::SupervisorSpec s = Convert(Testdata("rollup-metrics.json")).spec;
+    EXPECT_EQ(s.datasource(), "metrics-rollup");
+    EXPECT_EQ(s.io_config().consumer_properties().at("bootstrap.servers"),
+              "kafka-1:9092,kafka-2:9092");
+    EXPECT_EQ(s.io_config().consumer_properties().at("isolation.level"), "read_committed");
+    EXPECT_EQ(s.io_config().consumer_properties().at("fetch.max.bytes"), "52428800");
+    EXPECT_EQ(s.io_config().task_count(), 4);
+    EXPECT_EQ(s.io_config().start_delay(), "PT10S");
+    EXPECT_EQ(s.io_config().period(), "PT30S");
+    EXPECT_TRUE(s.io_config().use_earliest_offset());
+    EXPECT_EQ(s.io_config().late_message_rejection_period(), "PT2H");
+    EXPECT_EQ(s.io_config().early_message_rejection_period(), "PT1H");
+    EXPECT_EQ(s.io_config().poll_timeout(), "PT0.25S");
+    EXPECT_EQ(s.tuning_config().max_rows_in_memory(), 100000);
+    EXPECT_EQ(s.tuning_config().max_bytes_in_memory(), 268435456);
+    EXPECT_EQ(s.tuning_config().max_rows_per_segment(), 5000000);
+    EXPECT_EQ(s.tuning_config().max_total_rows(), 20000000);
+    EXPECT_EQ(s.tuning_config().intermediate_persist_period(), "PT10M");
+    EXPECT_EQ(s.tuning_config().handoff_condition_timeout(), "PT15M");
+    EXPECT_EQ(s.tuning_config().chat_retries(), 8);
+    EXPECT_EQ(s.tuning_config().chat_timeout(), "PT10S");
+    EXPECT_EQ(s.tuning_config().max_parse_exceptions(), 100);
+    EXPECT_EQ(s.tuning_config().max_saved_parse_exceptions(), 10);
+    EXPECT_EQ(s.data_schema().timestamp_spec().format(), "millis");
+    EXPECT_EQ(s.data_schema().dimensions_spec().dimension_exclusions(0), "raw");
+    ASSERT_EQ(s.data_schema().metrics_spec_size(), 5);
+    EXPECT_EQ(s.data_schema().metrics_spec(2).type(), "doubleSum");
+    EXPECT_EQ(s.data_schema().metrics_spec(2).name(), "latency_sum");
+    EXPECT_EQ(s.data_schema().metrics_spec(2).field_name(), "latency");
+    EXPECT_EQ(s.data_schema().granularity_spec().segment_granularity(), "HOUR");
+    EXPECT_EQ(s.data_schema().granularity_spec().query_granularity(), "MINUTE");
+    EXPECT_TRUE(s.data_schema().granularity_spec().rollup());
+    EXPECT_TRUE(NormalizeSpec(s).ok()) << NormalizeSpec(s).status();
+  }
+  {
+    DruidConversion c = Convert(Testdata("discovery-iso.json"));
+    EXPECT_TRUE(c.warnings.empty());
+    EXPECT_TRUE(c.spec.suspended());
+    EXPECT_EQ(c.spec.data_schema().dimensions_spec().dimensions_size(), 0);
+    EXPECT_EQ(c.spec.data_schema().granularity_spec().query_granularity(), "NONE");
+    EXPECT_TRUE(NormalizeSpec(c.spec).ok()) << NormalizeSpec(c.spec).status();
+  }
+  {
+    DruidConversion c = Convert(Testdata("sasl-consumer.json"));
+    const v1::SupervisorSpec& s = c.spec;
+    EXPECT_EQ(s.io_config().consumer_properties().at("sasl.password"), "${env:SLUICE_SECRET_KAFKA}");
+    EXPECT_EQ(s.io_config().consumer_properties().at("security.protocol"), "SASL_SSL");
+    // reportParseExceptions true: the first parse error fails the task.
+    EXPECT_EQ(s.tuning_config().max_parse_exceptions(), 0);
+    // Druid's "never" default.
+    EXPECT_TRUE(s.tuning_config().intermediate_handoff_period().empty());
+    ASSERT_EQ(c.warnings.size(), 1u);
+    EXPECT_THAT(c.warnings[0], HasSubstr("\"price\" of type double"));
+    EXPECT_TRUE(NormalizeSpec(s).ok()) << NormalizeSpec(s).status();
+  }
+}
+
+const char* const kUnsupported[] = {
+    "context is not supported by sluice",
+    "spec.dataSchema.timestampSpec.missingValue is not supported by sluice",
+    "spec.dataSchema.dimensionsSpec.dimensions[1].multiValueHandling is not supported by sluice",
+    "spec.dataSchema.transformSpec is not supported by sluice",
+    "spec.ioConfig.inputFormat.flattenSpec is not supported by sluice",
+    "spec.ioConfig.autoScalerConfig is not supported by sluice",
+    "spec.tuningConfig.maxPendingPersists is not supported by sluice",
+    "spec.tuningConfig.indexSpec is not supported by sluice",
+    "spec.tuningConfig.workerThreads is not supported by sluice",
+};
+
+TEST(DruidSpecTest, EveryUnsupportedFieldIsNamed) {
+  const std::string message = Error(Testdata("unsupported-many.json"));
+  for (const char* field : kUnsupported) EXPECT_THAT(message, HasSubstr(field));
+  EXPECT_THAT(message, HasSubstr("9 unsupported field(s)"));
+  EXPECT_THAT(message, HasSubstr("--allow_unsupported"));
+}
+
+TEST(DruidSpecTest, AllowUnsupportedIgnoresThemWithAWarningEach) {
+  DruidConversion c = Convert(Testdata("unsupported-many.json"), /*allow_unsupported=*/true);
+  ASSERT_EQ(c.warnings.size(), std::size(kUnsupported));
+  for (const char* field : kUnsupported) {
+    EXPECT_NE(std::find(c.warnings.begin(), c.warnings.end(), absl::StrCat(field, "; ignored")),
+              c.warnings.end())
+        << field;
+  }
+  EXPECT_EQ(c.spec.datasource(), "clicks");
+  EXPECT_EQ(c.spec.io_config().task_count(), 2);
+  EXPECT_EQ(c.spec.data_schema().timestamp_spec().format(), "posix");
+  ASSERT_EQ(c.spec.data_schema().dimensions_spec().dimensions_size(), 2);
+  EXPECT_EQ(c.spec.data_schema().dimensions_spec().dimensions(1), "country");
+  EXPECT_TRUE(NormalizeSpec(c.spec).ok()) << NormalizeSpec(c.spec).status();
+}
+
+std::string Minimal(const std::string& data_schema_extra, const std::string& io_extra = "",
+                    const std::string& tuning = "{\"type\": \"kafka\"}") {
+  return absl::StrCat(
+      R"({"type": "kafka", "spec": {"dataSchema": {"dataSource": "d")", data_schema_extra,
+      R"(}, "ioConfig": {"topic": "t", "consumerProperties": {"bootstrap.servers": "k:9092"})",
+      io_extra, R"(}, "tuningConfig": )", tuning, "}}");
+}
+
+TEST(DruidSpecTest, ValuesSluiceCannotHonorAreNamedErrorsEvenWithAllowUnsupported) {
+  EXPECT_THAT(Error(Minimal("", R"(, "inputFormat": {"type": "csv", "columns": ["a"]})"), true),
+              HasSubstr("spec.ioConfig.inputFormat.type: \"csv\" is not supported; sluice takes "
+                        "only \"json\""));
+  EXPECT_THAT(Error(Minimal(R"(, "granularitySpec": {"segmentGranularity": "FORTNIGHT"})"), true),
+              HasSubstr("spec.dataSchema.granularitySpec.segmentGranularity: \"FORTNIGHT\" is not "
+                        "a granularity sluice has"));
+  EXPECT_THAT(
+      Error(Minimal(R"(, "granularitySpec": {"segmentGranularity": {"type": "period", "period": "PT2H"}})")),
+      HasSubstr("spec.dataSchema.granularitySpec.segmentGranularity: only named granularities"));
+  EXPECT_THAT(Error(Minimal(R"(, "timestampSpec": {"column": "t", "format": "yyyy-MM-dd"})")),
+              HasSubstr("spec.dataSchema.timestampSpec.format: \"yyyy-MM-dd\" is not supported"));
+  EXPECT_THAT(Error(Minimal(R"(, "metricsSpec": [{"type": "hyperUnique", "name": "u", "fieldName": "user"}])")),
+              HasSubstr("spec.dataSchema.metricsSpec[0].type: \"hyperUnique\" is not supported"));
+  EXPECT_THAT(Error(Minimal(R"(, "dimensionsSpec": {"dimensions": [{"name": "j", "type": "json"}]})")),
+              HasSubstr("spec.dataSchema.dimensionsSpec.dimensions[0].type: \"json\" is not "
+                        "supported"));
+  EXPECT_THAT(Error(Minimal("", "", R"({"type": "kafka", "maxBytesInMemory": -1})")),
+              HasSubstr("spec.tuningConfig.maxBytesInMemory: -1"));
+  EXPECT_THAT(Error(R"({"type": "kinesis", "spec": {"dataSchema": {"dataSource": "d"}, "ioConfig": {"topic": "t"}}})"),
+              HasSubstr("type: \"kinesis\" is not supported; sluice takes only \"kafka\""));
+}
+
+TEST(DruidSpecTest, BadJsonAndWrongTypesAreInvalidArgumentWithAClearMessage) {
+  EXPECT_THAT(Error("{\"type\": \"kafka\", "), HasSubstr("the Druid spec is not valid JSON"));
+  EXPECT_THAT(Error("[1, 2]"), HasSubstr("a Druid supervisor spec is a JSON object, not an array"));
+  EXPECT_THAT(Error(R"({"spec": {"dataSchema": {"dataSource": "d"}, "ioConfig": {"topic": "t"}}})"),
+              HasSubstr("type: missing"));
+  EXPECT_THAT(Error(R"({"type": "kafka", "spec": {}})"), HasSubstr("spec.dataSchema: missing"));
+  const std::string m = Error(Minimal("", R"(, "taskCount": "two", "useEarliestOffset": "yes", "taskDuration": "1 hour")",
+                                      R"({"type": "kafka", "maxRowsPerSegment": 1.5})"));
+  EXPECT_THAT(m, HasSubstr("spec.ioConfig.taskCount: expected an integer, got \"two\""));
+  EXPECT_THAT(m, HasSubstr("spec.ioConfig.useEarliestOffset: expected true or false, got a string"));
+  EXPECT_THAT(m, HasSubstr("spec.ioConfig.taskDuration: \"1 hour\" is not an ISO-8601 period"));
+  EXPECT_THAT(m, HasSubstr("spec.tuningConfig.maxRowsPerSegment: expected an integer, got a number"));
+  EXPECT_THAT(Error(Minimal(R"(, "dimensionsSpec": {"dimensions": "page"})")),
+              HasSubstr("spec.dataSchema.dimensionsSpec.dimensions: expected an array, got a string"));
+}
+
+TEST(DruidSpecTest, DruidsGetAnswerWithTheSpecTwiceIsTakenWhenBothAgree) {
+  const std::string parts =
+      R"("dataSchema": {"dataSource": "d"}, "ioConfig": {"topic": "t"}, "tuningConfig": {"type": "kafka"})";
+  DruidConversion c = Convert(absl::StrCat(R"({"type": "kafka", "id": "d", "context": null, "suspended": false, "spec": {)",
+                                           parts, "}, ", parts, "}"));
+  EXPECT_EQ(c.spec.datasource(), "d");
+  EXPECT_THAT(Error(absl::StrCat(R"({"type": "kafka", "spec": {)", parts,
+                                 R"(}, "ioConfig": {"topic": "other"}})")),
+              HasSubstr("ioConfig: differs from spec.ioConfig"));
+  EXPECT_THAT(Error(absl::StrCat(R"({"type": "kafka", "id": "e", "spec": {)", parts, "}}")),
+              HasSubstr("id: \"e\" is not the dataSource \"d\""));
+}
+
+// sluice -> Druid -> sluice gives the same spec, for each test spec and for a
+// spec with every field set.
+TEST(DruidSpecTest, TheDruidFormOfASpecConvertsBackToTheSameSpec) {
+  std::vector<v1::SupervisorSpec> specs;
+  for (const char* file : {"tutorial-kafka.json", "rollup-metrics.json", "discovery-iso.json",
+                           "sasl-consumer.json"}) {
+    absl::StatusOr<v1::SupervisorSpec> s = NormalizeSpec(Convert(Testdata(file)).spec);
+    ASSERT_TRUE(s.ok()) << file << ": " << s.status();
+    specs.push_back(*s);
+  }
+  v1::SupervisorSpec full = specs[1];
+  full.mutable_io_config()->set_late_message_rejection_period("");
+  full.mutable_io_config()->set_late_message_rejection_start_date_time("2026-01-01T00:00:00Z");
+  full.mutable_io_config()->set_stop_task_count(2);
+  full.mutable_tuning_config()->set_intermediate_handoff_period("PT30M");
+  full.mutable_tuning_config()->set_handoff_mode(v1::LOADER);
+  full.mutable_tuning_config()->set_checkpoint_retry_period("PT5S");
+  full.mutable_tuning_config()->set_reset_offset_automatically(true);
+  full.set_suspended(true);
+  absl::StatusOr<v1::SupervisorSpec> normalized_full = NormalizeSpec(full);
+  ASSERT_TRUE(normalized_full.ok()) << normalized_full.status();
+  specs.push_back(*normalized_full);
+  for (const v1::SupervisorSpec& spec : specs) {
+    absl::StatusOr<std::string> druid = ToDruidJson(spec);
+    ASSERT_TRUE(druid.ok()) << druid.status();
+    EXPECT_THAT(*druid, HasSubstr("\"type\": \"kafka\""));
+    absl::StatusOr<DruidConversion> back = FromDruidJson(*druid, {});
+    ASSERT_TRUE(back.ok()) << back.status() << "\n" << *druid;
+    EXPECT_TRUE(back->warnings.empty());
+    EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(back->spec, spec))
+        << *druid << "\n" << back->spec.DebugString() << "\nvs\n" << spec.DebugString();
+  }
+}
+
+TEST(DruidSpecTest, TheDruidFormHasDruidsShape) {
+  absl::StatusOr<v1::SupervisorSpec> spec = NormalizeSpec(Convert(Testdata("tutorial-kafka.json")).spec);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  absl::StatusOr<std::string> druid = ToDruidJson(*spec);
+  ASSERT_TRUE(druid.ok()) << druid.status();
+  EXPECT_EQ(druid->rfind("{\n  \"spec\": {\n    \"dataSchema\": {\n", 0), 0u) << *druid;
+  EXPECT_THAT(*druid, HasSubstr("\"dataSource\": \"wikipedia\""));
+  EXPECT_THAT(*druid, HasSubstr("\"inputFormat\": {\n        \"type\": \"json\"\n      }"));
+  EXPECT_THAT(*druid, HasSubstr("\"segmentGranularity\": \"DAY\""));
+  EXPECT_THAT(*druid, HasSubstr("\"handoffConditionTimeout\": 900000"));
+  EXPECT_THAT(*druid, HasSubstr("\"pollTimeout\": 100"));
+  EXPECT_THAT(*druid, Not(HasSubstr("handoffMode\": \"LOADER")));
+}
+
+}  // namespace
+}  // namespace sluice::druid
