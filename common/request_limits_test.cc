@@ -44,7 +44,7 @@ TEST(RequestLimitsTest, UnknownEnumValuesAreRefused) {
   v1::SupervisorSpec spec;
   spec.mutable_tuning_config()->set_handoff_mode(static_cast<v1::HandoffMode>(99));
   EXPECT_EQ(Message(CheckMessageLimits(spec)),
-            "tuningConfig.handoffMode 99 is not one of DEEP_STORAGE, LOADER");
+            "tuningConfig.handoffMode 99 is not one of HANDOFF_MODE_DEEP_STORAGE, HANDOFF_MODE_LOADER");
 }
 
 TEST(RequestLimitsTest, StringsAreBoundedByTheirOptionOrTheDefault) {

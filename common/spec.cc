@@ -252,7 +252,7 @@ void ApplySpecDefaults(v1::SupervisorSpec* spec) {
     tuning->set_max_saved_parse_exceptions(kDefaultMaxSavedParseExceptions);
   }
   if (tuning->handoff_mode() == v1::HANDOFF_MODE_UNSPECIFIED) {
-    tuning->set_handoff_mode(v1::DEEP_STORAGE);
+    tuning->set_handoff_mode(v1::HANDOFF_MODE_DEEP_STORAGE);
   }
   DefaultString(tuning->mutable_checkpoint_retry_period(), "PT10S");
   DefaultString(tuning->mutable_chat_timeout(), "PT10S");

@@ -48,7 +48,7 @@ TEST(NormalizeSpec, FillsDefaults) {
   EXPECT_EQ(spec->tuning_config().intermediate_persist_period(), "PT10M");
   EXPECT_EQ(spec->tuning_config().handoff_condition_timeout(), "PT15M");
   EXPECT_FALSE(spec->tuning_config().has_max_parse_exceptions());
-  EXPECT_EQ(spec->tuning_config().handoff_mode(), v1::DEEP_STORAGE);
+  EXPECT_EQ(spec->tuning_config().handoff_mode(), v1::HANDOFF_MODE_DEEP_STORAGE);
   // Normalizing twice changes nothing.
   auto again = NormalizeSpec(*spec);
   ASSERT_TRUE(again.ok());
@@ -245,7 +245,7 @@ INSTANTIATE_TEST_SUITE_P(
                 [](auto* s) {
                   s->mutable_tuning_config()->set_handoff_mode(static_cast<v1::HandoffMode>(99));
                 },
-                "tuningConfig.handoffMode 99 is not one of DEEP_STORAGE, LOADER"},
+                "tuningConfig.handoffMode 99 is not one of HANDOFF_MODE_DEEP_STORAGE, HANDOFF_MODE_LOADER"},
         BadCase{"property_value_1mb",
                 [](auto* s) {
                   (*s->mutable_io_config()->mutable_consumer_properties())["client.id"] =

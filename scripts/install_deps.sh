@@ -6,6 +6,8 @@
 # and builds grpcurl for the grpcurl test tier (scripts/install_grpcurl.sh:
 # `go install` from the Go module proxy into ~/.cache/sluice/grpcurl, once;
 # needs Go 1.25+, which Debian 12 does not package: https://go.dev/dl/),
+# buf for the contract's lint and breaking-change tests
+# (scripts/install_buf.sh: the same way into ~/.cache/sluice/buf, once),
 # and the example clients' toolchains for the clients test tier
 # (scripts/install_clients.sh: a pinned grpcio venv and the Go protoc plugins
 # and modules, into ~/.cache/sluice/{python-venv,go-client}, once; Go 1.26+).
@@ -43,14 +45,15 @@ if ! command -v npm >/dev/null 2>&1; then
   missing+=(npm)
 fi
 
-# What only the tests need, outside Debian: Apache Kafka's jars, grpcurl and
-# the example clients' toolchains (examples/VERSIONS).
+# What only the tests need, outside Debian: Apache Kafka's jars, grpcurl, buf
+# and the example clients' toolchains (examples/VERSIONS).
 # The container image's build stage needs none of them (and copies only this
 # script): SLUICE_DEPS_PACKAGES_ONLY=1 skips them.
 test_tools() {
   [[ -n "${SLUICE_DEPS_PACKAGES_ONLY:-}" ]] && return 0
   "$(dirname "$0")/install_kafka.sh" | grep -v '^/'
   "$(dirname "$0")/install_grpcurl.sh" | grep -v '^/'
+  "$(dirname "$0")/install_buf.sh" | grep -v '^/'
   "$(dirname "$0")/install_clients.sh"
 }
 

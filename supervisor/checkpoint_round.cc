@@ -271,7 +271,7 @@ void StreamSupervisor::AnswerStaleCheckpoint(Group& group, TaskInfo& task, int32
             << status->latest_sequence_id() << "; nothing to answer";
     return;
   }
-  if (status->state() != v1::PAUSED) {
+  if (status->state() != v1::TASK_STATE_PAUSED) {
     auto paused = client_->Pause(*address, task.task_id);
     if (!paused.ok()) {
       actions_->KillTask(task, absl::StrCat("it did not pause to receive the end of sequence ",

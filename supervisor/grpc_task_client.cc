@@ -80,24 +80,27 @@ class GrpcTaskClient : public TaskClient {
   absl::StatusOr<OffsetMap> GetCurrentOffsets(const std::string& address,
                                               const std::string& task_id) override {
     auto response =
-        Call<v1::TaskRef, v1::OffsetsResponse>(address, "GetCurrentOffsets", task_id, Ref(task_id),
-                                               &v1::TaskService::Stub::GetCurrentOffsets);
+        Call<v1::GetCurrentOffsetsRequest, v1::GetCurrentOffsetsResponse>(
+            address, "GetCurrentOffsets", task_id, Ref<v1::GetCurrentOffsetsRequest>(task_id),
+            &v1::TaskService::Stub::GetCurrentOffsets);
     if (!response.ok()) return response.status();
     return FromProto(response->offsets());
   }
 
   absl::StatusOr<OffsetMap> GetEndOffsets(const std::string& address,
                                           const std::string& task_id) override {
-    auto response = Call<v1::TaskRef, v1::OffsetsResponse>(
-        address, "GetEndOffsets", task_id, Ref(task_id), &v1::TaskService::Stub::GetEndOffsets);
+    auto response = Call<v1::GetEndOffsetsRequest, v1::GetEndOffsetsResponse>(
+        address, "GetEndOffsets", task_id, Ref<v1::GetEndOffsetsRequest>(task_id),
+        &v1::TaskService::Stub::GetEndOffsets);
     if (!response.ok()) return response.status();
     return FromProto(response->offsets());
   }
 
   absl::StatusOr<std::vector<v1::Checkpoint>> GetCheckpoints(const std::string& address,
                                                              const std::string& task_id) override {
-    auto response = Call<v1::TaskRef, v1::CheckpointsResponse>(
-        address, "GetCheckpoints", task_id, Ref(task_id), &v1::TaskService::Stub::GetCheckpoints);
+    auto response = Call<v1::GetCheckpointsRequest, v1::GetCheckpointsResponse>(
+        address, "GetCheckpoints", task_id, Ref<v1::GetCheckpointsRequest>(task_id),
+        &v1::TaskService::Stub::GetCheckpoints);
     if (!response.ok()) return response.status();
     return std::vector<v1::Checkpoint>(response->checkpoints().begin(),
                                        response->checkpoints().end());
@@ -105,8 +108,11 @@ class GrpcTaskClient : public TaskClient {
 
   absl::StatusOr<v1::TaskStatus> GetTaskStatus(const std::string& address,
                                                const std::string& task_id) override {
-    return Call<v1::TaskRef, v1::TaskStatus>(address, "GetTaskStatus", task_id, Ref(task_id),
-                                             &v1::TaskService::Stub::GetTaskStatus);
+    auto response = Call<v1::GetTaskStatusRequest, v1::GetTaskStatusResponse>(
+        address, "GetTaskStatus", task_id, Ref<v1::GetTaskStatusRequest>(task_id),
+        &v1::TaskService::Stub::GetTaskStatus);
+    if (!response.ok()) return response.status();
+    return std::move(*response->mutable_status());
   }
 
   absl::StatusOr<std::vector<v1::TaskStatus>> ListTasks(const std::string& address,
@@ -120,8 +126,10 @@ class GrpcTaskClient : public TaskClient {
   }
 
  private:
-  static v1::TaskRef Ref(const std::string& task_id) {
-    v1::TaskRef ref;
+  // The request of a read that names one task.
+  template <typename Request>
+  static Request Ref(const std::string& task_id) {
+    Request ref;
     ref.set_task_id(task_id);
     return ref;
   }

@@ -65,7 +65,7 @@ TEST_F(GrpcTaskClientTest, RunPauseSetEndOffsetsResume) {
   EXPECT_EQ(checkpoints->size(), 2u);
   auto status = client_->GetTaskStatus(worker_->address(), spec_.task_id());
   ASSERT_TRUE(status.ok());
-  EXPECT_EQ(status->state(), v1::READING);
+  EXPECT_EQ(status->state(), v1::TASK_STATE_READING);
   EXPECT_TRUE(client_->Resume(worker_->address(), spec_.task_id()).ok());
   EXPECT_EQ(client_->ListTasks(worker_->address(), "wiki")->size(), 1u);
 }

@@ -30,7 +30,7 @@ absl::StatusOr<HandoffPass> HandoffVerifier::VerifyOnce() {
     for (const HandoffCandidate& c : candidates) {
       if (modes.count(c.datasource)) continue;
       SLUICE_ASSIGN_OR_RETURN(auto spec, txn.LatestSpec(c.datasource));
-      modes[c.datasource] = spec ? spec->spec.tuning_config().handoff_mode() : v1::DEEP_STORAGE;
+      modes[c.datasource] = spec ? spec->spec.tuning_config().handoff_mode() : v1::HANDOFF_MODE_DEEP_STORAGE;
     }
     return absl::OkStatus();
   }));
@@ -44,17 +44,17 @@ absl::StatusOr<HandoffPass> HandoffVerifier::VerifyOnce() {
     int64_t handed_off_at = 0;
     if (!copy.ok()) {
       if (IsRetryable(copy)) continue;  // transient (I/O, disk full): next pass
-      state = v1::HANDOFF_FAILED;
+      state = v1::HANDOFF_STATE_FAILED;
       verified_at = 0;
-      if (c.state != v1::HANDOFF_FAILED) {
+      if (c.state != v1::HANDOFF_STATE_FAILED) {
         LOG(ERROR) << "[supervisor " << c.datasource << "] ALERT: segment " << c.id
                    << " failed deep-storage verification: " << copy;
       }
       ++pass.failed;
     } else {
       if (verified_at == 0) verified_at = now_ms;
-      const bool loaded = modes[c.datasource] != v1::LOADER || c.loaded_at_ms > 0;
-      state = loaded ? v1::HANDED_OFF : v1::HANDOFF_PENDING;
+      const bool loaded = modes[c.datasource] != v1::HANDOFF_MODE_LOADER || c.loaded_at_ms > 0;
+      state = loaded ? v1::HANDOFF_STATE_HANDED_OFF : v1::HANDOFF_STATE_PENDING;
       if (loaded) {
         handed_off_at = now_ms;
         ++pass.handed_off;
@@ -63,7 +63,7 @@ absl::StatusOr<HandoffPass> HandoffVerifier::VerifyOnce() {
     if (state == c.state && verified_at == c.verified_at_ms) continue;
     SLUICE_RETURN_IF_ERROR(options_.store->InTransaction(
         [&](StoreTxn& txn) { return txn.SetHandoff(c.id, state, verified_at, handed_off_at); }));
-    if (state == v1::HANDED_OFF) {
+    if (state == v1::HANDOFF_STATE_HANDED_OFF) {
       VLOG(1) << "[supervisor " << c.datasource << "] segment " << c.id << " handed off";
       if (options_.metrics != nullptr) {
         options_.metrics

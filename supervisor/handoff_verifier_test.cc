@@ -97,20 +97,20 @@ class HandoffVerifierTest : public ::testing::Test {
 };
 
 TEST_F(HandoffVerifierTest, AVerifiedCopyIsHandedOff) {
-  CreateDatasource(v1::DEEP_STORAGE);
+  CreateDatasource(v1::HANDOFF_MODE_DEEP_STORAGE);
   const v1::SegmentDescriptor s = PublishOne(0);
-  EXPECT_EQ(State(s.id()), v1::HANDOFF_PENDING);
+  EXPECT_EQ(State(s.id()), v1::HANDOFF_STATE_PENDING);
   HandoffVerifier verifier = Verifier();
   auto pass = verifier.VerifyOnce();
   ASSERT_TRUE(pass.ok()) << pass.status();
   EXPECT_EQ(pass->handed_off, 1);
-  EXPECT_EQ(State(s.id()), v1::HANDED_OFF);
+  EXPECT_EQ(State(s.id()), v1::HANDOFF_STATE_HANDED_OFF);
   pass = verifier.VerifyOnce();
   EXPECT_EQ(pass->examined, 0);  // done with it
 }
 
 TEST_F(HandoffVerifierTest, ACopyThatIsNotWhatWasPublishedFails) {
-  CreateDatasource(v1::DEEP_STORAGE);
+  CreateDatasource(v1::HANDOFF_MODE_DEEP_STORAGE);
   const v1::SegmentDescriptor wrong_checksum =
       PublishOne(0, [](v1::SegmentDescriptor* s) { s->set_checksum("crc32c:00000000"); });
   const v1::SegmentDescriptor wrong_rows =
@@ -126,24 +126,24 @@ TEST_F(HandoffVerifierTest, ACopyThatIsNotWhatWasPublishedFails) {
   auto pass = Verifier().VerifyOnce();
   ASSERT_TRUE(pass.ok());
   EXPECT_EQ(pass->failed, 3);
-  EXPECT_EQ(State(wrong_checksum.id()), v1::HANDOFF_FAILED);
-  EXPECT_EQ(State(wrong_rows.id()), v1::HANDOFF_FAILED);
-  EXPECT_EQ(State(damaged.id()), v1::HANDOFF_FAILED);
+  EXPECT_EQ(State(wrong_checksum.id()), v1::HANDOFF_STATE_FAILED);
+  EXPECT_EQ(State(wrong_rows.id()), v1::HANDOFF_STATE_FAILED);
+  EXPECT_EQ(State(damaged.id()), v1::HANDOFF_STATE_FAILED);
 }
 
 TEST_F(HandoffVerifierTest, LoaderModeWaitsForTheLoader) {
-  CreateDatasource(v1::LOADER);
+  CreateDatasource(v1::HANDOFF_MODE_LOADER);
   const v1::SegmentDescriptor s = PublishOne(0);
   HandoffVerifier verifier = Verifier();
   ASSERT_EQ(verifier.VerifyOnce()->handed_off, 0);
-  EXPECT_EQ(State(s.id()), v1::HANDOFF_PENDING);
+  EXPECT_EQ(State(s.id()), v1::HANDOFF_STATE_PENDING);
   ASSERT_TRUE(store_
                   ->InTransaction([&](StoreTxn& txn) {
                     return txn.MarkLoaded("wiki", {s.id()}, "historical-1", 5).status();
                   })
                   .ok());
   ASSERT_EQ(verifier.VerifyOnce()->handed_off, 1);
-  EXPECT_EQ(State(s.id()), v1::HANDED_OFF);
+  EXPECT_EQ(State(s.id()), v1::HANDOFF_STATE_HANDED_OFF);
 }
 
 }  // namespace

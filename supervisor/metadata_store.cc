@@ -63,7 +63,7 @@ const char* GroupStateName(GroupState state) {
 }
 
 bool IsTerminal(v1::TaskState state) {
-  return state == v1::SUCCESS || state == v1::FAILED || state == v1::STOPPED;
+  return state == v1::TASK_STATE_SUCCESS || state == v1::TASK_STATE_FAILED || state == v1::TASK_STATE_STOPPED;
 }
 
 // ---- datasources and specs ----
@@ -499,7 +499,7 @@ absl::Status StoreTxn::InsertSegment(const v1::SegmentDescriptor& s, int64_t com
   q.Bind(4, s.interval().end_ms()).Bind(5, s.version()).Bind(6, s.partition_num());
   q.Bind(7, s.num_rows()).Bind(8, s.size_bytes()).Bind(9, s.checksum()).Bind(10, s.path());
   q.Bind(11, provenance).Bind(12, s.sequence_name()).Bind(13, commit_id).Bind(14, now_ms);
-  q.Bind(15, static_cast<int64_t>(v1::HANDOFF_PENDING)).Bind(16, task_id);
+  q.Bind(15, static_cast<int64_t>(v1::HANDOFF_STATE_PENDING)).Bind(16, task_id);
   return q.Run();
 }
 
@@ -608,7 +608,7 @@ absl::StatusOr<std::vector<HandoffCandidate>> ReadCandidates(SqliteDb* db, const
                   "verified_at_ms, loaded_at_ms, created_at_ms, num_rows FROM segments WHERE "
                   "used = 1 AND handoff_state ",
                   state_test, " ? ORDER BY ", order, " LIMIT ?")));
-  q.Bind(1, static_cast<int64_t>(v1::HANDED_OFF)).Bind(2, limit);
+  q.Bind(1, static_cast<int64_t>(v1::HANDOFF_STATE_HANDED_OFF)).Bind(2, limit);
   std::vector<HandoffCandidate> out;
   SLUICE_RETURN_IF_ERROR(ForEachRow(q, [&](SqliteStatement& q) -> absl::Status {
     HandoffCandidate c;
@@ -648,7 +648,7 @@ absl::Status StoreTxn::SetVerifiedAt(const std::string& id, int64_t verified_at_
 absl::StatusOr<int64_t> StoreTxn::CountFailedSegments(const std::string& datasource) {
   SLUICE_ASSIGN_OR_RETURN(auto q, db_->Prepare("SELECT count(*) FROM segments WHERE datasource = ? "
                                                "AND used = 1 AND handoff_state = ?"));
-  q.Bind(1, datasource).Bind(2, static_cast<int64_t>(v1::HANDOFF_FAILED));
+  q.Bind(1, datasource).Bind(2, static_cast<int64_t>(v1::HANDOFF_STATE_FAILED));
   SLUICE_ASSIGN_OR_RETURN(bool row, q.Step());
   return row ? q.Int64(0) : 0;
 }
@@ -906,8 +906,8 @@ absl::StatusOr<std::vector<TaskRecord>> StoreTxn::ListTasks(const std::string& d
                   " FROM tasks WHERE (?1 = '' OR datasource = ?1) AND (?2 OR state NOT IN (?3, "
                   "?4, ?5)) ORDER BY created_at_ms, task_id")));
   q.Bind(1, datasource).Bind(2, include_finished ? 1 : 0);
-  q.Bind(3, static_cast<int64_t>(v1::SUCCESS)).Bind(4, static_cast<int64_t>(v1::FAILED));
-  q.Bind(5, static_cast<int64_t>(v1::STOPPED));
+  q.Bind(3, static_cast<int64_t>(v1::TASK_STATE_SUCCESS)).Bind(4, static_cast<int64_t>(v1::TASK_STATE_FAILED));
+  q.Bind(5, static_cast<int64_t>(v1::TASK_STATE_STOPPED));
   std::vector<TaskRecord> out;
   SLUICE_RETURN_IF_ERROR(ForEachRow(q, [&](SqliteStatement& q) -> absl::Status {
     SLUICE_ASSIGN_OR_RETURN(TaskRecord t, ReadTaskRow(q));

@@ -114,7 +114,7 @@ struct HandoffCandidate {
   int64_t size_bytes = 0;
   int64_t num_rows = 0;
   std::string checksum;
-  v1::HandoffState state = v1::HANDOFF_PENDING;
+  v1::HandoffState state = v1::HANDOFF_STATE_PENDING;
   int64_t verified_at_ms = 0;
   int64_t loaded_at_ms = 0;
   int64_t created_at_ms = 0;  // when it was committed

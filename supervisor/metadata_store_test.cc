@@ -383,11 +383,11 @@ TEST_F(MetadataStoreTest, TaskGroupsCheckpointsAndTasks) {
             t.datasource = "wiki";
             t.base_sequence_name = g.base_sequence_name;
             t.worker_id = "w0";
-            t.state = v1::NOT_STARTED;
+            t.state = v1::TASK_STATE_NOT_STARTED;
             t.spec.set_task_id(t.task_id);
             EXPECT_TRUE(txn.InsertTask(t).ok());
-            EXPECT_TRUE(txn.UpdateTask(t.task_id, v1::READING, "", {{0, 12}}, 7).ok());
-            EXPECT_EQ(txn.UpdateTask("nope", v1::READING, "", {}, 7).code(),
+            EXPECT_TRUE(txn.UpdateTask(t.task_id, v1::TASK_STATE_READING, "", {{0, 12}}, 7).ok());
+            EXPECT_EQ(txn.UpdateTask("nope", v1::TASK_STATE_READING, "", {}, 7).code(),
                       absl::StatusCode::kNotFound);
             return absl::OkStatus();
           })
@@ -402,11 +402,11 @@ TEST_F(MetadataStoreTest, TaskGroupsCheckpointsAndTasks) {
             EXPECT_TRUE(
                 txn.SetGroupPublishing(groups[0].base_sequence_name, {{0, 30}, {2, 40}}, 99).ok());
             auto task = *txn.GetTask("wiki_0123456789abcdef_00000001");
-            EXPECT_EQ(task->state, v1::READING);
+            EXPECT_EQ(task->state, v1::TASK_STATE_READING);
             EXPECT_EQ(task->current_offsets, (OffsetMap{{0, 12}}));
             EXPECT_EQ(task->spec.task_id(), task->task_id);
             EXPECT_EQ(txn.ListTasks("wiki", false)->size(), 1u);
-            EXPECT_TRUE(txn.UpdateTask(task->task_id, v1::SUCCESS, "", {}, 8).ok());
+            EXPECT_TRUE(txn.UpdateTask(task->task_id, v1::TASK_STATE_SUCCESS, "", {}, 8).ok());
             EXPECT_EQ(txn.ListTasks("wiki", false)->size(), 0u);
             EXPECT_EQ(txn.ListTasks("", true)->size(), 1u);
             EXPECT_TRUE(

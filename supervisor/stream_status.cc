@@ -1,5 +1,7 @@
 #include "supervisor/stream_status.h"
 
+#include "common/enum_names.h"
+
 namespace sluice::supervisor {
 
 void SupervisorHealth::NoteRun(bool ok) {
@@ -12,8 +14,8 @@ void SupervisorHealth::NoteRun(bool ok) {
 }
 
 void SupervisorHealth::NoteTaskOutcome(v1::TaskState state) {
-  if (state != v1::SUCCESS && state != v1::FAILED) return;
-  task_outcomes_.push_back(state == v1::SUCCESS);
+  if (state != v1::TASK_STATE_SUCCESS && state != v1::TASK_STATE_FAILED) return;
+  task_outcomes_.push_back(state == v1::TASK_STATE_SUCCESS);
   while (task_outcomes_.size() > kTaskOutcomes) task_outcomes_.pop_front();
 }
 
@@ -32,23 +34,23 @@ int SupervisorHealth::task_failures_in_a_row() const {
 }
 
 v1::SupervisorState SupervisorStateOf(const StatusInputs& in) {
-  if (in.stopping) return v1::STOPPING;
-  if (in.stream_unreachable) return v1::UNABLE_TO_CONNECT_TO_STREAM;
+  if (in.stopping) return v1::SUPERVISOR_STATE_STOPPING;
+  if (in.stream_unreachable) return v1::SUPERVISOR_STATE_UNABLE_TO_CONNECT_TO_STREAM;
   if (in.offsets_problem == StreamProblem::kStoredOffsetsUnavailable) {
-    return v1::STORED_OFFSETS_UNAVAILABLE;
+    return v1::SUPERVISOR_STATE_STORED_OFFSETS_UNAVAILABLE;
   }
   if (in.offsets_problem == StreamProblem::kStoredOffsetsPastEnd) {
-    return v1::STORED_OFFSETS_PAST_END;
+    return v1::SUPERVISOR_STATE_STORED_OFFSETS_PAST_END;
   }
   if (in.health->consecutive_run_failures() >= SupervisorHealth::kUnhealthyAfterRunFailures) {
-    return v1::UNHEALTHY_SUPERVISOR;
+    return v1::SUPERVISOR_STATE_UNHEALTHY_SUPERVISOR;
   }
   if (in.health->task_failures_in_a_row() >= SupervisorHealth::kUnhealthyAfterTaskFailures) {
-    return v1::UNHEALTHY_TASKS;
+    return v1::SUPERVISOR_STATE_UNHEALTHY_TASKS;
   }
-  if (in.suspended) return v1::SUSPENDED;
-  if (!in.health->ran_ok_once()) return v1::PENDING;
-  return v1::RUNNING;
+  if (in.suspended) return v1::SUPERVISOR_STATE_SUSPENDED;
+  if (!in.health->ran_ok_once()) return v1::SUPERVISOR_STATE_PENDING;
+  return v1::SUPERVISOR_STATE_RUNNING;
 }
 
 namespace {
@@ -101,17 +103,17 @@ v1::SupervisorStatus BuildStatus(const StatusInputs& in) {
   // until restored: the datasource is unhealthy whatever its tasks do.
   s.set_segments_failing_verification(in.segments_failing_verification);
   const bool unhealthy_state =
-      state == v1::UNHEALTHY_SUPERVISOR || state == v1::UNHEALTHY_TASKS ||
-      state == v1::UNABLE_TO_CONNECT_TO_STREAM || state == v1::STORED_OFFSETS_UNAVAILABLE ||
-      state == v1::STORED_OFFSETS_PAST_END;
+      state == v1::SUPERVISOR_STATE_UNHEALTHY_SUPERVISOR || state == v1::SUPERVISOR_STATE_UNHEALTHY_TASKS ||
+      state == v1::SUPERVISOR_STATE_UNABLE_TO_CONNECT_TO_STREAM || state == v1::SUPERVISOR_STATE_STORED_OFFSETS_UNAVAILABLE ||
+      state == v1::SUPERVISOR_STATE_STORED_OFFSETS_PAST_END;
   s.set_healthy(!unhealthy_state && in.segments_failing_verification == 0);
   std::string detailed = in.detailed_state;
-  if (in.suspended && state == v1::SUSPENDED) {
+  if (in.suspended && state == v1::SUPERVISOR_STATE_SUSPENDED) {
     detailed = "SUSPENDED";
-  } else if (state == v1::UNABLE_TO_CONNECT_TO_STREAM) {
+  } else if (state == v1::SUPERVISOR_STATE_UNABLE_TO_CONNECT_TO_STREAM) {
     detailed = in.partitions_known ? "LOST_CONTACT_WITH_STREAM" : "UNABLE_TO_CONNECT_TO_STREAM";
-  } else if (state == v1::STORED_OFFSETS_UNAVAILABLE || state == v1::STORED_OFFSETS_PAST_END) {
-    detailed = v1::SupervisorState_Name(state);
+  } else if (state == v1::SUPERVISOR_STATE_STORED_OFFSETS_UNAVAILABLE || state == v1::SUPERVISOR_STATE_STORED_OFFSETS_PAST_END) {
+    detailed = ShortEnumName(state);
   }
   s.set_detailed_state(detailed);
 

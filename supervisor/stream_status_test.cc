@@ -42,11 +42,11 @@ TEST_F(StreamStatusTest, HealthCountsRunsTaskOutcomesAndKeepsTenErrors) {
   EXPECT_EQ(h.consecutive_run_failures(), 0);
   EXPECT_TRUE(h.ran_ok_once());
 
-  h.NoteTaskOutcome(v1::FAILED);
-  h.NoteTaskOutcome(v1::SUCCESS);
-  h.NoteTaskOutcome(v1::FAILED);
-  h.NoteTaskOutcome(v1::STOPPED);  // not an outcome
-  h.NoteTaskOutcome(v1::FAILED);
+  h.NoteTaskOutcome(v1::TASK_STATE_FAILED);
+  h.NoteTaskOutcome(v1::TASK_STATE_SUCCESS);
+  h.NoteTaskOutcome(v1::TASK_STATE_FAILED);
+  h.NoteTaskOutcome(v1::TASK_STATE_STOPPED);  // not an outcome
+  h.NoteTaskOutcome(v1::TASK_STATE_FAILED);
   EXPECT_EQ(h.task_failures_in_a_row(), 2);
 
   for (int i = 0; i < 12; ++i) h.NoteError(i, absl::InternalError(absl::StrCat("e", i)));
@@ -57,29 +57,29 @@ TEST_F(StreamStatusTest, HealthCountsRunsTaskOutcomesAndKeepsTenErrors) {
 
 TEST_F(StreamStatusTest, OnlyTheLastTenTaskOutcomesCount) {
   SupervisorHealth h;
-  for (int i = 0; i < 12; ++i) h.NoteTaskOutcome(v1::FAILED);
+  for (int i = 0; i < 12; ++i) h.NoteTaskOutcome(v1::TASK_STATE_FAILED);
   EXPECT_EQ(h.task_failures_in_a_row(), 10);
 }
 
 TEST_F(StreamStatusTest, StatePrecedence) {
   StatusInputs in = Inputs();
-  EXPECT_EQ(SupervisorStateOf(in), v1::PENDING);  // no run succeeded yet
+  EXPECT_EQ(SupervisorStateOf(in), v1::SUPERVISOR_STATE_PENDING);  // no run succeeded yet
   health_.NoteRun(true);
-  EXPECT_EQ(SupervisorStateOf(in), v1::RUNNING);
+  EXPECT_EQ(SupervisorStateOf(in), v1::SUPERVISOR_STATE_RUNNING);
   in.suspended = true;
-  EXPECT_EQ(SupervisorStateOf(in), v1::SUSPENDED);
-  for (int i = 0; i < 3; ++i) health_.NoteTaskOutcome(v1::FAILED);
-  EXPECT_EQ(SupervisorStateOf(in), v1::UNHEALTHY_TASKS);
+  EXPECT_EQ(SupervisorStateOf(in), v1::SUPERVISOR_STATE_SUSPENDED);
+  for (int i = 0; i < 3; ++i) health_.NoteTaskOutcome(v1::TASK_STATE_FAILED);
+  EXPECT_EQ(SupervisorStateOf(in), v1::SUPERVISOR_STATE_UNHEALTHY_TASKS);
   for (int i = 0; i < 3; ++i) health_.NoteRun(false);
-  EXPECT_EQ(SupervisorStateOf(in), v1::UNHEALTHY_SUPERVISOR);
+  EXPECT_EQ(SupervisorStateOf(in), v1::SUPERVISOR_STATE_UNHEALTHY_SUPERVISOR);
   in.offsets_problem = StreamProblem::kStoredOffsetsPastEnd;
-  EXPECT_EQ(SupervisorStateOf(in), v1::STORED_OFFSETS_PAST_END);
+  EXPECT_EQ(SupervisorStateOf(in), v1::SUPERVISOR_STATE_STORED_OFFSETS_PAST_END);
   in.offsets_problem = StreamProblem::kStoredOffsetsUnavailable;
-  EXPECT_EQ(SupervisorStateOf(in), v1::STORED_OFFSETS_UNAVAILABLE);
+  EXPECT_EQ(SupervisorStateOf(in), v1::SUPERVISOR_STATE_STORED_OFFSETS_UNAVAILABLE);
   in.stream_unreachable = true;
-  EXPECT_EQ(SupervisorStateOf(in), v1::UNABLE_TO_CONNECT_TO_STREAM);
+  EXPECT_EQ(SupervisorStateOf(in), v1::SUPERVISOR_STATE_UNABLE_TO_CONNECT_TO_STREAM);
   in.stopping = true;
-  EXPECT_EQ(SupervisorStateOf(in), v1::STOPPING);
+  EXPECT_EQ(SupervisorStateOf(in), v1::SUPERVISOR_STATE_STOPPING);
 }
 
 TEST_F(StreamStatusTest, DetailedStateAndHealth) {
@@ -87,7 +87,7 @@ TEST_F(StreamStatusTest, DetailedStateAndHealth) {
   StatusInputs in = Inputs();
   in.detailed_state = "WAITING_FOR_WORKERS";
   v1::SupervisorStatus s = BuildStatus(in);
-  EXPECT_EQ(s.state(), v1::RUNNING);
+  EXPECT_EQ(s.state(), v1::SUPERVISOR_STATE_RUNNING);
   EXPECT_TRUE(s.healthy());
   EXPECT_EQ(s.detailed_state(), "WAITING_FOR_WORKERS");
 
@@ -126,13 +126,13 @@ TEST_F(StreamStatusTest, GroupsCurrentOffsetsAndLatest) {
   TaskInfo a;
   a.task_id = "a";
   a.worker_id = "w1";
-  a.state = v1::READING;
+  a.state = v1::TASK_STATE_READING;
   (*a.status.mutable_current_offsets())[0] = 17;
   (*a.status.mutable_current_offsets())[5] = 99;  // not the group's: ignored
   TaskInfo b = a;
   b.task_id = "b";
   (*b.status.mutable_current_offsets())[0] = 20;
-  b.state = v1::FAILED;  // not live: not counted
+  b.state = v1::TASK_STATE_FAILED;  // not live: not counted
   reading.tasks = {{"a", a}, {"b", b}};
   active_[0] = reading;
   Group publishing;
@@ -198,14 +198,14 @@ TEST_F(StreamStatusTest, StoredFactsFillCurrentAndLag) {
 
 TEST_F(StreamStatusTest, Summary) {
   v1::SupervisorStatus s;
-  s.set_state(v1::SUSPENDED);
+  s.set_state(v1::SUPERVISOR_STATE_SUSPENDED);
   s.set_suspended(true);
   s.set_healthy(true);
   s.set_spec_version(7);
   s.set_detailed_state("SUSPENDED");
   v1::SupervisorSummary summary = SummaryOf("ds", s);
   EXPECT_EQ(summary.datasource(), "ds");
-  EXPECT_EQ(summary.state(), v1::SUSPENDED);
+  EXPECT_EQ(summary.state(), v1::SUPERVISOR_STATE_SUSPENDED);
   EXPECT_TRUE(summary.suspended());
   EXPECT_TRUE(summary.healthy());
   EXPECT_EQ(summary.spec_version(), 7);

@@ -145,7 +145,7 @@ void StreamSupervisor::AdoptTask(Group& group, TaskInfo& task, bool publishing) 
     if (status->latest_sequence_id() + 1 == latest) {
       // The supervisor recorded a checkpoint and stopped before telling this
       // replica: send it now.
-      if (status->state() != v1::PAUSED) {
+      if (status->state() != v1::TASK_STATE_PAUSED) {
         auto paused = client_->Pause(*address, task.task_id);
         if (!paused.ok()) {
           actions_->KillTask(task, absl::StrCat("it did not pause to receive a missed checkpoint: ",
@@ -163,11 +163,11 @@ void StreamSupervisor::AdoptTask(Group& group, TaskInfo& task, bool publishing) 
       LOG(INFO) << Prefix() << "adopted task " << task.task_id << " and sent it the end of "
                 << "sequence " << latest - 1
                 << " it missed: " << FormatOffsets(group.latest_checkpoint());
-      task.state = v1::READING;
+      task.state = v1::TASK_STATE_READING;
       return;
     }
   }
-  if (status->state() == v1::PAUSED) {
+  if (status->state() == v1::TASK_STATE_PAUSED) {
     absl::Status resumed = client_->Resume(*address, task.task_id);
     if (!resumed.ok()) {
       actions_->KillTask(
@@ -175,7 +175,7 @@ void StreamSupervisor::AdoptTask(Group& group, TaskInfo& task, bool publishing) 
                              resumed.ToString()));
       return;
     }
-    task.state = v1::READING;
+    task.state = v1::TASK_STATE_READING;
     LOG(INFO) << Prefix() << "adopted paused task " << task.task_id << " of group "
               << group.group_id << " and resumed it";
     return;

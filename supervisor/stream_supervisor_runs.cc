@@ -221,7 +221,7 @@ void StreamSupervisor::CheckCurrentTasks() {
   for (auto it = active_.begin(); it != active_.end();) {
     Group& group = it->second;
     for (auto task = group.tasks.begin(); task != group.tasks.end();) {
-      if (task->second.state == v1::FAILED || task->second.state == v1::STOPPED) {
+      if (task->second.state == v1::TASK_STATE_FAILED || task->second.state == v1::TASK_STATE_STOPPED) {
         LOG(WARNING) << Prefix() << "task " << task->first << " of group " << it->first << " ended "
                      << v1::TaskState_Name(task->second.state) << ": "
                      << task->second.status.error() << "; it will be replaced";
@@ -460,7 +460,7 @@ void StreamSupervisor::HandleRunTaskResult(int32_t group_id, const std::string& 
                                                          group_id, " on worker ", worker)));
     if (task != nullptr && IsLive(*task)) {
       // Not a task outcome: the next run replaces it (on another worker).
-      task->state = v1::FAILED;
+      task->state = v1::TASK_STATE_FAILED;
       task->status.set_error(error);
     }
     RequestRun();
@@ -474,7 +474,7 @@ void StreamSupervisor::HandleRunTaskResult(int32_t group_id, const std::string& 
     return;
   }
   task->starting = false;
-  if (task->state == v1::NOT_STARTED &&
+  if (task->state == v1::TASK_STATE_NOT_STARTED &&
       response->status().state() != v1::TASK_STATE_UNSPECIFIED) {
     task->state = response->status().state();
   }

@@ -133,7 +133,7 @@ TEST_F(StreamSupervisorTest, CreatesGroupsWithReplicasOnDistinctWorkersAndRecord
   Submit(Spec(/*task_count=*/2, /*replicas=*/2));
   Run();
   const v1::SupervisorStatus status = Status();
-  EXPECT_EQ(status.state(), v1::RUNNING) << status.DebugString();
+  EXPECT_EQ(status.state(), v1::SUPERVISOR_STATE_RUNNING) << status.DebugString();
   ASSERT_EQ(status.active_groups_size(), 2);
   for (const auto& group : status.active_groups()) {
     ASSERT_EQ(group.tasks_size(), 2);
@@ -176,7 +176,7 @@ TEST_F(StreamSupervisorTest, CheckpointOfTheLatestSequencePausesAllTakesTheMaxAn
     auto state = WorkerOf(task)->Task(task);
     EXPECT_EQ(state->sequences.size(), 2u) << task;
     EXPECT_EQ(state->sequences[0].end, (OffsetMap{{0, 50}, {1, 60}})) << task;
-    EXPECT_EQ(state->state, v1::READING) << task;
+    EXPECT_EQ(state->state, v1::TASK_STATE_READING) << task;
     EXPECT_FALSE(state->paused) << task;
     EXPECT_TRUE(Contains(WorkerOf(task)->CallLog(), SetEndOffsetsLine(task, "{0:50, 1:60}")));
   }
@@ -220,7 +220,7 @@ TEST_F(StreamSupervisorTest, ARequestForAnEarlierSequenceGetsTheAgreedEndOffsets
   auto state = WorkerOf(a_)->Task(a_);
   ASSERT_EQ(state->sequences.size(), 2u);
   EXPECT_EQ(state->sequences[1].start, (OffsetMap{{0, 30}, {1, 30}}));
-  EXPECT_EQ(state->state, v1::READING);
+  EXPECT_EQ(state->state, v1::TASK_STATE_READING);
 }
 
 TEST_F(StreamSupervisorTest, AReplicaThatNeverPausesIsReplacedAndTheOthersResume) {
@@ -230,11 +230,11 @@ TEST_F(StreamSupervisorTest, AReplicaThatNeverPausesIsReplacedAndTheOthersResume
   ASSERT_TRUE(manager_->Checkpoint(WorkerOf(a_)->RequestCheckpoint(a_)).ok());
   Sync();
 
-  EXPECT_EQ(WorkerOf(b_)->Task(b_)->state, v1::FAILED);
+  EXPECT_EQ(WorkerOf(b_)->Task(b_)->state, v1::TASK_STATE_FAILED);
   EXPECT_TRUE(absl::StrContains(WorkerOf(b_)->Task(b_)->error, "did not pause"))
       << WorkerOf(b_)->Task(b_)->error;
   auto a = WorkerOf(a_)->Task(a_);
-  EXPECT_EQ(a->state, v1::READING);
+  EXPECT_EQ(a->state, v1::TASK_STATE_READING);
   ASSERT_EQ(a->sequences.size(), 2u);
   EXPECT_EQ(a->sequences[0].end, (OffsetMap{{0, 20}, {1, 25}}));
 
@@ -259,10 +259,10 @@ TEST_F(StreamSupervisorTest, AReplicaThatRejectsSetEndOffsetsIsKilled) {
   WorkerOf(a_)->Read(a_, {{0, 7}});
   ASSERT_TRUE(manager_->Checkpoint(WorkerOf(a_)->RequestCheckpoint(a_)).ok());
   Sync();
-  EXPECT_EQ(WorkerOf(b_)->Task(b_)->state, v1::FAILED);
+  EXPECT_EQ(WorkerOf(b_)->Task(b_)->state, v1::TASK_STATE_FAILED);
   EXPECT_TRUE(absl::StrContains(WorkerOf(b_)->Task(b_)->error, "refused the end offsets"));
   EXPECT_EQ(WorkerOf(a_)->Task(a_)->sequences.size(), 2u);
-  EXPECT_EQ(WorkerOf(a_)->Task(a_)->state, v1::READING);
+  EXPECT_EQ(WorkerOf(a_)->Task(a_)->state, v1::TASK_STATE_READING);
 }
 
 TEST_F(StreamSupervisorTest, DuplicateRequestsMakeOneRound) {
@@ -321,7 +321,7 @@ TEST_F(StreamSupervisorTest, ACheckpointRequestForTheNextSequenceDuringTheRoundI
   ASSERT_TRUE(answer->ok()) << answer->status();
   EXPECT_TRUE((*answer)->accepted());
   Sync();
-  EXPECT_EQ(WorkerOf(a_)->Task(a_)->state, v1::READING);
+  EXPECT_EQ(WorkerOf(a_)->Task(a_)->state, v1::TASK_STATE_READING);
 }
 
 TEST_F(StreamSupervisorTest, ARoundWithoutProgressResumesWithoutACheckpoint) {
@@ -330,7 +330,7 @@ TEST_F(StreamSupervisorTest, ARoundWithoutProgressResumesWithoutACheckpoint) {
   Sync();
   EXPECT_EQ(WorkerOf(a_)->Calls("SetEndOffsets"), 0);
   EXPECT_EQ(WorkerOf(a_)->Calls("Resume"), 1);
-  EXPECT_EQ(WorkerOf(a_)->Task(a_)->state, v1::READING);
+  EXPECT_EQ(WorkerOf(a_)->Task(a_)->state, v1::TASK_STATE_READING);
   EXPECT_EQ(ActiveGroup().checkpoints_size(), 1);
 }
 
@@ -342,7 +342,7 @@ TEST_F(StreamSupervisorTest, ARequestMatchingNoCheckpointIsRefusedAndTheTaskRepl
   EXPECT_EQ(answer.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_TRUE(absl::StrContains(answer.status().message(), "match no checkpoint"));
   Sync();
-  EXPECT_EQ(WorkerOf(a_)->Task(a_)->state, v1::FAILED);
+  EXPECT_EQ(WorkerOf(a_)->Task(a_)->state, v1::TASK_STATE_FAILED);
 
   // A task claiming another group is refused before anything else (the claim check).
   request.set_group_id(7);
@@ -370,7 +370,7 @@ TEST_F(StreamSupervisorTest, RollOverAfterTaskDurationThenTheFirstSuccessEndsThe
   EXPECT_EQ(publishing.remaining_ms(), 30 * 60 * 1000);
   for (const std::string& task : {a_, b_}) {
     EXPECT_TRUE(Contains(WorkerOf(task)->CallLog(), SetEndOffsetsLine(task, "{0:70, 1:15}", true)));
-    EXPECT_EQ(WorkerOf(task)->Task(task)->state, v1::PUBLISHING);
+    EXPECT_EQ(WorkerOf(task)->Task(task)->state, v1::TASK_STATE_PUBLISHING);
   }
   // The next group started at once from those end offsets.
   ASSERT_EQ(status.active_groups_size(), 1);
@@ -379,11 +379,11 @@ TEST_F(StreamSupervisorTest, RollOverAfterTaskDurationThenTheFirstSuccessEndsThe
   EXPECT_EQ(status.active_groups(0).tasks_size(), 2);
   EXPECT_EQ(StoredGroup(first_base).state, GroupState::kPublishing);
 
-  WorkerOf(a_)->SetState(a_, v1::SUCCESS);
+  WorkerOf(a_)->SetState(a_, v1::TASK_STATE_SUCCESS);
   Run();
   status = Status();
   EXPECT_TRUE(status.publishing_groups().empty());
-  EXPECT_EQ(WorkerOf(b_)->Task(b_)->state, v1::STOPPED);  // the other replica is stopped
+  EXPECT_EQ(WorkerOf(b_)->Task(b_)->state, v1::TASK_STATE_STOPPED);  // the other replica is stopped
   EXPECT_EQ(StoredGroup(first_base).state, GroupState::kDone);
   EXPECT_EQ(status.active_groups_size(), 1);
 }
@@ -433,9 +433,9 @@ TEST_F(StreamSupervisorTest, CompletionTimeoutKillsThePublishingGroupAndTheOneAf
   const v1::SupervisorStatus status = Status();
   EXPECT_TRUE(status.publishing_groups().empty());
   EXPECT_EQ(StoredGroup(second_base).state, GroupState::kAbandoned);
-  for (const std::string& task : {a_, b_}) EXPECT_EQ(WorkerOf(task)->Task(task)->state, v1::FAILED);
+  for (const std::string& task : {a_, b_}) EXPECT_EQ(WorkerOf(task)->Task(task)->state, v1::TASK_STATE_FAILED);
   for (const std::string& task : second_tasks) {
-    EXPECT_EQ(WorkerOf(task)->Task(task)->state, v1::FAILED);
+    EXPECT_EQ(WorkerOf(task)->Task(task)->state, v1::TASK_STATE_FAILED);
   }
   // A new group restarts from the stored offsets (nothing was published):
   // same start, same spec, so the same base name as the first group, whose
@@ -462,7 +462,7 @@ TEST_F(StreamSupervisorTest, AllReplicasFailingAPauseAbandonsTheRoundAndTheGroup
   // Finalize failed: the group is abandoned and a new one starts from the
   // stored offsets with fresh tasks.
   EXPECT_TRUE(Status().publishing_groups().empty());
-  EXPECT_EQ(WorkerOf(a_)->Task(a_)->state, v1::FAILED);
+  EXPECT_EQ(WorkerOf(a_)->Task(a_)->state, v1::TASK_STATE_FAILED);
   auto tasks = GroupTasks(0);
   EXPECT_EQ(tasks.size(), 2u);
   for (const auto& t : tasks) EXPECT_TRUE(t != a_ && t != b_);

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "common/enum_names.h"
 
 namespace sluice::supervisor {
 
@@ -28,7 +29,7 @@ std::vector<metrics::GaugeSample> TaskStateSamples(
     for (const auto* groups : {&status.active_groups(), &status.publishing_groups()}) {
       for (const v1::TaskGroupStatus& group : *groups) {
         for (const v1::TaskSummary& task : group.tasks()) {
-          ++by_state[v1::TaskState_Name(task.state())];
+          ++by_state[ShortEnumName(task.state())];
         }
       }
     }

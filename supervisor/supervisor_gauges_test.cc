@@ -33,9 +33,9 @@ TEST(SupervisorGaugesTest, LagPerDatasourceAndPartition) {
 TEST(SupervisorGaugesTest, TasksByStateOverReadingAndPublishingGroups) {
   v1::SupervisorStatus s;
   s.set_datasource("ds");
-  s.add_active_groups()->add_tasks()->set_state(v1::READING);
-  s.mutable_active_groups(0)->add_tasks()->set_state(v1::READING);
-  s.add_publishing_groups()->add_tasks()->set_state(v1::PUBLISHING);
+  s.add_active_groups()->add_tasks()->set_state(v1::TASK_STATE_READING);
+  s.mutable_active_groups(0)->add_tasks()->set_state(v1::TASK_STATE_READING);
+  s.add_publishing_groups()->add_tasks()->set_state(v1::TASK_STATE_PUBLISHING);
   std::vector<metrics::GaugeSample> samples = TaskStateSamples({s});
   ASSERT_EQ(samples.size(), 2u);
   std::map<std::string, double> by_state;

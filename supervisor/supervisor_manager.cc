@@ -440,7 +440,7 @@ absl::StatusOr<v1::SupervisorSummary> SupervisorManager::Terminate(const std::st
   Take(datasource)->StopGracefully();
   LOG(INFO) << "[supervisor " << datasource << "] terminated (tombstone version " << version
             << "); its groups finish publishing on their own";
-  summary.set_state(v1::STOPPING);
+  summary.set_state(v1::SUPERVISOR_STATE_STOPPING);
   summary.set_spec_version(version);
   summary.set_message("terminated: reading groups finalized, they publish what they read");
   return summary;
@@ -451,8 +451,8 @@ absl::StatusOr<v1::ListSegmentsResponse> SupervisorManager::ListSegments(
   return ReadSegments(*options_.store, request);
 }
 
-absl::StatusOr<v1::ListSupervisorTasksResponse> SupervisorManager::ListTasks(
-    const v1::ListSupervisorTasksRequest& request) {
+absl::StatusOr<v1::SupervisorServiceListTasksResponse> SupervisorManager::ListTasks(
+    const v1::SupervisorServiceListTasksRequest& request) {
   SLUICE_ASSIGN_OR_RETURN(std::vector<TaskRecord> tasks, ReadTaskRecords(*options_.store, request));
   return reports_->TaskList(tasks, request);
 }

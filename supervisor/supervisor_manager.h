@@ -123,8 +123,8 @@ class SupervisorManager {
   absl::StatusOr<v1::SupervisorSummary> Terminate(const std::string& datasource)
       ABSL_LOCKS_EXCLUDED(mu_);
   absl::StatusOr<v1::ListSegmentsResponse> ListSegments(const v1::ListSegmentsRequest& request);
-  absl::StatusOr<v1::ListSupervisorTasksResponse> ListTasks(
-      const v1::ListSupervisorTasksRequest& request);
+  absl::StatusOr<v1::SupervisorServiceListTasksResponse> ListTasks(
+      const v1::SupervisorServiceListTasksRequest& request);
   v1::ListWorkersResponse ListWorkers();
   absl::StatusOr<v1::GetCommitLogResponse> CommitLog(const std::string& datasource);
 

@@ -99,7 +99,7 @@ TEST_F(SupervisorManagerTest, RestartAdoptsRunningTasksAndResumesAPausedOne) {
   EXPECT_EQ(GroupTasks(0), tasks);
   EXPECT_EQ(w1->Calls("RunTask") + w2->Calls("RunTask"), run_calls);  // no new task
   EXPECT_FALSE(WorkerOf(tasks[0])->Task(tasks[0])->paused);
-  EXPECT_EQ(WorkerOf(tasks[0])->Task(tasks[0])->state, v1::READING);
+  EXPECT_EQ(WorkerOf(tasks[0])->Task(tasks[0])->state, v1::TASK_STATE_READING);
   EXPECT_EQ(WorkerOf(tasks[0])->Calls("Resume"), 1);
 }
 
@@ -127,7 +127,7 @@ TEST_F(SupervisorManagerTest, RestartSendsACheckpointTheReplicasMissed) {
     auto task = WorkerOf(t)->Task(t);
     ASSERT_EQ(task->sequences.size(), 2u) << t;
     EXPECT_EQ(task->sequences[1].start, (OffsetMap{{0, 9}, {1, 4}}));
-    EXPECT_EQ(task->state, v1::READING);
+    EXPECT_EQ(task->state, v1::TASK_STATE_READING);
   }
   EXPECT_EQ(GroupTasks(0), tasks);
 }
@@ -145,7 +145,7 @@ TEST_F(SupervisorManagerTest, RestartKillsTasksWhoseCheckpointsDisagreeWithTheSt
 
   StartManager();
   Run();
-  EXPECT_EQ(WorkerOf(task)->Task(task)->state, v1::FAILED);
+  EXPECT_EQ(WorkerOf(task)->Task(task)->state, v1::TASK_STATE_FAILED);
   auto tasks = GroupTasks(0);
   ASSERT_EQ(tasks.size(), 1u);
   EXPECT_NE(tasks[0], task);
@@ -225,7 +225,7 @@ TEST_F(SupervisorManagerTest, SuspendFinalizesGroupsAndResumeStartsNewOnes) {
   auto suspended = manager_->Suspend("wiki");
   ASSERT_TRUE(suspended.ok()) << suspended.status();
   EXPECT_TRUE(suspended->suspended());
-  EXPECT_EQ(suspended->state(), v1::SUSPENDED);
+  EXPECT_EQ(suspended->state(), v1::SUPERVISOR_STATE_SUSPENDED);
   v1::SupervisorStatus status = Status();
   EXPECT_TRUE(status.active_groups().empty());
   ASSERT_EQ(status.publishing_groups_size(), 1);
@@ -255,14 +255,14 @@ TEST_F(SupervisorManagerTest, ReplacingASpecFinishesTheOldGroupsBeforeNewOnesRea
   ASSERT_TRUE(replaced.ok()) << replaced.status();
   EXPECT_TRUE(replaced->replaced());
   EXPECT_EQ(replaced->version(), 2);
-  EXPECT_EQ(WorkerOf(old_task)->Task(old_task)->state, v1::PUBLISHING);
+  EXPECT_EQ(WorkerOf(old_task)->Task(old_task)->state, v1::TASK_STATE_PUBLISHING);
   Run();
   v1::SupervisorStatus status = Status();
   EXPECT_EQ(status.detailed_state(), "WAITING_FOR_PREVIOUS_SPEC_TO_PUBLISH");
   EXPECT_TRUE(status.active_groups().empty());
   ASSERT_EQ(status.publishing_groups_size(), 1);
 
-  WorkerOf(old_task)->SetState(old_task, v1::SUCCESS);
+  WorkerOf(old_task)->SetState(old_task, v1::TASK_STATE_SUCCESS);
   Run();
   status = Status();
   EXPECT_TRUE(status.publishing_groups().empty());
@@ -278,7 +278,7 @@ TEST_F(SupervisorManagerTest, TerminateFinalizesAndForgetsTheSpec) {
   const std::string task = GroupTasks(0)[0];
   auto terminated = manager_->Terminate("wiki");
   ASSERT_TRUE(terminated.ok()) << terminated.status();
-  EXPECT_EQ(WorkerOf(task)->Task(task)->state, v1::PUBLISHING);
+  EXPECT_EQ(WorkerOf(task)->Task(task)->state, v1::TASK_STATE_PUBLISHING);
   EXPECT_EQ(manager_->Get("wiki").status().code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(manager_->Status("wiki").status().code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(manager_->Terminate("wiki").status().code(), absl::StatusCode::kNotFound);
@@ -306,7 +306,7 @@ TEST_F(SupervisorManagerTest, SlotsOfTasksEndingAfterTerminateAreFreedByTheHeart
     ASSERT_EQ(tasks.size(), 1u) << "cycle " << cycle << ": " << Status(spec.datasource()).detailed_state();
     ASSERT_TRUE(manager_->Terminate(spec.datasource()).ok());
     // The group publishes and its task ends, one way or another.
-    const v1::TaskState ends[] = {v1::SUCCESS, v1::FAILED, v1::STOPPED};
+    const v1::TaskState ends[] = {v1::TASK_STATE_SUCCESS, v1::TASK_STATE_FAILED, v1::TASK_STATE_STOPPED};
     w1->SetState(tasks[0], ends[cycle % 3]);
     Heartbeat();
   }
@@ -383,7 +383,7 @@ TEST_F(SupervisorManagerTest, ResetClearsStoredOffsetsAndRestartsFromTheSpecsSta
   stream_.SetPartitions(2, /*earliest=*/20, /*latest=*/100);
   auto reset = manager_->Reset("wiki");
   ASSERT_TRUE(reset.ok()) << reset.status();
-  EXPECT_EQ(WorkerOf(task)->Task(task)->state, v1::FAILED);
+  EXPECT_EQ(WorkerOf(task)->Task(task)->state, v1::TASK_STATE_FAILED);
   EXPECT_EQ(Committed(), (OffsetMap{{0, 20}, {1, 20}}));
   EXPECT_EQ(FromProto(OnlyActiveGroup().start_offsets()), (OffsetMap{{0, 20}, {1, 20}}));
 }
@@ -471,7 +471,7 @@ TEST_F(SupervisorManagerTest, AResetBackToAnEarlierGroupsStartGivesNewSequenceNa
   Run();
   EXPECT_EQ(OnlyActiveGroup().base_sequence_name(), group.base_sequence_name());
   EXPECT_EQ(GroupTasks(0), std::vector<std::string>{fresh});
-  EXPECT_NE(WorkerOf(fresh)->Task(fresh)->state, v1::FAILED);
+  EXPECT_NE(WorkerOf(fresh)->Task(fresh)->state, v1::TASK_STATE_FAILED);
 }
 
 TEST_F(SupervisorManagerTest, OffsetOutOfRangeResetsToEarliestOnlyWhenAllowed) {
@@ -494,7 +494,7 @@ TEST_F(SupervisorManagerTest, OffsetOutOfRangeResetsToEarliestOnlyWhenAllowed) {
   v1::SupervisorSpec spec = Spec();
   spec.mutable_tuning_config()->set_reset_offset_automatically(true);
   Submit(spec);
-  WorkerOf(task)->SetState(task, v1::SUCCESS);  // the old spec's group published
+  WorkerOf(task)->SetState(task, v1::TASK_STATE_SUCCESS);  // the old spec's group published
   Run();
   const std::string current = GroupTasks(0)[0];
   report.set_task_id(current);
@@ -506,7 +506,7 @@ TEST_F(SupervisorManagerTest, OffsetOutOfRangeResetsToEarliestOnlyWhenAllowed) {
   ASSERT_TRUE(answer.ok()) << answer.status();
   EXPECT_TRUE(answer->reset());
   EXPECT_EQ(Committed(), (OffsetMap{{0, 50}, {1, 0}}));
-  EXPECT_EQ(WorkerOf(current)->Task(current)->state, v1::FAILED);
+  EXPECT_EQ(WorkerOf(current)->Task(current)->state, v1::TASK_STATE_FAILED);
   Run();
   EXPECT_EQ(FromProto(OnlyActiveGroup().start_offsets()), (OffsetMap{{0, 50}, {1, 0}}));
 }
@@ -520,25 +520,25 @@ TEST_F(SupervisorManagerTest, UnreachableKafkaIsUnableToConnectToStreamAtTheFirs
   Submit(Spec());
   Run();
   v1::SupervisorStatus status = Status();
-  EXPECT_EQ(status.state(), v1::UNABLE_TO_CONNECT_TO_STREAM) << status.DebugString();
+  EXPECT_EQ(status.state(), v1::SUPERVISOR_STATE_UNABLE_TO_CONNECT_TO_STREAM) << status.DebugString();
   EXPECT_FALSE(status.healthy());
   EXPECT_EQ(status.detailed_state(), "UNABLE_TO_CONNECT_TO_STREAM");
   ASSERT_GE(status.recent_errors_size(), 1);
   EXPECT_TRUE(absl::StrContains(status.recent_errors(0).message(), "brokers down"));
   Run();
   Run();
-  EXPECT_EQ(Status().state(), v1::UNABLE_TO_CONNECT_TO_STREAM);
+  EXPECT_EQ(Status().state(), v1::SUPERVISOR_STATE_UNABLE_TO_CONNECT_TO_STREAM);
   stream_.SetError(absl::OkStatus());
   Run();
   status = Status();
-  EXPECT_EQ(status.state(), v1::RUNNING);
+  EXPECT_EQ(status.state(), v1::SUPERVISOR_STATE_RUNNING);
   EXPECT_TRUE(status.healthy());
   // Lost again once the partitions are known: the same state, detailed as
   // lost contact.
   stream_.SetError(absl::DeadlineExceededError("metadata request timed out"));
   Run();
   status = Status();
-  EXPECT_EQ(status.state(), v1::UNABLE_TO_CONNECT_TO_STREAM);
+  EXPECT_EQ(status.state(), v1::SUPERVISOR_STATE_UNABLE_TO_CONNECT_TO_STREAM);
   EXPECT_EQ(status.detailed_state(), "LOST_CONTACT_WITH_STREAM");
   // Kafka answers that the topic is unknown: reachable, a supervisor error.
   stream_.SetError(absl::NotFoundError("unknown topic events"));
@@ -546,7 +546,7 @@ TEST_F(SupervisorManagerTest, UnreachableKafkaIsUnableToConnectToStreamAtTheFirs
   Run();
   Run();
   status = Status();
-  EXPECT_EQ(status.state(), v1::UNHEALTHY_SUPERVISOR) << status.DebugString();
+  EXPECT_EQ(status.state(), v1::SUPERVISOR_STATE_UNHEALTHY_SUPERVISOR) << status.DebugString();
   EXPECT_FALSE(status.healthy());
   stream_.SetError(absl::OkStatus());
 }
@@ -576,13 +576,13 @@ TEST_F(SupervisorManagerTest, AStoredOffsetGoneFromKafkaIsAnErrorUnlessAutoReset
   // UNABLE_TO_CONNECT_TO_STREAM in the details, and healthy for 3 runs).
   Run();
   v1::SupervisorStatus status = Status();
-  EXPECT_EQ(status.state(), v1::STORED_OFFSETS_UNAVAILABLE) << status.DebugString();
+  EXPECT_EQ(status.state(), v1::SUPERVISOR_STATE_STORED_OFFSETS_UNAVAILABLE) << status.DebugString();
   EXPECT_FALSE(status.healthy());
   EXPECT_EQ(status.detailed_state(), "STORED_OFFSETS_UNAVAILABLE");
   Run();
   Run();
   status = Status();
-  EXPECT_EQ(status.state(), v1::STORED_OFFSETS_UNAVAILABLE);
+  EXPECT_EQ(status.state(), v1::SUPERVISOR_STATE_STORED_OFFSETS_UNAVAILABLE);
   ASSERT_GE(status.recent_errors_size(), 1);
   EXPECT_TRUE(absl::StrContains(status.recent_errors(status.recent_errors_size() - 1).message(),
                                 "no longer available"))
@@ -600,11 +600,11 @@ TEST_F(SupervisorManagerTest, StoredOffsetsPastTheEndAreUnhealthyAtOnce) {
   Submit(Spec());
   Run();
   EXPECT_EQ(Committed(), (OffsetMap{{0, 50}, {1, 50}}));
-  EXPECT_EQ(Status().state(), v1::RUNNING);
+  EXPECT_EQ(Status().state(), v1::SUPERVISOR_STATE_RUNNING);
   stream_.SetPartitions(2, /*earliest=*/0, /*latest=*/20);  // recreated
   Run();
   v1::SupervisorStatus status = Status();
-  EXPECT_EQ(status.state(), v1::STORED_OFFSETS_PAST_END) << status.DebugString();
+  EXPECT_EQ(status.state(), v1::SUPERVISOR_STATE_STORED_OFFSETS_PAST_END) << status.DebugString();
   EXPECT_FALSE(status.healthy());
   EXPECT_EQ(status.detailed_state(), "STORED_OFFSETS_PAST_END");
   ASSERT_GE(status.recent_errors_size(), 1);
@@ -618,7 +618,7 @@ TEST_F(SupervisorManagerTest, StoredOffsetsPastTheEndAreUnhealthyAtOnce) {
   ASSERT_TRUE(manager_->ResetOffsets(request).ok());
   Run();
   status = Status();
-  EXPECT_EQ(status.state(), v1::RUNNING) << status.DebugString();
+  EXPECT_EQ(status.state(), v1::SUPERVISOR_STATE_RUNNING) << status.DebugString();
   EXPECT_TRUE(status.healthy());
 }
 
@@ -641,24 +641,24 @@ TEST_F(SupervisorManagerTest, ReportedStatesArePersistedAndUnknownTasksAreStoppe
   Submit(Spec());
   Run();
   const std::string task = GroupTasks(0)[0];
-  w1->SetState(task, v1::FAILED, "parse errors exceeded maxParseExceptions");
+  w1->SetState(task, v1::TASK_STATE_FAILED, "parse errors exceeded maxParseExceptions");
   v1::ReportTaskStatusRequest report;
   report.set_worker_id("w1");
   *report.mutable_status() = w1->Status(task);
   ASSERT_TRUE(manager_->ReportTaskStatus(report).ok());
-  v1::ListSupervisorTasksRequest request;
+  v1::SupervisorServiceListTasksRequest request;
   request.set_include_finished(true);
   auto listed = manager_->ListTasks(request);
   ASSERT_TRUE(listed.ok());
   ASSERT_EQ(listed->tasks_size(), 1);
-  EXPECT_EQ(listed->tasks(0).state(), v1::FAILED);
+  EXPECT_EQ(listed->tasks(0).state(), v1::TASK_STATE_FAILED);
   EXPECT_EQ(listed->tasks(0).error(), "parse errors exceeded maxParseExceptions");
 
   // A task this supervisor never created.
   v1::WorkerHeartbeatRequest beat = w1->HeartbeatRequest();
   v1::TaskStatus* stranger = beat.add_tasks();
   stranger->set_task_id("someone_else_0000000000000000_00000000");
-  stranger->set_state(v1::READING);
+  stranger->set_state(v1::TASK_STATE_READING);
   auto answer = manager_->Heartbeat(beat);
   ASSERT_TRUE(answer.ok());
   ASSERT_EQ(answer->stop_task_ids_size(), 1);
@@ -667,7 +667,7 @@ TEST_F(SupervisorManagerTest, ReportedStatesArePersistedAndUnknownTasksAreStoppe
 
 TEST_F(SupervisorManagerTest, HandoffNeedsAVerifiedCopyAndInLoaderModeAConfirmation) {
   v1::SupervisorSpec spec = Spec();
-  spec.mutable_tuning_config()->set_handoff_mode(v1::LOADER);
+  spec.mutable_tuning_config()->set_handoff_mode(v1::HANDOFF_MODE_LOADER);
   AddWorker("w1");
   Submit(spec);
   Run();
@@ -733,14 +733,14 @@ TEST_F(SupervisorManagerTest, HandoffNeedsAVerifiedCopyAndInLoaderModeAConfirmat
   auto segments = manager_->ListSegments(list);
   ASSERT_TRUE(segments.ok());
   ASSERT_EQ(segments->segments_size(), 1);
-  EXPECT_EQ(segments->segments(0).handoff_state(), v1::HANDED_OFF);
+  EXPECT_EQ(segments->segments(0).handoff_state(), v1::HANDOFF_STATE_HANDED_OFF);
   EXPECT_EQ(Status().segments_published(), 1);
 
   // A file that disappears fails verification.
   ASSERT_TRUE(deep_->Delete(uri).ok());
   ASSERT_TRUE(store_
                   ->InTransaction([&](StoreTxn& txn) {
-                    return txn.SetHandoff(allocated->segment_id(), v1::HANDOFF_PENDING, 0, 0);
+                    return txn.SetHandoff(allocated->segment_id(), v1::HANDOFF_STATE_PENDING, 0, 0);
                   })
                   .ok());
   pass = manager_->handoff_verifier()->VerifyOnce();
@@ -844,7 +844,7 @@ TEST_F(SupervisorManagerTest, UsedSegmentsStayVerifiedInDeepStorage) {
   auto segments = manager_->ListSegments(list);
   ASSERT_TRUE(segments.ok());
   ASSERT_EQ(segments->segments_size(), 2);
-  for (const auto& s : segments->segments()) EXPECT_EQ(s.handoff_state(), v1::HANDOFF_FAILED);
+  for (const auto& s : segments->segments()) EXPECT_EQ(s.handoff_state(), v1::HANDOFF_STATE_FAILED);
   EXPECT_EQ(Status().segments_failing_verification(), 2);
   EXPECT_FALSE(Status().healthy());
   Run();

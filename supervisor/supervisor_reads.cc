@@ -54,7 +54,7 @@ absl::StatusOr<v1::ListSegmentsResponse> ReadSegments(MetadataStore& store,
 }
 
 absl::StatusOr<std::vector<TaskRecord>> ReadTaskRecords(
-    MetadataStore& store, const v1::ListSupervisorTasksRequest& request) {
+    MetadataStore& store, const v1::SupervisorServiceListTasksRequest& request) {
   if (!request.datasource().empty())
     SLUICE_RETURN_IF_ERROR(ValidateDatasource(request.datasource()));
   bool want_finished = request.include_finished();
@@ -73,11 +73,11 @@ absl::StatusOr<std::vector<TaskRecord>> ReadTaskRecords(
   return tasks;
 }
 
-v1::ListSupervisorTasksResponse TaskListResponse(
-    const std::vector<TaskRecord>& tasks, const v1::ListSupervisorTasksRequest& request,
+v1::SupervisorServiceListTasksResponse TaskListResponse(
+    const std::vector<TaskRecord>& tasks, const v1::SupervisorServiceListTasksRequest& request,
     const std::map<std::string, v1::TaskStatus>& reported) {
   std::set<int> states(request.states().begin(), request.states().end());
-  v1::ListSupervisorTasksResponse response;
+  v1::SupervisorServiceListTasksResponse response;
   for (const TaskRecord& task : tasks) {
     if (!states.empty() && !states.count(task.state)) continue;
     v1::SupervisorTaskRecord* out = response.add_tasks();
@@ -145,8 +145,8 @@ absl::StatusOr<v1::GetHandoffStatusResponse> ReadHandoffStatus(
   for (const std::string& id : ids) {
     auto it = states.find(id);
     if (it == states.end()) continue;
-    if (it->second == v1::HANDED_OFF) response.add_handed_off_segment_ids(id);
-    if (it->second == v1::HANDOFF_FAILED) response.add_failed_segment_ids(id);
+    if (it->second == v1::HANDOFF_STATE_HANDED_OFF) response.add_handed_off_segment_ids(id);
+    if (it->second == v1::HANDOFF_STATE_FAILED) response.add_failed_segment_ids(id);
   }
   return response;
 }

@@ -26,16 +26,16 @@ absl::StatusOr<v1::GetSupervisorHistoryResponse> ReadSpecHistory(MetadataStore& 
 absl::StatusOr<v1::ListSegmentsResponse> ReadSegments(MetadataStore& store,
                                                      const v1::ListSegmentsRequest& request);
 
-// The task records a ListSupervisorTasks request asks for (finished ones
+// The task records a SupervisorService.ListTasks request asks for (finished ones
 // too when it asks for them or for a terminal state); empty datasource: all.
 absl::StatusOr<std::vector<TaskRecord>> ReadTaskRecords(
-    MetadataStore& store, const v1::ListSupervisorTasksRequest& request);
+    MetadataStore& store, const v1::SupervisorServiceListTasksRequest& request);
 
 // The answer for `tasks` (pure): filtered by the requested states, with the
 // latest status each task's worker reported (`reported`, by task id) in
 // place of the stored offsets, plus its row stats and error.
-v1::ListSupervisorTasksResponse TaskListResponse(
-    const std::vector<TaskRecord>& tasks, const v1::ListSupervisorTasksRequest& request,
+v1::SupervisorServiceListTasksResponse TaskListResponse(
+    const std::vector<TaskRecord>& tasks, const v1::SupervisorServiceListTasksRequest& request,
     const std::map<std::string, v1::TaskStatus>& reported);
 
 // Topic (the stored one, else the latest spec's), initial and committed

@@ -30,7 +30,7 @@ class SupervisorReadsTest : public ::testing::Test {
     record.worker_id = "w1";
     record.state = state;
     record.current_offsets = {{0, 3}};
-    record.error = state == v1::FAILED ? "stored error" : "";
+    record.error = state == v1::TASK_STATE_FAILED ? "stored error" : "";
     Run([&](StoreTxn& txn) { return txn.InsertTask(record); });
   }
 
@@ -72,20 +72,20 @@ TEST_F(SupervisorReadsTest, SegmentsRequestChecks) {
 
 TEST_F(SupervisorReadsTest, TasksFilteredAndOverlaidWithReports) {
   AddSpec("ds");
-  AddTask("running", v1::READING);
-  AddTask("failed", v1::FAILED);
-  v1::ListSupervisorTasksRequest request;
+  AddTask("running", v1::TASK_STATE_READING);
+  AddTask("failed", v1::TASK_STATE_FAILED);
+  v1::SupervisorServiceListTasksRequest request;
   request.set_datasource("ds");
   auto live = ReadTaskRecords(*store_, request);
   ASSERT_TRUE(live.ok()) << live.status();
   ASSERT_EQ(live->size(), 1u);  // finished tasks only when asked
   EXPECT_EQ((*live)[0].task_id, "running");
 
-  request.add_states(v1::FAILED);
+  request.add_states(v1::TASK_STATE_FAILED);
   auto failed = ReadTaskRecords(*store_, request);
   ASSERT_TRUE(failed.ok());
   EXPECT_EQ(failed->size(), 2u);  // a terminal state asks for finished tasks
-  v1::ListSupervisorTasksResponse answer = TaskListResponse(*failed, request, {});
+  v1::SupervisorServiceListTasksResponse answer = TaskListResponse(*failed, request, {});
   ASSERT_EQ(answer.tasks_size(), 1);  // filtered to FAILED
   EXPECT_EQ(answer.tasks(0).task_id(), "failed");
   EXPECT_EQ(answer.tasks(0).error(), "stored error");
@@ -95,7 +95,7 @@ TEST_F(SupervisorReadsTest, TasksFilteredAndOverlaidWithReports) {
   (*report.mutable_current_offsets())[0] = 42;
   report.set_error("reported error");
   report.mutable_row_stats()->set_processed(7);
-  v1::ListSupervisorTasksRequest all;
+  v1::SupervisorServiceListTasksRequest all;
   answer = TaskListResponse(*live, all, {{"running", report}});
   ASSERT_EQ(answer.tasks_size(), 1);
   EXPECT_EQ(answer.tasks(0).current_offsets().at(0), 42);

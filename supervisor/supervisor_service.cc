@@ -88,10 +88,14 @@ grpc::Status SupervisorServiceImpl::SubmitSupervisor(grpc::ServerContext* contex
 }
 
 grpc::Status SupervisorServiceImpl::GetSupervisor(grpc::ServerContext* context,
-                                                  const v1::SupervisorRef* request,
-                                                  v1::SubmitSupervisorResponse* response) {
+                                                  const v1::GetSupervisorRequest* request,
+                                                  v1::GetSupervisorResponse* response) {
   AUTHORIZE("GetSupervisor");
-  return ReplyWith(manager_->Get(request->datasource()), response);
+  absl::StatusOr<v1::SubmitSupervisorResponse> stored = manager_->Get(request->datasource());
+  if (!stored.ok()) return ToGrpcStatus(stored.status());
+  *response->mutable_spec() = std::move(*stored->mutable_spec());
+  response->set_version(stored->version());
+  return grpc::Status::OK;
 }
 
 grpc::Status SupervisorServiceImpl::ListSupervisors(grpc::ServerContext* context,
@@ -101,52 +105,52 @@ grpc::Status SupervisorServiceImpl::ListSupervisors(grpc::ServerContext* context
   return ReplyWith(manager_->List(), response);
 }
 
-grpc::Status SupervisorServiceImpl::GetSupervisorHistory(grpc::ServerContext* context, const v1::SupervisorRef* request,
+grpc::Status SupervisorServiceImpl::GetSupervisorHistory(grpc::ServerContext* context, const v1::GetSupervisorHistoryRequest* request,
     v1::GetSupervisorHistoryResponse* response) {
   AUTHORIZE("GetSupervisorHistory");
   return ReplyWith(manager_->History(request->datasource()), response);
 }
 
 grpc::Status SupervisorServiceImpl::GetSupervisorStatus(grpc::ServerContext* context,
-                                                        const v1::SupervisorRef* request,
-                                                        v1::SupervisorStatus* response) {
+                                                        const v1::GetSupervisorStatusRequest* request,
+                                                        v1::GetSupervisorStatusResponse* response) {
   AUTHORIZE("GetSupervisorStatus");
-  return ReplyWith(manager_->Status(request->datasource()), response);
+  return ReplyWith(manager_->Status(request->datasource()), response->mutable_status());
 }
 
 grpc::Status SupervisorServiceImpl::SuspendSupervisor(grpc::ServerContext* context,
-                                                      const v1::SupervisorRef* request,
-                                                      v1::SupervisorSummary* response) {
+                                                      const v1::SuspendSupervisorRequest* request,
+                                                      v1::SuspendSupervisorResponse* response) {
   AUTHORIZE("SuspendSupervisor");
-  return ReplyWith(manager_->Suspend(request->datasource()), response);
+  return ReplyWith(manager_->Suspend(request->datasource()), response->mutable_supervisor());
 }
 
 grpc::Status SupervisorServiceImpl::ResumeSupervisor(grpc::ServerContext* context,
-                                                     const v1::SupervisorRef* request,
-                                                     v1::SupervisorSummary* response) {
+                                                     const v1::ResumeSupervisorRequest* request,
+                                                     v1::ResumeSupervisorResponse* response) {
   AUTHORIZE("ResumeSupervisor");
-  return ReplyWith(manager_->Resume(request->datasource()), response);
+  return ReplyWith(manager_->Resume(request->datasource()), response->mutable_supervisor());
 }
 
 grpc::Status SupervisorServiceImpl::ResetSupervisor(grpc::ServerContext* context,
-                                                    const v1::SupervisorRef* request,
-                                                    v1::SupervisorSummary* response) {
+                                                    const v1::ResetSupervisorRequest* request,
+                                                    v1::ResetSupervisorResponse* response) {
   AUTHORIZE("ResetSupervisor");
-  return ReplyWith(manager_->Reset(request->datasource()), response);
+  return ReplyWith(manager_->Reset(request->datasource()), response->mutable_supervisor());
 }
 
 grpc::Status SupervisorServiceImpl::ResetOffsets(grpc::ServerContext* context,
                                                  const v1::ResetOffsetsRequest* request,
-                                                 v1::SupervisorSummary* response) {
+                                                 v1::ResetOffsetsResponse* response) {
   AUTHORIZE("ResetOffsets");
-  return ReplyWith(manager_->ResetOffsets(*request), response);
+  return ReplyWith(manager_->ResetOffsets(*request), response->mutable_supervisor());
 }
 
 grpc::Status SupervisorServiceImpl::TerminateSupervisor(grpc::ServerContext* context,
-                                                        const v1::SupervisorRef* request,
-                                                        v1::SupervisorSummary* response) {
+                                                        const v1::TerminateSupervisorRequest* request,
+                                                        v1::TerminateSupervisorResponse* response) {
   AUTHORIZE("TerminateSupervisor");
-  return ReplyWith(manager_->Terminate(request->datasource()), response);
+  return ReplyWith(manager_->Terminate(request->datasource()), response->mutable_supervisor());
 }
 
 grpc::Status SupervisorServiceImpl::ListSegments(grpc::ServerContext* context,
@@ -157,8 +161,8 @@ grpc::Status SupervisorServiceImpl::ListSegments(grpc::ServerContext* context,
 }
 
 grpc::Status SupervisorServiceImpl::ListTasks(grpc::ServerContext* context,
-                                              const v1::ListSupervisorTasksRequest* request,
-                                              v1::ListSupervisorTasksResponse* response) {
+                                              const v1::SupervisorServiceListTasksRequest* request,
+                                              v1::SupervisorServiceListTasksResponse* response) {
   AUTHORIZE("ListTasks");
   return ReplyWith(manager_->ListTasks(*request), response);
 }
@@ -171,7 +175,7 @@ grpc::Status SupervisorServiceImpl::ListWorkers(grpc::ServerContext* context, co
 }
 
 grpc::Status SupervisorServiceImpl::GetCommitLog(grpc::ServerContext* context,
-                                                 const v1::SupervisorRef* request,
+                                                 const v1::GetCommitLogRequest* request,
                                                  v1::GetCommitLogResponse* response) {
   AUTHORIZE("GetCommitLog");
   return ReplyWith(manager_->CommitLog(request->datasource()), response);

@@ -40,31 +40,31 @@ class SupervisorServiceImpl final : public v1::SupervisorService::Service {
                                   v1::MarkSegmentsLoadedResponse*) override;
   grpc::Status SubmitSupervisor(grpc::ServerContext*, const v1::SubmitSupervisorRequest*,
                                 v1::SubmitSupervisorResponse*) override;
-  grpc::Status GetSupervisor(grpc::ServerContext*, const v1::SupervisorRef*,
-                             v1::SubmitSupervisorResponse*) override;
+  grpc::Status GetSupervisor(grpc::ServerContext*, const v1::GetSupervisorRequest*,
+                             v1::GetSupervisorResponse*) override;
   grpc::Status ListSupervisors(grpc::ServerContext*, const v1::ListSupervisorsRequest*,
                                v1::ListSupervisorsResponse*) override;
-  grpc::Status GetSupervisorHistory(grpc::ServerContext*, const v1::SupervisorRef*,
+  grpc::Status GetSupervisorHistory(grpc::ServerContext*, const v1::GetSupervisorHistoryRequest*,
                                     v1::GetSupervisorHistoryResponse*) override;
-  grpc::Status GetSupervisorStatus(grpc::ServerContext*, const v1::SupervisorRef*,
-                                   v1::SupervisorStatus*) override;
-  grpc::Status SuspendSupervisor(grpc::ServerContext*, const v1::SupervisorRef*,
-                                 v1::SupervisorSummary*) override;
-  grpc::Status ResumeSupervisor(grpc::ServerContext*, const v1::SupervisorRef*,
-                                v1::SupervisorSummary*) override;
-  grpc::Status ResetSupervisor(grpc::ServerContext*, const v1::SupervisorRef*,
-                               v1::SupervisorSummary*) override;
+  grpc::Status GetSupervisorStatus(grpc::ServerContext*, const v1::GetSupervisorStatusRequest*,
+                                   v1::GetSupervisorStatusResponse*) override;
+  grpc::Status SuspendSupervisor(grpc::ServerContext*, const v1::SuspendSupervisorRequest*,
+                                 v1::SuspendSupervisorResponse*) override;
+  grpc::Status ResumeSupervisor(grpc::ServerContext*, const v1::ResumeSupervisorRequest*,
+                                v1::ResumeSupervisorResponse*) override;
+  grpc::Status ResetSupervisor(grpc::ServerContext*, const v1::ResetSupervisorRequest*,
+                               v1::ResetSupervisorResponse*) override;
   grpc::Status ResetOffsets(grpc::ServerContext*, const v1::ResetOffsetsRequest*,
-                            v1::SupervisorSummary*) override;
-  grpc::Status TerminateSupervisor(grpc::ServerContext*, const v1::SupervisorRef*,
-                                   v1::SupervisorSummary*) override;
+                            v1::ResetOffsetsResponse*) override;
+  grpc::Status TerminateSupervisor(grpc::ServerContext*, const v1::TerminateSupervisorRequest*,
+                                   v1::TerminateSupervisorResponse*) override;
   grpc::Status ListSegments(grpc::ServerContext*, const v1::ListSegmentsRequest*,
                             v1::ListSegmentsResponse*) override;
-  grpc::Status ListTasks(grpc::ServerContext*, const v1::ListSupervisorTasksRequest*,
-                         v1::ListSupervisorTasksResponse*) override;
+  grpc::Status ListTasks(grpc::ServerContext*, const v1::SupervisorServiceListTasksRequest*,
+                         v1::SupervisorServiceListTasksResponse*) override;
   grpc::Status ListWorkers(grpc::ServerContext*, const v1::ListWorkersRequest*,
                            v1::ListWorkersResponse*) override;
-  grpc::Status GetCommitLog(grpc::ServerContext*, const v1::SupervisorRef*,
+  grpc::Status GetCommitLog(grpc::ServerContext*, const v1::GetCommitLogRequest*,
                             v1::GetCommitLogResponse*) override;
 
  private:

@@ -12,7 +12,7 @@ namespace sluice::supervisor {
 
 const TaskInfo* WinnerOf(const Group& group) {
   for (const auto& [id, task] : group.tasks) {
-    if (task.state == v1::SUCCESS) return &task;
+    if (task.state == v1::TASK_STATE_SUCCESS) return &task;
   }
   return nullptr;
 }
@@ -104,7 +104,7 @@ absl::StatusOr<TaskLaunch> TaskActions::CreateTask(Group& group, const std::stri
   record.group_id = group.group_id;
   record.base_sequence_name = group.base_sequence_name;
   record.worker_id = worker;
-  record.state = v1::NOT_STARTED;
+  record.state = v1::TASK_STATE_NOT_STARTED;
   record.spec = spec;
   record.created_at_ms = now_ms;
   record.updated_at_ms = now_ms;
@@ -115,7 +115,7 @@ absl::StatusOr<TaskLaunch> TaskActions::CreateTask(Group& group, const std::stri
   TaskInfo info;
   info.task_id = spec.task_id();
   info.worker_id = worker;
-  info.state = v1::NOT_STARTED;
+  info.state = v1::TASK_STATE_NOT_STARTED;
   info.created_at = deps_.clock->Now();
   info.starting = true;
   const bool replacement = group.tasks_lost > 0;
@@ -161,7 +161,7 @@ void TaskActions::NoteRunTaskFailed(const std::string& task_id, const std::strin
   deps_.registry->Release(task_id);
   deps_.store
       ->InTransaction([&](StoreTxn& txn) {
-        return txn.UpdateTask(task_id, v1::FAILED, error, {}, deps_.clock->NowMs());
+        return txn.UpdateTask(task_id, v1::TASK_STATE_FAILED, error, {}, deps_.clock->NowMs());
       })
       .IgnoreError();
 }
@@ -170,7 +170,7 @@ void TaskActions::KillGivenUp(const std::string& task_id, const std::string& wor
   LOG(INFO) << Prefix() << "task " << task_id << " started on worker " << worker
             << " after it was given up; killing it";
   if (std::optional<std::string> address = deps_.registry->Address(worker)) {
-    deps_.client->StopTask(*address, task_id, v1::KILL, "given up while starting").IgnoreError();
+    deps_.client->StopTask(*address, task_id, v1::STOP_MODE_KILL, "given up while starting").IgnoreError();
   }
 }
 
@@ -181,19 +181,19 @@ void TaskActions::KillTask(TaskInfo& task, const std::string& reason) {
   // RunTask succeeds after all, the supervisor kills it then (KillGivenUp).
   if (std::optional<std::string> address = AddressOf(task);
       address && deps_.registry->IsAlive(task.worker_id) && !task.starting) {
-    auto stopped = deps_.client->StopTask(*address, task.task_id, v1::KILL, reason);
+    auto stopped = deps_.client->StopTask(*address, task.task_id, v1::STOP_MODE_KILL, reason);
     if (!stopped.ok()) {
       VLOG(1) << Prefix() << "kill of " << task.task_id << ": " << stopped.status();
     }
   }
   LOG(WARNING) << Prefix() << "killed task " << task.task_id << " on worker " << task.worker_id
                << ": " << reason;
-  task.state = v1::FAILED;
+  task.state = v1::TASK_STATE_FAILED;
   task.status.set_error(absl::StrCat("killed by supervisor: ", reason));
   deps_.registry->Release(task.task_id);
   deps_.store
       ->InTransaction([&](StoreTxn& txn) {
-        return txn.UpdateTask(task.task_id, v1::FAILED, task.status.error(), {},
+        return txn.UpdateTask(task.task_id, v1::TASK_STATE_FAILED, task.status.error(), {},
                               deps_.clock->NowMs());
       })
       .IgnoreError();
@@ -202,17 +202,17 @@ void TaskActions::KillTask(TaskInfo& task, const std::string& reason) {
 
 void TaskActions::StopTaskGracefully(TaskInfo& task, const std::string& reason) {
   if (std::optional<std::string> address = AddressOf(task)) {
-    auto stopped = deps_.client->StopTask(*address, task.task_id, v1::GRACEFUL, reason);
+    auto stopped = deps_.client->StopTask(*address, task.task_id, v1::STOP_MODE_GRACEFUL, reason);
     if (!stopped.ok()) {
       VLOG(1) << Prefix() << "stop of " << task.task_id << ": " << stopped.status();
     }
   }
   LOG(INFO) << Prefix() << "stopped task " << task.task_id << ": " << reason;
-  task.state = v1::STOPPED;
+  task.state = v1::TASK_STATE_STOPPED;
   deps_.registry->Release(task.task_id);
   deps_.store
       ->InTransaction([&](StoreTxn& txn) {
-        return txn.UpdateTask(task.task_id, v1::STOPPED, absl::StrCat("stopped: ", reason), {},
+        return txn.UpdateTask(task.task_id, v1::TASK_STATE_STOPPED, absl::StrCat("stopped: ", reason), {},
                               deps_.clock->NowMs());
       })
       .IgnoreError();

@@ -29,7 +29,7 @@ class RecordingTaskClient : public TaskClient {
     if (!run_error_.ok()) return run_error_;
     v1::RunTaskResponse response;
     response.mutable_status()->set_task_id(spec.task_id());
-    response.mutable_status()->set_state(v1::READING);
+    response.mutable_status()->set_state(v1::TASK_STATE_READING);
     return response;
   }
   absl::StatusOr<v1::TaskStatus> StopTask(const std::string& address, const std::string& task_id,
@@ -134,7 +134,7 @@ class TaskActionsTest : public ::testing::Test {
 
   // A task of group_ recorded in the store and assigned to `worker`.
   TaskInfo& AddTask(const std::string& id, const std::string& worker,
-                    v1::TaskState state = v1::READING) {
+                    v1::TaskState state = v1::TASK_STATE_READING) {
     TaskRecord record;
     record.task_id = id;
     record.datasource = "ds";
@@ -193,14 +193,14 @@ class TaskActionsTest : public ::testing::Test {
 TEST_F(TaskActionsTest, WinnerIsTheFirstSucceededTask) {
   Group group;
   EXPECT_EQ(WinnerOf(group), nullptr);
-  group.tasks["b"].state = v1::SUCCESS;
+  group.tasks["b"].state = v1::TASK_STATE_SUCCESS;
   group.tasks["b"].task_id = "b";
-  group.tasks["a"].state = v1::READING;
-  group.tasks["c"].state = v1::SUCCESS;
+  group.tasks["a"].state = v1::TASK_STATE_READING;
+  group.tasks["c"].state = v1::TASK_STATE_SUCCESS;
   group.tasks["c"].task_id = "c";
   ASSERT_NE(WinnerOf(group), nullptr);
   EXPECT_EQ(WinnerOf(group)->task_id, "b");
-  group.tasks["b"].state = v1::FAILED;
+  group.tasks["b"].state = v1::TASK_STATE_FAILED;
   EXPECT_EQ(WinnerOf(group)->task_id, "c");
 }
 
@@ -210,14 +210,14 @@ TEST_F(TaskActionsTest, KillTellsTheWorkerAndRecordsTheFailure) {
   ASSERT_EQ(client_.stops().size(), 1u);
   EXPECT_EQ(client_.stops()[0].address, "127.0.0.1:7001");
   EXPECT_EQ(client_.stops()[0].task_id, "t1");
-  EXPECT_EQ(client_.stops()[0].mode, v1::KILL);
+  EXPECT_EQ(client_.stops()[0].mode, v1::STOP_MODE_KILL);
   EXPECT_EQ(client_.stops()[0].reason, "testing");
-  EXPECT_EQ(task.state, v1::FAILED);
+  EXPECT_EQ(task.state, v1::TASK_STATE_FAILED);
   EXPECT_EQ(task.status.error(), "killed by supervisor: testing");
-  EXPECT_EQ(outcomes_, std::vector<v1::TaskState>{v1::FAILED});
+  EXPECT_EQ(outcomes_, std::vector<v1::TaskState>{v1::TASK_STATE_FAILED});
   std::optional<TaskRecord> stored = Stored("t1");
   ASSERT_TRUE(stored.has_value());
-  EXPECT_EQ(stored->state, v1::FAILED);
+  EXPECT_EQ(stored->state, v1::TASK_STATE_FAILED);
   EXPECT_EQ(stored->error, "killed by supervisor: testing");
 }
 
@@ -226,43 +226,43 @@ TEST_F(TaskActionsTest, AStartingTaskIsKilledWithoutACall) {
   task.starting = true;
   actions_->KillTask(task, "frozen worker");
   EXPECT_TRUE(client_.stops().empty());
-  EXPECT_EQ(task.state, v1::FAILED);
-  EXPECT_EQ(Stored("t1")->state, v1::FAILED);
+  EXPECT_EQ(task.state, v1::TASK_STATE_FAILED);
+  EXPECT_EQ(Stored("t1")->state, v1::TASK_STATE_FAILED);
 }
 
 TEST_F(TaskActionsTest, GracefulStopRecordsStopped) {
   TaskInfo& task = AddTask("t1", "w2");
   actions_->StopTaskGracefully(task, "done");
   ASSERT_EQ(client_.stops().size(), 1u);
-  EXPECT_EQ(client_.stops()[0].mode, v1::GRACEFUL);
+  EXPECT_EQ(client_.stops()[0].mode, v1::STOP_MODE_GRACEFUL);
   EXPECT_EQ(client_.stops()[0].address, "127.0.0.1:7002");
-  EXPECT_EQ(task.state, v1::STOPPED);
+  EXPECT_EQ(task.state, v1::TASK_STATE_STOPPED);
   EXPECT_TRUE(outcomes_.empty());  // not an outcome
-  EXPECT_EQ(Stored("t1")->state, v1::STOPPED);
+  EXPECT_EQ(Stored("t1")->state, v1::TASK_STATE_STOPPED);
   EXPECT_EQ(Stored("t1")->error, "stopped: done");
 }
 
 TEST_F(TaskActionsTest, KillGroupKillsOnlyLiveTasks) {
   AddTask("t1", "w1");
-  AddTask("t2", "w2", v1::SUCCESS);
+  AddTask("t2", "w2", v1::TASK_STATE_SUCCESS);
   actions_->KillGroup(group_, "reset");
   ASSERT_EQ(client_.stops().size(), 1u);
   EXPECT_EQ(client_.stops()[0].task_id, "t1");
-  EXPECT_EQ(group_.tasks["t1"].state, v1::FAILED);
-  EXPECT_EQ(group_.tasks["t2"].state, v1::SUCCESS);
+  EXPECT_EQ(group_.tasks["t1"].state, v1::TASK_STATE_FAILED);
+  EXPECT_EQ(group_.tasks["t2"].state, v1::TASK_STATE_SUCCESS);
 }
 
 TEST_F(TaskActionsTest, WonGroupStopsTheOtherReplicasAndEndsDone) {
-  AddTask("a", "w1", v1::SUCCESS);
+  AddTask("a", "w1", v1::TASK_STATE_SUCCESS);
   AddTask("b", "w2");
   ASSERT_EQ(LiveGroups(), std::vector<std::string>{"base"});
   actions_->FinishWonGroup(group_, "a", "group 0 ended");
   ASSERT_EQ(client_.stops().size(), 1u);
   EXPECT_EQ(client_.stops()[0].task_id, "b");
-  EXPECT_EQ(client_.stops()[0].mode, v1::GRACEFUL);
+  EXPECT_EQ(client_.stops()[0].mode, v1::STOP_MODE_GRACEFUL);
   EXPECT_EQ(client_.stops()[0].reason, "replica a succeeded");
-  EXPECT_EQ(group_.tasks["b"].state, v1::STOPPED);
-  EXPECT_EQ(group_.tasks["a"].state, v1::SUCCESS);
+  EXPECT_EQ(group_.tasks["b"].state, v1::TASK_STATE_STOPPED);
+  EXPECT_EQ(group_.tasks["a"].state, v1::TASK_STATE_SUCCESS);
   EXPECT_TRUE(LiveGroups().empty());
   EXPECT_TRUE(errors_.empty());
 }
@@ -286,7 +286,7 @@ TEST_F(TaskActionsTest, PickWorkerAvoidsLiveReplicas) {
   worker = actions_->PickWorker(group_);
   ASSERT_TRUE(worker.ok()) << worker.status();
   EXPECT_EQ(*worker, "w2");  // away from the group's live replica
-  group_.tasks["t1"].state = v1::FAILED;  // a dead replica is no reason to avoid
+  group_.tasks["t1"].state = v1::TASK_STATE_FAILED;  // a dead replica is no reason to avoid
   registry_.Release("t1");
   EXPECT_EQ(*actions_->PickWorker(group_), "w1");
 }
@@ -330,11 +330,11 @@ TEST_F(TaskActionsTest, CreateRecordsThenRunTaskAnswersOffTheCaller) {
   EXPECT_EQ(group_.tasks_lost, 0);  // the replacement is owed no more
   ASSERT_EQ(group_.tasks.count(spec.task_id()), 1u);
   EXPECT_TRUE(group_.tasks[spec.task_id()].starting);
-  EXPECT_EQ(group_.tasks[spec.task_id()].state, v1::NOT_STARTED);
+  EXPECT_EQ(group_.tasks[spec.task_id()].state, v1::TASK_STATE_NOT_STARTED);
   std::optional<TaskRecord> stored = Stored(spec.task_id());
   ASSERT_TRUE(stored.has_value());
   EXPECT_EQ(stored->worker_id, "w2");
-  EXPECT_EQ(stored->state, v1::NOT_STARTED);
+  EXPECT_EQ(stored->state, v1::TASK_STATE_NOT_STARTED);
 
   absl::Notification answered;
   absl::StatusOr<v1::RunTaskResponse> answer = absl::UnknownError("none");
@@ -355,12 +355,12 @@ TEST_F(TaskActionsTest, CreateRecordsThenRunTaskAnswersOffTheCaller) {
 TEST_F(TaskActionsTest, RunTaskFailureAndGivenUpTasks) {
   AddTask("t1", "w1");
   actions_->NoteRunTaskFailed("t1", "w1", "RunTask failed: UNAVAILABLE");
-  EXPECT_EQ(Stored("t1")->state, v1::FAILED);
+  EXPECT_EQ(Stored("t1")->state, v1::TASK_STATE_FAILED);
   EXPECT_EQ(Stored("t1")->error, "RunTask failed: UNAVAILABLE");
   actions_->KillGivenUp("t9", "w2");
   ASSERT_EQ(client_.stops().size(), 1u);
   EXPECT_EQ(client_.stops()[0].task_id, "t9");
-  EXPECT_EQ(client_.stops()[0].mode, v1::KILL);
+  EXPECT_EQ(client_.stops()[0].mode, v1::STOP_MODE_KILL);
   EXPECT_EQ(client_.stops()[0].reason, "given up while starting");
 }
 

@@ -22,7 +22,7 @@ struct TaskInfo {
   std::string worker_id;
   // The supervisor's view: the last reported state, or what it decided
   // (FAILED when it killed the task or lost its worker).
-  v1::TaskState state = v1::NOT_STARTED;
+  v1::TaskState state = v1::TASK_STATE_NOT_STARTED;
   // The last status the worker reported (empty until then).
   v1::TaskStatus status;
   bool reported = false;

@@ -37,7 +37,7 @@ absl::StatusOr<ReverifyPass> UsedSegmentVerifier::VerifyOnce() {
     LOG(ERROR) << "[supervisor " << s.datasource << "] ALERT: used segment " << s.id
                << " no longer verifies in deep storage: " << copy;
     SLUICE_RETURN_IF_ERROR(options_.store->InTransaction(
-        [&](StoreTxn& txn) { return txn.SetHandoff(s.id, v1::HANDOFF_FAILED, 0, 0); }));
+        [&](StoreTxn& txn) { return txn.SetHandoff(s.id, v1::HANDOFF_STATE_FAILED, 0, 0); }));
     if (options_.metrics != nullptr) {
       options_.metrics
           ->GetCounter(metrics::kSupervisorSegmentVerificationFailures,

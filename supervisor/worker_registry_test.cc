@@ -70,15 +70,15 @@ TEST_F(WorkerRegistryTest, RegistrationIsValidated) {
 
 TEST_F(WorkerRegistryTest, SlotsCountAssignedAndReportedRunningTasks) {
   ASSERT_TRUE(
-      registry_.Register(Info("w1", 2), {Task("a", v1::READING), Task("old", v1::SUCCESS)}).ok());
+      registry_.Register(Info("w1", 2), {Task("a", v1::TASK_STATE_READING), Task("old", v1::TASK_STATE_SUCCESS)}).ok());
   registry_.Assign("b", "w1");
   EXPECT_EQ(registry_.Get("w1")->info.running_tasks(), 2);
   EXPECT_EQ(registry_.PickWorker({}).status().code(), absl::StatusCode::kResourceExhausted);
   // The worker reports "b" too: still two, not three.
-  ASSERT_TRUE(registry_.Heartbeat("w1", {Task("a", v1::READING), Task("b", v1::READING)}).ok());
+  ASSERT_TRUE(registry_.Heartbeat("w1", {Task("a", v1::TASK_STATE_READING), Task("b", v1::TASK_STATE_READING)}).ok());
   EXPECT_EQ(registry_.Get("w1")->info.running_tasks(), 2);
   // "a" finished.
-  ASSERT_TRUE(registry_.Heartbeat("w1", {Task("a", v1::SUCCESS), Task("b", v1::READING)}).ok());
+  ASSERT_TRUE(registry_.Heartbeat("w1", {Task("a", v1::TASK_STATE_SUCCESS), Task("b", v1::TASK_STATE_READING)}).ok());
   EXPECT_EQ(*registry_.PickWorker({}), "w1");
   registry_.Release("b");
   ASSERT_TRUE(registry_.Heartbeat("w1", {}).ok());
@@ -133,13 +133,13 @@ TEST_F(WorkerRegistrySlotsTest, HeartbeatsSettleThePlacedTasks) {
   ASSERT_TRUE(registry_.Heartbeat("w1", {}).ok());
   EXPECT_EQ(Running("w1"), 3);
   ASSERT_TRUE(
-      registry_.Heartbeat("w1", {Task("done", v1::SUCCESS), Task("running", v1::READING)}).ok());
+      registry_.Heartbeat("w1", {Task("done", v1::TASK_STATE_SUCCESS), Task("running", v1::TASK_STATE_READING)}).ok());
   EXPECT_EQ(Running("w1"), 2);
   clock_.Advance(absl::Seconds(16));
-  ASSERT_TRUE(registry_.Heartbeat("w1", {Task("done", v1::SUCCESS), Task("running", v1::READING)})
+  ASSERT_TRUE(registry_.Heartbeat("w1", {Task("done", v1::TASK_STATE_SUCCESS), Task("running", v1::TASK_STATE_READING)})
                   .ok());
   EXPECT_EQ(Running("w1"), 1);  // only the one really running
-  ASSERT_TRUE(registry_.Heartbeat("w1", {Task("running", v1::FAILED)}).ok());
+  ASSERT_TRUE(registry_.Heartbeat("w1", {Task("running", v1::TASK_STATE_FAILED)}).ok());
   EXPECT_EQ(Running("w1"), 0);
   // A restart re-registers with what survived: the same rule.
   registry_.Assign("after", "w1");

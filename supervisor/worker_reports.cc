@@ -118,8 +118,8 @@ absl::Status WorkerReports::ReportTaskStatus(const v1::ReportTaskStatusRequest& 
   return absl::OkStatus();
 }
 
-v1::ListSupervisorTasksResponse WorkerReports::TaskList(
-    const std::vector<TaskRecord>& tasks, const v1::ListSupervisorTasksRequest& request) {
+v1::SupervisorServiceListTasksResponse WorkerReports::TaskList(
+    const std::vector<TaskRecord>& tasks, const v1::SupervisorServiceListTasksRequest& request) {
   absl::MutexLock lock(&mu_);
   return TaskListResponse(tasks, request, reported_);
 }

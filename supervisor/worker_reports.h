@@ -64,8 +64,8 @@ class WorkerReports {
       ABSL_LOCKS_EXCLUDED(mu_);
 
   // ListTasks' answer for `tasks`, with the latest reported statuses.
-  v1::ListSupervisorTasksResponse TaskList(const std::vector<TaskRecord>& tasks,
-                                           const v1::ListSupervisorTasksRequest& request)
+  v1::SupervisorServiceListTasksResponse TaskList(const std::vector<TaskRecord>& tasks,
+                                           const v1::SupervisorServiceListTasksRequest& request)
       ABSL_LOCKS_EXCLUDED(mu_);
   // Drops the reported statuses of tasks that ended over an hour ago.
   void ForgetOld() ABSL_LOCKS_EXCLUDED(mu_);

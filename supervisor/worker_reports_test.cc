@@ -100,40 +100,40 @@ TEST_F(WorkerReportsTest, RegistrationRecordsTheWorkerAndWakesTheSupervisors) {
 }
 
 TEST_F(WorkerReportsTest, StateChangesArePersistedAndForwarded) {
-  AddTask("t1", "w1", v1::NOT_STARTED);
-  EXPECT_FALSE(reports_->OnTaskStatus(Status("t1", v1::READING), "w1"));
-  EXPECT_EQ(StoredState("t1"), v1::READING);
+  AddTask("t1", "w1", v1::TASK_STATE_NOT_STARTED);
+  EXPECT_FALSE(reports_->OnTaskStatus(Status("t1", v1::TASK_STATE_READING), "w1"));
+  EXPECT_EQ(StoredState("t1"), v1::TASK_STATE_READING);
   ASSERT_EQ(forwarded_.size(), 1u);
   EXPECT_EQ(forwarded_[0].first, "ds");
-  EXPECT_EQ(forwarded_[0].second.state(), v1::READING);
+  EXPECT_EQ(forwarded_[0].second.state(), v1::TASK_STATE_READING);
   ASSERT_TRUE(reports_->Latest("t1").has_value());
-  EXPECT_EQ(reports_->Latest("t1")->state(), v1::READING);
+  EXPECT_EQ(reports_->Latest("t1")->state(), v1::TASK_STATE_READING);
 }
 
 TEST_F(WorkerReportsTest, UnwantedTasks) {
   // Unknown and still running: the worker should stop it.
-  EXPECT_TRUE(reports_->OnTaskStatus(Status("ghost", v1::READING), "w1"));
-  EXPECT_FALSE(reports_->OnTaskStatus(Status("ghost", v1::SUCCESS), "w1"));
+  EXPECT_TRUE(reports_->OnTaskStatus(Status("ghost", v1::TASK_STATE_READING), "w1"));
+  EXPECT_FALSE(reports_->OnTaskStatus(Status("ghost", v1::TASK_STATE_SUCCESS), "w1"));
   // Ended by the supervisor, still running on the worker.
-  AddTask("killed", "w1", v1::FAILED);
-  EXPECT_TRUE(reports_->OnTaskStatus(Status("killed", v1::READING), "w1"));
-  EXPECT_EQ(StoredState("killed"), v1::FAILED);
+  AddTask("killed", "w1", v1::TASK_STATE_FAILED);
+  EXPECT_TRUE(reports_->OnTaskStatus(Status("killed", v1::TASK_STATE_READING), "w1"));
+  EXPECT_EQ(StoredState("killed"), v1::TASK_STATE_FAILED);
   // Another worker's task: ignored, not recorded, not forwarded.
-  AddTask("theirs", "w2", v1::READING);
-  EXPECT_TRUE(reports_->OnTaskStatus(Status("theirs", v1::FAILED), "w1"));
-  EXPECT_EQ(StoredState("theirs"), v1::READING);
+  AddTask("theirs", "w2", v1::TASK_STATE_READING);
+  EXPECT_TRUE(reports_->OnTaskStatus(Status("theirs", v1::TASK_STATE_FAILED), "w1"));
+  EXPECT_EQ(StoredState("theirs"), v1::TASK_STATE_READING);
   EXPECT_FALSE(reports_->Latest("theirs").has_value());
   EXPECT_TRUE(forwarded_.empty());
 }
 
 TEST_F(WorkerReportsTest, HeartbeatNamesTheTasksToStop) {
   ASSERT_TRUE(Register("w1").ok());
-  AddTask("mine", "w1", v1::READING);
+  AddTask("mine", "w1", v1::TASK_STATE_READING);
   v1::WorkerHeartbeatRequest request;
   request.set_worker_id("w1");
-  *request.add_tasks() = Status("mine", v1::READING);
-  *request.add_tasks() = Status("ghost", v1::READING);
-  *request.add_tasks() = Status("done", v1::SUCCESS);
+  *request.add_tasks() = Status("mine", v1::TASK_STATE_READING);
+  *request.add_tasks() = Status("ghost", v1::TASK_STATE_READING);
+  *request.add_tasks() = Status("done", v1::TASK_STATE_SUCCESS);
   auto response = reports_->Heartbeat(request, auth::Caller::Anonymous());
   ASSERT_TRUE(response.ok()) << response.status();
   EXPECT_EQ(response->supervisor_instance_id(), "instance-1");
@@ -142,10 +142,10 @@ TEST_F(WorkerReportsTest, HeartbeatNamesTheTasksToStop) {
 }
 
 TEST_F(WorkerReportsTest, ReportsSpeakOnlyForTheWorkersOwnTasks) {
-  AddTask("t1", "w2", v1::READING);
+  AddTask("t1", "w2", v1::TASK_STATE_READING);
   v1::ReportTaskStatusRequest request;
   request.set_worker_id("w1");
-  *request.mutable_status() = Status("t1", v1::FAILED);
+  *request.mutable_status() = Status("t1", v1::TASK_STATE_FAILED);
   EXPECT_EQ(reports_->ReportTaskStatus(request, auth::Caller::Anonymous()).code(),
             absl::StatusCode::kPermissionDenied);
   request.mutable_status()->set_worker_id("w3");
@@ -154,17 +154,17 @@ TEST_F(WorkerReportsTest, ReportsSpeakOnlyForTheWorkersOwnTasks) {
   request.set_worker_id("w2");
   request.mutable_status()->set_worker_id("w2");
   EXPECT_TRUE(reports_->ReportTaskStatus(request, auth::Caller::Anonymous()).ok());
-  EXPECT_EQ(StoredState("t1"), v1::FAILED);
+  EXPECT_EQ(StoredState("t1"), v1::TASK_STATE_FAILED);
 }
 
 TEST_F(WorkerReportsTest, OldEndedReportsAreForgotten) {
-  AddTask("old", "w1", v1::READING);
-  AddTask("recent", "w1", v1::READING);
-  v1::TaskStatus old = Status("old", v1::SUCCESS);
+  AddTask("old", "w1", v1::TASK_STATE_READING);
+  AddTask("recent", "w1", v1::TASK_STATE_READING);
+  v1::TaskStatus old = Status("old", v1::TASK_STATE_SUCCESS);
   old.set_end_time_ms(clock_.NowMs());
   reports_->OnTaskStatus(old, "w1");
   clock_.Advance(absl::Minutes(61));
-  v1::TaskStatus recent = Status("recent", v1::SUCCESS);
+  v1::TaskStatus recent = Status("recent", v1::TASK_STATE_SUCCESS);
   recent.set_end_time_ms(clock_.NowMs());
   reports_->OnTaskStatus(recent, "w1");
   reports_->ForgetOld();

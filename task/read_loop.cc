@@ -37,9 +37,9 @@ void ReadLoop::Run() {
 absl::Status ReadLoop::RunLoop() {
   TaskControl& control = *options_.control;
   SequencePublisher& publisher = *options_.publisher;
-  SetState(v1::STARTING);
+  SetState(v1::TASK_STATE_STARTING);
   SLUICE_RETURN_IF_ERROR(Initialize());
-  SetState(v1::READING);
+  SetState(v1::TASK_STATE_READING);
   LOG(INFO) << options_.log_prefix << " reading " << spec_.topic() << " from "
             << FormatOffsets(control.current());
   KafkaBatch batch;
@@ -100,7 +100,7 @@ absl::Status ReadLoop::RunLoop() {
   // Every partition reached the final end offsets.
   if (dirty_) SLUICE_RETURN_IF_ERROR(Persist());
   SLUICE_RETURN_IF_ERROR(EnqueueClosedSequences());
-  SetState(v1::PUBLISHING);
+  SetState(v1::TASK_STATE_PUBLISHING);
   LOG(INFO) << options_.log_prefix << " read to the final end "
             << FormatOffsets(options_.sequences->TaskEnd().value_or(OffsetMap()))
             << "; publishing the rest";
@@ -559,20 +559,20 @@ void ReadLoop::Finish(absl::Status outcome) {
   v1::TaskState final_state;
   std::string error;
   if (real_failure) {
-    final_state = v1::FAILED;
+    final_state = v1::TASK_STATE_FAILED;
     error = std::string(outcome.message());
     LOG(ERROR) << options_.log_prefix << " FAILED: " << outcome;
   } else if (kind == StopKind::kKill) {
-    final_state = v1::FAILED;
+    final_state = v1::TASK_STATE_FAILED;
     error = absl::StrCat("killed by the supervisor: ", reason);
   } else if (kind == StopKind::kGraceful) {
     PublishProgress();
     PersistAtEnd("stop");
     publisher.Stop();
-    final_state = control.AllReadIsPublished() ? v1::SUCCESS : v1::STOPPED;
+    final_state = control.AllReadIsPublished() ? v1::TASK_STATE_SUCCESS : v1::TASK_STATE_STOPPED;
     error = absl::StrCat("stopped: ", reason);
   } else {
-    final_state = v1::SUCCESS;
+    final_state = v1::TASK_STATE_SUCCESS;
   }
   publisher.Stop();
   ReleaseConsumer();

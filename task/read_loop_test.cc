@@ -233,7 +233,7 @@ class Task {
   std::unique_ptr<ReadLoop> loop_;
   std::thread thread_;
   absl::Mutex mu_;
-  v1::TaskState final_state_ ABSL_GUARDED_BY(mu_) = v1::NOT_STARTED;
+  v1::TaskState final_state_ ABSL_GUARDED_BY(mu_) = v1::TASK_STATE_NOT_STARTED;
   std::string final_error_ ABSL_GUARDED_BY(mu_);
 };
 
@@ -274,7 +274,7 @@ TEST_F(ReadLoopTest, ReadsRoutesAndPublishesToTheFinalEnd) {
   Task task(Spec(kafka_->bootstrap(), 1000000), dir_ + "/task", &supervisor_, deep_.get());
   ASSERT_TRUE(task.WaitForOffset(10));
   task.FinishAt(10);
-  EXPECT_EQ(task.final_state(), v1::SUCCESS) << task.final_error();
+  EXPECT_EQ(task.final_state(), v1::TASK_STATE_SUCCESS) << task.final_error();
 
   // One allocation per hour that got rows, for sequence 0.
   const std::vector<v1::AllocateSegmentRequest> allocations = supervisor_.allocations();
@@ -347,7 +347,7 @@ TEST_F(ReadLoopTest, AShutdownPersistsAndARestartReadsOnlyWhatCameAfter) {
   Task task(Spec(kafka_->bootstrap(), 1000000), dir_ + "/task", &supervisor_, deep_.get());
   ASSERT_TRUE(task.WaitForOffset(9));
   task.FinishAt(9);
-  EXPECT_EQ(task.final_state(), v1::SUCCESS) << task.final_error();
+  EXPECT_EQ(task.final_state(), v1::TASK_STATE_SUCCESS) << task.final_error();
   const std::vector<v1::PublishSegmentsRequest> publishes = supervisor_.publishes();
   ASSERT_EQ(publishes.size(), 1u);
   // Every record once: 6 from the spills, 3 read after the restart.

@@ -6,6 +6,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/enum_names.h"
 #include "common/status_macros.h"
 #include "common/time_util.h"
 
@@ -16,7 +17,7 @@ constexpr char kWaitingForEndOffsets[] = "waiting for the supervisor's end offse
 constexpr char kCheckpointFailedPrefix[] = "checkpoint request failed (";
 
 bool Terminal(v1::TaskState state) {
-  return state == v1::SUCCESS || state == v1::FAILED || state == v1::STOPPED;
+  return state == v1::TASK_STATE_SUCCESS || state == v1::TASK_STATE_FAILED || state == v1::TASK_STATE_STOPPED;
 }
 
 }  // namespace
@@ -24,11 +25,11 @@ bool Terminal(v1::TaskState state) {
 TaskControl::TaskControl(TaskControlOptions options) : options_(std::move(options)) {}
 
 bool TaskControl::ControlClosedLocked() const {
-  return done_ || Terminal(state_) || state_ == v1::PUBLISHING || stop_ != StopKind::kNone;
+  return done_ || Terminal(state_) || state_ == v1::TASK_STATE_PUBLISHING || stop_ != StopKind::kNone;
 }
 
 std::string TaskControl::StateNameLocked() const {
-  return stop_ != StopKind::kNone && !done_ ? "stopping" : v1::TaskState_Name(state_);
+  return stop_ != StopKind::kNone && !done_ ? "stopping" : ShortEnumName(state_);
 }
 
 absl::StatusOr<OffsetMap> TaskControl::Pause(absl::Duration timeout) {
@@ -41,18 +42,18 @@ absl::StatusOr<OffsetMap> TaskControl::Pause(absl::Duration timeout) {
   supervisor_pause_deadline_ = absl::Now() + options_.self_resume_after;
   UpdateInterruptLocked();
   auto settled = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return parked_ || done_ || state_ == v1::PUBLISHING || stop_ != StopKind::kNone;
+    return parked_ || done_ || state_ == v1::TASK_STATE_PUBLISHING || stop_ != StopKind::kNone;
   };
   mu_.AwaitWithTimeout(absl::Condition(&settled), timeout);
   if (parked_) return current_;
-  if (done_ || state_ == v1::PUBLISHING || stop_ != StopKind::kNone) {
+  if (done_ || state_ == v1::TASK_STATE_PUBLISHING || stop_ != StopKind::kNone) {
     return absl::FailedPreconditionError(
-        absl::StrCat("task ", options_.task_id, " is ", v1::TaskState_Name(state_)));
+        absl::StrCat("task ", options_.task_id, " is ", ShortEnumName(state_)));
   }
   return absl::UnavailableError(absl::StrCat("task ", options_.task_id,
                                              " has not paused within ",
                                              absl::FormatDuration(timeout), " (it is ",
-                                             v1::TaskState_Name(state_), "); call Pause again"));
+                                             ShortEnumName(state_), "); call Pause again"));
 }
 
 v1::TaskState TaskControl::Resume() {
@@ -109,11 +110,11 @@ absl::StatusOr<v1::SetEndOffsetsResponse> TaskControl::SetEndOffsets(const Offse
 void TaskControl::Stop(v1::StopMode mode, const std::string& reason) {
   absl::MutexLock lock(&mu_);
   if (done_) return;
-  const StopKind kind = mode == v1::KILL ? StopKind::kKill : StopKind::kGraceful;
+  const StopKind kind = mode == v1::STOP_MODE_KILL ? StopKind::kKill : StopKind::kGraceful;
   if (stop_ == StopKind::kNone || (kind == StopKind::kKill && stop_ == StopKind::kGraceful)) {
     stop_ = kind;
     stop_reason_ = reason;
-    LOG(INFO) << options_.log_prefix << " stop requested (" << v1::StopMode_Name(mode)
+    LOG(INFO) << options_.log_prefix << " stop requested (" << ShortEnumName(mode)
               << "): " << reason;
   }
   UpdateInterruptLocked();
@@ -254,7 +255,7 @@ bool TaskControl::Park(const CheckpointAsker& ask, const std::function<void()>& 
     absl::MutexLock lock(&mu_);
     if (!pause_requested_ || stop_ != StopKind::kNone) return false;
     parked_ = true;
-    state_ = v1::PAUSED;
+    state_ = v1::TASK_STATE_PAUSED;
   }
   notify();
   {
@@ -305,7 +306,7 @@ bool TaskControl::Park(const CheckpointAsker& ask, const std::function<void()>& 
     parked_ = false;
     awaiting_checkpoint_ = false;
     supervisor_pause_deadline_ = absl::InfiniteFuture();
-    if (stop_ == StopKind::kNone) state_ = v1::READING;
+    if (stop_ == StopKind::kNone) state_ = v1::TASK_STATE_READING;
     if (error_ == kWaitingForEndOffsets || absl::StartsWith(error_, kCheckpointFailedPrefix)) {
       error_.clear();
     }

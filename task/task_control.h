@@ -131,7 +131,7 @@ class TaskControl {
   const TaskControlOptions options_;
 
   mutable absl::Mutex mu_;
-  v1::TaskState state_ ABSL_GUARDED_BY(mu_) = v1::NOT_STARTED;
+  v1::TaskState state_ ABSL_GUARDED_BY(mu_) = v1::TASK_STATE_NOT_STARTED;
   // Exact while parked; otherwise as of the last batch.
   OffsetMap current_ ABSL_GUARDED_BY(mu_);
   bool pause_requested_ ABSL_GUARDED_BY(mu_) = false;

@@ -59,15 +59,15 @@ class TaskControlTest : public ::testing::Test {
 TEST_F(TaskControlTest, PauseAnswersWithTheParkedOffsetsAndResumeReads) {
   auto control = MakeControl(absl::InfiniteDuration());
   Load();
-  control->SetState(v1::READING);
+  control->SetState(v1::TASK_STATE_READING);
   control->PublishProgress({{0, 123}}, v1::RowStats());
   EXPECT_FALSE(control->interrupted());
   std::thread loop = ParkInBackground(control.get());
   absl::StatusOr<OffsetMap> paused = control->Pause(absl::Seconds(10));
   ASSERT_TRUE(paused.ok()) << paused.status();
   EXPECT_EQ(*paused, (OffsetMap{{0, 123}}));
-  EXPECT_EQ(control->state(), v1::PAUSED);
-  EXPECT_EQ(control->Resume(), v1::READING);
+  EXPECT_EQ(control->state(), v1::TASK_STATE_PAUSED);
+  EXPECT_EQ(control->Resume(), v1::TASK_STATE_READING);
   loop.join();
   EXPECT_TRUE(parked_);
   EXPECT_FALSE(asked_);
@@ -77,7 +77,7 @@ TEST_F(TaskControlTest, PauseAnswersWithTheParkedOffsetsAndResumeReads) {
 
 TEST_F(TaskControlTest, PauseIsUnavailableWhenTheLoopDoesNotPark) {
   auto control = MakeControl(absl::InfiniteDuration());
-  control->SetState(v1::READING);
+  control->SetState(v1::TASK_STATE_READING);
   absl::StatusOr<OffsetMap> paused = control->Pause(absl::Milliseconds(20));
   EXPECT_EQ(paused.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_TRUE(control->interrupted());  // the pause stays requested
@@ -87,12 +87,12 @@ TEST_F(TaskControlTest, PauseIsUnavailableWhenTheLoopDoesNotPark) {
 
 TEST_F(TaskControlTest, SetEndOffsetsNeedsTheListAndAPauseThenResumes) {
   auto control = MakeControl(absl::InfiniteDuration());
-  control->SetState(v1::STARTING);
+  control->SetState(v1::TASK_STATE_STARTING);
   absl::StatusOr<v1::SetEndOffsetsResponse> early = control->SetEndOffsets({{0, 150}}, false);
   EXPECT_EQ(early.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_NE(early.status().message().find("is starting"), std::string::npos);
   Load();
-  control->SetState(v1::READING);
+  control->SetState(v1::TASK_STATE_READING);
   control->PublishProgress({{0, 140}}, v1::RowStats());
   // Not paused: the list says no.
   EXPECT_EQ(control->SetEndOffsets({{0, 150}}, false).status().code(),
@@ -113,13 +113,13 @@ TEST_F(TaskControlTest, SetEndOffsetsNeedsTheListAndAPauseThenResumes) {
   control->FillStatus({}, &status);
   EXPECT_EQ(status.row_stats().checkpoints(), 1);
   EXPECT_EQ(status.checkpoints_size(), 2);
-  EXPECT_EQ(status.state(), v1::READING);
+  EXPECT_EQ(status.state(), v1::TASK_STATE_READING);
 }
 
 TEST_F(TaskControlTest, ACheckpointTheTaskAskedForIsAskedAgainUntilAnswered) {
   auto control = MakeControl(absl::Milliseconds(1));  // must not self-resume
   Load();
-  control->SetState(v1::READING);
+  control->SetState(v1::TASK_STATE_READING);
   control->PublishProgress({{0, 110}}, v1::RowStats());
   ASSERT_TRUE(control->RequestCheckpoint("maxRowsPerSegment"));
   EXPECT_TRUE(control->interrupted());
@@ -138,7 +138,7 @@ TEST_F(TaskControlTest, ACheckpointTheTaskAskedForIsAskedAgainUntilAnswered) {
   v1::TaskStatus status;
   control->FillStatus({}, &status);
   EXPECT_TRUE(status.awaiting_checkpoint());
-  EXPECT_EQ(status.state(), v1::PAUSED);
+  EXPECT_EQ(status.state(), v1::TASK_STATE_PAUSED);
   EXPECT_EQ(status.error(), "waiting for the supervisor's end offsets");
   // The supervisor pauses (already parked) and sets the end offsets.
   ASSERT_TRUE(control->Pause(absl::Seconds(10)).ok());
@@ -149,13 +149,13 @@ TEST_F(TaskControlTest, ACheckpointTheTaskAskedForIsAskedAgainUntilAnswered) {
   control->FillStatus({}, &status);
   EXPECT_FALSE(status.awaiting_checkpoint());
   EXPECT_EQ(status.error(), "");
-  EXPECT_EQ(status.state(), v1::READING);
+  EXPECT_EQ(status.state(), v1::TASK_STATE_READING);
 }
 
 TEST_F(TaskControlTest, AFailedCheckpointRequestShowsInTheError) {
   auto control = MakeControl(absl::InfiniteDuration());
   Load();
-  control->SetState(v1::READING);
+  control->SetState(v1::TASK_STATE_READING);
   ASSERT_TRUE(control->RequestCheckpoint("intermediateHandoffPeriod"));
   std::atomic<int> asks{0};
   std::thread loop = ParkInBackground(control.get(), [&asks](const Sequence&) {
@@ -177,34 +177,34 @@ TEST_F(TaskControlTest, AFailedCheckpointRequestShowsInTheError) {
 TEST_F(TaskControlTest, ASupervisorPauseEndsByItselfAtTheDeadline) {
   auto control = MakeControl(absl::Milliseconds(50));
   Load();
-  control->SetState(v1::READING);
+  control->SetState(v1::TASK_STATE_READING);
   std::thread loop = ParkInBackground(control.get());
   const absl::Time start = absl::Now();
   ASSERT_TRUE(control->Pause(absl::Seconds(10)).ok());
   loop.join();  // no Resume: the deadline ends the pause
   EXPECT_GE(absl::Now() - start, absl::Milliseconds(50));
   EXPECT_TRUE(parked_);
-  EXPECT_EQ(control->state(), v1::READING);
+  EXPECT_EQ(control->state(), v1::TASK_STATE_READING);
   EXPECT_FALSE(control->interrupted());
 }
 
 TEST_F(TaskControlTest, StopsAndTheirOrder) {
   auto control = MakeControl(absl::InfiniteDuration());
   Load();
-  control->SetState(v1::READING);
+  control->SetState(v1::TASK_STATE_READING);
   std::atomic<int> wakes{0};
   control->SetWaker([&wakes] { ++wakes; });
   EXPECT_FALSE(control->stop_requested());
-  control->Stop(v1::GRACEFUL, "suspend");
+  control->Stop(v1::STOP_MODE_GRACEFUL, "suspend");
   EXPECT_TRUE(control->interrupted());
   EXPECT_EQ(wakes, 1);
   std::string reason;
   EXPECT_EQ(control->stop_kind(&reason), StopKind::kGraceful);
   EXPECT_EQ(reason, "suspend");
-  control->Stop(v1::KILL, "replaced");
+  control->Stop(v1::STOP_MODE_KILL, "replaced");
   EXPECT_EQ(control->stop_kind(&reason), StopKind::kKill);
   EXPECT_EQ(reason, "replaced");
-  control->Stop(v1::GRACEFUL, "again");  // a kill is not downgraded
+  control->Stop(v1::STOP_MODE_GRACEFUL, "again");  // a kill is not downgraded
   EXPECT_EQ(control->stop_kind(&reason), StopKind::kKill);
   control->RequestShutdown();  // a stop is already requested
   EXPECT_EQ(control->stop_kind(nullptr), StopKind::kKill);
@@ -220,12 +220,12 @@ TEST_F(TaskControlTest, StopsAndTheirOrder) {
 
   EXPECT_FALSE(control->WaitFinished(absl::Milliseconds(1)));
   control->MarkEnded({{0, 105}});
-  control->Finish(v1::FAILED, "killed by the supervisor: replaced");
+  control->Finish(v1::TASK_STATE_FAILED, "killed by the supervisor: replaced");
   EXPECT_TRUE(control->finished());
   EXPECT_TRUE(control->WaitFinished(absl::Milliseconds(1)));
   v1::TaskStatus status;
   control->FillStatus({}, &status);
-  EXPECT_EQ(status.state(), v1::FAILED);
+  EXPECT_EQ(status.state(), v1::TASK_STATE_FAILED);
   EXPECT_EQ(status.current_offsets().at(0), 105);
   EXPECT_GT(status.end_time_ms(), 0);
   control->SetWaker(nullptr);

@@ -3,6 +3,7 @@
 #include <glog/logging.h>
 
 #include "absl/strings/str_cat.h"
+#include "common/enum_names.h"
 #include "common/file_util.h"
 #include "common/metrics/catalog.h"
 #include "common/names.h"
@@ -30,7 +31,7 @@ absl::StatusOr<std::unique_ptr<TaskManager>> TaskManager::Create(TaskManagerOpti
     manager->tasks_gauge_ = manager->options_.metrics->AddGaugeCallback(metrics::kTaskTasks, [raw] {
       std::map<std::string, int> by_state;
       for (const v1::TaskStatus& status : raw->ListTasks()) {
-        ++by_state[v1::TaskState_Name(status.state())];
+        ++by_state[ShortEnumName(status.state())];
       }
       std::vector<metrics::GaugeSample> samples;
       for (const auto& [state, count] : by_state) {
@@ -171,7 +172,7 @@ absl::StatusOr<TaskRunner*> TaskManager::Find(const std::string& task_id) const 
   }
   if (it->second.runner == nullptr) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "task ", task_id, " is ", v1::TaskState_Name(it->second.final_status.state())));
+        "task ", task_id, " is ", ShortEnumName(it->second.final_status.state())));
   }
   return it->second.runner.get();
 }
@@ -183,7 +184,7 @@ absl::StatusOr<v1::TaskStatus> TaskManager::StopTask(const std::string& task_id,
     return GetTaskStatus(task_id);  // finished before: nothing to stop
   }
   SLUICE_RETURN_IF_ERROR(runner.status());
-  (*runner)->Stop(mode == v1::STOP_MODE_UNSPECIFIED ? v1::GRACEFUL : mode,
+  (*runner)->Stop(mode == v1::STOP_MODE_UNSPECIFIED ? v1::STOP_MODE_GRACEFUL : mode,
                   reason.empty() ? "requested" : reason);
   (*runner)->WaitFinished(absl::Seconds(5));
   return (*runner)->Status();
@@ -194,7 +195,7 @@ absl::StatusOr<v1::PauseResponse> TaskManager::Pause(const std::string& task_id,
   SLUICE_ASSIGN_OR_RETURN(TaskRunner * runner, Find(task_id));
   SLUICE_ASSIGN_OR_RETURN(OffsetMap offsets, runner->Pause(timeout));
   v1::PauseResponse response;
-  response.set_state(v1::PAUSED);
+  response.set_state(v1::TASK_STATE_PAUSED);
   ToProto(offsets, response.mutable_current_offsets());
   return response;
 }

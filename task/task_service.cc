@@ -81,8 +81,8 @@ grpc::Status TaskServiceImpl::SetEndOffsets(grpc::ServerContext* context,
                  response);
 }
 
-grpc::Status TaskServiceImpl::GetCurrentOffsets(grpc::ServerContext* context, const v1::TaskRef* request,
-                                                v1::OffsetsResponse* response) {
+grpc::Status TaskServiceImpl::GetCurrentOffsets(grpc::ServerContext* context, const v1::GetCurrentOffsetsRequest* request,
+                                                v1::GetCurrentOffsetsResponse* response) {
   AUTHORIZE("GetCurrentOffsets");
   if (absl::Status s = ValidateTaskId(request->task_id()); !s.ok()) return ToGrpcStatus(s);
   absl::StatusOr<v1::TaskStatus> status = manager_->GetTaskStatus(request->task_id());
@@ -91,8 +91,8 @@ grpc::Status TaskServiceImpl::GetCurrentOffsets(grpc::ServerContext* context, co
   return grpc::Status::OK;
 }
 
-grpc::Status TaskServiceImpl::GetEndOffsets(grpc::ServerContext* context, const v1::TaskRef* request,
-                                            v1::OffsetsResponse* response) {
+grpc::Status TaskServiceImpl::GetEndOffsets(grpc::ServerContext* context, const v1::GetEndOffsetsRequest* request,
+                                            v1::GetEndOffsetsResponse* response) {
   AUTHORIZE("GetEndOffsets");
   if (absl::Status s = ValidateTaskId(request->task_id()); !s.ok()) return ToGrpcStatus(s);
   absl::StatusOr<v1::TaskStatus> status = manager_->GetTaskStatus(request->task_id());
@@ -101,8 +101,8 @@ grpc::Status TaskServiceImpl::GetEndOffsets(grpc::ServerContext* context, const 
   return grpc::Status::OK;
 }
 
-grpc::Status TaskServiceImpl::GetCheckpoints(grpc::ServerContext* context, const v1::TaskRef* request,
-                                             v1::CheckpointsResponse* response) {
+grpc::Status TaskServiceImpl::GetCheckpoints(grpc::ServerContext* context, const v1::GetCheckpointsRequest* request,
+                                             v1::GetCheckpointsResponse* response) {
   AUTHORIZE("GetCheckpoints");
   if (absl::Status s = ValidateTaskId(request->task_id()); !s.ok()) return ToGrpcStatus(s);
   absl::StatusOr<v1::TaskStatus> status = manager_->GetTaskStatus(request->task_id());
@@ -111,11 +111,11 @@ grpc::Status TaskServiceImpl::GetCheckpoints(grpc::ServerContext* context, const
   return grpc::Status::OK;
 }
 
-grpc::Status TaskServiceImpl::GetTaskStatus(grpc::ServerContext* context, const v1::TaskRef* request,
-                                            v1::TaskStatus* response) {
+grpc::Status TaskServiceImpl::GetTaskStatus(grpc::ServerContext* context, const v1::GetTaskStatusRequest* request,
+                                            v1::GetTaskStatusResponse* response) {
   AUTHORIZE("GetTaskStatus");
   if (absl::Status s = ValidateTaskId(request->task_id()); !s.ok()) return ToGrpcStatus(s);
-  return ReplyWith(manager_->GetTaskStatus(request->task_id()), response);
+  return ReplyWith(manager_->GetTaskStatus(request->task_id()), response->mutable_status());
 }
 
 }  // namespace sluice::task

@@ -26,13 +26,14 @@ class TaskServiceImpl final : public v1::TaskService::Service {
   grpc::Status Resume(grpc::ServerContext*, const v1::ResumeRequest*, v1::ResumeResponse*) override;
   grpc::Status SetEndOffsets(grpc::ServerContext*, const v1::SetEndOffsetsRequest*,
                              v1::SetEndOffsetsResponse*) override;
-  grpc::Status GetCurrentOffsets(grpc::ServerContext*, const v1::TaskRef*,
-                                 v1::OffsetsResponse*) override;
-  grpc::Status GetEndOffsets(grpc::ServerContext*, const v1::TaskRef*,
-                             v1::OffsetsResponse*) override;
-  grpc::Status GetCheckpoints(grpc::ServerContext*, const v1::TaskRef*,
-                              v1::CheckpointsResponse*) override;
-  grpc::Status GetTaskStatus(grpc::ServerContext*, const v1::TaskRef*, v1::TaskStatus*) override;
+  grpc::Status GetCurrentOffsets(grpc::ServerContext*, const v1::GetCurrentOffsetsRequest*,
+                                 v1::GetCurrentOffsetsResponse*) override;
+  grpc::Status GetEndOffsets(grpc::ServerContext*, const v1::GetEndOffsetsRequest*,
+                             v1::GetEndOffsetsResponse*) override;
+  grpc::Status GetCheckpoints(grpc::ServerContext*, const v1::GetCheckpointsRequest*,
+                              v1::GetCheckpointsResponse*) override;
+  grpc::Status GetTaskStatus(grpc::ServerContext*, const v1::GetTaskStatusRequest*,
+                             v1::GetTaskStatusResponse*) override;
 
  private:
   TaskManager* const manager_;

@@ -92,7 +92,7 @@ absl::StatusOr<std::unique_ptr<WorkerServer>> WorkerServer::Start(WorkerServerOp
   TaskManager* tasks = server->manager_.get();
   heartbeat.list_tasks = [tasks] { return tasks->ListTasks(); };
   heartbeat.stop_task = [tasks](const std::string& task_id) {
-    tasks->StopTask(task_id, v1::GRACEFUL, "the supervisor no longer wants it").IgnoreError();
+    tasks->StopTask(task_id, v1::STOP_MODE_GRACEFUL, "the supervisor no longer wants it").IgnoreError();
   };
   heartbeat.default_interval = options.heartbeat_interval;
   heartbeat.retry_interval = options.heartbeat_interval;

@@ -128,7 +128,7 @@ TEST_F(ClusterAuthTest, AWorkerTokenActsOnlyAsItsOwnWorker) {
   v1::ReportTaskStatusRequest report;
   report.set_worker_id("worker-9");
   report.mutable_status()->set_task_id("wiki_0123456789abcdef_01234567");
-  report.mutable_status()->set_state(v1::SUCCESS);
+  report.mutable_status()->set_state(v1::TASK_STATE_SUCCESS);
   v1::ReportTaskStatusResponse none;
   grpc::ClientContext c2;
   status = stub->ReportTaskStatus(&c2, report, &none);

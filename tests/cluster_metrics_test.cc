@@ -192,7 +192,7 @@ class ClusterIngestMetricsTest : public ClusterMetricsTest {
     tuning->set_max_rows_in_memory(15);    // several persists
     tuning->set_handoff_mode(mode);
     // LOADER: nobody confirms, so every publish ends in a handoff timeout.
-    tuning->set_handoff_condition_timeout(mode == v1::LOADER ? "PT0.3S" : "PT30S");
+    tuning->set_handoff_condition_timeout(mode == v1::HANDOFF_MODE_LOADER ? "PT0.3S" : "PT30S");
     v1::SubmitSupervisorRequest request;
     *request.mutable_spec() = spec;
     v1::SubmitSupervisorResponse response;
@@ -202,9 +202,9 @@ class ClusterIngestMetricsTest : public ClusterMetricsTest {
   }
 
   void Suspend(const std::string& datasource) {
-    v1::SupervisorRef ref;
+    v1::SuspendSupervisorRequest ref;
     ref.set_datasource(datasource);
-    v1::SupervisorSummary summary;
+    v1::SuspendSupervisorResponse summary;
     grpc::ClientContext ctx;
     const grpc::Status status = Stub()->SuspendSupervisor(&ctx, ref, &summary);
     ASSERT_TRUE(status.ok()) << status.error_message();
@@ -212,7 +212,7 @@ class ClusterIngestMetricsTest : public ClusterMetricsTest {
 
   // Every record committed and every task of `datasource` finished.
   bool Done(const std::string& datasource) {
-    v1::SupervisorRef ref;
+    v1::GetCommitLogRequest ref;
     ref.set_datasource(datasource);
     v1::GetCommitLogResponse log;
     grpc::ClientContext ctx;
@@ -221,16 +221,16 @@ class ClusterIngestMetricsTest : public ClusterMetricsTest {
       const auto it = log.committed_offsets().find(p);
       if (it == log.committed_offsets().end() || it->second != end) return false;
     }
-    v1::ListSupervisorTasksRequest request;
+    v1::SupervisorServiceListTasksRequest request;
     request.set_datasource(datasource);
     request.set_include_finished(true);
-    v1::ListSupervisorTasksResponse tasks;
+    v1::SupervisorServiceListTasksResponse tasks;
     grpc::ClientContext list_ctx;
     if (!Stub()->ListTasks(&list_ctx, request, &tasks).ok() || tasks.tasks_size() == 0) {
       return false;
     }
     for (const v1::SupervisorTaskRecord& t : tasks.tasks()) {
-      if (t.state() != v1::SUCCESS) return false;
+      if (t.state() != v1::TASK_STATE_SUCCESS) return false;
     }
     return true;
   }
@@ -242,8 +242,8 @@ class ClusterIngestMetricsTest : public ClusterMetricsTest {
 
 TEST_F(ClusterIngestMetricsTest, EveryCatalogMetricCountsASmallIngestion) {
   ProduceBatch();
-  Submit("wiki", v1::DEEP_STORAGE);
-  Submit("wiki_loader", v1::LOADER);
+  Submit("wiki", v1::HANDOFF_MODE_DEEP_STORAGE);
+  Submit("wiki_loader", v1::HANDOFF_MODE_LOADER);
   const std::map<std::string, std::string> wiki = {{"datasource", "wiki"}};
 
   // While both tasks read (they stay READING once at the end of the topic):

@@ -62,7 +62,7 @@ class ClusterScaleTest : public testing::WikiClusterTest {
     if (!stub_->ListSupervisors(&ctx, request, &response).ok()) return -1;
     int running = 0;
     for (const v1::SupervisorSummary& s : response.supervisors()) {
-      running += s.state() == v1::RUNNING ? 1 : 0;
+      running += s.state() == v1::SUPERVISOR_STATE_RUNNING ? 1 : 0;
     }
     return running;
   }

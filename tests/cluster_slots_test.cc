@@ -45,9 +45,9 @@ class ClusterSlotsTest : public testing::WikiClusterTest {
 
 
   absl::Status Terminate(const std::string& datasource) {
-    v1::SupervisorRef ref;
+    v1::TerminateSupervisorRequest ref;
     ref.set_datasource(datasource);
-    v1::SupervisorSummary summary;
+    v1::TerminateSupervisorResponse summary;
     grpc::ClientContext ctx;
     const grpc::Status status = stub_->TerminateSupervisor(&ctx, ref, &summary);
     return status.ok() ? absl::OkStatus() : absl::InternalError(status.error_message());

@@ -35,12 +35,12 @@ class ClusterStreamStatusTest : public testing::WikiClusterTest {
   }
 
   v1::SupervisorStatus Status(const std::string& datasource) {
-    v1::SupervisorRef ref;
+    v1::GetSupervisorStatusRequest ref;
     ref.set_datasource(datasource);
-    v1::SupervisorStatus status;
+    v1::GetSupervisorStatusResponse response;
     grpc::ClientContext ctx;
-    EXPECT_TRUE(stub_->GetSupervisorStatus(&ctx, ref, &status).ok());
-    return status;
+    EXPECT_TRUE(stub_->GetSupervisorStatus(&ctx, ref, &response).ok());
+    return response.status();
   }
 
 };
@@ -55,8 +55,8 @@ TEST_F(ClusterStreamStatusTest, AnUnreachableKafkaIsUnableToConnectWithinOnePeri
   ASSERT_TRUE(testing::WaitFor(
       [&] {
         const v1::SupervisorStatus status = Status("down");
-        if (status.state() != v1::UNABLE_TO_CONNECT_TO_STREAM) {
-          EXPECT_TRUE(status.healthy() || status.state() == v1::PENDING) << status.DebugString();
+        if (status.state() != v1::SUPERVISOR_STATE_UNABLE_TO_CONNECT_TO_STREAM) {
+          EXPECT_TRUE(status.healthy() || status.state() == v1::SUPERVISOR_STATE_PENDING) << status.DebugString();
           return false;
         }
         seen = absl::Now();
@@ -75,7 +75,7 @@ TEST_F(ClusterStreamStatusTest, AnUnreachableKafkaIsUnableToConnectWithinOnePeri
   EXPECT_EQ(down.detailed_state(), "UNABLE_TO_CONNECT_TO_STREAM");
 
   // The reachable one beside it: running, healthy, never that state.
-  ASSERT_TRUE(testing::WaitFor([&] { return Status("up").state() == v1::RUNNING; },
+  ASSERT_TRUE(testing::WaitFor([&] { return Status("up").state() == v1::SUPERVISOR_STATE_RUNNING; },
                                absl::Seconds(30)))
       << Status("up").DebugString();
   const v1::SupervisorStatus up = Status("up");

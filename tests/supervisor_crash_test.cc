@@ -137,7 +137,7 @@ class SupervisorCrashTest : public ::testing::Test {
   }
 
   v1::GetCommitLogResponse CommitLog() {
-    v1::SupervisorRef ref;
+    v1::GetCommitLogRequest ref;
     ref.set_datasource("wiki");
     v1::GetCommitLogResponse log;
     grpc::Status status = Call(&v1::SupervisorService::Stub::GetCommitLog, ref, &log);
@@ -326,7 +326,7 @@ TEST_F(SupervisorCrashTest, ACrashBetweenRecordingACheckpointAndSettingItIsRepai
   auto state = (*worker)->Task(task);
   ASSERT_EQ(state->sequences.size(), 2u);
   EXPECT_EQ(state->sequences[0].end, (OffsetMap{{0, 4}, {1, 2}}));
-  EXPECT_EQ(state->state, v1::READING);
+  EXPECT_EQ(state->state, v1::TASK_STATE_READING);
   EXPECT_EQ((*worker)->Calls("RunTask"), 1);
 }
 

@@ -98,11 +98,11 @@ class SupervisorServiceTest : public ::testing::Test {
   }
 
   v1::SupervisorStatus Status() {
-    v1::SupervisorRef ref;
+    v1::GetSupervisorStatusRequest ref;
     ref.set_datasource("wiki");
-    v1::SupervisorStatus status;
-    Call(&v1::SupervisorService::Stub::GetSupervisorStatus, ref, &status);
-    return status;
+    v1::GetSupervisorStatusResponse response;
+    Call(&v1::SupervisorService::Stub::GetSupervisorStatus, ref, &response);
+    return response.status();
   }
 
   // The one task of the one active group, once it is running on a worker.
@@ -179,24 +179,27 @@ TEST_F(SupervisorServiceTest, SpecValidationErrorsNameTheField) {
 }
 
 TEST_F(SupervisorServiceTest, AnUnknownDatasourceIsNotFoundEverywhere) {
-  v1::SupervisorRef ref;
-  ref.set_datasource("nobody");
-  v1::SubmitSupervisorResponse spec;
-  EXPECT_EQ(Call(&v1::SupervisorService::Stub::GetSupervisor, ref, &spec).error_code(),
-            grpc::StatusCode::NOT_FOUND);
-  v1::SupervisorStatus status;
-  EXPECT_EQ(Call(&v1::SupervisorService::Stub::GetSupervisorStatus, ref, &status).error_code(),
-            grpc::StatusCode::NOT_FOUND);
-  v1::SupervisorSummary summary;
-  for (auto rpc : {&v1::SupervisorService::Stub::SuspendSupervisor,
-                   &v1::SupervisorService::Stub::ResumeSupervisor,
-                   &v1::SupervisorService::Stub::ResetSupervisor,
-                   &v1::SupervisorService::Stub::TerminateSupervisor}) {
-    EXPECT_EQ(Call(rpc, ref, &summary).error_code(), grpc::StatusCode::NOT_FOUND);
-  }
-  v1::GetCommitLogResponse log;
-  EXPECT_EQ(Call(&v1::SupervisorService::Stub::GetCommitLog, ref, &log).error_code(),
-            grpc::StatusCode::NOT_FOUND);
+  // Every call that names one datasource: its own request type, each with
+  // the same `datasource` field.
+  auto not_found = [&](auto rpc, auto request, auto response) {
+    request.set_datasource("nobody");
+    return Call(rpc, request, &response).error_code() == grpc::StatusCode::NOT_FOUND;
+  };
+  using Stub = v1::SupervisorService::Stub;
+  EXPECT_TRUE(not_found(&Stub::GetSupervisor, v1::GetSupervisorRequest(),
+                        v1::GetSupervisorResponse()));
+  EXPECT_TRUE(not_found(&Stub::GetSupervisorStatus, v1::GetSupervisorStatusRequest(),
+                        v1::GetSupervisorStatusResponse()));
+  EXPECT_TRUE(not_found(&Stub::SuspendSupervisor, v1::SuspendSupervisorRequest(),
+                        v1::SuspendSupervisorResponse()));
+  EXPECT_TRUE(not_found(&Stub::ResumeSupervisor, v1::ResumeSupervisorRequest(),
+                        v1::ResumeSupervisorResponse()));
+  EXPECT_TRUE(not_found(&Stub::ResetSupervisor, v1::ResetSupervisorRequest(),
+                        v1::ResetSupervisorResponse()));
+  EXPECT_TRUE(not_found(&Stub::TerminateSupervisor, v1::TerminateSupervisorRequest(),
+                        v1::TerminateSupervisorResponse()));
+  EXPECT_TRUE(not_found(&Stub::GetCommitLog, v1::GetCommitLogRequest(),
+                        v1::GetCommitLogResponse()));
   v1::ListSegmentsRequest list;
   list.set_datasource("nobody");
   v1::ListSegmentsResponse segments;
@@ -312,7 +315,7 @@ TEST_F(SupervisorServiceTest, ACheckpointAndAPublishThroughTheApi) {
            r.handed_off_segment_ids_size() == 1;
   }));
 
-  v1::SupervisorRef ref;
+  v1::GetCommitLogRequest ref;
   ref.set_datasource("wiki");
   v1::GetCommitLogResponse log;
   ASSERT_TRUE(Call(&v1::SupervisorService::Stub::GetCommitLog, ref, &log).ok());
@@ -323,9 +326,9 @@ TEST_F(SupervisorServiceTest, ACheckpointAndAPublishThroughTheApi) {
   ASSERT_TRUE(WaitFor([&] { return Status().aggregate_lag() == 0; })) << Status().DebugString();
   EXPECT_EQ(Status().segments_published(), 1);
 
-  v1::ListSupervisorTasksResponse tasks;
+  v1::SupervisorServiceListTasksResponse tasks;
   ASSERT_TRUE(
-      Call(&v1::SupervisorService::Stub::ListTasks, v1::ListSupervisorTasksRequest(), &tasks).ok());
+      Call(&v1::SupervisorService::Stub::ListTasks, v1::SupervisorServiceListTasksRequest(), &tasks).ok());
   ASSERT_EQ(tasks.tasks_size(), 1);
   EXPECT_EQ(tasks.tasks(0).worker_id(), "w1");
   v1::ListWorkersResponse workers;
@@ -372,7 +375,7 @@ TEST_F(SupervisorServiceTest, ARestartedSupervisorAdoptsItsTasksAndResumesAPause
 
   StartServer(address);  // same address: the worker finds it and registers again
   ASSERT_TRUE(WaitFor([&] { return !worker->Task(task)->paused; }));
-  EXPECT_EQ(worker->Task(task)->state, v1::READING);
+  EXPECT_EQ(worker->Task(task)->state, v1::TASK_STATE_READING);
   EXPECT_EQ(worker->Calls("RunTask"), 1);  // adopted, not recreated
   const v1::SupervisorStatus status = Status();
   ASSERT_EQ(status.active_groups_size(), 1);
@@ -403,9 +406,9 @@ TEST_F(SupervisorServiceTest, RequestsBeyondTheirBoundsAreRefusedNamingTheField)
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_EQ(status.error_message(), "sequenceName is 1048576 bytes long; at most 512");
 
-  v1::ListSupervisorTasksRequest tasks;
+  v1::SupervisorServiceListTasksRequest tasks;
   tasks.set_datasource(std::string(5 << 20, 'd'));
-  v1::ListSupervisorTasksResponse listed;
+  v1::SupervisorServiceListTasksResponse listed;
   status = Call(&v1::SupervisorService::Stub::ListTasks, tasks, &listed);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_TRUE(absl::StrContains(status.error_message(), "at most 128")) << status.error_message();
@@ -432,7 +435,7 @@ TEST_F(SupervisorServiceTest, AnUnparseableRequestIsInvalidArgumentWithAMessage)
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << status.error_message();
   EXPECT_EQ(status.error_message(),
             "the request to /sluice.v1.SupervisorService/GetSupervisorStatus is not a valid "
-            "sluice.v1.SupervisorRef (it could not be parsed); nothing was changed");
+            "sluice.v1.GetSupervisorStatusRequest (it could not be parsed); nothing was changed");
 }
 
 TEST_F(SupervisorServiceTest, ResetOffsetsRefusesPartitionsTheTopicDoesNotHave) {
@@ -447,7 +450,7 @@ TEST_F(SupervisorServiceTest, ResetOffsetsRefusesPartitionsTheTopicDoesNotHave) 
   v1::ResetOffsetsRequest reset;
   reset.set_datasource("wiki");
   (*reset.mutable_offsets())[9] = 5;
-  v1::SupervisorSummary summary;
+  v1::ResetOffsetsResponse summary;
   grpc::Status status = Call(&v1::SupervisorService::Stub::ResetOffsets, reset, &summary);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_EQ(status.error_message(),
@@ -464,7 +467,7 @@ TEST_F(SupervisorServiceTest, ResetOffsetsRefusesPartitionsTheTopicDoesNotHave) 
   reset.clear_offsets();
   (*reset.mutable_offsets())[1] = 0;
   ASSERT_TRUE(Call(&v1::SupervisorService::Stub::ResetOffsets, reset, &summary).ok());
-  v1::SupervisorRef ref;
+  v1::GetCommitLogRequest ref;
   ref.set_datasource("wiki");
   v1::GetCommitLogResponse log;
   ASSERT_TRUE(WaitFor([&] {

@@ -96,8 +96,8 @@ absl::StatusOr<v1::TaskStatus> TaskCluster::WaitUntilFinal(const std::string& ta
           [&] {
             auto status = client->Status(task_id);
             if (status.ok()) last = *status;
-            return status.ok() && (last.state() == v1::SUCCESS || last.state() == v1::FAILED ||
-                                   last.state() == v1::STOPPED);
+            return status.ok() && (last.state() == v1::TASK_STATE_SUCCESS || last.state() == v1::TASK_STATE_FAILED ||
+                                   last.state() == v1::TASK_STATE_STOPPED);
           },
           absl::Seconds(30))) {
     return last;

@@ -52,7 +52,7 @@ TEST_F(TaskControlTest, SetEndOffsetsRulesOneByOne) {
   EXPECT_EQ(*paused, (OffsetMap{{0, 30}, {1, 20}}));
   auto status = c_.client->Status(id);
   ASSERT_TRUE(status.ok());
-  EXPECT_EQ(status->state(), v1::PAUSED);
+  EXPECT_EQ(status->state(), v1::TASK_STATE_PAUSED);
 
   // A partition the task does not read.
   auto foreign = c_.client->SetEndOffsets(id, {{0, 30}, {1, 20}, {5, 1}}, false);
@@ -71,7 +71,7 @@ TEST_F(TaskControlTest, SetEndOffsetsRulesOneByOne) {
   // Still paused after all the rejections, nothing changed.
   status = c_.client->Status(id);
   ASSERT_TRUE(status.ok());
-  EXPECT_EQ(status->state(), v1::PAUSED);
+  EXPECT_EQ(status->state(), v1::TASK_STATE_PAUSED);
   EXPECT_EQ(status->checkpoints_size(), 1);
 
   // A checkpoint: closes sequence 0 at {30, 20}, opens 1, resumes.
@@ -85,7 +85,7 @@ TEST_F(TaskControlTest, SetEndOffsetsRulesOneByOne) {
   ASSERT_TRUE(WaitFor(
       [&] {
         auto s = c_.client->Status(id);
-        return s.ok() && s->state() == v1::READING;
+        return s.ok() && s->state() == v1::TASK_STATE_READING;
       },
       absl::Seconds(5)));
 
@@ -120,7 +120,7 @@ TEST_F(TaskControlTest, SetEndOffsetsRulesOneByOne) {
   ASSERT_TRUE(c_.Produce(1, 10).ok());
   auto final_status = c_.WaitUntilFinal(id);
   ASSERT_TRUE(final_status.ok()) << final_status.status();
-  ASSERT_EQ(final_status->state(), v1::SUCCESS) << final_status->error();
+  ASSERT_EQ(final_status->state(), v1::TASK_STATE_SUCCESS) << final_status->error();
   EXPECT_EQ(final_status->row_stats().processed(), 40 + 25);
   EXPECT_EQ(FromProto(final_status->current_offsets()), (OffsetMap{{0, 40}, {1, 25}}));
   const absl::Status verified = VerifyExactlyOnce(
@@ -147,7 +147,7 @@ TEST_F(TaskControlTest, NothingIsIngestedWhilePaused) {
   absl::SleepFor(absl::Milliseconds(500));
   auto during = c_.client->Status(id);
   ASSERT_TRUE(during.ok());
-  EXPECT_EQ(during->state(), v1::PAUSED);
+  EXPECT_EQ(during->state(), v1::TASK_STATE_PAUSED);
   EXPECT_EQ(FromProto(during->current_offsets()), *paused);
   EXPECT_EQ(during->row_stats().processed(), before->row_stats().processed());
   // Pause again: same answer at once.
@@ -156,12 +156,12 @@ TEST_F(TaskControlTest, NothingIsIngestedWhilePaused) {
   EXPECT_EQ(*again, *paused);
   auto resumed = c_.client->Resume(id);
   ASSERT_TRUE(resumed.ok());
-  EXPECT_EQ(resumed->state(), v1::READING);
+  EXPECT_EQ(resumed->state(), v1::TASK_STATE_READING);
   ASSERT_TRUE(c_.WaitUntilRead(id, {{0, 60}, {1, 60}}).ok());
   // Resuming a task that is not paused leaves it as it is.
   auto noop = c_.client->Resume(id);
   ASSERT_TRUE(noop.ok());
-  EXPECT_EQ(noop->state(), v1::READING);
+  EXPECT_EQ(noop->state(), v1::TASK_STATE_READING);
 }
 
 // A task that has read everything waits in a Kafka poll for more; a Pause
@@ -193,7 +193,7 @@ TEST_F(TaskControlTest, APausedTaskAsksForItsCheckpointAgainUntilAnswered) {
       WaitFor([&] { return c_.supervisor->CheckpointRequests().size() >= 3; }, absl::Seconds(20)));
   auto status = c_.client->Status(id);
   ASSERT_TRUE(status.ok());
-  EXPECT_EQ(status->state(), v1::PAUSED);
+  EXPECT_EQ(status->state(), v1::TASK_STATE_PAUSED);
   EXPECT_TRUE(status->awaiting_checkpoint());
   for (const auto& request : c_.supervisor->CheckpointRequests()) {
     EXPECT_EQ(request.task_id(), id);
@@ -225,7 +225,7 @@ TEST_F(TaskControlTest, APauseWithoutFollowUpEndsByItself) {
   ASSERT_TRUE(c_.WaitUntilRead(id, {{0, 20}, {1, 0}}).ok());
   auto status = c_.client->Status(id);
   ASSERT_TRUE(status.ok());
-  EXPECT_EQ(status->state(), v1::READING);
+  EXPECT_EQ(status->state(), v1::TASK_STATE_READING);
 }
 
 TEST_F(TaskControlTest, RunTaskIsIdempotentAndBoundedBySlots) {
@@ -258,17 +258,17 @@ TEST_F(TaskControlTest, RunTaskIsIdempotentAndBoundedBySlots) {
   // something unpublished.
   ASSERT_TRUE(c_.Produce(0, 5).ok());
   ASSERT_TRUE(c_.WaitUntilRead(id, {{0, 5}, {1, 0}}).ok());
-  auto stopped = c_.client->Stop(id, v1::GRACEFUL);
+  auto stopped = c_.client->Stop(id, v1::STOP_MODE_GRACEFUL);
   ASSERT_TRUE(stopped.ok()) << stopped.status();
-  EXPECT_EQ(stopped->status().state(), v1::STOPPED);
+  EXPECT_EQ(stopped->status().state(), v1::TASK_STATE_STOPPED);
   EXPECT_TRUE(c_.supervisor->CommitLog().empty());
-  auto stop_again = c_.client->Stop(id, v1::GRACEFUL);
+  auto stop_again = c_.client->Stop(id, v1::STOP_MODE_GRACEFUL);
   ASSERT_TRUE(stop_again.ok());
-  EXPECT_EQ(stop_again->status().state(), v1::STOPPED);
+  EXPECT_EQ(stop_again->status().state(), v1::TASK_STATE_STOPPED);
   EXPECT_TRUE(c_.client->RunTask(MakeSpec(third)).ok());
-  auto killed = c_.client->Stop(third.task_id, v1::KILL);
+  auto killed = c_.client->Stop(third.task_id, v1::STOP_MODE_KILL);
   ASSERT_TRUE(killed.ok());
-  EXPECT_EQ(killed->status().state(), v1::FAILED);
+  EXPECT_EQ(killed->status().state(), v1::TASK_STATE_FAILED);
   EXPECT_NE(killed->status().error().find("killed"), std::string::npos);
   auto list = c_.client->List();
   ASSERT_TRUE(list.ok());

@@ -125,7 +125,7 @@ class TaskEndToEndTest : public ::testing::Test {
   absl::StatusOr<v1::GetCommitLogResponse> CommitLog() {
     grpc::ClientContext context;
     context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
-    v1::SupervisorRef ref;
+    v1::GetCommitLogRequest ref;
     ref.set_datasource("wiki");
     v1::GetCommitLogResponse response;
     const grpc::Status status = stub_->GetCommitLog(&context, ref, &response);

@@ -36,7 +36,7 @@ TEST_F(TaskIngestTest, PublishesSeveralSequencesInOrderWhileStillReading) {
       << c_.supervisor->CommitLog().size() << " sequence(s) committed";
   auto status = c_.client->Status(task_id);
   ASSERT_TRUE(status.ok());
-  EXPECT_TRUE(status->state() == v1::READING || status->state() == v1::PAUSED)
+  EXPECT_TRUE(status->state() == v1::TASK_STATE_READING || status->state() == v1::TASK_STATE_PAUSED)
       << v1::TaskState_Name(status->state());
   EXPECT_EQ(FromProto(status->end_offsets()),
             (OffsetMap{{0, kEndOfPartition}, {1, kEndOfPartition}}));
@@ -49,7 +49,7 @@ TEST_F(TaskIngestTest, PublishesSeveralSequencesInOrderWhileStillReading) {
   EXPECT_EQ(*end, (OffsetMap{{0, 200}, {1, 200}}));
   auto final_status = c_.WaitUntilFinal(task_id);
   ASSERT_TRUE(final_status.ok()) << final_status.status();
-  ASSERT_EQ(final_status->state(), v1::SUCCESS) << final_status->error();
+  ASSERT_EQ(final_status->state(), v1::TASK_STATE_SUCCESS) << final_status->error();
 
   const absl::Status verified =
       VerifyExactlyOnce(*c_.supervisor, c_.deep.get(), kTestBase, c_.produced, {{0, 0}, {1, 0}},
@@ -77,7 +77,7 @@ TEST_F(TaskIngestTest, PublishesSeveralSequencesInOrderWhileStillReading) {
   EXPECT_TRUE(WaitFor(
       [&] {
         auto reported = c_.supervisor->LastStatus(task_id);
-        return reported.ok() && reported->state() == v1::SUCCESS;
+        return reported.ok() && reported->state() == v1::TASK_STATE_SUCCESS;
       },
       absl::Seconds(5)));
 }
@@ -95,7 +95,7 @@ TEST_F(TaskIngestTest, LostPublishAnswerIsRecognisedAndThePublishedCopyIsKept) {
   ASSERT_TRUE(c_.supervisor->Finish(0, absl::Seconds(20)).ok());
   auto final_status = c_.WaitUntilFinal(task_id);
   ASSERT_TRUE(final_status.ok()) << final_status.status();
-  ASSERT_EQ(final_status->state(), v1::SUCCESS) << final_status->error();
+  ASSERT_EQ(final_status->state(), v1::TASK_STATE_SUCCESS) << final_status->error();
   // The retried publish was rejected (the offsets had moved), and the task
   // found its own segments committed.
   EXPECT_GE(c_.supervisor->publish_aborted(), 1);
@@ -133,7 +133,7 @@ TEST_F(TaskIngestTest, OffsetOutOfRangeIsReportedAndReadingResumesWhenTheDataArr
   ASSERT_TRUE(c_.supervisor->Finish(0, absl::Seconds(20)).ok());
   auto final_status = c_.WaitUntilFinal(task_id);
   ASSERT_TRUE(final_status.ok()) << final_status.status();
-  ASSERT_EQ(final_status->state(), v1::SUCCESS) << final_status->error();
+  ASSERT_EQ(final_status->state(), v1::TASK_STATE_SUCCESS) << final_status->error();
   const absl::Status verified = VerifyExactlyOnce(
       *c_.supervisor, c_.deep.get(), kTestBase, c_.produced, {{0, 30}, {1, 0}}, {{0, 35}, {1, 10}});
   EXPECT_TRUE(verified.ok()) << verified;
@@ -158,7 +158,7 @@ TEST_F(TaskHandoffTimeoutTest, AHandoffThatNeverCompletesIsAnAlertNotAFailure) {
   ASSERT_TRUE(c_.supervisor->Finish(0, absl::Seconds(20)).ok());
   auto final_status = c_.WaitUntilFinal(task_id);
   ASSERT_TRUE(final_status.ok()) << final_status.status();
-  EXPECT_EQ(final_status->state(), v1::SUCCESS) << final_status->error();
+  EXPECT_EQ(final_status->state(), v1::TASK_STATE_SUCCESS) << final_status->error();
   EXPECT_EQ(c_.supervisor->CommitLog().size(), 1u);
 }
 

@@ -53,7 +53,7 @@ TEST_F(TaskParseErrorsTest, BadRecordsAreCountedSampledAndCommittedWithTheirAcco
 
   auto status = c_.client->Status(id);
   ASSERT_TRUE(status.ok());
-  EXPECT_EQ(status->state(), v1::READING);
+  EXPECT_EQ(status->state(), v1::TASK_STATE_READING);
   EXPECT_EQ(status->row_stats().unparseable(), 5);
   EXPECT_EQ(status->row_stats().thrown_away(), 10 + 5);  // odd n: second hour
   EXPECT_EQ(status->row_stats().processed(), 10 + 5);
@@ -71,7 +71,7 @@ TEST_F(TaskParseErrorsTest, BadRecordsAreCountedSampledAndCommittedWithTheirAcco
   ASSERT_TRUE(c_.supervisor->Finish(0, absl::Seconds(20)).ok());
   auto final_status = c_.WaitUntilFinal(id);
   ASSERT_TRUE(final_status.ok()) << final_status.status();
-  ASSERT_EQ(final_status->state(), v1::SUCCESS) << final_status->error();
+  ASSERT_EQ(final_status->state(), v1::TASK_STATE_SUCCESS) << final_status->error();
   const absl::Status verified = VerifyExactlyOnce(
       *c_.supervisor, c_.deep.get(), kTestBase, c_.produced, {{0, 0}, {1, 0}}, {{0, 24}, {1, 11}},
       spec.minimum_message_time_ms, spec.maximum_message_time_ms);
@@ -95,13 +95,13 @@ TEST_F(TaskParseErrorsTest, MoreThanMaxParseExceptionsFailsTheTask) {
   // Two are tolerated.
   auto status = c_.client->Status(id);
   ASSERT_TRUE(status.ok());
-  EXPECT_EQ(status->state(), v1::READING);
+  EXPECT_EQ(status->state(), v1::TASK_STATE_READING);
   EXPECT_EQ(status->row_stats().unparseable(), 2);
   // One more fails the task.
   ASSERT_TRUE(c_.ProduceValues(0, {"bad 3"}).ok());
   auto final_status = c_.WaitUntilFinal(id);
   ASSERT_TRUE(final_status.ok()) << final_status.status();
-  EXPECT_EQ(final_status->state(), v1::FAILED);
+  EXPECT_EQ(final_status->state(), v1::TASK_STATE_FAILED);
   EXPECT_NE(final_status->error().find("maxParseExceptions = 2"), std::string::npos)
       << final_status->error();
   EXPECT_NE(final_status->error().find("offset 7"), std::string::npos) << final_status->error();
@@ -109,7 +109,7 @@ TEST_F(TaskParseErrorsTest, MoreThanMaxParseExceptionsFailsTheTask) {
   EXPECT_TRUE(WaitFor(
       [&] {
         auto reported = c_.supervisor->LastStatus(id);
-        return reported.ok() && reported->state() == v1::FAILED;
+        return reported.ok() && reported->state() == v1::TASK_STATE_FAILED;
       },
       absl::Seconds(5)));
 }
@@ -152,7 +152,7 @@ TEST_F(TaskParseErrorsTest, ValuesPastTheFormatLimitsAreParseErrorsAndTheRestIsC
   ASSERT_TRUE(c_.supervisor->Finish(0, absl::Seconds(20)).ok());
   auto final_status = c_.WaitUntilFinal(id);
   ASSERT_TRUE(final_status.ok()) << final_status.status();
-  ASSERT_EQ(final_status->state(), v1::SUCCESS) << final_status->error();
+  ASSERT_EQ(final_status->state(), v1::TASK_STATE_SUCCESS) << final_status->error();
   // Every committed segment reads back, and holds exactly the valid rows.
   const absl::Status verified = VerifyExactlyOnce(*c_.supervisor, c_.deep.get(), kTestBase,
                                                   c_.produced, {{0, 0}, {1, 0}}, {{0, 14}, {1, 4}});
@@ -175,7 +175,7 @@ TEST_F(TaskParseErrorsTest, AFailedTaskReportsExactRowStats) {
   ASSERT_TRUE(c_.client->RunTask(MakeSpec(spec)).ok());
   auto final_status = c_.WaitUntilFinal(id);
   ASSERT_TRUE(final_status.ok()) << final_status.status();
-  EXPECT_EQ(final_status->state(), v1::FAILED);
+  EXPECT_EQ(final_status->state(), v1::TASK_STATE_FAILED);
   EXPECT_EQ(final_status->row_stats().processed(), 3);
   EXPECT_EQ(final_status->row_stats().unparseable(), 1);
   EXPECT_EQ(final_status->row_stats().rows_in_memory(), 0);
@@ -189,7 +189,7 @@ TEST_F(TaskParseErrorsTest, AFailedTaskReportsExactRowStats) {
   EXPECT_TRUE(WaitFor(
       [&] {
         auto reported = c_.supervisor->LastStatus(id);
-        return reported.ok() && reported->state() == v1::FAILED &&
+        return reported.ok() && reported->state() == v1::TASK_STATE_FAILED &&
                reported->row_stats().processed() == 3 &&
                reported->row_stats().bytes_in_memory() == 0;
       },
@@ -203,7 +203,7 @@ TEST_F(TaskParseErrorsTest, AStoppedTaskHoldsNothingInMemory) {
   ASSERT_TRUE(c_.Produce(0, 5).ok());
   ASSERT_TRUE(c_.client->RunTask(MakeSpec(c_.Spec(id))).ok());
   ASSERT_TRUE(c_.WaitUntilRead(id, {{0, 5}, {1, 0}}).ok());
-  ASSERT_TRUE(c_.client->Stop(id, v1::GRACEFUL).ok());
+  ASSERT_TRUE(c_.client->Stop(id, v1::STOP_MODE_GRACEFUL).ok());
   auto final_status = c_.WaitUntilFinal(id);
   ASSERT_TRUE(final_status.ok()) << final_status.status();
   EXPECT_EQ(final_status->row_stats().processed(), 5);

@@ -119,7 +119,7 @@ class TaskRestoreTest : public ::testing::Test {
           RestartIfDead();
           auto status = client_->Status(task_id_);
           if (!status.ok()) return false;
-          EXPECT_NE(status->state(), v1::FAILED) << status->error();
+          EXPECT_NE(status->state(), v1::TASK_STATE_FAILED) << status->error();
           seen = FromProto(status->current_offsets());
           return seen == want;
         },
@@ -155,7 +155,7 @@ class TaskRestoreTest : public ::testing::Test {
           RestartIfDead();
           auto status = client_->Status(task_id_);
           if (status.ok()) last = *status;
-          return status.ok() && (last.state() == v1::SUCCESS || last.state() == v1::FAILED);
+          return status.ok() && (last.state() == v1::TASK_STATE_SUCCESS || last.state() == v1::TASK_STATE_FAILED);
         },
         absl::Seconds(40));
     EXPECT_TRUE(done) << last.DebugString();
@@ -192,7 +192,7 @@ class TaskRestoreTest : public ::testing::Test {
     WaitUntilReadAll();
     Round(/*finish=*/true);
     const v1::TaskStatus final_status = WaitUntilSuccess();
-    ASSERT_EQ(final_status.state(), v1::SUCCESS) << final_status.error();
+    ASSERT_EQ(final_status.state(), v1::TASK_STATE_SUCCESS) << final_status.error();
     const absl::Status verified = VerifyExactlyOnce(*supervisor_, deep_.get(), kBase, produced_,
                                                     {{0, 0}, {1, 0}}, ProducedEnd());
     EXPECT_TRUE(verified.ok()) << verified;

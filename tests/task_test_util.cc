@@ -109,9 +109,11 @@ absl::StatusOr<v1::RunTaskResponse> TaskClient::RunTask(const v1::TaskSpec& spec
 }
 
 absl::StatusOr<v1::TaskStatus> TaskClient::Status(const std::string& task_id) {
-  v1::TaskRef request;
+  v1::GetTaskStatusRequest request;
   request.set_task_id(task_id);
-  return Call(stub_.get(), &v1::TaskService::Stub::GetTaskStatus, request);
+  auto response = Call(stub_.get(), &v1::TaskService::Stub::GetTaskStatus, request);
+  if (!response.ok()) return response.status();
+  return std::move(*response->mutable_status());
 }
 
 absl::StatusOr<OffsetMap> TaskClient::Pause(const std::string& task_id, int64_t timeout_ms) {
@@ -140,7 +142,7 @@ absl::StatusOr<v1::SetEndOffsetsResponse> TaskClient::SetEndOffsets(const std::s
 }
 
 absl::StatusOr<OffsetMap> TaskClient::CurrentOffsets(const std::string& task_id) {
-  v1::TaskRef request;
+  v1::GetCurrentOffsetsRequest request;
   request.set_task_id(task_id);
   auto response = Call(stub_.get(), &v1::TaskService::Stub::GetCurrentOffsets, request);
   if (!response.ok()) return response.status();

@@ -40,13 +40,13 @@ class WikiClusterTest : public ::testing::Test {
   // Tasks of `datasource` placed on a worker, per the supervisor's status
   // (-1 if the status call fails).
   int PlacedTasks(const std::string& datasource) {
-    v1::SupervisorRef ref;
+    v1::GetSupervisorStatusRequest ref;
     ref.set_datasource(datasource);
-    v1::SupervisorStatus status;
+    v1::GetSupervisorStatusResponse response;
     grpc::ClientContext ctx;
-    if (!stub_->GetSupervisorStatus(&ctx, ref, &status).ok()) return -1;
+    if (!stub_->GetSupervisorStatus(&ctx, ref, &response).ok()) return -1;
     int placed = 0;
-    for (const auto& group : status.active_groups()) placed += group.tasks_size();
+    for (const auto& group : response.status().active_groups()) placed += group.tasks_size();
     return placed;
   }
 

@@ -109,8 +109,10 @@ absl::StatusOr<SluiceRunResult> RunSluice(BenchCluster& processes,
   for (int i = 0; i < processes.worker_count(); ++i) {
     workers[processes.WorkerId(i)] = processes.WorkerStub(i);
   }
-  v1::SupervisorRef ref;
-  ref.set_datasource(options.datasource);
+  v1::SuspendSupervisorRequest suspend;
+  suspend.set_datasource(options.datasource);
+  v1::GetCommitLogRequest commit_log;
+  commit_log.set_datasource(options.datasource);
   const absl::Time deadline = absl::Now() + options.timeout;
   auto timed_out = [&](absl::string_view waiting_for) -> absl::Status {
     if (absl::Now() < deadline) return absl::OkStatus();
@@ -135,9 +137,9 @@ absl::StatusOr<SluiceRunResult> RunSluice(BenchCluster& processes,
     // The supervisor is asked only until every replica is placed: its
     // metadata store is shared with the checkpoints and publishes measured.
     if (static_cast<int>(task_worker.size()) < options.replicas) {
-      v1::ListSupervisorTasksRequest list;
+      v1::SupervisorServiceListTasksRequest list;
       list.set_datasource(options.datasource);
-      v1::ListSupervisorTasksResponse tasks;
+      v1::SupervisorServiceListTasksResponse tasks;
       SLUICE_RETURN_IF_ERROR(Call(supervisor.get(), &Supervisor::ListTasks, list, &tasks));
       for (const v1::SupervisorTaskRecord& t : tasks.tasks()) {
         if (!t.worker_id().empty()) task_worker[t.task_id()] = t.worker_id();
@@ -147,11 +149,12 @@ absl::StatusOr<SluiceRunResult> RunSluice(BenchCluster& processes,
     for (const auto& [task_id, worker_id] : task_worker) {
       auto worker = workers.find(worker_id);
       if (worker == workers.end()) continue;
-      v1::TaskRef task_ref;
+      v1::GetTaskStatusRequest task_ref;
       task_ref.set_task_id(task_id);
-      v1::TaskStatus status;
-      if (!Call(worker->second.get(), &Worker::GetTaskStatus, task_ref, &status).ok()) continue;
-      if (status.state() == v1::FAILED) {
+      v1::GetTaskStatusResponse got;
+      if (!Call(worker->second.get(), &Worker::GetTaskStatus, task_ref, &got).ok()) continue;
+      const v1::TaskStatus& status = got.status();
+      if (status.state() == v1::TASK_STATE_FAILED) {
         return absl::InternalError(absl::StrCat("task ", task_id, " failed: ", status.error()));
       }
       if (status.start_time_ms() > 0 &&
@@ -167,12 +170,12 @@ absl::StatusOr<SluiceRunResult> RunSluice(BenchCluster& processes,
 
   // 2. Suspend: the group is finalized at what the replicas read, and its
   // last sequence published.
-  v1::SupervisorSummary summary;
-  SLUICE_RETURN_IF_ERROR(Call(supervisor.get(), &Supervisor::SuspendSupervisor, ref, &summary));
+  v1::SuspendSupervisorResponse summary;
+  SLUICE_RETURN_IF_ERROR(Call(supervisor.get(), &Supervisor::SuspendSupervisor, suspend, &summary));
   v1::GetCommitLogResponse log;
   while (true) {
     SLUICE_RETURN_IF_ERROR(timed_out("the last commit"));
-    SLUICE_RETURN_IF_ERROR(Call(supervisor.get(), &Supervisor::GetCommitLog, ref, &log));
+    SLUICE_RETURN_IF_ERROR(Call(supervisor.get(), &Supervisor::GetCommitLog, commit_log, &log));
     if (ReachedEnd(log.committed_offsets(), options.end_offsets)) break;
     absl::SleepFor(options.poll_interval);
   }
@@ -182,19 +185,19 @@ absl::StatusOr<SluiceRunResult> RunSluice(BenchCluster& processes,
   // supervisor stops the others (STOPPED).
   while (true) {
     SLUICE_RETURN_IF_ERROR(timed_out("the tasks to finish"));
-    v1::ListSupervisorTasksRequest list;
+    v1::SupervisorServiceListTasksRequest list;
     list.set_datasource(options.datasource);
     list.set_include_finished(true);
-    v1::ListSupervisorTasksResponse tasks;
+    v1::SupervisorServiceListTasksResponse tasks;
     SLUICE_RETURN_IF_ERROR(Call(supervisor.get(), &Supervisor::ListTasks, list, &tasks));
     int succeeded = 0;
     int ended = 0;
     for (const v1::SupervisorTaskRecord& t : tasks.tasks()) {
-      if (t.state() == v1::FAILED) {
+      if (t.state() == v1::TASK_STATE_FAILED) {
         return absl::InternalError(absl::StrCat("task ", t.task_id(), " failed: ", t.error()));
       }
-      if (t.state() == v1::SUCCESS) ++succeeded;
-      if (t.state() == v1::SUCCESS || t.state() == v1::STOPPED) ++ended;
+      if (t.state() == v1::TASK_STATE_SUCCESS) ++succeeded;
+      if (t.state() == v1::TASK_STATE_SUCCESS || t.state() == v1::TASK_STATE_STOPPED) ++ended;
     }
     if (succeeded > 0 && ended == tasks.tasks_size()) break;
     absl::SleepFor(absl::Milliseconds(100));

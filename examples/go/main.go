@@ -217,7 +217,7 @@ func main() {
 	var committed int64
 	for {
 		c, cancel := call()
-		log, err := client.GetCommitLog(c, &v1.SupervisorRef{Datasource: ds})
+		log, err := client.GetCommitLog(c, &v1.GetCommitLogRequest{Datasource: ds})
 		cancel()
 		if err != nil && status.Code(err).String() != "Unavailable" {
 			fail("GetCommitLog", err)
@@ -251,10 +251,10 @@ func main() {
 	}
 
 	c, cancel = call()
-	st, err := client.GetSupervisorStatus(c, &v1.SupervisorRef{Datasource: ds})
+	st, err := client.GetSupervisorStatus(c, &v1.GetSupervisorStatusRequest{Datasource: ds})
 	cancel()
 	if err != nil {
 		fail("GetSupervisorStatus", err)
 	}
-	fmt.Printf("status: %s\n", protojson.MarshalOptions{UseProtoNames: true}.Format(st))
+	fmt.Printf("status: %s\n", protojson.MarshalOptions{UseProtoNames: true}.Format(st.GetStatus()))
 }

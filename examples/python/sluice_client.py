@@ -146,7 +146,7 @@ def main():
     deadline = time.monotonic() + args.timeout
     while True:
         try:
-            log = stub.GetCommitLog(sv.SupervisorRef(datasource=ds), metadata=metadata, timeout=30)
+            log = stub.GetCommitLog(sv.GetCommitLogRequest(datasource=ds), metadata=metadata, timeout=30)
         except grpc.RpcError as e:
             if e.code() != grpc.StatusCode.UNAVAILABLE:
                 fail("GetCommitLog", e)
@@ -165,8 +165,9 @@ def main():
     for s in segments.segments:
         print(f"  {s.id} rows={s.num_rows} bytes={s.size_bytes}")
 
-    status = call("GetSupervisorStatus", stub.GetSupervisorStatus, sv.SupervisorRef(datasource=ds))
-    print("status: " + json_format.MessageToJson(status, preserving_proto_field_name=True))
+    response = call("GetSupervisorStatus", stub.GetSupervisorStatus,
+                    sv.GetSupervisorStatusRequest(datasource=ds))
+    print("status: " + json_format.MessageToJson(response.status, preserving_proto_field_name=True))
     ch.close()
 
 

@@ -79,7 +79,7 @@ class FakeTaskWorker::Service final : public v1::TaskService::Service {
     task.current = task.sequences.front().start;
     for (const auto& [p, o] : FromProto(spec.start_offsets()))
       task.end_offsets[p] = kEndOfPartition;
-    task.state = v1::READING;
+    task.state = v1::TASK_STATE_READING;
     auto& stored = w_->tasks_[spec.task_id()] = std::move(task);
     *response->mutable_status() = w_->StatusLocked(stored);
     return grpc::Status::OK;
@@ -92,11 +92,11 @@ class FakeTaskWorker::Service final : public v1::TaskService::Service {
     FakeTask* task = Find(request->task_id());
     if (task == nullptr) return NotFound(request->task_id());
     if (!IsTerminal(task->state)) {
-      if (request->mode() == v1::KILL) {
-        task->state = v1::FAILED;
+      if (request->mode() == v1::STOP_MODE_KILL) {
+        task->state = v1::TASK_STATE_FAILED;
         task->error = absl::StrCat("killed by supervisor: ", request->reason());
       } else {
-        task->state = v1::STOPPED;
+        task->state = v1::TASK_STATE_STOPPED;
         task->error = absl::StrCat("stopped: ", request->reason());
       }
       task->paused = false;
@@ -125,7 +125,7 @@ class FakeTaskWorker::Service final : public v1::TaskService::Service {
     w_->Log("Pause", request->task_id());
     FakeTask* task = Find(request->task_id());
     if (task == nullptr) return NotFound(request->task_id());
-    if (task->state != v1::READING && task->state != v1::PAUSED) {
+    if (task->state != v1::TASK_STATE_READING && task->state != v1::TASK_STATE_PAUSED) {
       return Error(grpc::StatusCode::FAILED_PRECONDITION,
                    absl::StrCat("task is ", v1::TaskState_Name(task->state), ", not pausable"));
     }
@@ -138,8 +138,8 @@ class FakeTaskWorker::Service final : public v1::TaskService::Service {
         break;
     }
     task->paused = true;
-    task->state = v1::PAUSED;
-    response->set_state(v1::PAUSED);
+    task->state = v1::TASK_STATE_PAUSED;
+    response->set_state(v1::TASK_STATE_PAUSED);
     ToProto(task->current, response->mutable_current_offsets());
     return grpc::Status::OK;
   }
@@ -150,10 +150,10 @@ class FakeTaskWorker::Service final : public v1::TaskService::Service {
     w_->Log("Resume", request->task_id());
     FakeTask* task = Find(request->task_id());
     if (task == nullptr) return NotFound(request->task_id());
-    if (task->state == v1::PAUSED) {
+    if (task->state == v1::TASK_STATE_PAUSED) {
       task->paused = false;
       task->awaiting_checkpoint = false;
-      task->state = v1::READING;
+      task->state = v1::TASK_STATE_READING;
     }
     response->set_state(task->state);
     return grpc::Status::OK;
@@ -187,7 +187,7 @@ class FakeTaskWorker::Service final : public v1::TaskService::Service {
     const bool duplicate = (!request->finish() && offsets == latest.start) ||
                            (request->finish() && latest.checkpointed && offsets == latest.end);
     if (duplicate) {
-      if (task->state == v1::PAUSED) task->state = v1::READING;
+      if (task->state == v1::TASK_STATE_PAUSED) task->state = v1::TASK_STATE_READING;
       task->paused = false;
       task->awaiting_checkpoint = false;
       response->set_duplicate(true);
@@ -214,14 +214,14 @@ class FakeTaskWorker::Service final : public v1::TaskService::Service {
     latest.checkpointed = true;
     if (request->finish()) {
       task->end_offsets = offsets;
-      task->state = v1::PUBLISHING;
+      task->state = v1::TASK_STATE_PUBLISHING;
     } else {
       FakeSequence next;
       next.id = latest.id + 1;
       next.start = offsets;
       for (const auto& [p, o] : offsets) next.end[p] = kEndOfPartition;
       task->sequences.push_back(next);
-      task->state = v1::READING;
+      task->state = v1::TASK_STATE_READING;
     }
     task->paused = false;
     task->awaiting_checkpoint = false;
@@ -230,8 +230,8 @@ class FakeTaskWorker::Service final : public v1::TaskService::Service {
     return grpc::Status::OK;
   }
 
-  grpc::Status GetCurrentOffsets(grpc::ServerContext*, const v1::TaskRef* request,
-                                 v1::OffsetsResponse* response) override {
+  grpc::Status GetCurrentOffsets(grpc::ServerContext*, const v1::GetCurrentOffsetsRequest* request,
+                                 v1::GetCurrentOffsetsResponse* response) override {
     absl::MutexLock lock(&w_->mu_);
     w_->Log("GetCurrentOffsets", request->task_id());
     FakeTask* task = Find(request->task_id());
@@ -240,8 +240,8 @@ class FakeTaskWorker::Service final : public v1::TaskService::Service {
     return grpc::Status::OK;
   }
 
-  grpc::Status GetEndOffsets(grpc::ServerContext*, const v1::TaskRef* request,
-                             v1::OffsetsResponse* response) override {
+  grpc::Status GetEndOffsets(grpc::ServerContext*, const v1::GetEndOffsetsRequest* request,
+                             v1::GetEndOffsetsResponse* response) override {
     absl::MutexLock lock(&w_->mu_);
     w_->Log("GetEndOffsets", request->task_id());
     FakeTask* task = Find(request->task_id());
@@ -250,8 +250,8 @@ class FakeTaskWorker::Service final : public v1::TaskService::Service {
     return grpc::Status::OK;
   }
 
-  grpc::Status GetCheckpoints(grpc::ServerContext*, const v1::TaskRef* request,
-                              v1::CheckpointsResponse* response) override {
+  grpc::Status GetCheckpoints(grpc::ServerContext*, const v1::GetCheckpointsRequest* request,
+                              v1::GetCheckpointsResponse* response) override {
     absl::MutexLock lock(&w_->mu_);
     w_->Log("GetCheckpoints", request->task_id());
     FakeTask* task = Find(request->task_id());
@@ -260,19 +260,19 @@ class FakeTaskWorker::Service final : public v1::TaskService::Service {
     return grpc::Status::OK;
   }
 
-  grpc::Status GetTaskStatus(grpc::ServerContext*, const v1::TaskRef* request,
-                             v1::TaskStatus* response) override {
+  grpc::Status GetTaskStatus(grpc::ServerContext*, const v1::GetTaskStatusRequest* request,
+                             v1::GetTaskStatusResponse* response) override {
     absl::MutexLock lock(&w_->mu_);
     w_->Log("GetTaskStatus", request->task_id());
     FakeTask* task = Find(request->task_id());
     if (task == nullptr) return NotFound(request->task_id());
-    *response = w_->StatusLocked(*task);
+    *response->mutable_status() = w_->StatusLocked(*task);
     return grpc::Status::OK;
   }
 
  private:
   static bool IsRunning(v1::TaskState state) {
-    return state != v1::SUCCESS && state != v1::FAILED && state != v1::STOPPED;
+    return state != v1::TASK_STATE_SUCCESS && state != v1::TASK_STATE_FAILED && state != v1::TASK_STATE_STOPPED;
   }
   static bool IsTerminal(v1::TaskState state) { return !IsRunning(state); }
   static grpc::Status NotFound(const std::string& id) {
@@ -340,9 +340,9 @@ void FakeTaskWorker::HeartbeatLoop() {
       for (const std::string& id : response.stop_task_ids()) {
         absl::MutexLock lock(&mu_);
         auto it = tasks_.find(id);
-        if (it != tasks_.end() && it->second.state != v1::SUCCESS &&
-            it->second.state != v1::FAILED && it->second.state != v1::STOPPED) {
-          it->second.state = v1::STOPPED;
+        if (it != tasks_.end() && it->second.state != v1::TASK_STATE_SUCCESS &&
+            it->second.state != v1::TASK_STATE_FAILED && it->second.state != v1::TASK_STATE_STOPPED) {
+          it->second.state = v1::TASK_STATE_STOPPED;
           it->second.error = "stopped: the supervisor no longer wants it";
         }
       }
@@ -454,7 +454,7 @@ void FakeTaskWorker::SetScript(const std::string& task_id, FakeTaskScript script
 void FakeTaskWorker::Read(const std::string& task_id, const OffsetMap& offsets) {
   absl::MutexLock lock(&mu_);
   FakeTask& task = tasks_.at(task_id);
-  if (task.paused || (task.state != v1::READING && task.state != v1::PUBLISHING)) return;
+  if (task.paused || (task.state != v1::TASK_STATE_READING && task.state != v1::TASK_STATE_PUBLISHING)) return;
   for (const auto& [p, o] : offsets) {
     auto end = task.end_offsets.find(p);
     if (end == task.end_offsets.end()) continue;
@@ -468,7 +468,7 @@ v1::CheckpointDataSourceMetadataRequest FakeTaskWorker::RequestCheckpoint(
   FakeTask& task = tasks_.at(task_id);
   task.paused = true;
   task.awaiting_checkpoint = true;
-  task.state = v1::PAUSED;
+  task.state = v1::TASK_STATE_PAUSED;
   v1::CheckpointDataSourceMetadataRequest request;
   request.set_datasource(task.spec.datasource());
   request.set_task_id(task_id);
@@ -485,8 +485,8 @@ void FakeTaskWorker::SetState(const std::string& task_id, v1::TaskState state,
   FakeTask& task = tasks_.at(task_id);
   task.state = state;
   task.error = error;
-  task.paused = state == v1::PAUSED;
-  if (state == v1::SUCCESS || state == v1::FAILED || state == v1::STOPPED) {
+  task.paused = state == v1::TASK_STATE_PAUSED;
+  if (state == v1::TASK_STATE_SUCCESS || state == v1::TASK_STATE_FAILED || state == v1::TASK_STATE_STOPPED) {
     task.end_time_ms = absl::ToUnixMillis(absl::Now());
   }
 }

@@ -55,7 +55,7 @@ struct FakeSequence {
 
 struct FakeTask {
   v1::TaskSpec spec;
-  v1::TaskState state = v1::READING;
+  v1::TaskState state = v1::TASK_STATE_READING;
   bool paused = false;
   bool awaiting_checkpoint = false;
   OffsetMap current;

@@ -105,7 +105,7 @@ std::vector<std::string> ManagerHarness::GroupTasks(int group_id, const std::str
   for (const auto& group : status.active_groups()) {
     if (group.group_id() != group_id) continue;
     for (const auto& task : group.tasks()) {
-      if (task.state() != v1::FAILED && task.state() != v1::STOPPED) out.push_back(task.task_id());
+      if (task.state() != v1::TASK_STATE_FAILED && task.state() != v1::TASK_STATE_STOPPED) out.push_back(task.task_id());
     }
   }
   std::sort(out.begin(), out.end());
@@ -117,7 +117,7 @@ std::vector<std::string> ManagerHarness::LiveTasks() {
   for (auto& worker : workers_) {
     for (const std::string& id : worker->TaskIds()) {
       auto task = worker->Task(id);
-      if (task->state != v1::SUCCESS && task->state != v1::FAILED && task->state != v1::STOPPED) {
+      if (task->state != v1::TASK_STATE_SUCCESS && task->state != v1::TASK_STATE_FAILED && task->state != v1::TASK_STATE_STOPPED) {
         out.push_back(id);
       }
     }

@@ -202,6 +202,8 @@ void ExpectIngested(const std::string& language, const std::string& datasource) 
   EXPECT_TRUE(absl::StrContains(json, "\"datasource\":")) << r.Describe();
   EXPECT_TRUE(absl::StrContains(json, "\"" + datasource + "\"")) << r.Describe();
   EXPECT_TRUE(absl::StrContains(json, "\"committed_offsets\":")) << r.Describe();
+  // Enum values in JSON carry their enum's prefix (buf's ENUM_VALUE_PREFIX).
+  EXPECT_TRUE(absl::StrContains(json, "\"SUPERVISOR_STATE_")) << r.Describe();
   EXPECT_TRUE(absl::StrContains(json, "\"partitions\": 4") ||
               absl::StrContains(json, "\"partitions\":4"))
       << r.Describe();

@@ -276,9 +276,9 @@ absl::Status FaultScenario::RestartAndWait(const std::string& process, absl::Dur
 // ---- operator actions ----
 
 absl::Status FaultScenario::Suspend() {
-  v1::SupervisorRef ref;
+  v1::SuspendSupervisorRequest ref;
   ref.set_datasource(kDatasource);
-  v1::SupervisorSummary summary;
+  v1::SuspendSupervisorResponse summary;
   grpc::ClientContext context;
   return Annotate(
       FromGrpcStatus(supervisor_->SuspendSupervisor(WithDeadline(&context), ref, &summary)),
@@ -286,9 +286,9 @@ absl::Status FaultScenario::Suspend() {
 }
 
 absl::Status FaultScenario::Resume() {
-  v1::SupervisorRef ref;
+  v1::ResumeSupervisorRequest ref;
   ref.set_datasource(kDatasource);
-  v1::SupervisorSummary summary;
+  v1::ResumeSupervisorResponse summary;
   grpc::ClientContext context;
   return Annotate(
       FromGrpcStatus(supervisor_->ResumeSupervisor(WithDeadline(&context), ref, &summary)),
@@ -299,7 +299,7 @@ absl::Status FaultScenario::ResetOffsets(const PartitionOffsets& offsets) {
   v1::ResetOffsetsRequest request;
   request.set_datasource(kDatasource);
   for (const auto& [p, o] : offsets) (*request.mutable_offsets())[p] = o;
-  v1::SupervisorSummary summary;
+  v1::ResetOffsetsResponse summary;
   grpc::ClientContext context;
   return Annotate(
       FromGrpcStatus(supervisor_->ResetOffsets(WithDeadline(&context), request, &summary)),
@@ -323,17 +323,17 @@ absl::Status FaultScenario::DeleteWorkerData(int worker) {
 // ---- reading the state ----
 
 absl::StatusOr<v1::SupervisorStatus> FaultScenario::Status() {
-  v1::SupervisorRef ref;
+  v1::GetSupervisorStatusRequest ref;
   ref.set_datasource(kDatasource);
-  v1::SupervisorStatus status;
+  v1::GetSupervisorStatusResponse response;
   grpc::ClientContext context;
   SLUICE_RETURN_IF_ERROR(
-      FromGrpcStatus(supervisor_->GetSupervisorStatus(WithDeadline(&context), ref, &status)));
-  return status;
+      FromGrpcStatus(supervisor_->GetSupervisorStatus(WithDeadline(&context), ref, &response)));
+  return std::move(*response.mutable_status());
 }
 
 absl::StatusOr<v1::GetCommitLogResponse> FaultScenario::CommitLog() {
-  v1::SupervisorRef ref;
+  v1::GetCommitLogRequest ref;
   ref.set_datasource(kDatasource);
   v1::GetCommitLogResponse log;
   grpc::ClientContext context;
@@ -342,11 +342,11 @@ absl::StatusOr<v1::GetCommitLogResponse> FaultScenario::CommitLog() {
   return log;
 }
 
-absl::StatusOr<v1::ListSupervisorTasksResponse> FaultScenario::Tasks(bool include_finished) {
-  v1::ListSupervisorTasksRequest request;
+absl::StatusOr<v1::SupervisorServiceListTasksResponse> FaultScenario::Tasks(bool include_finished) {
+  v1::SupervisorServiceListTasksRequest request;
   request.set_datasource(kDatasource);
   request.set_include_finished(include_finished);
-  v1::ListSupervisorTasksResponse response;
+  v1::SupervisorServiceListTasksResponse response;
   grpc::ClientContext context;
   SLUICE_RETURN_IF_ERROR(
       FromGrpcStatus(supervisor_->ListTasks(WithDeadline(&context), request, &response)));
@@ -354,7 +354,7 @@ absl::StatusOr<v1::ListSupervisorTasksResponse> FaultScenario::Tasks(bool includ
 }
 
 absl::StatusOr<int> FaultScenario::WorkerWithTasks(const std::vector<v1::TaskState>& states) {
-  SLUICE_ASSIGN_OR_RETURN(v1::ListSupervisorTasksResponse tasks, Tasks());
+  SLUICE_ASSIGN_OR_RETURN(v1::SupervisorServiceListTasksResponse tasks, Tasks());
   std::map<int, int> count;
   for (const v1::SupervisorTaskRecord& t : tasks.tasks()) {
     if (std::find(states.begin(), states.end(), t.state()) == states.end()) continue;
@@ -526,7 +526,7 @@ std::string FaultScenario::Context() {
     absl::StrAppend(&out, "  error at ", FormatIsoInstant(e.time_ms()), ": ",
                     e.message().substr(0, 400), "\n");
   }
-  if (absl::StatusOr<v1::ListSupervisorTasksResponse> tasks = Tasks(true); tasks.ok()) {
+  if (absl::StatusOr<v1::SupervisorServiceListTasksResponse> tasks = Tasks(true); tasks.ok()) {
     for (const v1::SupervisorTaskRecord& t : tasks->tasks()) {
       if (t.error().empty()) continue;
       absl::StrAppend(&out, "  task ", t.task_id(), " (", v1::TaskState_Name(t.state()), " on ",

@@ -153,10 +153,10 @@ class FaultScenario {
   // ---- reading the state ----
   absl::StatusOr<v1::SupervisorStatus> Status();
   absl::StatusOr<v1::GetCommitLogResponse> CommitLog();
-  absl::StatusOr<v1::ListSupervisorTasksResponse> Tasks(bool include_finished = false);
+  absl::StatusOr<v1::SupervisorServiceListTasksResponse> Tasks(bool include_finished = false);
   // Index of a worker running a task of the datasource in one of `states`
   // (the one with the most such tasks); NOT_FOUND if none.
-  absl::StatusOr<int> WorkerWithTasks(const std::vector<v1::TaskState>& states = {v1::READING});
+  absl::StatusOr<int> WorkerWithTasks(const std::vector<v1::TaskState>& states = {v1::TASK_STATE_READING});
 
   // ---- waiting ----
   // Polls `condition` until it returns true. DEADLINE_EXCEEDED names `what`,

@@ -57,7 +57,7 @@ TEST(LifecycleFaults, SuspendThenResume) {
                          [&]() -> absl::StatusOr<bool> {
                            absl::StatusOr<v1::SupervisorStatus> status = s->Status();
                            if (!status.ok()) return status.status();
-                           return status->state() == v1::SUSPENDED &&
+                           return status->state() == v1::SUPERVISOR_STATE_SUSPENDED &&
                                   status->active_groups_size() == 0 &&
                                   status->publishing_groups_size() == 0;
                          }));

@@ -131,7 +131,7 @@ TEST_F(TrustAttacksTest, ForgedTaskCallsAreRefusedAndMoveNothing) {
   report.set_worker_id(other_worker);
   report.mutable_status()->set_task_id(task.task_id());
   report.mutable_status()->set_datasource(kDatasource);
-  report.mutable_status()->set_state(v1::SUCCESS);
+  report.mutable_status()->set_state(v1::TASK_STATE_SUCCESS);
   v1::ReportTaskStatusResponse none;
   EXPECT_EQ(Call(*As(other_worker), &Stub::ReportTaskStatus, report, &none).error_code(),
             grpc::StatusCode::PERMISSION_DENIED);
@@ -140,9 +140,9 @@ TEST_F(TrustAttacksTest, ForgedTaskCallsAreRefusedAndMoveNothing) {
             grpc::StatusCode::PERMISSION_DENIED);
 
   // A reader cannot administer; a worker cannot read the admin surface.
-  v1::SupervisorRef ref;
+  v1::ResetSupervisorRequest ref;
   ref.set_datasource(kDatasource);
-  v1::SupervisorSummary summary;
+  v1::ResetSupervisorResponse summary;
   EXPECT_EQ(Call(*As("reader"), &Stub::ResetSupervisor, ref, &summary).error_code(),
             grpc::StatusCode::PERMISSION_DENIED);
   v1::ListSupervisorsResponse list;
@@ -204,13 +204,15 @@ TEST_F(TrustAttacksTest, SpecsAreDataAndSecretsAreWriteOnly) {
   v1::SubmitSupervisorResponse submitted;
   ASSERT_TRUE(Call(*admin, &Stub::SubmitSupervisor, submit, &submitted).ok());
   EXPECT_EQ(submitted.spec().io_config().consumer_properties().at("sasl.password"), "***");
-  v1::SupervisorRef ref;
+  v1::GetSupervisorRequest ref;
   ref.set_datasource("secret");
-  v1::SubmitSupervisorResponse got;
+  v1::GetSupervisorResponse got;
   ASSERT_TRUE(Call(*As("reader"), &Stub::GetSupervisor, ref, &got).ok());
   EXPECT_EQ(got.spec().io_config().consumer_properties().at("sasl.password"), "***");
+  v1::GetSupervisorHistoryRequest history_request;
+  history_request.set_datasource("secret");
   v1::GetSupervisorHistoryResponse history;
-  ASSERT_TRUE(Call(*As("reader"), &Stub::GetSupervisorHistory, ref, &history).ok());
+  ASSERT_TRUE(Call(*As("reader"), &Stub::GetSupervisorHistory, history_request, &history).ok());
   EXPECT_EQ(history.DebugString().find(secret), std::string::npos);
   // Pasting back what GetSupervisor shows changes nothing (the stored secret is kept).
   v1::SubmitSupervisorRequest again;
@@ -218,8 +220,10 @@ TEST_F(TrustAttacksTest, SpecsAreDataAndSecretsAreWriteOnly) {
   v1::SubmitSupervisorResponse resubmitted;
   ASSERT_TRUE(Call(*admin, &Stub::SubmitSupervisor, again, &resubmitted).ok());
   EXPECT_TRUE(resubmitted.unchanged());
-  v1::SupervisorSummary terminated;
-  ASSERT_TRUE(Call(*admin, &Stub::TerminateSupervisor, ref, &terminated).ok());
+  v1::TerminateSupervisorRequest terminate;
+  terminate.set_datasource("secret");
+  v1::TerminateSupervisorResponse terminated;
+  ASSERT_TRUE(Call(*admin, &Stub::TerminateSupervisor, terminate, &terminated).ok());
 
   s_->StartProducing(2000, absl::Seconds(2));
   ASSERT_OK(s_->Finish());

@@ -104,7 +104,7 @@ TEST(WorkerFaults, KillOneReplicaForGoodAndTheReplacementTakesOver) {
           int live = 0;
           for (const v1::TaskSummary& t : g.tasks()) {
             if (t.worker_id() == victim) return false;
-            live += t.state() == v1::READING || t.state() == v1::PAUSED ? 1 : 0;
+            live += t.state() == v1::TASK_STATE_READING || t.state() == v1::TASK_STATE_PAUSED ? 1 : 0;
           }
           if (live != 2) return false;
         }
@@ -160,7 +160,7 @@ TEST(WorkerFaults, AFrozenWorkerDoesNotTakeTheReplacementReplica) {
     std::set<std::string> out;
     for (const v1::TaskGroupStatus& g : status->active_groups()) {
       for (const v1::TaskSummary& t : g.tasks()) {
-        if (t.state() != v1::SUCCESS && t.state() != v1::FAILED && t.state() != v1::STOPPED) {
+        if (t.state() != v1::TASK_STATE_SUCCESS && t.state() != v1::TASK_STATE_FAILED && t.state() != v1::TASK_STATE_STOPPED) {
           out.insert(t.worker_id());
         }
       }
@@ -191,7 +191,7 @@ TEST(WorkerFaults, AFrozenWorkerDoesNotTakeTheReplacementReplica) {
         running = absl::Now();
         for (const v1::TaskGroupStatus& g : status->active_groups()) {
           for (const v1::TaskSummary& t : g.tasks()) {
-            if (t.worker_id() == healthy && (t.state() == v1::READING || t.state() == v1::PAUSED)) {
+            if (t.worker_id() == healthy && (t.state() == v1::TASK_STATE_READING || t.state() == v1::TASK_STATE_PAUSED)) {
               return true;
             }
           }

@@ -133,7 +133,7 @@ std::string TaskOnWorker0(const std::string& datasource) {
     options.ignore_unknown_fields = true;
     if (r.ok() && google::protobuf::util::JsonStringToMessage(r.out, &tasks, options).ok()) {
       for (const auto& t : tasks.tasks()) {
-        if (t.datasource() == datasource && t.state() == v1::READING) return t.task_id();
+        if (t.datasource() == datasource && t.state() == v1::TASK_STATE_READING) return t.task_id();
       }
     }
     absl::SleepFor(absl::Milliseconds(500));

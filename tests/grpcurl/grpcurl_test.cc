@@ -125,11 +125,12 @@ TEST(GrpcurlTest, ReadmeSpecIngestsAndIsOperatedWithGrpcurl) {
       [](const std::string& out) {
         Result r;
         r.out = out;
-        return Sum(Parse<v1::SupervisorStatus>(r).committed_offsets()) == kRecordsPerTopic;
+        return Sum(Parse<v1::GetSupervisorStatusResponse>(r).status().committed_offsets()) ==
+               kRecordsPerTopic;
       },
       absl::Seconds(60));
   ASSERT_TRUE(committed.ok()) << committed.Describe();
-  v1::SupervisorStatus s = Parse<v1::SupervisorStatus>(committed);
+  v1::SupervisorStatus s = Parse<v1::GetSupervisorStatusResponse>(committed).status();
   ASSERT_EQ(Sum(s.committed_offsets()), kRecordsPerTopic) << committed.out;
   EXPECT_EQ(s.partitions(), 4);
   // grpcurl prints the proto field names (committed_offsets) and int64
@@ -176,14 +177,16 @@ TEST(GrpcurlTest, ReadmeSpecIngestsAndIsOperatedWithGrpcurl) {
   const std::string ref_ds = "{\"datasource\": \"wiki\"}";
   Result suspend = Grpcurl(Call(Supervisor(), "sluice.v1.SupervisorService/SuspendSupervisor", ref_ds));
   ASSERT_TRUE(suspend.ok()) << suspend.Describe();
-  EXPECT_TRUE(Parse<v1::SupervisorSummary>(suspend).suspended()) << suspend.out;
+  EXPECT_TRUE(Parse<v1::SuspendSupervisorResponse>(suspend).supervisor().suspended()) << suspend.out;
   Result suspended = PollUntil(status, [](const std::string& out) {
-    return absl::StrContains(out, "\"state\": \"SUSPENDED\"");
+    return absl::StrContains(out, "\"state\": \"SUPERVISOR_STATE_SUSPENDED\"");
   }, absl::Seconds(30));
-  ASSERT_TRUE(absl::StrContains(suspended.out, "\"state\": \"SUSPENDED\"")) << suspended.Describe();
+  // Enum values by their full, prefixed names (buf's ENUM_VALUE_PREFIX).
+  ASSERT_TRUE(absl::StrContains(suspended.out, "\"state\": \"SUPERVISOR_STATE_SUSPENDED\""))
+      << suspended.Describe();
   Result resume = Grpcurl(Call(Supervisor(), "sluice.v1.SupervisorService/ResumeSupervisor", ref_ds));
   ASSERT_TRUE(resume.ok()) << resume.Describe();
-  EXPECT_FALSE(Parse<v1::SupervisorSummary>(resume).suspended()) << resume.out;
+  EXPECT_FALSE(Parse<v1::ResumeSupervisorResponse>(resume).supervisor().suspended()) << resume.out;
 
   // Reset partition 0 to offset 100 (offsets as JSON strings, as grpcurl
   // prints them; numbers are accepted too): it is re-read and committed
@@ -211,9 +214,11 @@ TEST(GrpcurlTest, ReadmeSpecIngestsAndIsOperatedWithGrpcurl) {
   Result recommitted = PollUntil(status, [&](const std::string& out) {
     Result r;
     r.out = out;
-    return Sum(Parse<v1::SupervisorStatus>(r).committed_offsets()) == kRecordsPerTopic;
+    return Sum(Parse<v1::GetSupervisorStatusResponse>(r).status().committed_offsets()) ==
+           kRecordsPerTopic;
   }, absl::Seconds(60));
-  EXPECT_EQ(Sum(Parse<v1::SupervisorStatus>(recommitted).committed_offsets()), kRecordsPerTopic)
+  EXPECT_EQ(Sum(Parse<v1::GetSupervisorStatusResponse>(recommitted).status().committed_offsets()),
+            kRecordsPerTopic)
       << recommitted.Describe();
 
   // Terminate: gone from the list of running supervisors' reads.

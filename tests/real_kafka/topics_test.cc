@@ -157,7 +157,7 @@ TEST(RealKafkaTopics, RetentionUnderAStoppedSupervisor) {
                          [&]() -> absl::StatusOr<bool> {
                            absl::StatusOr<v1::SupervisorStatus> st = s->Status();
                            if (!st.ok()) return st.status();
-                           return st->state() == v1::SUSPENDED && st->active_groups_size() == 0 &&
+                           return st->state() == v1::SUPERVISOR_STATE_SUSPENDED && st->active_groups_size() == 0 &&
                                   st->publishing_groups_size() == 0;
                          }));
   ASSERT_OK(s->Produce(2000));

@@ -41,7 +41,7 @@ absl::Status Call(grpc::Status (v1::SupervisorService::StubInterface::*method)(g
 absl::StatusOr<AuditInputs> FetchAuditInputs(v1::SupervisorService::StubInterface& stub,
                                              const std::string& datasource,
                                              absl::Duration rpc_timeout) {
-  v1::SupervisorRef ref;
+  v1::GetCommitLogRequest ref;
   ref.set_datasource(datasource);
   for (int attempt = 1;; ++attempt) {
     AuditInputs inputs;
@@ -80,7 +80,7 @@ std::string LiveAuditResult::ToString() const {
 absl::StatusOr<LiveAuditResult> RunLiveAudit(v1::SupervisorService::StubInterface& stub,
                                              const LiveAuditOptions& options) {
   const absl::Time start = absl::Now();
-  v1::SupervisorRef ref;
+  v1::GetSupervisorRequest ref;
   ref.set_datasource(options.datasource);
 
   SLUICE_ASSIGN_OR_RETURN(AuditInputs inputs,
@@ -91,7 +91,7 @@ absl::StatusOr<LiveAuditResult> RunLiveAudit(v1::SupervisorService::StubInterfac
   // Kafka: the spec's consumer properties (security settings included), with
   // the address overridden when given.
   kafka::KafkaProperties properties;
-  v1::SubmitSupervisorResponse spec;
+  v1::GetSupervisorResponse spec;
   const absl::Status got_spec = Call(&v1::SupervisorService::StubInterface::GetSupervisor, stub,
                                      options.rpc_timeout, "GetSupervisor", ref, &spec);
   // Every record of the committed ranges is parsed again with the spec's own

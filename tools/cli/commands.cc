@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/druid/druid_spec.h"
+#include "common/enum_names.h"
 #include "common/grpc_status.h"
 #include "common/kafka/consumer_settings.h"
 #include "common/names.h"
@@ -62,7 +63,8 @@ bool Call(Context& ctx, absl::string_view what,
   return false;
 }
 
-// Prints `response` as JSON with --json, else `readable`.
+// Prints `response` (the RPC's whole answer, as grpcurl shows it) as JSON with
+// --json, else `readable`.
 template <typename Response>
 int Print(Context& ctx, const Response& response, const std::string& readable) {
   ctx.out << (ctx.options.json ? ToJson(response) : readable);
@@ -71,8 +73,11 @@ int Print(Context& ctx, const Response& response, const std::string& readable) {
 
 absl::Status CheckDatasource(const std::string& name) { return ValidateDatasource(name); }
 
-v1::SupervisorRef Ref(const std::string& datasource) {
-  v1::SupervisorRef ref;
+// The request of a call that names one datasource (each RPC has its own type,
+// all with the same `datasource` field).
+template <typename Request>
+Request Ref(const std::string& datasource) {
+  Request ref;
   ref.set_datasource(datasource);
   return ref;
 }
@@ -127,9 +132,10 @@ int Submit(const Args& args, Context& ctx) {
 }
 
 int Get(const Args& args, Context& ctx) {
-  v1::SubmitSupervisorResponse response;
+  v1::GetSupervisorResponse response;
   if (!Call(ctx, absl::StrCat("get ", args[0]),
-            &v1::SupervisorService::StubInterface::GetSupervisor, Ref(args[0]), &response)) {
+            &v1::SupervisorService::StubInterface::GetSupervisor,
+            Ref<v1::GetSupervisorRequest>(args[0]), &response)) {
     return kExitRpcError;
   }
   if (ctx.options.druid) {
@@ -156,46 +162,50 @@ int List(const Args&, Context& ctx) {
 int History(const Args& args, Context& ctx) {
   v1::GetSupervisorHistoryResponse response;
   if (!Call(ctx, absl::StrCat("history ", args[0]),
-            &v1::SupervisorService::StubInterface::GetSupervisorHistory, Ref(args[0]), &response)) {
+            &v1::SupervisorService::StubInterface::GetSupervisorHistory,
+            Ref<v1::GetSupervisorHistoryRequest>(args[0]), &response)) {
     return kExitRpcError;
   }
   return Print(ctx, response, FormatHistory(args[0], response));
 }
 
 int Status(const Args& args, Context& ctx) {
-  v1::SupervisorStatus response;
+  v1::GetSupervisorStatusResponse response;
   if (!Call(ctx, absl::StrCat("status ", args[0]),
-            &v1::SupervisorService::StubInterface::GetSupervisorStatus, Ref(args[0]), &response)) {
+            &v1::SupervisorService::StubInterface::GetSupervisorStatus,
+            Ref<v1::GetSupervisorStatusRequest>(args[0]), &response)) {
     return kExitRpcError;
   }
-  return Print(ctx, response, FormatStatus(response));
+  return Print(ctx, response, FormatStatus(response.status()));
 }
 
-// suspend / resume / reset / terminate: a SupervisorRef in, a summary out.
-template <grpc::Status (v1::SupervisorService::StubInterface::*kMethod)(
-    grpc::ClientContext*, const v1::SupervisorRef&, v1::SupervisorSummary*)>
-int SummaryCommand(const Args& args, Context& ctx, absl::string_view verb) {
-  v1::SupervisorSummary response;
-  if (!Call(ctx, absl::StrCat(verb, " ", args[0]), kMethod, Ref(args[0]), &response)) {
+// suspend / resume / reset / terminate: a datasource in, the supervisor's
+// summary out.
+template <typename Request, typename Response>
+int SummaryCommand(const Args& args, Context& ctx, absl::string_view verb,
+                   grpc::Status (v1::SupervisorService::StubInterface::*method)(
+                       grpc::ClientContext*, const Request&, Response*)) {
+  Response response;
+  if (!Call(ctx, absl::StrCat(verb, " ", args[0]), method, Ref<Request>(args[0]), &response)) {
     return kExitRpcError;
   }
-  return Print(ctx, response, FormatSummary(response));
+  return Print(ctx, response, FormatSummary(response.supervisor()));
 }
 
 int Suspend(const Args& args, Context& ctx) {
-  return SummaryCommand<&v1::SupervisorService::StubInterface::SuspendSupervisor>(args, ctx,
-                                                                                  "suspend");
+  return SummaryCommand(args, ctx, "suspend",
+                        &v1::SupervisorService::StubInterface::SuspendSupervisor);
 }
 int Resume(const Args& args, Context& ctx) {
-  return SummaryCommand<&v1::SupervisorService::StubInterface::ResumeSupervisor>(args, ctx,
-                                                                                 "resume");
+  return SummaryCommand(args, ctx, "resume",
+                        &v1::SupervisorService::StubInterface::ResumeSupervisor);
 }
 int Reset(const Args& args, Context& ctx) {
-  return SummaryCommand<&v1::SupervisorService::StubInterface::ResetSupervisor>(args, ctx, "reset");
+  return SummaryCommand(args, ctx, "reset", &v1::SupervisorService::StubInterface::ResetSupervisor);
 }
 int Terminate(const Args& args, Context& ctx) {
-  return SummaryCommand<&v1::SupervisorService::StubInterface::TerminateSupervisor>(args, ctx,
-                                                                                    "terminate");
+  return SummaryCommand(args, ctx, "terminate",
+                        &v1::SupervisorService::StubInterface::TerminateSupervisor);
 }
 
 int ResetOffsets(const Args& args, Context& ctx) {
@@ -205,12 +215,12 @@ int ResetOffsets(const Args& args, Context& ctx) {
   v1::ResetOffsetsRequest request;
   request.set_datasource(args[0]);
   for (const auto& [partition, offset] : *offsets) (*request.mutable_offsets())[partition] = offset;
-  v1::SupervisorSummary response;
+  v1::ResetOffsetsResponse response;
   if (!Call(ctx, absl::StrCat("reset-offsets ", args[0]),
             &v1::SupervisorService::StubInterface::ResetOffsets, request, &response)) {
     return kExitRpcError;
   }
-  return Print(ctx, response, FormatSummary(response));
+  return Print(ctx, response, FormatSummary(response.supervisor()));
 }
 
 int Segments(const Args& args, Context& ctx) {
@@ -233,19 +243,20 @@ int Segments(const Args& args, Context& ctx) {
 }
 
 int Tasks(const Args& args, Context& ctx) {
-  v1::ListSupervisorTasksRequest request;
+  v1::SupervisorServiceListTasksRequest request;
   if (!args.empty()) request.set_datasource(args[0]);
   request.set_include_finished(ctx.options.include_finished);
   for (absl::string_view name : absl::StrSplit(ctx.options.states, ',', absl::SkipEmpty())) {
     v1::TaskState state;
-    if (!v1::TaskState_Parse(absl::AsciiStrToUpper(name), &state) ||
+    // READING or TASK_STATE_READING, any case.
+    if (!ParseShortEnumName(name, &state) ||
         state == v1::TASK_STATE_UNSPECIFIED) {
       return UsageError(ctx, absl::StrCat("unknown task state \"", name,
                                           "\" in --states (e.g. READING,PAUSED,PUBLISHING)"));
     }
     request.add_states(state);
   }
-  v1::ListSupervisorTasksResponse response;
+  v1::SupervisorServiceListTasksResponse response;
   if (!Call(ctx, "tasks", &v1::SupervisorService::StubInterface::ListTasks, request, &response)) {
     return kExitRpcError;
   }
@@ -279,7 +290,7 @@ int MarkLoaded(const Args& args, Context& ctx) {
 int CommitLog(const Args& args, Context& ctx) {
   v1::GetCommitLogResponse response;
   if (!Call(ctx, absl::StrCat("commit-log ", args[0]),
-            &v1::SupervisorService::StubInterface::GetCommitLog, Ref(args[0]), &response)) {
+            &v1::SupervisorService::StubInterface::GetCommitLog, Ref<v1::GetCommitLogRequest>(args[0]), &response)) {
     return kExitRpcError;
   }
   return Print(ctx, response, FormatCommitLog(response));

@@ -52,13 +52,18 @@ class CommandsTest : public ::testing::Test {
     return path;
   }
 
-  v1::SupervisorSummary Summary(const std::string& datasource, v1::SupervisorState state) {
-    v1::SupervisorSummary s;
-    s.set_datasource(datasource);
-    s.set_state(state);
-    s.set_healthy(true);
-    s.set_spec_version(4);
-    return s;
+  // The answer of suspend, resume, reset, reset-offsets and terminate. Their
+  // response types all hold the summary as field 1 (the fake answers with
+  // bytes), so one of them stands for all.
+  v1::SuspendSupervisorResponse Summary(const std::string& datasource,
+                                        v1::SupervisorState state) {
+    v1::SuspendSupervisorResponse r;
+    v1::SupervisorSummary* s = r.mutable_supervisor();
+    s->set_datasource(datasource);
+    s->set_state(state);
+    s->set_healthy(true);
+    s->set_spec_version(4);
+    return r;
   }
 
   std::unique_ptr<FakeSupervisor> fake_;
@@ -234,24 +239,28 @@ TEST_F(CommandsTest, UnreachableSupervisorIsAnRpcError) {
 TEST_F(CommandsTest, StatusReadableAndJson) {
   v1::SupervisorStatus status;
   status.set_datasource("wiki");
-  status.set_state(v1::RUNNING);
+  status.set_state(v1::SUPERVISOR_STATE_RUNNING);
   status.set_topic("wiki-edits");
   (*status.mutable_lag())[0] = 7;
   (*status.mutable_latest_offsets())[0] = 107;
-  fake_->SetResponse("GetSupervisorStatus", status);
+  v1::GetSupervisorStatusResponse response;
+  *response.mutable_status() = status;
+  fake_->SetResponse("GetSupervisorStatus", response);
   Result r = Run({"status", "wiki"});
   ASSERT_EQ(r.code, kExitOk) << r.err;
   EXPECT_THAT(r.out, HasSubstr("state:         RUNNING\n"));
   EXPECT_THAT(r.out, HasSubstr("        0          -        -     107    7\n"));
-  EXPECT_EQ(fake_->Requests<v1::SupervisorRef>("GetSupervisorStatus")[0].datasource(), "wiki");
+  EXPECT_EQ(fake_->Requests<v1::GetSupervisorStatusRequest>("GetSupervisorStatus")[0].datasource(), "wiki");
 
   options_.json = true;
   r = Run({"status", "wiki"});
   ASSERT_EQ(r.code, kExitOk) << r.err;
-  v1::SupervisorStatus parsed;
+  // --json prints the whole answer, as grpcurl does, with full enum names.
+  v1::GetSupervisorStatusResponse parsed;
   ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(r.out, &parsed).ok()) << r.out;
-  EXPECT_TRUE(MessageDifferencer::Equals(parsed, status));
+  EXPECT_TRUE(MessageDifferencer::Equals(parsed, response));
   EXPECT_THAT(r.out, HasSubstr("\"latestOffsets\""));
+  EXPECT_THAT(r.out, HasSubstr("\"SUPERVISOR_STATE_RUNNING\""));
 }
 
 TEST_F(CommandsTest, LifecycleCommandsCallTheirRpc) {
@@ -259,19 +268,21 @@ TEST_F(CommandsTest, LifecycleCommandsCallTheirRpc) {
     const char* command;
     const char* method;
     v1::SupervisorState state;
+    const char* short_name;
   } cases[] = {
-      {"suspend", "SuspendSupervisor", v1::SUSPENDED},
-      {"resume", "ResumeSupervisor", v1::RUNNING},
-      {"reset", "ResetSupervisor", v1::RUNNING},
-      {"terminate", "TerminateSupervisor", v1::STOPPING},
+      {"suspend", "SuspendSupervisor", v1::SUPERVISOR_STATE_SUSPENDED, "SUSPENDED"},
+      {"resume", "ResumeSupervisor", v1::SUPERVISOR_STATE_RUNNING, "RUNNING"},
+      {"reset", "ResetSupervisor", v1::SUPERVISOR_STATE_RUNNING, "RUNNING"},
+      {"terminate", "TerminateSupervisor", v1::SUPERVISOR_STATE_STOPPING, "STOPPING"},
   };
   for (const auto& c : cases) {
     fake_->SetResponse(c.method, Summary("wiki", c.state));
     Result r = Run({c.command, "wiki"});
     ASSERT_EQ(r.code, kExitOk) << c.command << ": " << r.err;
-    EXPECT_EQ(r.out, absl::StrCat("wiki: ", v1::SupervisorState_Name(c.state),
+    EXPECT_EQ(r.out, absl::StrCat("wiki: ", c.short_name,
                                   ", healthy, not suspended, spec version 4\n"));
-    auto requests = fake_->Requests<v1::SupervisorRef>(c.method);
+    // Each RPC has its own request type; all hold the datasource as field 1.
+    auto requests = fake_->Requests<v1::SuspendSupervisorRequest>(c.method);
     ASSERT_EQ(requests.size(), 1u) << c.command;
     EXPECT_EQ(requests[0].datasource(), "wiki");
   }
@@ -280,7 +291,7 @@ TEST_F(CommandsTest, LifecycleCommandsCallTheirRpc) {
 }
 
 TEST_F(CommandsTest, ResetOffsetsSendsThePairs) {
-  fake_->SetResponse("ResetOffsets", Summary("wiki", v1::RUNNING));
+  fake_->SetResponse("ResetOffsets", Summary("wiki", v1::SUPERVISOR_STATE_RUNNING));
   Result r = Run({"reset-offsets", "wiki", "3=0", "0=1200"});
   ASSERT_EQ(r.code, kExitOk) << r.err;
   auto requests = fake_->Requests<v1::ResetOffsetsRequest>("ResetOffsets");
@@ -319,7 +330,7 @@ TEST_F(CommandsTest, SegmentsPassTheirOptions) {
 }
 
 TEST_F(CommandsTest, TasksFilterByDatasourceAndState) {
-  fake_->SetResponse("ListTasks", v1::ListSupervisorTasksResponse());
+  fake_->SetResponse("ListTasks", v1::SupervisorServiceListTasksResponse());
   Result r = Run({"tasks"});
   ASSERT_EQ(r.code, kExitOk) << r.err;
   EXPECT_EQ(r.out, "no tasks\n");
@@ -327,12 +338,12 @@ TEST_F(CommandsTest, TasksFilterByDatasourceAndState) {
   options_.include_finished = true;
   r = Run({"tasks", "wiki"});
   ASSERT_EQ(r.code, kExitOk) << r.err;
-  auto requests = fake_->Requests<v1::ListSupervisorTasksRequest>("ListTasks");
+  auto requests = fake_->Requests<v1::SupervisorServiceListTasksRequest>("ListTasks");
   ASSERT_EQ(requests.size(), 2u);
   EXPECT_EQ(requests[0].datasource(), "");
   EXPECT_EQ(requests[1].datasource(), "wiki");
   EXPECT_TRUE(requests[1].include_finished());
-  EXPECT_THAT(requests[1].states(), ElementsAre(v1::READING, v1::PAUSED));
+  EXPECT_THAT(requests[1].states(), ElementsAre(v1::TASK_STATE_READING, v1::TASK_STATE_PAUSED));
   options_.states = "SLEEPING";
   r = Run({"tasks"});
   EXPECT_EQ(r.code, kExitUsage);
@@ -377,7 +388,7 @@ TEST_F(CommandsTest, WorkersMarkLoadedCommitLogListGetHistory) {
   ASSERT_EQ(r.code, kExitOk) << r.err;
   EXPECT_THAT(r.out, HasSubstr("wiki"));
 
-  v1::SubmitSupervisorResponse spec;
+  v1::GetSupervisorResponse spec;
   spec.mutable_spec()->set_datasource("wiki");
   spec.set_version(3);
   fake_->SetResponse("GetSupervisor", spec);
@@ -389,7 +400,7 @@ TEST_F(CommandsTest, WorkersMarkLoadedCommitLogListGetHistory) {
   r = Run({"history", "wiki"});
   ASSERT_EQ(r.code, kExitOk) << r.err;
   EXPECT_EQ(r.out, "wiki: no spec history\n");
-  EXPECT_EQ(fake_->Requests<v1::SupervisorRef>("GetSupervisorHistory")[0].datasource(), "wiki");
+  EXPECT_EQ(fake_->Requests<v1::GetSupervisorHistoryRequest>("GetSupervisorHistory")[0].datasource(), "wiki");
 }
 
 TEST(ParsePartitionOffsetsTest, Pairs) {

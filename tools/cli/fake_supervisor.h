@@ -7,7 +7,7 @@
 //   ASSERT_OK_AND_ASSIGN(auto fake, FakeSupervisor::Start());
 //   fake->SetResponse("GetSupervisorStatus", status);
 //   ... run the client against fake->address() ...
-//   EXPECT_EQ(fake->Requests<v1::SupervisorRef>("GetSupervisorStatus")[0].datasource(), "wiki");
+//   EXPECT_EQ(fake->Requests<v1::GetSupervisorStatusRequest>("GetSupervisorStatus")[0].datasource(), "wiki");
 //
 // Thread-safe. Not copyable.
 #ifndef SLUICE_TOOLS_SLUICECTL_FAKE_SUPERVISOR_H_
@@ -65,19 +65,19 @@ class FakeSupervisor final : public v1::SupervisorService::Service {
     return Answer(#Method, *request, response);                                                 \
   }
   SLUICE_FAKE_METHOD(SubmitSupervisor, SubmitSupervisorRequest, SubmitSupervisorResponse)
-  SLUICE_FAKE_METHOD(GetSupervisor, SupervisorRef, SubmitSupervisorResponse)
+  SLUICE_FAKE_METHOD(GetSupervisor, GetSupervisorRequest, GetSupervisorResponse)
   SLUICE_FAKE_METHOD(ListSupervisors, ListSupervisorsRequest, ListSupervisorsResponse)
-  SLUICE_FAKE_METHOD(GetSupervisorHistory, SupervisorRef, GetSupervisorHistoryResponse)
-  SLUICE_FAKE_METHOD(GetSupervisorStatus, SupervisorRef, SupervisorStatus)
-  SLUICE_FAKE_METHOD(SuspendSupervisor, SupervisorRef, SupervisorSummary)
-  SLUICE_FAKE_METHOD(ResumeSupervisor, SupervisorRef, SupervisorSummary)
-  SLUICE_FAKE_METHOD(ResetSupervisor, SupervisorRef, SupervisorSummary)
-  SLUICE_FAKE_METHOD(ResetOffsets, ResetOffsetsRequest, SupervisorSummary)
-  SLUICE_FAKE_METHOD(TerminateSupervisor, SupervisorRef, SupervisorSummary)
+  SLUICE_FAKE_METHOD(GetSupervisorHistory, GetSupervisorHistoryRequest, GetSupervisorHistoryResponse)
+  SLUICE_FAKE_METHOD(GetSupervisorStatus, GetSupervisorStatusRequest, GetSupervisorStatusResponse)
+  SLUICE_FAKE_METHOD(SuspendSupervisor, SuspendSupervisorRequest, SuspendSupervisorResponse)
+  SLUICE_FAKE_METHOD(ResumeSupervisor, ResumeSupervisorRequest, ResumeSupervisorResponse)
+  SLUICE_FAKE_METHOD(ResetSupervisor, ResetSupervisorRequest, ResetSupervisorResponse)
+  SLUICE_FAKE_METHOD(ResetOffsets, ResetOffsetsRequest, ResetOffsetsResponse)
+  SLUICE_FAKE_METHOD(TerminateSupervisor, TerminateSupervisorRequest, TerminateSupervisorResponse)
   SLUICE_FAKE_METHOD(ListSegments, ListSegmentsRequest, ListSegmentsResponse)
-  SLUICE_FAKE_METHOD(ListTasks, ListSupervisorTasksRequest, ListSupervisorTasksResponse)
+  SLUICE_FAKE_METHOD(ListTasks, SupervisorServiceListTasksRequest, SupervisorServiceListTasksResponse)
   SLUICE_FAKE_METHOD(ListWorkers, ListWorkersRequest, ListWorkersResponse)
-  SLUICE_FAKE_METHOD(GetCommitLog, SupervisorRef, GetCommitLogResponse)
+  SLUICE_FAKE_METHOD(GetCommitLog, GetCommitLogRequest, GetCommitLogResponse)
   SLUICE_FAKE_METHOD(MarkSegmentsLoaded, MarkSegmentsLoadedRequest, MarkSegmentsLoadedResponse)
 #undef SLUICE_FAKE_METHOD
 

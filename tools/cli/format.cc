@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
+#include "common/enum_names.h"
 #include "common/proto_json.h"
 #include "common/time_util.h"
 #include "tools/cli/table.h"
@@ -42,11 +43,11 @@ std::string Lookup(const google::protobuf::Map<int32_t, int64_t>& map, int32_t k
 // "wiki_..." -> lower-case state names without the enum prefix noise.
 std::string HandoffName(v1::HandoffState state) {
   switch (state) {
-    case v1::HANDOFF_PENDING:
+    case v1::HANDOFF_STATE_PENDING:
       return "pending";
-    case v1::HANDED_OFF:
+    case v1::HANDOFF_STATE_HANDED_OFF:
       return "handed-off";
-    case v1::HANDOFF_FAILED:
+    case v1::HANDOFF_STATE_FAILED:
       return "FAILED";
     default:
       return "-";
@@ -82,7 +83,7 @@ std::string GroupTables(absl::string_view title,
       Table tasks({"TASK", "WORKER", "STATE", "CURRENT OFFSETS", "STARTED"});
       for (const v1::TaskSummary& task : group.tasks()) {
         tasks.AddRow({task.task_id(), task.worker_id().empty() ? "-" : task.worker_id(),
-                      v1::TaskState_Name(task.state()), FormatOffsets(task.current_offsets()),
+                      ShortEnumName(task.state()), FormatOffsets(task.current_offsets()),
                       FormatTimeMs(task.start_time_ms())});
       }
       out += tasks.Render("    ");
@@ -156,7 +157,7 @@ std::string FormatSubmit(const v1::SubmitSupervisorResponse& response) {
                       " (", what, ")\n");
 }
 
-std::string FormatSpec(const v1::SubmitSupervisorResponse& response) {
+std::string FormatSpec(const v1::GetSupervisorResponse& response) {
   return absl::StrCat("# ", response.spec().datasource(), ", spec version ", response.version(),
                       "\n", ToJson(response.spec()));
 }
@@ -166,7 +167,7 @@ std::string FormatSupervisorList(const v1::ListSupervisorsResponse& response) {
   Table t({"DATASOURCE", "STATE", "HEALTHY", "SUSPENDED", "SPEC", "MESSAGE"},
           {Table::kLeft, Table::kLeft, Table::kLeft, Table::kLeft, Table::kRight});
   for (const v1::SupervisorSummary& s : response.supervisors()) {
-    t.AddRow({s.datasource(), v1::SupervisorState_Name(s.state()), YesNo(s.healthy()),
+    t.AddRow({s.datasource(), ShortEnumName(s.state()), YesNo(s.healthy()),
               YesNo(s.suspended()), absl::StrCat("v", s.spec_version()), s.message()});
   }
   return t.Render();
@@ -189,7 +190,7 @@ std::string FormatHistory(absl::string_view datasource,
 std::string FormatStatus(const v1::SupervisorStatus& status) {
   std::string out;
   out += Label("datasource", status.datasource());
-  std::string state = v1::SupervisorState_Name(status.state());
+  std::string state = ShortEnumName(status.state());
   if (!status.detailed_state().empty() && status.detailed_state() != state) {
     absl::StrAppend(&state, " (", status.detailed_state(), ")");
   }
@@ -240,7 +241,7 @@ std::string FormatStatus(const v1::SupervisorStatus& status) {
 
 std::string FormatSummary(const v1::SupervisorSummary& summary) {
   std::string out =
-      absl::StrCat(summary.datasource(), ": ", v1::SupervisorState_Name(summary.state()), ", ",
+      absl::StrCat(summary.datasource(), ": ", ShortEnumName(summary.state()), ", ",
                    summary.healthy() ? "healthy" : "UNHEALTHY", ", ",
                    summary.suspended() ? "suspended" : "not suspended", ", spec version ",
                    summary.spec_version());
@@ -265,7 +266,7 @@ std::string FormatSegments(const v1::ListSegmentsResponse& response) {
                       FormatBytes(bytes), "\n");
 }
 
-std::string FormatTasks(const v1::ListSupervisorTasksResponse& response) {
+std::string FormatTasks(const v1::SupervisorServiceListTasksResponse& response) {
   if (response.tasks().empty()) return "no tasks\n";
   Table t({"TASK", "DATASOURCE", "GROUP", "WORKER", "STATE", "ROWS", "UNPARSEABLE",
            "CURRENT OFFSETS", "UPDATED", "ERROR"},
@@ -273,7 +274,7 @@ std::string FormatTasks(const v1::ListSupervisorTasksResponse& response) {
            Table::kRight});
   for (const v1::SupervisorTaskRecord& task : response.tasks()) {
     t.AddRow({task.task_id(), task.datasource(), absl::StrCat(task.group_id()),
-              task.worker_id().empty() ? "-" : task.worker_id(), v1::TaskState_Name(task.state()),
+              task.worker_id().empty() ? "-" : task.worker_id(), ShortEnumName(task.state()),
               absl::StrCat(task.row_stats().processed()),
               absl::StrCat(task.row_stats().unparseable()), FormatOffsets(task.current_offsets()),
               FormatTimeMs(task.updated_at_ms()), task.error().empty() ? "-" : task.error()});

@@ -31,14 +31,14 @@ std::string ToJson(const google::protobuf::Message& message);
 
 std::string FormatSubmit(const v1::SubmitSupervisorResponse& response);
 // `get`: a header line and the stored spec as JSON.
-std::string FormatSpec(const v1::SubmitSupervisorResponse& response);
+std::string FormatSpec(const v1::GetSupervisorResponse& response);
 std::string FormatSupervisorList(const v1::ListSupervisorsResponse& response);
 std::string FormatHistory(absl::string_view datasource,
                           const v1::GetSupervisorHistoryResponse& response);
 std::string FormatStatus(const v1::SupervisorStatus& status);
 std::string FormatSummary(const v1::SupervisorSummary& summary);
 std::string FormatSegments(const v1::ListSegmentsResponse& response);
-std::string FormatTasks(const v1::ListSupervisorTasksResponse& response);
+std::string FormatTasks(const v1::SupervisorServiceListTasksResponse& response);
 std::string FormatWorkers(const v1::ListWorkersResponse& response, int64_t now_ms);
 std::string FormatCommitLog(const v1::GetCommitLogResponse& response);
 // verify --json: {"datasource", "pass", "topic", "partitions", "sequences",

@@ -51,12 +51,12 @@ TEST(FormatTest, SupervisorList) {
   EXPECT_EQ(FormatSupervisorList(response), "no supervisors\n");
   auto* s = response.add_supervisors();
   s->set_datasource("wiki");
-  s->set_state(v1::RUNNING);
+  s->set_state(v1::SUPERVISOR_STATE_RUNNING);
   s->set_healthy(true);
   s->set_spec_version(3);
   s = response.add_supervisors();
   s->set_datasource("clicks");
-  s->set_state(v1::UNHEALTHY_SUPERVISOR);
+  s->set_state(v1::SUPERVISOR_STATE_UNHEALTHY_SUPERVISOR);
   s->set_suspended(true);
   s->set_spec_version(12);
   s->set_message("Kafka unreachable");
@@ -69,7 +69,7 @@ TEST(FormatTest, SupervisorList) {
 TEST(FormatTest, StatusShowsSegmentsFailingVerification) {
   v1::SupervisorStatus status;
   status.set_datasource("wiki");
-  status.set_state(v1::RUNNING);
+  status.set_state(v1::SUPERVISOR_STATE_RUNNING);
   status.set_segments_published(7);
   const std::string healthy = FormatStatus(status);
   EXPECT_EQ(healthy.find("damaged"), std::string::npos) << healthy;
@@ -85,7 +85,7 @@ TEST(FormatTest, StatusShowsSegmentsFailingVerification) {
 TEST(FormatTest, StatusShowsPartitionsGroupsTasksAndErrors) {
   v1::SupervisorStatus status;
   status.set_datasource("wiki");
-  status.set_state(v1::RUNNING);
+  status.set_state(v1::SUPERVISOR_STATE_RUNNING);
   status.set_detailed_state("CREATING_TASKS");
   status.set_healthy(true);
   status.set_topic("wiki-edits");
@@ -114,7 +114,7 @@ TEST(FormatTest, StatusShowsPartitionsGroupsTasksAndErrors) {
   v1::TaskSummary* task = group->add_tasks();
   task->set_task_id("wiki_1a2b_x");
   task->set_worker_id("worker-0");
-  task->set_state(v1::READING);
+  task->set_state(v1::TASK_STATE_READING);
   (*task->mutable_current_offsets())[0] = 120;
   (*task->mutable_current_offsets())[1] = 5;
   task->set_start_time_ms(kT0);
@@ -150,7 +150,7 @@ TEST(FormatTest, StatusShowsPartitionsGroupsTasksAndErrors) {
 TEST(FormatTest, StatusBeforeAnyOffsetsAreKnown) {
   v1::SupervisorStatus status;
   status.set_datasource("new");
-  status.set_state(v1::PENDING);
+  status.set_state(v1::SUPERVISOR_STATE_PENDING);
   EXPECT_THAT(FormatStatus(status), HasSubstr("partitions: none known yet\n"));
 }
 
@@ -161,14 +161,14 @@ TEST(FormatTest, SegmentsWithTotals) {
   s->set_id("wiki_A_B_V_0");
   s->set_num_rows(1000);
   s->set_size_bytes(2048);
-  s->set_handoff_state(v1::HANDED_OFF);
+  s->set_handoff_state(v1::HANDOFF_STATE_HANDED_OFF);
   s->set_used(true);
   s->set_published_by_task("wiki_1a2b_x");
   s = response.add_segments();
   s->set_id("wiki_A_B_V_1");
   s->set_num_rows(5);
   s->set_size_bytes(100);
-  s->set_handoff_state(v1::HANDOFF_PENDING);
+  s->set_handoff_state(v1::HANDOFF_STATE_PENDING);
   s->set_used(true);
   EXPECT_EQ(FormatSegments(response),
             "SEGMENT       ROWS     SIZE  HANDOFF     USED  PUBLISHED BY\n"
@@ -195,13 +195,13 @@ TEST(FormatTest, WorkersShowHeartbeatAge) {
 }
 
 TEST(FormatTest, TasksAndCommitLog) {
-  v1::ListSupervisorTasksResponse tasks;
+  v1::SupervisorServiceListTasksResponse tasks;
   EXPECT_EQ(FormatTasks(tasks), "no tasks\n");
   auto* t = tasks.add_tasks();
   t->set_task_id("wiki_1a2b_x");
   t->set_datasource("wiki");
   t->set_worker_id("worker-0");
-  t->set_state(v1::FAILED);
+  t->set_state(v1::TASK_STATE_FAILED);
   t->set_error("OffsetOutOfRange");
   t->mutable_row_stats()->set_processed(10);
   t->mutable_row_stats()->set_unparseable(1);
@@ -251,11 +251,14 @@ TEST(FormatTest, SubmitSummaryHistoryAndJson) {
             "publish first)\n");
   submit.set_unchanged(true);
   EXPECT_THAT(FormatSubmit(submit), HasSubstr("unchanged"));
-  EXPECT_EQ(FormatSpec(submit), "# wiki, spec version 2\n{\n \"datasource\": \"wiki\"\n}\n");
+  v1::GetSupervisorResponse got;
+  *got.mutable_spec() = submit.spec();
+  got.set_version(submit.version());
+  EXPECT_EQ(FormatSpec(got), "# wiki, spec version 2\n{\n \"datasource\": \"wiki\"\n}\n");
 
   v1::SupervisorSummary summary;
   summary.set_datasource("wiki");
-  summary.set_state(v1::SUSPENDED);
+  summary.set_state(v1::SUPERVISOR_STATE_SUSPENDED);
   summary.set_suspended(true);
   summary.set_healthy(true);
   summary.set_spec_version(2);

@@ -72,7 +72,7 @@ TEST_F(SluicectlBinaryTest, ListPrintsATable) {
   v1::ListSupervisorsResponse list;
   auto* s = list.add_supervisors();
   s->set_datasource("wiki");
-  s->set_state(v1::RUNNING);
+  s->set_state(v1::SUPERVISOR_STATE_RUNNING);
   s->set_healthy(true);
   s->set_spec_version(1);
   fake_->SetResponse("ListSupervisors", list);
@@ -85,13 +85,17 @@ TEST_F(SluicectlBinaryTest, ListPrintsATable) {
 }
 
 TEST_F(SluicectlBinaryTest, FlagsMayFollowTheCommandAndJsonIsJson) {
-  v1::SupervisorStatus status;
-  status.set_datasource("wiki");
-  status.set_state(v1::SUSPENDED);
-  fake_->SetResponse("GetSupervisorStatus", status);
+  v1::GetSupervisorStatusResponse response;
+  v1::SupervisorStatus* status = response.mutable_status();
+  status->set_datasource("wiki");
+  status->set_state(v1::SUPERVISOR_STATE_SUSPENDED);
+  fake_->SetResponse("GetSupervisorStatus", response);
   CliRun r = Sluicectl({"status", "wiki", "--json", Supervisor()});
   EXPECT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(r.out, "{\n \"datasource\": \"wiki\",\n \"state\": \"SUSPENDED\"\n}\n");
+  // The RPC's answer as protobuf JSON: wrapped, the enum value by its full name.
+  EXPECT_EQ(r.out,
+            "{\n \"status\": {\n  \"datasource\": \"wiki\",\n  \"state\": "
+            "\"SUPERVISOR_STATE_SUSPENDED\"\n }\n}\n");
 }
 
 TEST_F(SluicectlBinaryTest, SupervisorAddressFromTheEnvironment) {

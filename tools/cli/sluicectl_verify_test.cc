@@ -141,9 +141,9 @@ TEST_F(SluicectlVerifyTest, PassesOnIngestedDataAndFailsOnDamage) {
 
   // Quiet from here on: the groups finish and nothing new is committed.
   {
-    v1::SupervisorRef ref;
+    v1::SuspendSupervisorRequest ref;
     ref.set_datasource("wiki");
-    v1::SupervisorSummary summary;
+    v1::SuspendSupervisorResponse summary;
     grpc::ClientContext context;
     ASSERT_TRUE(stub->SuspendSupervisor(&context, ref, &summary).ok());
   }

@@ -28,7 +28,7 @@ constexpr char kGoodSpec[] = R"({
                     {"type": "longSum", "name": "added", "fieldName": "added"}],
     "granularitySpec": {"segmentGranularity": "HOUR", "queryGranularity": "MINUTE"}
   },
-  "tuningConfig": {"maxRowsPerSegment": 100000, "handoffMode": "LOADER"}
+  "tuningConfig": {"maxRowsPerSegment": 100000, "handoffMode": "HANDOFF_MODE_LOADER"}
 })";
 
 std::string ErrorOf(absl::string_view json) {
@@ -44,7 +44,7 @@ TEST(SpecFileTest, ParsesTheJsonForm) {
   EXPECT_EQ(spec->io_config().task_count(), 2);
   EXPECT_EQ(spec->io_config().consumer_properties().at("bootstrap.servers"), "127.0.0.1:9092");
   EXPECT_EQ(spec->data_schema().metrics_spec(1).field_name(), "added");
-  EXPECT_EQ(spec->tuning_config().handoff_mode(), v1::LOADER);
+  EXPECT_EQ(spec->tuning_config().handoff_mode(), v1::HANDOFF_MODE_LOADER);
 }
 
 TEST(SpecFileTest, AcceptsProtoFieldNamesToo) {
@@ -83,7 +83,7 @@ TEST(SpecFileTest, WrongTypesNameTheFieldAsWritten) {
             "spec.json:1:16: io_config.topic: 5 is not a string");
   EXPECT_THAT(ErrorOf("{\"tuningConfig\": {\"handoffMode\": \"NOPE\"}}"),
               HasSubstr("spec.json:1:19: tuningConfig.handoffMode: \"NOPE\" is not one of "
-                        "HANDOFF_MODE_UNSPECIFIED, DEEP_STORAGE, LOADER"));
+                        "HANDOFF_MODE_UNSPECIFIED, HANDOFF_MODE_DEEP_STORAGE, HANDOFF_MODE_LOADER"));
   EXPECT_EQ(ErrorOf("{\"ioConfig\": {\"consumerProperties\": {\"a\": \"x\",\n \"b\": 1}}}"),
             "spec.json:2:2: ioConfig.consumerProperties[\"b\"]: 1 is not a string");
   EXPECT_EQ(ErrorOf("{\"suspended\": 1}"), "spec.json:1:2: suspended: 1 is not true or false");

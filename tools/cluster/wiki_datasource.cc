@@ -72,16 +72,16 @@ absl::Status SubmitSpec(v1::SupervisorService::StubInterface& stub,
 
 absl::StatusOr<v1::SupervisorStatus> GetStatus(v1::SupervisorService::StubInterface& stub,
                                                const std::string& datasource) {
-  v1::SupervisorRef ref;
+  v1::GetSupervisorStatusRequest ref;
   ref.set_datasource(datasource);
-  v1::SupervisorStatus status;
+  v1::GetSupervisorStatusResponse response;
   grpc::ClientContext context;
   context.set_deadline(absl::ToChronoTime(absl::Now() + kRpcTimeout));
-  const absl::Status s = FromGrpcStatus(stub.GetSupervisorStatus(&context, ref, &status));
+  const absl::Status s = FromGrpcStatus(stub.GetSupervisorStatus(&context, ref, &response));
   if (!s.ok()) {
     return absl::Status(s.code(), absl::StrCat("status of ", datasource, ": ", s.message()));
   }
-  return status;
+  return std::move(*response.mutable_status());
 }
 
 absl::Status WaitUntilCommitted(

@@ -321,11 +321,11 @@ int Demo::ShowSegments() {
     segments = *std::move(listed);
     int pending = 0;
     for (const v1::SegmentDescriptor& s : segments) {
-      if (s.handoff_state() == v1::HANDOFF_FAILED) {
+      if (s.handoff_state() == v1::HANDOFF_STATE_FAILED) {
         Say(FormatSegmentTable(segments));
         return Fail(absl::StrCat("segment ", s.id(), " failed its deep-storage verification"));
       }
-      pending += s.handoff_state() != v1::HANDED_OFF;
+      pending += s.handoff_state() != v1::HANDOFF_STATE_HANDED_OFF;
     }
     if (pending == 0) break;
     if (absl::Now() >= deadline || Interrupted()) {

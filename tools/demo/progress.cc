@@ -25,7 +25,7 @@ struct GroupTotals {
 }  // namespace
 
 void FillFromSupervisor(const v1::SupervisorStatus& status,
-                        const v1::ListSupervisorTasksResponse& tasks,
+                        const v1::SupervisorServiceListTasksResponse& tasks,
                         const std::map<int32_t, int64_t>& initial_offsets,
                         ProgressSnapshot* snapshot) {
   auto since_start = [&initial_offsets](int32_t partition, int64_t offset) {
@@ -53,7 +53,7 @@ void FillFromSupervisor(const v1::SupervisorStatus& status,
     g.rows = std::max(g.rows, task.row_stats().processed());
     g.unparseable = std::max(g.unparseable, task.row_stats().unparseable());
     g.checkpoints = std::max(g.checkpoints, task.row_stats().checkpoints());
-    if (task.state() == v1::READING || task.state() == v1::PAUSED) ++snapshot->reading_tasks;
+    if (task.state() == v1::TASK_STATE_READING || task.state() == v1::TASK_STATE_PAUSED) ++snapshot->reading_tasks;
   }
   snapshot->rows = snapshot->unparseable = snapshot->checkpoints = 0;
   for (const auto& [name, g] : groups) {
@@ -67,26 +67,26 @@ absl::Status QuerySupervisor(v1::SupervisorService::StubInterface& stub,
                              const std::string& datasource,
                              const std::map<int32_t, int64_t>& initial_offsets,
                              ProgressSnapshot* snapshot) {
-  v1::SupervisorRef ref;
+  v1::GetSupervisorStatusRequest ref;
   ref.set_datasource(datasource);
-  v1::SupervisorStatus status;
+  v1::GetSupervisorStatusResponse status;
   {
     grpc::ClientContext context;
     context.set_deadline(absl::ToChronoTime(absl::Now() + kRpcTimeout));
     absl::Status s = FromGrpcStatus(stub.GetSupervisorStatus(&context, ref, &status));
     if (!s.ok()) return s;
   }
-  v1::ListSupervisorTasksRequest request;
+  v1::SupervisorServiceListTasksRequest request;
   request.set_datasource(datasource);
   request.set_include_finished(true);
-  v1::ListSupervisorTasksResponse tasks;
+  v1::SupervisorServiceListTasksResponse tasks;
   {
     grpc::ClientContext context;
     context.set_deadline(absl::ToChronoTime(absl::Now() + kRpcTimeout));
     absl::Status s = FromGrpcStatus(stub.ListTasks(&context, request, &tasks));
     if (!s.ok()) return s;
   }
-  FillFromSupervisor(status, tasks, initial_offsets, snapshot);
+  FillFromSupervisor(status.status(), tasks, initial_offsets, snapshot);
   return absl::OkStatus();
 }
 

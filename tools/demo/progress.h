@@ -45,7 +45,7 @@ struct ProgressSnapshot {
 // `initial_offsets` (where reading started, per partition) turn offsets into
 // record counts.
 void FillFromSupervisor(const v1::SupervisorStatus& status,
-                        const v1::ListSupervisorTasksResponse& tasks,
+                        const v1::SupervisorServiceListTasksResponse& tasks,
                         const std::map<int32_t, int64_t>& initial_offsets,
                         ProgressSnapshot* snapshot);
 

@@ -27,13 +27,13 @@ TEST(ProgressTest, ReplicasCountOnceAndFinishedGroupsStillCount) {
   status.set_segments_published(3);
   status.add_active_groups()->set_base_sequence_name("wiki_b");
   status.add_publishing_groups()->set_base_sequence_name("wiki_a");
-  v1::ListSupervisorTasksResponse tasks;
+  v1::SupervisorServiceListTasksResponse tasks;
   // Group a (finished): two replicas, one behind the other.
-  *tasks.add_tasks() = Task("wiki_a", v1::SUCCESS, 100, 2, 3);
-  *tasks.add_tasks() = Task("wiki_a", v1::SUCCESS, 98, 2, 3);
+  *tasks.add_tasks() = Task("wiki_a", v1::TASK_STATE_SUCCESS, 100, 2, 3);
+  *tasks.add_tasks() = Task("wiki_a", v1::TASK_STATE_SUCCESS, 98, 2, 3);
   // Group b (reading): two replicas.
-  *tasks.add_tasks() = Task("wiki_b", v1::READING, 40, 1, 1);
-  *tasks.add_tasks() = Task("wiki_b", v1::PAUSED, 45, 1, 1);
+  *tasks.add_tasks() = Task("wiki_b", v1::TASK_STATE_READING, 40, 1, 1);
+  *tasks.add_tasks() = Task("wiki_b", v1::TASK_STATE_PAUSED, 45, 1, 1);
 
   ProgressSnapshot snapshot;
   FillFromSupervisor(status, tasks, {{0, 0}, {1, 10}}, &snapshot);

@@ -37,11 +37,11 @@ std::string RangesText(const v1::Provenance& provenance) {
 
 std::string HandoffText(v1::HandoffState state) {
   switch (state) {
-    case v1::HANDED_OFF:
+    case v1::HANDOFF_STATE_HANDED_OFF:
       return "handed off";
-    case v1::HANDOFF_PENDING:
+    case v1::HANDOFF_STATE_PENDING:
       return "pending";
-    case v1::HANDOFF_FAILED:
+    case v1::HANDOFF_STATE_FAILED:
       return "FAILED";
     default:
       return "-";

@@ -23,7 +23,7 @@ v1::SegmentDescriptor Segment(const std::string& sequence, int32_t partition, in
   s.set_partition_num(partition_num);
   s.set_num_rows(rows);
   s.set_size_bytes(rows * 50);
-  s.set_handoff_state(v1::HANDED_OFF);
+  s.set_handoff_state(v1::HANDOFF_STATE_HANDED_OFF);
   v1::PartitionRange* r = s.mutable_provenance()->add_ranges();
   r->set_partition(partition);
   r->set_start_offset(start);
@@ -36,7 +36,7 @@ TEST(SegmentTableTest, KafkaOrderRangesAndTotals) {
   std::vector<v1::SegmentDescriptor> segments = {Segment("wiki_b_0", 1, 0, 100, 100, 1),
                                                  Segment("wiki_a_1", 0, 100, 150, 50, 2),
                                                  Segment("wiki_a_0", 0, 0, 100, 99, 0)};
-  segments[1].set_handoff_state(v1::HANDOFF_PENDING);
+  segments[1].set_handoff_state(v1::HANDOFF_STATE_PENDING);
   const std::string table = FormatSegmentTable(segments);
   EXPECT_THAT(table, HasSubstr("INTERVAL"));
   EXPECT_THAT(table, HasSubstr("2026-11-30T02:00/03:00"));
