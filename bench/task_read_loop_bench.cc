@@ -136,7 +136,7 @@ void BM_TaskReadLoop(benchmark::State& state) {
     auto engine = task::NewColumnarEngine(options.spec.data_schema());
     CHECK(engine.ok()) << engine.status();
     options.engine = std::move(*engine);
-    options.knobs.kafka_cluster = kafka::ClusterKind::kDevBroker;
+    options.tuning.kafka_cluster = kafka::ClusterKind::kDevBroker;
     auto runner = task::TaskRunner::Create(std::move(options));
     CHECK(runner.ok()) << runner.status();
     state.ResumeTiming();

@@ -28,8 +28,8 @@ absl::StatusOr<std::unique_ptr<metrics::MetricsHttpServer>> StartServiceBasics(
   return http;
 }
 
-absl::StatusOr<SecuritySettings> LoadSecuritySettings(const SecurityFlags& flags) {
-  SecuritySettings settings;
+absl::StatusOr<SecurityOptions> LoadSecurityOptions(const SecurityFlags& flags) {
+  SecurityOptions settings;
   settings.auth.tokens_file = flags.auth_tokens_file;
   settings.auth.policy_file = flags.auth_policy_file;
   settings.auth.insecure_no_auth = flags.insecure_no_auth;

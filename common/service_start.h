@@ -41,14 +41,14 @@ struct SecurityFlags {
   std::string kafka_secret_env_prefix;
 };
 
-struct SecuritySettings {
+struct SecurityOptions {
   auth::AuthOptions auth;
   auth::ClientAuth client_auth;
   kafka::PropertyPolicyOptions kafka_policy;
 };
 
 // Reads the token file and builds the settings; errors name the flag.
-absl::StatusOr<SecuritySettings> LoadSecuritySettings(const SecurityFlags& flags);
+absl::StatusOr<SecurityOptions> LoadSecurityOptions(const SecurityFlags& flags);
 
 }  // namespace sluice
 

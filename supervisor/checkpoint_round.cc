@@ -117,10 +117,10 @@ void StreamSupervisor::HandleCheckpoint(const v1::CheckpointDataSourceMetadataRe
     RecordError(Annotate(result.status(), absl::StrCat("checkpoint of group ", group.group_id)));
     return;
   }
-  if (deps_.metrics != nullptr && group.latest_sequence_id() > before) {
-    deps_.metrics->GetCounter(metrics::kSupervisorCheckpoints, {{"datasource", datasource_}})
+  if (options_.metrics != nullptr && group.latest_sequence_id() > before) {
+    options_.metrics->GetCounter(metrics::kSupervisorCheckpoints, {{"datasource", datasource_}})
         ->Increment();
-    deps_.metrics
+    options_.metrics
         ->GetHistogram(metrics::kSupervisorCheckpointSeconds, {{"datasource", datasource_}})
         ->ObserveDuration(absl::Now() - received);
   }
@@ -194,8 +194,8 @@ absl::StatusOr<OffsetMap> StreamSupervisor::CheckpointRound(Group& group, bool f
   // 3. Record the checkpoint before any replica learns it.
   const int32_t next_id = group.latest_sequence_id() + 1;
   if (!finish) {
-    absl::Status recorded = deps_.store->InTransaction([&](StoreTxn& txn) {
-      return txn.AppendCheckpoint(group.base_sequence_name, next_id, max, deps_.clock->NowMs());
+    absl::Status recorded = options_.store->InTransaction([&](StoreTxn& txn) {
+      return txn.AppendCheckpoint(group.base_sequence_name, next_id, max, options_.clock->NowMs());
     });
     if (!recorded.ok()) {
       resume_all();
@@ -307,8 +307,8 @@ void StreamSupervisor::Finalize(int32_t group_id, const std::string& why) {
     for (int32_t p : group.partitions()) next_offsets_.erase(p);
     return;
   }
-  const absl::Time deadline = deps_.clock->Now() + timings_.completion_timeout;
-  absl::Status recorded = deps_.store->InTransaction([&](StoreTxn& txn) {
+  const absl::Time deadline = options_.clock->Now() + timings_.completion_timeout;
+  absl::Status recorded = options_.store->InTransaction([&](StoreTxn& txn) {
     return txn.SetGroupPublishing(group.base_sequence_name, *end, absl::ToUnixMillis(deadline));
   });
   if (!recorded.ok()) RecordError(Annotate(recorded, "recording a publishing group"));

@@ -36,20 +36,20 @@ StrandExecutor* SharedOrOwnPool(StrandExecutor* shared, std::unique_ptr<StrandEx
 
 }  // namespace
 
-StreamSupervisor::StreamSupervisor(StreamSupervisorDeps deps, SpecRecord spec)
-    : deps_(std::move(deps)), datasource_(spec.datasource), spec_(std::move(spec)) {}
+StreamSupervisor::StreamSupervisor(StreamSupervisorOptions deps, SpecRecord spec)
+    : options_(std::move(deps)), datasource_(spec.datasource), spec_(std::move(spec)) {}
 
-absl::StatusOr<std::unique_ptr<StreamSupervisor>> StreamSupervisor::Start(StreamSupervisorDeps deps,
+absl::StatusOr<std::unique_ptr<StreamSupervisor>> StreamSupervisor::Start(StreamSupervisorOptions deps,
                                                                           SpecRecord spec) {
   std::unique_ptr<StreamSupervisor> s(new StreamSupervisor(std::move(deps), std::move(spec)));
   SLUICE_RETURN_IF_ERROR(s->Init());
-  s->task_rpcs_ = SharedOrOwnPool(s->deps_.task_rpcs, &s->own_task_rpcs_,
+  s->task_rpcs_ = SharedOrOwnPool(s->options_.task_rpcs, &s->own_task_rpcs_,
                                    {.threads = 2, .name = "task rpcs " + s->datasource_});
-  TaskActionsDeps actions;
+  TaskActionsOptions actions;
   actions.datasource = s->datasource_;
-  actions.registry = s->deps_.registry;
-  actions.store = s->deps_.store;
-  actions.clock = s->deps_.clock;
+  actions.registry = s->options_.registry;
+  actions.store = s->options_.store;
+  actions.clock = s->options_.clock;
   actions.client = s->client_.get();
   actions.run_client = s->run_client_.get();
   actions.task_rpcs = s->task_rpcs_;
@@ -58,8 +58,8 @@ absl::StatusOr<std::unique_ptr<StreamSupervisor>> StreamSupervisor::Start(Stream
     raw->health_.NoteTaskOutcome(state);
   };
   s->actions_ = std::make_unique<TaskActions>(std::move(actions));
-  if (s->deps_.background_stream_queries) {
-    s->queries_ = SharedOrOwnPool(s->deps_.queries, &s->own_queries_,
+  if (s->options_.background_stream_queries) {
+    s->queries_ = SharedOrOwnPool(s->options_.queries, &s->own_queries_,
                                   {.threads = 1, .name = "stream queries " + s->datasource_});
     StreamQueriesOptions queries;
     queries.pool = s->queries_;
@@ -75,8 +75,8 @@ absl::StatusOr<std::unique_ptr<StreamSupervisor>> StreamSupervisor::Start(Stream
     queries.stream = s->stream_.get();
     s->stream_queries_ = std::make_unique<StreamQueries>(std::move(queries));
   }
-  s->loops_ = SharedOrOwnPool(s->deps_.loops, &s->own_loops_,
-                               {.threads = 1, .clock = s->deps_.clock,
+  s->loops_ = SharedOrOwnPool(s->options_.loops, &s->own_loops_,
+                               {.threads = 1, .clock = s->options_.clock,
                                 .name = "supervisor " + s->datasource_});
   // Stepped only once the pointer is set (Post reads it from other threads).
   s->loop_strand_ = s->loops_->AddStrand([raw = s.get()] { return raw->LoopStep(); },
@@ -91,14 +91,14 @@ absl::StatusOr<std::unique_ptr<StreamSupervisor>> StreamSupervisor::Start(Stream
 absl::Status StreamSupervisor::Init() {
   SLUICE_ASSIGN_OR_RETURN(timings_, ParseSpecTimings(spec_.spec));
   const ChatOptions chat = ChatOptionsFromTuning(spec_.spec.tuning_config());
-  client_ = deps_.task_client_factory(chat);
+  client_ = options_.task_client_factory(chat);
   ChatOptions run = chat;
   run.timeout = std::min(chat.timeout, kRunTaskTimeout);
   run.attempts = 1;
-  run_client_ = deps_.task_client_factory(run);
+  run_client_ = options_.task_client_factory(run);
   // A stream that cannot be created (bad properties) is a supervisor error
   // reported in the status, not a refusal: the spec was validated already.
-  auto stream = deps_.stream_metadata_factory(spec_.spec);
+  auto stream = options_.stream_metadata_factory(spec_.spec);
   if (stream.ok()) {
     stream_ = std::move(*stream);
   } else {
@@ -106,7 +106,7 @@ absl::Status StreamSupervisor::Init() {
   }
   {
     absl::MutexLock lock(&queue_mu_);
-    next_run_at_ = deps_.clock->Now() + timings_.start_delay;
+    next_run_at_ = options_.clock->Now() + timings_.start_delay;
   }
   PublishView();
   return absl::OkStatus();
@@ -168,7 +168,7 @@ absl::Status StreamSupervisor::PostAndWait(std::string kind, std::function<void(
 }
 
 void StreamSupervisor::RequestRun() {
-  if (!deps_.run_on_events) return;
+  if (!options_.run_on_events) return;
   {
     absl::MutexLock lock(&queue_mu_);
     run_requested_ = true;
@@ -251,7 +251,7 @@ absl::Time StreamSupervisor::LoopStep() {
       loop_stopped_ = true;
       LOG(INFO) << Prefix() << "stopped";
       return absl::InfiniteFuture();
-    } else if (run_requested_ || deps_.clock->Now() >= next_run_at_) {
+    } else if (run_requested_ || options_.clock->Now() >= next_run_at_) {
       run = true;
       run_requested_ = false;
     }
@@ -272,7 +272,7 @@ absl::Time StreamSupervisor::LoopStep() {
 void StreamSupervisor::RunOnce() {
   {
     absl::MutexLock lock(&queue_mu_);
-    next_run_at_ = deps_.clock->Now() + timings_.period;
+    next_run_at_ = options_.clock->Now() + timings_.period;
   }
   if (stopping_) return;
   waiting_for_stream_ = false;
@@ -317,7 +317,7 @@ absl::Status StreamSupervisor::RunSteps() {
 
 void StreamSupervisor::RecordError(const absl::Status& status) {
   LOG(WARNING) << Prefix() << status;
-  health_.NoteError(deps_.clock->NowMs(), status);
+  health_.NoteError(options_.clock->NowMs(), status);
 }
 
 // ---- stream queries and health ----
@@ -328,7 +328,7 @@ void StreamSupervisor::ApplyStreamSnapshot(const StreamSnapshot& snapshot) {
   NoteStreamQuery(snapshot.Outcome());
   if (snapshot.marks.ok()) {
     watermarks_ = *snapshot.marks;
-    watermarks_at_ = deps_.clock->Now();
+    watermarks_at_ = options_.clock->Now();
     CheckStoredOffsetsAgainst(snapshot.stored, *snapshot.marks);
   } else {
     VLOG(1) << Prefix() << "watermarks: " << snapshot.marks.status();
@@ -339,7 +339,7 @@ void StreamSupervisor::ApplyStreamSnapshot(const StreamSnapshot& snapshot) {
 void StreamSupervisor::UpdateLag() {
   if (!stream_ || partitions_.empty()) return;
   // The background thread keeps watermarks_ fresh once it has answered.
-  if (deps_.background_stream_queries) return;
+  if (options_.background_stream_queries) return;
   const OffsetMap stored = StoredOffsets();
   auto marks = stream_->QueryWatermarks(partitions_, QueryTimeout());
   NoteStreamQuery(marks.status());
@@ -348,12 +348,12 @@ void StreamSupervisor::UpdateLag() {
     return;
   }
   watermarks_ = *marks;
-  watermarks_at_ = deps_.clock->Now();
+  watermarks_at_ = options_.clock->Now();
   CheckStoredOffsetsAgainst(stored, *marks);
 }
 
 absl::Duration StreamSupervisor::QueryTimeout() const {
-  return std::min(deps_.kafka_timeout, timings_.period);
+  return std::min(options_.kafka_timeout, timings_.period);
 }
 
 void StreamSupervisor::NoteStreamQuery(const absl::Status& status) {
@@ -369,7 +369,7 @@ void StreamSupervisor::NoteStreamQuery(const absl::Status& status) {
 
 OffsetMap StreamSupervisor::StoredOffsets() {
   OffsetMap stored;
-  deps_.store
+  options_.store
       ->InTransaction([&](StoreTxn& txn) -> absl::Status {
         SLUICE_ASSIGN_OR_RETURN(stored, txn.CommittedOffsets(datasource_));
         return absl::OkStatus();
@@ -406,14 +406,14 @@ void StreamSupervisor::PublishView() {
   // A used segment whose deep-storage copy fails verification is lost data
   // until restored: the datasource is unhealthy whatever its tasks do.
   int64_t failing = 0;
-  deps_.store
+  options_.store
       ->InTransaction([&](StoreTxn& txn) -> absl::Status {
         SLUICE_ASSIGN_OR_RETURN(failing, txn.CountFailedSegments(datasource_));
         return absl::OkStatus();
       })
       .IgnoreError();
-  if (deps_.metrics != nullptr) {
-    deps_.metrics
+  if (options_.metrics != nullptr) {
+    options_.metrics
         ->GetGauge(metrics::kSupervisorSegmentsFailingVerification, {{"datasource", datasource_}})
         ->Set(static_cast<double>(failing));
   }
@@ -435,7 +435,7 @@ void StreamSupervisor::PublishView() {
   in.publishing = &publishing_;
   in.watermarks = &watermarks_;
   in.watermarks_at = watermarks_at_;
-  in.now = deps_.clock->Now();
+  in.now = options_.clock->Now();
   View view;
   view.status = BuildStatus(in);
   for (const auto& [id, group] : active_) {
@@ -457,7 +457,7 @@ v1::SupervisorStatus StreamSupervisor::Status() {
   OffsetMap committed;
   int64_t segments = 0;
   int64_t failing = 0;
-  deps_.store
+  options_.store
       ->InTransaction([&](StoreTxn& txn) -> absl::Status {
         SLUICE_ASSIGN_OR_RETURN(committed, txn.CommittedOffsets(datasource_));
         SLUICE_ASSIGN_OR_RETURN(segments, txn.CountSegments(datasource_));
@@ -491,7 +491,7 @@ void StreamSupervisor::OnTaskStatus(const v1::TaskStatus& status) {
       it->second = status;
     }
   }
-  if (changed && deps_.run_on_events) RequestRun();
+  if (changed && options_.run_on_events) RequestRun();
 }
 
 absl::StatusOr<v1::ReportOffsetOutOfRangeResponse> StreamSupervisor::OffsetOutOfRange(

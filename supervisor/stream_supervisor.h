@@ -55,7 +55,7 @@ namespace sluice::supervisor {
 
 using TaskClientFactory = std::function<std::unique_ptr<TaskClient>(const ChatOptions&)>;
 
-struct StreamSupervisorDeps {
+struct StreamSupervisorOptions {
   MetadataStore* store = nullptr;
   WorkerRegistry* registry = nullptr;
   Clock* clock = Clock::Real();
@@ -89,7 +89,7 @@ class StreamSupervisor {
  public:
   // Starts the loop; the first thing it does is recover groups and tasks
   // from the metadata store and the workers.
-  static absl::StatusOr<std::unique_ptr<StreamSupervisor>> Start(StreamSupervisorDeps deps,
+  static absl::StatusOr<std::unique_ptr<StreamSupervisor>> Start(StreamSupervisorOptions deps,
                                                                  SpecRecord spec);
   // Stops the loop without touching the tasks (they are adopted by the next
   // supervisor).
@@ -153,7 +153,7 @@ class StreamSupervisor {
     v1::SupervisorStatus status;
   };
 
-  StreamSupervisor(StreamSupervisorDeps deps, SpecRecord spec);
+  StreamSupervisor(StreamSupervisorOptions deps, SpecRecord spec);
   absl::Status Init();
 
   // ---- loop plumbing (stream_supervisor.cc) ----
@@ -226,7 +226,7 @@ class StreamSupervisor {
       const v1::ReportOffsetOutOfRangeRequest& request);
   void KillGroupsReading(const std::set<int32_t>& partitions, const std::string& reason);
 
-  const StreamSupervisorDeps deps_;
+  const StreamSupervisorOptions options_;
   const std::string datasource_;
   std::unique_ptr<TaskClient> client_;
   // RunTask only: one attempt with a short deadline (kRunTaskTimeout).
@@ -236,15 +236,15 @@ class StreamSupervisor {
   // each run in place of querying; empty until the first fetch.
   std::optional<absl::StatusOr<std::vector<int32_t>>> background_partitions_;
 
-  // Pools of our own when deps_ has none (declared before the strands).
+  // Pools of our own when options_ has none (declared before the strands).
   std::unique_ptr<StrandExecutor> own_loops_;
   std::unique_ptr<StrandExecutor> own_queries_;
   std::unique_ptr<StrandExecutor> own_task_rpcs_;
   StrandExecutor* task_rpcs_ = nullptr;
   StrandExecutor* loops_ = nullptr;
   StrandExecutor* queries_ = nullptr;
-  // The background queries (deps_.background_stream_queries; else null),
-  // on deps_.queries: they ask stream_ once the loop created it.
+  // The background queries (options_.background_stream_queries; else null),
+  // on options_.queries: they ask stream_ once the loop created it.
   std::unique_ptr<StreamQueries> stream_queries_;
   // Created by Start() once the pools exist (uses client_, run_client_ and
   // task_rpcs_); the loop's only way to act on tasks.

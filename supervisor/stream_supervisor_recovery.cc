@@ -15,7 +15,7 @@ absl::Status StreamSupervisor::Recover() {
   std::vector<TaskGroupRecord> groups;
   std::vector<TaskRecord> tasks;
   OffsetMap reset_counts;
-  SLUICE_RETURN_IF_ERROR(deps_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
+  SLUICE_RETURN_IF_ERROR(options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
     SLUICE_ASSIGN_OR_RETURN(groups, txn.LiveTaskGroups(datasource_));
     SLUICE_ASSIGN_OR_RETURN(tasks, txn.ListTasks(datasource_, /*include_finished=*/false));
     SLUICE_ASSIGN_OR_RETURN(reset_counts, txn.OffsetResetCounts(datasource_));
@@ -55,7 +55,7 @@ absl::Status StreamSupervisor::Recover() {
     info.worker_id = record.worker_id;
     info.state = record.state;
     info.created_at = absl::FromUnixMillis(record.created_at_ms);
-    deps_.registry->Assign(record.task_id, record.worker_id);
+    options_.registry->Assign(record.task_id, record.worker_id);
     auto group = by_name.find(record.base_sequence_name);
     if (group == by_name.end()) {
       actions_->KillTask(info, "its group is no longer live");
@@ -123,7 +123,7 @@ void StreamSupervisor::AdoptTask(Group& group, TaskInfo& task, bool publishing) 
   task.state = status->state();
   task.reported = true;
   if (!IsLive(task)) {
-    deps_.registry->Release(task.task_id);
+    options_.registry->Release(task.task_id);
     return;
   }
   if (!publishing) {
@@ -203,12 +203,12 @@ void StreamSupervisor::KillGroupsReading(const std::set<int32_t>& partitions,
 
 void StreamSupervisor::HandleReset() {
   OffsetMap before;
-  absl::Status status = deps_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
+  absl::Status status = options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
     SLUICE_ASSIGN_OR_RETURN(before, txn.CommittedOffsets(datasource_));
     SLUICE_RETURN_IF_ERROR(txn.DeleteCommittedOffsets(datasource_, {}));
     for (const auto& [p, offset] : before) {
       SLUICE_RETURN_IF_ERROR(txn.RecordOffsetReset(datasource_, p, offset, std::nullopt,
-                                                   "operator reset", deps_.clock->NowMs()));
+                                                   "operator reset", options_.clock->NowMs()));
     }
     return absl::OkStatus();
   });
@@ -231,18 +231,18 @@ void StreamSupervisor::HandleReset() {
 
 void StreamSupervisor::HandleResetOffsets(const OffsetMap& offsets, const std::string& reason) {
   OffsetMap before;
-  absl::Status status = deps_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
+  absl::Status status = options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
     SLUICE_ASSIGN_OR_RETURN(before, txn.CommittedOffsets(datasource_));
     const std::string& topic = spec_.spec.io_config().topic();
     SLUICE_RETURN_IF_ERROR(
-        txn.RecordInitialOffsets(datasource_, topic, offsets, deps_.clock->NowMs()).status());
+        txn.RecordInitialOffsets(datasource_, topic, offsets, options_.clock->NowMs()).status());
     SLUICE_RETURN_IF_ERROR(
-        txn.SetCommittedOffsets(datasource_, topic, offsets, deps_.clock->NowMs()));
+        txn.SetCommittedOffsets(datasource_, topic, offsets, options_.clock->NowMs()));
     for (const auto& [p, offset] : offsets) {
       auto old = before.find(p);
       SLUICE_RETURN_IF_ERROR(txn.RecordOffsetReset(
           datasource_, p, old == before.end() ? std::nullopt : std::optional<int64_t>(old->second),
-          offset, reason, deps_.clock->NowMs()));
+          offset, reason, options_.clock->NowMs()));
     }
     return absl::OkStatus();
   });
@@ -277,7 +277,7 @@ v1::ReportOffsetOutOfRangeResponse StreamSupervisor::HandleOffsetOutOfRange(
   for (const auto& [p, offset] : wanted) partitions.push_back(p);
   OffsetMap earliest;
   absl::StatusOr<std::map<int32_t, PartitionWatermarks>> marks =
-      stream_ ? stream_->QueryWatermarks(partitions, deps_.kafka_timeout)
+      stream_ ? stream_->QueryWatermarks(partitions, options_.kafka_timeout)
               : absl::UnavailableError("no connection to the stream");
   if (!marks.ok()) {
     response.set_message(absl::StrCat("cannot read the earliest offsets: ",

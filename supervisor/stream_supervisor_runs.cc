@@ -17,7 +17,7 @@ namespace sluice::supervisor {
 
 absl::Status StreamSupervisor::UpdatePartitions() {
   if (!stream_) {
-    auto stream = deps_.stream_metadata_factory(spec_.spec);
+    auto stream = options_.stream_metadata_factory(spec_.spec);
     if (!stream.ok()) {
       detailed_state_ = "CONNECTING_TO_STREAM";
       return Annotate(stream.status(), "connecting to the stream");
@@ -30,7 +30,7 @@ absl::Status StreamSupervisor::UpdatePartitions() {
   // first answer, runs wait (CONNECTING_TO_STREAM, neither success nor
   // failure).
   absl::StatusOr<std::vector<int32_t>> partitions = absl::UnavailableError("not asked");
-  if (deps_.background_stream_queries) {
+  if (options_.background_stream_queries) {
     if (!background_partitions_.has_value()) {
       detailed_state_ = "CONNECTING_TO_STREAM";
       waiting_for_stream_ = true;
@@ -71,7 +71,7 @@ void StreamSupervisor::UpdateTaskStatuses() {
     absl::MutexLock lock(&reports_mu_);
     reports = reports_;
   }
-  const absl::Time now = deps_.clock->Now();
+  const absl::Time now = options_.clock->Now();
   auto update = [&](Group& group) {
     for (auto& [id, task] : group.tasks) {
       if (!IsLive(task)) continue;
@@ -85,19 +85,19 @@ void StreamSupervisor::UpdateTaskStatuses() {
         }
         task.state = report->second.state();
         if (!IsLive(task)) {
-          deps_.registry->Release(id);
+          options_.registry->Release(id);
           health_.NoteTaskOutcome(task.state);
           continue;
         }
       }
-      if (!deps_.registry->IsAlive(task.worker_id)) {
+      if (!options_.registry->IsAlive(task.worker_id)) {
         actions_->KillTask(task, absl::StrCat("its worker ", task.worker_id, " was lost"));
         continue;
       }
-      std::optional<WorkerView> worker = deps_.registry->Get(task.worker_id);
+      std::optional<WorkerView> worker = options_.registry->Get(task.worker_id);
       if (worker && worker->registered && !worker->reported_tasks.count(id) &&
-          worker->reported_at > task.created_at + 2 * deps_.registry->heartbeat_interval() &&
-          now > task.created_at + 2 * deps_.registry->heartbeat_interval()) {
+          worker->reported_at > task.created_at + 2 * options_.registry->heartbeat_interval() &&
+          now > task.created_at + 2 * options_.registry->heartbeat_interval()) {
         actions_->KillTask(task, absl::StrCat("worker ", task.worker_id, " no longer reports it"));
       }
     }
@@ -123,7 +123,7 @@ void StreamSupervisor::UpdateTaskStatuses() {
 }
 
 void StreamSupervisor::CheckTaskDuration() {
-  const absl::Time now = deps_.clock->Now();
+  const absl::Time now = options_.clock->Now();
   const bool stop_all = spec_.spec.suspended() || stopping_;
   std::vector<std::pair<absl::Time, int32_t>> due;
   std::set<int32_t> repartitioned;
@@ -160,7 +160,7 @@ void StreamSupervisor::CheckTaskDuration() {
 }
 
 void StreamSupervisor::CheckPendingCompletion() {
-  const absl::Time now = deps_.clock->Now();
+  const absl::Time now = options_.clock->Now();
   for (auto& [group_id, groups] : publishing_) {
     bool earlier_timed_out = false;
     for (auto it = groups.begin(); it != groups.end();) {
@@ -251,7 +251,7 @@ bool StreamSupervisor::IsPreviousSpec(int64_t version) {
   auto cached = previous_spec_.find(version);
   if (cached != previous_spec_.end()) return cached->second;
   std::vector<SpecRecord> history;
-  absl::Status read = deps_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
+  absl::Status read = options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
     SLUICE_ASSIGN_OR_RETURN(history, txn.SpecHistory(datasource_));
     return absl::OkStatus();
   });
@@ -313,7 +313,7 @@ absl::Status StreamSupervisor::CreateGroup(int32_t group_id,
                                            const std::vector<int32_t>& partitions) {
   const std::string& topic = spec_.spec.io_config().topic();
   OffsetMap committed;
-  SLUICE_RETURN_IF_ERROR(deps_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
+  SLUICE_RETURN_IF_ERROR(options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
     SLUICE_ASSIGN_OR_RETURN(committed, txn.CommittedOffsets(datasource_));
     SLUICE_ASSIGN_OR_RETURN(std::optional<std::string> stored_topic, txn.CommitTopic(datasource_));
     if (stored_topic && *stored_topic != topic && !committed.empty()) {
@@ -358,7 +358,7 @@ absl::Status StreamSupervisor::CreateGroup(int32_t group_id,
     HandleResetOffsets(auto_reset, "stored offset no longer available (resetOffsetAutomatically)");
   }
 
-  const int64_t now_ms = deps_.clock->NowMs();
+  const int64_t now_ms = options_.clock->NowMs();
   const MessageTimeBounds bounds = GroupMessageTimeBounds(timings_, now_ms);
   const int64_t min_time = bounds.min_ms;
   const int64_t max_time = bounds.max_ms;
@@ -368,11 +368,11 @@ absl::Status StreamSupervisor::CreateGroup(int32_t group_id,
   group.checkpoints[0] = start;
   group.min_message_time_ms = min_time;
   group.max_message_time_ms = max_time;
-  group.created_at = deps_.clock->Now();
+  group.created_at = options_.clock->Now();
   group.spec_version = spec_.version;
   // Read after an automatic reset above: it counts too.
   OffsetMap reset_counts;
-  SLUICE_RETURN_IF_ERROR(deps_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
+  SLUICE_RETURN_IF_ERROR(options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
     SLUICE_ASSIGN_OR_RETURN(reset_counts, txn.OffsetResetCounts(datasource_));
     return absl::OkStatus();
   }));
@@ -400,7 +400,7 @@ absl::Status StreamSupervisor::CreateGroup(int32_t group_id,
   record.max_message_time_ms = max_time;
   record.created_at_ms = now_ms;
   OffsetMap recorded;
-  SLUICE_RETURN_IF_ERROR(deps_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
+  SLUICE_RETURN_IF_ERROR(options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
     SLUICE_ASSIGN_OR_RETURN(recorded, txn.RecordInitialOffsets(datasource_, topic, start, now_ms));
     return txn.InsertTaskGroup(record);
   }));
@@ -423,8 +423,8 @@ absl::Status StreamSupervisor::CreateTask(Group& group) {
   absl::StatusOr<std::string> worker = actions_->PickWorker(group);
   if (!worker.ok()) {
     detailed_state_ = "WAITING_FOR_WORKERS";
-    if (deps_.clock->Now() - last_resource_error_ > absl::Minutes(1)) {
-      last_resource_error_ = deps_.clock->Now();
+    if (options_.clock->Now() - last_resource_error_ > absl::Minutes(1)) {
+      last_resource_error_ = options_.clock->Now();
       RecordError(
           Annotate(worker.status(), absl::StrCat("placing a task of group ", group.group_id)));
     }
@@ -466,7 +466,7 @@ void StreamSupervisor::HandleRunTaskResult(int32_t group_id, const std::string& 
     RequestRun();
     return;
   }
-  deps_.registry->NoteRunTaskSucceeded(worker);
+  options_.registry->NoteRunTaskSucceeded(worker);
   if (task == nullptr || !IsLive(*task)) {
     // Its group ended, or the task was killed, while RunTask was under way:
     // the worker must not keep it.

@@ -59,7 +59,7 @@ int main(int argc, char** argv) {
     return metrics_http.status().code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
   }
 
-  auto security = sluice::LoadSecuritySettings(
+  auto security = sluice::LoadSecurityOptions(
       {FLAGS_auth_tokens_file, FLAGS_auth_policy_file, FLAGS_insecure_no_auth, FLAGS_auth_token_file,
        FLAGS_kafka_files_dir, FLAGS_kafka_denied_properties, FLAGS_kafka_allow_oidc_token_endpoint,
        FLAGS_kafka_secret_env_prefix});

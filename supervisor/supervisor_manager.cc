@@ -232,7 +232,7 @@ std::shared_ptr<StreamSupervisor> SupervisorManager::Take(const std::string& dat
 }
 
 absl::Status SupervisorManager::StartSupervisor(SpecRecord spec) {
-  StreamSupervisorDeps deps;
+  StreamSupervisorOptions deps;
   deps.store = options_.store;
   deps.registry = registry_.get();
   deps.clock = options_.clock;

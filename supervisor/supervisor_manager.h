@@ -58,7 +58,7 @@ struct SupervisorManagerOptions {
   // hand instead.
   bool housekeeping = true;
   absl::Duration kafka_timeout = absl::Seconds(10);
-  // See StreamSupervisorDeps::run_on_events and background_stream_queries.
+  // See StreamSupervisorOptions::run_on_events and background_stream_queries.
   bool run_on_events = true;
   bool background_stream_queries = true;
   // Where the supervisor's metrics go (common/metrics/catalog.h); null: none.

@@ -43,14 +43,14 @@ v1::TaskSpec BuildTaskSpec(const std::string& datasource, const std::string& tas
   return spec;
 }
 
-TaskActions::TaskActions(TaskActionsDeps deps) : deps_(std::move(deps)) {}
+TaskActions::TaskActions(TaskActionsOptions deps) : options_(std::move(deps)) {}
 
 std::string TaskActions::Prefix() const {
-  return absl::StrCat("[supervisor ", deps_.datasource, "] ");
+  return absl::StrCat("[supervisor ", options_.datasource, "] ");
 }
 
 std::optional<std::string> TaskActions::AddressOf(const TaskInfo& task) {
-  return deps_.registry->Address(task.worker_id);
+  return options_.registry->Address(task.worker_id);
 }
 
 // ---- create ----
@@ -58,13 +58,13 @@ std::optional<std::string> TaskActions::AddressOf(const TaskInfo& task) {
 absl::StatusOr<std::map<int32_t, OffsetMap>> TaskActions::UnpublishedCheckpoints(
     const Group& group) {
   std::map<int32_t, OffsetMap> checkpoints;
-  SLUICE_RETURN_IF_ERROR(deps_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
+  SLUICE_RETURN_IF_ERROR(options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
     checkpoints.clear();
     for (const auto& [id, offsets] : group.checkpoints) {
       if (id != group.latest_sequence_id()) {
         SLUICE_ASSIGN_OR_RETURN(
             auto committed,
-            txn.CommittedSequence(deps_.datasource, SequenceName(group.base_sequence_name, id)));
+            txn.CommittedSequence(options_.datasource, SequenceName(group.base_sequence_name, id)));
         if (committed) continue;
       }
       checkpoints[id] = offsets;
@@ -79,28 +79,28 @@ absl::StatusOr<std::string> TaskActions::PickWorker(const Group& group) {
   for (const auto& [id, task] : group.tasks) {
     if (IsLive(task)) avoid.insert(task.worker_id);
   }
-  return deps_.registry->PickWorker(avoid);
+  return options_.registry->PickWorker(avoid);
 }
 
 absl::StatusOr<TaskLaunch> TaskActions::CreateTask(Group& group, const std::string& worker,
                                                    const std::map<int32_t, OffsetMap>& checkpoints,
                                                    const v1::SupervisorSpec& supervisor_spec,
                                                    const SpecTimings& timings) {
-  std::optional<std::string> address = deps_.registry->Address(worker);
+  std::optional<std::string> address = options_.registry->Address(worker);
   if (!address) return absl::InternalError(absl::StrCat("worker ", worker, " has no address"));
 
-  const int64_t now_ms = deps_.clock->NowMs();
+  const int64_t now_ms = options_.clock->NowMs();
   TaskLaunch launch;
   launch.address = *address;
   launch.worker_id = worker;
   launch.group_id = group.group_id;
-  launch.spec = BuildTaskSpec(deps_.datasource, NewTaskId(group.base_sequence_name),
+  launch.spec = BuildTaskSpec(options_.datasource, NewTaskId(group.base_sequence_name),
                               supervisor_spec, timings, group, checkpoints, now_ms);
   const v1::TaskSpec& spec = launch.spec;
 
   TaskRecord record;
   record.task_id = spec.task_id();
-  record.datasource = deps_.datasource;
+  record.datasource = options_.datasource;
   record.group_id = group.group_id;
   record.base_sequence_name = group.base_sequence_name;
   record.worker_id = worker;
@@ -109,14 +109,14 @@ absl::StatusOr<TaskLaunch> TaskActions::CreateTask(Group& group, const std::stri
   record.created_at_ms = now_ms;
   record.updated_at_ms = now_ms;
   SLUICE_RETURN_IF_ERROR(
-      deps_.store->InTransaction([&](StoreTxn& txn) { return txn.InsertTask(record); }));
-  deps_.registry->Assign(spec.task_id(), worker);
+      options_.store->InTransaction([&](StoreTxn& txn) { return txn.InsertTask(record); }));
+  options_.registry->Assign(spec.task_id(), worker);
 
   TaskInfo info;
   info.task_id = spec.task_id();
   info.worker_id = worker;
   info.state = v1::TASK_STATE_NOT_STARTED;
-  info.created_at = deps_.clock->Now();
+  info.created_at = options_.clock->Now();
   info.starting = true;
   const bool replacement = group.tasks_lost > 0;
   if (replacement) --group.tasks_lost;
@@ -137,9 +137,9 @@ void TaskActions::SendRunTask(
     absl::MutexLock lock(&mu_);
     ++run_tasks_in_flight_;
   }
-  deps_.task_rpcs->Run([this, launch = std::move(launch), answered = std::move(answered)] {
+  options_.task_rpcs->Run([this, launch = std::move(launch), answered = std::move(answered)] {
     absl::StatusOr<v1::RunTaskResponse> response =
-        deps_.run_client->RunTask(launch.address, launch.spec);
+        options_.run_client->RunTask(launch.address, launch.spec);
     answered(response);
     absl::MutexLock lock(&mu_);
     --run_tasks_in_flight_;
@@ -157,11 +157,11 @@ void TaskActions::NoteRunTaskFailed(const std::string& task_id, const std::strin
                                     const std::string& error) {
   // The next placement goes elsewhere for a while: a frozen worker must
   // not take every replacement (and a RunTask deadline each time).
-  deps_.registry->NoteRunTaskFailed(worker);
-  deps_.registry->Release(task_id);
-  deps_.store
+  options_.registry->NoteRunTaskFailed(worker);
+  options_.registry->Release(task_id);
+  options_.store
       ->InTransaction([&](StoreTxn& txn) {
-        return txn.UpdateTask(task_id, v1::TASK_STATE_FAILED, error, {}, deps_.clock->NowMs());
+        return txn.UpdateTask(task_id, v1::TASK_STATE_FAILED, error, {}, options_.clock->NowMs());
       })
       .IgnoreError();
 }
@@ -169,8 +169,8 @@ void TaskActions::NoteRunTaskFailed(const std::string& task_id, const std::strin
 void TaskActions::KillGivenUp(const std::string& task_id, const std::string& worker) {
   LOG(INFO) << Prefix() << "task " << task_id << " started on worker " << worker
             << " after it was given up; killing it";
-  if (std::optional<std::string> address = deps_.registry->Address(worker)) {
-    deps_.client->StopTask(*address, task_id, v1::STOP_MODE_KILL, "given up while starting").IgnoreError();
+  if (std::optional<std::string> address = options_.registry->Address(worker)) {
+    options_.client->StopTask(*address, task_id, v1::STOP_MODE_KILL, "given up while starting").IgnoreError();
   }
 }
 
@@ -180,8 +180,8 @@ void TaskActions::KillTask(TaskInfo& task, const std::string& reason) {
   // A task still starting gets no call (its worker may be frozen): if its
   // RunTask succeeds after all, the supervisor kills it then (KillGivenUp).
   if (std::optional<std::string> address = AddressOf(task);
-      address && deps_.registry->IsAlive(task.worker_id) && !task.starting) {
-    auto stopped = deps_.client->StopTask(*address, task.task_id, v1::STOP_MODE_KILL, reason);
+      address && options_.registry->IsAlive(task.worker_id) && !task.starting) {
+    auto stopped = options_.client->StopTask(*address, task.task_id, v1::STOP_MODE_KILL, reason);
     if (!stopped.ok()) {
       VLOG(1) << Prefix() << "kill of " << task.task_id << ": " << stopped.status();
     }
@@ -190,30 +190,30 @@ void TaskActions::KillTask(TaskInfo& task, const std::string& reason) {
                << ": " << reason;
   task.state = v1::TASK_STATE_FAILED;
   task.status.set_error(absl::StrCat("killed by supervisor: ", reason));
-  deps_.registry->Release(task.task_id);
-  deps_.store
+  options_.registry->Release(task.task_id);
+  options_.store
       ->InTransaction([&](StoreTxn& txn) {
         return txn.UpdateTask(task.task_id, v1::TASK_STATE_FAILED, task.status.error(), {},
-                              deps_.clock->NowMs());
+                              options_.clock->NowMs());
       })
       .IgnoreError();
-  if (deps_.note_outcome) deps_.note_outcome(task.state);
+  if (options_.note_outcome) options_.note_outcome(task.state);
 }
 
 void TaskActions::StopTaskGracefully(TaskInfo& task, const std::string& reason) {
   if (std::optional<std::string> address = AddressOf(task)) {
-    auto stopped = deps_.client->StopTask(*address, task.task_id, v1::STOP_MODE_GRACEFUL, reason);
+    auto stopped = options_.client->StopTask(*address, task.task_id, v1::STOP_MODE_GRACEFUL, reason);
     if (!stopped.ok()) {
       VLOG(1) << Prefix() << "stop of " << task.task_id << ": " << stopped.status();
     }
   }
   LOG(INFO) << Prefix() << "stopped task " << task.task_id << ": " << reason;
   task.state = v1::TASK_STATE_STOPPED;
-  deps_.registry->Release(task.task_id);
-  deps_.store
+  options_.registry->Release(task.task_id);
+  options_.store
       ->InTransaction([&](StoreTxn& txn) {
         return txn.UpdateTask(task.task_id, v1::TASK_STATE_STOPPED, absl::StrCat("stopped: ", reason), {},
-                              deps_.clock->NowMs());
+                              options_.clock->NowMs());
       })
       .IgnoreError();
 }
@@ -226,11 +226,11 @@ void TaskActions::KillGroup(Group& group, const std::string& reason) {
 
 void TaskActions::FinishGroup(const Group& group, GroupState state, const std::string& reason) {
   if (state == GroupState::kReading) return;
-  absl::Status status = deps_.store->InTransaction([&](StoreTxn& txn) {
-    return txn.FinishGroup(group.base_sequence_name, state, reason, deps_.clock->NowMs());
+  absl::Status status = options_.store->InTransaction([&](StoreTxn& txn) {
+    return txn.FinishGroup(group.base_sequence_name, state, reason, options_.clock->NowMs());
   });
-  if (!status.ok() && deps_.record_error) {
-    deps_.record_error(Annotate(status, "recording the end of a task group"));
+  if (!status.ok() && options_.record_error) {
+    options_.record_error(Annotate(status, "recording the end of a task group"));
   }
 }
 

@@ -30,7 +30,7 @@
 
 namespace sluice::supervisor {
 
-struct TaskActionsDeps {
+struct TaskActionsOptions {
   std::string datasource;
   WorkerRegistry* registry = nullptr;
   MetadataStore* store = nullptr;
@@ -69,7 +69,7 @@ v1::TaskSpec BuildTaskSpec(const std::string& datasource, const std::string& tas
 
 class TaskActions {
  public:
-  explicit TaskActions(TaskActionsDeps deps);
+  explicit TaskActions(TaskActionsOptions deps);
   TaskActions(const TaskActions&) = delete;
   TaskActions& operator=(const TaskActions&) = delete;
 
@@ -121,7 +121,7 @@ class TaskActions {
  private:
   std::string Prefix() const;
 
-  const TaskActionsDeps deps_;
+  const TaskActionsOptions options_;
   absl::Mutex mu_;
   // RunTask calls sent and not yet answered.
   int run_tasks_in_flight_ ABSL_GUARDED_BY(mu_) = 0;

@@ -100,7 +100,7 @@ class TaskActionsTest : public ::testing::Test {
       : store_(testing::OpenTestStore(dir_.path())),
         registry_({&clock_, absl::Seconds(1), 3, absl::Seconds(10)}),
         pool_({.threads = 1, .name = "test task rpcs"}) {
-    TaskActionsDeps deps;
+    TaskActionsOptions deps;
     deps.datasource = "ds";
     deps.registry = &registry_;
     deps.store = store_.get();

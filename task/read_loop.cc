@@ -77,7 +77,7 @@ absl::Status ReadLoop::RunLoop() {
       if (ReachedFinalEnd()) continue;
       out_of_range.clear();
       SLUICE_RETURN_IF_ERROR(consumer_->Poll(
-          settings_.poll_timeout, options_.knobs.max_batch_records, &batch, &out_of_range));
+          settings_.poll_timeout, options_.tuning.max_batch_records, &batch, &out_of_range));
       next = 0;
       if (!out_of_range.empty()) {
         SLUICE_RETURN_IF_ERROR(HandleOutOfRange(out_of_range));
@@ -151,8 +151,8 @@ absl::Status ReadLoop::Initialize() {
   consumer_options.properties.insert(spec_.consumer_properties().begin(),
                                      spec_.consumer_properties().end());
   consumer_options.client_id = spec_.task_id();
-  consumer_options.cluster_kind = options_.knobs.kafka_cluster;
-  consumer_options.policy = options_.knobs.kafka_policy;
+  consumer_options.cluster_kind = options_.tuning.kafka_cluster;
+  consumer_options.policy = options_.tuning.kafka_policy;
   SLUICE_ASSIGN_OR_RETURN(consumer_, KafkaConsumer::Create(std::move(consumer_options)));
   KafkaConsumer* consumer = consumer_.get();
   options_.control->SetWaker([consumer] { consumer->Wake(); });
@@ -503,7 +503,7 @@ absl::Status ReadLoop::HandleOutOfRange(const std::vector<OffsetOutOfRange>& out
   const absl::Time now = absl::Now();
   if (now >= next_out_of_range_report_) {
     next_out_of_range_report_ =
-        now + std::max(options_.knobs.offset_out_of_range_retry, absl::Seconds(30));
+        now + std::max(options_.tuning.offset_out_of_range_retry, absl::Seconds(30));
     LOG(ERROR) << options_.log_prefix << " ALERT: offset out of range: " << what
                << (settings_.tuning.reset_offset_automatically()
                        ? "; asking the supervisor to reset (resetOffsetAutomatically: records may"
@@ -519,7 +519,7 @@ absl::Status ReadLoop::HandleOutOfRange(const std::vector<OffsetOutOfRange>& out
                  << response->message() << "); this task will be replaced";
     }
   }
-  if (!options_.control->Wait(options_.knobs.offset_out_of_range_retry)) return absl::OkStatus();
+  if (!options_.control->Wait(options_.tuning.offset_out_of_range_retry)) return absl::OkStatus();
   // Try again from the same offsets (the partitions stopped fetching).
   assignment_valid_ = false;
   return Reassign().status();

@@ -50,8 +50,8 @@
 
 namespace sluice::task {
 
-// Timing and size knobs with production defaults; tests make them short.
-struct TaskRunnerKnobs {
+// Timing and size tuning with production defaults; tests make them short.
+struct TaskTuningOptions {
   // Which consumer defaults apply (kafka::RecommendedConsumerProperties).
   kafka::ClusterKind kafka_cluster = kafka::ClusterKind::kKafka;
   // What a task's consumerProperties may say (checked before connecting).
@@ -71,7 +71,7 @@ struct ReadLoopOptions {
   const v1::TaskSpec* spec = nullptr;
   const TaskSettings* settings = nullptr;
   std::string task_dir;
-  TaskRunnerKnobs knobs;
+  TaskTuningOptions tuning;
   TaskMetrics metrics;
   std::string log_prefix;
   // Not owned; outlive the loop.

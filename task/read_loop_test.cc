@@ -164,8 +164,8 @@ class Task {
     l.spec = &spec_;
     l.settings = &settings_;
     l.task_dir = dir;
-    l.knobs.kafka_cluster = kafka::ClusterKind::kDevBroker;
-    l.knobs.min_backoff = absl::Milliseconds(10);
+    l.tuning.kafka_cluster = kafka::ClusterKind::kDevBroker;
+    l.tuning.min_backoff = absl::Milliseconds(10);
     l.metrics = metrics;
     l.log_prefix = "[task t1]";
     l.supervisor = supervisor;

@@ -70,7 +70,7 @@ int main(int argc, char** argv) {
     return metrics_http.status().code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
   }
 
-  auto security = sluice::LoadSecuritySettings(
+  auto security = sluice::LoadSecurityOptions(
       {FLAGS_auth_tokens_file, FLAGS_auth_policy_file, FLAGS_insecure_no_auth, FLAGS_auth_token_file,
        FLAGS_kafka_files_dir, FLAGS_kafka_denied_properties, FLAGS_kafka_allow_oidc_token_endpoint,
        FLAGS_kafka_secret_env_prefix});
@@ -88,11 +88,11 @@ int main(int argc, char** argv) {
   options.capacity = FLAGS_capacity;
   options.supervisor_call_timeout = absl::Milliseconds(FLAGS_supervisor_timeout_ms);
   options.heartbeat_interval = absl::Milliseconds(FLAGS_heartbeat_interval_ms);
-  options.knobs.handoff_poll_interval = absl::Milliseconds(FLAGS_handoff_poll_ms);
-  options.knobs.offset_out_of_range_retry = absl::Milliseconds(FLAGS_offset_out_of_range_retry_ms);
-  options.knobs.max_batch_records = static_cast<size_t>(std::max(1, FLAGS_max_batch_records));
+  options.tuning.handoff_poll_interval = absl::Milliseconds(FLAGS_handoff_poll_ms);
+  options.tuning.offset_out_of_range_retry = absl::Milliseconds(FLAGS_offset_out_of_range_retry_ms);
+  options.tuning.max_batch_records = static_cast<size_t>(std::max(1, FLAGS_max_batch_records));
   if (auto kind = sluice::kafka::ParseClusterKind(FLAGS_kafka_cluster); kind.ok()) {
-    options.knobs.kafka_cluster = *kind;
+    options.tuning.kafka_cluster = *kind;
   } else {
     LOG(ERROR) << "[worker] --kafka_cluster: " << kind.status();
     return 2;
@@ -102,7 +102,7 @@ int main(int argc, char** argv) {
   options.tls.ca_path = FLAGS_tls_ca;
   options.auth = security->auth;
   options.client_auth = security->client_auth;
-  options.knobs.kafka_policy = security->kafka_policy;
+  options.tuning.kafka_policy = security->kafka_policy;
   options.metrics = &registry;
   auto server = sluice::task::WorkerServer::Start(std::move(options));
   if (!server.ok()) {

@@ -62,7 +62,7 @@ absl::StatusOr<std::unique_ptr<TaskRunner>> TaskManager::NewRunner(const v1::Tas
   runner.deep_storage = options_.deep_storage;
   SLUICE_ASSIGN_OR_RETURN(runner.engine, options_.engine_factory(settings.data_schema));
   runner.on_state_change = options_.on_state_change;
-  runner.knobs = options_.knobs;
+  runner.tuning = options_.tuning;
   runner.metrics = options_.metrics;
   return TaskRunner::Create(std::move(runner));
 }

@@ -40,7 +40,7 @@ struct TaskManagerOptions {
   SegmentEngineFactory engine_factory;
   // Called after every state change of any task (no locks held).
   std::function<void(const v1::TaskStatus&)> on_state_change;
-  TaskRunnerKnobs knobs;
+  TaskTuningOptions tuning;
   // Where task metrics go (and the gauge of tasks by state); null: nowhere.
   // Not owned; outlives the manager.
   metrics::Registry* metrics = nullptr;

@@ -48,9 +48,9 @@ TaskRunner::TaskRunner(TaskRunnerOptions options, TaskSettings settings)
   p.deep_storage = options_.deep_storage;
   p.engine = options_.engine.get();
   p.handoff_timeout = settings_.timings.handoff_condition_timeout;
-  p.handoff_poll_interval = options_.knobs.handoff_poll_interval;
-  p.min_backoff = options_.knobs.min_backoff;
-  p.max_backoff = options_.knobs.max_backoff;
+  p.handoff_poll_interval = options_.tuning.handoff_poll_interval;
+  p.min_backoff = options_.tuning.min_backoff;
+  p.max_backoff = options_.tuning.max_backoff;
   p.listener = &sequences_;
   p.log_prefix = Prefix();
   p.metrics = metrics_;
@@ -60,8 +60,8 @@ TaskRunner::TaskRunner(TaskRunnerOptions options, TaskSettings settings)
   a.datasource = options_.spec.datasource();
   a.task_id = options_.spec.task_id();
   a.supervisor = options_.supervisor;
-  a.min_backoff = options_.knobs.min_backoff;
-  a.max_backoff = options_.knobs.max_backoff;
+  a.min_backoff = options_.tuning.min_backoff;
+  a.max_backoff = options_.tuning.max_backoff;
   // A pause cuts a backoff short; a stop ends the allocation.
   a.sleep = [this](absl::Duration d) { return control_.Wait(d); };
   a.log_prefix = Prefix();
@@ -71,7 +71,7 @@ TaskRunner::TaskRunner(TaskRunnerOptions options, TaskSettings settings)
   l.spec = &options_.spec;
   l.settings = &settings_;
   l.task_dir = options_.task_dir;
-  l.knobs = options_.knobs;
+  l.tuning = options_.tuning;
   l.metrics = metrics_;
   l.log_prefix = Prefix();
   l.supervisor = options_.supervisor;

@@ -68,7 +68,7 @@ struct TaskRunnerOptions {
   // Where the task's metrics go; null: nowhere. Not owned.
   metrics::Registry* metrics = nullptr;
 
-  TaskRunnerKnobs knobs;
+  TaskTuningOptions tuning;
 };
 
 class TaskRunner {

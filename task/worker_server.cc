@@ -65,7 +65,7 @@ absl::StatusOr<std::unique_ptr<WorkerServer>> WorkerServer::Start(WorkerServerOp
   manager.engine_factory = options.engine_factory;
   WorkerServer* raw = server.get();
   manager.on_state_change = [raw](const v1::TaskStatus& status) { raw->Report(status); };
-  manager.knobs = options.knobs;
+  manager.tuning = options.tuning;
   manager.metrics = options.metrics;
   SLUICE_ASSIGN_OR_RETURN(server->manager_, TaskManager::Create(std::move(manager)));
   server->service_ =

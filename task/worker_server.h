@@ -63,7 +63,7 @@ struct WorkerServerOptions {
   // Heartbeat interval until the supervisor says otherwise, and the wait
   // between failed registrations.
   absl::Duration heartbeat_interval = absl::Seconds(1);
-  TaskRunnerKnobs knobs;
+  TaskTuningOptions tuning;
   // Empty: the columnar engine of the segment library (task/columnar_engine.h).
   SegmentEngineFactory engine_factory;
 };

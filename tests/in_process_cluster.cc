@@ -42,7 +42,7 @@ absl::StatusOr<std::unique_ptr<InProcessCluster>> InProcessCluster::Start(
   wopts.deep_storage_uri = sopts.deep_storage_uri;
   wopts.tls = std::move(options.worker_tls);
   wopts.metrics = options.worker_metrics;
-  wopts.knobs = options.worker_knobs;
+  wopts.tuning = options.worker_knobs;
   SLUICE_ASSIGN_OR_RETURN(cluster->worker_, task::WorkerServer::Start(wopts));
   return cluster;
 }

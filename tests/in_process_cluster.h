@@ -25,10 +25,10 @@ struct InProcessClusterOptions {
   // Not owned; must outlive the cluster. Null: no metrics.
   metrics::Registry* supervisor_metrics = nullptr;
   metrics::Registry* worker_metrics = nullptr;
-  // The worker's task knobs (e.g. kafka_cluster = kDevBroker against a mock
+  // The worker's task tuning (e.g. kafka_cluster = kDevBroker against a mock
   // Kafka, short handoff polls) and the supervisor's handoff verification
   // period, for tests that ingest.
-  task::TaskRunnerKnobs worker_knobs;
+  task::TaskTuningOptions worker_knobs;
   absl::Duration handoff_period = absl::Seconds(2);
   // Who may call each server (default: no authentication) and what each
   // presents when it calls the other (its bearer token; certificates come

@@ -31,11 +31,11 @@ absl::Status TaskCluster::Start(bool auto_checkpoint, int capacity, bool hand_of
   options.worker_id = "worker-0";
   options.capacity = capacity;
   options.heartbeat_interval = absl::Milliseconds(100);
-  options.knobs.handoff_poll_interval = absl::Milliseconds(50);
-  options.knobs.min_backoff = absl::Milliseconds(20);
-  options.knobs.max_backoff = absl::Milliseconds(200);
-  options.knobs.offset_out_of_range_retry = absl::Milliseconds(100);
-  options.knobs.kafka_cluster = kafka::ClusterKind::kDevBroker;
+  options.tuning.handoff_poll_interval = absl::Milliseconds(50);
+  options.tuning.min_backoff = absl::Milliseconds(20);
+  options.tuning.max_backoff = absl::Milliseconds(200);
+  options.tuning.offset_out_of_range_retry = absl::Milliseconds(100);
+  options.tuning.kafka_cluster = kafka::ClusterKind::kDevBroker;
   SLUICE_ASSIGN_OR_RETURN(worker, task::WorkerServer::Start(options));
   client = std::make_unique<TaskClient>(worker->address());
   return absl::OkStatus();

@@ -61,10 +61,10 @@ class TaskEndToEndTest : public ::testing::Test {
     options.deep_storage_uri = "file://" + dir_ + "/deep";
     options.worker_id = id;
     options.heartbeat_interval = absl::Milliseconds(100);
-    options.knobs.handoff_poll_interval = absl::Milliseconds(50);
-    options.knobs.min_backoff = absl::Milliseconds(20);
-    options.knobs.max_backoff = absl::Milliseconds(200);
-    options.knobs.kafka_cluster = kafka::ClusterKind::kDevBroker;
+    options.tuning.handoff_poll_interval = absl::Milliseconds(50);
+    options.tuning.min_backoff = absl::Milliseconds(20);
+    options.tuning.max_backoff = absl::Milliseconds(200);
+    options.tuning.kafka_cluster = kafka::ClusterKind::kDevBroker;
     auto worker = task::WorkerServer::Start(options);
     ASSERT_TRUE(worker.ok()) << worker.status();
     workers_.push_back(std::move(*worker));
