@@ -228,8 +228,10 @@ TEST_F(SupervisorServiceTest, AnUnknownDatasourceIsNotFoundEverywhere) {
   EXPECT_EQ(Call(&v1::SupervisorService::Stub::PublishSegments, publish, &published).error_code(),
             grpc::StatusCode::NOT_FOUND);
   // A name that cannot be a datasource at all is invalid, not unknown.
-  ref.set_datasource("../etc");
-  EXPECT_EQ(Call(&v1::SupervisorService::Stub::GetSupervisor, ref, &spec).error_code(),
+  v1::GetSupervisorRequest invalid;
+  invalid.set_datasource("../etc");
+  v1::GetSupervisorResponse spec;
+  EXPECT_EQ(Call(&v1::SupervisorService::Stub::GetSupervisor, invalid, &spec).error_code(),
             grpc::StatusCode::INVALID_ARGUMENT);
 }
 
