@@ -61,7 +61,7 @@ class ClusterDruidSpecTest : public testing::WikiClusterTest {
   }
 
   v1::GetCommitLogResponse CommitLog() {
-    v1::SupervisorRef ref;
+    v1::GetCommitLogRequest ref;
     ref.set_datasource("wikipedia");
     v1::GetCommitLogResponse log;
     grpc::ClientContext ctx;
@@ -77,13 +77,13 @@ class ClusterDruidSpecTest : public testing::WikiClusterTest {
   }
 
   int64_t CurrentOffsetsTotal() {
-    v1::SupervisorRef ref;
+    v1::GetSupervisorStatusRequest ref;
     ref.set_datasource("wikipedia");
-    v1::SupervisorStatus status;
+    v1::GetSupervisorStatusResponse response;
     grpc::ClientContext ctx;
-    if (!stub_->GetSupervisorStatus(&ctx, ref, &status).ok()) return -1;
+    if (!stub_->GetSupervisorStatus(&ctx, ref, &response).ok()) return -1;
     int64_t total = 0;
-    for (const auto& [p, offset] : status.current_offsets()) total += offset;
+    for (const auto& [p, offset] : response.status().current_offsets()) total += offset;
     return total;
   }
 };
@@ -121,9 +121,9 @@ TEST_F(ClusterDruidSpecTest, DruidsTutorialSpecSubmitsUnchangedAndIngests) {
 
   // The tutorial's taskDuration is PT10M; suspending finishes the group now
   // (it publishes what it read).
-  v1::SupervisorRef ref;
+  v1::SuspendSupervisorRequest ref;
   ref.set_datasource("wikipedia");
-  v1::SupervisorSummary summary;
+  v1::SuspendSupervisorResponse summary;
   grpc::ClientContext suspend_ctx;
   ASSERT_TRUE(stub_->SuspendSupervisor(&suspend_ctx, ref, &summary).ok());
   ASSERT_TRUE(testing::WaitFor([&] { return Committed() == 2 * kRecords; }, absl::Seconds(90)))
@@ -173,9 +173,9 @@ TEST_F(ClusterDruidSpecTest, DruidSpecsSluiceCannotTakeAreInvalidArgumentNamingT
   std::printf("[druid spec] refused: %s: %s\n", "INVALID_ARGUMENT", status.error_message().c_str());
 
   // Nothing was stored.
-  v1::SupervisorRef ref;
+  v1::GetSupervisorRequest ref;
   ref.set_datasource("wikipedia");
-  v1::SubmitSupervisorResponse got;
+  v1::GetSupervisorResponse got;
   grpc::ClientContext get_ctx;
   EXPECT_EQ(stub_->GetSupervisor(&get_ctx, ref, &got).error_code(), grpc::StatusCode::NOT_FOUND);
 

@@ -14,6 +14,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/enum_names.h"
 #include "common/granularity.h"
 #include "common/time_util.h"
 
@@ -498,8 +499,7 @@ void TuningConfig(Walker& w, const pb::Value& v, const std::string& at, v1::Tuni
     } else if (key == "handoffMode") {  // sluice's own
       if (auto s = w.String(value, p)) {
         v1::HandoffMode mode;
-        if (v1::HandoffMode_Parse(absl::AsciiStrToUpper(*s), &mode) &&
-            mode != v1::HANDOFF_MODE_UNSPECIFIED) {
+        if (ParseShortEnumName(*s, &mode) && mode != v1::HANDOFF_MODE_UNSPECIFIED) {
           t->set_handoff_mode(mode);
         } else {
           w.Error(p, absl::StrCat(Quoted(*s), " is not DEEP_STORAGE or LOADER"));
@@ -786,7 +786,7 @@ absl::StatusOr<std::string> ToDruidJson(const v1::SupervisorSpec& spec) {
     tuning.Set("handoffConditionTimeout", Num(*ms));
   }
   if (t.handoff_mode() != v1::HANDOFF_MODE_UNSPECIFIED) {
-    tuning.Set("handoffMode", Str(v1::HandoffMode_Name(t.handoff_mode())));
+    tuning.Set("handoffMode", Str(ShortEnumName(t.handoff_mode())));
   }
 
   ObjectBuilder inner;
