@@ -348,13 +348,13 @@ absl::StatusOr<v1::SubmitSupervisorResponse> SupervisorManager::Submit(
   return response;
 }
 
-absl::StatusOr<v1::SubmitSupervisorResponse> SupervisorManager::Get(const std::string& datasource) {
+absl::StatusOr<v1::GetSupervisorResponse> SupervisorManager::Get(const std::string& datasource) {
   SLUICE_ASSIGN_OR_RETURN(SpecRecord latest, LatestSpec(datasource));
   if (latest.terminated) {
     return absl::NotFoundError(
         absl::StrCat("the supervisor of ", datasource, " was terminated (see its history)"));
   }
-  v1::SubmitSupervisorResponse response;
+  v1::GetSupervisorResponse response;
   *response.mutable_spec() = RedactedSpec(latest.spec);
   response.set_version(latest.version);
   return response;

@@ -107,7 +107,7 @@ class SupervisorManager {
   // then Submit; a Druid spec's warnings are added to the answer.
   absl::StatusOr<v1::SubmitSupervisorResponse> Submit(const v1::SubmitSupervisorRequest& request)
       ABSL_LOCKS_EXCLUDED(mu_);
-  absl::StatusOr<v1::SubmitSupervisorResponse> Get(const std::string& datasource);
+  absl::StatusOr<v1::GetSupervisorResponse> Get(const std::string& datasource);
   absl::StatusOr<v1::ListSupervisorsResponse> List() ABSL_LOCKS_EXCLUDED(mu_);
   absl::StatusOr<v1::GetSupervisorHistoryResponse> History(const std::string& datasource);
   absl::StatusOr<v1::SupervisorStatus> Status(const std::string& datasource)

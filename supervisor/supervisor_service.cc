@@ -91,11 +91,7 @@ grpc::Status SupervisorServiceImpl::GetSupervisor(grpc::ServerContext* context,
                                                   const v1::GetSupervisorRequest* request,
                                                   v1::GetSupervisorResponse* response) {
   AUTHORIZE("GetSupervisor");
-  absl::StatusOr<v1::SubmitSupervisorResponse> stored = manager_->Get(request->datasource());
-  if (!stored.ok()) return ToGrpcStatus(stored.status());
-  *response->mutable_spec() = std::move(*stored->mutable_spec());
-  response->set_version(stored->version());
-  return grpc::Status::OK;
+  return ReplyWith(manager_->Get(request->datasource()), response);
 }
 
 grpc::Status SupervisorServiceImpl::ListSupervisors(grpc::ServerContext* context,
