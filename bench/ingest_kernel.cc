@@ -1,0 +1,215 @@
+// The ingest kernel: what a task worker does with a record once Kafka has
+// delivered it, without Kafka, gRPC or threads, through the worker's own
+// code (task/columnar_engine: the row parser, the incremental index of the
+// record's segment interval, Spill at maxRowsInMemory, BuildSegment with its
+// read-back check), over the benchmark's wiki-edit-like records.
+//
+// Four passes over the same records, each a stage of the record's cost:
+//   parse      parse every record (nothing kept)
+//   index      parse + add to the index (the parse pass subtracted)
+//   persist    Spill every maxRowsInMemory rows (the task's persist)
+//   build      merge the spills into segments, write, fsync, read back
+// Under callgrind each pass is collected alone and dumped by name, so
+// bench/ingest_kernel.sh prints instructions per record per stage: a count
+// that does not depend on what else the machine runs. Without valgrind the
+// binary prints the CPU time of each pass.
+//
+//   bash bench/ingest_kernel.sh [--records=N] [--rollup]
+#include <time.h>
+#include <valgrind/callgrind.h>
+
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gflags/gflags.h>
+#include <glog/logging.h>
+
+#include "absl/strings/str_cat.h"
+#include "common/file_util.h"
+#include "common/granularity.h"
+#include "task/columnar_engine.h"
+#include "tools/cluster/wiki_datasource.h"
+#include "tools/produce/wiki_rows.h"
+
+DEFINE_int64(records, 100000, "records to run through the kernel");
+DEFINE_bool(rollup, false, "rollup on (queryGranularity MINUTE, the 4 low-cardinality dimensions)");
+DEFINE_int64(max_rows_in_memory, 150000, "rows per persist (the spec's maxRowsInMemory)");
+DEFINE_string(dir, "", "scratch directory (default: a new one under TMPDIR)");
+
+namespace sluice {
+namespace {
+
+double CpuSeconds() {
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + ts.tv_nsec * 1e-9;
+}
+
+// Collects (under callgrind) and times one pass while it is not paused;
+// dumps its counts as `name`.
+class Pass {
+ public:
+  explicit Pass(const char* name) : name_(name) { Resume(); }
+  void Pause() {
+    CALLGRIND_TOGGLE_COLLECT;
+    seconds_ += CpuSeconds() - resumed_;
+  }
+  void Resume() {
+    resumed_ = CpuSeconds();
+    CALLGRIND_TOGGLE_COLLECT;
+  }
+  ~Pass() {
+    Pause();
+    CALLGRIND_DUMP_STATS_AT(name_);
+    std::printf("%-8s %8.1f ms CPU, %7.0f ns/record\n", name_, seconds_ * 1e3,
+                seconds_ * 1e9 / static_cast<double>(FLAGS_records));
+  }
+
+ private:
+  const char* name_;
+  double resumed_ = 0;
+  double seconds_ = 0;
+};
+
+v1::DataSchema Schema() {
+  cluster::WikiSpecOptions wiki;
+  wiki.rollup = FLAGS_rollup;
+  wiki.query_granularity = FLAGS_rollup ? "MINUTE" : "NONE";
+  v1::SupervisorSpec spec = cluster::WikiSpec(wiki);
+  if (FLAGS_rollup) {
+    v1::DimensionsSpec* dims = spec.mutable_data_schema()->mutable_dimensions_spec();
+    dims->clear_dimensions();
+    for (const char* d : {"channel", "namespace", "countryName", "isRobot"}) dims->add_dimensions(d);
+  }
+  return spec.data_schema();
+}
+
+// The task's per-record work up to the index: parse, route to the index of
+// the record's HOUR bucket, add; Spill at maxRowsInMemory (collected or not).
+struct Indexer {
+  task::SegmentEngine* engine;
+  std::unique_ptr<task::RowParser> parser;
+  std::map<int64_t, std::unique_ptr<task::SegmentIndex>> indexes;
+  std::map<int64_t, std::vector<std::string>> spills;
+  std::string dir;
+  int64_t rows_in_memory = 0;
+  int spill_number = 0;
+
+  void PersistAll() {
+    for (auto& [bucket, index] : indexes) {
+      if (index->rows() == 0) continue;
+      const std::string path = absl::StrCat(dir, "/", bucket, "_", spill_number++, ".spill");
+      CHECK(index->Spill(path).ok());
+      spills[bucket].push_back(path);
+    }
+    rows_in_memory = 0;
+  }
+
+  void Run(const std::vector<std::string>& records, Pass* pass, bool collect_persists) {
+    const Granularity hour(Granularity::Unit::kHour);
+    task::RowParseError error;
+    for (size_t i = 0; i < records.size(); ++i) {
+      const task::ParsedRow* row = parser->Parse(records[i], &error);
+      if (row == nullptr) continue;
+      const int64_t start = hour.Truncate(row->timestamp_ms());
+      std::unique_ptr<task::SegmentIndex>& index = indexes[start];
+      if (index == nullptr) {
+        v1::Interval interval;
+        interval.set_start_ms(start);
+        interval.set_end_ms(hour.Next(start));
+        index = engine->NewIndex(interval);
+      }
+      const int64_t before = index->rows();
+      CHECK(index->Add(*row, static_cast<int32_t>(i % 4), static_cast<int64_t>(i)).ok());
+      rows_in_memory += index->rows() - before;
+      if (rows_in_memory >= FLAGS_max_rows_in_memory) {
+        if (!collect_persists) pass->Pause();
+        PersistAll();
+        if (!collect_persists) pass->Resume();
+      }
+    }
+  }
+};
+
+int Main() {
+  std::string dir = FLAGS_dir;
+  if (dir.empty()) {
+    const char* tmp = getenv("TMPDIR");
+    dir = absl::StrCat(tmp != nullptr ? tmp : "/tmp", "/sluice-ingest-kernel-", getpid());
+  }
+  CHECK(MakeDirs(dir).ok());
+  bench::WikiRowOptions options;
+  options.mean_step_ms = 8;
+  const std::vector<std::string> records =
+      bench::WikiRecords(static_cast<size_t>(FLAGS_records), options);
+  auto engine = task::NewColumnarEngine(Schema());
+  CHECK(engine.ok()) << engine.status();
+  std::printf("records: %lld, rollup %s, maxRowsInMemory %lld\n",
+              static_cast<long long>(FLAGS_records), FLAGS_rollup ? "on" : "off",
+              static_cast<long long>(FLAGS_max_rows_in_memory));
+
+  {
+    auto parser = (*engine)->NewParser();
+    task::RowParseError error;
+    int64_t sink = 0;
+    Pass pass("parse");
+    for (const std::string& r : records) {
+      const task::ParsedRow* row = parser->Parse(r, &error);
+      sink += row == nullptr ? 0 : row->timestamp_ms();
+    }
+    if (sink == 42) std::printf(" ");
+  }
+  {
+    Indexer indexer{engine->get(), (*engine)->NewParser()};
+    indexer.dir = dir + "/index";
+    CHECK(MakeDirs(indexer.dir).ok());
+    Pass pass("index");
+    indexer.Run(records, &pass, /*collect_persists=*/false);
+  }
+  Indexer indexer{engine->get(), (*engine)->NewParser()};
+  indexer.dir = dir + "/persist";
+  CHECK(MakeDirs(indexer.dir).ok());
+  {
+    // Collects only the persists: parse and add are the index pass.
+    Pass pass("persist");
+    pass.Pause();
+    indexer.Run(records, &pass, /*collect_persists=*/true);
+    pass.Resume();
+    indexer.PersistAll();
+  }
+  {
+    Pass pass("build");
+    int n = 0;
+    for (const auto& [bucket, paths] : indexer.spills) {
+      task::SegmentBuildInfo info;
+      info.segment_id = absl::StrCat("wiki_kernel_", bucket);
+      info.datasource = "wiki";
+      info.interval.set_start_ms(bucket);
+      info.interval.set_end_ms(bucket + 3600000);
+      info.version = "2026-11-30T02:00:00.000Z";
+      info.provenance.set_topic("wiki");
+      for (int p = 0; p < 4; ++p) {
+        v1::PartitionRange* range = info.provenance.add_ranges();
+        range->set_partition(p);
+        range->set_start_offset(0);
+        range->set_end_offset(FLAGS_records);
+      }
+      auto built = (*engine)->BuildSegment(paths, info, absl::StrCat(dir, "/segment_", n++));
+      CHECK(built.ok()) << built.status();
+    }
+  }
+  CHECK(RemoveAll(dir).ok());
+  return 0;
+}
+
+}  // namespace
+}  // namespace sluice
+
+int main(int argc, char** argv) {
+  gflags::ParseCommandLineFlags(&argc, &argv, true);
+  google::InitGoogleLogging(argv[0]);
+  return sluice::Main();
+}
