@@ -26,7 +26,8 @@ uint16_t U16(const char* p) {
 
 }  // namespace
 
-bool CheckPortableRoaring(absl::string_view bytes, uint64_t limit, std::string* why) {
+bool CheckPortableRoaring(absl::string_view bytes, uint64_t limit, std::string* why,
+                          std::vector<uint32_t>* values) {
   ByteReader r(bytes);
   uint32_t cookie;
   if (!r.Fixed32(&cookie)) return Fail(why, "bitmap shorter than its cookie");
@@ -80,6 +81,11 @@ bool CheckPortableRoaring(absl::string_view bytes, uint64_t limit, std::string* 
         }
         previous_end = start + length;
         total += length + 1;
+        if (values != nullptr) {
+          for (uint32_t v = start; v <= start + length; ++v) {
+            values->push_back(static_cast<uint32_t>(high | v));
+          }
+        }
       }
       if (total != cardinality) return Fail(why, "bitmap run cardinality");
       max_low = static_cast<uint32_t>(previous_end);
@@ -91,16 +97,22 @@ bool CheckPortableRoaring(absl::string_view bytes, uint64_t limit, std::string* 
         const uint64_t word = DecodeFixed64(words.data() + 8 * w);
         total += __builtin_popcountll(word);
         if (word != 0) max_low = static_cast<uint32_t>(w * 64 + 63 - __builtin_clzll(word));
+        if (values != nullptr) {
+          for (uint64_t bits = word; bits != 0; bits &= bits - 1) {
+            values->push_back(static_cast<uint32_t>(high | (w * 64 + __builtin_ctzll(bits))));
+          }
+        }
       }
       if (total != cardinality) return Fail(why, "bitmap bitset cardinality");
     } else {
-      absl::string_view values;
-      if (!r.Bytes(size_t{2} * cardinality, &values)) return Fail(why, "bitmap array truncated");
+      absl::string_view array;
+      if (!r.Bytes(size_t{2} * cardinality, &array)) return Fail(why, "bitmap array truncated");
       int64_t previous = -1;
       for (uint32_t k = 0; k < cardinality; ++k) {
-        const uint16_t v = U16(values.data() + 2 * k);
+        const uint16_t v = U16(array.data() + 2 * k);
         if (v <= previous) return Fail(why, "bitmap array not increasing");
         previous = v;
+        if (values != nullptr) values->push_back(static_cast<uint32_t>(high | v));
       }
       max_low = static_cast<uint32_t>(previous);
     }

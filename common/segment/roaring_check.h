@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/strings/string_view.h"
 
@@ -15,8 +16,14 @@ namespace sluice {
 namespace segment {
 
 // Whether `bytes` is exactly one well-formed portable Roaring bitmap whose
-// values are all < `limit`; `*why` says what is wrong otherwise.
-bool CheckPortableRoaring(absl::string_view bytes, uint64_t limit, std::string* why);
+// values are all < `limit`; `*why` says what is wrong otherwise. When
+// `values` is not null the bitmap's values are appended to it in ascending
+// order as they are checked (what is appended before a failure means
+// nothing): a decoder that needs no CRoaring bitmap and no allocation
+// beyond the caller's vector, for callers that read every bitmap once (the
+// segment verifier).
+bool CheckPortableRoaring(absl::string_view bytes, uint64_t limit, std::string* why,
+                          std::vector<uint32_t>* values = nullptr);
 
 }  // namespace segment
 }  // namespace sluice

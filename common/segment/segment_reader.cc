@@ -515,6 +515,20 @@ absl::StatusOr<Bitmap> SegmentReader::BitmapOf(size_t d, uint32_t id) {
   return Bitmap(bitmap);
 }
 
+absl::Status SegmentReader::AppendBitmapRows(size_t d, uint32_t id, std::vector<uint32_t>* rows) {
+  if (header_.kind != FileKind::kSegment) {
+    return absl::FailedPreconditionError("spill files have no bitmap indexes");
+  }
+  if (absl::Status s = LoadBitmapOffsets(d); !s.ok()) return s;
+  const std::vector<uint64_t>& offsets = bitmap_offsets_[d];
+  const absl::string_view bytes = data_.substr(offsets[id], offsets[id + 1] - offsets[id]);
+  std::string why;
+  if (!CheckPortableRoaring(bytes, header_.num_rows, &why, rows)) {
+    return Corrupt(absl::StrCat("bitmap ", id, " of \"", header_.dimensions[d], "\": ", why));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Bitmap> SegmentReader::RowsWithValue(absl::string_view name,
                                                     std::optional<absl::string_view> value) {
   const int d = DimensionIndex(name);
@@ -641,19 +655,36 @@ absl::Status SegmentReader::Verify() {
                                     ": offsets outside the provenance range"));
       }
     }
-    // Every bitmap must hold exactly the rows with its id.
+    // Every bitmap must hold exactly the rows with its id: the rows of each
+    // id by a counting sort (ascending within an id), compared with the
+    // bitmap's decoded rows, in buffers reused across ids.
+    std::vector<uint32_t> start, rows, decoded;
     for (size_t d = 0; d < dims; ++d) {
       const uint64_t ids = columns_[1 + d].cardinality + 1;
-      std::vector<std::vector<uint32_t>> expected(ids);
-      for (uint32_t row = 0; row < all_ids[d].size(); ++row) expected[all_ids[d][row]].push_back(row);
+      const std::vector<uint32_t>& column = all_ids[d];
+      start.assign(ids + 1, 0);
+      for (uint32_t id : column) {
+        if (id >= ids) return Corrupt(absl::StrCat("an id of \"", h.dimensions[d], "\" beyond its dictionary"));
+        ++start[id + 1];
+      }
+      for (uint64_t id = 1; id <= ids; ++id) start[id] += start[id - 1];
+      rows.resize(column.size());
+      {
+        std::vector<uint32_t> next(start.begin(), start.end() - 1);
+        for (uint32_t row = 0; row < column.size(); ++row) rows[next[column[row]]++] = row;
+      }
       for (uint64_t id = 0; id < ids; ++id) {
-        absl::StatusOr<Bitmap> bitmap = BitmapOf(d, static_cast<uint32_t>(id));
-        if (!bitmap.ok()) return bitmap.status();
-        if (bitmap->ToVector() != expected[id]) {
+        decoded.clear();
+        if (absl::Status s = AppendBitmapRows(d, static_cast<uint32_t>(id), &decoded); !s.ok()) {
+          return s;
+        }
+        const size_t n = start[id + 1] - start[id];
+        if (decoded.size() != n ||
+            (n > 0 && std::memcmp(decoded.data(), rows.data() + start[id], n * sizeof(uint32_t)) != 0)) {
           return Corrupt(absl::StrCat("bitmap ", id, " of \"", h.dimensions[d],
                                       "\" does not match the rows"));
         }
-        if (id > 0 && expected[id].empty()) {
+        if (id > 0 && n == 0) {
           return Corrupt(absl::StrCat("dictionary value ", id, " of \"", h.dimensions[d],
                                       "\" is used by no row"));
         }

@@ -142,6 +142,9 @@ class SegmentReader {
   absl::Status CheckBlockRef(const BlockRef& ref, uint64_t max_raw, absl::string_view what) const;
   absl::Status LoadBitmapOffsets(size_t d);
   absl::StatusOr<Bitmap> BitmapOf(size_t d, uint32_t id);
+  // The checked rows of bitmap `id` of dimension `d`, appended to `*rows`
+  // (decoded without CRoaring, for Verify, which reads every bitmap once).
+  absl::Status AppendBitmapRows(size_t d, uint32_t id, std::vector<uint32_t>* rows);
   absl::Status ReadColumnBlock(size_t column, size_t block, size_t rows, std::string* raw);
 
   MappedFile mapped_;
