@@ -57,6 +57,41 @@ int DaysInMonth(int64_t year, int month) {
   return kDays[month - 1];
 }
 
+// The canonical form, YYYY-MM-DDTHH:MM:SS.sssZ (what FormatIsoInstant writes
+// and most producers send): read without the general parser's branches.
+// False for anything else, including values the general parser handles
+// specially (hour 24, a leap second) or refuses; the caller then runs it.
+bool ParseCanonicalInstant(absl::string_view text, int64_t* out) {
+  if (text.size() != 24 || text[4] != '-' || text[7] != '-' || text[10] != 'T' ||
+      text[13] != ':' || text[16] != ':' || text[19] != '.' || text[23] != 'Z') {
+    return false;
+  }
+  auto digits = [&text](size_t at, int n, int* v) {
+    int value = 0;
+    for (int i = 0; i < n; ++i) {
+      const unsigned digit = static_cast<unsigned char>(text[at + i]) - '0';
+      if (digit > 9) return false;
+      value = value * 10 + static_cast<int>(digit);
+    }
+    *v = value;
+    return true;
+  };
+  int year, month, day, hour, minute, second, millis;
+  if (!digits(0, 4, &year) || !digits(5, 2, &month) || !digits(8, 2, &day) ||
+      !digits(11, 2, &hour) || !digits(14, 2, &minute) || !digits(17, 2, &second) ||
+      !digits(20, 3, &millis)) {
+    return false;
+  }
+  if (month < 1 || month > 12 || day < 1 || day > DaysInMonth(year, month) || hour > 23 ||
+      minute > 59 || second > 59) {
+    return false;
+  }
+  const int64_t seconds = DaysFromCivil(year, month, day) * 86400 + hour * 3600 + minute * 60 +
+                          second;
+  *out = seconds * 1000 + millis;
+  return true;
+}
+
 absl::Status BadInstant(absl::string_view text, absl::string_view why) {
   return absl::InvalidArgumentError(
       absl::StrCat("not an ISO-8601 instant (", why, "): \"",
@@ -66,6 +101,7 @@ absl::Status BadInstant(absl::string_view text, absl::string_view why) {
 }  // namespace
 
 absl::StatusOr<int64_t> ParseIsoInstantMillis(absl::string_view text) {
+  if (int64_t ms; ParseCanonicalInstant(text, &ms)) return ms;
   size_t pos = 0;
   int year, month, day;
   bool negative_year = false;

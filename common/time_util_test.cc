@@ -51,6 +51,28 @@ TEST(FormatIsoInstant, RoundTrips) {
   EXPECT_EQ(FormatIsoInstant(1796004944123), "2026-11-30T02:15:44.123Z");
 }
 
+// The canonical form YYYY-MM-DDTHH:MM:SS.sssZ has a fast path; what it
+// declines (hour 24, a leap second, impossible dates) goes to the general
+// parser, which must give the same answers as before.
+TEST(ParseIsoInstant, CanonicalFormAndItsEdges) {
+  // Every millisecond step across a leap day and a year end, in canonical form.
+  for (int64_t ms = 1709164800000 - 86400000; ms < 1709164800000 + 2 * 86400000; ms += 997003) {
+    auto back = ParseIsoInstantMillis(FormatIsoInstant(ms));
+    ASSERT_TRUE(back.ok()) << FormatIsoInstant(ms);
+    EXPECT_EQ(*back, ms) << FormatIsoInstant(ms);
+  }
+  EXPECT_EQ(*ParseIsoInstantMillis("2024-02-29T23:59:59.999Z"), 1709251199999);
+  EXPECT_EQ(*ParseIsoInstantMillis("2026-11-30T24:00:00.000Z"), 1796083200000);
+  EXPECT_EQ(*ParseIsoInstantMillis("2026-11-30T23:59:60.000Z"), 1796083200000);
+  for (const char* bad : {"2023-02-29T00:00:00.000Z", "2026-00-10T00:00:00.000Z",
+                          "2026-11-31T00:00:00.000Z", "2026-11-30T24:00:00.001Z",
+                          "2026-11-30T23:60:00.000Z", "2026-11-30T23:59:61.000Z",
+                          "2026-1a-30T23:59:59.000Z", "2026-11-30T23:59:59.00aZ"}) {
+    EXPECT_EQ(ParseIsoInstantMillis(bad).status().code(), absl::StatusCode::kInvalidArgument)
+        << bad;
+  }
+}
+
 TEST(ParseIsoDuration, Forms) {
   EXPECT_EQ(*ParseIsoDuration("PT1H"), absl::Hours(1));
   EXPECT_EQ(*ParseIsoDuration("PT10M"), absl::Minutes(10));
