@@ -5,8 +5,9 @@
 #include <limits>
 #include <numeric>
 
+#include <xxhash.h>
+
 #include "absl/container/inlined_vector.h"
-#include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
 #include "common/segment/string_sort.h"
 
@@ -64,6 +65,10 @@ class IncrementalIndex::Arena {
   size_t allocated_ = 0;
 };
 
+size_t IncrementalIndex::ValueHash::operator()(absl::string_view value) const {
+  return static_cast<size_t>(XXH3_64bits(value.data(), value.size()));
+}
+
 size_t IncrementalIndex::RowHash::operator()(uint32_t row) const {
   // Computed once per row (KeyHash) and kept, so growing the table does not
   // read every row again.
@@ -72,8 +77,7 @@ size_t IncrementalIndex::RowHash::operator()(uint32_t row) const {
 
 uint64_t IncrementalIndex::KeyHash(uint32_t row) const {
   const uint32_t* r = RowAt(row);
-  return absl::HashOf(
-      absl::string_view(reinterpret_cast<const char*>(r), key_units_ * sizeof(uint32_t)));
+  return XXH3_64bits(r, key_units_ * sizeof(uint32_t));
 }
 
 bool IncrementalIndex::RowEq::operator()(uint32_t a, uint32_t b) const {
