@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <roaring/roaring.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,29 @@ TEST(CheckPortableRoaring, AcceptsWhatCRoaringWritesInEveryContainerKind) {
       const std::string bytes = Serialize(values, optimize, &values == &cases.back());
       std::string why;
       EXPECT_TRUE(CheckPortableRoaring(bytes, 200000, &why)) << values.size() << ": " << why;
+    }
+  }
+}
+
+TEST(CheckPortableRoaring, DecodesTheValuesOfEveryContainerKind) {
+  std::vector<std::vector<uint32_t>> cases = {{}, {0}, {5, 9, 70000}, {65535, 65536, 131071}};
+  std::vector<uint32_t> dense, range, mixed;
+  for (uint32_t i = 0; i < 20000; i += 2) dense.push_back(i);  // a bitset container
+  for (uint32_t i = 100; i < 200000; ++i) range.push_back(i);  // runs over several keys
+  for (uint32_t i = 0; i < 300000; i += (i % 7) + 1) mixed.push_back(i);
+  cases.push_back(dense);
+  cases.push_back(mixed);
+  cases.push_back(range);
+  for (const auto& values : cases) {
+    for (bool optimize : {false, true}) {
+      const std::string bytes = Serialize(values, optimize, &values == &cases.back());
+      std::string why;
+      std::vector<uint32_t> decoded = {7};  // appended to, not replaced
+      ASSERT_TRUE(CheckPortableRoaring(bytes, 300000, &why, &decoded)) << why;
+      ASSERT_EQ(decoded.size(), values.size() + 1);
+      EXPECT_EQ(decoded[0], 7u);
+      EXPECT_TRUE(std::equal(values.begin(), values.end(), decoded.begin() + 1))
+          << values.size() << " values, optimize " << optimize;
     }
   }
 }
