@@ -96,6 +96,7 @@ struct Indexer {
   std::map<int64_t, std::vector<std::string>> spills;
   std::string dir;
   int64_t rows_in_memory = 0;
+  int64_t bytes_in_memory = 0;
   int spill_number = 0;
 
   void PersistAll() {
@@ -106,6 +107,7 @@ struct Indexer {
       spills[bucket].push_back(path);
     }
     rows_in_memory = 0;
+    bytes_in_memory = 0;
   }
 
   void Run(const std::vector<std::string>& records, Pass* pass, bool collect_persists) {
@@ -122,10 +124,13 @@ struct Indexer {
         interval.set_end_ms(hour.Next(start));
         index = engine->NewIndex(interval);
       }
+      // As the read loop does: rows and estimated bytes before and after.
       const int64_t before = index->rows();
+      const int64_t bytes_before = index->estimated_bytes();
       CHECK(index->Add(*row, static_cast<int32_t>(i % 4), static_cast<int64_t>(i)).ok());
       rows_in_memory += index->rows() - before;
-      if (rows_in_memory >= FLAGS_max_rows_in_memory) {
+      bytes_in_memory += index->estimated_bytes() - bytes_before;
+      if (rows_in_memory >= FLAGS_max_rows_in_memory || bytes_in_memory >= 128LL << 20) {
         if (!collect_persists) pass->Pause();
         PersistAll();
         if (!collect_persists) pass->Resume();

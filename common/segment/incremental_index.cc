@@ -102,6 +102,7 @@ IncrementalIndex::IncrementalIndex(const IndexOptions& options)
     }
     dicts_.resize(dims_.size());
   }
+  RecountDictionaryBytes();
   Layout(discover_ ? kInitialDiscoveredCapacity : dims_.size());
 }
 
@@ -150,14 +151,34 @@ void IncrementalIndex::Layout(size_t dim_capacity) {
   }
 }
 
+namespace {
+
+int64_t DictionaryCapacityBytes(size_t ids_capacity, size_t values_capacity) {
+  return static_cast<int64_t>(ids_capacity) *
+             static_cast<int64_t>(sizeof(std::pair<absl::string_view, uint32_t>) + 1) +
+         static_cast<int64_t>(values_capacity * sizeof(absl::string_view));
+}
+
+}  // namespace
+
+void IncrementalIndex::RecountDictionaryBytes() {
+  dictionary_bytes_ = 0;
+  for (const Dictionary& d : dicts_) {
+    dictionary_bytes_ += DictionaryCapacityBytes(d.ids.capacity(), d.values.capacity());
+  }
+  for (const std::string& d : dims_) dictionary_bytes_ += static_cast<int64_t>(d.capacity()) + 64;
+}
+
 uint32_t IncrementalIndex::Intern(size_t dim, absl::string_view value) {
   Dictionary& dict = dicts_[dim];
   auto it = dict.ids.find(value);
   if (it != dict.ids.end()) return it->second;
+  const int64_t before = DictionaryCapacityBytes(dict.ids.capacity(), dict.values.capacity());
   const absl::string_view copy = arena_->Copy(value);
   dict.values.push_back(copy);
   const uint32_t id = static_cast<uint32_t>(dict.values.size());
   dict.ids.emplace(copy, id);
+  dictionary_bytes_ += DictionaryCapacityBytes(dict.ids.capacity(), dict.values.capacity()) - before;
   return id;
 }
 
@@ -173,6 +194,7 @@ absl::StatusOr<size_t> IncrementalIndex::DiscoveredDimension(absl::string_view n
   dim_by_name_.emplace(dims_.back(), d);
   dicts_.emplace_back();
   dim_stamp_.push_back(0);
+  RecountDictionaryBytes();
   if (dims_.size() > dim_capacity_) Layout(std::max(dims_.size(), 2 * dim_capacity_));
   return d;
 }
@@ -347,15 +369,10 @@ int64_t IncrementalIndex::estimated_bytes() const {
   bytes += static_cast<int64_t>(chunks_.size()) * kRowsPerChunk * stride_ * sizeof(uint32_t);
   bytes += static_cast<int64_t>(rollup_set_.capacity()) * (sizeof(uint32_t) + 1);
   bytes += static_cast<int64_t>(hashes_.capacity() * sizeof(uint64_t));
-  for (const Dictionary& d : dicts_) {
-    bytes += static_cast<int64_t>(d.ids.capacity()) *
-             (sizeof(std::pair<absl::string_view, uint32_t>) + 1);
-    bytes += static_cast<int64_t>(d.values.capacity()) * sizeof(absl::string_view);
-  }
+  bytes += dictionary_bytes_;  // dictionaries and dimension names
   bytes += static_cast<int64_t>(arena_->allocated());
   bytes += static_cast<int64_t>(sums_.capacity() * sizeof(ExactSum)) + sums_heap_bytes_;
   bytes += static_cast<int64_t>(partitions_.size()) * 64;
-  for (const std::string& d : dims_) bytes += static_cast<int64_t>(d.capacity()) + 64;
   return bytes;
 }
 
@@ -390,6 +407,7 @@ void IncrementalIndex::Clear() {
     }
     dicts_.resize(dims_.size());
   }
+  RecountDictionaryBytes();
   Layout(discover_ ? kInitialDiscoveredCapacity : dims_.size());
 }
 

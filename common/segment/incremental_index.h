@@ -148,6 +148,12 @@ class IncrementalIndex {
   std::vector<ExactSum> sums_;
   int64_t sums_heap_bytes_ = 0;
   absl::btree_map<int32_t, PartitionStats> partitions_;
+  // estimated_bytes() runs twice per record (the task's memory accounting):
+  // the dictionaries' and dimension names' share is kept up to date here
+  // (Intern adds what an insert grew) instead of summed over every
+  // dictionary on each call.
+  int64_t dictionary_bytes_ = 0;
+  void RecountDictionaryBytes();
 };
 
 }  // namespace segment
