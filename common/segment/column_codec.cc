@@ -57,17 +57,24 @@ bool DecodeLongs(LongEncoding encoding, absl::string_view in, size_t n, int64_t*
       return true;
     case LongEncoding::kDeltaVarint:
     case LongEncoding::kVarint: {
-      ByteReader r(in);
+      const char* p = in.data();
+      const char* const end = p + in.size();
       uint64_t previous = 0;
       const bool delta = encoding == LongEncoding::kDeltaVarint;
       for (size_t i = 0; i < n; ++i) {
         uint64_t z;
-        if (!r.Varint64(&z)) return false;
+        if (p != end && static_cast<uint8_t>(*p) < 0x80) {
+          z = static_cast<uint8_t>(*p++);  // one byte: most deltas, counts, small values
+        } else {
+          ByteReader r(p, static_cast<size_t>(end - p));
+          if (!r.Varint64(&z)) return false;
+          p = r.position();
+        }
         const uint64_t v = static_cast<uint64_t>(UnZigZag(z)) + (delta ? previous : 0);
         out[i] = static_cast<int64_t>(v);
         previous = v;
       }
-      return r.empty();
+      return p == end;
     }
   }
   return false;
