@@ -87,6 +87,35 @@ v1::DataSchema Schema() {
   return spec.data_schema();
 }
 
+// Records reach the task as Kafka delivers them: 4 partitions (record i on
+// partition i % 4, each in time order), fetched in batches of 2,000 records
+// of one partition at a time, so rows arrive in overlapping time-ordered runs
+// as they do from a real topic.
+struct Delivery {
+  size_t record;
+  int32_t partition;
+  int64_t offset;
+};
+
+const std::vector<Delivery>& DeliveryOrder(size_t n) {
+  static const std::vector<Delivery>* order = [n] {
+    constexpr size_t kPartitions = 4, kBatch = 2000;
+    auto* out = new std::vector<Delivery>;
+    for (size_t first = 0; out->size() < n; first += kBatch) {  // first offset of the batch
+      for (size_t p = 0; p < kPartitions; ++p) {
+        for (size_t o = first; o < first + kBatch; ++o) {
+          const size_t record = o * kPartitions + p;
+          if (record < n) {
+            out->push_back({record, static_cast<int32_t>(p), static_cast<int64_t>(o)});
+          }
+        }
+      }
+    }
+    return out;
+  }();
+  return *order;
+}
+
 // The task's per-record work up to the index: parse, route to the index of
 // the record's HOUR bucket, add; Spill at maxRowsInMemory (collected or not).
 struct Indexer {
@@ -114,7 +143,8 @@ struct Indexer {
     const Granularity hour(Granularity::Unit::kHour);
     task::RowParseError error;
     for (size_t i = 0; i < records.size(); ++i) {
-      const task::ParsedRow* row = parser->Parse(records[i], &error);
+      const Delivery& d = DeliveryOrder(records.size())[i];
+      const task::ParsedRow* row = parser->Parse(records[d.record], &error);
       if (row == nullptr) continue;
       const int64_t start = hour.Truncate(row->timestamp_ms());
       std::unique_ptr<task::SegmentIndex>& index = indexes[start];
@@ -127,7 +157,7 @@ struct Indexer {
       // As the read loop does: rows and estimated bytes before and after.
       const int64_t before = index->rows();
       const int64_t bytes_before = index->estimated_bytes();
-      CHECK(index->Add(*row, static_cast<int32_t>(i % 4), static_cast<int64_t>(i)).ok());
+      CHECK(index->Add(*row, d.partition, d.offset).ok());
       rows_in_memory += index->rows() - before;
       bytes_in_memory += index->estimated_bytes() - bytes_before;
       if (rows_in_memory >= FLAGS_max_rows_in_memory || bytes_in_memory >= 128LL << 20) {
