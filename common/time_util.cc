@@ -1,6 +1,7 @@
 #include "common/time_util.h"
 
 #include <cstdlib>
+#include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -58,37 +59,43 @@ int DaysInMonth(int64_t year, int month) {
 }
 
 // The canonical form, YYYY-MM-DDTHH:MM:SS.sssZ (what FormatIsoInstant writes
-// and most producers send): read without the general parser's branches.
-// False for anything else, including values the general parser handles
-// specially (hour 24, a leap second) or refuses; the caller then runs it.
+// and most producers send): read without the general parser's branches, and
+// the day number of the last date seen is kept per thread (records of a
+// stream share their date). False for anything else, including values the
+// general parser handles specially (hour 24, a leap second) or refuses; the
+// caller then runs it.
 bool ParseCanonicalInstant(absl::string_view text, int64_t* out) {
   if (text.size() != 24 || text[4] != '-' || text[7] != '-' || text[10] != 'T' ||
       text[13] != ':' || text[16] != ':' || text[19] != '.' || text[23] != 'Z') {
     return false;
   }
-  auto digits = [&text](size_t at, int n, int* v) {
-    int value = 0;
-    for (int i = 0; i < n; ++i) {
-      const unsigned digit = static_cast<unsigned char>(text[at + i]) - '0';
-      if (digit > 9) return false;
-      value = value * 10 + static_cast<int>(digit);
-    }
-    *v = value;
-    return true;
+  const char* t = text.data();
+  static constexpr int kDigitAt[] = {0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18, 20, 21, 22};
+  for (int at : kDigitAt) {
+    if (static_cast<unsigned char>(t[at] - '0') > 9) return false;
+  }
+  auto two = [t](int at) { return (t[at] - '0') * 10 + (t[at + 1] - '0'); };
+  const int hour = two(11), minute = two(14), second = two(17);
+  if (hour > 23 || minute > 59 || second > 59) return false;
+  const int millis = (t[20] - '0') * 100 + (t[21] - '0') * 10 + (t[22] - '0');
+
+  struct LastDate {
+    char text[10] = {};
+    int64_t days = 0;
   };
-  int year, month, day, hour, minute, second, millis;
-  if (!digits(0, 4, &year) || !digits(5, 2, &month) || !digits(8, 2, &day) ||
-      !digits(11, 2, &hour) || !digits(14, 2, &minute) || !digits(17, 2, &second) ||
-      !digits(20, 3, &millis)) {
-    return false;
+  static thread_local LastDate last;
+  int64_t days;
+  if (std::memcmp(last.text, t, 10) == 0) {
+    days = last.days;
+  } else {
+    const int year = two(0) * 100 + two(2);
+    const int month = two(5), day = two(8);
+    if (month < 1 || month > 12 || day < 1 || day > DaysInMonth(year, month)) return false;
+    days = DaysFromCivil(year, month, day);
+    std::memcpy(last.text, t, 10);
+    last.days = days;
   }
-  if (month < 1 || month > 12 || day < 1 || day > DaysInMonth(year, month) || hour > 23 ||
-      minute > 59 || second > 59) {
-    return false;
-  }
-  const int64_t seconds = DaysFromCivil(year, month, day) * 86400 + hour * 3600 + minute * 60 +
-                          second;
-  *out = seconds * 1000 + millis;
+  *out = (days * 86400 + hour * 3600 + minute * 60 + second) * 1000 + millis;
   return true;
 }
 
