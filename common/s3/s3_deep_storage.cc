@@ -106,7 +106,7 @@ absl::Status S3DeepStorage::CheckExisting(const std::string& object_key, int64_t
   head.key = object_key;
   SLUICE_ASSIGN_OR_RETURN(S3Response response, client_->Call(head));
   int64_t existing_size = -1;
-  absl::SimpleAtoi(response.Header("content-length"), &existing_size);
+  if (!absl::SimpleAtoi(response.Header("content-length"), &existing_size)) existing_size = -1;
   if (existing_size == size && response.Header(kSha256MetadataHeader) == sha256_hex) {
     return absl::OkStatus();
   }
@@ -293,7 +293,7 @@ absl::StatusOr<std::string> S3DeepStorage::LocalPathForRead(const std::string& u
   if (absl::IsNotFound(status)) status = absl::NotFoundError(absl::StrCat("no such object: ", uri));
   if (status.ok()) {
     int64_t expected_size = -1;
-    absl::SimpleAtoi(response->Header("content-length"), &expected_size);
+    if (!absl::SimpleAtoi(response->Header("content-length"), &expected_size)) expected_size = -1;
     const std::string expected_sha = response->Header(kSha256MetadataHeader);
     const std::string actual_sha = HexOf(response->body_sha256);
     if (expected_size != response->body_bytes) {
