@@ -28,28 +28,51 @@ RUN --mount=type=cache,target=/root/.cache \
 FROM debian:12-slim
 ENV DEBIAN_FRONTEND=noninteractive
 # Runtime libraries (Debian 12 package names) of gRPC, Protobuf, Abseil,
-# librdkafka, SQLite, glog/gflags and the segment codecs.
+# librdkafka, SQLite, glog/gflags, the segment codecs and libcurl (S3 deep
+# storage) with what libcurl links; ca-certificates for its https:// to S3.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       ca-certificates \
       libabsl20220623 \
       libatomic1 \
+      libbrotli1 \
       libc-ares2 \
+      libcom-err2 \
+      libcurl4 \
+      libffi8 \
       libgflags2.2 \
+      libgmp10 \
+      libgnutls30 \
       libgoogle-glog0v6 \
       libgrpc++1.51 \
       libgrpc29 \
+      libgssapi-krb5-2 \
+      libhogweed6 \
+      libidn2-0 \
+      libk5crypto3 \
+      libkeyutils1 \
+      libkrb5-3 \
+      libkrb5support0 \
+      libldap-2.5-0 \
       liblz4-1 \
       liblzma5 \
+      libnettle8 \
+      libnghttp2-14 \
+      libp11-kit0 \
       libprotobuf32 \
+      libpsl5 \
       librdkafka++1 \
       librdkafka1 \
       libre2-9 \
-      libsasl2-2 \
       libroaring0 \
+      librtmp1 \
+      libsasl2-2 \
       libsimdjson14 \
       libsqlite3-0 \
+      libssh2-1 \
       libssl3 \
+      libtasn1-6 \
+      libunistring2 \
       libunwind8 \
       libxxhash0 \
       libzstd1 \

@@ -21,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/deep_storage.h"
+#include "common/open_deep_storage.h"
 #include "common/file_util.h"
 #include "common/kafka/producer.h"
 #include "task/columnar_engine.h"

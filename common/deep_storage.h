@@ -1,6 +1,8 @@
-// Deep storage: where segment files go once built. An interface so an object
-// store can implement it later; the local-directory implementation
-// (file:///path) is the default.
+// Deep storage: where segment files go once built. Two implementations: a
+// local (or shared) directory, file:///path, the default
+// (local_deep_storage.h), and an S3 bucket, s3://bucket/prefix
+// (s3/s3_deep_storage.h). OpenDeepStorage (open_deep_storage.h) picks one by
+// the URI.
 //
 // Keys are relative paths of validated components ([A-Za-z0-9._:+-], no "."
 // or ".." components). A push never overwrites: pushing to an existing key is
@@ -56,10 +58,6 @@ class DeepStorage {
 
 // INVALID_ARGUMENT unless `key` is a relative path of safe components.
 absl::Status ValidateDeepStorageKey(absl::string_view key);
-
-// Opens the deep storage named by `uri`: "file:///abs/path" or "/abs/path"
-// (created if missing). Other schemes are INVALID_ARGUMENT.
-absl::StatusOr<std::unique_ptr<DeepStorage>> OpenDeepStorage(const std::string& uri);
 
 }  // namespace sluice
 

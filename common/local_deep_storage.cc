@@ -10,7 +10,6 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "common/fault_injection.h"
 #include "common/file_util.h"
 #include "common/status_macros.h"
@@ -83,38 +82,6 @@ absl::Status ListInto(const std::string& dir, const std::string& rel,
 }
 
 }  // namespace
-
-absl::Status ValidateDeepStorageKey(absl::string_view key) {
-  if (key.empty()) return absl::InvalidArgumentError("deep storage key is empty");
-  if (key.size() > 1024) return absl::InvalidArgumentError("deep storage key is too long");
-  for (absl::string_view part : absl::StrSplit(key, '/')) {
-    if (part.empty() || part == "." || part == ".." || part.size() > 255) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("deep storage key \"", key, "\" has an empty, '.', '..' or overlong part"));
-    }
-    for (char c : part) {
-      const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                      c == '.' || c == '_' || c == '-' || c == ':' || c == '+';
-      if (!ok) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("deep storage key \"", key, "\" has a character that is not allowed"));
-      }
-    }
-  }
-  return absl::OkStatus();
-}
-
-absl::StatusOr<std::unique_ptr<DeepStorage>> OpenDeepStorage(const std::string& uri) {
-  std::string path = uri;
-  if (absl::StartsWith(uri, kFileScheme)) {
-    path = uri.substr(sizeof(kFileScheme) - 1);
-  } else if (uri.find("://") != std::string::npos) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "deep storage \"", uri, "\" has an unsupported scheme; use file:///absolute/path"));
-  }
-  SLUICE_ASSIGN_OR_RETURN(auto storage, LocalDeepStorage::Open(path));
-  return std::unique_ptr<DeepStorage>(std::move(storage));
-}
 
 absl::StatusOr<std::unique_ptr<LocalDeepStorage>> LocalDeepStorage::Open(const std::string& root) {
   if (root.empty() || root[0] != '/') {

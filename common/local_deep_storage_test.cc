@@ -5,6 +5,7 @@
 
 #include "common/fault_injection.h"
 #include "common/file_util.h"
+#include "common/open_deep_storage.h"
 
 namespace sluice {
 namespace {
@@ -92,7 +93,10 @@ TEST_F(LocalDeepStorageTest, PushFaultPointFailsTransientlyAndWritesNothing) {
 }
 
 TEST(OpenDeepStorage, RejectsOtherSchemesAndRelativePaths) {
-  EXPECT_EQ(OpenDeepStorage("s3://bucket/x").status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(OpenDeepStorage("gs://bucket/x").status().code(), absl::StatusCode::kInvalidArgument);
+  // A bad s3:// URI is refused before credentials are looked for.
+  EXPECT_EQ(OpenDeepStorage("s3://Bad_Bucket/x").status().code(),
+            absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(OpenDeepStorage("relative/dir").status().code(), absl::StatusCode::kInvalidArgument);
 }
 

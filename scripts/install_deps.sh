@@ -8,6 +8,9 @@
 # needs Go 1.25+, which Debian 12 does not package: https://go.dev/dl/),
 # buf for the contract's lint and breaking-change tests
 # (scripts/install_buf.sh: the same way into ~/.cache/sluice/buf, once),
+# the S3-compatible server of the S3 deep-storage tests
+# (scripts/install_s3_server.sh: s3s-fs, `cargo install` from crates.io into
+# ~/.cache/sluice/s3s-fs, once),
 # and the example clients' toolchains for the clients test tier
 # (scripts/install_clients.sh: a pinned grpcio venv and the Go protoc plugins
 # and modules, into ~/.cache/sluice/{python-venv,go-client}, once; Go 1.26+).
@@ -25,6 +28,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libzstd-dev liblz4-dev libroaring-dev libsimdjson-dev libxxhash-dev
   clang-14 libclang-rt-14-dev  # libFuzzer targets (scripts/fuzz.sh)
+  libcurl4-openssl-dev  # the S3 deep-storage client (common/s3)
   openssl python3 python3-venv nodejs procps curl ca-certificates
   # the real Kafka broker (tools/kafka, tests/real_kafka): Java 17 runs it,
   # Maven fetches its jars
@@ -45,8 +49,8 @@ if ! command -v npm >/dev/null 2>&1; then
   missing+=(npm)
 fi
 
-# What only the tests need, outside Debian: Apache Kafka's jars, grpcurl, buf
-# and the example clients' toolchains (examples/VERSIONS).
+# What only the tests need, outside Debian: Apache Kafka's jars, grpcurl, buf,
+# s3s-fs and the example clients' toolchains (examples/VERSIONS).
 # The container image's build stage needs none of them (and copies only this
 # script): SLUICE_DEPS_PACKAGES_ONLY=1 skips them.
 test_tools() {
@@ -54,6 +58,7 @@ test_tools() {
   "$(dirname "$0")/install_kafka.sh" | grep -v '^/'
   "$(dirname "$0")/install_grpcurl.sh" | grep -v '^/'
   "$(dirname "$0")/install_buf.sh" | grep -v '^/'
+  "$(dirname "$0")/install_s3_server.sh" | grep -v '^/'
   "$(dirname "$0")/install_clients.sh"
 }
 

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/file_util.h"
 #include "common/granularity.h"
+#include "common/open_deep_storage.h"
 #include "supervisor/allocator.h"
 #include "supervisor/publisher.h"
 #include "supervisor/testing/segment_files.h"

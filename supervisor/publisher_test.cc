@@ -10,6 +10,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/deep_storage.h"
+#include "common/open_deep_storage.h"
 #include "common/fault_injection.h"
 #include "common/file_util.h"
 #include "common/granularity.h"

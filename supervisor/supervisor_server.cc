@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/file_util.h"
+#include "common/open_deep_storage.h"
 #include "common/status_macros.h"
 #include "supervisor/stream_metadata.h"
 #include "supervisor/grpc_task_client.h"
@@ -29,7 +30,7 @@ absl::StatusOr<std::unique_ptr<SupervisorServer>> SupervisorServer::Start(
                          : absl::StrCat("; and ", options.listen_address,
                                         " is reachable beyond loopback"));
   }
-  SLUICE_ASSIGN_OR_RETURN(server->deep_storage_, OpenDeepStorage(options.deep_storage_uri));
+  SLUICE_ASSIGN_OR_RETURN(server->deep_storage_, OpenDeepStorage(options.deep_storage_uri, options.deep_storage_options));
 
   MetadataStoreOptions store_options;
   store_options.path = absl::StrCat(options.data_dir, "/metadata.db");

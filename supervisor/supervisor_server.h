@@ -11,6 +11,7 @@
 #include "absl/time/time.h"
 #include "common/auth/authorizer.h"
 #include "common/deep_storage.h"
+#include "common/open_deep_storage.h"
 #include "common/kafka/property_policy.h"
 #include "common/grpc_server.h"
 #include "common/metrics/registry.h"
@@ -26,8 +27,11 @@ struct SupervisorServerOptions {
   std::string listen_address = "127.0.0.1:0";
   // Holds the metadata store (metadata.db); created if missing.
   std::string data_dir;
-  // "file:///path"; empty = <data_dir>/deep-storage.
+  // "file:///path" or "s3://bucket/prefix"; empty = <data_dir>/deep-storage.
   std::string deep_storage_uri;
+  // How to reach S3 for an s3:// deep_storage_uri (endpoint, region,
+  // credentials, retries).
+  DeepStorageOptions deep_storage_options;
   // Told to workers at registration; a worker silent for 3 intervals (and at
   // least min_worker_lost_timeout) is lost.
   absl::Duration heartbeat_interval = absl::Seconds(2);

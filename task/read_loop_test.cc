@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "common/deep_storage.h"
+#include "common/open_deep_storage.h"
 #include "common/file_util.h"
 #include "task/columnar_engine.h"
 #include "task/testing/unimplemented_supervisor_client.h"

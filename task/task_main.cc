@@ -14,7 +14,19 @@ DEFINE_string(listen, "0.0.0.0:7071", "host:port to serve gRPC on (port 0: pick 
 DEFINE_string(data_dir, "./sluice-data/worker", "directory of task state (sequences, spills)");
 DEFINE_string(supervisor, "127.0.0.1:7070", "host:port of the supervisor");
 DEFINE_string(deep_storage, "",
-              "deep storage URI, file:///path (default: <data_dir>/deep-storage)");
+              "deep storage URI, file:///path or s3://bucket/prefix "
+              "(default: <data_dir>/deep-storage)");
+DEFINE_string(s3_endpoint, "",
+              "S3 API endpoint for an s3:// --deep_storage, http(s)://host[:port] "
+              "(default: https://s3.<region>.amazonaws.com)");
+DEFINE_string(s3_region, "us-east-1", "S3 region (signs requests)");
+DEFINE_bool(s3_path_style, false,
+            "address buckets as <endpoint>/<bucket> (most S3-compatible servers) instead of "
+            "<bucket>.<endpoint host>");
+DEFINE_int32(s3_part_size_mb, 16, "S3 multipart part size; files larger than 4 parts are uploaded in parts");
+DEFINE_int32(s3_max_attempts, 6,
+             "S3 requests are tried this often on 5xx, throttling and timeouts, then fail");
+DEFINE_int32(s3_request_timeout_ms, 120000, "deadline of one S3 request (one part for uploads)");
 DEFINE_string(worker_id, "", "stable worker id, e.g. the pod name (default: host name)");
 DEFINE_string(advertise_address, "", "host:port the supervisor dials (default: the bound address)");
 DEFINE_int32(capacity, 4, "task slots");
@@ -83,6 +95,19 @@ int main(int argc, char** argv) {
   options.data_dir = FLAGS_data_dir;
   options.supervisor_address = FLAGS_supervisor;
   options.deep_storage_uri = FLAGS_deep_storage;
+  {
+    sluice::s3::S3Options& s3 = options.deep_storage_options.s3;
+    s3.endpoint = FLAGS_s3_endpoint;
+    s3.region = FLAGS_s3_region;
+    s3.path_style = FLAGS_s3_path_style;
+    s3.part_size_bytes = int64_t{FLAGS_s3_part_size_mb} << 20;
+    s3.multipart_threshold_bytes = 4 * s3.part_size_bytes;
+    s3.retry.max_attempts = FLAGS_s3_max_attempts;
+    s3.request_timeout = absl::Milliseconds(FLAGS_s3_request_timeout_ms);
+    // Credentials: AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY/AWS_SESSION_TOKEN or
+    // AWS_SHARED_CREDENTIALS_FILE/~/.aws/credentials with AWS_PROFILE, loaded
+    // by OpenDeepStorage.
+  }
   options.worker_id = FLAGS_worker_id;
   options.advertise_address = FLAGS_advertise_address;
   options.capacity = FLAGS_capacity;

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/file_util.h"
 #include "common/names.h"
+#include "common/open_deep_storage.h"
 #include "common/status_macros.h"
 #include "common/time_util.h"
 #include "task/columnar_engine.h"
@@ -47,7 +48,7 @@ absl::StatusOr<std::unique_ptr<WorkerServer>> WorkerServer::Start(WorkerServerOp
                                         " is reachable beyond loopback"));
   }
   server->options_ = options;
-  SLUICE_ASSIGN_OR_RETURN(server->deep_storage_, OpenDeepStorage(options.deep_storage_uri));
+  SLUICE_ASSIGN_OR_RETURN(server->deep_storage_, OpenDeepStorage(options.deep_storage_uri, options.deep_storage_options));
   GrpcSupervisorClientOptions client;
   client.address = options.supervisor_address;
   SLUICE_ASSIGN_OR_RETURN(client.credentials, tls::MakeChannelCredentials(options.tls));

@@ -20,6 +20,7 @@
 #include "absl/time/time.h"
 #include "common/auth/authorizer.h"
 #include "common/deep_storage.h"
+#include "common/open_deep_storage.h"
 #include "common/grpc_server.h"
 #include "common/metrics/registry.h"
 #include "common/tls/credentials.h"
@@ -37,8 +38,11 @@ struct WorkerServerOptions {
   std::string data_dir;
   // host:port of the supervisor.
   std::string supervisor_address;
-  // "file:///path"; empty = <data_dir>/deep-storage.
+  // "file:///path" or "s3://bucket/prefix"; empty = <data_dir>/deep-storage.
   std::string deep_storage_uri;
+  // How to reach S3 for an s3:// deep_storage_uri (endpoint, region,
+  // credentials, retries).
+  DeepStorageOptions deep_storage_options;
   // Certificates for the gRPC server and for the calls it makes to the supervisor
   // (tls::MakeChannelCredentials); mutual TLS when ca_path is set. Empty:
   // plaintext.

@@ -26,7 +26,9 @@ absl::StatusOr<std::unique_ptr<InProcessCluster>> InProcessCluster::Start(
   sopts.client_auth = options.supervisor_client_auth;
   sopts.listen_address = "127.0.0.1:0";
   sopts.data_dir = cluster->dir_ + "/supervisor";
-  sopts.deep_storage_uri = "file://" + cluster->dir_ + "/deep";
+  sopts.deep_storage_uri = options.deep_storage_uri.empty() ? "file://" + cluster->dir_ + "/deep"
+                                                            : options.deep_storage_uri;
+  sopts.deep_storage_options = options.deep_storage_options;
   sopts.tls = std::move(options.supervisor_tls);
   sopts.metrics = options.supervisor_metrics;
   sopts.handoff_period = options.handoff_period;
@@ -40,6 +42,7 @@ absl::StatusOr<std::unique_ptr<InProcessCluster>> InProcessCluster::Start(
   wopts.supervisor_address = cluster->supervisor_->address();
   wopts.worker_id = "worker-0";
   wopts.deep_storage_uri = sopts.deep_storage_uri;
+  wopts.deep_storage_options = options.deep_storage_options;
   wopts.tls = std::move(options.worker_tls);
   wopts.metrics = options.worker_metrics;
   wopts.tuning = options.worker_knobs;

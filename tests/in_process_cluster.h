@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "common/metrics/registry.h"
+#include "common/open_deep_storage.h"
 #include "common/tls/credentials.h"
 #include "supervisor/supervisor_server.h"
 #include "task/worker_server.h"
@@ -29,6 +30,10 @@ struct InProcessClusterOptions {
   // Kafka, short handoff polls) and the supervisor's handoff verification
   // period, for tests that ingest.
   task::TaskTuningOptions worker_knobs;
+  // Both servers' deep storage; empty: file://<dir>/deep. With s3:// the
+  // options say how to reach the bucket.
+  std::string deep_storage_uri;
+  DeepStorageOptions deep_storage_options;
   absl::Duration handoff_period = absl::Seconds(2);
   // Who may call each server (default: no authentication) and what each
   // presents when it calls the other (its bearer token; certificates come

@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/deep_storage.h"
+#include "common/open_deep_storage.h"
 #include "common/file_util.h"
 #include "common/kafka/mock_cluster.h"
 #include "sluice/v1/supervisor_service.grpc.pb.h"

@@ -16,6 +16,7 @@
 #include "common/kafka/mock_cluster.h"
 #include "common/kafka/producer.h"
 #include "common/metrics/registry.h"
+#include "common/open_deep_storage.h"
 #include "sluice/v1/supervisor_service.grpc.pb.h"
 #include "supervisor/naming.h"
 #include "supervisor/supervisor_server.h"

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/file_util.h"
+#include "common/open_deep_storage.h"
 #include "common/status_macros.h"
 
 namespace sluice::testing {

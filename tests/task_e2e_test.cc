@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/file_util.h"
 #include "common/grpc_status.h"
+#include "common/open_deep_storage.h"
 #include "sluice/v1/supervisor_service.grpc.pb.h"
 #include "supervisor/supervisor_server.h"
 #include "task/worker_server.h"

@@ -11,6 +11,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/file_util.h"
+#include "common/open_deep_storage.h"
 #include "tests/task_fake_supervisor.h"
 #include "tests/task_mock_kafka.h"
 #include "tests/task_test_util.h"

@@ -3,6 +3,7 @@
 #include <glog/logging.h>
 
 #include "common/fault_injection.h"
+#include "common/open_deep_storage.h"
 #include "common/spec.h"
 #include "supervisor/grpc_task_client.h"
 
