@@ -9,7 +9,12 @@
 #include "supervisor/supervisor_server.h"
 
 DEFINE_string(listen, "0.0.0.0:7070", "host:port to serve gRPC on (port 0: pick a free one)");
-DEFINE_string(data_dir, "./sluice-data/supervisor", "directory of the metadata store");
+DEFINE_string(data_dir, "./sluice-data/supervisor",
+              "directory of the supervisor's files (and of the SQLite metadata store)");
+DEFINE_string(metadata_store, "",
+              "sqlite:///path/metadata.db or postgresql://user@host:port/db?sslmode=...&"
+              "password_file=/path (no inline password; PGPASSFILE works too); "
+              "empty: sqlite under --data_dir");
 DEFINE_string(deep_storage, "",
               "deep storage URI, file:///path (default: <data_dir>/deep-storage)");
 DEFINE_string(metrics_listen, "",
@@ -70,6 +75,7 @@ int main(int argc, char** argv) {
   sluice::supervisor::SupervisorServerOptions options;
   options.listen_address = FLAGS_listen;
   options.data_dir = FLAGS_data_dir;
+  options.metadata_store_url = FLAGS_metadata_store;
   options.deep_storage_uri = FLAGS_deep_storage;
   options.heartbeat_interval = absl::Milliseconds(FLAGS_heartbeat_interval_ms);
   options.min_worker_lost_timeout = absl::Milliseconds(FLAGS_min_worker_lost_timeout_ms);

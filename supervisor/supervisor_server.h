@@ -24,8 +24,12 @@ namespace sluice::supervisor {
 struct SupervisorServerOptions {
   // host:port to serve on; port 0 picks a free one.
   std::string listen_address = "127.0.0.1:0";
-  // Holds the metadata store (metadata.db); created if missing.
+  // Holds the metadata store (metadata.db) unless metadata_store_url says
+  // otherwise; created if missing.
   std::string data_dir;
+  // --metadata_store (supervisor/metadata_store_url.h); empty:
+  // <data_dir>/metadata.db.
+  std::string metadata_store_url;
   // "file:///path"; empty = <data_dir>/deep-storage.
   std::string deep_storage_uri;
   // Told to workers at registration; a worker silent for 3 intervals (and at
