@@ -28,28 +28,47 @@ RUN --mount=type=cache,target=/root/.cache \
 FROM debian:12-slim
 ENV DEBIAN_FRONTEND=noninteractive
 # Runtime libraries (Debian 12 package names) of gRPC, Protobuf, Abseil,
-# librdkafka, SQLite, glog/gflags and the segment codecs.
+# librdkafka, SQLite, libpq (the PostgreSQL metadata store; with it the
+# Kerberos, LDAP and GnuTLS libraries it loads), glog/gflags and the segment
+# codecs.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       ca-certificates \
       libabsl20220623 \
       libatomic1 \
       libc-ares2 \
+      libcom-err2 \
+      libffi8 \
       libgflags2.2 \
+      libgmp10 \
+      libgnutls30 \
       libgoogle-glog0v6 \
       libgrpc++1.51 \
       libgrpc29 \
+      libgssapi-krb5-2 \
+      libhogweed6 \
+      libidn2-0 \
+      libk5crypto3 \
+      libkeyutils1 \
+      libkrb5-3 \
+      libkrb5support0 \
+      libldap-2.5-0 \
       liblz4-1 \
       liblzma5 \
+      libnettle8 \
+      libp11-kit0 \
+      libpq5 \
       libprotobuf32 \
       librdkafka++1 \
       librdkafka1 \
       libre2-9 \
-      libsasl2-2 \
       libroaring0 \
+      libsasl2-2 \
       libsimdjson14 \
       libsqlite3-0 \
       libssl3 \
+      libtasn1-6 \
+      libunistring2 \
       libunwind8 \
       libxxhash0 \
       libzstd1 \
