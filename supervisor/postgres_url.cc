@@ -74,7 +74,8 @@ absl::StatusOr<PostgresConnectOptions> ParsePostgresUrl(absl::string_view url) {
       const std::string key = PercentDecode(pair.substr(0, eq));
       const std::string value =
           eq == absl::string_view::npos ? "" : PercentDecode(pair.substr(eq + 1));
-      if (key == "password") return InlinePassword(scheme);
+      // sslpassword: the passphrase of the client key, a secret as well.
+      if (key == "password" || key == "sslpassword") return InlinePassword(scheme);
       if (key == "password_file") {
         if (value.empty()) return absl::InvalidArgumentError("password_file= names no file");
         out.password_file = value;
@@ -98,7 +99,8 @@ absl::StatusOr<PostgresConnectOptions> ParsePostgresUrl(absl::string_view url) {
   }
   for (PQconninfoOption* option = options; option->keyword != nullptr; ++option) {
     if (option->val == nullptr || option->val[0] == '\0') continue;
-    if (std::string(option->keyword) == "password") {
+    if (std::string(option->keyword) == "password" ||
+        std::string(option->keyword) == "sslpassword") {
       PQconninfoFree(options);
       return InlinePassword(scheme);
     }

@@ -6,8 +6,8 @@
 // connect_timeout, options, ...), plus `password_file`: a file whose first
 // line is the password (a mounted Kubernetes secret). Without it libpq finds
 // the password itself, in PGPASSFILE / `passfile` / ~/.pgpass, or uses a
-// certificate. A password written in the URL (user:secret@ or ?password=)
-// is refused, and no message ever repeats it.
+// certificate. A password written in the URL (user:secret@, ?password= or
+// the client key's ?sslpassword=) is refused, and no message repeats it.
 #ifndef SLUICE_SUPERVISOR_POSTGRES_URL_H_
 #define SLUICE_SUPERVISOR_POSTGRES_URL_H_
 

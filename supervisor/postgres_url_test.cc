@@ -31,7 +31,8 @@ TEST(PostgresUrlTest, ParsesHostPortDatabaseAndLibpqParameters) {
 TEST(PostgresUrlTest, RefusesAnInlinePasswordWithoutRepeatingIt) {
   for (const char* url : {"postgresql://sluice:hunter2secret@db:5432/meta",
                           "postgres://sluice@db/meta?password=hunter2secret",
-                          "postgresql://sluice@db/meta?sslmode=disable&password=hunter2secret"}) {
+                          "postgresql://sluice@db/meta?sslmode=disable&password=hunter2secret",
+                          "postgresql://sluice@db/meta?sslpassword=hunter2secret"}) {
     auto parsed = ParsePostgresUrl(url);
     ASSERT_FALSE(parsed.ok()) << url;
     EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument);
