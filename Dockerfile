@@ -28,8 +28,10 @@ RUN --mount=type=cache,target=/root/.cache \
 FROM debian:12-slim
 ENV DEBIAN_FRONTEND=noninteractive
 # Runtime libraries (Debian 12 package names) of gRPC, Protobuf, Abseil,
-# librdkafka, SQLite, glog/gflags, the segment codecs and libcurl (S3 deep
-# storage) with what libcurl links; ca-certificates for its https:// to S3.
+# librdkafka, SQLite, libpq (the PostgreSQL metadata store; with it the
+# Kerberos, LDAP and GnuTLS libraries it loads), glog/gflags, the segment
+# codecs and libcurl (S3 deep storage) with what libcurl links;
+# ca-certificates for its https:// to S3.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       ca-certificates \
@@ -59,6 +61,7 @@ RUN apt-get update \
       libnettle8 \
       libnghttp2-14 \
       libp11-kit0 \
+      libpq5 \
       libprotobuf32 \
       libpsl5 \
       librdkafka++1 \

@@ -10,11 +10,11 @@
 //   persist    Spill every maxRowsInMemory rows (the task's persist)
 //   build      merge the spills into segments, write, fsync, read back
 // Under callgrind each pass is collected alone and dumped by name, so
-// bench/ingest_kernel.sh prints instructions per record per stage: a count
+// bench/ingest_kernel.py prints instructions per record per stage: a count
 // that does not depend on what else the machine runs. Without valgrind the
 // binary prints the CPU time of each pass.
 //
-//   bash bench/ingest_kernel.sh [--records=N] [--rollup]
+//   python3 bench/ingest_kernel.py [--records=N] [--update-docs]
 #include <time.h>
 #include <valgrind/callgrind.h>
 

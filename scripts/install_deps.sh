@@ -24,6 +24,9 @@ PACKAGES=(
   libabsl-dev
   librdkafka-dev kcat
   libsqlite3-dev sqlite3
+  # the PostgreSQL metadata store: libpq to link, the server for the tests
+  # tagged `postgresql` (tests/testing/postgres_server.h runs a private one)
+  libpq-dev postgresql-15
   libgoogle-glog-dev libgflags-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libzstd-dev liblz4-dev libroaring-dev libsimdjson-dev libxxhash-dev
@@ -55,11 +58,22 @@ fi
 # script): SLUICE_DEPS_PACKAGES_ONLY=1 skips them.
 test_tools() {
   [[ -n "${SLUICE_DEPS_PACKAGES_ONLY:-}" ]] && return 0
+  postgres_test_user
   "$(dirname "$0")/install_kafka.sh" | grep -v '^/'
   "$(dirname "$0")/install_grpcurl.sh" | grep -v '^/'
   "$(dirname "$0")/install_buf.sh" | grep -v '^/'
   "$(dirname "$0")/install_s3_server.sh" | grep -v '^/'
   "$(dirname "$0")/install_clients.sh"
+}
+
+# initdb and postgres refuse to run as root; as root (Bazel's tests here)
+# the test server runs as this dedicated system user.
+postgres_test_user() {
+  [[ $(id -u) -ne 0 ]] && return 0
+  if ! getent passwd sluice-pg >/dev/null; then
+    useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin sluice-pg
+    echo "[deps] created system user sluice-pg (runs the tests' private PostgreSQL)"
+  fi
 }
 
 if ((${#missing[@]} == 0)); then

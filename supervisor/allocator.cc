@@ -27,7 +27,11 @@ absl::StatusOr<v1::AllocateSegmentResponse> Allocator::Allocate(
   const std::string& ds = request.datasource();
   v1::AllocateSegmentResponse response;
   bool created = false;
-  SLUICE_RETURN_IF_ERROR(options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
+  // Re-runnable: it only assigns `response` and `created`. Two supervisors
+  // allocating the same key on PostgreSQL conflict; the retry reads the
+  // winner's allocation.
+  SLUICE_RETURN_IF_ERROR(options_.store->InRetriedTransaction([&](StoreTxn& txn) -> absl::Status {
+    created = false;
     SLUICE_ASSIGN_OR_RETURN(bool exists, txn.DatasourceExists(ds));
     if (!exists) return absl::NotFoundError(absl::StrCat("unknown datasource ", ds));
     SLUICE_ASSIGN_OR_RETURN(auto pending,

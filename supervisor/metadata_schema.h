@@ -10,16 +10,24 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "supervisor/sqlite.h"
+#include "supervisor/sql.h"
 
 namespace sluice::supervisor {
 
 struct Migration {
   int version;
   const char* description;
-  // One or more SQL statements.
+  // One or more SQL statements, in SQLite's dialect.
   const char* sql;
 };
+
+// A migration's statements for `dialect`. PostgreSQL gets the SQLite text
+// rewritten word by word (no STRICT; INTEGER is BIGINT, as SQLite's INTEGER
+// is 64-bit; INTEGER PRIMARY KEY AUTOINCREMENT is a BIGINT identity column;
+// TEXT compares bytewise, COLLATE "C", as SQLite's BINARY collation does, so
+// ORDER BY on names gives the same order on both backends). The rewrite is
+// part of the released migrations: change it only for new migrations.
+std::string MigrationSql(const Migration& migration, SqlDialect dialect);
 
 // Every migration, ascending by version.
 const std::vector<Migration>& SchemaMigrations();
@@ -27,16 +35,18 @@ const std::vector<Migration>& SchemaMigrations();
 // The newest schema version this build knows.
 int LatestSchemaVersion();
 
-// The version recorded in `db`: 0 for an empty database (no tables at all).
+// The version recorded in `db`: 0 for an empty database (no tables at all;
+// on PostgreSQL: in the connection's current schema).
 // DATA_LOSS when the file is not an SQLite database or is corrupt;
 // FAILED_PRECONDITION when it is a database with tables but no sluice
-// schema_version table (someone else's file).
-absl::StatusOr<int> ReadSchemaVersion(SqliteDb* db);
+// schema_version table (someone else's database).
+absl::StatusOr<int> ReadSchemaVersion(SqlConnection* db);
 
 // Applies the migrations after the recorded version up to `target_version`,
-// each in its own transaction. FAILED_PRECONDITION if the database is newer
-// than `target_version`.
-absl::Status MigrateSchema(SqliteDb* db, int target_version, int64_t now_ms);
+// each in its own transaction (TxnMode::kMigration, so supervisors sharing a
+// PostgreSQL database migrate one at a time and each applies a version once).
+// FAILED_PRECONDITION if the database is newer than `target_version`.
+absl::Status MigrateSchema(SqlConnection* db, int target_version, int64_t now_ms);
 
 }  // namespace sluice::supervisor
 

@@ -9,10 +9,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
 #include "common/proto_json.h"
 #include "common/status_macros.h"
 #include "common/time_util.h"
 #include "supervisor/metadata_schema.h"
+#include "supervisor/postgres.h"
+#include "supervisor/postgres_url.h"
+#include "supervisor/sqlite.h"
 
 namespace sluice::supervisor {
 namespace {
@@ -21,7 +25,7 @@ namespace {
 // (from the step or from `read`) stops. The one row loop of this file: the
 // typed statements below only say how a row becomes a struct or proto.
 template <typename Fn>
-absl::Status ForEachRow(SqliteStatement& q, Fn&& read) {
+absl::Status ForEachRow(SqlStatement& q, Fn&& read) {
   while (true) {
     SLUICE_ASSIGN_OR_RETURN(bool row, q.Step());
     if (!row) return absl::OkStatus();
@@ -101,16 +105,16 @@ absl::StatusOr<int64_t> StoreTxn::InsertSpec(const std::string& datasource,
 
 namespace {
 // Rows of (partition, offset or count), as an offset map.
-absl::StatusOr<OffsetMap> ReadOffsetMap(SqliteStatement& q) {
+absl::StatusOr<OffsetMap> ReadOffsetMap(SqlStatement& q) {
   OffsetMap out;
-  SLUICE_RETURN_IF_ERROR(ForEachRow(q, [&](SqliteStatement& q) -> absl::Status {
+  SLUICE_RETURN_IF_ERROR(ForEachRow(q, [&](SqlStatement& q) -> absl::Status {
     out[static_cast<int32_t>(q.Int64(0))] = q.Int64(1);
     return absl::OkStatus();
   }));
   return out;
 }
 
-absl::StatusOr<SpecRecord> ReadSpecRow(SqliteStatement& q) {
+absl::StatusOr<SpecRecord> ReadSpecRow(SqlStatement& q) {
   SpecRecord record;
   record.datasource = q.Text(0);
   record.version = q.Int64(1);
@@ -138,7 +142,7 @@ absl::StatusOr<std::vector<SpecRecord>> StoreTxn::SpecHistory(const std::string&
                            "FROM specs WHERE datasource = ? ORDER BY version DESC"));
   q.Bind(1, datasource);
   std::vector<SpecRecord> out;
-  SLUICE_RETURN_IF_ERROR(ForEachRow(q, [&](SqliteStatement& q) -> absl::Status {
+  SLUICE_RETURN_IF_ERROR(ForEachRow(q, [&](SqlStatement& q) -> absl::Status {
     SLUICE_ASSIGN_OR_RETURN(SpecRecord record, ReadSpecRow(q));
     out.push_back(std::move(record));
     return absl::OkStatus();
@@ -153,7 +157,7 @@ absl::StatusOr<std::vector<SpecRecord>> StoreTxn::ActiveSpecs() {
                            "FROM specs WHERE datasource = s.datasource) AND s.terminated = 0 "
                            "ORDER BY s.datasource"));
   std::vector<SpecRecord> out;
-  SLUICE_RETURN_IF_ERROR(ForEachRow(q, [&](SqliteStatement& q) -> absl::Status {
+  SLUICE_RETURN_IF_ERROR(ForEachRow(q, [&](SqlStatement& q) -> absl::Status {
     SLUICE_ASSIGN_OR_RETURN(SpecRecord record, ReadSpecRow(q));
     out.push_back(std::move(record));
     return absl::OkStatus();
@@ -284,7 +288,7 @@ absl::StatusOr<std::vector<v1::OffsetReset>> StoreTxn::OffsetResets(
                            "ORDER BY reset_id"));
   q.Bind(1, datasource);
   std::vector<v1::OffsetReset> out;
-  SLUICE_RETURN_IF_ERROR(ForEachRow(q, [&](SqliteStatement& q) -> absl::Status {
+  SLUICE_RETURN_IF_ERROR(ForEachRow(q, [&](SqlStatement& q) -> absl::Status {
     v1::OffsetReset& reset = out.emplace_back();
     reset.set_reset_id(q.Int64(0));
     reset.set_partition(static_cast<int32_t>(q.Int64(1)));
@@ -307,7 +311,7 @@ absl::StatusOr<OffsetMap> StoreTxn::OffsetResetCounts(const std::string& datasou
 // ---- allocation ----
 
 namespace {
-PendingSegment ReadPendingRow(const SqliteStatement& q) {
+PendingSegment ReadPendingRow(const SqlStatement& q) {
   PendingSegment s;
   s.id = q.Text(0);
   s.datasource = q.Text(1);
@@ -374,7 +378,7 @@ absl::StatusOr<int32_t> StoreTxn::NextPartitionNum(const std::string& datasource
       db_->Prepare("SELECT coalesce(max(p), -1) + 1 FROM (SELECT max(partition_num) AS p FROM "
                    "pending_segments WHERE datasource = ?1 AND start_ms = ?2 AND end_ms = ?3 AND "
                    "version = ?4 UNION ALL SELECT max(partition_num) FROM segments WHERE "
-                   "datasource = ?1 AND start_ms = ?2 AND end_ms = ?3 AND version = ?4)"));
+                   "datasource = ?1 AND start_ms = ?2 AND end_ms = ?3 AND version = ?4) AS parts"));
   q.Bind(1, datasource).Bind(2, start_ms).Bind(3, end_ms).Bind(4, version);
   SLUICE_ASSIGN_OR_RETURN(bool row, q.Step());
   if (!row) return absl::InternalError("partition number query returned no row");
@@ -425,7 +429,7 @@ absl::StatusOr<std::optional<v1::CommittedSequence>> StoreTxn::CommittedSequence
       db_->Prepare("SELECT partition, start_offset, end_offset, rows, unparseable, thrown_away "
                    "FROM committed_sequence_partitions WHERE commit_id = ? ORDER BY partition"));
   parts.Bind(1, commit_id);
-  SLUICE_RETURN_IF_ERROR(ForEachRow(parts, [&](SqliteStatement& parts) -> absl::Status {
+  SLUICE_RETURN_IF_ERROR(ForEachRow(parts, [&](SqlStatement& parts) -> absl::Status {
     const int32_t partition = static_cast<int32_t>(parts.Int64(0));
     (*out.mutable_start_offsets())[partition] = parts.Int64(1);
     (*out.mutable_end_offsets())[partition] = parts.Int64(2);
@@ -441,7 +445,7 @@ absl::StatusOr<std::optional<v1::CommittedSequence>> StoreTxn::CommittedSequence
   SLUICE_ASSIGN_OR_RETURN(auto segs,
                           db_->Prepare("SELECT id FROM segments WHERE commit_id = ? ORDER BY id"));
   segs.Bind(1, commit_id);
-  SLUICE_RETURN_IF_ERROR(ForEachRow(segs, [&](SqliteStatement& segs) -> absl::Status {
+  SLUICE_RETURN_IF_ERROR(ForEachRow(segs, [&](SqlStatement& segs) -> absl::Status {
     out.add_segment_ids(segs.Text(0));
     return absl::OkStatus();
   }));
@@ -524,7 +528,7 @@ absl::StatusOr<std::vector<v1::CommittedSequence>> StoreTxn::CommitLog(
     SLUICE_ASSIGN_OR_RETURN(auto q, db_->Prepare("SELECT sequence_name FROM committed_sequences "
                                                  "WHERE datasource = ? ORDER BY commit_id"));
     q.Bind(1, datasource);
-    SLUICE_RETURN_IF_ERROR(ForEachRow(q, [&](SqliteStatement& q) -> absl::Status {
+    SLUICE_RETURN_IF_ERROR(ForEachRow(q, [&](SqlStatement& q) -> absl::Status {
       names.push_back(q.Text(0));
       return absl::OkStatus();
     }));
@@ -543,7 +547,7 @@ constexpr char kSegmentColumns[] =
     "path, provenance_json, sequence_name, used, created_at_ms, handoff_state, handed_off_at_ms, "
     "published_by_task";
 
-absl::StatusOr<v1::SegmentDescriptor> ReadSegmentRow(const SqliteStatement& q) {
+absl::StatusOr<v1::SegmentDescriptor> ReadSegmentRow(const SqlStatement& q) {
   v1::SegmentDescriptor s;
   s.set_id(q.Text(0));
   s.set_datasource(q.Text(1));
@@ -571,7 +575,7 @@ absl::StatusOr<std::vector<v1::SegmentDescriptor>> StoreTxn::ListSegments(
     int limit) {
   SLUICE_ASSIGN_OR_RETURN(
       auto q, db_->Prepare(absl::StrCat("SELECT ", kSegmentColumns,
-                                        " FROM segments WHERE datasource = ?1 AND (?2 OR used = 1)"
+                                        " FROM segments WHERE datasource = ?1 AND (?2 = 1 OR used = 1)"
                                         " AND end_ms > ?3 AND start_ms < ?4 "
                                         "ORDER BY start_ms, version, partition_num LIMIT ?5")));
   q.Bind(1, datasource).Bind(2, include_unused ? 1 : 0);
@@ -579,7 +583,7 @@ absl::StatusOr<std::vector<v1::SegmentDescriptor>> StoreTxn::ListSegments(
   q.Bind(4, overlapping ? overlapping->end_ms() : INT64_MAX);
   q.Bind(5, limit);
   std::vector<v1::SegmentDescriptor> out;
-  SLUICE_RETURN_IF_ERROR(ForEachRow(q, [&](SqliteStatement& q) -> absl::Status {
+  SLUICE_RETURN_IF_ERROR(ForEachRow(q, [&](SqlStatement& q) -> absl::Status {
     SLUICE_ASSIGN_OR_RETURN(v1::SegmentDescriptor s, ReadSegmentRow(q));
     out.push_back(std::move(s));
     return absl::OkStatus();
@@ -600,7 +604,7 @@ absl::StatusOr<int64_t> StoreTxn::CountSegments(const std::string& datasource) {
 namespace {
 
 // Used segments in `state` (or not in it), in `order`, as handoff candidates.
-absl::StatusOr<std::vector<HandoffCandidate>> ReadCandidates(SqliteDb* db, const char* state_test,
+absl::StatusOr<std::vector<HandoffCandidate>> ReadCandidates(SqlConnection* db, const char* state_test,
                                                              const char* order, int limit) {
   SLUICE_ASSIGN_OR_RETURN(
       auto q, db->Prepare(absl::StrCat(
@@ -610,7 +614,7 @@ absl::StatusOr<std::vector<HandoffCandidate>> ReadCandidates(SqliteDb* db, const
                   state_test, " ? ORDER BY ", order, " LIMIT ?")));
   q.Bind(1, static_cast<int64_t>(v1::HANDOFF_STATE_HANDED_OFF)).Bind(2, limit);
   std::vector<HandoffCandidate> out;
-  SLUICE_RETURN_IF_ERROR(ForEachRow(q, [&](SqliteStatement& q) -> absl::Status {
+  SLUICE_RETURN_IF_ERROR(ForEachRow(q, [&](SqlStatement& q) -> absl::Status {
     HandoffCandidate c;
     c.id = q.Text(0);
     c.datasource = q.Text(1);
@@ -767,7 +771,7 @@ absl::StatusOr<std::map<int32_t, OffsetMap>> StoreTxn::LoadCheckpoints(const std
                            "base_sequence_name = ? ORDER BY sequence_id"));
   q.Bind(1, base);
   std::map<int32_t, OffsetMap> out;
-  SLUICE_RETURN_IF_ERROR(ForEachRow(q, [&](SqliteStatement& q) -> absl::Status {
+  SLUICE_RETURN_IF_ERROR(ForEachRow(q, [&](SqlStatement& q) -> absl::Status {
     SLUICE_ASSIGN_OR_RETURN(OffsetMap offsets, DecodeOffsets(q.Text(1)));
     out[static_cast<int32_t>(q.Int64(0))] = std::move(offsets);
     return absl::OkStatus();
@@ -781,7 +785,7 @@ constexpr char kGroupColumns[] =
     "end_offsets_json, min_message_time_ms, max_message_time_ms, created_at_ms, "
     "completion_deadline_ms";
 
-absl::StatusOr<TaskGroupRecord> ReadGroupRow(const SqliteStatement& q) {
+absl::StatusOr<TaskGroupRecord> ReadGroupRow(const SqlStatement& q) {
   TaskGroupRecord g;
   g.base_sequence_name = q.Text(0);
   g.datasource = q.Text(1);
@@ -808,7 +812,7 @@ absl::StatusOr<std::vector<TaskGroupRecord>> StoreTxn::LiveTaskGroups(
                                           "('READING', 'PUBLISHING') ORDER BY created_at_ms, "
                                           "base_sequence_name")));
     q.Bind(1, datasource);
-    SLUICE_RETURN_IF_ERROR(ForEachRow(q, [&](SqliteStatement& q) -> absl::Status {
+    SLUICE_RETURN_IF_ERROR(ForEachRow(q, [&](SqlStatement& q) -> absl::Status {
       SLUICE_ASSIGN_OR_RETURN(TaskGroupRecord g, ReadGroupRow(q));
       out.push_back(std::move(g));
       return absl::OkStatus();
@@ -871,7 +875,7 @@ constexpr char kTaskColumns[] =
     "task_id, datasource, group_id, base_sequence_name, worker_id, state, spec_json, "
     "created_at_ms, updated_at_ms, error, current_offsets_json";
 
-absl::StatusOr<TaskRecord> ReadTaskRow(const SqliteStatement& q) {
+absl::StatusOr<TaskRecord> ReadTaskRow(const SqlStatement& q) {
   TaskRecord t;
   t.task_id = q.Text(0);
   t.datasource = q.Text(1);
@@ -903,13 +907,13 @@ absl::StatusOr<std::vector<TaskRecord>> StoreTxn::ListTasks(const std::string& d
   SLUICE_ASSIGN_OR_RETURN(
       auto q, db_->Prepare(absl::StrCat(
                   "SELECT ", kTaskColumns,
-                  " FROM tasks WHERE (?1 = '' OR datasource = ?1) AND (?2 OR state NOT IN (?3, "
+                  " FROM tasks WHERE (?1 = '' OR datasource = ?1) AND (?2 = 1 OR state NOT IN (?3, "
                   "?4, ?5)) ORDER BY created_at_ms, task_id")));
   q.Bind(1, datasource).Bind(2, include_finished ? 1 : 0);
   q.Bind(3, static_cast<int64_t>(v1::TASK_STATE_SUCCESS)).Bind(4, static_cast<int64_t>(v1::TASK_STATE_FAILED));
   q.Bind(5, static_cast<int64_t>(v1::TASK_STATE_STOPPED));
   std::vector<TaskRecord> out;
-  SLUICE_RETURN_IF_ERROR(ForEachRow(q, [&](SqliteStatement& q) -> absl::Status {
+  SLUICE_RETURN_IF_ERROR(ForEachRow(q, [&](SqlStatement& q) -> absl::Status {
     SLUICE_ASSIGN_OR_RETURN(TaskRecord t, ReadTaskRow(q));
     out.push_back(std::move(t));
     return absl::OkStatus();
@@ -934,7 +938,7 @@ absl::StatusOr<std::vector<WorkerRecord>> StoreTxn::ListWorkerRecords() {
                                                "registered_at_ms, last_seen_ms FROM workers "
                                                "ORDER BY worker_id"));
   std::vector<WorkerRecord> out;
-  SLUICE_RETURN_IF_ERROR(ForEachRow(q, [&](SqliteStatement& q) -> absl::Status {
+  SLUICE_RETURN_IF_ERROR(ForEachRow(q, [&](SqlStatement& q) -> absl::Status {
     WorkerRecord w;
     w.worker_id = q.Text(0);
     w.address = q.Text(1);
@@ -969,13 +973,10 @@ absl::Status CheckWritableDirectory(const std::string& path) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<MetadataStore>> MetadataStore::Open(MetadataStoreOptions options) {
-  if (options.path.empty()) return absl::InvalidArgumentError("metadata store path is empty");
-  const int target =
-      options.target_schema_version == 0 ? LatestSchemaVersion() : options.target_schema_version;
-  if (target < 1 || target > LatestSchemaVersion()) {
-    return absl::InvalidArgumentError(absl::StrCat("no schema version ", target));
-  }
+namespace {
+
+absl::StatusOr<std::unique_ptr<SqlConnection>> OpenSqlite(const MetadataStoreOptions& options,
+                                                          int target) {
   SLUICE_RETURN_IF_ERROR(CheckWritableDirectory(options.path));
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<SqliteDb> db, SqliteDb::Open(options.path));
   SLUICE_RETURN_IF_ERROR(db->SetBusyTimeout(options.busy_timeout_ms));
@@ -1001,19 +1002,72 @@ absl::StatusOr<std::unique_ptr<MetadataStore>> MetadataStore::Open(MetadataStore
   }
   SLUICE_RETURN_IF_ERROR(db->Exec("PRAGMA synchronous = FULL"));
   SLUICE_RETURN_IF_ERROR(db->Exec("PRAGMA foreign_keys = ON"));
+  return std::unique_ptr<SqlConnection>(std::move(db));
+}
+
+absl::StatusOr<std::unique_ptr<SqlConnection>> OpenPostgres(const MetadataStoreOptions& options,
+                                                            int target) {
+  SLUICE_ASSIGN_OR_RETURN(PostgresConnectOptions connect,
+                          ParsePostgresUrl(options.postgres_url));
+  connect.lock_timeout_ms = options.busy_timeout_ms;
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<PostgresDb> db, PostgresDb::Connect(connect));
+  // Read before writing anything: a database that is not ours is refused untouched.
+  SLUICE_ASSIGN_OR_RETURN(const int found, ReadSchemaVersion(db.get()));
+  if (found > target) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        db->description(), " has schema version ", found, ", newer than the ", target,
+        " this sluice-supervisor supports; refusing to open it (upgrade the supervisor)"));
+  }
+  return std::unique_ptr<SqlConnection>(std::move(db));
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<MetadataStore>> MetadataStore::Open(MetadataStoreOptions options) {
+  const bool postgres = !options.postgres_url.empty();
+  if (postgres && !options.path.empty()) {
+    return absl::InvalidArgumentError("metadata store: set a file path or a PostgreSQL URL, not both");
+  }
+  if (!postgres && options.path.empty()) {
+    return absl::InvalidArgumentError("metadata store path is empty");
+  }
+  const int target =
+      options.target_schema_version == 0 ? LatestSchemaVersion() : options.target_schema_version;
+  if (target < 1 || target > LatestSchemaVersion()) {
+    return absl::InvalidArgumentError(absl::StrCat("no schema version ", target));
+  }
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<SqlConnection> db,
+                          postgres ? OpenPostgres(options, target) : OpenSqlite(options, target));
   SLUICE_RETURN_IF_ERROR(MigrateSchema(db.get(), target, NowMillis()));
   return std::unique_ptr<MetadataStore>(new MetadataStore(std::move(options), std::move(db)));
 }
 
 absl::Status MetadataStore::InTransaction(absl::FunctionRef<absl::Status(StoreTxn&)> body) {
   absl::MutexLock lock(&mu_);
-  SLUICE_ASSIGN_OR_RETURN(auto txn, SqliteTransaction::Begin(db_.get()));
+  SLUICE_ASSIGN_OR_RETURN(auto txn, SqlTransaction::Begin(db_.get()));
   StoreTxn store_txn(db_.get());
   SLUICE_RETURN_IF_ERROR(body(store_txn));
   return txn->Commit();
 }
 
+absl::Status MetadataStore::InRetriedTransaction(
+    absl::FunctionRef<absl::Status(StoreTxn&)> body) {
+  constexpr int kAttempts = 5;
+  absl::Status status;
+  for (int attempt = 1; attempt <= kAttempts; ++attempt) {
+    status = InTransaction(body);
+    if (!IsSerializationFailure(status) && !IsUniqueViolation(status)) return status;
+    // The winner has committed or is about to: a short, growing pause.
+    absl::SleepFor(absl::Milliseconds(2 * attempt));
+  }
+  return status;
+}
+
 absl::StatusOr<std::string> MetadataStore::Pragma(const std::string& name) {
+  if (dialect_ != SqlDialect::kSqlite) {
+    return absl::UnimplementedError(
+        absl::StrCat("PRAGMA ", name, ": the PostgreSQL metadata store has no pragmas"));
+  }
   absl::MutexLock lock(&mu_);
   return db_->QueryText(absl::StrCat("PRAGMA ", name));
 }

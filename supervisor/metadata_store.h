@@ -1,11 +1,12 @@
-// The supervisor's metadata store: one SQLite file (WAL) under the data dir
-// holding specs with history, the datasources' commit metadata, segments,
+// The supervisor's metadata store: one SQLite file (WAL) under the data dir,
+// or a PostgreSQL database (supervisor/postgres.h), holding specs with history, the datasources' commit metadata, segments,
 // segment allocations, the commit log, task groups with their checkpoints,
 // tasks and workers.
 //
 // Every read and write goes through InTransaction(), which runs a callback
-// against a StoreTxn (typed statements) inside one BEGIN IMMEDIATE ... COMMIT
-// under the store's mutex. The publisher and the allocator build their
+// against a StoreTxn (typed statements) inside one serializable transaction
+// (SQLite: BEGIN IMMEDIATE ... COMMIT; PostgreSQL: ISOLATION LEVEL
+// SERIALIZABLE, see postgres.h for why) under the store's mutex. The publisher and the allocator build their
 // compare-and-swap logic from StoreTxn operations.
 //
 // Durability: WAL with synchronous=FULL, so a commit acknowledged to a task
@@ -31,16 +32,19 @@
 #include "sluice/v1/supervisor_service.pb.h"
 #include "sluice/v1/task.pb.h"
 #include "common/offsets.h"
-#include "supervisor/sqlite.h"
+#include "supervisor/sql.h"
 
 namespace sluice::supervisor {
 
 struct MetadataStoreOptions {
-  // The SQLite file; its directory must exist.
+  // The SQLite file; its directory must exist. Empty when postgres_url is set.
   std::string path;
-  // How long a statement waits for another connection's write lock.
+  // A PostgreSQL URL (supervisor/postgres_url.h); empty: SQLite at `path`.
+  std::string postgres_url;
+  // How long a statement waits for another connection's write lock
+  // (SQLite; PostgreSQL: lock_timeout).
   int busy_timeout_ms = 5000;
-  // Run PRAGMA quick_check at open (refuses a damaged file early).
+  // Run PRAGMA quick_check at open (refuses a damaged file early; SQLite only).
   bool quick_check = true;
   // Migrate up to this version (tests create older files with it); 0 = latest.
   int target_schema_version = 0;
@@ -126,7 +130,7 @@ bool IsTerminal(v1::TaskState state);
 // InTransaction callback that received it.
 class StoreTxn {
  public:
-  explicit StoreTxn(SqliteDb* db) : db_(db) {}
+  explicit StoreTxn(SqlConnection* db) : db_(db) {}
 
   // ---- datasources and specs ----
   absl::StatusOr<bool> DatasourceExists(const std::string& datasource);
@@ -261,36 +265,54 @@ class StoreTxn {
  private:
   absl::StatusOr<std::map<int32_t, OffsetMap>> LoadCheckpoints(const std::string& base);
 
-  SqliteDb* db_;
+  SqlConnection* db_;
 };
 
 class MetadataStore {
  public:
   // Opens or creates the store and migrates it to the latest schema. Refuses
-  // (never overwrites) a corrupt file or one with a newer schema.
+  // (never overwrites) a corrupt file or a database with a newer schema.
   static absl::StatusOr<std::unique_ptr<MetadataStore>> Open(MetadataStoreOptions options);
 
   MetadataStore(const MetadataStore&) = delete;
   MetadataStore& operator=(const MetadataStore&) = delete;
 
   // Runs `body` in one write transaction; commits when it returns OK, rolls
-  // back otherwise (its status is returned).
+  // back otherwise (its status is returned). On PostgreSQL a serialization
+  // failure (another supervisor's transaction touched the same rows first) is
+  // ABORTED: retry the operation, which then sees the other's result.
   absl::Status InTransaction(absl::FunctionRef<absl::Status(StoreTxn&)> body)
       ABSL_LOCKS_EXCLUDED(mu_);
+  // InTransaction, run again (up to 5 attempts, a few milliseconds apart)
+  // while PostgreSQL refuses it as a serialization failure or a unique
+  // violation (a concurrent insert of the same key: sql.h). For bodies that
+  // may run more than once and check for their rows before inserting them:
+  // they only assign their outputs (the allocator). SQLite serializes writers
+  // and never refuses this way.
+  absl::Status InRetriedTransaction(absl::FunctionRef<absl::Status(StoreTxn&)> body)
+      ABSL_LOCKS_EXCLUDED(mu_);
 
-  // PRAGMA values, for tests and the startup log.
+  // PRAGMA values, for tests and the startup log. UNIMPLEMENTED on
+  // PostgreSQL (it has no PRAGMA; its settings are the server's).
   absl::StatusOr<std::string> Pragma(const std::string& name) ABSL_LOCKS_EXCLUDED(mu_);
   absl::StatusOr<int> SchemaVersion() ABSL_LOCKS_EXCLUDED(mu_);
 
-  const std::string& path() const { return options_.path; }
+  // The SQLite file or the PostgreSQL URL (never with a password), for logs.
+  const std::string& description() const { return description_; }
+  SqlDialect dialect() const { return dialect_; }
 
  private:
-  MetadataStore(MetadataStoreOptions options, std::unique_ptr<SqliteDb> db)
-      : options_(std::move(options)), db_(std::move(db)) {}
+  MetadataStore(MetadataStoreOptions options, std::unique_ptr<SqlConnection> db)
+      : options_(std::move(options)),
+        description_(db->description()),
+        dialect_(db->dialect()),
+        db_(std::move(db)) {}
 
   const MetadataStoreOptions options_;
+  const std::string description_;
+  const SqlDialect dialect_;
   absl::Mutex mu_;
-  std::unique_ptr<SqliteDb> db_ ABSL_GUARDED_BY(mu_);
+  std::unique_ptr<SqlConnection> db_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace sluice::supervisor

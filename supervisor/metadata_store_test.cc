@@ -10,8 +10,16 @@
 #include "absl/strings/str_cat.h"
 #include "common/file_util.h"
 #include "common/status_macros.h"
+#include <atomic>
+#include <thread>
+
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
 #include "supervisor/metadata_schema.h"
+#include "supervisor/postgres.h"
+#include "supervisor/postgres_url.h"
 #include "supervisor/sqlite.h"
+#include "supervisor/testing/test_store.h"
 
 namespace sluice::supervisor {
 namespace {
@@ -45,6 +53,32 @@ class MetadataStoreTest : public ::testing::Test {
   std::string path_;
 };
 
+using testing::TestBackend;
+
+// The tests every backend passes (the ones above are about the SQLite file).
+class StoreTest : public MetadataStoreTest, public ::testing::WithParamInterface<TestBackend> {
+ protected:
+  absl::StatusOr<std::unique_ptr<MetadataStore>> Open(int target_version = 0) {
+    SLUICE_ASSIGN_OR_RETURN(MetadataStoreOptions options,
+                            testing::TestStoreOptions(GetParam(), dir_));
+    options.target_schema_version = target_version;
+    return MetadataStore::Open(options);
+  }
+
+  // A plain connection to the store's database, for SQL the store would not run.
+  absl::StatusOr<std::unique_ptr<SqlConnection>> Raw() {
+    SLUICE_ASSIGN_OR_RETURN(MetadataStoreOptions options,
+                            testing::TestStoreOptions(GetParam(), dir_));
+    if (GetParam() == TestBackend::kSqlite) {
+      SLUICE_ASSIGN_OR_RETURN(auto db, SqliteDb::Open(options.path));
+      return std::unique_ptr<SqlConnection>(std::move(db));
+    }
+    SLUICE_ASSIGN_OR_RETURN(PostgresConnectOptions connect, ParsePostgresUrl(options.postgres_url));
+    SLUICE_ASSIGN_OR_RETURN(auto db, PostgresDb::Connect(connect));
+    return std::unique_ptr<SqlConnection>(std::move(db));
+  }
+};
+
 TEST_F(MetadataStoreTest, FreshStoreHasLatestSchemaWalFullSyncAndForeignKeys) {
   auto store = Open();
   ASSERT_TRUE(store.ok()) << store.status();
@@ -55,7 +89,7 @@ TEST_F(MetadataStoreTest, FreshStoreHasLatestSchemaWalFullSyncAndForeignKeys) {
   EXPECT_TRUE(PathExists(path_ + "-wal"));
 }
 
-TEST_F(MetadataStoreTest, ReopenKeepsData) {
+TEST_P(StoreTest, ReopenKeepsData) {
   {
     auto store = Open();
     ASSERT_TRUE(store.ok()) << store.status();
@@ -82,7 +116,7 @@ TEST_F(MetadataStoreTest, ReopenKeepsData) {
                   .ok());
 }
 
-TEST_F(MetadataStoreTest, MigratesAnOlderSchemaKeepingItsRows) {
+TEST_P(StoreTest, MigratesAnOlderSchemaKeepingItsRows) {
   {
     auto store = Open(/*target_version=*/1);
     ASSERT_TRUE(store.ok()) << store.status();
@@ -109,23 +143,29 @@ TEST_F(MetadataStoreTest, MigratesAnOlderSchemaKeepingItsRows) {
                   .ok());
 }
 
-TEST_F(MetadataStoreTest, RefusesANewerSchemaAndLeavesItUntouched) {
+TEST_P(StoreTest, RefusesANewerSchemaAndLeavesItUntouched) {
   {
     auto store = Open();
     ASSERT_TRUE(store.ok()) << store.status();
   }
-  {
-    auto db = SqliteDb::Open(path_);
-    ASSERT_TRUE(db.ok());
-    ASSERT_TRUE((*db)->Exec("INSERT INTO schema_version VALUES (99, 'from the future', 0)").ok());
-  }
-  auto before = ReadFile(path_);
+  auto db = Raw();
+  ASSERT_TRUE(db.ok()) << db.status();
+  ASSERT_TRUE((*db)->Exec("INSERT INTO schema_version VALUES (99, 'from the future', 0)").ok());
+  const std::string count_tables =
+      GetParam() == TestBackend::kSqlite
+          ? "SELECT count(*) FROM sqlite_master"
+          : "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'";
+  auto tables_before = (*db)->QueryText(count_tables);
+  auto before = GetParam() == TestBackend::kSqlite ? ReadFile(path_) : absl::StatusOr<std::string>("");
   auto store = Open();
   ASSERT_FALSE(store.ok());
   EXPECT_EQ(store.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_NE(store.status().message().find("schema version 99"), std::string::npos)
       << store.status();
-  EXPECT_EQ(*ReadFile(path_), *before);
+  if (GetParam() == TestBackend::kSqlite) EXPECT_EQ(*ReadFile(path_), *before);
+  EXPECT_EQ(*(*db)->QueryText(count_tables), *tables_before);
+  EXPECT_EQ(*(*db)->QueryText("SELECT count(*) FROM schema_version"),
+            std::to_string(LatestSchemaVersion() + 1));
 }
 
 TEST_F(MetadataStoreTest, RefusesACorruptFileWithoutOverwritingIt) {
@@ -189,7 +229,7 @@ TEST_F(MetadataStoreTest, ADirectoryThatIsNotWritableIsPermissionDenied) {
   EXPECT_NE(result.find("directory " + dir_ + " is not writable"), std::string::npos) << result;
 }
 
-TEST_F(MetadataStoreTest, OffsetResetsAreReadBackInOrder) {
+TEST_P(StoreTest, OffsetResetsAreReadBackInOrder) {
   auto store = Open();
   ASSERT_TRUE(store.ok()) << store.status();
   ASSERT_TRUE((*store)
@@ -218,10 +258,10 @@ TEST_F(MetadataStoreTest, OffsetResetsAreReadBackInOrder) {
   EXPECT_FALSE(resets[1].has_new_offset());
 }
 
-TEST_F(MetadataStoreTest, RefusesSomeoneElsesDatabase) {
+TEST_P(StoreTest, RefusesSomeoneElsesDatabase) {
   {
-    auto db = SqliteDb::Open(path_);
-    ASSERT_TRUE(db.ok());
+    auto db = Raw();
+    ASSERT_TRUE(db.ok()) << db.status();
     ASSERT_TRUE((*db)->Exec("CREATE TABLE accounts (id INTEGER PRIMARY KEY)").ok());
   }
   auto store = Open();
@@ -230,7 +270,7 @@ TEST_F(MetadataStoreTest, RefusesSomeoneElsesDatabase) {
   EXPECT_NE(store.status().message().find("not a sluice metadata store"), std::string::npos);
 }
 
-TEST_F(MetadataStoreTest, SpecHistoryWithTombstoneAndActiveSpecs) {
+TEST_P(StoreTest, SpecHistoryWithTombstoneAndActiveSpecs) {
   auto store = Open();
   ASSERT_TRUE(store.ok());
   ASSERT_TRUE((*store)
@@ -259,7 +299,7 @@ TEST_F(MetadataStoreTest, SpecHistoryWithTombstoneAndActiveSpecs) {
                   .ok());
 }
 
-TEST_F(MetadataStoreTest, InitialOffsetsAreRecordedOnceAndGuardTheTopic) {
+TEST_P(StoreTest, InitialOffsetsAreRecordedOnceAndGuardTheTopic) {
   auto store = Open();
   ASSERT_TRUE(store.ok());
   ASSERT_TRUE((*store)
@@ -281,7 +321,7 @@ TEST_F(MetadataStoreTest, InitialOffsetsAreRecordedOnceAndGuardTheTopic) {
                   .ok());
 }
 
-TEST_F(MetadataStoreTest, FailedTransactionRollsBack) {
+TEST_P(StoreTest, FailedTransactionRollsBack) {
   auto store = Open();
   ASSERT_TRUE(store.ok());
   absl::Status status = (*store)->InTransaction([&](StoreTxn& txn) -> absl::Status {
@@ -298,7 +338,7 @@ TEST_F(MetadataStoreTest, FailedTransactionRollsBack) {
                   .ok());
 }
 
-TEST_F(MetadataStoreTest, ForeignKeysRejectOrphanRows) {
+TEST_P(StoreTest, ForeignKeysRejectOrphanRows) {
   auto store = Open();
   ASSERT_TRUE(store.ok());
   absl::Status status = (*store)->InTransaction([&](StoreTxn& txn) {
@@ -315,7 +355,7 @@ TEST_F(MetadataStoreTest, ForeignKeysRejectOrphanRows) {
   EXPECT_FALSE(status.ok());
 }
 
-TEST_F(MetadataStoreTest, PendingSegmentsOfLongCommittedSequencesAreDeleted) {
+TEST_P(StoreTest, PendingSegmentsOfLongCommittedSequencesAreDeleted) {
   auto store = Open();
   ASSERT_TRUE(store.ok());
   auto pending = [](const std::string& id, const std::string& sequence) {
@@ -362,7 +402,7 @@ TEST_F(MetadataStoreTest, PendingSegmentsOfLongCommittedSequencesAreDeleted) {
                   .ok());
 }
 
-TEST_F(MetadataStoreTest, TaskGroupsCheckpointsAndTasks) {
+TEST_P(StoreTest, TaskGroupsCheckpointsAndTasks) {
   auto store = Open();
   ASSERT_TRUE(store.ok());
   ASSERT_TRUE(
@@ -418,7 +458,7 @@ TEST_F(MetadataStoreTest, TaskGroupsCheckpointsAndTasks) {
           .ok());
 }
 
-TEST_F(MetadataStoreTest, TwoConnectionsSerializeWrites) {
+TEST_P(StoreTest, TwoConnectionsSerializeWrites) {
   auto a = Open();
   auto b = Open();
   ASSERT_TRUE(a.ok() && b.ok());
@@ -432,6 +472,125 @@ TEST_F(MetadataStoreTest, TwoConnectionsSerializeWrites) {
                   })
                   .ok());
 }
+
+TEST_P(StoreTest, ConcurrentCompareAndSwapsNeverLoseAnUpdate) {
+  // The publish compare-and-swap in miniature, from two connections (two
+  // supervisors): read the committed offset, refuse unless it is the one the
+  // publish started from, write the next one. Each transaction waits between
+  // its read and its write, so both read the same offset. An isolation level
+  // that let both commit would lose an update: the final offset would fall
+  // short of 10 x the successful swaps.
+  auto a = Open();
+  auto b = Open();
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_TRUE((*a)->InTransaction([](StoreTxn& txn) {
+                    return txn.SetCommittedOffsets("wiki", "edits", {{0, 0}}, 1);
+                  })
+                  .ok());
+  std::atomic<int> swapped{0};
+  std::atomic<int> refused{0};
+  std::atomic<int> aborted{0};
+  std::atomic<int> other{0};
+  auto run = [&](MetadataStore* store) {
+    for (int i = 0; i < 15; ++i) {
+      int64_t expected = 0;
+      absl::Status read = store->InTransaction([&](StoreTxn& txn) -> absl::Status {
+        SLUICE_ASSIGN_OR_RETURN(OffsetMap offsets, txn.CommittedOffsets("wiki"));
+        expected = offsets[0];
+        return absl::OkStatus();
+      });
+      if (!read.ok()) {
+        ++other;
+        continue;
+      }
+      absl::Status status = store->InTransaction([&](StoreTxn& txn) -> absl::Status {
+        SLUICE_ASSIGN_OR_RETURN(OffsetMap offsets, txn.CommittedOffsets("wiki"));
+        if (offsets[0] != expected) return absl::FailedPreconditionError("moved on");
+        absl::SleepFor(absl::Milliseconds(5));
+        return txn.SetCommittedOffsets("wiki", "edits", {{0, expected + 10}}, 2);
+      });
+      if (status.ok()) {
+        ++swapped;
+      } else if (absl::IsFailedPrecondition(status)) {
+        ++refused;
+      } else if (absl::IsAborted(status) || absl::IsUnavailable(status)) {
+        // PostgreSQL: a serialization failure; SQLite: the write lock wait.
+        ++aborted;
+      } else {
+        ++other;
+        ADD_FAILURE() << status;
+      }
+    }
+  };
+  std::thread ta(run, a->get());
+  std::thread tb(run, b->get());
+  ta.join();
+  tb.join();
+  OffsetMap final_offsets;
+  ASSERT_TRUE((*a)->InTransaction([&](StoreTxn& txn) -> absl::Status {
+                    SLUICE_ASSIGN_OR_RETURN(final_offsets, txn.CommittedOffsets("wiki"));
+                    return absl::OkStatus();
+                  })
+                  .ok());
+  EXPECT_GT(swapped.load(), 0);
+  EXPECT_EQ(other.load(), 0);
+  EXPECT_EQ(final_offsets[0], 10 * swapped.load())
+      << swapped << " swaps, " << refused << " refused, " << aborted << " aborted";
+}
+
+TEST_P(StoreTest, AFailedStatementDoesNotSpoilTheRestOfTheTransaction) {
+  // SQLite undoes only the failed statement; the PostgreSQL connection does
+  // the same with a savepoint per statement (a failed statement would
+  // otherwise abort the whole transaction there).
+  auto store = Open();
+  ASSERT_TRUE(store.ok()) << store.status();
+  ASSERT_TRUE((*store)
+                  ->InTransaction([&](StoreTxn& txn) -> absl::Status {
+                    SLUICE_RETURN_IF_ERROR(txn.EnsureDatasource("wiki", 1));
+                    SLUICE_RETURN_IF_ERROR(txn.InsertIntervalVersion("wiki", 0, 10, "v1", 1));
+                    absl::Status again = txn.InsertIntervalVersion("wiki", 0, 10, "v2", 1);
+                    EXPECT_EQ(again.code(), absl::StatusCode::kAlreadyExists) << again;
+                    return txn.InsertIntervalVersion("wiki", 10, 20, "v3", 1);
+                  })
+                  .ok());
+  ASSERT_TRUE((*store)
+                  ->InTransaction([&](StoreTxn& txn) -> absl::Status {
+                    EXPECT_EQ(**txn.IntervalVersion("wiki", 0, 10), "v1");
+                    EXPECT_EQ(**txn.IntervalVersion("wiki", 10, 20), "v3");
+                    return absl::OkStatus();
+                  })
+                  .ok());
+}
+
+TEST_P(StoreTest, TextSortsBytewiseOnEveryBackend) {
+  auto store = Open();
+  ASSERT_TRUE(store.ok()) << store.status();
+  ASSERT_TRUE((*store)
+                  ->InTransaction([&](StoreTxn& txn) -> absl::Status {
+                    for (const char* name : {"b", "B", "a_1", "a-2", "A"}) {
+                      WorkerRecord w;
+                      w.worker_id = name;
+                      w.address = "x";
+                      SLUICE_RETURN_IF_ERROR(txn.UpsertWorker(w));
+                    }
+                    return absl::OkStatus();
+                  })
+                  .ok());
+  std::vector<std::string> ids;
+  ASSERT_TRUE((*store)
+                  ->InTransaction([&](StoreTxn& txn) -> absl::Status {
+                    SLUICE_ASSIGN_OR_RETURN(auto workers, txn.ListWorkerRecords());
+                    for (const auto& w : workers) ids.push_back(w.worker_id);
+                    return absl::OkStatus();
+                  })
+                  .ok());
+  EXPECT_EQ(ids, (std::vector<std::string>{"A", "B", "a-2", "a_1", "b"}));
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, StoreTest, ::testing::ValuesIn(testing::TestBackends()),
+                         [](const ::testing::TestParamInfo<TestBackend>& info) {
+                           return testing::BackendName(info.param);
+                         });
 
 }  // namespace
 }  // namespace sluice::supervisor

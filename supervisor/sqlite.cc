@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 
 namespace sluice::supervisor {
 
@@ -34,77 +35,66 @@ absl::Status SqliteStatus(int rc, absl::string_view context, absl::string_view d
 
 // ---- statement ----
 
-SqliteStatement::SqliteStatement(SqliteStatement&& other) noexcept
-    : db_(other.db_), stmt_(other.stmt_), bind_status_(std::move(other.bind_status_)) {
-  other.stmt_ = nullptr;
-}
+namespace {
 
-SqliteStatement::~SqliteStatement() {
-  if (stmt_ == nullptr) return;
-  sqlite3_reset(stmt_);
-  sqlite3_clear_bindings(stmt_);
-}
-
-SqliteStatement& SqliteStatement::Bind(int index, int64_t value) {
-  const int rc = sqlite3_bind_int64(stmt_, index, value);
-  if (rc != SQLITE_OK && bind_status_.ok()) {
-    bind_status_ = SqliteStatus(rc, "bind", sqlite3_sql(stmt_));
-  }
-  return *this;
-}
-
-SqliteStatement& SqliteStatement::Bind(int index, absl::string_view text) {
-  const int rc =
-      sqlite3_bind_text(stmt_, index, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
-  if (rc != SQLITE_OK && bind_status_.ok()) {
-    bind_status_ = SqliteStatus(rc, "bind", sqlite3_sql(stmt_));
-  }
-  return *this;
-}
-
-SqliteStatement& SqliteStatement::BindNull(int index) {
-  const int rc = sqlite3_bind_null(stmt_, index);
-  if (rc != SQLITE_OK && bind_status_.ok()) {
-    bind_status_ = SqliteStatus(rc, "bind", sqlite3_sql(stmt_));
-  }
-  return *this;
-}
-
-absl::StatusOr<bool> SqliteStatement::Step() {
-  if (!bind_status_.ok()) return bind_status_;
-  const int rc = sqlite3_step(stmt_);
-  if (rc == SQLITE_ROW) return true;
-  // Reset at once (bindings stay), so the statement can be bound again.
-  if (rc == SQLITE_DONE) {
+// A cached prepared statement; resets and clears its bindings on
+// destruction so the cache can hand it out again.
+class SqliteCursor : public SqlCursor {
+ public:
+  SqliteCursor(SqliteDb* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}
+  ~SqliteCursor() override {
     sqlite3_reset(stmt_);
-    return false;
+    sqlite3_clear_bindings(stmt_);
   }
-  absl::Status status = SqliteStatus(rc, sqlite3_sql(stmt_), sqlite3_errmsg(db_->handle()));
-  sqlite3_reset(stmt_);
-  return status;
-}
 
-absl::Status SqliteStatement::Run() {
-  while (true) {
-    absl::StatusOr<bool> row = Step();
-    if (!row.ok()) return row.status();
-    if (!*row) return absl::OkStatus();
+  void BindInt64(int index, int64_t value) override {
+    Check(sqlite3_bind_int64(stmt_, index, value));
   }
-}
+  void BindText(int index, absl::string_view text) override {
+    Check(sqlite3_bind_text(stmt_, index, text.data(), static_cast<int>(text.size()),
+                            SQLITE_TRANSIENT));
+  }
+  void BindNull(int index) override { Check(sqlite3_bind_null(stmt_, index)); }
 
-int64_t SqliteStatement::Int64(int column) const { return sqlite3_column_int64(stmt_, column); }
+  absl::StatusOr<bool> Step() override {
+    if (!bind_status_.ok()) return bind_status_;
+    const int rc = sqlite3_step(stmt_);
+    if (rc == SQLITE_ROW) return true;
+    // Reset at once (bindings stay), so the statement can be bound again.
+    if (rc == SQLITE_DONE) {
+      sqlite3_reset(stmt_);
+      return false;
+    }
+    absl::Status status = SqliteStatus(rc, sqlite3_sql(stmt_), sqlite3_errmsg(db_->handle()));
+    sqlite3_reset(stmt_);
+    return status;
+  }
 
-std::string SqliteStatement::Text(int column) const {
-  const unsigned char* text = sqlite3_column_text(stmt_, column);
-  if (text == nullptr) return "";
-  return std::string(reinterpret_cast<const char*>(text), sqlite3_column_bytes(stmt_, column));
-}
+  int64_t Int64(int column) const override { return sqlite3_column_int64(stmt_, column); }
+  std::string Text(int column) const override {
+    const unsigned char* text = sqlite3_column_text(stmt_, column);
+    if (text == nullptr) return "";
+    return std::string(reinterpret_cast<const char*>(text), sqlite3_column_bytes(stmt_, column));
+  }
+  bool IsNull(int column) const override {
+    return sqlite3_column_type(stmt_, column) == SQLITE_NULL;
+  }
+  int64_t Changes() const override { return sqlite3_changes(db_->handle()); }
 
-bool SqliteStatement::IsNull(int column) const {
-  return sqlite3_column_type(stmt_, column) == SQLITE_NULL;
-}
+ private:
+  void Check(int rc) {
+    if (rc != SQLITE_OK && bind_status_.ok()) {
+      bind_status_ = SqliteStatus(rc, "bind", sqlite3_sql(stmt_));
+    }
+  }
 
-int SqliteStatement::Changes() const { return sqlite3_changes(db_->handle()); }
+  SqliteDb* db_;
+  sqlite3_stmt* stmt_;
+  // First binding error, reported by Step().
+  absl::Status bind_status_;
+};
+
+}  // namespace
 
 // ---- connection ----
 
@@ -127,7 +117,7 @@ SqliteDb::~SqliteDb() {
   sqlite3_close_v2(db_);
 }
 
-absl::StatusOr<SqliteStatement> SqliteDb::Prepare(const std::string& sql) {
+absl::StatusOr<SqlStatement> SqliteDb::Prepare(const std::string& sql) {
   auto it = cache_.find(sql);
   if (it == cache_.end()) {
     sqlite3_stmt* stmt = nullptr;
@@ -138,7 +128,7 @@ absl::StatusOr<SqliteStatement> SqliteDb::Prepare(const std::string& sql) {
     }
     it = cache_.emplace(sql, stmt).first;
   }
-  return SqliteStatement(this, it->second);
+  return SqlStatement(std::make_unique<SqliteCursor>(this, it->second));
 }
 
 absl::Status SqliteDb::Exec(const std::string& sql) {
@@ -176,26 +166,18 @@ absl::Status SqliteDb::SetBusyTimeout(int milliseconds) {
 
 // ---- transaction ----
 
-absl::StatusOr<std::unique_ptr<SqliteTransaction>> SqliteTransaction::Begin(SqliteDb* db) {
-  auto begin = db->Prepare("BEGIN IMMEDIATE");
-  if (!begin.ok()) return begin.status();
-  if (absl::Status s = begin->Run(); !s.ok()) return s;
-  return std::unique_ptr<SqliteTransaction>(new SqliteTransaction(db));
+absl::Status SqliteDb::RunCached(const std::string& sql) {
+  SLUICE_ASSIGN_OR_RETURN(SqlStatement statement, Prepare(sql));
+  return statement.Run();
 }
 
-SqliteTransaction::~SqliteTransaction() {
-  if (done_) return;
-  if (sqlite3_get_autocommit(db_->handle())) return;  // SQLite already rolled back
-  auto rollback = db_->Prepare("ROLLBACK");
-  if (rollback.ok()) rollback->Run().IgnoreError();
-}
+absl::Status SqliteDb::Begin(TxnMode) { return RunCached("BEGIN IMMEDIATE"); }
 
-absl::Status SqliteTransaction::Commit() {
-  auto commit = db_->Prepare("COMMIT");
-  if (!commit.ok()) return commit.status();
-  absl::Status status = commit->Run();
-  if (status.ok()) done_ = true;
-  return status;
+absl::Status SqliteDb::Commit() { return RunCached("COMMIT"); }
+
+void SqliteDb::Rollback() {
+  if (sqlite3_get_autocommit(db_)) return;  // no transaction open: SQLite already rolled back
+  RunCached("ROLLBACK").IgnoreError();
 }
 
 }  // namespace sluice::supervisor

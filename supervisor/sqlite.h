@@ -1,13 +1,12 @@
-// A small RAII layer over the SQLite C API: a connection with a cache of
-// prepared statements, statements that reset themselves when they go out of
-// scope, and transactions that roll back unless committed.
+// The SQLite implementation of SqlConnection (supervisor/sql.h): a
+// connection with a cache of prepared statements, statements that reset
+// themselves when they go out of scope, and BEGIN IMMEDIATE transactions.
 //
 // Not thread-safe: one connection is used by one thread at a time (the
 // metadata store serializes access with its own mutex).
 #ifndef SLUICE_SUPERVISOR_SQLITE_H_
 #define SLUICE_SUPERVISOR_SQLITE_H_
 
-#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -15,6 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "supervisor/sql.h"
 
 struct sqlite3;
 struct sqlite3_stmt;
@@ -27,70 +27,32 @@ namespace sluice::supervisor {
 // anything else -> INTERNAL. `context` starts the message.
 absl::Status SqliteStatus(int rc, absl::string_view context, absl::string_view detail);
 
-class SqliteDb;
-
-// A prepared statement borrowed from the connection's cache. Bind values
-// (1-based), Step() through the rows, read columns (0-based). Resets and
-// clears its bindings on destruction so the cached statement can be reused.
-class SqliteStatement {
- public:
-  SqliteStatement(SqliteStatement&& other) noexcept;
-  SqliteStatement& operator=(SqliteStatement&&) = delete;
-  SqliteStatement(const SqliteStatement&) = delete;
-  ~SqliteStatement();
-
-  SqliteStatement& Bind(int index, int64_t value);
-  SqliteStatement& Bind(int index, int value) { return Bind(index, static_cast<int64_t>(value)); }
-  SqliteStatement& Bind(int index, absl::string_view text);
-  SqliteStatement& Bind(int index, const char* text) {
-    return Bind(index, absl::string_view(text));
-  }
-  SqliteStatement& Bind(int index, const std::string& text) {
-    return Bind(index, absl::string_view(text));
-  }
-  SqliteStatement& BindNull(int index);
-
-  // True when a row is available, false when done (the statement is then
-  // reset and may be bound and run again).
-  absl::StatusOr<bool> Step();
-  // Steps to completion (for statements that return no rows).
-  absl::Status Run();
-
-  int64_t Int64(int column) const;
-  std::string Text(int column) const;
-  bool IsNull(int column) const;
-
-  // Rows changed by the last Run() (sqlite3_changes).
-  int Changes() const;
-
- private:
-  friend class SqliteDb;
-  SqliteStatement(SqliteDb* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}
-
-  SqliteDb* db_;
-  sqlite3_stmt* stmt_;
-  // First binding error, reported by Step().
-  absl::Status bind_status_;
-};
-
-class SqliteDb {
+class SqliteDb : public SqlConnection {
  public:
   // Opens (creating if needed) the database file. Does not read it: the
   // first statement does, and reports a corrupt file.
   static absl::StatusOr<std::unique_ptr<SqliteDb>> Open(const std::string& path);
-  ~SqliteDb();
+  ~SqliteDb() override;
 
   SqliteDb(const SqliteDb&) = delete;
   SqliteDb& operator=(const SqliteDb&) = delete;
 
-  // Prepares `sql` once and returns it from the cache afterwards.
-  absl::StatusOr<SqliteStatement> Prepare(const std::string& sql);
+  SqlDialect dialect() const override { return SqlDialect::kSqlite; }
+  const std::string& description() const override { return path_; }
 
+  // Prepares `sql` once and returns it from the cache afterwards. The
+  // statement resets itself and clears its bindings when destroyed.
+  absl::StatusOr<SqlStatement> Prepare(const std::string& sql) override;
   // Runs one or more statements that return no rows (DDL, PRAGMA ... = x).
-  absl::Status Exec(const std::string& sql);
+  absl::Status Exec(const std::string& sql) override;
+  absl::StatusOr<std::string> QueryText(const std::string& sql) override;
 
-  // The first column of the first row of `sql`, as text ("" when no row).
-  absl::StatusOr<std::string> QueryText(const std::string& sql);
+  // BEGIN IMMEDIATE for every mode: takes the write lock at once, so a
+  // transaction never fails half-way on a lock upgrade, and writers run one
+  // at a time (serializable).
+  absl::Status Begin(TxnMode mode) override;
+  absl::Status Commit() override;
+  void Rollback() override;
 
   absl::Status SetBusyTimeout(int milliseconds);
 
@@ -99,26 +61,11 @@ class SqliteDb {
 
  private:
   SqliteDb(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  absl::Status RunCached(const std::string& sql);
 
   sqlite3* db_;
   std::string path_;
   std::map<std::string, sqlite3_stmt*> cache_;
-};
-
-// BEGIN IMMEDIATE (takes the write lock at once, so a transaction never fails
-// half-way on a lock upgrade) ... COMMIT; rolls back when destroyed without a
-// successful Commit().
-class SqliteTransaction {
- public:
-  static absl::StatusOr<std::unique_ptr<SqliteTransaction>> Begin(SqliteDb* db);
-  ~SqliteTransaction();
-
-  absl::Status Commit();
-
- private:
-  explicit SqliteTransaction(SqliteDb* db) : db_(db) {}
-  SqliteDb* db_;
-  bool done_ = false;
 };
 
 }  // namespace sluice::supervisor

@@ -9,7 +9,12 @@
 #include "supervisor/supervisor_server.h"
 
 DEFINE_string(listen, "0.0.0.0:7070", "host:port to serve gRPC on (port 0: pick a free one)");
-DEFINE_string(data_dir, "./sluice-data/supervisor", "directory of the metadata store");
+DEFINE_string(data_dir, "./sluice-data/supervisor",
+              "directory of the supervisor's files (and of the SQLite metadata store)");
+DEFINE_string(metadata_store, "",
+              "sqlite:///path/metadata.db or postgresql://user@host:port/db?sslmode=...&"
+              "password_file=/path (no inline password; PGPASSFILE works too); "
+              "empty: sqlite under --data_dir");
 DEFINE_string(deep_storage, "",
               "deep storage URI, file:///path or s3://bucket/prefix "
               "(default: <data_dir>/deep-storage)");
@@ -82,6 +87,7 @@ int main(int argc, char** argv) {
   sluice::supervisor::SupervisorServerOptions options;
   options.listen_address = FLAGS_listen;
   options.data_dir = FLAGS_data_dir;
+  options.metadata_store_url = FLAGS_metadata_store;
   options.deep_storage_uri = FLAGS_deep_storage;
   {
     sluice::s3::S3Options& s3 = options.deep_storage_options.s3;

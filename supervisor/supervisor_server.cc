@@ -6,6 +6,7 @@
 #include "common/file_util.h"
 #include "common/open_deep_storage.h"
 #include "common/status_macros.h"
+#include "supervisor/metadata_store_url.h"
 #include "supervisor/stream_metadata.h"
 #include "supervisor/grpc_task_client.h"
 
@@ -33,11 +34,15 @@ absl::StatusOr<std::unique_ptr<SupervisorServer>> SupervisorServer::Start(
   SLUICE_ASSIGN_OR_RETURN(server->deep_storage_, OpenDeepStorage(options.deep_storage_uri, options.deep_storage_options));
 
   MetadataStoreOptions store_options;
-  store_options.path = absl::StrCat(options.data_dir, "/metadata.db");
+  SLUICE_RETURN_IF_ERROR(
+      ApplyMetadataStoreUrl(options.metadata_store_url, options.data_dir, &store_options));
   SLUICE_ASSIGN_OR_RETURN(server->store_, MetadataStore::Open(store_options));
   SLUICE_ASSIGN_OR_RETURN(const int schema, server->store_->SchemaVersion());
-  LOG(INFO) << "[supervisor] metadata store " << store_options.path << " (schema version " << schema
-            << ", WAL, synchronous=FULL)";
+  LOG(INFO) << "[supervisor] metadata store " << server->store_->description()
+            << " (schema version " << schema
+            << (server->store_->dialect() == SqlDialect::kSqlite
+                    ? ", WAL, synchronous=FULL)"
+                    : ", PostgreSQL, SERIALIZABLE transactions)");
 
   SupervisorManagerOptions manager_options;
   manager_options.store = server->store_.get();

@@ -25,8 +25,12 @@ namespace sluice::supervisor {
 struct SupervisorServerOptions {
   // host:port to serve on; port 0 picks a free one.
   std::string listen_address = "127.0.0.1:0";
-  // Holds the metadata store (metadata.db); created if missing.
+  // Holds the metadata store (metadata.db) unless metadata_store_url says
+  // otherwise; created if missing.
   std::string data_dir;
+  // --metadata_store (supervisor/metadata_store_url.h); empty:
+  // <data_dir>/metadata.db.
+  std::string metadata_store_url;
   // "file:///path" or "s3://bucket/prefix"; empty = <data_dir>/deep-storage.
   std::string deep_storage_uri;
   // How to reach S3 for an s3:// deep_storage_uri (endpoint, region,

@@ -5,6 +5,7 @@
 
 #include "common/file_util.h"
 #include "common/spec.h"
+#include "supervisor/testing/test_store.h"
 
 namespace sluice::supervisor::testing {
 
@@ -43,9 +44,9 @@ v1::SupervisorSpec TestSpec(const std::string& datasource, const std::string& to
 }
 
 std::unique_ptr<MetadataStore> OpenTestStore(const std::string& dir) {
-  MetadataStoreOptions options;
-  options.path = dir + "/metadata.db";
-  auto store = MetadataStore::Open(options);
+  auto options = TestStoreOptions(TestStoreBackend(), dir);
+  CHECK(options.ok()) << options.status();
+  auto store = MetadataStore::Open(*options);
   CHECK(store.ok()) << store.status();
   return std::move(*store);
 }

@@ -26,7 +26,9 @@ class TempDir {
 v1::SupervisorSpec TestSpec(const std::string& datasource, const std::string& topic = "events",
                             int task_count = 1, int replicas = 1);
 
-// Opens (creating) the store at <dir>/metadata.db; CHECK-fails on error.
+// Opens (creating) the store of `dir`: <dir>/metadata.db, or a database of
+// its own on the test PostgreSQL server when SLUICE_TEST_METADATA_STORE=
+// postgresql (supervisor/testing/test_store.h); CHECK-fails on error.
 std::unique_ptr<MetadataStore> OpenTestStore(const std::string& dir);
 
 }  // namespace sluice::supervisor::testing
