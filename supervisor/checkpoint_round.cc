@@ -1,9 +1,11 @@
 // Checkpoint rounds of a stream supervisor (docs/protocol.md "Checkpoint
-// round"): validating task requests, the pause -> max -> record ->
-// SetEndOffsets round shared by incremental checkpoints and roll-over, and
-// answers to stale requests.
+// round"): validating task requests, the pauseless round of incremental
+// checkpoints (read offsets -> record max + margin -> SetEndOffsets, the
+// furthest replica first), the pause -> max -> record -> SetEndOffsets round
+// shared by the fallback and roll-over, and answers to stale requests.
 #include <glog/logging.h>
 
+#include <limits>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -142,11 +144,17 @@ absl::StatusOr<OffsetMap> StreamSupervisor::CheckpointRound(Group& group, bool f
     tasks.push_back(&task);
   }
   if (tasks.empty()) return absl::FailedPreconditionError(absl::StrCat(what, ": no live task"));
+  std::vector<std::optional<std::string>> addresses(tasks.size());
+  for (size_t i = 0; i < tasks.size(); ++i) addresses[i] = actions_->AddressOf(*tasks[i]);
+
+  if (!finish && options_.pauseless_checkpoints) {
+    SLUICE_ASSIGN_OR_RETURN(std::optional<OffsetMap> done,
+                            PauselessRound(group, tasks, addresses, what));
+    if (done.has_value()) return *done;
+  }
 
   // 1. Pause every replica in parallel.
   const absl::Time round_started = absl::Now();
-  std::vector<std::optional<std::string>> addresses(tasks.size());
-  for (size_t i = 0; i < tasks.size(); ++i) addresses[i] = actions_->AddressOf(*tasks[i]);
   std::vector<absl::StatusOr<v1::PauseResponse>> paused(tasks.size(),
                                                         absl::UnknownError("not called"));
   ParallelFor(tasks.size(), [&](size_t i) {
@@ -240,6 +248,7 @@ absl::StatusOr<OffsetMap> StreamSupervisor::CheckpointRound(Group& group, bool f
     return absl::FailedPreconditionError(
         absl::StrCat(what, ": no replica accepted the end offsets ", FormatOffsets(max)));
   }
+  group.observed = OffsetObservation{max, all_set};
   if (finish) {
     LOG(INFO) << Prefix() << what << ": final end offsets " << FormatOffsets(max) << " (max of "
               << live.size() << " paused replicas of " << tasks.size() << "), set on " << accepted
@@ -251,6 +260,174 @@ absl::StatusOr<OffsetMap> StreamSupervisor::CheckpointRound(Group& group, bool f
               << timing;
   }
   return max;
+}
+
+void StreamSupervisor::CountCheckpointRound(const metrics::MetricDef& def) {
+  if (options_.metrics == nullptr) return;
+  options_.metrics->GetCounter(def, {{"datasource", datasource_}})->Increment();
+}
+
+absl::StatusOr<std::optional<OffsetMap>> StreamSupervisor::PauselessRound(
+    Group& group, const std::vector<TaskInfo*>& tasks,
+    const std::vector<std::optional<std::string>>& addresses, const std::string& what) {
+  // 1. Every replica's offsets, without pausing it.
+  const absl::Time round_started = absl::Now();
+  std::vector<absl::StatusOr<OffsetMap>> read(tasks.size(), absl::UnknownError("not called"));
+  ParallelFor(tasks.size(), [&](size_t i) {
+    read[i] = addresses[i] ? client_->GetCurrentOffsets(*addresses[i], tasks[i]->task_id)
+                           : absl::NotFoundError("its worker is unknown");
+  });
+  const absl::Time all_read = absl::Now();
+  // The classic round's fault points, at the same places in the protocol:
+  // the offsets are taken and nothing is recorded, then recorded and not
+  // sent.
+  SLUICE_RETURN_IF_ERROR(SLUICE_FAULT_POINT("supervisor.checkpoint.after_pause"));
+  OffsetMap max = group.latest_checkpoint();
+  std::vector<OffsetMap> offsets(tasks.size());
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    if (!read[i].ok()) {
+      // The classic round deals with it (and kills it if it cannot pause).
+      LOG(INFO) << Prefix() << what << ": reading the offsets of " << tasks[i]->task_id
+                << " failed (" << read[i].status() << "); pausing the replicas instead";
+      return std::optional<OffsetMap>();
+    }
+    offsets[i] = Restrict(*read[i], group.start_offsets);
+    max = MaxOffsets(max, offsets[i]);
+  }
+  // 2. Nothing new read: record nothing (no replica was stopped).
+  if (max == group.latest_checkpoint()) {
+    LOG(INFO) << Prefix() << what << ": no replica read past sequence "
+              << group.latest_sequence_id() << " start " << FormatOffsets(max)
+              << "; no new checkpoint";
+    return std::optional<OffsetMap>(max);
+  }
+
+  // 3. End offsets: max + a margin sized from the read rate and the time a
+  // round takes (the offset reads now, the whole previous round).
+  OffsetObservation before = group.observed;
+  OffsetObservation now{max, all_read};
+  std::map<int32_t, double> rates;
+  if (before.at == absl::InfinitePast() || before.offsets.empty()) {
+    // The group's first round: since the group started (on its clock).
+    rates = ReadRates(OffsetObservation{group.latest_checkpoint(), group.created_at},
+                      OffsetObservation{max, options_.clock->Now()});
+  } else {
+    rates = ReadRates(before, now);
+  }
+  const absl::Duration window =
+      std::max(group.last_round_window, 3 * (all_read - round_started));
+  std::map<int32_t, int64_t> margins = PauselessMargins(rates, window, options_.pauseless_margin);
+  // A sequence asks early at 90% of maxRowsPerSegment: the margin (all
+  // partitions together) stays within the last 10%, so sequences keep about
+  // the size the spec asks for.
+  const int64_t max_rows = spec_.spec.tuning_config().max_rows_per_segment();
+  if (max_rows > 0 && !margins.empty()) {
+    const int64_t cap =
+        std::max<int64_t>(1, max_rows / 10 / static_cast<int64_t>(margins.size()));
+    for (auto& [p, margin] : margins) margin = std::min(margin, cap);
+  }
+  OffsetMap end = PauselessEndOffsets(max, margins);
+  // Never past the latest offset the supervisor knows of: an end beyond the
+  // records that exist would hold the sequence open (and a roll-over's
+  // final end with it) until more records come. Unknown: no margin.
+  for (auto& [p, offset] : end) {
+    const auto mark = watermarks_.find(p);
+    const int64_t cap = mark == watermarks_.end() ? max.at(p) : mark->second.latest;
+    offset = std::max(max.at(p), std::min(offset, cap));
+  }
+
+  // The replica that read the most since the latest checkpoint.
+  size_t first = 0;
+  int64_t furthest = std::numeric_limits<int64_t>::min();
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    int64_t ahead = 0;
+    for (const auto& [p, o] : offsets[i]) ahead += o - group.latest_checkpoint().at(p);
+    if (ahead > furthest) {
+      furthest = ahead;
+      first = i;
+    }
+  }
+
+  // 4. Record the checkpoint before any replica learns it.
+  const int32_t next_id = group.latest_sequence_id() + 1;
+  absl::Status recorded = options_.store->InTransaction([&](StoreTxn& txn) {
+    return txn.AppendCheckpoint(group.base_sequence_name, next_id, end, options_.clock->NowMs());
+  });
+  if (!recorded.ok()) return Annotate(recorded, absl::StrCat(what, ": recording the checkpoint"));
+  group.checkpoints[next_id] = end;
+  PublishView();
+  const absl::Time recorded_at = absl::Now();
+
+  // 5. The replica furthest ahead first: it is the one likely to have read
+  // past the end. If it has, no replica knows the end yet: remove it and
+  // pause instead. Otherwise the others, in parallel.
+  SLUICE_RETURN_IF_ERROR(SLUICE_FAULT_POINT("supervisor.checkpoint.before_set_end_offsets"));
+  absl::Status fault = SLUICE_FAULT_POINT("supervisor.checkpoint.before_pauseless_set");
+  if (!fault.ok()) LOG(WARNING) << Prefix() << what << ": fault point: " << fault;
+  std::vector<absl::StatusOr<v1::SetEndOffsetsResponse>> set(tasks.size(),
+                                                             absl::UnknownError("not called"));
+  set[first] = client_->SetEndOffsets(*addresses[first], tasks[first]->task_id, end, false);
+  if (absl::IsAborted(set[first].status())) {
+    // A definite refusal that changed nothing: no replica learned `end`.
+    absl::Status removed = options_.store->InTransaction([&](StoreTxn& txn) {
+      return txn.RemoveLatestCheckpoint(group.base_sequence_name, next_id);
+    });
+    if (!removed.ok()) {
+      // The end stays recorded: the replica that passed it is replaced,
+      // the others get it below.
+      LOG(WARNING) << Prefix() << what << ": removing the refused end " << FormatOffsets(end)
+                   << ": " << removed;
+    } else {
+      group.checkpoints.erase(next_id);
+      PublishView();
+      CountCheckpointRound(metrics::kSupervisorCheckpointFallbacks);
+      LOG(INFO) << Prefix() << what << ": " << tasks[first]->task_id
+                << " already read past the proposed end " << FormatOffsets(end) << " (max "
+                << FormatOffsets(max) << " + margin): " << set[first].status().message()
+                << "; no replica has it, falling back to pause-and-max";
+      return std::optional<OffsetMap>();
+    }
+  }
+  std::vector<size_t> rest;
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    if (i != first) rest.push_back(i);
+  }
+  ParallelFor(rest.size(), [&](size_t j) {
+    const size_t i = rest[j];
+    set[i] = client_->SetEndOffsets(*addresses[i], tasks[i]->task_id, end, false);
+  });
+  const absl::Time all_set = absl::Now();
+  int accepted = 0;
+  int passed = 0;
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    if (set[i].ok()) {
+      ++accepted;
+      continue;
+    }
+    // The end is recorded and another replica may have it: a replica that
+    // read past it cannot be given it, nor another one. Replace it.
+    if (absl::IsAborted(set[i].status())) ++passed;
+    actions_->KillTask(*tasks[i], absl::StrCat("it refused the recorded end offsets ",
+                                               FormatOffsets(end), " of the pauseless ", what,
+                                               ": ", set[i].status().ToString()));
+  }
+  group.observed = now;
+  group.last_round_window = all_set - round_started;
+  if (passed > 0) CountCheckpointRound(metrics::kSupervisorCheckpointFallbacks);
+  if (accepted == 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(what, ": no replica accepted the end offsets ", FormatOffsets(end)));
+  }
+  if (passed == 0 && accepted == static_cast<int>(tasks.size())) {
+    CountCheckpointRound(metrics::kSupervisorPauselessCheckpoints);
+  }
+  LOG(INFO) << Prefix() << what << ": sequence " << next_id - 1 << " ends at "
+            << FormatOffsets(end) << " (max " << FormatOffsets(max) << " of " << tasks.size()
+            << " reading replicas + margin), sequence " << next_id << " recorded and set on "
+            << accepted << " without pausing; read " << FormatMillis(all_read - round_started)
+            << ", record " << FormatMillis(recorded_at - all_read) << ", set end offsets "
+            << FormatMillis(all_set - recorded_at);
+  return std::optional<OffsetMap>(end);
 }
 
 void StreamSupervisor::AnswerStaleCheckpoint(Group& group, TaskInfo& task, int32_t sequence_id) {
@@ -270,6 +447,24 @@ void StreamSupervisor::AnswerStaleCheckpoint(Group& group, TaskInfo& task, int32
     VLOG(1) << Prefix() << "task " << task.task_id << " already has sequence "
             << status->latest_sequence_id() << "; nothing to answer";
     return;
+  }
+  if (options_.pauseless_checkpoints && status->state() == v1::TASK_STATE_READING) {
+    // It takes the end while reading if it has not read past it; ABORTED
+    // (it has) replaces it below, like any refusal.
+    auto set = client_->SetEndOffsets(*address, task.task_id, end, /*finish=*/false);
+    if (set.ok() || absl::IsAborted(set.status())) {
+      if (!set.ok()) {
+        actions_->KillTask(task, absl::StrCat("it refused the end offsets ", FormatOffsets(end),
+                                              " of sequence ", sequence_id, ": ",
+                                              set.status().ToString()));
+        return;
+      }
+      LOG(INFO) << Prefix() << "task " << task.task_id << " asked again for sequence "
+                << sequence_id << ", already checkpointed: sent its end offsets "
+                << FormatOffsets(end) << " without pausing it"
+                << (set->duplicate() ? " (the task already had them)" : "");
+      return;
+    }
   }
   if (status->state() != v1::TASK_STATE_PAUSED) {
     auto paused = client_->Pause(*address, task.task_id);

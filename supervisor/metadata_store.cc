@@ -746,6 +746,26 @@ absl::Status StoreTxn::AppendCheckpoint(const std::string& base, int32_t sequenc
   return q.Run();
 }
 
+absl::Status StoreTxn::RemoveLatestCheckpoint(const std::string& base, int32_t sequence_id) {
+  SLUICE_ASSIGN_OR_RETURN(auto later,
+                          db_->Prepare("SELECT COUNT(*) FROM task_group_checkpoints WHERE "
+                                       "base_sequence_name = ? AND sequence_id > ?"));
+  later.Bind(1, base).Bind(2, sequence_id);
+  SLUICE_ASSIGN_OR_RETURN(const bool row, later.Step());
+  if (row && later.Int64(0) > 0) {
+    return absl::FailedPreconditionError(absl::StrCat("checkpoint ", sequence_id, " of group ",
+                                                      base, " is not its latest"));
+  }
+  SLUICE_ASSIGN_OR_RETURN(auto q, db_->Prepare("DELETE FROM task_group_checkpoints WHERE "
+                                               "base_sequence_name = ? AND sequence_id = ?"));
+  q.Bind(1, base).Bind(2, sequence_id);
+  SLUICE_RETURN_IF_ERROR(q.Run());
+  if (q.Changes() != 1) {
+    return absl::NotFoundError(absl::StrCat("no checkpoint ", sequence_id, " of group ", base));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status StoreTxn::SetGroupPublishing(const std::string& base, const OffsetMap& end,
                                           int64_t completion_deadline_ms) {
   SLUICE_ASSIGN_OR_RETURN(

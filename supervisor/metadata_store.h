@@ -241,6 +241,10 @@ class StoreTxn {
   absl::Status InsertTaskGroup(const TaskGroupRecord& group);
   absl::Status AppendCheckpoint(const std::string& base_sequence_name, int32_t sequence_id,
                                 const OffsetMap& offsets, int64_t now_ms);
+  // Removes checkpoint `sequence_id` of the group, which must be its latest
+  // (a pauseless round's end that no replica accepted). NOT_FOUND if absent,
+  // FAILED_PRECONDITION if a later one exists.
+  absl::Status RemoveLatestCheckpoint(const std::string& base_sequence_name, int32_t sequence_id);
   absl::Status SetGroupPublishing(const std::string& base_sequence_name, const OffsetMap& end,
                                   int64_t completion_deadline_ms);
   absl::Status FinishGroup(const std::string& base_sequence_name, GroupState state,

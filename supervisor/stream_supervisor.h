@@ -47,6 +47,7 @@
 #include "supervisor/stream_queries.h"
 #include "supervisor/stream_status.h"
 #include "supervisor/task_actions.h"
+#include "supervisor/pauseless_margin.h"
 #include "supervisor/task_client.h"
 #include "supervisor/task_group.h"
 #include "supervisor/worker_registry.h"
@@ -74,6 +75,10 @@ struct StreamSupervisorOptions {
   bool background_stream_queries = true;
   // Checkpoint counts and latencies (common/metrics/catalog.h); null: none.
   metrics::Registry* metrics = nullptr;
+  // Incremental checkpoints without pausing the replicas (docs/protocol.md
+  // "Checkpoint round"); off: every round pauses them.
+  bool pauseless_checkpoints = true;
+  PauselessMarginOptions pauseless_margin;
   // The pools the loop and the background Kafka queries run on, shared by
   // every datasource (not owned; they must outlive the supervisor). Null:
   // the supervisor makes a one-thread pool of its own (on `clock` for the
@@ -211,6 +216,15 @@ class StreamSupervisor {
   // replica is left or the store failed (replicas are resumed, never left
   // paused). Replicas that fail a step are killed.
   absl::StatusOr<OffsetMap> CheckpointRound(Group& group, bool finish);
+  // The pauseless part of an incremental round over `tasks` (live, not
+  // starting): read offsets, record max + margin, SetEndOffsets on the
+  // furthest replica first, then the others. nullopt: no replica learned
+  // an end (a status read failed, or the first replica had already read
+  // past it and the recorded end was removed): do the classic round.
+  absl::StatusOr<std::optional<OffsetMap>> PauselessRound(
+      Group& group, const std::vector<TaskInfo*>& tasks,
+      const std::vector<std::optional<std::string>>& addresses, const std::string& what);
+  void CountCheckpointRound(const metrics::MetricDef& def);
   // `received`: when the RPC arrived (for the checkpoint latency metric).
   void HandleCheckpoint(const v1::CheckpointDataSourceMetadataRequest& request,
                         absl::Time received);

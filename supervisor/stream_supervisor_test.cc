@@ -198,6 +198,96 @@ TEST_F(StreamSupervisorTest, CheckpointOfTheLatestSequencePausesAllTakesTheMaxAn
   EXPECT_EQ(StoredGroup(group.base_sequence_name()).checkpoints.size(), 2u);
 }
 
+// Pauseless rounds: replicas that take end offsets while reading, a fixed
+// margin of 10 offsets per partition.
+class PauselessCheckpointTest : public StreamSupervisorTest {
+ protected:
+  void SetUp() override {
+    pauseless_checkpoints_ = true;
+    pauseless_margin_.min_margin = 10;
+    pauseless_margin_.max_margin = 10;
+    StartManager();
+  }
+  void StartPauselessGroup(int64_t a_reads_after_offsets, int64_t b_reads_after_offsets) {
+    StartReplicatedGroup();
+    testing::FakeTaskScript script;
+    script.pauseless = true;
+    script.read_after_offsets = a_reads_after_offsets;
+    WorkerOf(a_)->SetScript(a_, script);
+    script.read_after_offsets = b_reads_after_offsets;
+    WorkerOf(b_)->SetScript(b_, script);
+    WorkerOf(a_)->Read(a_, {{0, 50}, {1, 40}});
+    WorkerOf(b_)->Read(b_, {{0, 45}, {1, 60}});
+  }
+};
+
+TEST_F(PauselessCheckpointTest, TheRoundSetsTheMaxPlusTheMarginWithoutPausingAnyReplica) {
+  StartPauselessGroup(0, 0);
+  auto answer = manager_->Checkpoint(WorkerOf(a_)->RequestCheckpoint(a_));
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  EXPECT_TRUE(answer->accepted());
+  Sync();
+  for (const std::string& task : {a_, b_}) {
+    auto state = WorkerOf(task)->Task(task);
+    ASSERT_EQ(state->sequences.size(), 2u) << task;
+    EXPECT_EQ(state->sequences[0].end, (OffsetMap{{0, 60}, {1, 70}})) << task;
+    EXPECT_EQ(state->state, v1::TASK_STATE_READING) << task;
+    EXPECT_EQ(WorkerOf(task)->Calls("Pause"), 0) << task;
+    EXPECT_EQ(WorkerOf(task)->Calls("SetEndOffsets"), 1) << task;
+  }
+  const auto group = ActiveGroup();
+  EXPECT_EQ(StoredGroup(group.base_sequence_name()).checkpoints.at(1),
+            (OffsetMap{{0, 60}, {1, 70}}));
+}
+
+TEST_F(PauselessCheckpointTest, AFirstReplicaPastTheEndMakesTheRoundPauseAndTakeTheMax) {
+  // Both read 100 more right after their offsets are read: past max + 10.
+  StartPauselessGroup(100, 100);
+  ASSERT_TRUE(manager_->Checkpoint(WorkerOf(a_)->RequestCheckpoint(a_)).ok());
+  Sync();
+  // B, furthest ahead, was asked first and refused; the refused end was
+  // removed and nobody else was told it; then the classic round.
+  EXPECT_TRUE(Contains(WorkerOf(b_)->CallLog(), SetEndOffsetsLine(b_, "{0:60, 1:70}")));
+  EXPECT_FALSE(Contains(WorkerOf(a_)->CallLog(), SetEndOffsetsLine(a_, "{0:60, 1:70}")));
+  for (const std::string& task : {a_, b_}) {
+    auto state = WorkerOf(task)->Task(task);
+    ASSERT_EQ(state->sequences.size(), 2u) << task;
+    EXPECT_EQ(state->sequences[0].end, (OffsetMap{{0, 150}, {1, 160}})) << task;
+    EXPECT_EQ(state->state, v1::TASK_STATE_READING) << task;
+    EXPECT_EQ(WorkerOf(task)->Calls("Pause"), 1) << task;
+  }
+  const TaskGroupRecord stored = StoredGroup(ActiveGroup().base_sequence_name());
+  ASSERT_EQ(stored.checkpoints.size(), 2u);
+  EXPECT_EQ(stored.checkpoints.at(1), (OffsetMap{{0, 150}, {1, 160}}));
+}
+
+TEST_F(PauselessCheckpointTest, AnotherReplicaPastTheRecordedEndIsReplaced) {
+  // A (behind B when read) reads on past the end; B takes it first.
+  StartPauselessGroup(100, 0);
+  ASSERT_TRUE(manager_->Checkpoint(WorkerOf(a_)->RequestCheckpoint(a_)).ok());
+  Sync();
+  EXPECT_EQ(WorkerOf(b_)->Task(b_)->sequences[0].end, (OffsetMap{{0, 60}, {1, 70}}));
+  EXPECT_EQ(WorkerOf(b_)->Task(b_)->state, v1::TASK_STATE_READING);
+  EXPECT_EQ(WorkerOf(a_)->Task(a_)->state, v1::TASK_STATE_FAILED);
+  EXPECT_TRUE(absl::StrContains(WorkerOf(a_)->Task(a_)->error, "already read past"));
+  EXPECT_EQ(StoredGroup(ActiveGroup().base_sequence_name()).checkpoints.at(1),
+            (OffsetMap{{0, 60}, {1, 70}}));
+  EXPECT_EQ(WorkerOf(b_)->Calls("Pause"), 0);
+}
+
+TEST_F(PauselessCheckpointTest, NothingReadSinceTheLastCheckpointRecordsNothingAndPausesNobody) {
+  StartReplicatedGroup();
+  testing::FakeTaskScript script;
+  script.pauseless = true;
+  WorkerOf(a_)->SetScript(a_, script);
+  WorkerOf(b_)->SetScript(b_, script);
+  ASSERT_TRUE(manager_->Checkpoint(WorkerOf(a_)->RequestCheckpoint(a_)).ok());
+  Sync();
+  EXPECT_EQ(WorkerOf(a_)->Calls("Pause") + WorkerOf(b_)->Calls("Pause"), 0);
+  EXPECT_EQ(WorkerOf(a_)->Calls("SetEndOffsets") + WorkerOf(b_)->Calls("SetEndOffsets"), 0);
+  EXPECT_EQ(StoredGroup(ActiveGroup().base_sequence_name()).checkpoints.size(), 1u);
+}
+
 TEST_F(StreamSupervisorTest, ARequestForAnEarlierSequenceGetsTheAgreedEndOffsets) {
   StartReplicatedGroup();
   WorkerOf(a_)->Read(a_, {{0, 30}, {1, 30}});

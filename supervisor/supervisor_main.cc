@@ -3,6 +3,8 @@
 #include <gflags/gflags.h>
 #include <glog/logging.h>
 
+#include <algorithm>
+
 #include "common/grpc_server.h"
 #include "common/metrics/registry.h"
 #include "common/service_start.h"
@@ -39,6 +41,13 @@ DEFINE_int32(heartbeat_interval_ms, 2000,
              "heartbeat interval told to workers; a worker silent for 3 intervals is lost");
 DEFINE_int32(min_worker_lost_timeout_ms, 10000, "a worker is never lost sooner than this");
 DEFINE_int32(handoff_period_ms, 2000, "period of the deep-storage verification of segments");
+DEFINE_bool(pauseless_checkpoints, true,
+            "incremental checkpoints set end offsets (max + margin) on reading replicas; "
+            "false: every round pauses them (docs/protocol.md)");
+DEFINE_int64(pauseless_min_margin, 300, "smallest margin of a pauseless round, per partition");
+DEFINE_int64(pauseless_max_margin, 1000000, "largest margin of a pauseless round, per partition");
+DEFINE_double(pauseless_safety_factor, 4.0,
+              "a pauseless round's margin: read rate x round time x this factor");
 DEFINE_string(auth_tokens_file, "",
               "file of accepted bearer tokens, hashed: lines \"sha256:<hex> <name>\" "
               "(see docs/operations.md)");
@@ -105,6 +114,11 @@ int main(int argc, char** argv) {
   options.heartbeat_interval = absl::Milliseconds(FLAGS_heartbeat_interval_ms);
   options.min_worker_lost_timeout = absl::Milliseconds(FLAGS_min_worker_lost_timeout_ms);
   options.handoff_period = absl::Milliseconds(FLAGS_handoff_period_ms);
+  options.pauseless_checkpoints = FLAGS_pauseless_checkpoints;
+  options.pauseless_margin.min_margin = std::max<int64_t>(0, FLAGS_pauseless_min_margin);
+  options.pauseless_margin.max_margin =
+      std::max<int64_t>(options.pauseless_margin.min_margin, FLAGS_pauseless_max_margin);
+  options.pauseless_margin.safety_factor = std::max(1.0, FLAGS_pauseless_safety_factor);
   options.tls.cert_path = FLAGS_tls_cert;
   options.tls.key_path = FLAGS_tls_key;
   options.tls.ca_path = FLAGS_tls_ca;

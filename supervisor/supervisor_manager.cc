@@ -241,6 +241,8 @@ absl::Status SupervisorManager::StartSupervisor(SpecRecord spec) {
   deps.kafka_timeout = options_.kafka_timeout;
   deps.run_on_events = options_.run_on_events;
   deps.background_stream_queries = options_.background_stream_queries;
+  deps.pauseless_checkpoints = options_.pauseless_checkpoints;
+  deps.pauseless_margin = options_.pauseless_margin;
   deps.metrics = options_.metrics;
   deps.loops = loops_.get();
   deps.queries = queries_.get();

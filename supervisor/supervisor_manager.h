@@ -61,6 +61,9 @@ struct SupervisorManagerOptions {
   // See StreamSupervisorOptions::run_on_events and background_stream_queries.
   bool run_on_events = true;
   bool background_stream_queries = true;
+  // See StreamSupervisorOptions::pauseless_checkpoints and pauseless_margin.
+  bool pauseless_checkpoints = true;
+  PauselessMarginOptions pauseless_margin;
   // Where the supervisor's metrics go (common/metrics/catalog.h); null: none.
   // Not owned; must outlive the manager.
   metrics::Registry* metrics = nullptr;

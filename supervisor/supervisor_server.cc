@@ -59,6 +59,8 @@ absl::StatusOr<std::unique_ptr<SupervisorServer>> SupervisorServer::Start(
   manager_options.heartbeat_interval = options.heartbeat_interval;
   manager_options.min_worker_lost_timeout = options.min_worker_lost_timeout;
   manager_options.handoff_period = options.handoff_period;
+  manager_options.pauseless_checkpoints = options.pauseless_checkpoints;
+  manager_options.pauseless_margin = options.pauseless_margin;
   manager_options.scratch_dir = absl::StrCat(options.data_dir, "/scratch");
   SLUICE_RETURN_IF_ERROR(MakeDirs(manager_options.scratch_dir));
   SLUICE_ASSIGN_OR_RETURN(server->manager_, SupervisorManager::Create(manager_options));

@@ -16,6 +16,7 @@
 #include "common/grpc_server.h"
 #include "common/metrics/registry.h"
 #include "common/tls/credentials.h"
+#include "supervisor/pauseless_margin.h"
 #include "supervisor/metadata_store.h"
 #include "supervisor/supervisor_manager.h"
 #include "supervisor/supervisor_service.h"
@@ -42,6 +43,9 @@ struct SupervisorServerOptions {
   absl::Duration min_worker_lost_timeout = absl::Seconds(10);
   // Period of the deep-storage verification of published segments.
   absl::Duration handoff_period = absl::Seconds(2);
+  // SupervisorManagerOptions::pauseless_checkpoints and pauseless_margin.
+  bool pauseless_checkpoints = true;
+  PauselessMarginOptions pauseless_margin;
   // Certificates for the gRPC server and for the calls it makes to task workers
   // (tls::MakeChannelCredentials); mutual TLS when ca_path is set. Empty:
   // plaintext.

@@ -13,6 +13,7 @@
 #include "absl/time/time.h"
 #include "sluice/v1/task.pb.h"
 #include "supervisor/metadata_store.h"
+#include "supervisor/pauseless_margin.h"
 #include "common/offsets.h"
 
 namespace sluice::supervisor {
@@ -48,6 +49,11 @@ struct Group {
   std::map<std::string, TaskInfo> tasks;
   // Tasks that ended and were dropped, not yet replaced (for the logs).
   int tasks_lost = 0;
+  // Pauseless checkpoint rounds (checkpoint_round.cc): the maximum offsets
+  // the last round read and when, for the read rate; how long that round
+  // took from its first offset read to its last SetEndOffsets answer.
+  OffsetObservation observed;
+  absl::Duration last_round_window = absl::ZeroDuration();
   // Publishing groups only.
   OffsetMap end_offsets;
   absl::Time completion_deadline = absl::InfiniteFuture();

@@ -22,6 +22,16 @@ ReadLoop::ReadLoop(ReadLoopOptions options)
                 settings_.partitions),
       persister_(PersisterOptions{files_.restore_point(), options_.metrics, options_.log_prefix}) {
   current_offsets_.assign(settings_.partitions.size(), 0);
+  asker_ = [this](const Sequence& latest) {
+    v1::CheckpointDataSourceMetadataRequest request;
+    request.set_datasource(spec_.datasource());
+    request.set_task_id(spec_.task_id());
+    request.set_group_id(spec_.group_id());
+    request.set_base_sequence_name(spec_.base_sequence_name());
+    request.set_sequence_id(latest.id);
+    ToProto(latest.start, request.mutable_start_offsets());
+    return options_.supervisor->CheckpointDataSourceMetadata(request);
+  };
 }
 
 void ReadLoop::Run() {
@@ -53,10 +63,18 @@ absl::Status ReadLoop::RunLoop() {
     if (MaybePark()) {
       if (control.stop_requested()) return absl::OkStatus();
       RefreshRoutes();
+      early_asked_id_ = -1;
     }
     if (control.TakeResume(&seen_resume_generation_)) {
       next_checkpoint_time_ = absl::Now() + settings_.timings.intermediate_handoff_period;
     }
+    // End offsets set (while parked, or while reading): route by them.
+    if (const int64_t generation = control.sequences_generation();
+        generation != routes_generation_) {
+      routes_generation_ = generation;
+      RefreshRoutes();
+    }
+    control.AskIfDue(asker_);
     if (options_.sequences->last_published_id() > pruned_through_) PrunePublished();
     SLUICE_RETURN_IF_ERROR(EnqueueClosedSequences());
     if (ReachedFinalEnd()) break;
@@ -94,7 +112,10 @@ absl::Status ReadLoop::RunLoop() {
     if (dirty_ && now >= last_persist_ + settings_.timings.intermediate_persist_period) {
       persist_wanted_ = true;
     }
-    if (now >= next_checkpoint_time_) RequestCheckpoint("intermediateHandoffPeriod");
+    if (now >= next_checkpoint_time_) {
+      // The time trigger never parks by itself when checkpoints are early.
+      RequestCheckpoint("intermediateHandoffPeriod", OpenLatestId(), !EarlyCheckpoints());
+    }
   }
 
   // Every partition reached the final end offsets.
@@ -266,11 +287,28 @@ bool ReadLoop::ReachedFinalEnd() const {
 
 absl::Status ReadLoop::ProcessRecords(const KafkaBatch& batch, size_t* next) {
   size_t i = *next;
-  for (; i < batch.size(); ++i) {
-    // Between two records: the only place the loop stops for a pause.
-    if (options_.control->interrupted()) break;
-    SLUICE_RETURN_IF_ERROR(ProcessRecord(batch[i]));
-    if (persist_wanted_) SLUICE_RETURN_IF_ERROR(StartPersist());
+  const size_t chunk = std::max<size_t>(1, options_.tuning.claim_chunk_records);
+  while (i < batch.size() && !options_.control->interrupted()) {
+    // Claim the chunk before routing it: end offsets set while reading are
+    // checked against the claims (TaskControl::SetEndOffsets), so none can
+    // fall inside it.
+    const size_t chunk_end = std::min(batch.size(), i + chunk);
+    claim_.clear();
+    for (size_t k = i; k < chunk_end; ++k) {
+      int64_t& claimed = claim_[batch[k].partition];
+      claimed = std::max(claimed, batch[k].offset + 1);
+    }
+    const int64_t generation = options_.control->Claim(claim_);
+    if (generation != routes_generation_) {
+      routes_generation_ = generation;
+      RefreshRoutes();
+    }
+    for (; i < chunk_end; ++i) {
+      // Between two records: the only place the loop stops for a pause.
+      if (options_.control->interrupted()) break;
+      SLUICE_RETURN_IF_ERROR(ProcessRecord(batch[i]));
+      if (persist_wanted_) SLUICE_RETURN_IF_ERROR(StartPersist());
+    }
   }
   *next = i;
   return absl::OkStatus();
@@ -339,10 +377,21 @@ absl::Status ReadLoop::ProcessRecord(const KafkaRecord& record) {
   }
   // Checkpoint triggers concern the latest, open sequence only.
   if (router_.IsOpenLatest(route)) {
-    if (build->rows_total >= settings_.tuning.max_rows_per_segment()) {
-      RequestCheckpoint("maxRowsPerSegment");
-    } else if (sequence_rows >= settings_.tuning.max_total_rows()) {
-      RequestCheckpoint("maxTotalRows");
+    const int32_t id = router_.routes()[route].id;
+    const int64_t max_rows = settings_.tuning.max_rows_per_segment();
+    const int64_t max_total = settings_.tuning.max_total_rows();
+    if (build->rows_total >= max_rows) {
+      RequestCheckpoint("maxRowsPerSegment", id, /*full=*/true);
+    } else if (sequence_rows >= max_total) {
+      RequestCheckpoint("maxTotalRows", id, /*full=*/true);
+    } else if (EarlyCheckpoints() && early_asked_id_ != id) {
+      const double fraction = options_.tuning.early_checkpoint_fraction;
+      if (static_cast<double>(build->rows_total) >= fraction * static_cast<double>(max_rows)) {
+        RequestCheckpoint("maxRowsPerSegment (early)", id, /*full=*/false);
+      } else if (static_cast<double>(sequence_rows) >=
+                 fraction * static_cast<double>(max_total)) {
+        RequestCheckpoint("maxTotalRows (early)", id, /*full=*/false);
+      }
     }
   }
   return absl::OkStatus();
@@ -455,29 +504,32 @@ void ReadLoop::PublishProgress() {
   options_.control->PublishProgress(LocalOffsets(), stats);
 }
 
-void ReadLoop::RequestCheckpoint(const char* trigger) {
+void ReadLoop::RequestCheckpoint(const char* trigger, int32_t sequence_id, bool full) {
   // Reset the time trigger in any case: it fires once per period.
   next_checkpoint_time_ = absl::Now() + settings_.timings.intermediate_handoff_period;
-  if (options_.control->RequestCheckpoint(trigger)) {
+  if (sequence_id < 0) return;
+  if (!full) early_asked_id_ = sequence_id;
+  if (options_.control->RequestCheckpoint(trigger, sequence_id, /*pause=*/full)) {
     checkpoint_requested_at_ = absl::Now();
     options_.metrics.checkpoints->Increment();
   }
 }
 
+int32_t ReadLoop::OpenLatestId() const {
+  const int count = router_.route_count();
+  if (count == 0 || !router_.IsOpenLatest(count - 1)) return -1;
+  return router_.routes()[count - 1].id;
+}
+
+bool ReadLoop::EarlyCheckpoints() const {
+  const double fraction = options_.tuning.early_checkpoint_fraction;
+  return fraction > 0 && fraction < 1;
+}
+
 bool ReadLoop::MaybePark() {
   PublishProgress();
-  const TaskControl::CheckpointAsker ask = [this](const Sequence& latest) {
-    v1::CheckpointDataSourceMetadataRequest request;
-    request.set_datasource(spec_.datasource());
-    request.set_task_id(spec_.task_id());
-    request.set_group_id(spec_.group_id());
-    request.set_base_sequence_name(spec_.base_sequence_name());
-    request.set_sequence_id(latest.id);
-    ToProto(latest.start, request.mutable_start_offsets());
-    return options_.supervisor->CheckpointDataSourceMetadata(request);
-  };
   bool asked_for_checkpoint = false;
-  if (!options_.control->Park(ask, options_.notify, &asked_for_checkpoint)) return false;
+  if (!options_.control->Park(asker_, options_.notify, &asked_for_checkpoint)) return false;
   if (asked_for_checkpoint) {
     options_.metrics.checkpoint_seconds->ObserveDuration(absl::Now() - checkpoint_requested_at_);
   }

@@ -64,6 +64,16 @@ struct TaskTuningOptions {
   // Retries of supervisor calls and deep storage pushes.
   absl::Duration min_backoff = absl::Milliseconds(100);
   absl::Duration max_backoff = absl::Seconds(5);
+  // A segment (or the sequence) at this fraction of maxRowsPerSegment
+  // (maxTotalRows) asks for its checkpoint and reads on; it parks only if it
+  // fills up before the end offsets come. intermediateHandoffPeriod asks
+  // without parking too. <= 0 or >= 1: ask only when full, and park (the
+  // classic round).
+  double early_checkpoint_fraction = 0.9;
+  // Records claimed (TaskControl::Claim) at a time: the claims run at most
+  // this far ahead of the records routed, which the supervisor's margin
+  // must cover.
+  size_t claim_chunk_records = 64;
 };
 
 struct ReadLoopOptions {
@@ -135,7 +145,13 @@ class ReadLoop {
   // Parks while a pause is requested. Returns true if it parked.
   bool MaybePark();
   void PublishProgress();
-  void RequestCheckpoint(const char* trigger);
+  // Asks to checkpoint the open latest sequence `sequence_id`; `full`:
+  // park until the end offsets come.
+  void RequestCheckpoint(const char* trigger, int32_t sequence_id, bool full);
+  // The latest sequence's id per the routes, if it is open; -1 otherwise.
+  int32_t OpenLatestId() const;
+  // Whether the early trigger applies (0 < fraction < 1).
+  bool EarlyCheckpoints() const;
   // Moves the current offset of every partition whose end the consumer
   // reached up to that end (at most the final end).
   void AdvanceToReachedEnds();
@@ -178,6 +194,14 @@ class ReadLoop {
   absl::Time last_persist_;
   absl::Time next_checkpoint_time_;
   int64_t seen_resume_generation_ = 0;
+  // The sequence list generation the routes reflect (TaskControl::Claim).
+  int64_t routes_generation_ = 0;
+  // The sequence the loop last asked to checkpoint early (-1: none since the
+  // last park), so the per-record trigger does not lock once per record.
+  int32_t early_asked_id_ = -1;
+  // Reused per chunk (TaskControl::Claim).
+  OffsetMap claim_;
+  TaskControl::CheckpointAsker asker_;
   absl::Time next_out_of_range_report_ = absl::InfinitePast();
 };
 

@@ -128,7 +128,7 @@ v1::TaskSpec Spec(const std::string& bootstrap, int64_t max_rows_per_segment) {
 class Task {
  public:
   Task(const v1::TaskSpec& spec, const std::string& dir, SupervisorClient* supervisor,
-       DeepStorage* deep)
+       DeepStorage* deep, size_t claim_chunk_records = 256, size_t max_batch_records = 10000)
       : spec_(spec),
         settings_(*CheckTaskSpec(spec_)),
         files_(dir),
@@ -167,6 +167,8 @@ class Task {
     l.task_dir = dir;
     l.tuning.kafka_cluster = kafka::ClusterKind::kDevBroker;
     l.tuning.min_backoff = absl::Milliseconds(10);
+    l.tuning.claim_chunk_records = claim_chunk_records;
+    l.tuning.max_batch_records = max_batch_records;
     l.metrics = metrics;
     l.log_prefix = "[task t1]";
     l.supervisor = supervisor;
@@ -359,6 +361,93 @@ TEST_F(ReadLoopTest, AShutdownPersistsAndARestartReadsOnlyWhatCameAfter) {
   v1::TaskStatus status;
   task.control().FillStatus({}, &status);
   EXPECT_EQ(status.row_stats().processed(), 9);
+}
+
+TEST_F(ReadLoopTest, EndOffsetsSetWhileIdleRouteTheNextRecordsToTheNextSequence) {
+  Produce(0, 10);
+  Task task(Spec(kafka_->bootstrap(), 1000000), dir_ + "/task", &supervisor_, deep_.get());
+  ASSERT_TRUE(task.WaitForOffset(10));
+  // Already read: refused as passed, nothing changes.
+  EXPECT_EQ(task.control().SetEndOffsets({{0, 8}}, false).status().code(),
+            absl::StatusCode::kAborted);
+  // Between batches (nothing to read): accepted without a pause.
+  absl::StatusOr<v1::SetEndOffsetsResponse> set = task.control().SetEndOffsets({{0, 15}}, false);
+  ASSERT_TRUE(set.ok()) << set.status();
+  EXPECT_EQ(set->latest_sequence_id(), 1);
+  EXPECT_EQ(task.control().state(), v1::TASK_STATE_READING);
+  Produce(10, 20);
+  ASSERT_TRUE(task.WaitForOffset(20));
+  task.FinishAt(20);
+  EXPECT_EQ(task.final_state(), v1::TASK_STATE_SUCCESS) << task.final_error();
+  const std::vector<v1::PublishSegmentsRequest> publishes = supervisor_.publishes();
+  ASSERT_EQ(publishes.size(), 2u);
+  EXPECT_EQ(publishes[0].sequence_name(), "wiki_base_0");
+  EXPECT_EQ(publishes[0].end_offsets().at(0), 15);
+  EXPECT_EQ(PublishedRows(publishes[0]), 15);
+  EXPECT_EQ(publishes[1].sequence_name(), "wiki_base_1");
+  EXPECT_EQ(publishes[1].start_offsets().at(0), 15);
+  EXPECT_EQ(PublishedRows(publishes[1]), 5);
+}
+
+TEST_F(ReadLoopTest, EndOffsetsRacingABatchNeverCutIntoWhatWasRouted) {
+  // Small chunks and batches so SetEndOffsets lands before, inside and
+  // after batches while the loop routes: whichever end is accepted, the
+  // first sequence holds exactly the records before it and the second the
+  // rest (every record is its own row).
+  constexpr int64_t kRecords = 4000;
+  Produce(0, kRecords);
+  Task task(Spec(kafka_->bootstrap(), 1000000), dir_ + "/task", &supervisor_, deep_.get(),
+            /*claim_chunk_records=*/3, /*max_batch_records=*/50);
+  ASSERT_TRUE(task.WaitForOffset(1));
+  int64_t end = -1;
+  int refused = 0;
+  const absl::Time deadline = absl::Now() + absl::Seconds(20);
+  while (end < 0 && absl::Now() < deadline) {
+    const OffsetMap current = task.control().current();
+    const int64_t at = current.count(0) ? current.at(0) : 0;
+    if (at >= kRecords) break;  // read everything before any end was taken
+    const int64_t proposal = at + 60;  // a batch (50) and a chunk (3) ahead of `at`, at most
+    absl::StatusOr<v1::SetEndOffsetsResponse> set =
+        task.control().SetEndOffsets({{0, proposal}}, false);
+    if (set.ok() && !set->duplicate()) {
+      end = proposal;
+    } else if (!set.ok()) {
+      ASSERT_EQ(set.status().code(), absl::StatusCode::kAborted) << set.status();
+      ++refused;
+    }
+  }
+  ASSERT_GT(end, 0) << "no end accepted while reading (" << refused << " refused)";
+  ASSERT_TRUE(task.WaitForOffset(kRecords));
+  task.FinishAt(kRecords);
+  EXPECT_EQ(task.final_state(), v1::TASK_STATE_SUCCESS) << task.final_error();
+  const std::vector<v1::PublishSegmentsRequest> publishes = supervisor_.publishes();
+  ASSERT_EQ(publishes.size(), 2u);
+  EXPECT_EQ(publishes[0].end_offsets().at(0), end);
+  EXPECT_EQ(PublishedRows(publishes[0]), end);
+  EXPECT_EQ(publishes[1].start_offsets().at(0), end);
+  EXPECT_EQ(PublishedRows(publishes[1]), kRecords - end);
+}
+
+TEST_F(ReadLoopTest, AnEarlyCheckpointRequestParksOnlyOnceTheSegmentIsFull) {
+  Produce(0, 40);
+  // maxRowsPerSegment 10: asks at 9 rows of a segment (record 16 in the
+  // first hour) and reads on; parks only if a segment reaches 10 rows.
+  Task task(Spec(kafka_->bootstrap(), 10), dir_ + "/task", &supervisor_, deep_.get());
+  const absl::Time deadline = absl::Now() + absl::Seconds(20);
+  while (supervisor_.checkpoints().empty() && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  ASSERT_FALSE(supervisor_.checkpoints().empty());
+  // Full before any end came: parked, with the whole first hour's 10 rows
+  // routed (records 0..18) and not beyond the record that filled it.
+  absl::StatusOr<OffsetMap> paused = task.control().Pause(absl::Seconds(10));
+  ASSERT_TRUE(paused.ok()) << paused.status();
+  EXPECT_GE(paused->at(0), 19);
+  EXPECT_LT(paused->at(0), 40);
+  EXPECT_EQ(supervisor_.checkpoints().size(), 1u);  // asked once, early
+  ASSERT_TRUE(task.control().SetEndOffsets(*paused, false).ok());
+  // It reads on into the next sequence (which asks early in turn).
+  ASSERT_TRUE(task.WaitForOffset(paused->at(0) + 1));
 }
 
 }  // namespace

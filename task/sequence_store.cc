@@ -52,12 +52,12 @@ std::optional<OffsetMap> SequenceStore::TaskEnd() const {
 absl::StatusOr<SequenceList::SetEndOutcome> SequenceStore::SetEndOffsets(const OffsetMap& offsets,
                                                                          bool finish,
                                                                          const OffsetMap& current,
-                                                                         bool paused) {
+                                                                         bool fenced) {
   absl::MutexLock lock(&mu_);
   if (!loaded_) return absl::FailedPreconditionError("the sequence list is not loaded yet");
   SequenceList updated = list_;
   SLUICE_ASSIGN_OR_RETURN(SequenceList::SetEndOutcome outcome,
-                          updated.SetEndOffsets(offsets, finish, current, paused));
+                          updated.SetEndOffsets(offsets, finish, current, fenced));
   if (!outcome.duplicate) {
     SLUICE_RETURN_IF_ERROR(Annotate(updated.Save(path_), "persisting the sequence list"));
     list_ = std::move(updated);

@@ -59,7 +59,7 @@ class SequenceStore final : public PublishListener {
   // SequenceList::SetEndOffsets; a change is saved before it is kept (on a
   // save error the list is unchanged). FAILED_PRECONDITION before Load.
   absl::StatusOr<SequenceList::SetEndOutcome> SetEndOffsets(const OffsetMap& offsets, bool finish,
-                                                            const OffsetMap& current, bool paused)
+                                                            const OffsetMap& current, bool fenced)
       ABSL_LOCKS_EXCLUDED(mu_);
 
   // Removes the published sequence and saves the list.

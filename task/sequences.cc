@@ -227,7 +227,7 @@ bool SequenceList::IsFullyRead(const Sequence& sequence, const OffsetMap& curren
 absl::StatusOr<SequenceList::SetEndOutcome> SequenceList::SetEndOffsets(const OffsetMap& offsets,
                                                                         bool finish,
                                                                         const OffsetMap& current,
-                                                                        bool paused) {
+                                                                        bool fenced) {
   for (const auto& [p, o] : offsets) {
     if (!std::binary_search(partitions_.begin(), partitions_.end(), p)) {
       return absl::InvalidArgumentError(absl::StrCat("partition ", p,
@@ -261,15 +261,15 @@ absl::StatusOr<SequenceList::SetEndOutcome> SequenceList::SetEndOffsets(const Of
         "sequence ", latest.name, " already has its end offsets ", FormatOffsets(latest.end),
         "; cannot set them to ", FormatOffsets(offsets)));
   }
-  if (!paused) {
+  if (!fenced) {
     return absl::FailedPreconditionError("the task must be paused before its end offsets are set");
   }
   for (const auto& [p, o] : offsets) {
     const auto it = current.find(p);
     const int64_t read = it == current.end() ? 0 : it->second;
     if (o < read) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "end offset ", o, " of partition ", p, " is behind the task's current offset ", read));
+      return absl::AbortedError(absl::StrCat("already read past end offset ", o, " of partition ",
+                                             p, ": the task's current offset is ", read));
     }
     if (o < latest.start.at(p)) {
       return absl::InvalidArgumentError(absl::StrCat("end offset ", o, " of partition ", p,

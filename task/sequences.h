@@ -91,14 +91,18 @@ class SequenceList {
   // - an exact repeat (finish=false and offsets == latest start, finish=true
   //   and offsets == latest end) is a duplicate: nothing changes;
   // - the latest sequence must not be closed already (FAILED_PRECONDITION);
-  // - the task must be paused (FAILED_PRECONDITION);
-  // - each offset must be >= the task's current offset and >= the latest
-  //   sequence's start (INVALID_ARGUMENT).
+  // - the task's reads must be fenced (FAILED_PRECONDITION): it is paused, or
+  //   `current` counts every record the read loop has routed or is routing
+  //   (TaskControl's claimed offsets), so no record at or past the new end
+  //   can land in the closing sequence;
+  // - each offset must be >= `current` (ABORTED, "already read past": the
+  //   supervisor falls back to pause-and-max) and >= the latest sequence's
+  //   start (INVALID_ARGUMENT).
   // finish=false closes the latest sequence and opens the next one at these
   // offsets; finish=true closes it for good and fixes the task's end. On an
   // error the list is unchanged.
   absl::StatusOr<SetEndOutcome> SetEndOffsets(const OffsetMap& offsets, bool finish,
-                                              const OffsetMap& current, bool paused);
+                                              const OffsetMap& current, bool fenced);
 
   // Removes the oldest sequence once it is published. FAILED_PRECONDITION if
   // `id` is not the oldest sequence or it is not closed.

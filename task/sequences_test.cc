@@ -125,8 +125,9 @@ TEST(SequenceListTest, EachRejectionPathHasItsCode) {
   EXPECT_EQ(running.status().code(), absl::StatusCode::kFailedPrecondition);
   // Behind what the task read.
   auto behind = list.SetEndOffsets({{0, 11}, {1, 25}}, false, current, true);
-  EXPECT_EQ(behind.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(behind.status().message().find("current offset 12"), std::string::npos);
+  EXPECT_EQ(behind.status().code(), absl::StatusCode::kAborted);
+  EXPECT_NE(behind.status().message().find("already read past"), std::string::npos);
+  EXPECT_NE(behind.status().message().find("current offset is 12"), std::string::npos);
   // Nothing changed through all of that.
   EXPECT_EQ(list.sequences().size(), 1u);
   EXPECT_FALSE(list.latest().checkpointed);

@@ -2,6 +2,7 @@
 
 #include <glog/logging.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -83,20 +84,39 @@ absl::StatusOr<v1::SetEndOffsetsResponse> TaskControl::SetEndOffsets(const Offse
     return absl::FailedPreconditionError(
         absl::StrCat("task ", options_.task_id, " is starting: pause it first"));
   }
+  // Parked: the parked offsets are exact. Reading: every record the loop
+  // routed or is routing is counted in the claims, so an end at or past
+  // them cannot cut a record out of the closing sequence. A final end
+  // (roll-over) still wants a pause.
+  OffsetMap read = current_;
+  if (!parked_) {
+    for (const auto& [p, o] : claimed_) read[p] = std::max(read[p], o);
+  }
+  const bool fenced = parked_ || !finish;
   SLUICE_ASSIGN_OR_RETURN(SequenceList::SetEndOutcome outcome,
-                          options_.sequences->SetEndOffsets(offsets, finish, current_, parked_));
+                          options_.sequences->SetEndOffsets(offsets, finish, read, fenced));
   if (outcome.duplicate) {
     LOG(INFO) << options_.log_prefix << " SetEndOffsets(" << FormatOffsets(offsets)
               << ", finish=" << finish << ") repeats the last call: resuming";
   } else {
     stats_.set_checkpoints(stats_.checkpoints() + 1);
+    ++sequences_generation_;
     const std::optional<Sequence> latest = options_.sequences->Latest();
     LOG(INFO) << options_.log_prefix << " end offsets " << FormatOffsets(offsets)
               << (finish ? " are final" : " close the sequence; next is ")
-              << (finish || !latest.has_value() ? "" : latest->name);
+              << (finish || !latest.has_value() ? "" : latest->name)
+              << (parked_ ? "" : " (set while reading)");
+    if (!finish) {
+      if (parked_) {
+        observe_at_unpark_ = true;
+      } else {
+        ObservePausedLocked();
+      }
+    }
   }
   pause_requested_ = false;
   awaiting_checkpoint_ = false;
+  next_ask_ = absl::InfiniteFuture();
   error_.clear();
   ++resume_generation_;
   UpdateInterruptLocked();
@@ -105,6 +125,14 @@ absl::StatusOr<v1::SetEndOffsetsResponse> TaskControl::SetEndOffsets(const Offse
   response.set_duplicate(outcome.duplicate);
   response.set_latest_sequence_id(outcome.latest_id);
   return response;
+}
+
+void TaskControl::ObservePausedLocked() {
+  if (options_.paused_per_checkpoint != nullptr) {
+    options_.paused_per_checkpoint->ObserveDuration(paused_since_checkpoint_);
+  }
+  paused_since_checkpoint_ = absl::ZeroDuration();
+  observe_at_unpark_ = false;
 }
 
 void TaskControl::Stop(v1::StopMode mode, const std::string& reason) {
@@ -234,19 +262,79 @@ void TaskControl::AddParseError(const v1::ParseErrorSample& sample, int32_t keep
   stats_.set_unparseable(unparseable);
 }
 
-bool TaskControl::RequestCheckpoint(const char* trigger) {
+bool TaskControl::RequestCheckpoint(const char* trigger, int32_t sequence_id, bool pause) {
   absl::MutexLock lock(&mu_);
   const std::optional<Sequence> latest = options_.sequences->Latest();
-  if (!latest.has_value() || latest->checkpointed || awaiting_checkpoint_ || pause_requested_ ||
+  if (!latest.has_value() || latest->checkpointed || latest->id != sequence_id ||
       stop_ != StopKind::kNone) {
     return false;
   }
+  if (awaiting_checkpoint_) {
+    // Asked while reading; the sequence filled up before the end offsets
+    // came: park until they do (Park asks again only when due).
+    if (!pause || pause_requested_) return false;
+    pause_requested_ = true;
+    UpdateInterruptLocked();
+    LOG(INFO) << options_.log_prefix << " " << trigger << " reached before the end offsets of "
+              << latest->name << " came: parking";
+    return false;
+  }
+  if (pause_requested_) return false;
   awaiting_checkpoint_ = true;
-  pause_requested_ = true;
-  UpdateInterruptLocked();
+  next_ask_ = absl::Now();
+  if (pause) {
+    pause_requested_ = true;
+    UpdateInterruptLocked();
+  }
   LOG(INFO) << options_.log_prefix << " " << trigger << " reached: asking to checkpoint "
-            << latest->name << " " << FormatOffsets(latest->start);
+            << latest->name << " " << FormatOffsets(latest->start)
+            << (pause ? "" : " (reading on)");
   return true;
+}
+
+bool TaskControl::AskIfDue(const CheckpointAsker& ask) {
+  absl::MutexLock lock(&mu_);
+  if (!awaiting_checkpoint_ || pause_requested_ || parked_ || stop_ != StopKind::kNone ||
+      absl::Now() < next_ask_) {
+    return false;
+  }
+  AskLocked(ask);
+  return true;
+}
+
+void TaskControl::AskLocked(const CheckpointAsker& ask) {
+  const std::optional<Sequence> latest = options_.sequences->Latest();
+  next_ask_ = absl::Now() + options_.checkpoint_retry_period;
+  // The call runs unlocked: Pause and SetEndOffsets may come meanwhile.
+  mu_.Unlock();
+  absl::StatusOr<v1::CheckpointDataSourceMetadataResponse> response =
+      latest.has_value() ? ask(*latest)
+                         : absl::FailedPreconditionError("the sequence list is empty");
+  mu_.Lock();
+  if (!awaiting_checkpoint_) return;  // answered while we were calling
+  if (!response.ok()) {
+    error_ = absl::StrCat(kCheckpointFailedPrefix, response.status().ToString(),
+                          "); asking again");
+    LOG(WARNING) << options_.log_prefix << " " << error_;
+  } else {
+    error_ = kWaitingForEndOffsets;
+    VLOG(1) << options_.log_prefix << " checkpoint request "
+            << (response->accepted() ? "accepted" : "not needed") << ": " << response->message();
+  }
+}
+
+int64_t TaskControl::Claim(const OffsetMap& next) {
+  absl::MutexLock lock(&mu_);
+  for (const auto& [p, o] : next) {
+    int64_t& claimed = claimed_[p];
+    claimed = std::max(claimed, o);
+  }
+  return sequences_generation_;
+}
+
+int64_t TaskControl::sequences_generation() const {
+  absl::MutexLock lock(&mu_);
+  return sequences_generation_;
 }
 
 bool TaskControl::Park(const CheckpointAsker& ask, const std::function<void()>& notify,
@@ -256,6 +344,8 @@ bool TaskControl::Park(const CheckpointAsker& ask, const std::function<void()>& 
     if (!pause_requested_ || stop_ != StopKind::kNone) return false;
     parked_ = true;
     state_ = v1::TASK_STATE_PAUSED;
+    // Parked between two records: nothing beyond current_ is being routed.
+    claimed_ = current_;
   }
   notify();
   {
@@ -265,29 +355,10 @@ bool TaskControl::Park(const CheckpointAsker& ask, const std::function<void()>& 
     if (!awaiting_checkpoint_ && supervisor_pause_deadline_ == absl::InfiniteFuture()) {
       supervisor_pause_deadline_ = parked_at + options_.self_resume_after;
     }
-    absl::Time next_request = parked_at;
     while (pause_requested_ && stop_ == StopKind::kNone) {
       const absl::Time now = absl::Now();
-      if (awaiting_checkpoint_ && now >= next_request) {
-        const std::optional<Sequence> latest = options_.sequences->Latest();
-        // The call runs unlocked: Pause and SetEndOffsets may come meanwhile.
-        mu_.Unlock();
-        absl::StatusOr<v1::CheckpointDataSourceMetadataResponse> response =
-            latest.has_value() ? ask(*latest)
-                               : absl::FailedPreconditionError("the sequence list is empty");
-        mu_.Lock();
-        next_request = absl::Now() + options_.checkpoint_retry_period;
-        if (!awaiting_checkpoint_) continue;  // answered while we were calling
-        if (!response.ok()) {
-          error_ = absl::StrCat(kCheckpointFailedPrefix, response.status().ToString(),
-                                "); asking again");
-          LOG(WARNING) << options_.log_prefix << " " << error_;
-        } else {
-          error_ = kWaitingForEndOffsets;
-          VLOG(1) << options_.log_prefix << " checkpoint request "
-                  << (response->accepted() ? "accepted" : "not needed") << ": "
-                  << response->message();
-        }
+      if (awaiting_checkpoint_ && now >= next_ask_) {
+        AskLocked(ask);
         continue;
       }
       if (!awaiting_checkpoint_ && now >= supervisor_pause_deadline_) {
@@ -301,11 +372,14 @@ bool TaskControl::Park(const CheckpointAsker& ask, const std::function<void()>& 
         return !pause_requested_ || stop_ != StopKind::kNone;
       };
       mu_.AwaitWithDeadline(absl::Condition(&wake),
-                            awaiting_checkpoint_ ? next_request : supervisor_pause_deadline_);
+                            awaiting_checkpoint_ ? next_ask_ : supervisor_pause_deadline_);
     }
     parked_ = false;
     awaiting_checkpoint_ = false;
+    next_ask_ = absl::InfiniteFuture();
     supervisor_pause_deadline_ = absl::InfiniteFuture();
+    paused_since_checkpoint_ += absl::Now() - parked_at;
+    if (observe_at_unpark_) ObservePausedLocked();
     if (stop_ == StopKind::kNone) state_ = v1::TASK_STATE_READING;
     if (error_ == kWaitingForEndOffsets || absl::StartsWith(error_, kCheckpointFailedPrefix)) {
       error_.clear();

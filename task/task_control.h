@@ -9,6 +9,16 @@
 // Pause guarantee: Pause answers only once the loop is parked (Park) between
 // two records; the loop polls interrupted() between records.
 //
+// Pauseless checkpoints (docs/protocol.md "Checkpoint round"): before the
+// loop routes a chunk of records it claims them (Claim: the next offset per
+// partition after the chunk), under this mutex. SetEndOffsets(finish=false)
+// on a task that is reading checks the end against the claimed offsets, not
+// only the published ones, so it is accepted only if no record at or past
+// the end has been or is being routed into the closing sequence; the claim
+// answers the sequence list's generation, and the loop refreshes its routes
+// before routing a chunk claimed under a newer generation. An end behind the
+// claims is ABORTED ("already read past").
+//
 // Thread-safe. gRPC threads call the control methods; the read loop calls
 // Park, PublishProgress and the loop-side methods. Owned by the TaskRunner.
 // Lock order: this mutex, then the SequenceStore's, then the waker's.
@@ -28,6 +38,7 @@
 #include "sluice/v1/supervisor_service.pb.h"
 #include "sluice/v1/task.pb.h"
 #include "sluice/v1/task_service.pb.h"
+#include "common/metrics/registry.h"
 #include "common/offsets.h"
 #include "task/sequence_store.h"
 
@@ -45,6 +56,9 @@ struct TaskControlOptions {
   absl::Duration checkpoint_retry_period = absl::Seconds(30);
   // Not owned; outlives the control.
   SequenceStore* sequences = nullptr;
+  // Observes, per checkpoint (end offsets set), how long the loop was
+  // parked since the previous one; null: not recorded.
+  metrics::Histogram* paused_per_checkpoint = nullptr;
 };
 
 class TaskControl {
@@ -64,8 +78,9 @@ class TaskControl {
   absl::StatusOr<OffsetMap> Pause(absl::Duration timeout) ABSL_LOCKS_EXCLUDED(mu_);
   // Ends a pause (or cancels a pending one); the state after.
   v1::TaskState Resume() ABSL_LOCKS_EXCLUDED(mu_);
-  // SequenceStore::SetEndOffsets with the current (parked) offsets, then
-  // resumes.
+  // SequenceStore::SetEndOffsets, then resumes. Parked: checked against the
+  // parked offsets. Reading (finish=false only): checked against the
+  // claimed offsets (ABORTED when the task already read past the end).
   absl::StatusOr<v1::SetEndOffsetsResponse> SetEndOffsets(const OffsetMap& offsets, bool finish)
       ABSL_LOCKS_EXCLUDED(mu_);
   // GRACEFUL or KILL (a kill overrides a graceful stop).
@@ -102,10 +117,28 @@ class TaskControl {
   // Keeps `sample` (at most `keep`) and the unparseable count.
   void AddParseError(const v1::ParseErrorSample& sample, int32_t keep, int64_t unparseable)
       ABSL_LOCKS_EXCLUDED(mu_);
-  // Asks for a checkpoint of the latest sequence: pauses the task (the
-  // loop's Park then asks the supervisor). False (nothing done) if the
-  // latest is closed, one is awaited, or a pause or stop is requested.
-  bool RequestCheckpoint(const char* trigger) ABSL_LOCKS_EXCLUDED(mu_);
+  // Asks for a checkpoint of sequence `sequence_id`, which the loop routes
+  // to as its open latest. pause=true (the sequence is full): pauses the
+  // task, the loop's Park asks the supervisor (unless already asked) and
+  // waits for the end offsets. pause=false (nearly full): the task keeps
+  // reading and AskIfDue asks. A full request after a nearly-full one only
+  // adds the pause. False (nothing done) if the latest sequence is not
+  // `sequence_id` or is closed, the same request was already made, or a
+  // pause or stop is requested.
+  bool RequestCheckpoint(const char* trigger, int32_t sequence_id, bool pause)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // While reading: asks the supervisor (through `ask`, unlocked) for the
+  // awaited checkpoint when it is due (first at once, then every
+  // checkpoint_retry_period). Returns whether it asked.
+  bool AskIfDue(const CheckpointAsker& ask) ABSL_LOCKS_EXCLUDED(mu_);
+  // The loop is about to route records up to (not including) `next[p]` on
+  // each partition p. Returns the sequence list's generation: if it differs
+  // from the one the loop's routes reflect, the loop refreshes them before
+  // routing (the claimed records are all before any end set since, so they
+  // route alike under either).
+  int64_t Claim(const OffsetMap& next) ABSL_LOCKS_EXCLUDED(mu_);
+  // Bumped by every SetEndOffsets that changed the sequence list.
+  int64_t sequences_generation() const ABSL_LOCKS_EXCLUDED(mu_);
   // Parks while a pause is requested: PAUSED, asks for the awaited
   // checkpoint (unlocked, through `ask`) every checkpoint_retry_period,
   // resumes by itself at the self-resume deadline; READING after (unless
@@ -127,6 +160,11 @@ class TaskControl {
   // Pause/SetEndOffsets cannot be honoured (stopping, publishing, ended).
   bool ControlClosedLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::string StateNameLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Asks for the awaited checkpoint (mu_ released during the call) and
+  // notes the outcome; schedules the next request.
+  void AskLocked(const CheckpointAsker& ask) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Records the paused time since the last checkpoint (and resets it).
+  void ObservePausedLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const TaskControlOptions options_;
 
@@ -134,6 +172,16 @@ class TaskControl {
   v1::TaskState state_ ABSL_GUARDED_BY(mu_) = v1::TASK_STATE_NOT_STARTED;
   // Exact while parked; otherwise as of the last batch.
   OffsetMap current_ ABSL_GUARDED_BY(mu_);
+  // Per partition: the offset after the last record the loop has routed or
+  // is routing (Claim); reset to current_ when it parks.
+  OffsetMap claimed_ ABSL_GUARDED_BY(mu_);
+  int64_t sequences_generation_ ABSL_GUARDED_BY(mu_) = 0;
+  // When the awaited checkpoint is asked for next (Park and AskIfDue).
+  absl::Time next_ask_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
+  // Parked time since the last checkpoint; a checkpoint set while parked is
+  // observed when the park ends.
+  absl::Duration paused_since_checkpoint_ ABSL_GUARDED_BY(mu_) = absl::ZeroDuration();
+  bool observe_at_unpark_ ABSL_GUARDED_BY(mu_) = false;
   bool pause_requested_ ABSL_GUARDED_BY(mu_) = false;
   bool parked_ ABSL_GUARDED_BY(mu_) = false;
   bool awaiting_checkpoint_ ABSL_GUARDED_BY(mu_) = false;

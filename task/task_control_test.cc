@@ -2,11 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <map>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "common/file_util.h"
+#include "common/metrics/registry.h"
 
 namespace sluice::task {
 namespace {
@@ -26,6 +29,7 @@ class TaskControlTest : public ::testing::Test {
   std::unique_ptr<TaskControl> MakeControl(absl::Duration self_resume_after,
                                            absl::Duration retry = absl::Milliseconds(10)) {
     TaskControlOptions options;
+    options.paused_per_checkpoint = &paused_;
     options.task_id = "t1";
     options.log_prefix = "[task t1]";
     options.self_resume_after = self_resume_after;
@@ -50,6 +54,13 @@ class TaskControlTest : public ::testing::Test {
     });
   }
 
+  static v1::CheckpointDataSourceMetadataResponse Accepted() {
+    v1::CheckpointDataSourceMetadataResponse response;
+    response.set_accepted(true);
+    return response;
+  }
+
+  metrics::Histogram paused_{std::vector<double>{0.000001, 1}};
   std::unique_ptr<SequenceStore> store_;
   std::atomic<bool> parked_{false};
   std::atomic<bool> asked_{false};
@@ -94,8 +105,11 @@ TEST_F(TaskControlTest, SetEndOffsetsNeedsTheListAndAPauseThenResumes) {
   Load();
   control->SetState(v1::TASK_STATE_READING);
   control->PublishProgress({{0, 140}}, v1::RowStats());
-  // Not paused: the list says no.
-  EXPECT_EQ(control->SetEndOffsets({{0, 150}}, false).status().code(),
+  // Not paused: an end behind what was read is refused as already passed;
+  // a final end wants a pause.
+  EXPECT_EQ(control->SetEndOffsets({{0, 130}}, false).status().code(),
+            absl::StatusCode::kAborted);
+  EXPECT_EQ(control->SetEndOffsets({{0, 150}}, true).status().code(),
             absl::StatusCode::kFailedPrecondition);
 
   std::thread loop = ParkInBackground(control.get());
@@ -121,10 +135,10 @@ TEST_F(TaskControlTest, ACheckpointTheTaskAskedForIsAskedAgainUntilAnswered) {
   Load();
   control->SetState(v1::TASK_STATE_READING);
   control->PublishProgress({{0, 110}}, v1::RowStats());
-  ASSERT_TRUE(control->RequestCheckpoint("maxRowsPerSegment"));
+  ASSERT_TRUE(control->RequestCheckpoint("maxRowsPerSegment", 0, true));
   EXPECT_TRUE(control->interrupted());
   // One at a time.
-  EXPECT_FALSE(control->RequestCheckpoint("maxTotalRows"));
+  EXPECT_FALSE(control->RequestCheckpoint("maxTotalRows", 0, true));
   std::atomic<int> asks{0};
   std::thread loop = ParkInBackground(control.get(), [&asks](const Sequence& latest) {
     EXPECT_EQ(latest.id, 0);
@@ -156,7 +170,7 @@ TEST_F(TaskControlTest, AFailedCheckpointRequestShowsInTheError) {
   auto control = MakeControl(absl::InfiniteDuration());
   Load();
   control->SetState(v1::TASK_STATE_READING);
-  ASSERT_TRUE(control->RequestCheckpoint("intermediateHandoffPeriod"));
+  ASSERT_TRUE(control->RequestCheckpoint("intermediateHandoffPeriod", 0, true));
   std::atomic<int> asks{0};
   std::thread loop = ParkInBackground(control.get(), [&asks](const Sequence&) {
     ++asks;
@@ -262,6 +276,121 @@ TEST_F(TaskControlTest, ProgressAndParseErrorsShowInTheStatus) {
   ASSERT_EQ(status.recent_parse_errors_size(), 3);
   EXPECT_EQ(status.recent_parse_errors(0).offset(), 2);
   EXPECT_TRUE(control->AllReadIsPublished() == false);  // read past the start of wiki_0
+}
+
+TEST_F(TaskControlTest, EndOffsetsWhileReadingAreCheckedAgainstTheClaims) {
+  auto control = MakeControl(absl::InfiniteDuration());
+  Load();
+  control->SetState(v1::TASK_STATE_READING);
+  control->PublishProgress({{0, 140}}, v1::RowStats());
+  // The loop claimed records up to 160 (routing them now), published 140.
+  const int64_t generation = control->Claim({{0, 160}});
+  absl::StatusOr<v1::SetEndOffsetsResponse> inside = control->SetEndOffsets({{0, 150}}, false);
+  EXPECT_EQ(inside.status().code(), absl::StatusCode::kAborted) << inside.status();
+  EXPECT_NE(inside.status().message().find("already read past"), std::string::npos);
+  EXPECT_EQ(control->sequences_generation(), generation);
+  EXPECT_FALSE(store_->Latest()->checkpointed);
+  // At the claims: no claimed record is at or past it. Accepted, no pause.
+  absl::StatusOr<v1::SetEndOffsetsResponse> set = control->SetEndOffsets({{0, 160}}, false);
+  ASSERT_TRUE(set.ok()) << set.status();
+  EXPECT_EQ(set->latest_sequence_id(), 1);
+  EXPECT_FALSE(control->interrupted());
+  EXPECT_EQ(control->state(), v1::TASK_STATE_READING);
+  // The next claim tells the loop to refresh its routes.
+  EXPECT_NE(control->Claim({{0, 170}}), generation);
+  // Observed once, with no time paused.
+  const metrics::Histogram::Snapshot observed = paused_.Read();
+  EXPECT_EQ(observed.count, 1u);
+  EXPECT_EQ(observed.cumulative[0], 1u);
+  // The next sequence's end must be at or past the claims too.
+  EXPECT_EQ(control->SetEndOffsets({{0, 165}}, false).status().code(),
+            absl::StatusCode::kAborted);
+}
+
+TEST_F(TaskControlTest, EndOffsetsRacingTheClaimsNeverCutAClaimedRecord) {
+  // A loop claims offsets one at a time while the supervisor sets end
+  // offsets without pausing. A claim answered with generation g was made
+  // before the (g+1)-th end was accepted, so that end must not be below it.
+  auto control = MakeControl(absl::InfiniteDuration());
+  Load();
+  control->SetState(v1::TASK_STATE_READING);
+  std::atomic<int64_t> claimed{100};
+  std::atomic<bool> done{false};
+  std::map<int64_t, int64_t> max_claim_by_generation;  // the loop thread's
+  std::thread loop([&] {
+    for (int64_t o = 101; o <= 5000; ++o) {
+      const int64_t generation = control->Claim({{0, o}});
+      int64_t& max_claim = max_claim_by_generation[generation];
+      max_claim = std::max(max_claim, o);
+      claimed = o;
+    }
+    done = true;
+  });
+  int refused = 0;
+  int attempts = 0;
+  while (!done) {
+    // Sometimes behind the claims (refused), sometimes ahead (accepted).
+    const int64_t end = claimed + (attempts++ % 2 == 0 ? 2 : -1);
+    absl::StatusOr<v1::SetEndOffsetsResponse> set = control->SetEndOffsets({{0, end}}, false);
+    if (!set.ok()) {
+      ASSERT_TRUE(set.status().code() == absl::StatusCode::kAborted ||
+                  set.status().code() == absl::StatusCode::kInvalidArgument)
+          << set.status();
+      ++refused;
+    }
+  }
+  loop.join();
+  const SequenceList list = store_->Snapshot();
+  const int64_t accepted = static_cast<int64_t>(list.sequences().size()) - 1;
+  EXPECT_EQ(control->sequences_generation(), accepted);
+  for (const auto& [generation, max_claim] : max_claim_by_generation) {
+    if (generation >= accepted) continue;  // no end accepted after it
+    EXPECT_GE(list.sequences()[generation].end.at(0), max_claim)
+        << "end " << generation + 1 << " cut a record claimed before it";
+  }
+  EXPECT_GT(accepted, 0);
+  EXPECT_GT(refused, 0);
+}
+
+TEST_F(TaskControlTest, AnEarlyRequestReadsOnAndParksOnlyWhenFull) {
+  auto control = MakeControl(absl::InfiniteDuration(), absl::Hours(1));
+  Load();
+  control->SetState(v1::TASK_STATE_READING);
+  control->PublishProgress({{0, 190}}, v1::RowStats());
+  // Not the latest sequence: nothing.
+  EXPECT_FALSE(control->RequestCheckpoint("maxRowsPerSegment (early)", 7, false));
+  ASSERT_TRUE(control->RequestCheckpoint("maxRowsPerSegment (early)", 0, false));
+  EXPECT_FALSE(control->interrupted());
+  EXPECT_FALSE(control->RequestCheckpoint("maxRowsPerSegment (early)", 0, false));
+  std::atomic<int> asks{0};
+  TaskControl::CheckpointAsker ask = [&asks](const Sequence& latest) {
+    EXPECT_EQ(latest.id, 0);
+    ++asks;
+    return absl::StatusOr<v1::CheckpointDataSourceMetadataResponse>(Accepted());
+  };
+  EXPECT_TRUE(control->AskIfDue(ask));
+  EXPECT_FALSE(control->AskIfDue(ask));  // next one in an hour
+  EXPECT_EQ(asks, 1);
+  v1::TaskStatus status;
+  control->FillStatus({}, &status);
+  EXPECT_TRUE(status.awaiting_checkpoint());
+  EXPECT_EQ(status.state(), v1::TASK_STATE_READING);
+  // Full before the end offsets came: it parks, without asking again.
+  EXPECT_FALSE(control->RequestCheckpoint("maxRowsPerSegment", 0, true));
+  EXPECT_TRUE(control->interrupted());
+  std::thread loop = ParkInBackground(control.get(), ask);
+  absl::StatusOr<OffsetMap> paused = control->Pause(absl::Seconds(10));
+  ASSERT_TRUE(paused.ok()) << paused.status();
+  absl::SleepFor(absl::Milliseconds(5));
+  ASSERT_TRUE(control->SetEndOffsets(*paused, false).ok());
+  loop.join();
+  EXPECT_TRUE(asked_);
+  EXPECT_EQ(asks, 1);
+  // Observed when the park ended, with the time parked.
+  const metrics::Histogram::Snapshot observed = paused_.Read();
+  EXPECT_EQ(observed.count, 1u);
+  EXPECT_EQ(observed.cumulative[0], 0u);
+  EXPECT_GE(observed.sum, 0.005);
 }
 
 }  // namespace

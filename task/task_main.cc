@@ -43,6 +43,12 @@ DEFINE_int32(handoff_poll_ms, 1000, "interval between handoff status checks afte
 DEFINE_int32(offset_out_of_range_retry_ms, 5000,
              "wait before reading again a partition whose offset is out of range");
 DEFINE_int32(max_batch_records, 10000, "records taken from Kafka per batch");
+DEFINE_double(early_checkpoint_fraction, 0.9,
+              "a sequence at this fraction of maxRowsPerSegment/maxTotalRows asks for its "
+              "checkpoint and reads on (pauseless checkpoints); 0: ask when full and park");
+DEFINE_int32(claim_chunk_records, 64,
+             "records the read loop claims at a time (how far ahead of the routed records "
+             "end offsets set while reading are checked)");
 DEFINE_string(kafka_cluster, "kafka",
               "kind of Kafka cluster, for the consumer defaults: kafka, or dev (sluice-devbroker)");
 DEFINE_string(auth_tokens_file, "",
@@ -116,6 +122,9 @@ int main(int argc, char** argv) {
   options.tuning.handoff_poll_interval = absl::Milliseconds(FLAGS_handoff_poll_ms);
   options.tuning.offset_out_of_range_retry = absl::Milliseconds(FLAGS_offset_out_of_range_retry_ms);
   options.tuning.max_batch_records = static_cast<size_t>(std::max(1, FLAGS_max_batch_records));
+  options.tuning.early_checkpoint_fraction = FLAGS_early_checkpoint_fraction;
+  options.tuning.claim_chunk_records =
+      static_cast<size_t>(std::max(1, FLAGS_claim_chunk_records));
   if (auto kind = sluice::kafka::ParseClusterKind(FLAGS_kafka_cluster); kind.ok()) {
     options.tuning.kafka_cluster = *kind;
   } else {

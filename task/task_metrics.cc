@@ -18,6 +18,8 @@ TaskMetrics TaskMetrics::For(metrics::Registry* registry, const std::string& dat
   m.persist_seconds = registry->GetHistogram(metrics::kTaskPersistSeconds, labels);
   m.checkpoints = registry->GetCounter(metrics::kTaskCheckpoints, labels);
   m.checkpoint_seconds = registry->GetHistogram(metrics::kTaskCheckpointSeconds, labels);
+  m.checkpoint_paused_seconds =
+      registry->GetHistogram(metrics::kTaskCheckpointPausedSeconds, labels);
   m.segments_pushed = registry->GetCounter(metrics::kTaskSegmentsPushed, labels);
   m.segments_published = registry->GetCounter(metrics::kTaskSegmentsPublished, labels);
   m.publish_seconds = registry->GetHistogram(metrics::kTaskPublishSeconds, labels);

@@ -17,6 +17,7 @@ struct TaskMetrics {
   metrics::Histogram* persist_seconds = nullptr;
   metrics::Counter* checkpoints = nullptr;
   metrics::Histogram* checkpoint_seconds = nullptr;
+  metrics::Histogram* checkpoint_paused_seconds = nullptr;
   metrics::Counter* segments_pushed = nullptr;
   metrics::Counter* segments_published = nullptr;
   metrics::Histogram* publish_seconds = nullptr;

@@ -36,6 +36,7 @@ TaskRunner::TaskRunner(TaskRunnerOptions options, TaskSettings settings)
                                std::max(1, settings_.tuning.chat_retries()),
           .checkpoint_retry_period = settings_.timings.checkpoint_retry_period,
           .sequences = &sequences_,
+          .paused_per_checkpoint = metrics_.checkpoint_paused_seconds,
       }) {
   SequencePublisherOptions p;
   p.task_id = options_.spec.task_id();

@@ -3,7 +3,11 @@
 // The fake supervisor runs no rounds here: the test drives them.
 #include <gtest/gtest.h>
 
+#include <map>
+
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "common/offsets.h"
 #include "common/spec.h"
 #include "tests/task_cluster.h"
 
@@ -42,10 +46,13 @@ TEST_F(TaskControlTest, SetEndOffsetsRulesOneByOne) {
   const std::string id = Run("00000001");
   ASSERT_TRUE(c_.WaitUntilRead(id, {{0, 30}, {1, 20}}).ok());
 
-  // Not paused.
-  auto running = c_.client->SetEndOffsets(id, {{0, 30}, {1, 20}}, false);
+  // Not paused: a final end needs a pause; a checkpoint's end behind what
+  // was read is refused as already passed.
+  auto running = c_.client->SetEndOffsets(id, {{0, 30}, {1, 20}}, true);
   EXPECT_EQ(running.status().code(), absl::StatusCode::kFailedPrecondition) << running.status();
   EXPECT_NE(running.status().message().find("paused"), std::string::npos);
+  auto passed = c_.client->SetEndOffsets(id, {{0, 29}, {1, 20}}, false);
+  EXPECT_EQ(passed.status().code(), absl::StatusCode::kAborted) << passed.status();
 
   auto paused = c_.client->Pause(id);
   ASSERT_TRUE(paused.ok()) << paused.status();
@@ -63,8 +70,8 @@ TEST_F(TaskControlTest, SetEndOffsetsRulesOneByOne) {
   EXPECT_EQ(partial.status().code(), absl::StatusCode::kInvalidArgument);
   // Behind what the task read.
   auto behind = c_.client->SetEndOffsets(id, {{0, 29}, {1, 20}}, false);
-  EXPECT_EQ(behind.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(behind.status().message().find("current offset 30"), std::string::npos);
+  EXPECT_EQ(behind.status().code(), absl::StatusCode::kAborted);
+  EXPECT_NE(behind.status().message().find("current offset is 30"), std::string::npos);
   // No map at all.
   auto empty = c_.client->SetEndOffsets(id, {}, false);
   EXPECT_EQ(empty.status().code(), absl::StatusCode::kInvalidArgument);
@@ -273,6 +280,76 @@ TEST_F(TaskControlTest, RunTaskIsIdempotentAndBoundedBySlots) {
   auto list = c_.client->List();
   ASSERT_TRUE(list.ok());
   EXPECT_EQ(list->tasks_size(), 3);
+}
+
+// Two replicas get a checkpoint's end while reading (the pauseless round
+// as the supervisor runs it, driven by hand): neither pauses, both read
+// through to the end in the old sequence and on into the next, and they
+// build byte-identical segments for each sequence; exactly-once holds.
+TEST_F(TaskControlTest, TwoReplicasTakeEndOffsetsWhileReadingAndBuildIdenticalSegments) {
+  ASSERT_TRUE(c_.Produce(0, 40).ok());
+  ASSERT_TRUE(c_.Produce(1, 30).ok());
+  const std::string a = Run("00000011");
+  const std::string b = Run("00000012");
+  ASSERT_TRUE(c_.WaitUntilRead(a, {{0, 40}, {1, 30}}).ok());
+  ASSERT_TRUE(c_.WaitUntilRead(b, {{0, 40}, {1, 30}}).ok());
+  // The round: offsets without pausing, max + margin, SetEndOffsets.
+  OffsetMap max;
+  for (const std::string& id : {a, b}) {
+    auto current = c_.client->CurrentOffsets(id);
+    ASSERT_TRUE(current.ok()) << current.status();
+    max = MaxOffsets(max, *current);
+  }
+  const OffsetMap end = {{0, max.at(0) + 15}, {1, max.at(1) + 15}};
+  // An end behind what a replica read is refused as already passed.
+  auto behind = c_.client->SetEndOffsets(a, {{0, 39}, {1, 30}}, false);
+  EXPECT_EQ(behind.status().code(), absl::StatusCode::kAborted) << behind.status();
+  EXPECT_NE(behind.status().message().find("already read past"), std::string::npos);
+  for (const std::string& id : {a, b}) {
+    auto set = c_.client->SetEndOffsets(id, end, false);
+    ASSERT_TRUE(set.ok()) << id << ": " << set.status();
+    EXPECT_EQ(set->latest_sequence_id(), 1);
+    auto status = c_.client->Status(id);
+    ASSERT_TRUE(status.ok());
+    EXPECT_EQ(status->state(), v1::TASK_STATE_READING);
+  }
+  // More records: the replicas read through the end into sequence 1.
+  ASSERT_TRUE(c_.Produce(0, 35).ok());
+  ASSERT_TRUE(c_.Produce(1, 25).ok());
+  ASSERT_TRUE(c_.WaitUntilRead(a, {{0, 75}, {1, 55}}).ok());
+  ASSERT_TRUE(c_.WaitUntilRead(b, {{0, 75}, {1, 55}}).ok());
+  auto finished = c_.supervisor->Finish(0, absl::Seconds(30));
+  ASSERT_TRUE(finished.ok()) << finished.status();
+  for (const std::string& id : {a, b}) {
+    auto final_status = c_.WaitUntilFinal(id);
+    ASSERT_TRUE(final_status.ok()) << final_status.status();
+    EXPECT_EQ(final_status->state(), v1::TASK_STATE_SUCCESS) << final_status->error();
+    EXPECT_EQ(final_status->row_stats().processed(), 75 + 55);
+    EXPECT_EQ(final_status->row_stats().checkpoints(), 2);  // the end, then the final end
+  }
+  const absl::Status verified = VerifyExactlyOnce(
+      *c_.supervisor, c_.deep.get(), kTestBase, c_.produced, {{0, 0}, {1, 0}}, {{0, 75}, {1, 55}});
+  EXPECT_TRUE(verified.ok()) << verified;
+  // Each replica published each sequence (one commit, the other told so):
+  // the same segments, byte for byte (checksums and sizes).
+  std::map<std::string, std::map<std::string, std::map<std::string, std::string>>> by_sequence;
+  for (const v1::PublishSegmentsRequest& r : c_.supervisor->PublishRequests()) {
+    for (const v1::SegmentDescriptor& d : r.segments()) {
+      by_sequence[r.sequence_name()][r.task_id()][d.id()] =
+          absl::StrCat(d.checksum(), "/", d.size_bytes(), "/", d.num_rows());
+    }
+  }
+  ASSERT_EQ(by_sequence.size(), 2u);
+  const std::string first = std::string(kTestBase) + "_0";
+  ASSERT_EQ(by_sequence.count(first), 1u);
+  for (const auto& [sequence, replicas] : by_sequence) {
+    ASSERT_EQ(replicas.size(), 2u) << sequence;
+    EXPECT_EQ(replicas.at(a), replicas.at(b)) << sequence;
+  }
+  // Sequence 0 ends exactly at the end set while reading.
+  for (const v1::CommittedSequence& s : c_.supervisor->CommitLog()) {
+    if (s.sequence_name() == first) EXPECT_EQ(FromProto(s.end_offsets()), end);
+  }
 }
 
 }  // namespace

@@ -6,8 +6,11 @@
 #include <gtest/gtest.h>
 
 #include "absl/strings/str_cat.h"
+#include "common/fault_injection.h"
 #include "common/file_util.h"
 #include "common/grpc_status.h"
+#include "common/metrics/catalog.h"
+#include "common/metrics/registry.h"
 #include "common/open_deep_storage.h"
 #include "sluice/v1/supervisor_service.grpc.pb.h"
 #include "supervisor/supervisor_server.h"
@@ -33,7 +36,16 @@ class TaskEndToEndTest : public ::testing::Test {
     ASSERT_TRUE(deep.ok());
     deep_ = std::move(*deep);
 
+    StartSupervisor();
+  }
+
+  // (Re)starts the supervisor (before any worker or spec).
+  void StartSupervisor(bool pauseless = true, supervisor::PauselessMarginOptions margin = {}) {
+    supervisor_.reset();
     supervisor::SupervisorServerOptions options;
+    options.pauseless_checkpoints = pauseless;
+    options.pauseless_margin = margin;
+    options.metrics = &metrics_;
     options.auth.insecure_no_auth = true;  // auth: tests/cluster_auth_test.cc
     options.data_dir = dir_ + "/supervisor";
     options.deep_storage_uri = "file://" + dir_ + "/deep";
@@ -48,6 +60,7 @@ class TaskEndToEndTest : public ::testing::Test {
   }
 
   void TearDown() override {
+    ConfigureFaultPoints("").IgnoreError();
     workers_.clear();
     supervisor_.reset();
     kafka_.reset();
@@ -71,7 +84,19 @@ class TaskEndToEndTest : public ::testing::Test {
     workers_.push_back(std::move(*worker));
   }
 
-  void Submit(int replicas) {
+  uint64_t SupervisorCount(const metrics::MetricDef& def) {
+    return metrics_.GetCounter(def, {{"datasource", "wiki"}})->Value();
+  }
+
+  // Produces `per_batch` records per partition every `every`, `batches` times.
+  void ProduceOver(int batches, int64_t per_batch, absl::Duration every) {
+    for (int i = 0; i < batches; ++i) {
+      Produce(per_batch);
+      absl::SleepFor(every);
+    }
+  }
+
+  void Submit(int replicas, const std::string& intermediate_handoff_period = "") {
     v1::SupervisorSpec spec;
     spec.set_datasource("wiki");
     v1::IoConfig* io = spec.mutable_io_config();
@@ -102,6 +127,11 @@ class TaskEndToEndTest : public ::testing::Test {
     tuning->set_chat_timeout("PT1S");
     tuning->set_chat_retries(3);
     tuning->set_handoff_condition_timeout("PT10S");
+    if (!intermediate_handoff_period.empty()) {
+      // Checkpoints by time only: the tasks never fill a sequence and park.
+      tuning->set_max_rows_per_segment(1000000);
+      tuning->set_intermediate_handoff_period(intermediate_handoff_period);
+    }
     grpc::ClientContext context;
     context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
     v1::SubmitSupervisorRequest request;
@@ -145,7 +175,7 @@ class TaskEndToEndTest : public ::testing::Test {
   }
 
   // Waits until the committed offsets reach `end` and audits the log.
-  void WaitAndAudit(const OffsetMap& end) {
+  void WaitAndAudit(const OffsetMap& end, size_t min_sequences = 3) {
     OffsetMap committed;
     ASSERT_TRUE(WaitFor(
         [&] {
@@ -160,7 +190,7 @@ class TaskEndToEndTest : public ::testing::Test {
     ASSERT_TRUE(log.ok());
     const std::vector<v1::CommittedSequence> sequences(log->sequences().begin(),
                                                        log->sequences().end());
-    EXPECT_GE(sequences.size(), 3u);
+    EXPECT_GE(sequences.size(), min_sequences);
     const absl::Status verified =
         VerifyCommitLog(sequences, Segments(), deep_.get(), "", produced_, {{0, 0}, {1, 0}}, end);
     EXPECT_TRUE(verified.ok()) << verified;
@@ -173,6 +203,7 @@ class TaskEndToEndTest : public ::testing::Test {
   std::unique_ptr<v1::SupervisorService::Stub> stub_;
   std::vector<std::unique_ptr<task::WorkerServer>> workers_;
   Produced produced_;
+  metrics::Registry metrics_;
 };
 
 TEST_F(TaskEndToEndTest, OneTaskPerGroupAcrossRollOvers) {
@@ -203,6 +234,42 @@ TEST_F(TaskEndToEndTest, TwoReplicasPublishEachSequenceOnce) {
       absl::Seconds(60)));
   Produce(150);
   WaitAndAudit({{0, 300}, {1, 300}});
+}
+
+// Pauseless checkpoints with the default margin, every record produced
+// before the run (so no replica can read past an end capped at the latest
+// offset): every round sets the end offsets on both replicas while they
+// read, none falls back, and the audit finds every record once.
+TEST_F(TaskEndToEndTest, TwoReplicasCheckpointWithoutPausingAndNeverFallBack) {
+  StartWorker("worker-0");
+  StartWorker("worker-1");
+  Produce(400);
+  Submit(/*replicas=*/2, /*intermediate_handoff_period=*/"PT0.5S");
+  WaitAndAudit({{0, 400}, {1, 400}}, /*min_sequences=*/1);
+  EXPECT_GT(SupervisorCount(metrics::kSupervisorPauselessCheckpoints), 0u);
+  EXPECT_EQ(SupervisorCount(metrics::kSupervisorCheckpointFallbacks), 0u);
+}
+
+// No margin, and a delay between recording a pauseless end and sending it,
+// while records keep coming: the replica asked first has read past the end,
+// the round falls back to pause-and-max (or replaces a replica that passed
+// it), and exactly-once still holds.
+TEST_F(TaskEndToEndTest, TwoReplicasFallBackToPauseAndMaxWhenTheyReadPastTheEnd) {
+  supervisor::PauselessMarginOptions margin;
+  margin.min_margin = 0;
+  margin.max_margin = 0;
+  StartSupervisor(/*pauseless=*/true, margin);
+  ASSERT_TRUE(ConfigureFaultPoints("supervisor.checkpoint.before_pauseless_set=delay:300@*").ok());
+  StartWorker("worker-0");
+  StartWorker("worker-1");
+  Produce(100);
+  Submit(/*replicas=*/2, /*intermediate_handoff_period=*/"PT0.5S");
+  ProduceOver(/*batches=*/30, /*per_batch=*/10, absl::Milliseconds(100));
+  ASSERT_TRUE(WaitFor(
+      [&] { return SupervisorCount(metrics::kSupervisorCheckpointFallbacks) > 0; },
+      absl::Seconds(30)));
+  ASSERT_TRUE(ConfigureFaultPoints("").ok());
+  WaitAndAudit({{0, 400}, {1, 400}});
 }
 
 }  // namespace

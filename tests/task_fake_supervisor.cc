@@ -117,6 +117,10 @@ class FakeSupervisor::Impl final : public v1::SupervisorService::Service {
     absl::MutexLock lock(&mu_);
     return publish_calls_;
   }
+  std::vector<v1::PublishSegmentsRequest> publish_requests() const {
+    absl::MutexLock lock(&mu_);
+    return publish_requests_;
+  }
   int publish_aborted() const {
     absl::MutexLock lock(&mu_);
     return publish_aborted_;
@@ -194,6 +198,7 @@ class FakeSupervisor::Impl final : public v1::SupervisorService::Service {
                                v1::PublishSegmentsResponse* response) override {
     absl::MutexLock lock(&mu_);
     ++publish_calls_;
+    publish_requests_.push_back(*request);
     if (request->datasource() != options_.datasource) {
       return Error(absl::StatusCode::kNotFound, "unknown datasource");
     }
@@ -528,6 +533,7 @@ class FakeSupervisor::Impl final : public v1::SupervisorService::Service {
   std::vector<v1::ReportOffsetOutOfRangeRequest> out_of_range_ ABSL_GUARDED_BY(mu_);
   std::vector<std::string> round_errors_ ABSL_GUARDED_BY(mu_);
   int publish_calls_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<v1::PublishSegmentsRequest> publish_requests_ ABSL_GUARDED_BY(mu_);
   int publish_aborted_ ABSL_GUARDED_BY(mu_) = 0;
   int registrations_ ABSL_GUARDED_BY(mu_) = 0;
   int lose_answers_ ABSL_GUARDED_BY(mu_) = 0;
@@ -567,6 +573,9 @@ std::vector<v1::CheckpointDataSourceMetadataRequest> FakeSupervisor::CheckpointR
   return impl_->CheckpointRequests();
 }
 int FakeSupervisor::publish_calls() const { return impl_->publish_calls(); }
+std::vector<v1::PublishSegmentsRequest> FakeSupervisor::PublishRequests() const {
+  return impl_->publish_requests();
+}
 int FakeSupervisor::publish_aborted() const { return impl_->publish_aborted(); }
 int FakeSupervisor::registrations() const { return impl_->registrations(); }
 std::vector<v1::ReportOffsetOutOfRangeRequest> FakeSupervisor::OffsetOutOfRangeReports() const {

@@ -75,6 +75,9 @@ class FakeSupervisor {
   std::vector<v1::SegmentDescriptor> Segments() const;
   std::vector<std::pair<int32_t, OffsetMap>> Checkpoints(int32_t group_id) const;
   std::vector<v1::CheckpointDataSourceMetadataRequest> CheckpointRequests() const;
+  // Every PublishSegments request received, committed or not (a replica's
+  // publish of a committed sequence included), in order.
+  std::vector<v1::PublishSegmentsRequest> PublishRequests() const;
   // Publish calls and how many were rejected (ABORTED / UNAVAILABLE).
   int publish_calls() const;
   int publish_aborted() const;

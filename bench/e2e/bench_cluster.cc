@@ -41,10 +41,16 @@ absl::StatusOr<std::unique_ptr<BenchCluster>> BenchCluster::Start(BenchClusterOp
   o.handoff_period_ms = 200;
   o.handoff_poll_ms = 100;
   o.extra_flags[cluster::kSupervisor] = {absl::StrCat("--metrics_listen=127.0.0.1:", ports[0])};
+  if (options.classic_checkpoints) {
+    o.extra_flags[cluster::kSupervisor].push_back("--pauseless_checkpoints=false");
+  }
   for (int i = 0; i < options.workers; ++i) {
     bench->worker_metrics_ports_.push_back(ports[1 + i]);
     o.extra_flags[cluster::WorkerName(i)] = {
         absl::StrCat("--metrics_listen=127.0.0.1:", ports[1 + i])};
+    if (options.classic_checkpoints) {
+      o.extra_flags[cluster::WorkerName(i)].push_back("--early_checkpoint_fraction=0");
+    }
   }
   SLUICE_ASSIGN_OR_RETURN(bench->cluster_, cluster::ProcessCluster::Create(std::move(o)));
   SLUICE_RETURN_IF_ERROR(bench->cluster_->Start());

@@ -38,6 +38,9 @@ struct BenchClusterOptions {
   // servers and its process (for the broker's CPU per record).
   std::string external_bootstrap_servers;
   pid_t external_broker_pid = -1;
+  // Every checkpoint round pauses the replicas (the supervisor's
+  // --pauseless_checkpoints=false, the workers' --early_checkpoint_fraction=0).
+  bool classic_checkpoints = false;
 };
 
 class BenchCluster {

@@ -342,6 +342,9 @@ std::string Render(const E2eBenchOptions& options, const Figures& f,
                   HistogramRow("task paused for its checkpoint (request -> end offsets), 2 "
                                "replicas",
                                checkpoint_run.task_checkpoint_seconds, "", ""),
+                  HistogramRow("task read loop paused per checkpoint per replica (0 when "
+                               "pauseless), 2 replicas",
+                               checkpoint_run.task_checkpoint_paused_seconds, "~0", ""),
                   HistogramRow("Pause handled by a worker (parks the read loop), 2 replicas",
                                checkpoint_run.worker_pause_seconds, "", ""),
                   HistogramRow("SetEndOffsets handled by a worker (sequence file fsynced), 2 "
@@ -357,6 +360,23 @@ std::string Render(const E2eBenchOptions& options, const Figures& f,
                                MedianRun(f.off).task_persist_seconds, "", ""),
                   "\n");
 
+  {
+    const double rounds = checkpoint_run.pauseless_rounds + checkpoint_run.fallback_rounds;
+    const PromHistogram& paused = checkpoint_run.task_checkpoint_paused_seconds;
+    absl::StrAppend(
+        &out,
+        absl::StrFormat(
+            "Checkpoint rounds %s: %.0f without pausing any replica, %.0f fell back (a replica "
+            "had read past the proposed end: pause-and-max, or that replica replaced); fallback "
+            "share %.1f%%. Paused per checkpoint per replica: mean %s over %.0f, %.1f%% at or "
+            "below 1 ms.\n\n",
+            options.classic_checkpoints ? "(classic: --classic_checkpoints, every round pauses)"
+                                        : "(pauseless)",
+            checkpoint_run.pauseless_rounds, checkpoint_run.fallback_rounds,
+            rounds > 0 ? 100.0 * checkpoint_run.fallback_rounds / rounds : 0.0,
+            FormatSeconds(paused.Mean()), paused.count,
+            paused.count > 0 ? 100.0 * paused.FractionAtOrBelow(0.001) : 0.0));
+  }
   absl::StrAppend(&out, "### Worker memory\n\n");
   MarkdownTable memory({"run", "records", "maxBytesInMemory", "worker VmHWM (peak RSS)",
                         "bound (maxBytesInMemory + 100 MB)", "result"});
@@ -418,6 +438,7 @@ absl::StatusOr<std::string> RunE2eBench(const E2eBenchOptions& options) {
   BenchClusterOptions cluster;
   cluster.root_dir = options.work_dir;
   cluster.workers = 2;
+  cluster.classic_checkpoints = options.classic_checkpoints;
   std::unique_ptr<kafka::RealKafka> real_kafka;
   if (options.broker == "real") {
     g_broker = "Kafka";

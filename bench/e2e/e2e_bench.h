@@ -52,6 +52,8 @@ struct E2eBenchOptions {
   // Parts to run, for experiments: any of "baselines", "off", "on",
   // "replicas"; empty: all (only a full run belongs in docs/benchmarks.md).
   std::set<std::string> only;
+  // Checkpoint rounds pause every replica (BenchClusterOptions).
+  bool classic_checkpoints = false;
   // Extra consumer properties of every sluice spec (experiments; they are
   // listed in the report).
   std::map<std::string, std::string> consumer_properties;

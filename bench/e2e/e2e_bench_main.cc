@@ -40,6 +40,8 @@ DEFINE_string(git_revision, "", "for the report");
 DEFINE_string(only, "",
               "experiments: run only these parts, comma-separated: baselines, off, on, replicas "
               "(the docs are not written then)");
+DEFINE_bool(classic_checkpoints, false,
+            "experiments: every checkpoint round pauses the replicas (no pauseless rounds)");
 DEFINE_string(consumer_properties, "",
               "experiments: extra consumer properties of the sluice specs, k=v,k=v");
 
@@ -88,6 +90,7 @@ int main(int argc, char** argv) {
   options.repetitions = std::max(1, FLAGS_repetitions);
   options.checkpoint_records = FLAGS_checkpoint_records;
   options.checkpoint_max_rows_per_segment = FLAGS_checkpoint_max_rows_per_segment;
+  options.classic_checkpoints = FLAGS_classic_checkpoints;
   for (absl::string_view part : absl::StrSplit(FLAGS_only, ',', absl::SkipEmpty())) {
     options.only.insert(std::string(part));
   }

@@ -250,6 +250,10 @@ absl::StatusOr<SluiceRunResult> RunSluice(BenchCluster& processes,
   SLUICE_ASSIGN_OR_RETURN(
       result.supervisor_checkpoint_seconds,
       MergedHistogram(supervisor_samples, "sluice_supervisor_checkpoint_seconds", labels));
+  result.pauseless_rounds =
+      SumSamples(supervisor_samples, "sluice_supervisor_pauseless_checkpoints_total", labels);
+  result.fallback_rounds =
+      SumSamples(supervisor_samples, "sluice_supervisor_checkpoint_fallbacks_total", labels);
   std::vector<PromSample> worker_samples;
   for (int i = 0; i < processes.worker_count(); ++i) {
     SLUICE_ASSIGN_OR_RETURN(const std::string text, processes.ScrapeWorker(i));
@@ -266,6 +270,9 @@ absl::StatusOr<SluiceRunResult> RunSluice(BenchCluster& processes,
   SLUICE_ASSIGN_OR_RETURN(
       result.task_checkpoint_seconds,
       MergedHistogram(worker_samples, "sluice_task_checkpoint_seconds", labels));
+  SLUICE_ASSIGN_OR_RETURN(
+      result.task_checkpoint_paused_seconds,
+      MergedHistogram(worker_samples, "sluice_task_checkpoint_paused_seconds", labels));
   SLUICE_ASSIGN_OR_RETURN(result.task_publish_seconds,
                           MergedHistogram(worker_samples, "sluice_task_publish_seconds", labels));
   SLUICE_ASSIGN_OR_RETURN(result.worker_pause_seconds,

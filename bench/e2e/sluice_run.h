@@ -71,6 +71,12 @@ struct SluiceRunResult {
   // Histograms as the services exported them after the run.
   PromHistogram supervisor_checkpoint_seconds;
   PromHistogram task_checkpoint_seconds;  // all workers merged
+  // Per checkpoint per replica: time its read loop was parked (workers
+  // merged); rounds the supervisor ran without pausing, and rounds a
+  // replica refused (fallback).
+  PromHistogram task_checkpoint_paused_seconds;
+  double pauseless_rounds = 0;
+  double fallback_rounds = 0;
   PromHistogram task_publish_seconds;
   PromHistogram task_persist_seconds;
   // gRPC handling time on the workers (all merged) of the calls a

@@ -38,6 +38,10 @@ inline constexpr MetricDef kTaskCheckpointSeconds{
     "sluice_task_checkpoint_seconds", MetricType::kHistogram,
     "Time a task stays paused from its checkpoint request until it gets its end offsets.",
     "datasource", kLatencySecondsBuckets};
+inline constexpr MetricDef kTaskCheckpointPausedSeconds{
+    "sluice_task_checkpoint_paused_seconds", MetricType::kHistogram,
+    "Time a task's read loop was paused or parked, per checkpoint (0 for a pauseless one).",
+    "datasource", kLatencySecondsBuckets};
 inline constexpr MetricDef kTaskSegmentsPushed{
     "sluice_task_segments_pushed_total", MetricType::kCounter,
     "Segment files written to deep storage.", "datasource"};
@@ -79,6 +83,15 @@ inline constexpr MetricDef kSupervisorCheckpointSeconds{
     "sluice_supervisor_checkpoint_seconds", MetricType::kHistogram,
     "Time from a checkpoint request to SetEndOffsets answered by every replica.", "datasource",
     kLatencySecondsBuckets};
+inline constexpr MetricDef kSupervisorPauselessCheckpoints{
+    "sluice_supervisor_pauseless_checkpoints_total", MetricType::kCounter,
+    "Checkpoint rounds that set end offsets on every replica without pausing any.",
+    "datasource"};
+inline constexpr MetricDef kSupervisorCheckpointFallbacks{
+    "sluice_supervisor_checkpoint_fallbacks_total", MetricType::kCounter,
+    "Pauseless checkpoint rounds a replica refused (already read past the end): they fell "
+    "back to pause-and-max, or replaced that replica.",
+    "datasource"};
 inline constexpr MetricDef kSupervisorPublishes{
     "sluice_supervisor_publishes_total", MetricType::kCounter,
     "PublishSegments transactions by result code (OK, ABORTED, UNAVAILABLE, ...).",
@@ -120,6 +133,7 @@ inline constexpr const MetricDef* kCatalog[] = {
     &kTaskPersistSeconds,
     &kTaskCheckpoints,
     &kTaskCheckpointSeconds,
+    &kTaskCheckpointPausedSeconds,
     &kTaskSegmentsPushed,
     &kTaskSegmentsPublished,
     &kTaskPublishSeconds,
@@ -131,6 +145,8 @@ inline constexpr const MetricDef* kCatalog[] = {
     &kSupervisorWorkers,
     &kSupervisorCheckpoints,
     &kSupervisorCheckpointSeconds,
+    &kSupervisorPauselessCheckpoints,
+    &kSupervisorCheckpointFallbacks,
     &kSupervisorPublishes,
     &kSupervisorSegmentsPublished,
     &kSupervisorHandoffSeconds,

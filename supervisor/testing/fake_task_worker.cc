@@ -199,15 +199,18 @@ class FakeTaskWorker::Service final : public v1::TaskService::Service {
       return Error(grpc::StatusCode::FAILED_PRECONDITION,
                    absl::StrCat("sequence ", latest.id, " already has end offsets"));
     }
-    if (!task->paused) {
+    // A real task takes a checkpoint's end while reading (its claims are
+    // its current offsets here); a final end wants a pause.
+    if (!task->paused && (!task->script.pauseless || request->finish())) {
       return Error(grpc::StatusCode::FAILED_PRECONDITION,
                    "task must be paused before changing the end offsets");
     }
     for (const auto& [p, o] : offsets) {
       if (o < task->current[p]) {
-        return Error(grpc::StatusCode::INVALID_ARGUMENT,
-                     absl::StrCat("end offset ", o, " of partition ", p,
-                                  " is before the current offset ", task->current[p]));
+        return Error(task->paused ? grpc::StatusCode::INVALID_ARGUMENT : grpc::StatusCode::ABORTED,
+                     absl::StrCat(task->paused ? "" : "already read past: ", "end offset ", o,
+                                  " of partition ", p, " is before the current offset ",
+                                  task->current[p]));
       }
     }
     latest.end = offsets;
@@ -237,6 +240,10 @@ class FakeTaskWorker::Service final : public v1::TaskService::Service {
     FakeTask* task = Find(request->task_id());
     if (task == nullptr) return NotFound(request->task_id());
     ToProto(task->current, response->mutable_offsets());
+    // Reads on right after answering (while the supervisor decides).
+    if (!task->paused && task->state == v1::TASK_STATE_READING) {
+      for (auto& [p, o] : task->current) o += task->script.read_after_offsets;
+    }
     return grpc::Status::OK;
   }
 
@@ -466,9 +473,11 @@ v1::CheckpointDataSourceMetadataRequest FakeTaskWorker::RequestCheckpoint(
     const std::string& task_id) {
   absl::MutexLock lock(&mu_);
   FakeTask& task = tasks_.at(task_id);
-  task.paused = true;
   task.awaiting_checkpoint = true;
-  task.state = v1::TASK_STATE_PAUSED;
+  if (!task.script.pauseless) {  // a pauseless task asks early and reads on
+    task.paused = true;
+    task.state = v1::TASK_STATE_PAUSED;
+  }
   v1::CheckpointDataSourceMetadataRequest request;
   request.set_datasource(task.spec.datasource());
   request.set_task_id(task_id);

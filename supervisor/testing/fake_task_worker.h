@@ -44,6 +44,12 @@ struct FakeTaskScript {
   PauseBehavior pause = PauseBehavior::kPause;
   // SetEndOffsets answers INVALID_ARGUMENT.
   bool reject_set_end_offsets = false;
+  // Takes a checkpoint's end offsets while reading, as a real task does
+  // (ABORTED "already read past" when behind its current offsets).
+  bool pauseless = false;
+  // Right after answering GetCurrentOffsets, while reading, the task reads
+  // this many more offsets on every partition.
+  int64_t read_after_offsets = 0;
 };
 
 struct FakeSequence {
@@ -95,8 +101,8 @@ class FakeTaskWorker {
   void SetScript(const std::string& task_id, FakeTaskScript script) ABSL_LOCKS_EXCLUDED(mu_);
   // The task "read" up to `offsets` (only while not paused; clamped to its end).
   void Read(const std::string& task_id, const OffsetMap& offsets) ABSL_LOCKS_EXCLUDED(mu_);
-  // The task's latest sequence is full: it pauses itself and awaits the
-  // answer. Returns the request it would send.
+  // The task's latest sequence is full: it pauses itself (a pauseless one
+  // reads on) and awaits the answer. Returns the request it would send.
   v1::CheckpointDataSourceMetadataRequest RequestCheckpoint(const std::string& task_id)
       ABSL_LOCKS_EXCLUDED(mu_);
   // Forces a state (SUCCESS, FAILED, ...) with an error message.

@@ -41,6 +41,8 @@ void ManagerHarness::StartManager() {
   options.housekeeping = false;
   options.run_on_events = false;
   options.background_stream_queries = background_stream_queries_;
+  options.pauseless_checkpoints = pauseless_checkpoints_;
+  options.pauseless_margin = pauseless_margin_;
   options.loop_timeout = absl::Seconds(20);
   auto manager = SupervisorManager::Create(options);
   CHECK(manager.ok()) << manager.status();

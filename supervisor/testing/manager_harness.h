@@ -54,6 +54,11 @@ class ManagerHarness : public ::testing::Test {
   // Off: runs query the FakeStream themselves (deterministic). Set before
   // StartManager().
   bool background_stream_queries_ = false;
+  // Off: every checkpoint round pauses (the fake workers' tasks accept end
+  // offsets while reading only with FakeTaskScript::pauseless). Set before
+  // StartManager().
+  bool pauseless_checkpoints_ = false;
+  PauselessMarginOptions pauseless_margin_;
   TempDir dir_;
   FakeClock clock_;
   FakeStream stream_;
