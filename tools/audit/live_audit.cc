@@ -135,7 +135,7 @@ absl::StatusOr<LiveAuditResult> RunLiveAudit(v1::SupervisorService::StubInterfac
                                                    absl::string_view value) {
                                                  return parser->Parse(value, row.get()).ok();
                                                }}));
-  SegmentFileVerifier verifier;
+  SegmentFileVerifier verifier(options.segment_files);
   const std::vector<v1::SegmentDescriptor> used(segments.segments().begin(),
                                                 segments.segments().end());
   result.report = RunAudit(log, used, counter.get(), &verifier);

@@ -24,6 +24,7 @@
 #include "common/kafka/consumer_settings.h"
 #include "sluice/v1/supervisor_service.grpc.pb.h"
 #include "tools/audit/exactly_once_audit.h"
+#include "tools/audit/segment_file_verifier.h"
 
 namespace sluice::audit {
 
@@ -46,6 +47,9 @@ struct LiveAuditOptions {
   // Deadline of each supervisor call; how long a Kafka read may stall.
   absl::Duration rpc_timeout = absl::Seconds(30);
   absl::Duration kafka_idle_timeout = absl::Seconds(30);
+  // How segment files are read: file:// in place; other URIs (s3://) through
+  // the deep storage given here.
+  SegmentFileVerifierOptions segment_files;
 };
 
 // The audit's inputs from a running supervisor, as one consistent snapshot

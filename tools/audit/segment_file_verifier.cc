@@ -1,5 +1,7 @@
 #include "tools/audit/segment_file_verifier.h"
 
+#include <cstdio>
+
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/segment/segment_reader.h"
@@ -24,7 +26,25 @@ absl::StatusOr<std::string> LocalSegmentPath(const std::string& uri) {
 }
 
 absl::StatusOr<VerifiedSegment> SegmentFileVerifier::Verify(const std::string& path) {
-  SLUICE_ASSIGN_OR_RETURN(std::string local, LocalSegmentPath(path));
+  const bool remote = !absl::StartsWith(path, "file://") && !absl::StartsWith(path, "/") &&
+                      path.find("://") != std::string::npos;
+  if (!remote) {
+    SLUICE_ASSIGN_OR_RETURN(std::string local, LocalSegmentPath(path));
+    return VerifyLocal(local);
+  }
+  if (options_.deep_storage == nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "segment ", path, " is in remote deep storage; the audit needs that deep storage "
+        "(its URI and credentials) to read it"));
+  }
+  SLUICE_ASSIGN_OR_RETURN(const std::string local,
+                          options_.deep_storage->LocalPathForRead(path, options_.scratch_dir));
+  absl::StatusOr<VerifiedSegment> verified = VerifyLocal(local);
+  if (local != path) std::remove(local.c_str());
+  return verified;
+}
+
+absl::StatusOr<VerifiedSegment> SegmentFileVerifier::VerifyLocal(const std::string& local) {
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<segment::SegmentReader> reader,
                           segment::SegmentReader::Open(local));
   const segment::FileHeader& header = reader->header();
