@@ -93,6 +93,15 @@ class S3HandoffTest : public ::testing::Test {
     return states.count(id) ? states[id] : v1::HANDOFF_STATE_UNSPECIFIED;
   }
 
+  // Damages an object at rest, behind the server's back.
+  static void FlipMiddleByte(const std::string& path) {
+    auto bytes = ReadFile(path);
+    ASSERT_TRUE(bytes.ok()) << bytes.status();
+    (*bytes)[bytes->size() / 2] ^= 0x5a;
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << *bytes;
+  }
+
   std::vector<std::string> Scratch() {
     return ListDirectory(dir_.path() + "/scratch").value_or(std::vector<std::string>{"?"});
   }
@@ -123,13 +132,7 @@ TEST_F(S3HandoffTest, HandoffAndReverificationReadFromS3) {
 
   // Behind the server's back: one object gets a flipped byte, one is gone.
   const std::string damaged_path = server_->ObjectPath(bucket_, "deep/wiki/seg1.sluice");
-  auto bytes = ReadFile(damaged_path);
-  ASSERT_TRUE(bytes.ok()) << bytes.status();
-  (*bytes)[bytes->size() / 2] ^= 0x5a;
-  {
-    std::ofstream out(damaged_path, std::ios::binary | std::ios::trunc);
-    out << *bytes;
-  }
+  FlipMiddleByte(damaged_path);
   ASSERT_TRUE(deep_->Delete(deleted.path()).ok());
 
   UsedSegmentVerifierOptions reverify;
@@ -169,13 +172,7 @@ TEST_F(S3HandoffTest, AuditVerifiesSegmentsOnS3) {
   EXPECT_TRUE(Scratch().empty());
 
   const std::string damaged_path = server_->ObjectPath(bucket_, "deep/wiki/seg1.sluice");
-  auto bytes = ReadFile(damaged_path);
-  ASSERT_TRUE(bytes.ok()) << bytes.status();
-  (*bytes)[bytes->size() / 2] ^= 0x5a;
-  {
-    std::ofstream out(damaged_path, std::ios::binary | std::ios::trunc);
-    out << *bytes;
-  }
+  FlipMiddleByte(damaged_path);
   EXPECT_EQ(verifier.Verify(damaged.path()).status().code(), absl::StatusCode::kDataLoss);
   EXPECT_TRUE(Scratch().empty());
 
