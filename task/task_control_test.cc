@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "common/file_util.h"
 #include "common/metrics/registry.h"
 
@@ -315,30 +316,35 @@ TEST_F(TaskControlTest, EndOffsetsRacingTheClaimsNeverCutAClaimedRecord) {
   Load();
   control->SetState(v1::TASK_STATE_READING);
   std::atomic<int64_t> claimed{100};
-  std::atomic<bool> done{false};
+  std::atomic<bool> stop{false};
   std::map<int64_t, int64_t> max_claim_by_generation;  // the loop thread's
   std::thread loop([&] {
-    for (int64_t o = 101; o <= 5000; ++o) {
+    // Claims until told to stop, so the race lasts however the threads are
+    // scheduled (a loop of fixed length could finish before the first end).
+    for (int64_t o = 101; !stop; ++o) {
       const int64_t generation = control->Claim({{0, o}});
       int64_t& max_claim = max_claim_by_generation[generation];
       max_claim = std::max(max_claim, o);
       claimed = o;
     }
-    done = true;
   });
   int refused = 0;
-  int attempts = 0;
-  while (!done) {
+  int set_ok = 0;
+  const absl::Time deadline = absl::Now() + absl::Seconds(20);
+  for (int attempts = 0; (set_ok < 20 || refused < 20) && absl::Now() < deadline; ++attempts) {
     // Sometimes behind the claims (refused), sometimes ahead (accepted).
-    const int64_t end = claimed + (attempts++ % 2 == 0 ? 2 : -1);
+    const int64_t end = claimed + (attempts % 2 == 0 ? 2 : -1);
     absl::StatusOr<v1::SetEndOffsetsResponse> set = control->SetEndOffsets({{0, end}}, false);
-    if (!set.ok()) {
+    if (set.ok()) {
+      ++set_ok;
+    } else {
       ASSERT_TRUE(set.status().code() == absl::StatusCode::kAborted ||
                   set.status().code() == absl::StatusCode::kInvalidArgument)
           << set.status();
       ++refused;
     }
   }
+  stop = true;
   loop.join();
   const SequenceList list = store_->Snapshot();
   const int64_t accepted = static_cast<int64_t>(list.sequences().size()) - 1;
