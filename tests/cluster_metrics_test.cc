@@ -326,8 +326,13 @@ TEST_F(ClusterIngestMetricsTest, EveryCatalogMetricCountsASmallIngestion) {
   EXPECT_EQ(bench::SumSamples(worker, metrics::kTaskHandoffTimeouts.name, wiki), 0);
 
   // Every metric of the catalog has a non-zero value in one of the scrapes
-  // (for histograms: observations).
+  // (for histograms: observations). Except the pauseless checkpoint
+  // fallbacks: a round falls back only when a replica has read past the
+  // proposed end, which this small ingestion does not arrange (whether it
+  // happens here depends on timing); task_e2e_test forces one and waits for
+  // this counter.
   for (const metrics::MetricDef* def : metrics::kCatalog) {
+    if (def == &metrics::kSupervisorCheckpointFallbacks) continue;
     const std::string name = def->type == metrics::MetricType::kHistogram
                                  ? absl::StrCat(def->name, "_count")
                                  : std::string(def->name);
