@@ -151,7 +151,8 @@ absl::Status LeaderElector::RunOnce() {
         leadership_.last_error.clear();
         local_deadline_ = started + ToSteady(options_.lease);
       }
-      options_.store->SetLeaderFence(LeaderFence{options_.supervisor_id, seen.epoch});
+      options_.store->SetLeaderFence(LeaderFence{options_.supervisor_id, seen.epoch},
+                                     options_.on_fenced);
       LOG(INFO) << "[supervisor] " << options_.supervisor_id << " leading at epoch " << seen.epoch
                 << " (lease " << absl::FormatDuration(options_.lease) << ", renewed every "
                 << absl::FormatDuration(renew_every_) << ")";

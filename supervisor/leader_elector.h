@@ -52,6 +52,8 @@ struct LeaderElectorOptions {
   absl::Duration renew_every = absl::ZeroDuration();
   std::function<void(int64_t epoch)> on_elected;
   std::function<void(const std::string& why)> on_lost;
+  // Runs for every transaction the fence refuses (MetadataStore::SetLeaderFence).
+  std::function<void()> on_fenced;
 };
 
 // What this supervisor knows about the leadership.

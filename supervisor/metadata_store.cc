@@ -1071,7 +1071,10 @@ absl::Status MetadataStore::InTransaction(absl::FunctionRef<absl::Status(StoreTx
     // or follows this whole transaction in the serial order.
     absl::Status fenced = CheckLeaderFence(db_.get(), *fence_);
     if (!fenced.ok()) {
-      if (IsFenced(fenced)) ++fenced_transactions_;
+      if (IsFenced(fenced)) {
+        ++fenced_transactions_;
+        if (on_fenced_) on_fenced_();
+      }
       return fenced;
     }
   }
@@ -1080,9 +1083,11 @@ absl::Status MetadataStore::InTransaction(absl::FunctionRef<absl::Status(StoreTx
   return txn->Commit();
 }
 
-void MetadataStore::SetLeaderFence(std::optional<LeaderFence> fence) {
+void MetadataStore::SetLeaderFence(std::optional<LeaderFence> fence,
+                                   std::function<void()> on_fenced) {
   absl::MutexLock lock(&mu_);
   fence_ = std::move(fence);
+  on_fenced_ = std::move(on_fenced);
 }
 
 int64_t MetadataStore::fenced_transactions() const {

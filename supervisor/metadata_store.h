@@ -17,6 +17,7 @@
 #define SLUICE_SUPERVISOR_METADATA_STORE_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -304,7 +305,10 @@ class MetadataStore {
   // UNAVAILABLE with the fenced payload (IsFenced). So a deposed leader that
   // wakes up (a long pause, SIGSTOP) commits nothing, whatever its threads
   // were doing. Unset (nullopt, the default): no check, one supervisor.
-  void SetLeaderFence(std::optional<LeaderFence> fence) ABSL_LOCKS_EXCLUDED(mu_);
+  // `on_fenced` (may be null) runs, under the store's lock, for every
+  // transaction the fence refuses (a metric).
+  void SetLeaderFence(std::optional<LeaderFence> fence, std::function<void()> on_fenced = nullptr)
+      ABSL_LOCKS_EXCLUDED(mu_);
   // Transactions the fence refused so far.
   int64_t fenced_transactions() const ABSL_LOCKS_EXCLUDED(mu_);
   // A serializable transaction the fence does not check: the election's own,
@@ -335,6 +339,7 @@ class MetadataStore {
   std::unique_ptr<SqlConnection> db_ ABSL_GUARDED_BY(mu_);
   std::optional<LeaderFence> fence_ ABSL_GUARDED_BY(mu_);
   int64_t fenced_transactions_ ABSL_GUARDED_BY(mu_) = 0;
+  std::function<void()> on_fenced_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace sluice::supervisor
