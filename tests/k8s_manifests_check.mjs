@@ -116,6 +116,51 @@ for (const w of workloads) {
       fail(w, `${where}: --listen does not serve the grpc port`);
     }
   }
+  // Several supervisors: only with leader election over a shared PostgreSQL
+  // store, readiness on the leader-only health service (so the Service routes
+  // to the leader), liveness and startup on the overall status (a standby must
+  // not be restarted for being a standby), a rollout that can replace a leader
+  // whose successor is never ready before it goes, and a disruption budget.
+  const supervisor = pod.containers.find((c) => (c.command || []).includes("/usr/local/bin/sluice-supervisor"));
+  if (w.obj.kind === "Deployment" && supervisor && spec.replicas > 1) {
+    const c = supervisor;
+    const where = `container ${c.name}`;
+    const args = c.args || [];
+    const envFromData = Object.assign({}, ...(c.envFrom || []).map((f) => configMaps.get(f.configMapRef?.name) || {}));
+    const resolve = (a) => a.replace(/\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g, (m, n) => envFromData[n] ?? m);
+    const flag = (name) => args.find((a) => a === `--${name}` || a.startsWith(`--${name}=`));
+    const fieldPath = (name) => (c.env || []).find((e) => e.name === name)?.valueFrom?.fieldRef?.fieldPath;
+    if (!["--leader_election", "--leader_election=true"].includes(flag("leader_election"))) {
+      fail(w, `${where}: ${spec.replicas} replicas need --leader_election`);
+    }
+    const store = resolve(flag("metadata_store") || "--metadata_store=").slice("--metadata_store=".length);
+    if (!/^postgres(ql)?:\/\//.test(store)) {
+      fail(w, `${where}: ${spec.replicas} replicas need a postgresql:// --metadata_store (got "${store}")`);
+    }
+    if (flag("advertise_address") !== "--advertise_address=$(POD_IP):7070" || fieldPath("POD_IP") !== "status.podIP") {
+      fail(w, `${where}: --advertise_address must be $(POD_IP):7070, POD_IP from status.podIP`);
+    }
+    if (flag("supervisor_id") !== "--supervisor_id=$(POD_NAME)" || fieldPath("POD_NAME") !== "metadata.name") {
+      fail(w, `${where}: --supervisor_id must be $(POD_NAME), POD_NAME from metadata.name`);
+    }
+    if (c.readinessProbe?.grpc?.service !== "sluice.v1.SupervisorService") {
+      fail(w, `${where}: readinessProbe must ask for service sluice.v1.SupervisorService (leader only)`);
+    }
+    for (const probe of ["livenessProbe", "startupProbe"]) {
+      if (c[probe]?.grpc?.service) fail(w, `${where}: ${probe} must use the overall status (service ""), not ${c[probe].grpc.service}`);
+    }
+    const ru = spec.strategy?.rollingUpdate || {};
+    const maxUnavailable = ru.maxUnavailable === undefined ? "25%" : String(ru.maxUnavailable);
+    const unavailable = maxUnavailable.endsWith("%")
+      ? Math.floor((spec.replicas * Number(maxUnavailable.slice(0, -1))) / 100) : Number(maxUnavailable);
+    if (spec.strategy?.type !== "Recreate" && unavailable < spec.replicas) {
+      fail(w, `rolling update maxUnavailable ${maxUnavailable} < ${spec.replicas} replicas: ` +
+              "standbys are never ready, so the old leader would never be replaced");
+    }
+    if (!ofKind("PodDisruptionBudget").some((b) => selects(b.obj.spec.selector.matchLabels, w))) {
+      fail(w, "several supervisors need a PodDisruptionBudget");
+    }
+  }
   if (w.obj.kind === "StatefulSet") {
     const governing = ofKind("Service").find((s) => s.obj.metadata.name === spec.serviceName);
     if (!governing) fail(w, `serviceName ${spec.serviceName}: no such Service`);

@@ -80,7 +80,8 @@ kustomization_lists_every_manifest() {
 
 kustomization_references_exist() {
   local ok=0 dir entry
-  for dir in "$k8s" "$k8s/base" "$k8s/overlays/mtls"; do
+  for dir in "$k8s" "$k8s/base" "$k8s"/overlays/*/; do
+    dir=${dir%/}
     for entry in $(resources_of "$dir/kustomization.yaml") \
                  $(sed -n 's/^ *- *path: *//p' "$dir/kustomization.yaml"); do
       [ -e "$dir/$entry" ] || { echo "$dir/kustomization.yaml: $entry does not exist"; ok=1; }
@@ -97,7 +98,7 @@ run_case kustomization_references_exist kustomization_references_exist
 if [ ! -x "$validator" ]; then
   reason="k8s-validate not found at $validator (set K8S_VALIDATE, or run where ../shared exists)"
   for name in validator_rejects_broken_manifest validate_base cross_object_checks_base \
-              kustomize_default kustomize_mtls; do
+              kustomize_default kustomize_mtls kustomize_postgresql_s3_ha; do
     skip_case "$name" "$reason"
   done
 else
@@ -128,7 +129,8 @@ else
   # kubectl's built-in kustomize renders each entry point; what it makes must
   # validate and pass the same checks.
   # render_and_check DIR TEXT...: DIR (under k8s/) renders, validates, passes
-  # the checks, and its output contains every TEXT.
+  # the checks, and its output contains every TEXT (and none of the TEXTs
+  # given as !TEXT).
   render_and_check() {
     local dir=$1 out="$tmp/kustomize-$(basename "$(cd "$k8s/$1" && pwd)").yaml"
     kubectl kustomize "$k8s/$dir" >"$out" || return 1
@@ -136,7 +138,11 @@ else
     shift
     local want
     for want in "$@"; do
-      grep -qF -- "$want" "$out" || { echo "rendered $dir lacks: $want"; return 1; }
+      if [ "${want#!}" != "$want" ]; then
+        ! grep -qF -- "${want#!}" "$out" || { echo "rendered $dir contains: ${want#!}"; return 1; }
+      else
+        grep -qF -- "$want" "$out" || { echo "rendered $dir lacks: $want"; return 1; }
+      fi
     done
   }
   if command -v kubectl >/dev/null 2>&1; then
@@ -144,9 +150,16 @@ else
     run_case kustomize_mtls render_and_check overlays/mtls \
       "--tls_cert=/etc/sluice/tls/tls.crt" "--tls_ca=/etc/sluice/tls/ca.crt" \
       "secretName: sluice-supervisor-tls" "secretName: sluice-task-tls" "path: /healthz"
+    run_case kustomize_postgresql_s3_ha render_and_check overlays/postgresql-s3-ha \
+      "--leader_election=true" "--metadata_store=\$(SLUICE_METADATA_STORE)" \
+      "--advertise_address=\$(POD_IP):7070" "--supervisor_id=\$(POD_NAME)" \
+      "service: sluice.v1.SupervisorService" "kind: PodDisruptionBudget" \
+      "secretName: sluice-postgresql" "name: sluice-s3" "SLUICE_DEEP_STORAGE: s3://" \
+      "!sluice-deep-storage" "!sluice-supervisor-data" "!persistentVolumeClaim:" "!type: Recreate"
   else
     skip_case kustomize_default "kubectl is not installed"
     skip_case kustomize_mtls "kubectl is not installed"
+    skip_case kustomize_postgresql_s3_ha "kubectl is not installed"
   fi
 fi
 
