@@ -6,17 +6,24 @@
 //   sluicectl --auth_token_file=admin.token submit wiki.json
 //   sluicectl submit --druid wikipedia-kafka-supervisor.json
 //   sluicectl get --druid wikipedia
+//   sluicectl verify wiki --deep_storage=s3://bucket/deep --s3_endpoint=http://minio:9000
 #include <grpcpp/grpcpp.h>
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "common/auth/grpc_auth.h"
+#include "common/open_deep_storage.h"
 #include "common/tls/credentials.h"
 #include "gflags/gflags.h"
 #include "sluice/v1/supervisor_service.grpc.pb.h"
@@ -52,6 +59,13 @@ DEFINE_string(kafka_cluster, "kafka",
 DEFINE_int64(expect_records, -1,
              "verify: records produced to the topic, which must all be in the committed ranges "
              "(-1: not checked).");
+DEFINE_string(deep_storage, "",
+              "verify: the deep storage of s3:// segments, s3://BUCKET/PREFIX (file:// segments "
+              "are read in place). Credentials: AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY/"
+              "AWS_SESSION_TOKEN or AWS_SHARED_CREDENTIALS_FILE with AWS_PROFILE.");
+DEFINE_string(s3_endpoint, "", "verify: S3 API endpoint, http(s)://host[:port] (default: AWS's)");
+DEFINE_string(s3_region, "us-east-1", "verify: S3 region");
+DEFINE_bool(s3_path_style, false, "verify: address buckets as <endpoint>/<bucket>");
 
 namespace {
 
@@ -80,6 +94,31 @@ int Run(int argc, char** argv) {
   options.bootstrap = FLAGS_bootstrap;
   options.kafka_cluster = FLAGS_kafka_cluster;
   options.expect_records = FLAGS_expect_records;
+  std::unique_ptr<sluice::DeepStorage> deep_storage;
+  std::string scratch_dir;
+  if (!FLAGS_deep_storage.empty()) {
+    sluice::DeepStorageOptions storage_options;
+    storage_options.s3.endpoint = FLAGS_s3_endpoint;
+    storage_options.s3.region = FLAGS_s3_region;
+    storage_options.s3.path_style = FLAGS_s3_path_style;
+    auto opened = sluice::OpenDeepStorage(FLAGS_deep_storage, storage_options);
+    if (!opened.ok()) {
+      std::cerr << "sluicectl: --deep_storage: " << opened.status().message() << "\n";
+      return kExitUsage;
+    }
+    deep_storage = *std::move(opened);
+    const char* tmp = getenv("TMPDIR");
+    std::string tmpl = absl::StrCat(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp",
+                                    "/sluicectl-verify-XXXXXX");
+    if (mkdtemp(tmpl.data()) == nullptr) {
+      std::cerr << "sluicectl: cannot create a scratch directory for downloads: "
+                << strerror(errno) << "\n";
+      return kExitUsage;
+    }
+    scratch_dir = tmpl;
+    options.deep_storage = deep_storage.get();
+    options.scratch_dir = scratch_dir;
+  }
 
   std::string target = FLAGS_supervisor;
   if (target.empty()) {
@@ -116,7 +155,9 @@ int Run(int argc, char** argv) {
   }
   auto channel = sluice::auth::NewChannel(target, credentials, auth, channel_args);
   auto stub = sluice::v1::SupervisorService::NewStub(channel);
-  return sluice::sluicectl::RunCommand(args, options, *stub, std::cout, std::cerr);
+  const int code = sluice::sluicectl::RunCommand(args, options, *stub, std::cout, std::cerr);
+  if (!scratch_dir.empty()) ::rmdir(scratch_dir.c_str());
+  return code;
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include <map>
+#include <sstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -12,11 +13,13 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/file_util.h"
+#include "common/open_deep_storage.h"
 #include "sluice/v1/supervisor_service.grpc.pb.h"
 #include "tests/in_process_cluster.h"
 #include "tests/s3/s3_server.h"
 #include "tests/task_mock_kafka.h"
 #include "tests/task_test_util.h"
+#include "tools/cli/commands.h"
 
 namespace sluice {
 namespace {
@@ -129,6 +132,50 @@ TEST(S3ClusterTest, SegmentsArePushedToS3AndHandedOffFromThere) {
   }
   // Nothing was written to a local deep storage.
   EXPECT_FALSE(PathExists((*cluster)->dir() + "/deep"));
+
+  // sluicectl verify reads the segments back from S3: PASS with the deep
+  // storage, FAIL (saying what is missing) without it, FAIL naming the
+  // segment once an object is damaged.
+  absl::StatusOr<std::unique_ptr<DeepStorage>> storage =
+      OpenDeepStorage(absl::StrCat("s3://", bucket, "/deep"), {.s3 = server->Options()});
+  ASSERT_TRUE(storage.ok()) << storage.status();
+  const std::string scratch = (*cluster)->dir() + "/verify-scratch";
+  ASSERT_TRUE(MakeDirs(scratch).ok());
+  sluicectl::CliOptions cli;
+  cli.bootstrap = (*kafka)->bootstrap();
+  cli.kafka_cluster = "dev";
+  cli.expect_records = kPartitions * kRecords;
+  cli.deep_storage = storage->get();
+  cli.scratch_dir = scratch;
+  {
+    std::ostringstream out, err;
+    EXPECT_EQ(sluicectl::RunCommand({"verify", "wiki"}, cli, *stub, out, err), sluicectl::kExitOk)
+        << out.str() << err.str();
+    EXPECT_TRUE(absl::StrContains(out.str(), "PASS")) << out.str();
+  }
+  {
+    sluicectl::CliOptions no_storage = cli;
+    no_storage.deep_storage = nullptr;
+    std::ostringstream out, err;
+    EXPECT_EQ(sluicectl::RunCommand({"verify", "wiki"}, no_storage, *stub, out, err),
+              sluicectl::kExitAuditFailed)
+        << out.str() << err.str();
+    EXPECT_TRUE(absl::StrContains(out.str(), "remote deep storage")) << out.str();
+  }
+  {
+    const v1::SegmentDescriptor& victim = segments.segments(0);
+    const std::string key = victim.path().substr(absl::StrCat("s3://", bucket, "/").size());
+    const std::string object = server->ObjectPath(bucket, key);
+    absl::StatusOr<std::string> bytes = ReadFile(object);
+    ASSERT_TRUE(bytes.ok()) << bytes.status();
+    (*bytes)[bytes->size() / 2] ^= 0x5a;
+    ASSERT_TRUE(WriteFileAtomically(object, *bytes).ok());
+    std::ostringstream out, err;
+    EXPECT_EQ(sluicectl::RunCommand({"verify", "wiki"}, cli, *stub, out, err),
+              sluicectl::kExitAuditFailed)
+        << out.str() << err.str();
+    EXPECT_TRUE(absl::StrContains(out.str(), victim.id())) << out.str();
+  }
 }
 
 }  // namespace

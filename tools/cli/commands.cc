@@ -309,6 +309,8 @@ int Verify(const Args& args, Context& ctx) {
   options.kafka_cluster = *kind;
   options.expect_records = ctx.options.expect_records;
   options.rpc_timeout = ctx.options.timeout;
+  options.segment_files.deep_storage = ctx.options.deep_storage;
+  options.segment_files.scratch_dir = ctx.options.scratch_dir;
   absl::StatusOr<audit::LiveAuditResult> result = audit::RunLiveAudit(ctx.stub, options);
   if (!result.ok()) {
     ctx.err << "sluicectl: verify " << args[0]
@@ -389,6 +391,8 @@ std::string Usage() {
                   "  --tls_ca/--tls_cert/--tls_key, --include_unused, --limit, --interval,\n"
                   "  --include_finished, --states, --loader, --druid, --allow_unsupported,\n"
                   "  --expect_records, --bootstrap, --kafka_cluster (verify)\n"
+                  "  --deep_storage=s3://BUCKET/PREFIX, --s3_endpoint, --s3_region, --s3_path_style\n"
+                  "    (verify: read s3:// segments; credentials from AWS_ACCESS_KEY_ID/...)\n"
                   "exit codes: 0 ok, 1 the RPC failed (gRPC code and message on stderr),\n"
                   "  2 bad usage or input (nothing sent), 3 verify found discrepancies (FAIL)\n");
   return out;

@@ -18,6 +18,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/deep_storage.h"
 #include "sluice/v1/supervisor_service.grpc.pb.h"
 
 namespace sluice {
@@ -55,6 +56,11 @@ struct CliOptions {
   std::string bootstrap;
   std::string kafka_cluster = "kafka";
   int64_t expect_records = -1;
+  // verify: where segments outside file:// (s3://) are read from, and the
+  // directory their downloads go to (each removed after its check). Null:
+  // file:// segments only; others fail the check, saying what is missing.
+  DeepStorage* deep_storage = nullptr;
+  std::string scratch_dir;
   // submit: the file is a Druid Kafka supervisor spec (sent as
   // druid_spec_json); with allow_unsupported its unsupported fields are
   // ignored, a warning each. get: print the spec in Druid's shape.
