@@ -133,6 +133,7 @@ absl::StatusOr<v1::PublishSegmentsResponse> Publisher::Publish(
   v1::PublishSegmentsResponse response;
   int skipped = 0;
   OffsetMap before;
+  std::vector<ReplicaDivergence> divergences;
 
   absl::Status status = options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
     response.Clear();
@@ -142,6 +143,7 @@ absl::StatusOr<v1::PublishSegmentsResponse> Publisher::Publish(
 
     SLUICE_ASSIGN_OR_RETURN(auto committed, txn.CommittedSequence(ds, request.sequence_name()));
     if (committed) {
+      SLUICE_ASSIGN_OR_RETURN(divergences, Diverging(txn, request, *committed));
       return absl::AbortedError(absl::StrCat(
           "sequence ", request.sequence_name(), " is already committed (by task ",
           committed->task_id(), " at ", FormatIsoInstant(committed->committed_at_ms()),
@@ -222,6 +224,10 @@ absl::StatusOr<v1::PublishSegmentsResponse> Publisher::Publish(
   if (!status.ok()) {
     VLOG(1) << "[supervisor " << ds << "] publish of " << request.sequence_name() << " by "
             << request.task_id() << " refused: " << status;
+    for (const ReplicaDivergence& divergence : divergences) {
+      LOG(ERROR) << "[supervisor " << ds << "] " << divergence.Describe();
+      if (options_.on_replica_divergence) options_.on_replica_divergence(divergence);
+    }
     return status;
   }
   LOG(INFO) << "[supervisor " << ds << "] published sequence " << request.sequence_name()
@@ -231,6 +237,51 @@ absl::StatusOr<v1::PublishSegmentsResponse> Publisher::Publish(
             << FormatOffsets(end);
   SLUICE_RETURN_IF_ERROR(SLUICE_FAULT_POINT("supervisor.publish.after_commit"));
   return response;
+}
+
+std::string ReplicaDivergence::Describe() const {
+  return absl::StrCat(
+      "replica divergence in sequence ", sequence_name, ": segment ", segment_id,
+      " committed by task ", committed_task_id, " (", committed_rows, " rows, ", committed_bytes,
+      " bytes, checksum ", committed_checksum, ", ", committed_path, ") differs from task ",
+      replica_task_id, "'s (", replica_rows, " rows, ", replica_bytes, " bytes, checksum ",
+      replica_checksum, ", ", replica_path, "); both files are kept");
+}
+
+absl::StatusOr<std::vector<ReplicaDivergence>> Publisher::Diverging(
+    StoreTxn& txn, const v1::PublishSegmentsRequest& request,
+    const v1::CommittedSequence& committed) {
+  std::vector<ReplicaDivergence> out;
+  if (committed.task_id() == request.task_id()) return out;  // our own retry
+  for (const v1::SegmentDescriptor& segment : request.segments()) {
+    SLUICE_ASSIGN_OR_RETURN(std::vector<v1::SegmentDescriptor> stored,
+                            txn.ListSegments(request.datasource(), &segment.interval(),
+                                             /*include_unused=*/true, /*limit=*/1 << 20));
+    for (const v1::SegmentDescriptor& c : stored) {
+      if (c.id() != segment.id()) continue;
+      if (c.checksum() == segment.checksum() && c.num_rows() == segment.num_rows() &&
+          c.size_bytes() == segment.size_bytes()) {
+        break;
+      }
+      ReplicaDivergence d;
+      d.datasource = request.datasource();
+      d.sequence_name = request.sequence_name();
+      d.segment_id = segment.id();
+      d.committed_task_id = committed.task_id();
+      d.committed_path = c.path();
+      d.committed_checksum = c.checksum();
+      d.committed_rows = c.num_rows();
+      d.committed_bytes = c.size_bytes();
+      d.replica_task_id = request.task_id();
+      d.replica_path = segment.path();
+      d.replica_checksum = segment.checksum();
+      d.replica_rows = segment.num_rows();
+      d.replica_bytes = segment.size_bytes();
+      out.push_back(std::move(d));
+      break;
+    }
+  }
+  return out;
 }
 
 absl::StatusOr<v1::GetPublishedSegmentsResponse> Publisher::GetPublished(

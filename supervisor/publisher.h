@@ -5,6 +5,10 @@
 #ifndef SLUICE_SUPERVISOR_PUBLISHER_H_
 #define SLUICE_SUPERVISOR_PUBLISHER_H_
 
+#include <functional>
+#include <string>
+#include <vector>
+
 #include "absl/status/statusor.h"
 #include "common/deep_storage.h"
 #include "sluice/v1/supervisor_service.pb.h"
@@ -12,6 +16,31 @@
 #include "supervisor/metadata_store.h"
 
 namespace sluice::supervisor {
+
+// A replica's publish of a sequence already committed by another replica
+// whose segment (same id) differs from the committed one: replicas read the
+// same offsets with the same spec and are meant to build byte-identical
+// files, so this is a bug or corruption somewhere (an alert). Both files
+// stay: the committed one is used, the replica's is kept at its own path
+// (the task does not delete a copy whose checksum differs).
+struct ReplicaDivergence {
+  std::string datasource;
+  std::string sequence_name;
+  std::string segment_id;
+  std::string committed_task_id;
+  std::string committed_path;
+  std::string committed_checksum;
+  int64_t committed_rows = 0;
+  int64_t committed_bytes = 0;
+  std::string replica_task_id;
+  std::string replica_path;
+  std::string replica_checksum;
+  int64_t replica_rows = 0;
+  int64_t replica_bytes = 0;
+
+  // One line naming both files and what differs.
+  std::string Describe() const;
+};
 
 struct PublisherOptions {
   MetadataStore* store = nullptr;
@@ -23,6 +52,9 @@ struct PublisherOptions {
   Clock* clock = Clock::Real();
   // Where copies of remote segment files are downloaded to be verified.
   std::string scratch_dir = "/tmp";
+  // Called (on the publishing RPC's thread) for each diverging segment of a
+  // replica's late publish; null: logged only.
+  std::function<void(const ReplicaDivergence&)> on_replica_divergence;
 };
 
 class Publisher {
@@ -34,7 +66,9 @@ class Publisher {
   // - NOT_FOUND: unknown datasource;
   // - ABORTED: the start is behind the stored offsets, or the sequence is
   //   already committed (a replica or an earlier attempt won: check
-  //   GetPublishedSegments);
+  //   GetPublishedSegments); the request's segments are then compared with
+  //   the committed ones of the same ids (checksum, rows, bytes) and each
+  //   difference is reported as a ReplicaDivergence;
   // - UNAVAILABLE: the start is ahead (an earlier group has not published;
   //   retry), or the store is busy;
   // - FAILED_PRECONDITION: a segment file is missing or is not what its
@@ -49,6 +83,11 @@ class Publisher {
 
  private:
   absl::Status CheckFiles(const v1::PublishSegmentsRequest& request);
+  // The request's segments that differ from the committed segments of the
+  // same id (inside the publish's transaction).
+  absl::StatusOr<std::vector<ReplicaDivergence>> Diverging(
+      StoreTxn& txn, const v1::PublishSegmentsRequest& request,
+      const v1::CommittedSequence& committed);
 
   const PublisherOptions options_;
 };

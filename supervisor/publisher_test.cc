@@ -205,6 +205,55 @@ TEST_F(PublisherTest, RepublishingACommittedSequenceIsAbortedAndVisibleAsPublish
   EXPECT_TRUE(published->sequence_committed());
 }
 
+// The second replica's publish of a committed sequence is compared with what
+// was committed: a segment of the same id with another checksum (or rows) is
+// a divergence, reported once per segment with both paths; the same bytes
+// (and the committing task's own retry) are not.
+TEST_F(PublisherTest, ALateReplicaWithDifferentSegmentsIsReportedAsDivergence) {
+  std::vector<ReplicaDivergence> seen;
+  PublisherOptions options;
+  options.store = store_.get();
+  options.clock = &clock_;
+  options.on_replica_divergence = [&](const ReplicaDivergence& d) { seen.push_back(d); };
+  Publisher publisher(options);
+  const OffsetMap start = {{0, 0}, {1, 0}};
+  const OffsetMap end = {{0, 5}, {1, 5}};
+  std::vector<v1::SegmentDescriptor> segments = {Segment("wiki_d_0", 0, "file:///a/0.sluice"),
+                                                 Segment("wiki_d_0", 1, "file:///a/1.sluice")};
+  ASSERT_TRUE(publisher.Publish(Request("wiki_d_0", start, end, segments)).ok());
+
+  // The committing task's own retry: never compared.
+  EXPECT_TRUE(absl::IsAborted(publisher.Publish(Request("wiki_d_0", start, end, segments)).status()));
+  EXPECT_TRUE(seen.empty());
+
+  // A replica with identical segments (its own paths): no divergence.
+  std::vector<v1::SegmentDescriptor> same = segments;
+  same[0].set_path("file:///b/0.sluice");
+  same[1].set_path("file:///b/1.sluice");
+  v1::PublishSegmentsRequest replica = Request("wiki_d_0", start, end, same);
+  replica.set_task_id("task-b");
+  EXPECT_TRUE(absl::IsAborted(publisher.Publish(replica).status()));
+  EXPECT_TRUE(seen.empty());
+
+  // A replica whose second segment differs.
+  same[1].set_checksum("crc32c:deadbeef");
+  same[1].set_num_rows(11);
+  replica = Request("wiki_d_0", start, end, same);
+  replica.set_task_id("task-b");
+  const absl::Status refused = publisher.Publish(replica).status();
+  EXPECT_TRUE(absl::IsAborted(refused)) << refused;
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].segment_id, segments[1].id());
+  EXPECT_EQ(seen[0].committed_task_id, "task-a");
+  EXPECT_EQ(seen[0].replica_task_id, "task-b");
+  EXPECT_EQ(seen[0].committed_path, "file:///a/1.sluice");
+  EXPECT_EQ(seen[0].replica_path, "file:///b/1.sluice");
+  EXPECT_EQ(seen[0].replica_rows, 11);
+  const std::string line = seen[0].Describe();
+  EXPECT_TRUE(absl::StrContains(line, "crc32c:deadbeef")) << line;
+  EXPECT_TRUE(absl::StrContains(line, "both files are kept")) << line;
+}
+
 TEST_F(PublisherTest, TwoReplicasRacingForTheSameSequenceBothSucceedOnce) {
   // Two connections to the same file, as two supervisors' worth of threads.
   auto other_store = testing::OpenTestStore(dir_.path());

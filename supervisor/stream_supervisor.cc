@@ -194,6 +194,10 @@ absl::Status StreamSupervisor::Sync(absl::Duration timeout) {
       "sync", [] {}, timeout);
 }
 
+void StreamSupervisor::NoteAlert(const absl::Status& alert) {
+  Post("alert", [this, alert] { RecordError(alert); });
+}
+
 void StreamSupervisor::Reset() {
   Post("reset", [this] { HandleReset(); });
 }

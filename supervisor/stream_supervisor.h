@@ -130,6 +130,9 @@ class StreamSupervisor {
   // A new spec version that differs only in `suspended`.
   void UpdateSpec(SpecRecord spec);
   void RequestRun() ABSL_LOCKS_EXCLUDED(queue_mu_);
+  // An alert from outside the loop (e.g. a replica divergence found by a
+  // publish): logged and shown in status recentErrors.
+  void NoteAlert(const absl::Status& alert);
 
   // Runs once now and waits for it, and for the RunTask calls it started
   // to be answered and handled (tests, admin).

@@ -51,7 +51,8 @@ UsedSegmentVerifierOptions ReverifyOptions(const SupervisorManagerOptions& optio
 SupervisorManager::SupervisorManager(SupervisorManagerOptions options)
     : options_(std::move(options)),
       instance_id_(RandomHex(16)),
-      publisher_({options_.store, options_.deep_storage, options_.clock, options_.scratch_dir}),
+      publisher_({options_.store, options_.deep_storage, options_.clock, options_.scratch_dir,
+                  [this](const ReplicaDivergence& d) { OnReplicaDivergence(d); }}),
       allocator_({options_.store, options_.clock}),
       handoff_(HandoffOptions(options_)),
       reverify_(ReverifyOptions(options_)) {
@@ -207,6 +208,22 @@ absl::StatusOr<int64_t> SupervisorManager::CleanUpPendingSegments() {
 void SupervisorManager::CheckWorkers() {
   if (registry_->CheckLiveness().empty()) return;
   for (auto& supervisor : All()) supervisor->RequestRun();
+}
+
+void SupervisorManager::OnReplicaDivergence(const ReplicaDivergence& divergence) {
+  if (options_.metrics != nullptr) {
+    options_.metrics
+        ->GetCounter(metrics::kSupervisorReplicaDivergences,
+                     {{"datasource", divergence.datasource}})
+        ->Increment();
+  }
+  std::shared_ptr<StreamSupervisor> supervisor;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = supervisors_.find(divergence.datasource);
+    if (it != supervisors_.end()) supervisor = it->second;
+  }
+  if (supervisor != nullptr) supervisor->NoteAlert(absl::DataLossError(divergence.Describe()));
 }
 
 StreamSupervisor* SupervisorManager::stream_supervisor(const std::string& datasource) {

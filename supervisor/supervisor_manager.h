@@ -169,6 +169,8 @@ class SupervisorManager {
   absl::StatusOr<int64_t> CleanUpPendingSegments();
 
  private:
+  // Publisher callback: the metric and an alert in the datasource's status.
+  void OnReplicaDivergence(const ReplicaDivergence& divergence) ABSL_LOCKS_EXCLUDED(mu_);
   explicit SupervisorManager(SupervisorManagerOptions options);
   absl::Status Init();
   // Publish after the task claim check (Publish adds the metrics).

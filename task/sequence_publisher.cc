@@ -363,6 +363,13 @@ void SequencePublisher::DeleteCopiesNotPublished(const std::vector<PushedSegment
       found = true;
       if (d.path() == p.descriptor.path()) {
         LOG(INFO) << options_.log_prefix << " our copy " << d.path() << " is the published one";
+      } else if (d.checksum() != p.descriptor.checksum() || d.num_rows() != p.descriptor.num_rows()) {
+        // Replicas are meant to be byte-identical; the supervisor raised the
+        // alert (replica divergence). Both files stay for inspection.
+        LOG(ERROR) << options_.log_prefix << " keeping our copy " << p.descriptor.path()
+                   << " for inspection: it differs from the published " << d.path()
+                   << " (checksum " << p.descriptor.checksum() << " vs " << d.checksum()
+                   << ", rows " << p.descriptor.num_rows() << " vs " << d.num_rows() << ")";
       } else if (absl::Status s = options_.deep_storage->Delete(p.descriptor.path()); s.ok()) {
         LOG(INFO) << options_.log_prefix << " deleted our copy " << p.descriptor.path()
                   << " (published: " << d.path() << ")";

@@ -113,6 +113,11 @@ inline constexpr MetricDef kSupervisorSegmentsFailingVerification{
     "Used segments whose deep-storage copy currently fails verification (HANDOFF_FAILED).",
     "datasource"};
 
+inline constexpr MetricDef kSupervisorReplicaDivergences{
+    "sluice_supervisor_replica_divergences_total", MetricType::kCounter,
+    "Segments of a replica's late publish that differ (checksum, rows, bytes) from the committed "
+    "segment of the same id: replicas are meant to be byte-identical (an alert).",
+    "datasource"};
 inline constexpr MetricDef kSupervisorLeader{
     "sluice_supervisor_leader", MetricType::kGauge,
     "1 while this supervisor leads (always, without --leader_election), 0 while it is a standby.",
@@ -162,6 +167,7 @@ inline constexpr const MetricDef* kCatalog[] = {
     &kSupervisorHandoffSeconds,
     &kSupervisorSegmentVerificationFailures,
     &kSupervisorSegmentsFailingVerification,
+    &kSupervisorReplicaDivergences,
     &kSupervisorLeader,
     &kSupervisorFencedTransactions,
     &kGrpcServerHandled,
