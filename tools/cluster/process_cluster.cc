@@ -646,6 +646,16 @@ absl::StatusOr<std::string> ProcessCluster::LeaderSupervisor(absl::Duration time
   }
 }
 
+bool ProcessCluster::Leads(absl::string_view name) {
+  for (int i = 0; i < options_.supervisors; ++i) {
+    if (SupervisorName(i) != name) continue;
+    return CheckServing(Channel(supervisor_addresses_[i]),
+                        options_.supervisors == 1 ? "" : kSupervisorServiceName)
+        .ok();
+  }
+  return false;
+}
+
 std::unique_ptr<v1::SupervisorService::Stub> ProcessCluster::SupervisorStub() {
   if (options_.supervisors == 1) {
     return v1::SupervisorService::NewStub(Channel(supervisor_addresses_[0]));

@@ -235,6 +235,10 @@ class ProcessCluster {
   // supervisor: kSupervisor once its health ("") is SERVING.
   // DEADLINE_EXCEEDED says what each supervisor answered.
   absl::StatusOr<std::string> LeaderSupervisor(absl::Duration timeout) ABSL_LOCKS_EXCLUDED(mu_);
+  // One look: `name` is a supervisor that answers as the leader now (its
+  // health of kSupervisorServiceName, or of "" with one supervisor, is
+  // SERVING).
+  bool Leads(absl::string_view name);
 
   // New stubs on channels made once per address (kept until StopAll).
   // SupervisorStub(): the supervisor's; with several, the current leader's
