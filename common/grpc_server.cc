@@ -76,6 +76,12 @@ void GrpcServer::SetServing(bool serving) {
   health->SetServingStatus(serving);
 }
 
+void GrpcServer::SetServiceServing(const std::string& service, bool serving) {
+  grpc::HealthCheckServiceInterface* health = server_->GetHealthCheckService();
+  if (health == nullptr) return;
+  health->SetServingStatus(service, serving);
+}
+
 void GrpcServer::Shutdown(absl::Duration grace) {
   if (shut_down_) return;
   shut_down_ = true;

@@ -44,6 +44,11 @@ class GrpcServer {
 
   // Health status of the server and of every registered service.
   void SetServing(bool serving);
+  // Health status of one service (e.g. "sluice.v1.SupervisorService"), apart
+  // from the server's (""): a standby supervisor is alive ("" SERVING) but
+  // not ready (its service NOT_SERVING), so a readiness probe naming the
+  // service routes traffic to the leader only.
+  void SetServiceServing(const std::string& service, bool serving);
 
   // Stops accepting calls, waits up to `grace` for running calls, then
   // cancels the rest. Idempotent.

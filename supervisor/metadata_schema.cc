@@ -205,6 +205,21 @@ CREATE TABLE offset_resets (
 ) STRICT;
 )sql";
 
+// The leader lease of supervisors sharing one store (supervisor/leader_lease.h):
+// at most one row, name 'supervisor'. epoch grows by one at every change of
+// holder; every write transaction of a leader checks it (the fence).
+// expires_at_ms is the database's clock.
+constexpr char kSchemaV3[] = R"sql(
+CREATE TABLE leader_lease (
+  name TEXT PRIMARY KEY,
+  holder_id TEXT NOT NULL,
+  holder_address TEXT NOT NULL,
+  epoch INTEGER NOT NULL,
+  acquired_at_ms INTEGER NOT NULL,
+  expires_at_ms INTEGER NOT NULL
+) STRICT;
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& SchemaMigrations() {
@@ -212,6 +227,7 @@ const std::vector<Migration>& SchemaMigrations() {
       {1, "initial tables: specs, commit metadata, segments, allocations, groups, tasks",
        kSchemaV1},
       {2, "loader handoff columns and offset reset log", kSchemaV2},
+      {3, "supervisor leader lease with an epoch (failover and fencing)", kSchemaV3},
   };
   return *migrations;
 }

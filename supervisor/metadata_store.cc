@@ -1065,8 +1065,41 @@ absl::StatusOr<std::unique_ptr<MetadataStore>> MetadataStore::Open(MetadataStore
 absl::Status MetadataStore::InTransaction(absl::FunctionRef<absl::Status(StoreTxn&)> body) {
   absl::MutexLock lock(&mu_);
   SLUICE_ASSIGN_OR_RETURN(auto txn, SqlTransaction::Begin(db_.get()));
+  if (fence_.has_value()) {
+    // Inside the transaction: under SERIALIZABLE (SQLite: the one writer) a
+    // lease taken over concurrently either precedes this read (refused here)
+    // or follows this whole transaction in the serial order.
+    absl::Status fenced = CheckLeaderFence(db_.get(), *fence_);
+    if (!fenced.ok()) {
+      if (IsFenced(fenced)) {
+        ++fenced_transactions_;
+        if (on_fenced_) on_fenced_();
+      }
+      return fenced;
+    }
+  }
   StoreTxn store_txn(db_.get());
   SLUICE_RETURN_IF_ERROR(body(store_txn));
+  return txn->Commit();
+}
+
+void MetadataStore::SetLeaderFence(std::optional<LeaderFence> fence,
+                                   std::function<void()> on_fenced) {
+  absl::MutexLock lock(&mu_);
+  fence_ = std::move(fence);
+  on_fenced_ = std::move(on_fenced);
+}
+
+int64_t MetadataStore::fenced_transactions() const {
+  absl::MutexLock lock(&mu_);
+  return fenced_transactions_;
+}
+
+absl::Status MetadataStore::InLeaseTransaction(
+    absl::FunctionRef<absl::Status(SqlConnection*)> body) {
+  absl::MutexLock lock(&mu_);
+  SLUICE_ASSIGN_OR_RETURN(auto txn, SqlTransaction::Begin(db_.get()));
+  SLUICE_RETURN_IF_ERROR(body(db_.get()));
   return txn->Commit();
 }
 

@@ -17,6 +17,7 @@
 #define SLUICE_SUPERVISOR_METADATA_STORE_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -32,6 +33,7 @@
 #include "sluice/v1/supervisor_service.pb.h"
 #include "sluice/v1/task.pb.h"
 #include "common/offsets.h"
+#include "supervisor/leader_lease_rows.h"
 #include "supervisor/sql.h"
 
 namespace sluice::supervisor {
@@ -296,6 +298,24 @@ class MetadataStore {
   absl::Status InRetriedTransaction(absl::FunctionRef<absl::Status(StoreTxn&)> body)
       ABSL_LOCKS_EXCLUDED(mu_);
 
+  // Fencing (supervisors electing a leader, supervisor/leader_elector.h):
+  // once set, every InTransaction first checks, inside the transaction, that
+  // the leader lease is still held by fence.holder_id at fence.epoch and not
+  // expired; otherwise the transaction writes nothing and returns
+  // UNAVAILABLE with the fenced payload (IsFenced). So a deposed leader that
+  // wakes up (a long pause, SIGSTOP) commits nothing, whatever its threads
+  // were doing. Unset (nullopt, the default): no check, one supervisor.
+  // `on_fenced` (may be null) runs, under the store's lock, for every
+  // transaction the fence refuses (a metric).
+  void SetLeaderFence(std::optional<LeaderFence> fence, std::function<void()> on_fenced = nullptr)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // Transactions the fence refused so far.
+  int64_t fenced_transactions() const ABSL_LOCKS_EXCLUDED(mu_);
+  // A serializable transaction the fence does not check: the election's own,
+  // which reads and writes the lease row (supervisor/leader_lease_rows.h).
+  absl::Status InLeaseTransaction(absl::FunctionRef<absl::Status(SqlConnection*)> body)
+      ABSL_LOCKS_EXCLUDED(mu_);
+
   // PRAGMA values, for tests and the startup log. UNIMPLEMENTED on
   // PostgreSQL (it has no PRAGMA; its settings are the server's).
   absl::StatusOr<std::string> Pragma(const std::string& name) ABSL_LOCKS_EXCLUDED(mu_);
@@ -315,8 +335,11 @@ class MetadataStore {
   const MetadataStoreOptions options_;
   const std::string description_;
   const SqlDialect dialect_;
-  absl::Mutex mu_;
+  mutable absl::Mutex mu_;
   std::unique_ptr<SqlConnection> db_ ABSL_GUARDED_BY(mu_);
+  std::optional<LeaderFence> fence_ ABSL_GUARDED_BY(mu_);
+  int64_t fenced_transactions_ ABSL_GUARDED_BY(mu_) = 0;
+  std::function<void()> on_fenced_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace sluice::supervisor

@@ -3,7 +3,11 @@
 #include <gflags/gflags.h>
 #include <glog/logging.h>
 
+#include <signal.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
 
 #include "common/grpc_server.h"
 #include "common/metrics/registry.h"
@@ -65,9 +69,24 @@ DEFINE_bool(kafka_allow_oidc_token_endpoint, false,
             "allow specs to set sasl.oauthbearer.method=oidc and its token endpoint URL");
 DEFINE_string(kafka_secret_env_prefix, "SLUICE_SECRET_",
               "${env:NAME} secret references must name a variable with this prefix");
+DEFINE_bool(leader_election, false,
+            "several supervisors over one PostgreSQL --metadata_store elect one leader through a "
+            "lease with an epoch; the others are standbys (not ready; calls answered UNAVAILABLE "
+            "naming the leader). A leader that loses the lease exits with code 3");
+DEFINE_int32(leader_lease_ms, 6000,
+             "leader lease length (renewed every third of it): a standby takes over this long "
+             "after the leader stopped renewing");
+DEFINE_string(advertise_address, "",
+              "host:port other processes reach this supervisor at, named by standbys "
+              "(default: the bound --listen address, the host name for 0.0.0.0)");
+DEFINE_string(supervisor_id, "", "this supervisor's name in the leader lease (default: host-pid)");
 DEFINE_string(fault_points, "",
               "fault injection for tests, e.g. supervisor.publish.after_commit=crash "
               "(see common/fault_injection.h)");
+
+namespace {
+std::atomic<bool> leadership_lost{false};
+}  // namespace
 
 int main(int argc, char** argv) {
   sluice::BlockShutdownSignals();
@@ -126,6 +145,18 @@ int main(int argc, char** argv) {
   options.client_auth = security->client_auth;
   options.kafka_policy = security->kafka_policy;
   options.metrics = &registry;
+  options.leader_election = FLAGS_leader_election;
+  options.leader_lease = absl::Milliseconds(FLAGS_leader_lease_ms);
+  options.advertise_address = FLAGS_advertise_address;
+  options.supervisor_id = FLAGS_supervisor_id;
+  options.on_leadership_lost = [](const std::string& why) {
+    // Leave through the normal shutdown (the fence already refuses every
+    // write); the exit code tells the restart policy why.
+    if (!leadership_lost.exchange(true)) {
+      LOG(WARNING) << "[supervisor] lost leadership (" << why << "); exiting with code 3";
+      ::kill(::getpid(), SIGTERM);
+    }
+  };
   auto server = sluice::supervisor::SupervisorServer::Start(std::move(options));
   if (!server.ok()) {
     LOG(ERROR) << "[supervisor] cannot start: " << server.status();
@@ -133,7 +164,7 @@ int main(int argc, char** argv) {
   }
   const int signal_number = sluice::WaitForShutdownSignal();
   LOG(INFO) << "[supervisor] signal " << signal_number << ": shutting down";
-  (*server)->Shutdown(absl::Seconds(FLAGS_shutdown_grace_seconds));
+  (*server)->Shutdown(absl::Seconds(leadership_lost ? 1 : FLAGS_shutdown_grace_seconds));
   LOG(INFO) << "[supervisor] stopped";
-  return 0;
+  return leadership_lost ? 3 : 0;
 }

@@ -1,9 +1,11 @@
 #include "supervisor/supervisor_server.h"
 
 #include <glog/logging.h>
+#include <unistd.h>
 
 #include "absl/strings/str_cat.h"
 #include "common/file_util.h"
+#include "common/metrics/catalog.h"
 #include "common/open_deep_storage.h"
 #include "common/status_macros.h"
 #include "supervisor/metadata_store_url.h"
@@ -11,6 +13,28 @@
 #include "supervisor/grpc_task_client.h"
 
 namespace sluice::supervisor {
+namespace {
+
+constexpr char kServiceName[] = "sluice.v1.SupervisorService";
+
+std::string HostName() {
+  char host[256] = {0};
+  ::gethostname(host, sizeof(host) - 1);
+  return host[0] ? host : "supervisor";
+}
+
+// host:port others reach `bound` at: a wildcard host becomes the host name.
+std::string AdvertisedAddress(const std::string& bound) {
+  const size_t colon = bound.rfind(':');
+  if (colon == std::string::npos) return bound;
+  const std::string host = bound.substr(0, colon);
+  if (host == "0.0.0.0" || host == "[::]" || host == "::" || host.empty()) {
+    return absl::StrCat(HostName(), bound.substr(colon));
+  }
+  return bound;
+}
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<SupervisorServer>> SupervisorServer::Start(
     SupervisorServerOptions options) {
@@ -44,7 +68,7 @@ absl::StatusOr<std::unique_ptr<SupervisorServer>> SupervisorServer::Start(
                     ? ", WAL, synchronous=FULL)"
                     : ", PostgreSQL, SERIALIZABLE transactions)");
 
-  SupervisorManagerOptions manager_options;
+  SupervisorManagerOptions& manager_options = server->manager_options_;
   manager_options.store = server->store_.get();
   manager_options.deep_storage = server->deep_storage_.get();
   SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<grpc::ChannelCredentials> task_credentials,
@@ -63,9 +87,32 @@ absl::StatusOr<std::unique_ptr<SupervisorServer>> SupervisorServer::Start(
   manager_options.pauseless_margin = options.pauseless_margin;
   manager_options.scratch_dir = absl::StrCat(options.data_dir, "/scratch");
   SLUICE_RETURN_IF_ERROR(MakeDirs(manager_options.scratch_dir));
-  SLUICE_ASSIGN_OR_RETURN(server->manager_, SupervisorManager::Create(manager_options));
+  metrics::Counter* fenced_counter = nullptr;
+  if (options.metrics != nullptr) {
+    server->leader_gauge_ = options.metrics->GetGauge(metrics::kSupervisorLeader);
+    fenced_counter = options.metrics->GetCounter(metrics::kSupervisorFencedTransactions);
+  }
+
+  if (!options.leader_election) {
+    absl::MutexLock lock(&server->mu_);
+    SLUICE_ASSIGN_OR_RETURN(server->manager_, SupervisorManager::Create(manager_options));
+    server->gate_ = std::make_unique<LeadershipGate>(server->manager_.get());
+    if (server->leader_gauge_ != nullptr) server->leader_gauge_->Set(1);
+  } else {
+    if (options.leader_lease < absl::Seconds(1)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--leader_lease_ms must be at least 1000 (got ",
+                       absl::ToInt64Milliseconds(options.leader_lease), ")"));
+    }
+    if (options.supervisor_id.empty()) {
+      options.supervisor_id = absl::StrCat(HostName(), "-", ::getpid());
+    }
+    // No manager until the elector says this supervisor leads.
+    server->gate_ = std::make_unique<LeadershipGate>();
+    if (server->leader_gauge_ != nullptr) server->leader_gauge_->Set(0);
+  }
   server->service_ =
-      std::make_unique<SupervisorServiceImpl>(server->manager_.get(), server->authorizer_.get());
+      std::make_unique<SupervisorServiceImpl>(server->gate_.get(), server->authorizer_.get());
 
   GrpcServerOptions grpc_options;
   grpc_options.listen_address = options.listen_address;
@@ -74,19 +121,103 @@ absl::StatusOr<std::unique_ptr<SupervisorServer>> SupervisorServer::Start(
   grpc_options.metrics = options.metrics;
   SLUICE_ASSIGN_OR_RETURN(server->grpc_, GrpcServer::Start(std::move(grpc_options)));
   server->options_ = std::move(options);
-  server->grpc_->SetServing(true);
-  LOG(INFO) << "[supervisor] serving sluice.v1.SupervisorService on " << server->address()
-            << " (data dir " << server->options_.data_dir << ", deep storage "
-            << server->options_.deep_storage_uri << ", instance " << server->manager_->instance_id()
-            << ")";
+  const SupervisorServerOptions& opts = server->options_;
+  if (!opts.leader_election) {
+    server->grpc_->SetServing(true);
+    server->grpc_->SetServiceServing(kServiceName, true);
+    absl::MutexLock lock(&server->mu_);
+    LOG(INFO) << "[supervisor] serving sluice.v1.SupervisorService on " << server->address()
+              << " (data dir " << opts.data_dir << ", deep storage " << opts.deep_storage_uri
+              << ", instance " << server->manager_->instance_id() << ")";
+    return server;
+  }
+
+  // Alive, not ready: "" serves, the service does not until this leads.
+  server->grpc_->SetServiceServing("", true);
+  server->grpc_->SetServiceServing(kServiceName, false);
+  LeaderElectorOptions elector;
+  elector.store = server->store_.get();
+  elector.supervisor_id = opts.supervisor_id;
+  elector.address =
+      opts.advertise_address.empty() ? AdvertisedAddress(server->address()) : opts.advertise_address;
+  elector.lease = opts.leader_lease;
+  SupervisorServer* raw = server.get();
+  elector.on_elected = [raw](int64_t epoch) { raw->BecomeLeader(epoch); };
+  elector.on_lost = [raw](const std::string& why) { raw->StopLeading(why); };
+  if (fenced_counter != nullptr) {
+    elector.on_fenced = [fenced_counter] { fenced_counter->Increment(); };
+  }
+  LOG(INFO) << "[supervisor] " << opts.supervisor_id << " serving on " << server->address()
+            << " (advertised as " << elector.address << ") as a standby until it holds the "
+            << "leader lease (" << absl::FormatDuration(opts.leader_lease) << ") in "
+            << server->store_->description() << "; data dir " << opts.data_dir
+            << ", deep storage " << opts.deep_storage_uri;
+  server->elector_ = std::make_unique<LeaderElector>(std::move(elector));
+  server->gate_->AttachElector(server->elector_.get());
+  server->elector_->Start();
   return server;
+}
+
+void SupervisorServer::BecomeLeader(int64_t epoch) {
+  absl::MutexLock lock(&mu_);
+  if (shutting_down_) return;
+  leading_thread_ = std::thread([this, epoch] {
+    const absl::Time start = absl::Now();
+    absl::StatusOr<std::unique_ptr<SupervisorManager>> manager =
+        SupervisorManager::Create(manager_options_);
+    if (!manager.ok()) {
+      LOG(ERROR) << "[supervisor] cannot start leading at epoch " << epoch << ": "
+                 << manager.status();
+      StopLeading(absl::StrCat("cannot start leading: ", manager.status().ToString()));
+      return;
+    }
+    {
+      absl::MutexLock lock(&mu_);
+      if (shutting_down_) return;  // the new manager stops as it goes out of scope
+      manager_ = std::move(*manager);
+      gate_->SetManager(manager_.get());
+      LOG(INFO) << "[supervisor] serving sluice.v1.SupervisorService as the leader (epoch "
+                << epoch << ", instance " << manager_->instance_id() << "; took "
+                << absl::FormatDuration(absl::Now() - start) << " to adopt)";
+    }
+    grpc_->SetServiceServing(kServiceName, true);
+    if (leader_gauge_ != nullptr) leader_gauge_->Set(1);
+  });
+}
+
+void SupervisorServer::StopLeading(const std::string& why) {
+  gate_->Close();
+  grpc_->SetServiceServing(kServiceName, false);
+  if (leader_gauge_ != nullptr) leader_gauge_->Set(0);
+  if (options_.on_leadership_lost) options_.on_leadership_lost(why);
+}
+
+SupervisorManager* SupervisorServer::manager() {
+  absl::MutexLock lock(&mu_);
+  return manager_.get();
 }
 
 SupervisorServer::~SupervisorServer() { Shutdown(absl::ZeroDuration()); }
 
 void SupervisorServer::Shutdown(absl::Duration grace) {
+  std::thread leading;
+  {
+    absl::MutexLock lock(&mu_);
+    shutting_down_ = true;
+    leading = std::move(leading_thread_);
+  }
+  if (leading.joinable()) leading.join();
   if (grpc_) grpc_->Shutdown(grace);
-  manager_.reset();
+  if (gate_) gate_->Close();
+  std::unique_ptr<SupervisorManager> manager;
+  {
+    absl::MutexLock lock(&mu_);
+    manager = std::move(manager_);
+  }
+  manager.reset();
+  // Last: the lease is renewed while the manager finishes, then given up so
+  // that a standby leads at once.
+  if (elector_) elector_->Stop(/*resign=*/true);
 }
 
 }  // namespace sluice::supervisor

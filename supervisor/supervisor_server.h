@@ -4,10 +4,14 @@
 #ifndef SLUICE_SUPERVISOR_SUPERVISOR_SERVER_H_
 #define SLUICE_SUPERVISOR_SUPERVISOR_SERVER_H_
 
+#include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/auth/authorizer.h"
 #include "common/deep_storage.h"
@@ -16,6 +20,8 @@
 #include "common/grpc_server.h"
 #include "common/metrics/registry.h"
 #include "common/tls/credentials.h"
+#include "supervisor/leader_elector.h"
+#include "supervisor/leadership_gate.h"
 #include "supervisor/pauseless_margin.h"
 #include "supervisor/metadata_store.h"
 #include "supervisor/supervisor_manager.h"
@@ -61,6 +67,24 @@ struct SupervisorServerOptions {
   // Metrics of this process (gRPC requests and what the core records); null:
   // none. Not owned; must outlive the server.
   metrics::Registry* metrics = nullptr;
+
+  // Leader election (supervisor/leader_elector.h): several supervisors over
+  // one metadata store (PostgreSQL), one leads. A standby serves gRPC (health
+  // "" SERVING, sluice.v1.SupervisorService NOT_SERVING) and answers every
+  // call UNAVAILABLE naming the leader; once it takes the lease it fences the
+  // store at its epoch and starts the manager, adopting running tasks as a
+  // restarted supervisor does. False: this supervisor leads from the start.
+  bool leader_election = false;
+  absl::Duration leader_lease = absl::Seconds(6);
+  // host:port standbys name as the leader's; empty: the bound address (with
+  // the host name for a wildcard host).
+  std::string advertise_address;
+  // The lease holder's name; empty: <host name>-<pid>.
+  std::string supervisor_id;
+  // Runs once when this supervisor loses leadership (another took the lease,
+  // or it could not renew it in time); it then serves nothing. main exits,
+  // so that the restart comes back as a standby.
+  std::function<void(const std::string& why)> on_leadership_lost;
 };
 
 class SupervisorServer {
@@ -70,7 +94,10 @@ class SupervisorServer {
 
   // host:port actually bound.
   const std::string& address() const { return grpc_->address(); }
-  SupervisorManager* manager() { return manager_.get(); }
+  // Null while this supervisor does not lead.
+  SupervisorManager* manager() ABSL_LOCKS_EXCLUDED(mu_);
+  // Null without leader election.
+  LeaderElector* elector() { return elector_.get(); }
 
   // Graceful stop: health NOT_SERVING, running calls get `grace` to finish,
   // then the stream supervisors stop (their tasks keep running, to be
@@ -79,14 +106,26 @@ class SupervisorServer {
 
  private:
   SupervisorServer() = default;
+  // On the elector's thread: start the manager on a thread of its own (it
+  // adopts tasks, which may take longer than a lease renewal period).
+  void BecomeLeader(int64_t epoch) ABSL_LOCKS_EXCLUDED(mu_);
+  void StopLeading(const std::string& why);
 
   SupervisorServerOptions options_;
+  SupervisorManagerOptions manager_options_;
   std::unique_ptr<MetadataStore> store_;
   std::unique_ptr<DeepStorage> deep_storage_;
-  std::unique_ptr<SupervisorManager> manager_;
   std::unique_ptr<auth::Authorizer> authorizer_;
+  std::unique_ptr<LeaderElector> elector_;
+  std::unique_ptr<LeadershipGate> gate_;
   std::unique_ptr<SupervisorServiceImpl> service_;
   std::unique_ptr<GrpcServer> grpc_;
+  metrics::Gauge* leader_gauge_ = nullptr;
+
+  absl::Mutex mu_;
+  std::unique_ptr<SupervisorManager> manager_ ABSL_GUARDED_BY(mu_);
+  std::thread leading_thread_ ABSL_GUARDED_BY(mu_);
+  bool shutting_down_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace sluice::supervisor

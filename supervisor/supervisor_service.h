@@ -4,17 +4,28 @@
 #ifndef SLUICE_SUPERVISOR_SUPERVISOR_SERVICE_H_
 #define SLUICE_SUPERVISOR_SUPERVISOR_SERVICE_H_
 
+#include <memory>
+
 #include "common/auth/authorizer.h"
 #include "sluice/v1/supervisor_service.grpc.pb.h"
+#include "supervisor/leadership_gate.h"
 #include "supervisor/supervisor_manager.h"
 
 namespace sluice::supervisor {
 
 class SupervisorServiceImpl final : public v1::SupervisorService::Service {
  public:
-  // `manager` and `authorizer` must outlive the service.
+  // One supervisor, always leading. `manager` and `authorizer` must outlive
+  // the service.
   SupervisorServiceImpl(SupervisorManager* manager, const auth::Authorizer* authorizer)
-      : manager_(manager), authorizer_(authorizer) {}
+      : owned_gate_(std::make_unique<LeadershipGate>(manager)),
+        gate_(owned_gate_.get()),
+        authorizer_(authorizer) {}
+  // Leader election: calls reach the gate's manager while this supervisor
+  // leads; a standby answers UNAVAILABLE naming the leader. `gate` and
+  // `authorizer` must outlive the service.
+  SupervisorServiceImpl(const LeadershipGate* gate, const auth::Authorizer* authorizer)
+      : gate_(gate), authorizer_(authorizer) {}
 
   grpc::Status CheckpointDataSourceMetadata(grpc::ServerContext*,
                                             const v1::CheckpointDataSourceMetadataRequest*,
@@ -68,7 +79,8 @@ class SupervisorServiceImpl final : public v1::SupervisorService::Service {
                             v1::GetCommitLogResponse*) override;
 
  private:
-  SupervisorManager* const manager_;
+  const std::unique_ptr<LeadershipGate> owned_gate_;
+  const LeadershipGate* const gate_;
   const auth::Authorizer* const authorizer_;
 };
 

@@ -2,6 +2,12 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <atomic>
+#include <vector>
+
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+
 #include "common/auth/grpc_auth.h"
 #include "common/grpc_status.h"
 #include "sluice/v1/supervisor_service.grpc.pb.h"
@@ -12,9 +18,18 @@ namespace {
 class GrpcSupervisorClient final : public SupervisorClient {
  public:
   explicit GrpcSupervisorClient(GrpcSupervisorClientOptions options)
-      : options_(std::move(options)),
-        stub_(v1::SupervisorService::NewStub(
-            auth::NewChannel(options_.address, options_.credentials, options_.auth))) {}
+      : options_(std::move(options)) {
+    for (absl::string_view address : absl::StrSplit(options_.address, ',', absl::SkipWhitespace())) {
+      addresses_.emplace_back(absl::StripAsciiWhitespace(address));
+      stubs_.push_back(v1::SupervisorService::NewStub(
+          auth::NewChannel(addresses_.back(), options_.credentials, options_.auth)));
+    }
+    if (stubs_.empty()) {  // validated by the worker; keep one stub so calls fail cleanly
+      addresses_.push_back(options_.address);
+      stubs_.push_back(v1::SupervisorService::NewStub(
+          auth::NewChannel(options_.address, options_.credentials, options_.auth)));
+    }
+  }
 
   absl::StatusOr<v1::CheckpointDataSourceMetadataResponse> CheckpointDataSourceMetadata(
       const v1::CheckpointDataSourceMetadataRequest& request) override {
@@ -63,16 +78,41 @@ class GrpcSupervisorClient final : public SupervisorClient {
   absl::StatusOr<Response> Call(grpc::Status (Stub::*method)(grpc::ClientContext*, const Request&,
                                                              Response*),
                                 const Request& request, absl::Duration timeout) {
-    grpc::ClientContext context;
-    context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
-    Response response;
-    const grpc::Status status = (stub_.get()->*method)(&context, request, &response);
-    if (!status.ok()) return FromGrpcStatus(status);
-    return response;
+    const absl::Time deadline = absl::Now() + timeout;
+    const size_t n = stubs_.size();
+    grpc::Status status;
+    for (size_t attempt = 0; attempt < n; ++attempt) {
+      const size_t index = current_.load() % n;
+      grpc::ClientContext context;
+      context.set_deadline(absl::ToChronoTime(deadline));
+      Response response;
+      status = (stubs_[index].get()->*method)(&context, request, &response);
+      if (status.ok()) return response;
+      if (status.error_code() != grpc::StatusCode::UNAVAILABLE || n == 1) break;
+      current_.store(NextIndex(index, context));
+      if (absl::Now() >= deadline) break;
+    }
+    return FromGrpcStatus(status);
+  }
+
+  // After UNAVAILABLE from addresses_[index]: the leader it named, if it is
+  // one of ours, else the next one.
+  size_t NextIndex(size_t index, const grpc::ClientContext& context) const {
+    const auto& trailing = context.GetServerTrailingMetadata();
+    auto it = trailing.find("sluice-leader-address");
+    if (it != trailing.end()) {
+      const std::string leader(it->second.data(), it->second.size());
+      for (size_t i = 0; i < addresses_.size(); ++i) {
+        if (addresses_[i] == leader) return i;
+      }
+    }
+    return (index + 1) % addresses_.size();
   }
 
   const GrpcSupervisorClientOptions options_;
-  const std::unique_ptr<Stub> stub_;
+  std::vector<std::string> addresses_;
+  std::vector<std::unique_ptr<Stub>> stubs_;
+  std::atomic<size_t> current_{0};
 };
 
 }  // namespace

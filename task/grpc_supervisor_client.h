@@ -18,7 +18,13 @@
 namespace sluice::task {
 
 struct GrpcSupervisorClientOptions {
-  // host:port of the supervisor.
+  // host:port of the supervisor, or a comma-separated list of the supervisors
+  // that elect a leader among them (--leader_election). With several, a call
+  // answered UNAVAILABLE (a standby, or a supervisor that is down) goes to
+  // the leader the answer names (trailing metadata sluice-leader-address,
+  // when it is one of the list) or else to the next address, within the
+  // call's deadline; later calls start at the last one that answered. In
+  // Kubernetes one Service address (readiness-gated to the leader) is enough.
   std::string address;
   // Null: plaintext.
   std::shared_ptr<grpc::ChannelCredentials> credentials;

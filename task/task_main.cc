@@ -12,7 +12,9 @@
 
 DEFINE_string(listen, "0.0.0.0:7071", "host:port to serve gRPC on (port 0: pick a free one)");
 DEFINE_string(data_dir, "./sluice-data/worker", "directory of task state (sequences, spills)");
-DEFINE_string(supervisor, "127.0.0.1:7070", "host:port of the supervisor");
+DEFINE_string(supervisor, "127.0.0.1:7070",
+              "host:port of the supervisor, or a comma-separated list of supervisors that elect "
+              "a leader (calls follow the leader)");
 DEFINE_string(deep_storage, "",
               "deep storage URI, file:///path or s3://bucket/prefix "
               "(default: <data_dir>/deep-storage)");

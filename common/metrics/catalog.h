@@ -113,6 +113,16 @@ inline constexpr MetricDef kSupervisorSegmentsFailingVerification{
     "Used segments whose deep-storage copy currently fails verification (HANDOFF_FAILED).",
     "datasource"};
 
+inline constexpr MetricDef kSupervisorLeader{
+    "sluice_supervisor_leader", MetricType::kGauge,
+    "1 while this supervisor leads (always, without --leader_election), 0 while it is a standby.",
+    ""};
+inline constexpr MetricDef kSupervisorFencedTransactions{
+    "sluice_supervisor_fenced_transactions_total", MetricType::kCounter,
+    "Metadata transactions refused because this supervisor no longer holds the leader lease "
+    "at its epoch (nothing written; the supervisor exits).",
+    ""};
+
 // ---- both binaries: gRPC server (recorded by grpc_server_metrics.h) ----
 
 inline constexpr MetricDef kGrpcServerHandled{
@@ -152,6 +162,8 @@ inline constexpr const MetricDef* kCatalog[] = {
     &kSupervisorHandoffSeconds,
     &kSupervisorSegmentVerificationFailures,
     &kSupervisorSegmentsFailingVerification,
+    &kSupervisorLeader,
+    &kSupervisorFencedTransactions,
     &kGrpcServerHandled,
     &kGrpcServerHandlingSeconds,
 };
