@@ -15,6 +15,7 @@
 #include "absl/time/clock.h"
 #include "tools/produce/wiki_rows.h"
 #include "common/file_util.h"
+#include "common/open_deep_storage.h"
 #include "common/grpc_status.h"
 #include "common/kafka/consumer_settings.h"
 #include "common/status_macros.h"
@@ -32,6 +33,9 @@ namespace {
 
 constexpr absl::Duration kRpcTimeout = absl::Seconds(10);
 constexpr absl::Duration kPollInterval = absl::Milliseconds(100);
+// How long a call waits for a leader among several supervisors.
+constexpr absl::Duration kLeaderTimeout = absl::Seconds(30);
+constexpr absl::Duration kLeaderLookup = absl::Seconds(20);
 
 // --fault_points arming every point of `points` for `process` by a file.
 std::string FaultPointsFlag(const std::string& root, const std::string& process,
@@ -89,18 +93,51 @@ absl::StatusOr<std::unique_ptr<FaultScenario>> FaultScenario::Start(ScenarioOpti
 }
 
 absl::Status FaultScenario::Init() {
+  if (options_.supervisors > 1 && options_.metadata_store_url.empty()) {
+    return absl::InvalidArgumentError(
+        "several supervisors need a shared metadata store (metadata_store_url)");
+  }
+  const bool s3 = !options_.s3_endpoint.empty();
+  if (s3 && (options_.s3_bucket.empty() || options_.s3_credentials.empty())) {
+    return absl::InvalidArgumentError("S3 deep storage needs s3_bucket and s3_credentials");
+  }
   root_ = absl::StrCat(testing::TestTmpDir(), "/", options_.name);
   SLUICE_RETURN_IF_ERROR(RemoveAll(root_));
-  SLUICE_RETURN_IF_ERROR(MakeDirs(root_ + "/arm/" + cluster::kSupervisor));
 
   cluster::ProcessClusterOptions o;
   o.root_dir = root_;
+  o.supervisors = options_.supervisors;
   o.workers = options_.workers;
   o.brokers = options_.brokers;
   o.topics = {absl::StrCat(options_.topic, ":", options_.partitions)};
   o.external_bootstrap_servers = options_.external_bootstrap_servers;
-  o.extra_flags[cluster::kSupervisor] = {
-      FaultPointsFlag(root_, cluster::kSupervisor, SupervisorCrashPoints(), false)};
+  // Every supervisor its own arm directory: the key "supervisor" applies to
+  // all of them, each further one's own flag (later) overrides it.
+  for (int i = 0; i < options_.supervisors; ++i) {
+    const std::string name = cluster::SupervisorName(i);
+    SLUICE_RETURN_IF_ERROR(MakeDirs(root_ + "/arm/" + name));
+    o.extra_flags[name].push_back(FaultPointsFlag(root_, name, SupervisorCrashPoints(), false));
+  }
+  if (!options_.metadata_store_url.empty()) {
+    o.extra_flags[cluster::kSupervisor].push_back("--metadata_store=" +
+                                                  options_.metadata_store_url);
+  }
+  if (s3) {
+    o.deep_storage_uri = absl::StrCat("s3://", options_.s3_bucket,
+                                      options_.s3_prefix.empty() ? "" : "/", options_.s3_prefix);
+    for (const char* process : {cluster::kSupervisor, "worker"}) {
+      std::vector<std::string>& flags = o.extra_flags[process];
+      flags.insert(flags.end(), {"--s3_endpoint=" + options_.s3_endpoint, "--s3_path_style",
+                                 "--s3_max_attempts=4", "--s3_request_timeout_ms=20000"});
+    }
+    // The standard AWS variables (common/s3/s3_credentials.h), not flags: a
+    // command line is visible to every local user and lands in logs.
+    o.env["AWS_ACCESS_KEY_ID"] = options_.s3_credentials.access_key_id;
+    o.env["AWS_SECRET_ACCESS_KEY"] = options_.s3_credentials.secret_access_key;
+    if (!options_.s3_credentials.session_token.empty()) {
+      o.env["AWS_SESSION_TOKEN"] = options_.s3_credentials.session_token;
+    }
+  }
   for (int i = 0; i < options_.workers; ++i) {
     const std::string name = cluster::WorkerName(i);
     SLUICE_RETURN_IF_ERROR(MakeDirs(root_ + "/arm/" + name));
@@ -116,9 +153,39 @@ absl::Status FaultScenario::Init() {
     return Annotate(healthy, absl::StrCat("starting the cluster of scenario ", options_.name,
                                           " (logs in ", root_, "/logs)"));
   }
-  supervisor_ = cluster_->SupervisorStub();
-
   return SubmitSpec();
+}
+
+v1::SupervisorService::Stub* FaultScenario::supervisor() {
+  std::string name = cluster::kSupervisor;
+  if (options_.supervisors > 1) {
+    if (leader_.empty() || !cluster_->Leads(leader_)) {
+      absl::StatusOr<std::string> leader = cluster_->LeaderSupervisor(kLeaderLookup);
+      leader_ = leader.ok() ? *leader : "";
+      if (!leader.ok()) LOG(WARNING) << "[scenario " << options_.name << "] " << leader.status();
+    }
+    if (!leader_.empty()) name = leader_;
+  }
+  std::unique_ptr<v1::SupervisorService::Stub>& stub = supervisors_[name];
+  if (stub == nullptr) stub = cluster_->SupervisorStub(name);
+  return stub.get();
+}
+
+absl::Status FaultScenario::CallSupervisor(
+    const std::function<grpc::Status(v1::SupervisorService::Stub*, grpc::ClientContext*)>& call) {
+  const absl::Time deadline = absl::Now() + kLeaderTimeout;
+  while (true) {
+    v1::SupervisorService::Stub* stub = supervisor();
+    grpc::ClientContext context;
+    const grpc::Status status = call(stub, WithDeadline(&context));
+    if (status.ok() || options_.supervisors == 1 ||
+        status.error_code() != grpc::StatusCode::UNAVAILABLE || absl::Now() >= deadline) {
+      return FromGrpcStatus(status);
+    }
+    // A standby's answer, or the leader is gone: look for the leader again.
+    leader_.clear();
+    absl::SleepFor(kPollInterval);
+  }
 }
 
 absl::Status FaultScenario::SubmitSpec(const std::function<void(v1::SupervisorSpec*)>& edit) {
@@ -157,9 +224,9 @@ absl::Status FaultScenario::SubmitSpec(const std::function<void(v1::SupervisorSp
   tuning->set_handoff_condition_timeout("PT60S");
   if (edit) edit(spec);
   v1::SubmitSupervisorResponse response;
-  grpc::ClientContext context;
-  return Annotate(FromGrpcStatus(supervisor_->SubmitSupervisor(WithDeadline(&context), request,
-                                                               &response)),
+  return Annotate(CallSupervisor([&](v1::SupervisorService::Stub* stub, grpc::ClientContext* c) {
+                    return stub->SubmitSupervisor(c, request, &response);
+                  }),
                   "submitting the spec");
 }
 
@@ -279,20 +346,20 @@ absl::Status FaultScenario::Suspend() {
   v1::SuspendSupervisorRequest ref;
   ref.set_datasource(kDatasource);
   v1::SuspendSupervisorResponse summary;
-  grpc::ClientContext context;
-  return Annotate(
-      FromGrpcStatus(supervisor_->SuspendSupervisor(WithDeadline(&context), ref, &summary)),
-      "SuspendSupervisor");
+  return Annotate(CallSupervisor([&](v1::SupervisorService::Stub* stub, grpc::ClientContext* c) {
+                    return stub->SuspendSupervisor(c, ref, &summary);
+                  }),
+                  "SuspendSupervisor");
 }
 
 absl::Status FaultScenario::Resume() {
   v1::ResumeSupervisorRequest ref;
   ref.set_datasource(kDatasource);
   v1::ResumeSupervisorResponse summary;
-  grpc::ClientContext context;
-  return Annotate(
-      FromGrpcStatus(supervisor_->ResumeSupervisor(WithDeadline(&context), ref, &summary)),
-      "ResumeSupervisor");
+  return Annotate(CallSupervisor([&](v1::SupervisorService::Stub* stub, grpc::ClientContext* c) {
+                    return stub->ResumeSupervisor(c, ref, &summary);
+                  }),
+                  "ResumeSupervisor");
 }
 
 absl::Status FaultScenario::ResetOffsets(const PartitionOffsets& offsets) {
@@ -300,10 +367,10 @@ absl::Status FaultScenario::ResetOffsets(const PartitionOffsets& offsets) {
   request.set_datasource(kDatasource);
   for (const auto& [p, o] : offsets) (*request.mutable_offsets())[p] = o;
   v1::ResetOffsetsResponse summary;
-  grpc::ClientContext context;
-  return Annotate(
-      FromGrpcStatus(supervisor_->ResetOffsets(WithDeadline(&context), request, &summary)),
-      absl::StrCat("ResetOffsets ", FormatPartitionOffsets(offsets)));
+  return Annotate(CallSupervisor([&](v1::SupervisorService::Stub* stub, grpc::ClientContext* c) {
+                    return stub->ResetOffsets(c, request, &summary);
+                  }),
+                  absl::StrCat("ResetOffsets ", FormatPartitionOffsets(offsets)));
 }
 
 absl::Status FaultScenario::ChangeSpec(const std::function<void(v1::SupervisorSpec*)>& edit) {
@@ -326,9 +393,10 @@ absl::StatusOr<v1::SupervisorStatus> FaultScenario::Status() {
   v1::GetSupervisorStatusRequest ref;
   ref.set_datasource(kDatasource);
   v1::GetSupervisorStatusResponse response;
-  grpc::ClientContext context;
   SLUICE_RETURN_IF_ERROR(
-      FromGrpcStatus(supervisor_->GetSupervisorStatus(WithDeadline(&context), ref, &response)));
+      CallSupervisor([&](v1::SupervisorService::Stub* stub, grpc::ClientContext* c) {
+        return stub->GetSupervisorStatus(c, ref, &response);
+      }));
   return std::move(*response.mutable_status());
 }
 
@@ -336,9 +404,10 @@ absl::StatusOr<v1::GetCommitLogResponse> FaultScenario::CommitLog() {
   v1::GetCommitLogRequest ref;
   ref.set_datasource(kDatasource);
   v1::GetCommitLogResponse log;
-  grpc::ClientContext context;
   SLUICE_RETURN_IF_ERROR(
-      FromGrpcStatus(supervisor_->GetCommitLog(WithDeadline(&context), ref, &log)));
+      CallSupervisor([&](v1::SupervisorService::Stub* stub, grpc::ClientContext* c) {
+        return stub->GetCommitLog(c, ref, &log);
+      }));
   return log;
 }
 
@@ -347,9 +416,10 @@ absl::StatusOr<v1::SupervisorServiceListTasksResponse> FaultScenario::Tasks(bool
   request.set_datasource(kDatasource);
   request.set_include_finished(include_finished);
   v1::SupervisorServiceListTasksResponse response;
-  grpc::ClientContext context;
   SLUICE_RETURN_IF_ERROR(
-      FromGrpcStatus(supervisor_->ListTasks(WithDeadline(&context), request, &response)));
+      CallSupervisor([&](v1::SupervisorService::Stub* stub, grpc::ClientContext* c) {
+        return stub->ListTasks(c, request, &response);
+      }));
   return response;
 }
 
@@ -430,7 +500,7 @@ audit::AuditReport FaultScenario::Audit(const PartitionOffsets& reset) {
   audit::AuditReport failed;
   failed.datasource = kDatasource;
   absl::StatusOr<audit::AuditInputs> inputs =
-      audit::FetchAuditInputs(*supervisor_, kDatasource, kRpcTimeout);
+      audit::FetchAuditInputs(*supervisor(), kDatasource, kRpcTimeout);
   if (!inputs.ok()) {
     failed.discrepancies.push_back(
         absl::StrCat("cannot read the commit log and segments: ", inputs.status().ToString()));
@@ -450,7 +520,32 @@ audit::AuditReport FaultScenario::Audit(const PartitionOffsets& reset) {
         absl::StrCat("cannot read Kafka: ", counter.status().ToString()));
     return failed;
   }
-  audit::SegmentFileVerifier verifier;
+  // Segments in S3 are downloaded (to a scratch directory), checked and
+  // removed; file:// ones are read in place.
+  std::unique_ptr<DeepStorage> deep_storage;
+  audit::SegmentFileVerifierOptions files;
+  if (!options_.s3_endpoint.empty()) {
+    DeepStorageOptions deep_options;
+    deep_options.s3.endpoint = options_.s3_endpoint;
+    deep_options.s3.path_style = true;
+    deep_options.s3.credentials = options_.s3_credentials;
+    absl::StatusOr<std::unique_ptr<DeepStorage>> opened =
+        OpenDeepStorage(cluster_->deep_storage_uri(), deep_options);
+    if (!opened.ok()) {
+      failed.discrepancies.push_back(absl::StrCat("cannot open the deep storage ",
+                                                  cluster_->deep_storage_uri(), ": ",
+                                                  opened.status().ToString()));
+      return failed;
+    }
+    deep_storage = *std::move(opened);
+    files.deep_storage = deep_storage.get();
+    files.scratch_dir = root_ + "/audit-scratch";
+    if (absl::Status made = MakeDirs(files.scratch_dir); !made.ok()) {
+      failed.discrepancies.push_back(made.ToString());
+      return failed;
+    }
+  }
+  audit::SegmentFileVerifier verifier(files);
   audit::AuditReport report =
       audit::RunAudit(inputs->commit_log, inputs->used_segments, counter->get(), &verifier);
   CheckResetsDeclared(reset, &report);
@@ -498,6 +593,15 @@ std::string FaultScenario::Context() {
   absl::StrAppend(&out, "\n");
   if (absl::Status alive = cluster_->CheckAlive(); !alive.ok()) {
     absl::StrAppend(&out, "dead processes: ", alive.message().substr(0, 3000), "\n");
+  }
+  if (options_.supervisors > 1) {
+    // Briefly: without a leader every call below would wait for one.
+    absl::StatusOr<std::string> leader = cluster_->LeaderSupervisor(absl::Seconds(3));
+    if (!leader.ok()) {
+      absl::StrAppend(&out, "supervisors: ", leader.status().message(), "\n");
+      return out;
+    }
+    absl::StrAppend(&out, "leading supervisor: ", *leader, "\n");
   }
   absl::StatusOr<v1::SupervisorStatus> status = Status();
   if (!status.ok()) {

@@ -1,5 +1,6 @@
 // One fault scenario on a real process cluster (//tools/cluster): the dev
-// broker, the supervisor and N task workers on 127.0.0.1, a topic, a spec
+// broker, the supervisor (or several, one leading: `supervisors`) and N task
+// workers on 127.0.0.1, a topic, a spec
 // submitted, records produced (//tools/produce, some malformed) while faults
 // are injected, then the end: everything produced committed and the
 // exactly-once audit.
@@ -19,6 +20,15 @@
 // (once). Workers also fail every deep storage push while
 // <root>/arm/deep-storage-down exists (SetDeepStorageDown). A test that passes
 // its own --fault_points in extra_flags replaces these for that process.
+//
+// Several supervisors (options.supervisors > 1, over options.
+// metadata_store_url): supervisor() and every admin or read call go to the
+// leader of the moment (a call answered UNAVAILABLE is tried again on
+// whichever supervisor leads then, for up to 30 s). S3 deep storage
+// (options.s3_endpoint): the processes get the bucket, endpoint and
+// credentials (as AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY in their
+// environment, never on a command line), and the audit reads the segments
+// from there.
 //
 // Methods that wait poll with generous deadlines (the machine may be
 // loaded); none asserts after a fixed sleep. Call everything from the test's
@@ -40,6 +50,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/s3/s3_options.h"
 #include "sluice/v1/supervisor_service.grpc.pb.h"
 #include "tests/fault/invariants.h"
 #include "tools/audit/exactly_once_audit.h"
@@ -54,6 +65,21 @@ struct ScenarioOptions {
   // Names the scenario's directory and its messages. Required.
   std::string name;
   int workers = 3;
+  // More than one: they elect a leader over `metadata_store_url` (required
+  // then), see ProcessClusterOptions::supervisors.
+  int supervisors = 1;
+  // --metadata_store of every supervisor (e.g. a PostgreSQL database's URL,
+  // tests/testing/postgres_server.h); empty: SQLite in the supervisor's data
+  // dir.
+  std::string metadata_store_url;
+  // S3 deep storage when s3_endpoint is set (http://host:port, path-style
+  // addressing, e.g. tests/s3/s3_server.h): s3://<s3_bucket>/<s3_prefix>.
+  // The bucket must exist. The credentials go to the processes through their
+  // environment and are never printed.
+  std::string s3_endpoint;
+  std::string s3_bucket;
+  std::string s3_prefix = "deep";
+  s3::S3Credentials s3_credentials;
   int brokers = 1;
   int partitions = 4;
   // Kafka outside the cluster (a real Apache Kafka broker the test target
@@ -111,7 +137,12 @@ class FaultScenario {
   cluster::ProcessCluster& cluster() { return *cluster_; }
   const ScenarioOptions& options() const { return options_; }
   const std::string& root_dir() const { return root_; }
-  v1::SupervisorService::Stub* supervisor() { return supervisor_.get(); }
+  // The (leading) supervisor: with several, the stub of the one leading now
+  // (looked up on each call; waits up to 20 s for a leader, and is the first
+  // supervisor's if none leads). Valid as long as the scenario.
+  v1::SupervisorService::Stub* supervisor();
+  // The deep storage URI the processes use (file:// or s3://).
+  std::string deep_storage_uri() const { return cluster_->deep_storage_uri(); }
 
   // ---- records ----
   // Produces `records` records and waits until Kafka has them all.
@@ -194,11 +225,18 @@ class FaultScenario {
   absl::Status SubmitSpec(const std::function<void(v1::SupervisorSpec*)>& edit = nullptr);
   absl::Status ProduceNow(int64_t records, absl::Duration over);
   std::string CopyLogsOnce();
+  // One SupervisorService call on the leader, with a deadline; with several
+  // supervisors tried again (for up to 30 s) while it fails UNAVAILABLE.
+  absl::Status CallSupervisor(
+      const std::function<grpc::Status(v1::SupervisorService::Stub*, grpc::ClientContext*)>& call);
 
   const ScenarioOptions options_;
   std::string root_;
   std::unique_ptr<cluster::ProcessCluster> cluster_;
-  std::unique_ptr<v1::SupervisorService::Stub> supervisor_;
+  // A stub per supervisor name (kept: supervisor() hands out raw pointers).
+  std::map<std::string, std::unique_ptr<v1::SupervisorService::Stub>> supervisors_;
+  // The supervisor that led at the last look (several supervisors only).
+  std::string leader_;
 
   // Guards what was produced (the producer thread and the test's thread).
   mutable absl::Mutex mu_;

@@ -29,6 +29,8 @@ namespace {
 constexpr absl::Duration kProbeTimeout = absl::Seconds(1);
 constexpr absl::Duration kBrokerStartTimeout = absl::Seconds(30);
 constexpr absl::Duration kPollInterval = absl::Milliseconds(50);
+// How long SupervisorStub() waits for a leader among several supervisors.
+constexpr absl::Duration kLeaderWait = absl::Seconds(30);
 
 std::string ReadWholeFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -44,12 +46,14 @@ std::string Tail(const std::string& path, size_t bytes) {
   return all;
 }
 
-// grpc.health.v1.Health/Check of the whole server.
-absl::Status CheckServing(const std::shared_ptr<grpc::Channel>& channel) {
+// grpc.health.v1.Health/Check of `service` ("": the whole server).
+absl::Status CheckServing(const std::shared_ptr<grpc::Channel>& channel,
+                          const std::string& service = "") {
   auto stub = grpc::health::v1::Health::NewStub(channel);
   grpc::ClientContext context;
   context.set_deadline(absl::ToChronoTime(absl::Now() + kProbeTimeout));
   grpc::health::v1::HealthCheckRequest request;
+  request.set_service(service);
   grpc::health::v1::HealthCheckResponse response;
   const grpc::Status status = stub->Check(&context, request, &response);
   if (!status.ok()) {
@@ -66,6 +70,10 @@ absl::Status CheckServing(const std::shared_ptr<grpc::Channel>& channel) {
 
 std::string WorkerName(int index) { return absl::StrCat("worker-", index); }
 
+std::string SupervisorName(int index) {
+  return index == 0 ? std::string(kSupervisor) : absl::StrCat(kSupervisor, "-", index);
+}
+
 absl::StatusOr<std::unique_ptr<ProcessCluster>> ProcessCluster::Create(
     ProcessClusterOptions options) {
   if (options.root_dir.empty() || options.root_dir[0] != '/') {
@@ -78,6 +86,10 @@ absl::StatusOr<std::unique_ptr<ProcessCluster>> ProcessCluster::Create(
   if (options.workers < 0 || options.workers > 64) {
     return absl::InvalidArgumentError(
         absl::StrCat("workers must be in [0, 64], not ", options.workers));
+  }
+  if (options.supervisors < 1 || options.supervisors > 9) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("supervisors must be in [1, 9], not ", options.supervisors));
   }
   if (options.brokers < 1 || options.brokers > 32) {
     return absl::InvalidArgumentError(
@@ -99,9 +111,12 @@ absl::StatusOr<std::unique_ptr<ProcessCluster>> ProcessCluster::Create(
 
   std::unique_ptr<ProcessCluster> cluster(new ProcessCluster(std::move(options)));
   const ProcessClusterOptions& o = cluster->options_;
-  for (const std::string& dir : {o.root_dir + "/logs", o.root_dir + "/deep-storage",
-                                 cluster->data_dir(kBroker), cluster->data_dir(kSupervisor)}) {
+  for (const std::string& dir :
+       {o.root_dir + "/logs", o.root_dir + "/deep-storage", cluster->data_dir(kBroker)}) {
     if (absl::Status s = MakeDirs(dir); !s.ok()) return s;
+  }
+  for (int i = 0; i < o.supervisors; ++i) {
+    if (absl::Status s = MakeDirs(cluster->data_dir(SupervisorName(i))); !s.ok()) return s;
   }
   for (int i = 0; i < o.workers; ++i) {
     if (absl::Status s = MakeDirs(cluster->data_dir(WorkerName(i))); !s.ok()) return s;
@@ -110,7 +125,7 @@ absl::StatusOr<std::unique_ptr<ProcessCluster>> ProcessCluster::Create(
   absl::StatusOr<int> broker_port = PickStablePortRun(o.brokers);
   if (!broker_port.ok()) return broker_port.status();
   cluster->broker_base_port_ = *broker_port;
-  absl::StatusOr<std::vector<int>> ports = PickStablePorts(1 + o.workers);
+  absl::StatusOr<std::vector<int>> ports = PickStablePorts(o.supervisors + o.workers);
   if (!ports.ok()) return ports.status();
   // A port of the broker run may have been picked again; pick until disjoint.
   for (int& port : *ports) {
@@ -120,9 +135,12 @@ absl::StatusOr<std::unique_ptr<ProcessCluster>> ProcessCluster::Create(
       port = (*other)[0];
     }
   }
-  cluster->supervisor_address_ = absl::StrCat("127.0.0.1:", (*ports)[0]);
+  for (int i = 0; i < o.supervisors; ++i) {
+    cluster->supervisor_addresses_.push_back(absl::StrCat("127.0.0.1:", (*ports)[i]));
+  }
   for (int i = 0; i < o.workers; ++i) {
-    cluster->worker_addresses_.push_back(absl::StrCat("127.0.0.1:", (*ports)[1 + i]));
+    cluster->worker_addresses_.push_back(
+        absl::StrCat("127.0.0.1:", (*ports)[o.supervisors + i]));
   }
 
   std::vector<std::string> auth_supervisor = {"--insecure_no_auth"};
@@ -164,27 +182,37 @@ absl::StatusOr<std::unique_ptr<ProcessCluster>> ProcessCluster::Create(
   add(&broker.args, extra(kBroker));
   cluster->processes_.push_back(std::move(broker));
 
-  Process supervisor;
-  supervisor.name = kSupervisor;
-  supervisor.binary = o.supervisor_binary;
-  supervisor.args = {"--listen=" + cluster->supervisor_address_,
-                     "--data_dir=" + cluster->data_dir(kSupervisor),
-                     "--deep_storage=" + cluster->deep_storage_uri(),
-                     absl::StrCat("--heartbeat_interval_ms=", o.heartbeat_interval_ms),
-                     absl::StrCat("--min_worker_lost_timeout_ms=", o.min_worker_lost_timeout_ms),
-                     absl::StrCat("--handoff_period_ms=", o.handoff_period_ms),
-                     absl::StrCat("--shutdown_grace_seconds=", o.shutdown_grace_seconds)};
-  add(&supervisor.args, auth_supervisor);
-  add(&supervisor.args, extra(kSupervisor));
-  cluster->processes_.push_back(std::move(supervisor));
+  for (int i = 0; i < o.supervisors; ++i) {
+    Process supervisor;
+    supervisor.name = SupervisorName(i);
+    supervisor.address = cluster->supervisor_addresses_[i];
+    supervisor.supervisor = true;
+    supervisor.binary = o.supervisor_binary;
+    supervisor.args = {"--listen=" + supervisor.address,
+                       "--data_dir=" + cluster->data_dir(supervisor.name),
+                       "--deep_storage=" + cluster->deep_storage_uri(),
+                       absl::StrCat("--heartbeat_interval_ms=", o.heartbeat_interval_ms),
+                       absl::StrCat("--min_worker_lost_timeout_ms=", o.min_worker_lost_timeout_ms),
+                       absl::StrCat("--handoff_period_ms=", o.handoff_period_ms),
+                       absl::StrCat("--shutdown_grace_seconds=", o.shutdown_grace_seconds)};
+    if (o.supervisors > 1) {
+      add(&supervisor.args, {"--leader_election", "--advertise_address=" + supervisor.address,
+                             "--supervisor_id=" + supervisor.name});
+    }
+    add(&supervisor.args, auth_supervisor);
+    add(&supervisor.args, extra(kSupervisor));
+    if (supervisor.name != kSupervisor) add(&supervisor.args, extra(supervisor.name));
+    cluster->processes_.push_back(std::move(supervisor));
+  }
 
   for (int i = 0; i < o.workers; ++i) {
     Process worker;
     worker.name = WorkerName(i);
+    worker.address = cluster->worker_addresses_[i];
     worker.binary = o.task_binary;
-    worker.args = {"--listen=" + cluster->worker_addresses_[i],
+    worker.args = {"--listen=" + worker.address,
                    "--data_dir=" + cluster->data_dir(worker.name),
-                   "--supervisor=" + cluster->supervisor_address_,
+                   "--supervisor=" + absl::StrJoin(cluster->supervisor_addresses_, ","),
                    "--deep_storage=" + cluster->deep_storage_uri(),
                    "--worker_id=" + worker.name,
                    absl::StrCat("--capacity=", o.worker_capacity),
@@ -209,7 +237,8 @@ ProcessCluster::~ProcessCluster() {
 }
 
 std::vector<std::string> ProcessCluster::names() const {
-  std::vector<std::string> out = {kBroker, kSupervisor};
+  std::vector<std::string> out = {kBroker};
+  for (int i = 0; i < options_.supervisors; ++i) out.push_back(SupervisorName(i));
   for (int i = 0; i < options_.workers; ++i) out.push_back(WorkerName(i));
   return out;
 }
@@ -220,6 +249,7 @@ std::string ProcessCluster::worker_address(int index) const {
 }
 
 std::string ProcessCluster::deep_storage_uri() const {
+  if (!options_.deep_storage_uri.empty()) return options_.deep_storage_uri;
   return absl::StrCat("file://", options_.root_dir, "/deep-storage");
 }
 
@@ -267,6 +297,7 @@ absl::Status ProcessCluster::StartLocked(Process& process) {
   testing::SubprocessOptions sub;
   sub.binary = process.binary;
   sub.args = process.args;
+  sub.env = options_.env;
   sub.name = process.name;
   sub.stderr_path = process.log_path;
   sub.die_with_parent = options_.die_with_parent;
@@ -333,12 +364,13 @@ absl::Status ProcessCluster::ProbeLocked(Process& process, const v1::ListWorkers
     bootstrap_servers_ = std::string(absl::StripSuffix(content, "\n"));
     return absl::OkStatus();
   }
-  const std::string address = process.name == kSupervisor
-                                  ? supervisor_address_
-                                  : worker_addresses_[&process - &processes_[2]];
+  const std::string& address = process.address;
   if (absl::Status s = CheckServing(Channel(address)); !s.ok()) return s;
-  if (process.name == kSupervisor) return absl::OkStatus();
-  if (workers == nullptr) return absl::UnavailableError("the supervisor does not answer");
+  if (process.supervisor) return absl::OkStatus();
+  if (workers == nullptr) {
+    return absl::UnavailableError(options_.supervisors > 1 ? "no leading supervisor answers"
+                                                           : "the supervisor does not answer");
+  }
   for (const v1::WorkerInfo& w : workers->workers()) {
     if (w.worker_id() != process.name) continue;
     if (!w.alive()) return absl::UnavailableError("registered but not alive");
@@ -370,9 +402,34 @@ absl::Status ProcessCluster::WaitHealthy(absl::Duration timeout) {
       for (Process& p : processes_) {
         if (p.should_run && !p.subprocess->Running()) return absl::AbortedError(DiedMessage(p));
       }
+      // The supervisor that lists the workers: the only one, or the leader.
+      const Process* lister = nullptr;
+      if (options_.supervisors == 1) {
+        if (Find(kSupervisor)->should_run) lister = Find(kSupervisor);
+      } else {
+        std::vector<const Process*> leaders;
+        bool any_should_run = false;
+        for (const Process& p : processes_) {
+          if (!p.supervisor || !p.should_run) continue;
+          any_should_run = true;
+          if (CheckServing(Channel(p.address), kSupervisorServiceName).ok()) {
+            leaders.push_back(&p);
+          }
+        }
+        if (leaders.size() == 1) {
+          lister = leaders[0];
+        } else if (any_should_run) {
+          std::vector<std::string> names;
+          for (const Process* p : leaders) names.push_back(p->name);
+          waiting.push_back(leaders.empty()
+                                ? std::string("a leader (no supervisor leads yet)")
+                                : absl::StrCat("exactly one leader (several claim to lead: ",
+                                               absl::StrJoin(names, ", "), ")"));
+        }
+      }
       std::optional<v1::ListWorkersResponse> workers;
-      if (Find(kSupervisor)->should_run) {
-        auto stub = v1::SupervisorService::NewStub(Channel(supervisor_address_));
+      if (lister != nullptr) {
+        auto stub = v1::SupervisorService::NewStub(Channel(lister->address));
         grpc::ClientContext context;
         context.set_deadline(absl::ToChronoTime(absl::Now() + kProbeTimeout));
         v1::ListWorkersResponse response;
@@ -425,6 +482,31 @@ absl::Status ProcessCluster::Kill(absl::string_view name, int signal) {
   return p->subprocess->Signal(signal);
 }
 
+absl::StatusOr<testing::ExitStatus> ProcessCluster::WaitForExit(absl::string_view name,
+                                                                 absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  while (true) {
+    {
+      absl::MutexLock lock(&mu_);
+      Process* p = Find(name);
+      if (p == nullptr) return absl::NotFoundError(absl::StrCat("no process named \"", name, "\""));
+      if (p->subprocess == nullptr) {
+        return absl::FailedPreconditionError(absl::StrCat(name, " was never started"));
+      }
+      if (!p->subprocess->Running()) {
+        p->should_run = false;
+        return *p->subprocess->exit_status();
+      }
+    }
+    if (absl::Now() >= deadline) {
+      return absl::DeadlineExceededError(absl::StrCat(
+          name, " still runs after ", absl::FormatDuration(timeout), "; log tail:\n",
+          LogTail(name, 2000)));
+    }
+    absl::SleepFor(kPollInterval);
+  }
+}
+
 absl::Status ProcessCluster::Restart(absl::string_view name) {
   absl::MutexLock lock(&mu_);
   Process* p = Find(name);
@@ -461,10 +543,9 @@ absl::Status ProcessCluster::StopAll() {
   // in calls to them (a checkpoint or roll-over round retries a dead worker
   // for chatTimeout x chatRetries); the workers stop quickly either way.
   std::vector<std::vector<Process*>> phases(3);
-  for (size_t i = 0; i < processes_.size(); ++i) {
-    Process& p = processes_[i];
+  for (Process& p : processes_) {
     if (p.subprocess == nullptr || !p.subprocess->Running()) continue;
-    phases[i >= 2 ? 1 : (i == 1 ? 0 : 2)].push_back(&p);
+    phases[p.supervisor ? 0 : (p.name == kBroker ? 2 : 1)].push_back(&p);
   }
   for (const std::vector<Process*>& phase : phases) {
     for (Process* p : phase) (void)p->subprocess->Signal(SIGTERM);
@@ -518,8 +599,14 @@ std::shared_ptr<grpc::Channel> ProcessCluster::Channel(const std::string& addres
   absl::MutexLock lock(&channels_mu_);
   std::shared_ptr<grpc::Channel>& channel = channels_[address];
   if (channel == nullptr) {
+    // Reconnect soon after a process comes back (the default backoff grows
+    // to minutes), so probes of a restarted process see it at once.
+    grpc::ChannelArguments args;
+    args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+    args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+    args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
     channel = auth::NewChannel(address, grpc::InsecureChannelCredentials(),
-                               auth::ClientAuth{credentials_.admin_token});
+                               auth::ClientAuth{credentials_.admin_token}, args);
   }
   return channel;
 }
@@ -529,8 +616,61 @@ std::string ProcessCluster::token_file(const std::string& principal) const {
   return it == credentials_.token_files.end() ? "" : it->second;
 }
 
+absl::StatusOr<std::string> ProcessCluster::LeaderSupervisor(absl::Duration timeout) {
+  const std::string service = options_.supervisors == 1 ? "" : kSupervisorServiceName;
+  const absl::Time deadline = absl::Now() + timeout;
+  while (true) {
+    std::vector<std::pair<std::string, std::string>> running;  // name, address
+    {
+      absl::MutexLock lock(&mu_);
+      for (Process& p : processes_) {
+        if (p.supervisor && p.subprocess != nullptr && p.subprocess->Running()) {
+          running.emplace_back(p.name, p.address);
+        }
+      }
+    }
+    std::vector<std::string> leaders;
+    std::vector<std::string> answers;
+    for (const auto& [name, address] : running) {
+      absl::Status serving = CheckServing(Channel(address), service);
+      if (serving.ok()) leaders.push_back(name);
+      answers.push_back(absl::StrCat(name, ": ", serving.ok() ? "leads" : serving.message()));
+    }
+    if (leaders.size() == 1) return leaders[0];
+    if (absl::Now() >= deadline) {
+      return absl::DeadlineExceededError(absl::StrCat(
+          "no single leading supervisor after ", absl::FormatDuration(timeout), " (",
+          running.empty() ? "none runs" : absl::StrJoin(answers, "; "), ")"));
+    }
+    absl::SleepFor(kPollInterval);
+  }
+}
+
+bool ProcessCluster::Leads(absl::string_view name) {
+  for (int i = 0; i < options_.supervisors; ++i) {
+    if (SupervisorName(i) != name) continue;
+    return CheckServing(Channel(supervisor_addresses_[i]),
+                        options_.supervisors == 1 ? "" : kSupervisorServiceName)
+        .ok();
+  }
+  return false;
+}
+
 std::unique_ptr<v1::SupervisorService::Stub> ProcessCluster::SupervisorStub() {
-  return v1::SupervisorService::NewStub(Channel(supervisor_address_));
+  if (options_.supervisors == 1) {
+    return v1::SupervisorService::NewStub(Channel(supervisor_addresses_[0]));
+  }
+  absl::StatusOr<std::string> leader = LeaderSupervisor(kLeaderWait);
+  return SupervisorStub(leader.ok() ? *leader : std::string(kSupervisor));
+}
+
+std::unique_ptr<v1::SupervisorService::Stub> ProcessCluster::SupervisorStub(
+    absl::string_view name) {
+  std::string address = supervisor_addresses_[0];
+  for (int i = 0; i < options_.supervisors; ++i) {
+    if (SupervisorName(i) == name) address = supervisor_addresses_[i];
+  }
+  return v1::SupervisorService::NewStub(Channel(address));
 }
 
 std::unique_ptr<v1::TaskService::Stub> ProcessCluster::WorkerStub(int index) {

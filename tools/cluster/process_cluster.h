@@ -1,6 +1,7 @@
 // A whole sluice deployment as real processes on 127.0.0.1: the dev Kafka
-// broker (sluice-devbroker), one supervisor (sluice-supervisor) and N task
-// workers (sluice-task), for process-level tests, the demo and the benchmark.
+// broker (sluice-devbroker), one or more supervisors (sluice-supervisor) and
+// N task workers (sluice-task), for process-level tests, the demo and the
+// benchmark.
 //
 //   ProcessClusterOptions options;
 //   options.root_dir = dir;               // everything lives under it
@@ -11,20 +12,34 @@
 //   SLUICE_RETURN_IF_ERROR(cluster->WaitHealthy(absl::Seconds(30)));
 //   ... cluster->bootstrap_servers(), cluster->SupervisorStub() ...
 //   SLUICE_RETURN_IF_ERROR(cluster->Kill(WorkerName(1), SIGKILL));
-//   SLUICE_RETURN_IF_ERROR(cluster->Restart(WorkerName(1)));   // same port,
-//   same data dir SLUICE_RETURN_IF_ERROR(cluster->BrokerCommand("broker down
-//   1").status()); SLUICE_RETURN_IF_ERROR(cluster->StopAll());
+//   SLUICE_RETURN_IF_ERROR(cluster->Restart(WorkerName(1)));  // same port, same data dir
+//   SLUICE_RETURN_IF_ERROR(cluster->BrokerCommand("broker down 1").status());
+//   SLUICE_RETURN_IF_ERROR(cluster->StopAll());
 //
-// Processes are named kBroker ("broker"), kSupervisor ("supervisor") and
-// WorkerName(i) ("worker-0", ...; also the worker's --worker_id). Layout:
-//   <root>/broker/       bootstrap file, control FIFO, the broker's stdout
-//   <root>/supervisor/   the metadata store (SQLite)
-//   <root>/worker-<i>/   the worker's task state
-//   <root>/deep-storage/ segment files (file://), shared by all
+// Processes are named kBroker ("broker"), SupervisorName(i) ("supervisor",
+// "supervisor-1", ...; kSupervisor is SupervisorName(0)) and WorkerName(i)
+// ("worker-0", ...; also the worker's --worker_id). Layout:
+//   <root>/broker/        bootstrap file, control FIFO, the broker's stdout
+//   <root>/supervisor/    the metadata store (SQLite, unless --metadata_store)
+//   <root>/supervisor-<i>/ the data dir of each further supervisor
+//   <root>/worker-<i>/    the worker's task state
+//   <root>/deep-storage/  segment files (file://), shared by all, unless
+//                         options.deep_storage_uri names another (s3://)
 //   <root>/logs/<name>.log, <name>.restart-<k>.log   stderr of each start
 // Every port is chosen once, in Create(), below the kernel's ephemeral range
 // (free_ports.h), so a restarted process comes back at the same address. The
 // dev broker keeps its topics in memory: restarting it loses their records.
+//
+// Several supervisors (options.supervisors > 1): they elect a leader over a
+// shared metadata store, which the caller must give every one of them
+// (extra_flags["supervisor"] = {"--metadata_store=postgresql://..."}); each
+// also gets --leader_election, --advertise_address=<its address> and
+// --supervisor_id=<its name>, and every worker gets --supervisor=<all their
+// addresses, comma-separated>. The leader is the one whose gRPC health of
+// service "sluice.v1.SupervisorService" is SERVING (LeaderSupervisor);
+// standbys answer SupervisorService calls UNAVAILABLE. SupervisorStub() then
+// talks to the leader of the moment. With one supervisor (the default) none
+// of these flags is passed and everything is as it always was.
 //
 // Children are killed with the process that started them
 // (PR_SET_PDEATHSIG, tied to the *thread* that started them): call Start and
@@ -58,12 +73,20 @@ namespace cluster {
 
 inline constexpr char kBroker[] = "broker";
 inline constexpr char kSupervisor[] = "supervisor";
+// The gRPC service whose health (grpc.health.v1) is SERVING only on the
+// leading supervisor.
+inline constexpr char kSupervisorServiceName[] = "sluice.v1.SupervisorService";
 // "worker-<index>".
 std::string WorkerName(int index);
+// kSupervisor for index 0, "supervisor-<index>" after it.
+std::string SupervisorName(int index);
 
 struct ProcessClusterOptions {
   // Required: the directory everything lives under (created if missing).
   std::string root_dir;
+  // Supervisors: more than one elect a leader (see above; they need a
+  // shared --metadata_store in extra_flags["supervisor"]).
+  int supervisors = 1;
   // Task workers and their task slots.
   int workers = 2;
   int worker_capacity = 4;
@@ -83,9 +106,17 @@ struct ProcessClusterOptions {
   std::string devbroker_binary;
   std::string supervisor_binary;
   std::string task_binary;
+  // The deep storage of the supervisors and workers (--deep_storage); empty:
+  // file://<root_dir>/deep-storage. For s3:// pass --s3_endpoint etc. in
+  // extra_flags and the credentials in `env`.
+  std::string deep_storage_uri;
+  // Environment variables added to every child's (e.g. AWS_ACCESS_KEY_ID).
+  // Never logged.
+  std::map<std::string, std::string> env;
   // Flags added after the defaults (gflags keeps the last occurrence, so they
-  // override), by process name; the key "worker" applies to every worker,
-  // e.g. {{"worker-1", {"--fault_points=task.after_push=crash"}}}.
+  // override), by process name; the key "worker" applies to every worker and
+  // "supervisor" to every supervisor (then each one's own name, e.g.
+  // "supervisor-1"), e.g. {{"worker-1", {"--fault_points=task.after_push=crash"}}}.
   std::map<std::string, std::vector<std::string>> extra_flags;
   // Timing of the defaults: short, so that tests and the demo notice
   // liveness and handoff quickly.
@@ -125,11 +156,13 @@ class ProcessCluster {
   absl::Status Start() ABSL_LOCKS_EXCLUDED(mu_);
 
   // Waits until every process that should run does: the broker has written
-  // its bootstrap file, the supervisor and each worker answer the gRPC health
-  // check with SERVING, and the supervisor lists each worker as alive,
+  // its bootstrap file, every supervisor and each worker answer the gRPC
+  // health check with SERVING, and the supervisor lists each worker as alive,
   // registered by its current incarnation (WorkerInfo.start_time_ms not older
-  // than its last start). ABORTED (with the log tail) as soon as one of them
-  // exits; DEADLINE_EXCEEDED says what is still missing.
+  // than its last start). With several supervisors also: exactly one of them
+  // leads (LeaderSupervisor), and it is the one that lists the workers.
+  // ABORTED (with the log tail) as soon as one of them exits;
+  // DEADLINE_EXCEEDED says what is still missing.
   absl::Status WaitHealthy(absl::Duration timeout) ABSL_LOCKS_EXCLUDED(mu_);
 
   // SIGKILL (the process group, reaped at once) or SIGTERM (then SIGKILL
@@ -139,12 +172,20 @@ class ProcessCluster {
   // it is not running.
   absl::Status Kill(absl::string_view name, int signal) ABSL_LOCKS_EXCLUDED(mu_);
 
+  // Waits until the process ends by itself (e.g. a deposed leader exiting)
+  // and returns how it ended; it then counts as stopped on purpose (no
+  // unexpected death for CheckAlive). DEADLINE_EXCEEDED if it still runs
+  // after `timeout`; NOT_FOUND for an unknown name; FAILED_PRECONDITION if
+  // it was never started.
+  absl::StatusOr<testing::ExitStatus> WaitForExit(absl::string_view name, absl::Duration timeout)
+      ABSL_LOCKS_EXCLUDED(mu_);
+
   // Starts the process again with the same flags, port and data dir (after
   // SIGTERM + grace if it still runs). Its stderr goes to a new log file.
   // Does not wait for it to serve (WaitHealthy does).
   absl::Status Restart(absl::string_view name) ABSL_LOCKS_EXCLUDED(mu_);
 
-  // SIGTERM to every running process (the supervisor first, then the
+  // SIGTERM to every running process (the supervisors first, then the
   // workers, then the broker), SIGKILL to any still running after stop_grace. OK only
   // if every process that was running exited with code 0; otherwise the
   // error lists each one and how it ended.
@@ -161,14 +202,19 @@ class ProcessCluster {
   // The pid of the process's current incarnation (-1: never started or
   // unknown name), e.g. to signal it behind the cluster's back in a test.
   pid_t pid(absl::string_view name) const ABSL_LOCKS_EXCLUDED(mu_);
-  // Names of every process: broker, supervisor, worker-0, ...
+  // Names of every process: broker, supervisor, supervisor-1, ...,
+  // worker-0, ...
   std::vector<std::string> names() const;
+  int supervisors() const { return options_.supervisors; }
 
   // Addresses (host:port). The bootstrap list is known once the broker ran.
   std::string bootstrap_servers() const ABSL_LOCKS_EXCLUDED(mu_);
-  std::string supervisor_address() const { return supervisor_address_; }
+  // The first supervisor's (kSupervisor); every supervisor's, by index.
+  std::string supervisor_address() const { return supervisor_addresses_[0]; }
+  const std::vector<std::string>& supervisor_addresses() const { return supervisor_addresses_; }
   std::string worker_address(int index) const;
-  // file:// URI of the shared deep storage, and directories.
+  // URI of the shared deep storage (file://, or options.deep_storage_uri),
+  // and directories.
   std::string deep_storage_uri() const;
   const std::string& root_dir() const { return options_.root_dir; }
   std::string data_dir(absl::string_view name) const;
@@ -184,8 +230,23 @@ class ProcessCluster {
   // The token file of "admin", "reader", "supervisor" or a worker ("" if none).
   std::string token_file(const std::string& principal) const;
 
+  // The name of the leading supervisor: the one whose health of
+  // kSupervisorServiceName is SERVING (polls until exactly one is). With one
+  // supervisor: kSupervisor once its health ("") is SERVING.
+  // DEADLINE_EXCEEDED says what each supervisor answered.
+  absl::StatusOr<std::string> LeaderSupervisor(absl::Duration timeout) ABSL_LOCKS_EXCLUDED(mu_);
+  // One look: `name` is a supervisor that answers as the leader now (its
+  // health of kSupervisorServiceName, or of "" with one supervisor, is
+  // SERVING).
+  bool Leads(absl::string_view name);
+
   // New stubs on channels made once per address (kept until StopAll).
-  std::unique_ptr<v1::SupervisorService::Stub> SupervisorStub();
+  // SupervisorStub(): the supervisor's; with several, the current leader's
+  // (waiting up to 30 s for one; if none leads by then, the first
+  // supervisor's, whose calls then fail). SupervisorStub(name): that one's
+  // (an unknown name: the first supervisor's).
+  std::unique_ptr<v1::SupervisorService::Stub> SupervisorStub() ABSL_LOCKS_EXCLUDED(mu_);
+  std::unique_ptr<v1::SupervisorService::Stub> SupervisorStub(absl::string_view name);
   std::unique_ptr<v1::TaskService::Stub> WorkerStub(int index);
 
   // Sends one control command to the dev broker through its FIFO (e.g.
@@ -199,6 +260,9 @@ class ProcessCluster {
  private:
   struct Process {
     std::string name;
+    // Its gRPC address (empty for the broker).
+    std::string address;
+    bool supervisor = false;
     std::string binary;
     std::vector<std::string> args;
     int starts = 0;
@@ -226,12 +290,12 @@ class ProcessCluster {
 
   const ProcessClusterOptions options_;
   int broker_base_port_ = 0;
-  std::string supervisor_address_;
+  std::vector<std::string> supervisor_addresses_;
   ClusterCredentials credentials_;
   std::vector<std::string> worker_addresses_;
 
   mutable absl::Mutex mu_;
-  // broker, supervisor, workers in this order.
+  // broker, supervisors, workers in this order.
   std::vector<Process> processes_ ABSL_GUARDED_BY(mu_);
   std::string bootstrap_servers_ ABSL_GUARDED_BY(mu_);
 
