@@ -51,6 +51,13 @@ absl::StatusOr<v1::CheckpointDataSourceMetadataResponse> StreamSupervisor::Check
   const OffsetMap start = FromProto(request.start_offsets());
   v1::CheckpointDataSourceMetadataResponse response;
   absl::MutexLock lock(&view_mu_);
+  if (!view_.recovered) {
+    // A restarted supervisor or a new leader before it adopted its groups:
+    // not knowing the group is not the group being gone.
+    return absl::UnavailableError(absl::StrCat(
+        "the supervisor of ", datasource_,
+        " is still recovering its task groups from the metadata store; retry"));
+  }
   auto group = view_.reading.find(request.group_id());
   if (group == view_.reading.end() || group->second.first != request.base_sequence_name()) {
     if (view_.publishing.count(request.base_sequence_name())) {

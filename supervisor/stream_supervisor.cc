@@ -448,6 +448,7 @@ void StreamSupervisor::PublishView() {
   for (const auto& [id, groups] : publishing_) {
     for (const Group& group : groups) view.publishing.insert(group.base_sequence_name);
   }
+  view.recovered = recovered_;
   absl::MutexLock lock(&view_mu_);
   view_ = std::move(view);
 }

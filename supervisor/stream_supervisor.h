@@ -159,6 +159,9 @@ class StreamSupervisor {
     std::map<int32_t, std::pair<std::string, std::map<int32_t, OffsetMap>>> reading;
     std::set<std::string> publishing;
     v1::SupervisorStatus status;
+    // False until the groups are recovered from the metadata store (a new
+    // leader adopting tasks): until then no group is known to be reading.
+    bool recovered = false;
   };
 
   StreamSupervisor(StreamSupervisorOptions deps, SpecRecord spec);
