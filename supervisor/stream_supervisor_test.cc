@@ -478,6 +478,51 @@ TEST_F(StreamSupervisorTest, RollOverAfterTaskDurationThenTheFirstSuccessEndsThe
   EXPECT_EQ(status.active_groups_size(), 1);
 }
 
+// ioConfig.stopTaskCount (Druid #14396): at most that many groups publish at
+// once, so a roll-over needs taskCount + stopTaskCount slots rather than
+// twice taskCount. Two groups due together with stopTaskCount 1: the older
+// rolls over, the other keeps reading until the first one's publish ends.
+TEST_F(StreamSupervisorTest, StopTaskCountLimitsHowManyGroupsRollOverAtOnce) {
+  AddWorker("w1");
+  v1::SupervisorSpec spec = Spec(/*task_count=*/2, /*replicas=*/1);
+  spec.mutable_io_config()->set_stop_task_count(1);
+  Submit(spec);
+  Run();
+  ASSERT_EQ(Status().active_groups_size(), 2);
+  const std::string task0 = GroupTasks(0).at(0);
+  const std::string task1 = GroupTasks(1).at(0);
+  const std::string base1 = ActiveGroup(1).base_sequence_name();
+  WorkerOf(task0)->Read(task0, {{0, 30}});
+  WorkerOf(task1)->Read(task1, {{1, 40}});
+
+  clock_.Advance(absl::Minutes(61));
+  Run();
+  v1::SupervisorStatus status = Status();
+  ASSERT_EQ(status.publishing_groups_size(), 1) << status.DebugString();
+  // Both were due (created together: the lower id goes first); group 1
+  // still reads in the same generation.
+  const std::string first_publishing = status.publishing_groups(0).base_sequence_name();
+  const int first_id = status.publishing_groups(0).group_id();
+  EXPECT_EQ(first_id, 0);
+  const int other_id = 1 - first_id;
+  EXPECT_EQ(ActiveGroup(other_id).base_sequence_name(), base1);
+  const std::string other_base = ActiveGroup(other_id).base_sequence_name();
+  Run();
+  EXPECT_EQ(Status().publishing_groups_size(), 1) << "still one at a time";
+  EXPECT_EQ(ActiveGroup(other_id).base_sequence_name(), other_base);
+
+  // The first publish ends: the other group rolls over now.
+  const std::string first_task = first_id == 0 ? task0 : task1;
+  WorkerOf(first_task)->SetState(first_task, v1::TASK_STATE_SUCCESS);
+  Run();
+  Run();
+  status = Status();
+  ASSERT_EQ(status.publishing_groups_size(), 1) << status.DebugString();
+  EXPECT_EQ(status.publishing_groups(0).base_sequence_name(), other_base);
+  EXPECT_NE(status.publishing_groups(0).base_sequence_name(), first_publishing);
+  EXPECT_EQ(status.active_groups_size(), 2);
+}
+
 // Partitions added to the topic (Kafka's CreatePartitions): the group they
 // belong to (p % taskCount) rolls over at once, and its next generation reads
 // them from the earliest offset, the others from where the last one ended.
