@@ -155,9 +155,13 @@ absl::StatusOr<OffsetMap> StreamSupervisor::CheckpointRound(Group& group, bool f
   for (size_t i = 0; i < tasks.size(); ++i) addresses[i] = actions_->AddressOf(*tasks[i]);
 
   if (!finish && options_.pauseless_checkpoints) {
-    SLUICE_ASSIGN_OR_RETURN(std::optional<OffsetMap> done,
-                            PauselessRound(group, tasks, addresses, what));
-    if (done.has_value()) return *done;
+    if (group.classic_rounds_ahead > 0) {
+      --group.classic_rounds_ahead;
+    } else {
+      SLUICE_ASSIGN_OR_RETURN(std::optional<OffsetMap> done,
+                              PauselessRound(group, tasks, addresses, what));
+      if (done.has_value()) return *done;
+    }
   }
 
   // 1. Pause every replica in parallel.
@@ -274,6 +278,11 @@ void StreamSupervisor::CountCheckpointRound(const metrics::MetricDef& def) {
   options_.metrics->GetCounter(def, {{"datasource", datasource_}})->Increment();
 }
 
+// After a round whose margin did not fit, this many rounds go straight to
+// the classic round; the one after tries pauseless again (the rate may have
+// dropped: a backlog read, then the live stream).
+constexpr int kClassicRoundsAfterMarginMiss = 7;
+
 absl::StatusOr<std::optional<OffsetMap>> StreamSupervisor::PauselessRound(
     Group& group, const std::vector<TaskInfo*>& tasks,
     const std::vector<std::optional<std::string>>& addresses, const std::string& what) {
@@ -327,10 +336,27 @@ absl::StatusOr<std::optional<OffsetMap>> StreamSupervisor::PauselessRound(
   // A sequence asks early at 90% of maxRowsPerSegment: the margin (all
   // partitions together) stays within the last 10%, so sequences keep about
   // the size the spec asks for.
+  // When the margin the read rate needs does not fit there (a fast stream
+  // with small segments: a sequence fills in about the time a round takes),
+  // a capped margin would only make the replicas read past the end, and a
+  // replica other than the first one that does is replaced: pause them
+  // instead (the classic round), which costs a pause rather than a task.
   const int64_t max_rows = spec_.spec.tuning_config().max_rows_per_segment();
   if (max_rows > 0 && !margins.empty()) {
     const int64_t cap =
         std::max<int64_t>(1, max_rows / 10 / static_cast<int64_t>(margins.size()));
+    for (const auto& [p, margin] : margins) {
+      if (margin > cap && tasks.size() > 1) {
+        LOG(INFO) << Prefix() << what << ": partition " << p << " needs a margin of " << margin
+                  << " records at its read rate, more than the " << cap
+                  << " that keep sequences near maxRowsPerSegment; pausing the replicas instead"
+                  << " (and for the next " << kClassicRoundsAfterMarginMiss << " rounds)";
+        CountCheckpointRound(metrics::kSupervisorCheckpointFallbacks);
+        group.observed = now;
+        group.classic_rounds_ahead = kClassicRoundsAfterMarginMiss;
+        return std::optional<OffsetMap>();
+      }
+    }
     for (auto& [p, margin] : margins) margin = std::min(margin, cap);
   }
   OffsetMap end = PauselessEndOffsets(max, margins);

@@ -54,6 +54,10 @@ struct Group {
   // took from its first offset read to its last SetEndOffsets answer.
   OffsetObservation observed;
   absl::Duration last_round_window = absl::ZeroDuration();
+  // Rounds to run classic (paused) without trying pauseless first: set when
+  // the read rate needed a margin larger than fits (a fast stream with small
+  // segments), so that those rounds do not pay the offset reads for nothing.
+  int classic_rounds_ahead = 0;
   // Publishing groups only.
   OffsetMap end_offsets;
   absl::Time completion_deadline = absl::InfiniteFuture();

@@ -89,8 +89,9 @@ inline constexpr MetricDef kSupervisorPauselessCheckpoints{
     "datasource"};
 inline constexpr MetricDef kSupervisorCheckpointFallbacks{
     "sluice_supervisor_checkpoint_fallbacks_total", MetricType::kCounter,
-    "Pauseless checkpoint rounds a replica refused (already read past the end): they fell "
-    "back to pause-and-max, or replaced that replica.",
+    "Pauseless checkpoint rounds a replica refused (already read past the end), or that needed "
+    "a larger margin than fits maxRowsPerSegment: they fell back to pause-and-max, or replaced "
+    "that replica.",
     "datasource"};
 inline constexpr MetricDef kSupervisorPublishes{
     "sluice_supervisor_publishes_total", MetricType::kCounter,
