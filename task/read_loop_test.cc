@@ -395,7 +395,8 @@ TEST_F(ReadLoopTest, EndOffsetsRacingABatchNeverCutIntoWhatWasRouted) {
   // first sequence holds exactly the records before it and the second the
   // rest (every record is its own row).
   constexpr int64_t kRecords = 4000;
-  Produce(0, kRecords);
+  int64_t produced = kRecords;
+  Produce(0, produced);
   Task task(Spec(kafka_->bootstrap(), 1000000), dir_ + "/task", &supervisor_, deep_.get(),
             /*claim_chunk_records=*/3, /*max_batch_records=*/50);
   ASSERT_TRUE(task.WaitForOffset(1));
@@ -405,7 +406,13 @@ TEST_F(ReadLoopTest, EndOffsetsRacingABatchNeverCutIntoWhatWasRouted) {
   while (end < 0 && absl::Now() < deadline) {
     const OffsetMap current = task.control().current();
     const int64_t at = current.count(0) ? current.at(0) : 0;
-    if (at >= kRecords) break;  // read everything before any end was taken
+    if (at >= produced) {
+      // A loaded machine let the loop read everything before this thread
+      // proposed an end: give it more to read and race again.
+      Produce(produced, produced + kRecords);
+      produced += kRecords;
+      continue;
+    }
     const int64_t proposal = at + 60;  // a batch (50) and a chunk (3) ahead of `at`, at most
     absl::StatusOr<v1::SetEndOffsetsResponse> set =
         task.control().SetEndOffsets({{0, proposal}}, false);
@@ -417,15 +424,15 @@ TEST_F(ReadLoopTest, EndOffsetsRacingABatchNeverCutIntoWhatWasRouted) {
     }
   }
   ASSERT_GT(end, 0) << "no end accepted while reading (" << refused << " refused)";
-  ASSERT_TRUE(task.WaitForOffset(kRecords));
-  task.FinishAt(kRecords);
+  ASSERT_TRUE(task.WaitForOffset(produced));
+  task.FinishAt(produced);
   EXPECT_EQ(task.final_state(), v1::TASK_STATE_SUCCESS) << task.final_error();
   const std::vector<v1::PublishSegmentsRequest> publishes = supervisor_.publishes();
   ASSERT_EQ(publishes.size(), 2u);
   EXPECT_EQ(publishes[0].end_offsets().at(0), end);
   EXPECT_EQ(PublishedRows(publishes[0]), end);
   EXPECT_EQ(publishes[1].start_offsets().at(0), end);
-  EXPECT_EQ(PublishedRows(publishes[1]), kRecords - end);
+  EXPECT_EQ(PublishedRows(publishes[1]), produced - end);
 }
 
 TEST_F(ReadLoopTest, AnEarlyCheckpointRequestParksOnlyOnceTheSegmentIsFull) {
