@@ -1,5 +1,7 @@
 #include "bench/e2e/e2e_bench.h"
 
+#include <thread>
+
 #include <sys/utsname.h>
 
 #include <algorithm>
@@ -473,11 +475,20 @@ absl::StatusOr<std::string> RunE2eBench(const E2eBenchOptions& options) {
     return options.only.empty() || options.only.count(part) > 0;
   };
   TopicRange checkpoint_range;
-  if (enabled("replicas")) {
-    rows.seed = options.seed + 1;
-    SLUICE_ASSIGN_OR_RETURN(
-        checkpoint_range,
-        Preload(bootstrap, kCheckpointTopic, options.partitions, options.checkpoint_records, rows));
+  WikiRowOptions checkpoint_rows = rows;
+  checkpoint_rows.seed = options.seed + 1;
+  if (enabled("replicas") && options.checkpoint_live_rate <= 0) {
+    SLUICE_ASSIGN_OR_RETURN(checkpoint_range,
+                            Preload(bootstrap, kCheckpointTopic, options.partitions,
+                                    options.checkpoint_records, checkpoint_rows));
+  } else if (enabled("replicas")) {
+    // Live: the topic is empty; record i goes to partition i % partitions.
+    for (int p = 0; p < options.partitions; ++p) {
+      checkpoint_range.start[p] = 0;
+      checkpoint_range.end[p] = options.checkpoint_records / options.partitions +
+                                (p < options.checkpoint_records % options.partitions ? 1 : 0);
+    }
+    checkpoint_range.records = options.checkpoint_records;
   }
 
   Figures f;
@@ -520,8 +531,30 @@ absl::StatusOr<std::string> RunE2eBench(const E2eBenchOptions& options) {
     checkpoints.max_rows_per_segment = options.checkpoint_max_rows_per_segment;
     checkpoints.max_bytes_in_memory = options.max_bytes_in_memory;
     checkpoints.consumer_properties = options.consumer_properties;
-    SLUICE_ASSIGN_OR_RETURN(checkpoint_run, RunOnce(*processes, bootstrap, checkpoint_range,
-                                                    "replicas_2", checkpoints));
+    std::thread live;
+    absl::Status live_status;
+    if (options.checkpoint_live_rate > 0) {
+      PreloadOptions producer;
+      producer.bootstrap = bootstrap;
+      producer.topic = kCheckpointTopic;
+      producer.partitions = options.partitions;
+      producer.records = options.checkpoint_records;
+      producer.rows = checkpoint_rows;
+      producer.records_per_second = options.checkpoint_live_rate;
+      checkpoints.after_submit = [&live, &live_status, producer] {
+        Progress(absl::StrFormat("producing %d records live at %.0f records/s", producer.records,
+                                 producer.records_per_second));
+        live = std::thread([&live_status, producer] {
+          absl::StatusOr<PreloadResult> produced = PreloadTopic(producer);
+          live_status = produced.status();
+        });
+      };
+    }
+    absl::StatusOr<SluiceRunResult> replicas_run =
+        RunOnce(*processes, bootstrap, checkpoint_range, "replicas_2", checkpoints);
+    if (live.joinable()) live.join();
+    SLUICE_RETURN_IF_ERROR(live_status);
+    SLUICE_ASSIGN_OR_RETURN(checkpoint_run, std::move(replicas_run));
   }
 
   if (absl::Status stopped = processes->Stop(); !stopped.ok()) {

@@ -48,6 +48,10 @@ struct E2eBenchOptions {
   // checkpoints.
   int64_t checkpoint_records = 1000000;
   int64_t checkpoint_max_rows_per_segment = 10000;
+  // > 0: the 2-replica run reads a live stream produced at this rate while
+  // it runs, instead of a preloaded backlog (pauseless checkpoints' common
+  // case: replicas caught up with the producer).
+  double checkpoint_live_rate = 0;
 
   // Parts to run, for experiments: any of "baselines", "off", "on",
   // "replicas"; empty: all (only a full run belongs in docs/benchmarks.md).

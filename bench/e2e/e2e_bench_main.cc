@@ -40,6 +40,9 @@ DEFINE_string(git_revision, "", "for the report");
 DEFINE_string(only, "",
               "experiments: run only these parts, comma-separated: baselines, off, on, replicas "
               "(the docs are not written then)");
+DEFINE_double(checkpoint_live_rate, 0,
+              "records/s of a live producer the 2-replica run reads while it runs "
+              "(0: a preloaded backlog)");
 DEFINE_bool(classic_checkpoints, false,
             "experiments: every checkpoint round pauses the replicas (no pauseless rounds)");
 DEFINE_string(consumer_properties, "",
@@ -91,6 +94,7 @@ int main(int argc, char** argv) {
   options.checkpoint_records = FLAGS_checkpoint_records;
   options.checkpoint_max_rows_per_segment = FLAGS_checkpoint_max_rows_per_segment;
   options.classic_checkpoints = FLAGS_classic_checkpoints;
+  options.checkpoint_live_rate = FLAGS_checkpoint_live_rate;
   for (absl::string_view part : absl::StrSplit(FLAGS_only, ',', absl::SkipEmpty())) {
     options.only.insert(std::string(part));
   }

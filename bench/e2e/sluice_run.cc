@@ -128,6 +128,7 @@ absl::StatusOr<SluiceRunResult> RunSluice(BenchCluster& processes,
   *submit.mutable_spec() = MakeSpec(options);
   v1::SubmitSupervisorResponse submitted;
   SLUICE_RETURN_IF_ERROR(Call(supervisor.get(), &Supervisor::SubmitSupervisor, submit, &submitted));
+  if (options.after_submit) options.after_submit();
 
   SluiceRunResult result;
   // 1. Until every replica has read to the end of every partition.

@@ -18,6 +18,7 @@
 #define SLUICE_BENCH_E2E_SLUICE_RUN_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -50,6 +51,9 @@ struct SluiceRunOptions {
   int64_t max_rows_in_memory = 0;
   int64_t max_bytes_in_memory = 0;
   absl::Duration poll_interval = absl::Milliseconds(10);
+  // Runs once the spec is submitted (e.g. starts a live producer filling
+  // the topic up to end_offsets).
+  std::function<void()> after_submit;
   absl::Duration timeout = absl::Minutes(20);
 };
 

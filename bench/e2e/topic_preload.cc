@@ -14,7 +14,11 @@ absl::StatusOr<PreloadResult> PreloadTopic(const PreloadOptions& options) {
   // ~1 MB batches (about 4,800 records of 214 B), filled before they leave.
   SLUICE_ASSIGN_OR_RETURN(auto producer,
                           kafka::Producer::Create({{"bootstrap.servers", options.bootstrap},
-                                                   {"linger.ms", "100"},
+                                                   // Live: small batches, as a
+                                                   // producer keeping up would send.
+                                                   {"linger.ms", options.records_per_second > 0
+                                                                     ? "5"
+                                                                     : "100"},
                                                    {"batch.size", "1000000"},
                                                    {"batch.num.messages", "100000"},
                                                    {"queue.buffering.max.messages", "2000000"},
@@ -26,6 +30,10 @@ absl::StatusOr<PreloadResult> PreloadTopic(const PreloadOptions& options) {
   const absl::Time start = absl::Now();
   std::string record;
   for (int64_t i = 0; i < options.records; ++i) {
+    if (options.records_per_second > 0 && i % 500 == 0) {
+      const absl::Time due = start + absl::Seconds(i / options.records_per_second);
+      if (const absl::Time now = absl::Now(); due > now) absl::SleepFor(due - now);
+    }
     record.clear();
     generator.AppendNext(&record);
     result.bytes += static_cast<int64_t>(record.size());

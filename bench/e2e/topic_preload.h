@@ -23,6 +23,9 @@ struct PreloadOptions {
   int partitions = 4;
   int64_t records = 0;
   WikiRowOptions rows;
+  // > 0: produce at about this rate (a live stream) instead of as fast as
+  // possible (a backlog).
+  double records_per_second = 0;
 };
 
 struct PreloadResult {
