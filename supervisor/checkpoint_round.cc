@@ -363,10 +363,27 @@ absl::StatusOr<std::optional<OffsetMap>> StreamSupervisor::PauselessRound(
   // Never past the latest offset the supervisor knows of: an end beyond the
   // records that exist would hold the sequence open (and a roll-over's
   // final end with it) until more records come. Unknown: no margin.
+  bool cut = false;
   for (auto& [p, offset] : end) {
     const auto mark = watermarks_.find(p);
     const int64_t cap = mark == watermarks_.end() ? max.at(p) : mark->second.latest;
+    const int64_t wanted = offset;
     offset = std::max(max.at(p), std::min(offset, cap));
+    if (offset < wanted) cut = true;
+  }
+  // Cut short there (replicas caught up with the stream, or a latest offset
+  // the background query has not refreshed yet), the margin no longer
+  // covers what the replicas read during the round: with several replicas
+  // one of them would pass the end and be replaced. Pause them instead.
+  if (cut && tasks.size() > 1) {
+    LOG(INFO) << Prefix() << what << ": the end " << FormatOffsets(end)
+              << " is capped at the latest offsets known, short of max " << FormatOffsets(max)
+              << " + the margin the read rate needs; pausing the replicas instead (and for the"
+              << " next " << kClassicRoundsAfterMarginMiss << " rounds)";
+    CountCheckpointRound(metrics::kSupervisorCheckpointFallbacks);
+    group.observed = now;
+    group.classic_rounds_ahead = kClassicRoundsAfterMarginMiss;
+    return std::optional<OffsetMap>();
   }
 
   // The replica that read the most since the latest checkpoint.
