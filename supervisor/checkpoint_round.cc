@@ -283,6 +283,17 @@ void StreamSupervisor::CountCheckpointRound(const metrics::MetricDef& def) {
 // dropped: a backlog read, then the live stream).
 constexpr int kClassicRoundsAfterMarginMiss = 7;
 
+std::optional<OffsetMap> StreamSupervisor::ClassicInstead(Group& group,
+                                                          const OffsetObservation& now,
+                                                          const std::string& why) {
+  LOG(INFO) << Prefix() << why << "; pausing the replicas instead (and for the next "
+            << kClassicRoundsAfterMarginMiss << " rounds)";
+  CountCheckpointRound(metrics::kSupervisorCheckpointFallbacks);
+  group.observed = now;
+  group.classic_rounds_ahead = kClassicRoundsAfterMarginMiss;
+  return std::nullopt;
+}
+
 absl::StatusOr<std::optional<OffsetMap>> StreamSupervisor::PauselessRound(
     Group& group, const std::vector<TaskInfo*>& tasks,
     const std::vector<std::optional<std::string>>& addresses, const std::string& what) {
@@ -347,14 +358,10 @@ absl::StatusOr<std::optional<OffsetMap>> StreamSupervisor::PauselessRound(
         std::max<int64_t>(1, max_rows / 10 / static_cast<int64_t>(margins.size()));
     for (const auto& [p, margin] : margins) {
       if (margin > cap && tasks.size() > 1) {
-        LOG(INFO) << Prefix() << what << ": partition " << p << " needs a margin of " << margin
-                  << " records at its read rate, more than the " << cap
-                  << " that keep sequences near maxRowsPerSegment; pausing the replicas instead"
-                  << " (and for the next " << kClassicRoundsAfterMarginMiss << " rounds)";
-        CountCheckpointRound(metrics::kSupervisorCheckpointFallbacks);
-        group.observed = now;
-        group.classic_rounds_ahead = kClassicRoundsAfterMarginMiss;
-        return std::optional<OffsetMap>();
+        return ClassicInstead(group, now,
+                              absl::StrCat(what, ": partition ", p, " needs a margin of ", margin,
+                                           " records at its read rate, more than the ", cap,
+                                           " that keep sequences near maxRowsPerSegment"));
       }
     }
     for (auto& [p, margin] : margins) margin = std::min(margin, cap);
@@ -376,14 +383,10 @@ absl::StatusOr<std::optional<OffsetMap>> StreamSupervisor::PauselessRound(
   // covers what the replicas read during the round: with several replicas
   // one of them would pass the end and be replaced. Pause them instead.
   if (cut && tasks.size() > 1) {
-    LOG(INFO) << Prefix() << what << ": the end " << FormatOffsets(end)
-              << " is capped at the latest offsets known, short of max " << FormatOffsets(max)
-              << " + the margin the read rate needs; pausing the replicas instead (and for the"
-              << " next " << kClassicRoundsAfterMarginMiss << " rounds)";
-    CountCheckpointRound(metrics::kSupervisorCheckpointFallbacks);
-    group.observed = now;
-    group.classic_rounds_ahead = kClassicRoundsAfterMarginMiss;
-    return std::optional<OffsetMap>();
+    return ClassicInstead(group, now,
+                          absl::StrCat(what, ": the end ", FormatOffsets(end),
+                                       " is capped at the latest offsets known, short of max ",
+                                       FormatOffsets(max), " + the margin the read rate needs"));
   }
 
   // The replica that read the most since the latest checkpoint.

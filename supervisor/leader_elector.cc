@@ -78,11 +78,13 @@ absl::Status LeaderElector::RunOnce() {
   absl::MutexLock round(&round_mu_);
   const SteadyClock::time_point started = SteadyClock::now();
   bool was_leading = false;
+  bool lost = false;
   bool expired = false;
   int64_t my_epoch = 0;
   {
     absl::MutexLock lock(&mu_);
     was_leading = leadership_.leading;
+    lost = leadership_.lost;
     my_epoch = leadership_.epoch;
     expired = was_leading && started > local_deadline_;
   }
@@ -106,7 +108,8 @@ absl::Status LeaderElector::RunOnce() {
     if (mine) {
       lease->expires_at_ms = now_ms + lease_ms;
       outcome = Outcome::kRenewed;
-    } else if (!lease.has_value() || (lease->expires_at_ms <= now_ms && !was_leading)) {
+    } else if (!was_leading && !lost &&
+               (!lease.has_value() || lease->expires_at_ms <= now_ms)) {
       LeaderLease taken;
       taken.holder_id = options_.supervisor_id;
       taken.holder_address = options_.address;
@@ -116,7 +119,9 @@ absl::Status LeaderElector::RunOnce() {
       lease = taken;
       outcome = Outcome::kTook;
     } else {
-      seen = *lease;
+      // Someone else's live lease, or none for a process that lost it (it
+      // never leads again).
+      if (lease.has_value()) seen = *lease;
       outcome = Outcome::kFollowing;
       return absl::OkStatus();
     }
@@ -140,11 +145,6 @@ absl::Status LeaderElector::RunOnce() {
     case Outcome::kTook: {
       {
         absl::MutexLock lock(&mu_);
-        if (leadership_.lost) {
-          // Cannot happen (a process that lost does not take the lease: it
-          // was leading, so it only renews or follows); kept for safety.
-          return absl::OkStatus();
-        }
         leadership_.leading = true;
         leadership_.epoch = seen.epoch;
         leadership_.lease = seen;
@@ -160,6 +160,7 @@ absl::Status LeaderElector::RunOnce() {
       return absl::OkStatus();
     }
     case Outcome::kFollowing: {
+      if (seen.holder_id.empty()) return absl::OkStatus();  // no lease row at all
       bool lose = false;
       {
         absl::MutexLock lock(&mu_);

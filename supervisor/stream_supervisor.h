@@ -230,6 +230,11 @@ class StreamSupervisor {
   absl::StatusOr<std::optional<OffsetMap>> PauselessRound(
       Group& group, const std::vector<TaskInfo*>& tasks,
       const std::vector<std::optional<std::string>>& addresses, const std::string& what);
+  // A pauseless round given up before anything was recorded because its
+  // margin cannot work (`why`, logged): counts a fallback, notes the offsets
+  // read, makes the group's next rounds classic; returns nullopt.
+  std::optional<OffsetMap> ClassicInstead(Group& group, const OffsetObservation& now,
+                                          const std::string& why);
   void CountCheckpointRound(const metrics::MetricDef& def);
   // `received`: when the RPC arrived (for the checkpoint latency metric).
   void HandleCheckpoint(const v1::CheckpointDataSourceMetadataRequest& request,
