@@ -184,6 +184,21 @@ TEST_P(SupervisorFailoverTest, WithoutElectionTheSupervisorLeadsFromTheStart) {
   EXPECT_EQ(registry.GetGauge(metrics::kSupervisorLeader)->Value(), 1);
 }
 
+// A lease under a second would make renewals (every third of it) race the
+// store's own latency: refused at start, naming the flag.
+TEST_P(SupervisorFailoverTest, ALeaseUnderASecondIsRefused) {
+  SupervisorServerOptions options;
+  options.data_dir = dir_ + "/short";
+  options.metadata_store_url = store_url_;
+  options.auth.insecure_no_auth = true;
+  options.leader_election = true;
+  options.leader_lease = absl::Milliseconds(500);
+  absl::StatusOr<std::unique_ptr<SupervisorServer>> server = SupervisorServer::Start(options);
+  ASSERT_FALSE(server.ok());
+  EXPECT_EQ(server.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(server.status().message(), "--leader_lease_ms")) << server.status();
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, SupervisorFailoverTest,
                          ::testing::ValuesIn(testing::TestBackends()),
                          [](const ::testing::TestParamInfo<TestBackend>& info) {
