@@ -7,6 +7,7 @@
 #include <cstring>
 #include <vector>
 
+#include "absl/base/attributes.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -180,10 +181,16 @@ struct RowParser::Impl {
 
   template <bool kTransforming>
   ParseError Parse(absl::string_view value, InputRow* row);
-  ParseError Metric(const FieldAction& action, od::json_type type, absl::string_view text,
-                    od::value& value, InputRow* row);
-  ParseError StoreMetric(const std::vector<int32_t>& metrics, bool is_integer, int64_t integer,
-                         double real, absl::string_view text, InputRow* row);
+  // Always inlined: with two instantiations of Parse calling them, the
+  // compiler would otherwise call them out of line, which costs the parser
+  // without a transformSpec ~8% more instructions per record.
+  ABSL_ATTRIBUTE_ALWAYS_INLINE ParseError Metric(const FieldAction& action, od::json_type type,
+                                                 absl::string_view text, od::value& value,
+                                                 InputRow* row);
+  ABSL_ATTRIBUTE_ALWAYS_INLINE ParseError StoreMetric(const std::vector<int32_t>& metrics,
+                                                      bool is_integer, int64_t integer,
+                                                      double real, absl::string_view text,
+                                                      InputRow* row);
   ParseError ApplyTransform(size_t row_value_bytes, InputRow* row);
 };
 
@@ -280,7 +287,7 @@ ParseError RowParser::Parse(absl::string_view value, InputRow* row) {
   return impl_->transforming ? impl_->Parse<true>(value, row) : impl_->Parse<false>(value, row);
 }
 
-ParseError RowParser::Impl::Metric(const FieldAction& action, od::json_type type,
+inline ParseError RowParser::Impl::Metric(const FieldAction& action, od::json_type type,
                                    absl::string_view text, od::value& value, InputRow* row) {
   // A number token is parsed by simdjson once; a string's text by absl.
   bool is_integer = false;
@@ -325,7 +332,7 @@ ParseError RowParser::Impl::Metric(const FieldAction& action, od::json_type type
   return StoreMetric(action.metrics, is_integer, integer, real, text, row);
 }
 
-ParseError RowParser::Impl::StoreMetric(const std::vector<int32_t>& metrics, bool is_integer,
+inline ParseError RowParser::Impl::StoreMetric(const std::vector<int32_t>& metrics, bool is_integer,
                                         int64_t integer, double real, absl::string_view text,
                                         InputRow* row) {
   for (int32_t index : metrics) {
