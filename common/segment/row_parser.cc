@@ -70,7 +70,7 @@ struct TransformOutput {
   bool timestamp = false;  // the timestamp column
   bool time = false;       // named "__time": the row time in millis
   int32_t dimension = -1;
-  std::vector<int32_t> metrics;
+  FieldAction metric;  // .metrics: the metrics that read the output
   bool discovered = false;
   std::vector<int32_t> inputs;  // capture slot of each expression field
 };
@@ -181,16 +181,12 @@ struct RowParser::Impl {
 
   template <bool kTransforming>
   ParseError Parse(absl::string_view value, InputRow* row);
-  // Always inlined: with two instantiations of Parse calling them, the
-  // compiler would otherwise call them out of line, which costs the parser
-  // without a transformSpec ~8% more instructions per record.
-  ABSL_ATTRIBUTE_ALWAYS_INLINE ParseError Metric(const FieldAction& action, od::json_type type,
-                                                 absl::string_view text, od::value& value,
-                                                 InputRow* row);
-  ABSL_ATTRIBUTE_ALWAYS_INLINE ParseError StoreMetric(const std::vector<int32_t>& metrics,
-                                                      bool is_integer, int64_t integer,
-                                                      double real, absl::string_view text,
-                                                      InputRow* row);
+  // Always inlined, as it was with a single caller: called out of line
+  // from the two Parse instantiations it costs the parser ~8% more.
+  ABSL_ATTRIBUTE_ALWAYS_INLINE inline ParseError Metric(const FieldAction& action,
+                                                        od::json_type type,
+                                                        absl::string_view text, od::value& value,
+                                                        InputRow* row);
   ParseError ApplyTransform(size_t row_value_bytes, InputRow* row);
 };
 
@@ -244,7 +240,7 @@ void RowParser::Impl::SetUpTransform(RowTransform t) {
     out.timestamp = a.timestamp;
     out.time = named.name == kTimeColumn;
     out.dimension = a.dimension;
-    out.metrics = a.metrics;
+    out.metric.metrics = a.metrics;
     out.discovered = discover && !a.excluded && !out.time;
     if (out.timestamp) timestamp_from_transform = true;
     a.timestamp = false;
@@ -287,7 +283,7 @@ ParseError RowParser::Parse(absl::string_view value, InputRow* row) {
   return impl_->transforming ? impl_->Parse<true>(value, row) : impl_->Parse<false>(value, row);
 }
 
-inline ParseError RowParser::Impl::Metric(const FieldAction& action, od::json_type type,
+ParseError RowParser::Impl::Metric(const FieldAction& action, od::json_type type,
                                    absl::string_view text, od::value& value, InputRow* row) {
   // A number token is parsed by simdjson once; a string's text by absl.
   bool is_integer = false;
@@ -329,13 +325,7 @@ inline ParseError RowParser::Impl::Metric(const FieldAction& action, od::json_ty
                  absl::StrCat("metric \"", m.name, "\" (field \"", m.field,
                               "\"): expected a number, got ", TypeName(type)));
   }
-  return StoreMetric(action.metrics, is_integer, integer, real, text, row);
-}
-
-inline ParseError RowParser::Impl::StoreMetric(const std::vector<int32_t>& metrics, bool is_integer,
-                                        int64_t integer, double real, absl::string_view text,
-                                        InputRow* row) {
-  for (int32_t index : metrics) {
+  for (int32_t index : action.metrics) {
     const MetricSpec& m = schema.metrics[index];
     MetricInput& in = row->metrics[index];
     if (IsLongMetric(m.type)) {
@@ -360,8 +350,8 @@ inline ParseError RowParser::Impl::StoreMetric(const std::vector<int32_t>& metri
 
 template <bool kTransforming>
 ParseError RowParser::Impl::Parse(absl::string_view value, InputRow* row) {
-  row->thrown_away = false;
   if constexpr (kTransforming) {
+    row->thrown_away = false;
     for (ExprValue& v : captured) v = ExprValue::Null();
   }
   if (row->dims.size() != schema.dimensions.size()) row->dims.resize(schema.dimensions.size());
@@ -681,21 +671,15 @@ ParseError RowParser::Impl::ApplyTransform(size_t row_value_bytes, InputRow* row
       }
       row->discovered.emplace_back(name, v.text);
     }
-    if (!out.metrics.empty()) {
+    if (!out.metric.metrics.empty()) {
       if (v.is_null()) {
-        for (int32_t index : out.metrics) row->metrics[index] = MetricInput();
+        for (int32_t index : out.metric.metrics) row->metrics[index] = MetricInput();
         continue;
       }
-      int64_t integer = 0;
-      double real = 0;
-      const bool is_integer = absl::SimpleAtoi(v.text, &integer);
-      if (!is_integer && !absl::SimpleAtod(v.text, &real)) {
-        const MetricSpec& m = schema.metrics[out.metrics[0]];
-        return Error(ParseErrorKind::kBadNumber,
-                     absl::StrCat("metric \"", m.name, "\" (transform \"", FieldName(name),
-                                  "\"): not a number: \"", v.text.substr(0, 40), "\""));
-      }
-      ParseError e = StoreMetric(out.metrics, is_integer, integer, real, v.text, row);
+      // As a string: its text is parsed by the same rules (numbers and
+      // numeric strings alike), without a simdjson value.
+      od::value unused;
+      ParseError e = Metric(out.metric, od::json_type::string, v.text, unused, row);
       if (!e.ok()) return e;
     }
   }
