@@ -49,6 +49,7 @@ v1::SupervisorState SupervisorStateOf(const StatusInputs& in) {
     return v1::SUPERVISOR_STATE_UNHEALTHY_TASKS;
   }
   if (in.suspended) return v1::SUPERVISOR_STATE_SUSPENDED;
+  if (in.idle) return v1::SUPERVISOR_STATE_IDLE;
   if (!in.health->ran_ok_once()) return v1::SUPERVISOR_STATE_PENDING;
   return v1::SUPERVISOR_STATE_RUNNING;
 }

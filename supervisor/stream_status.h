@@ -63,6 +63,8 @@ struct StatusInputs {
   int32_t partitions = 0;
   bool partitions_known = false;
   bool stopping = false;
+  // ioConfig.idleConfig: the stream stopped moving, no groups run.
+  bool idle = false;
   bool stream_unreachable = false;
   StreamProblem offsets_problem = StreamProblem::kNone;
   // What the loop last decided (RUNNING, WAITING_FOR_WORKERS, ...).
@@ -80,7 +82,7 @@ struct StatusInputs {
 
 // The state, first that applies: STOPPING, UNABLE_TO_CONNECT_TO_STREAM,
 // STORED_OFFSETS_UNAVAILABLE, STORED_OFFSETS_PAST_END, UNHEALTHY_SUPERVISOR,
-// UNHEALTHY_TASKS, SUSPENDED, PENDING (no run succeeded yet), RUNNING.
+// UNHEALTHY_TASKS, SUSPENDED, IDLE, PENDING (no run succeeded yet), RUNNING.
 v1::SupervisorState SupervisorStateOf(const StatusInputs& in);
 
 // The loop's part of the status: state, health, detailed state, groups

@@ -93,6 +93,11 @@ inline constexpr MetricDef kSupervisorCheckpointFallbacks{
     "a larger margin than fits maxRowsPerSegment: they fell back to pause-and-max, or replaced "
     "that replica.",
     "datasource"};
+inline constexpr MetricDef kSupervisorEarlyHandoffs{
+    "sluice_supervisor_early_handoffs_total", MetricType::kCounter,
+    "Task groups checkpointed early on an operator's HandoffTaskGroups (sluicectl handoff): "
+    "their sequence closed and published while they read on.",
+    "datasource"};
 inline constexpr MetricDef kSupervisorPublishes{
     "sluice_supervisor_publishes_total", MetricType::kCounter,
     "PublishSegments transactions by result code (OK, ABORTED, UNAVAILABLE, ...).",
@@ -163,6 +168,7 @@ inline constexpr const MetricDef* kCatalog[] = {
     &kSupervisorCheckpointSeconds,
     &kSupervisorPauselessCheckpoints,
     &kSupervisorCheckpointFallbacks,
+    &kSupervisorEarlyHandoffs,
     &kSupervisorPublishes,
     &kSupervisorSegmentsPublished,
     &kSupervisorHandoffSeconds,
