@@ -11,6 +11,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/fault_injection.h"
+#include "common/metrics/catalog.h"
 #include "supervisor/naming.h"
 #include "supervisor/testing/manager_harness.h"
 

@@ -36,7 +36,7 @@ class ClusterSupervisorOpsTest : public testing::WikiClusterTest {
       std::vector<std::string> values;
       for (int i = 0; i < n; ++i) {
         values.push_back(absl::StrCat(R"({"timestamp": )", 1796000000000 + produced_ * 1000 + i,
-                                      R"(, "page": "p)", i % 7, R"("})"));
+                                      R"(, "page": "p)", p, "-", i % 7, R"("})"));
       }
       ASSERT_TRUE(kafka_->Produce("wiki", p, values).ok());
     }
@@ -87,7 +87,8 @@ class ClusterSupervisorOpsTest : public testing::WikiClusterTest {
   // Rows committed in all, over every sequence of the commit log.
   int64_t CommittedRows() {
     int64_t rows = 0;
-    for (const auto& sequence : CommitLog().sequences()) {
+    const v1::GetCommitLogResponse log = CommitLog();
+    for (const auto& sequence : log.sequences()) {
       for (const auto& range : sequence.partition_stats()) rows += range.rows();
     }
     return rows;
