@@ -75,6 +75,8 @@ struct StatusInputs {
   const std::map<int32_t, Group>* active = nullptr;
   const std::map<int32_t, std::vector<Group>>* publishing = nullptr;
   const std::map<int32_t, PartitionWatermarks>* watermarks = nullptr;
+  // Newest record timestamps (stream_queries.h), for the time lag; null: none.
+  const std::map<int32_t, int64_t>* newest_timestamps = nullptr;
   // When the watermarks were fetched (InfinitePast: never).
   absl::Time watermarks_at = absl::InfinitePast();
   absl::Time now;
@@ -87,13 +89,15 @@ v1::SupervisorState SupervisorStateOf(const StatusInputs& in);
 
 // The loop's part of the status: state, health, detailed state, groups
 // (current offsets: the furthest a live reading task got), latest offsets,
-// recent errors.
+// recent errors, time lag (time_lag.h) where a reading task reported the
+// timestamp of its last record.
 v1::SupervisorStatus BuildStatus(const StatusInputs& in);
 
 // Adds what the metadata store says (read when the status is asked for):
 // committed offsets, published and failing segments; current offsets fall
 // back to the committed ones; lag per partition = latest - current, the
-// aggregate counts positive lags only.
+// aggregate counts positive lags only; partitions read to their end have no
+// time lag; the largest time lag.
 v1::SupervisorStatus WithStoredFacts(v1::SupervisorStatus status, const OffsetMap& committed,
                                      int64_t segments_published, int64_t segments_failing);
 

@@ -395,6 +395,7 @@ void StreamSupervisor::ApplyStreamSnapshot(const StreamSnapshot& snapshot) {
   NoteStreamQuery(snapshot.Outcome());
   if (snapshot.marks.ok()) {
     watermarks_ = *snapshot.marks;
+    newest_timestamps_ = snapshot.newest_timestamps;
     watermarks_at_ = options_.clock->Now();
     CheckStoredOffsetsAgainst(snapshot.stored, *snapshot.marks);
   } else {
@@ -416,6 +417,7 @@ void StreamSupervisor::UpdateLag() {
   }
   watermarks_ = *marks;
   watermarks_at_ = options_.clock->Now();
+  newest_timestamps_ = NewestTimestampsBehind(*stream_, *marks, stored, QueryTimeout());
   CheckStoredOffsetsAgainst(stored, *marks);
 }
 
@@ -502,6 +504,7 @@ void StreamSupervisor::PublishView() {
   in.active = &active_;
   in.publishing = &publishing_;
   in.watermarks = &watermarks_;
+  in.newest_timestamps = &newest_timestamps_;
   in.watermarks_at = watermarks_at_;
   in.now = options_.clock->Now();
   View view;

@@ -307,6 +307,9 @@ class StreamSupervisor {
   // Start offsets for the next group of a partition (end of a finalized group).
   OffsetMap next_offsets_;
   std::map<int32_t, PartitionWatermarks> watermarks_;
+  // Newest record timestamps of partitions with records left to commit
+  // (stream_queries.h), for the time lag.
+  std::map<int32_t, int64_t> newest_timestamps_;
   // Kafka did not answer the last metadata query (UNABLE_TO_CONNECT_TO_STREAM).
   bool stream_unreachable_ = false;
   // Stored offsets below the earliest or past the latest offset.

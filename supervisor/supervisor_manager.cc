@@ -129,6 +129,9 @@ void SupervisorManager::RegisterGauges() {
   gauges_.push_back(registry->AddGaugeCallback(
       metrics::kSupervisorPartitionLag, [statuses] { return PartitionLagSamples(statuses()); }));
   gauges_.push_back(registry->AddGaugeCallback(
+      metrics::kSupervisorPartitionTimeLag,
+      [statuses] { return PartitionTimeLagSamples(statuses()); }));
+  gauges_.push_back(registry->AddGaugeCallback(
       metrics::kSupervisorTasks, [statuses] { return TaskStateSamples(statuses()); }));
   gauges_.push_back(registry->AddGaugeCallback(
       metrics::kSupervisorWorkers, [this] { return WorkerStateSamples(registry_->List()); }));

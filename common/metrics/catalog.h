@@ -70,6 +70,11 @@ inline constexpr MetricDef kSupervisorPartitionLag{
     "sluice_supervisor_partition_lag", MetricType::kGauge,
     "Records between the partition's latest Kafka offset and the furthest offset its tasks read.",
     "datasource,partition"};
+inline constexpr MetricDef kSupervisorPartitionTimeLag{
+    "sluice_supervisor_partition_time_lag_ms", MetricType::kGauge,
+    "Kafka timestamp of the partition's newest record minus that of the last record its furthest "
+    "task read (0 when read to the end; absent while unknown).",
+    "datasource,partition"};
 inline constexpr MetricDef kSupervisorTasks{"sluice_supervisor_tasks", MetricType::kGauge,
                                             "Tasks the supervisor tracks, by datasource and state.",
                                             "datasource,state"};
@@ -162,6 +167,7 @@ inline constexpr const MetricDef* kCatalog[] = {
     &kTaskHandoffTimeouts,
     &kTaskTasks,
     &kSupervisorPartitionLag,
+    &kSupervisorPartitionTimeLag,
     &kSupervisorTasks,
     &kSupervisorWorkers,
     &kSupervisorCheckpoints,

@@ -249,7 +249,7 @@ TEST_F(CommandsTest, StatusReadableAndJson) {
   Result r = Run({"status", "wiki"});
   ASSERT_EQ(r.code, kExitOk) << r.err;
   EXPECT_THAT(r.out, HasSubstr("state:         RUNNING\n"));
-  EXPECT_THAT(r.out, HasSubstr("        0          -        -     107    7\n"));
+  EXPECT_THAT(r.out, HasSubstr("        0          -        -     107    7            -\n"));
   EXPECT_EQ(fake_->Requests<v1::GetSupervisorStatusRequest>("GetSupervisorStatus")[0].datasource(), "wiki");
 
   options_.json = true;

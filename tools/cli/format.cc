@@ -237,6 +237,9 @@ std::string FormatStatus(const v1::SupervisorStatus& status) {
   }
   out += Label("lag", absl::StrCat(status.aggregate_lag(), " record(s) in total, offsets as of ",
                                    FormatTimeMs(status.offsets_last_updated_ms())));
+  if (!status.time_lag_ms().empty()) {
+    out += Label("time lag", absl::StrCat(status.max_time_lag_ms(), " ms at most"));
+  }
 
   std::set<int32_t> partitions;
   for (const auto* map : {&status.latest_offsets(), &status.current_offsets(),
@@ -247,12 +250,13 @@ std::string FormatStatus(const v1::SupervisorStatus& status) {
   if (partitions.empty()) {
     out += "partitions: none known yet\n";
   } else {
-    Table t({"PARTITION", "COMMITTED", "CURRENT", "LATEST", "LAG"},
-            {Table::kRight, Table::kRight, Table::kRight, Table::kRight, Table::kRight});
+    Table t({"PARTITION", "COMMITTED", "CURRENT", "LATEST", "LAG", "TIME LAG MS"},
+            {Table::kRight, Table::kRight, Table::kRight, Table::kRight, Table::kRight,
+             Table::kRight});
     for (int32_t p : partitions) {
       t.AddRow({absl::StrCat(p), Lookup(status.committed_offsets(), p),
                 Lookup(status.current_offsets(), p), Lookup(status.latest_offsets(), p),
-                Lookup(status.lag(), p)});
+                Lookup(status.lag(), p), Lookup(status.time_lag_ms(), p)});
     }
     out += t.Render();
   }
