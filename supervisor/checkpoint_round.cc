@@ -169,6 +169,13 @@ absl::StatusOr<v1::HandoffTaskGroupsResponse> StreamSupervisor::HandleHandoff(
   v1::HandoffTaskGroupsResponse response;
   for (int32_t id : group_ids) {
     Group& group = active_.at(id);
+    // A round gives up replicas whose RunTask is unanswered; an operator's
+    // handoff waits for them instead.
+    if (std::any_of(group.tasks.begin(), group.tasks.end(),
+                    [](const auto& task) { return IsLive(task.second) && task.second.starting; })) {
+      response.add_skipped(absl::StrCat("group ", id, ": a task is still starting; retry"));
+      continue;
+    }
     const int32_t before = group.latest_sequence_id();
     LOG(INFO) << Prefix() << "early handoff of group " << id << " (" << group.base_sequence_name
               << ") asked by an operator";
