@@ -228,6 +228,9 @@ void ApplySpecDefaults(v1::SupervisorSpec* spec) {
   DefaultString(io->mutable_completion_timeout(), "PT30M");
   DefaultString(io->mutable_poll_timeout(), "PT0.1S");
   if (!io->has_stop_task_count()) io->set_stop_task_count(io->task_count());
+  if (io->has_idle_config() && !io->idle_config().has_inactive_after_millis()) {
+    io->mutable_idle_config()->set_inactive_after_millis(600000);  // Druid's default
+  }
 
   v1::DataSchema* schema = spec->mutable_data_schema();
   DefaultString(schema->mutable_timestamp_spec()->mutable_column(), "timestamp");

@@ -55,6 +55,20 @@ TEST(NormalizeSpec, FillsDefaults) {
   EXPECT_EQ(again->SerializeAsString(), spec->SerializeAsString());
 }
 
+TEST(NormalizeSpec, IdleConfigTakesDruidsDefaultAndItsBounds) {
+  v1::SupervisorSpec spec = ValidSpec();
+  spec.mutable_io_config()->mutable_idle_config()->set_enabled(true);
+  auto normalized = NormalizeSpec(spec);
+  ASSERT_TRUE(normalized.ok()) << normalized.status();
+  EXPECT_EQ(normalized->io_config().idle_config().inactive_after_millis(), 600000);
+  EXPECT_FALSE(NormalizeSpec(ValidSpec())->io_config().has_idle_config());
+  spec.mutable_io_config()->mutable_idle_config()->set_inactive_after_millis(999);
+  absl::Status refused = NormalizeSpec(spec).status();
+  EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.message().find("ioConfig.idleConfig.inactiveAfterMillis"), std::string::npos)
+      << refused;
+}
+
 TEST(NormalizeSpec, TaskCountZeroInJsonIsAnErrorNotTheDefault) {
   v1::SupervisorSpec spec = ValidSpec();
   ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(R"({"ioConfig": {"taskCount": 0}})",

@@ -5,10 +5,12 @@
 // shared by the fallback and roll-over, and answers to stale requests.
 #include <glog/logging.h>
 
+#include <algorithm>
 #include <limits>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "common/fault_injection.h"
 #include "common/metrics/catalog.h"
 #include "common/status_macros.h"
@@ -133,6 +135,66 @@ void StreamSupervisor::HandleCheckpoint(const v1::CheckpointDataSourceMetadataRe
         ->GetHistogram(metrics::kSupervisorCheckpointSeconds, {{"datasource", datasource_}})
         ->ObserveDuration(absl::Now() - received);
   }
+}
+
+absl::StatusOr<v1::HandoffTaskGroupsResponse> StreamSupervisor::Handoff(
+    const std::vector<int32_t>& group_ids, absl::Duration timeout) {
+  auto result = std::make_shared<absl::StatusOr<v1::HandoffTaskGroupsResponse>>(
+      absl::UnknownError("not handled"));
+  SLUICE_RETURN_IF_ERROR(PostAndWait(
+      "handoff", [this, group_ids, result] { *result = HandleHandoff(group_ids); }, timeout));
+  return *result;
+}
+
+absl::StatusOr<v1::HandoffTaskGroupsResponse> StreamSupervisor::HandleHandoff(
+    std::vector<int32_t> group_ids) {
+  if (!recovered_) {
+    return absl::UnavailableError(absl::StrCat(
+        "the supervisor of ", datasource_, " is still recovering its task groups; retry"));
+  }
+  std::vector<std::string> reading;
+  for (const auto& [id, group] : active_) reading.push_back(absl::StrCat(id));
+  if (group_ids.empty()) {
+    for (const auto& [id, group] : active_) group_ids.push_back(id);
+  }
+  for (int32_t id : group_ids) {
+    if (active_.count(id) == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "group ", id, " is not a reading group of ", datasource_, " (reading: ",
+          reading.empty() ? "none" : absl::StrJoin(reading, ", "), ")"));
+    }
+  }
+  std::sort(group_ids.begin(), group_ids.end());
+  group_ids.erase(std::unique(group_ids.begin(), group_ids.end()), group_ids.end());
+  v1::HandoffTaskGroupsResponse response;
+  for (int32_t id : group_ids) {
+    Group& group = active_.at(id);
+    // A round gives up replicas whose RunTask is unanswered; an operator's
+    // handoff waits for them instead.
+    if (std::any_of(group.tasks.begin(), group.tasks.end(),
+                    [](const auto& task) { return IsLive(task.second) && task.second.starting; })) {
+      response.add_skipped(absl::StrCat("group ", id, ": a task is still starting; retry"));
+      continue;
+    }
+    const int32_t before = group.latest_sequence_id();
+    LOG(INFO) << Prefix() << "early handoff of group " << id << " (" << group.base_sequence_name
+              << ") asked by an operator";
+    absl::StatusOr<OffsetMap> round = CheckpointRound(group, /*finish=*/false);
+    if (!round.ok()) {
+      RecordError(Annotate(round.status(), absl::StrCat("early handoff of group ", id)));
+      response.add_skipped(absl::StrCat("group ", id, ": ", round.status().message()));
+      continue;
+    }
+    if (group.latest_sequence_id() == before) {
+      response.add_skipped(
+          absl::StrCat("group ", id, ": nothing read since its last checkpoint (sequence ",
+                       before, " starts at ", FormatOffsets(group.latest_checkpoint()), ")"));
+      continue;
+    }
+    CountCheckpointRound(metrics::kSupervisorEarlyHandoffs);
+    response.add_group_ids(id);
+  }
+  return response;
 }
 
 absl::StatusOr<OffsetMap> StreamSupervisor::CheckpointRound(Group& group, bool finish) {

@@ -26,6 +26,11 @@ class KafkaStreamMetadata : public StreamMetadata {
     return out;
   }
 
+  absl::StatusOr<std::map<int32_t, int64_t>> QueryNewestTimestamps(
+      const std::map<int32_t, int64_t>& latest_offsets, absl::Duration timeout) override {
+    return client_->NewestTimestamps(topic_, latest_offsets, timeout);
+  }
+
  private:
   const std::string topic_;
   // Shared with the other datasources on the same cluster and properties.

@@ -220,6 +220,13 @@ CREATE TABLE leader_lease (
 ) STRICT;
 )sql";
 
+// Druid's idleConfig (supervisor/idle_tracker.h): a datasource whose stream
+// stopped moving stays IDLE across restarts. NULL offsets: awake.
+constexpr char kSchemaV4[] = R"sql(
+ALTER TABLE datasources ADD COLUMN idle_latest_offsets_json TEXT;
+ALTER TABLE datasources ADD COLUMN idle_since_ms INTEGER NOT NULL DEFAULT 0;
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& SchemaMigrations() {
@@ -228,6 +235,7 @@ const std::vector<Migration>& SchemaMigrations() {
        kSchemaV1},
       {2, "loader handoff columns and offset reset log", kSchemaV2},
       {3, "supervisor leader lease with an epoch (failover and fencing)", kSchemaV3},
+      {4, "idle state of a datasource (ioConfig.idleConfig)", kSchemaV4},
   };
   return *migrations;
 }

@@ -308,6 +308,34 @@ absl::StatusOr<OffsetMap> StoreTxn::OffsetResetCounts(const std::string& datasou
   return ReadOffsetMap(q);
 }
 
+// ---- idleness ----
+
+absl::StatusOr<std::optional<IdleState>> StoreTxn::IdleStateOf(const std::string& datasource) {
+  SLUICE_ASSIGN_OR_RETURN(auto q, db_->Prepare("SELECT idle_latest_offsets_json, idle_since_ms "
+                                               "FROM datasources WHERE datasource = ?"));
+  q.Bind(1, datasource);
+  SLUICE_ASSIGN_OR_RETURN(bool row, q.Step());
+  if (!row || q.IsNull(0)) return std::optional<IdleState>();
+  IdleState state;
+  SLUICE_ASSIGN_OR_RETURN(state.latest, DecodeOffsets(q.Text(0)));
+  state.since_ms = q.Int64(1);
+  return std::optional<IdleState>(std::move(state));
+}
+
+absl::Status StoreTxn::SetIdleState(const std::string& datasource, const IdleState* state,
+                                    int64_t now_ms) {
+  SLUICE_RETURN_IF_ERROR(EnsureDatasource(datasource, now_ms));
+  SLUICE_ASSIGN_OR_RETURN(auto q, db_->Prepare("UPDATE datasources SET idle_latest_offsets_json = "
+                                               "?, idle_since_ms = ? WHERE datasource = ?"));
+  if (state != nullptr) {
+    q.Bind(1, EncodeOffsets(state->latest)).Bind(2, state->since_ms);
+  } else {
+    q.BindNull(1).Bind(2, int64_t{0});
+  }
+  q.Bind(3, datasource);
+  return q.Run();
+}
+
 // ---- allocation ----
 
 namespace {

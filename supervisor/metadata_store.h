@@ -33,6 +33,7 @@
 #include "sluice/v1/supervisor_service.pb.h"
 #include "sluice/v1/task.pb.h"
 #include "common/offsets.h"
+#include "supervisor/idle_tracker.h"
 #include "supervisor/leader_lease_rows.h"
 #include "supervisor/sql.h"
 
@@ -173,6 +174,12 @@ class StoreTxn {
   // Partition -> number of offset resets recorded (partitions never reset
   // are absent).
   absl::StatusOr<OffsetMap> OffsetResetCounts(const std::string& datasource);
+
+  // ---- idleness (ioConfig.idleConfig) ----
+  // The stored idle state; nullopt: awake (or never seen).
+  absl::StatusOr<std::optional<IdleState>> IdleStateOf(const std::string& datasource);
+  // Stores `state` (null: awake).
+  absl::Status SetIdleState(const std::string& datasource, const IdleState* state, int64_t now_ms);
 
   // ---- allocation ----
   absl::StatusOr<std::optional<PendingSegment>> FindPendingSegment(const std::string& datasource,

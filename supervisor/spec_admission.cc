@@ -1,6 +1,5 @@
 #include "supervisor/spec_admission.h"
 
-#include <google/protobuf/util/message_differencer.h>
 
 #include <set>
 
@@ -57,12 +56,6 @@ absl::Status CheckTopicSwitch(const std::string& datasource,
                      "\", not \"", topic, "\"; reset the supervisor before switching topics"));
   }
   return absl::OkStatus();
-}
-
-bool SameSpecButSuspended(v1::SupervisorSpec a, v1::SupervisorSpec b) {
-  a.set_suspended(false);
-  b.set_suspended(false);
-  return google::protobuf::util::MessageDifferencer::Equals(a, b);
 }
 
 absl::Status CheckPartitionsExist(const v1::SupervisorStatus& status,

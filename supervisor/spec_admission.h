@@ -41,10 +41,6 @@ absl::Status CheckTopicSwitch(const std::string& datasource,
                               const std::optional<std::string>& commit_topic,
                               const OffsetMap& committed, const std::string& topic);
 
-// Whether two specs differ at most in `suspended` (the running supervisor
-// takes such a version in place, without restarting).
-bool SameSpecButSuspended(v1::SupervisorSpec a, v1::SupervisorSpec b);
-
 // A reset may only name partitions the topic has (as the supervisor last read
 // them from Kafka, `status.latest_offsets`): a stored offset for a partition
 // that does not exist would show in status and the commit log forever.

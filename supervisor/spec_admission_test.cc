@@ -54,15 +54,6 @@ TEST(CheckTopicSwitchTest, OnlyStoredOffsetsOfAnotherTopicBlock) {
             "before switching topics");
 }
 
-TEST(SameSpecButSuspendedTest, IgnoresOnlySuspended) {
-  v1::SupervisorSpec a = testing::TestSpec("ds");
-  v1::SupervisorSpec b = a;
-  b.set_suspended(!a.suspended());
-  EXPECT_TRUE(SameSpecButSuspended(a, b));
-  b.mutable_io_config()->set_topic("other");
-  EXPECT_FALSE(SameSpecButSuspended(a, b));
-}
-
 TEST(CheckPartitionsExistTest, UnknownPartitionsAndUnknownTopic) {
   v1::SupervisorStatus status;
   status.set_topic("events");

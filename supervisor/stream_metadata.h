@@ -32,6 +32,12 @@ class StreamMetadata {
 
   virtual absl::StatusOr<std::map<int32_t, PartitionWatermarks>> QueryWatermarks(
       const std::vector<int32_t>& partitions, absl::Duration timeout) = 0;
+
+  // Partition -> Kafka timestamp (epoch millis) of the newest record of each
+  // partition given with its latest offset (MetadataClient::NewestTimestamps):
+  // the time lag's reference. Partitions not read in time are absent.
+  virtual absl::StatusOr<std::map<int32_t, int64_t>> QueryNewestTimestamps(
+      const std::map<int32_t, int64_t>& latest_offsets, absl::Duration timeout) = 0;
 };
 
 // Builds the StreamMetadata of a spec (its topic and consumer properties).

@@ -1,5 +1,7 @@
 #include "supervisor/stream_queries.h"
 
+#include <glog/logging.h>
+
 #include "absl/time/clock.h"
 
 namespace sluice::supervisor {
@@ -17,7 +19,30 @@ StreamSnapshot QueryStream(StreamMetadata& stream, OffsetMap stored, absl::Durat
   if (snapshot.partitions.ok() && !snapshot.partitions->empty()) {
     snapshot.marks = stream.QueryWatermarks(*snapshot.partitions, timeout);
   }
+  if (snapshot.marks.ok()) {
+    snapshot.newest_timestamps = NewestTimestampsBehind(stream, *snapshot.marks, snapshot.stored,
+                                                        timeout);
+  }
   return snapshot;
+}
+
+std::map<int32_t, int64_t> NewestTimestampsBehind(
+    StreamMetadata& stream, const std::map<int32_t, PartitionWatermarks>& marks,
+    const OffsetMap& stored, absl::Duration timeout) {
+  std::map<int32_t, int64_t> behind;
+  for (const auto& [p, m] : marks) {
+    auto it = stored.find(p);
+    if (m.latest > m.earliest && (it == stored.end() || it->second < m.latest)) {
+      behind[p] = m.latest;
+    }
+  }
+  if (behind.empty()) return {};
+  absl::StatusOr<std::map<int32_t, int64_t>> newest = stream.QueryNewestTimestamps(behind, timeout);
+  if (!newest.ok()) {
+    VLOG(1) << "newest record timestamps: " << newest.status();
+    return {};
+  }
+  return *std::move(newest);
 }
 
 StreamQueries::StreamQueries(StreamQueriesOptions options) : options_(std::move(options)) {

@@ -34,14 +34,25 @@ struct StreamSnapshot {
   // The committed offsets, read before the watermarks were queried (a
   // publish in between cannot make a stored offset look past a stale latest).
   OffsetMap stored;
+  // Newest record timestamps of the partitions not read to their end by the
+  // committed offsets (time lag); empty when not asked or when it failed.
+  std::map<int32_t, int64_t> newest_timestamps;
 
   // What the query says about Kafka's reachability: the listing's error, OK
   // for an empty topic, else the watermarks' outcome.
   absl::Status Outcome() const;
 };
 
-// One query: `stored` as given, then partitions, then (if any) watermarks.
+// One query: `stored` as given, then partitions, then (if any) watermarks,
+// then the newest timestamps of partitions whose latest offset is past the
+// stored one.
 StreamSnapshot QueryStream(StreamMetadata& stream, OffsetMap stored, absl::Duration timeout);
+
+// The newest record timestamps of the partitions of `marks` that hold
+// records past `stored` (empty on failure: the time lag is then unknown).
+std::map<int32_t, int64_t> NewestTimestampsBehind(
+    StreamMetadata& stream, const std::map<int32_t, PartitionWatermarks>& marks,
+    const OffsetMap& stored, absl::Duration timeout);
 
 struct StreamQueriesOptions {
   // The pool the queries run on (not owned).

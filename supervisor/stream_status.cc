@@ -1,6 +1,9 @@
 #include "supervisor/stream_status.h"
 
+#include <algorithm>
+
 #include "common/enum_names.h"
+#include "supervisor/time_lag.h"
 
 namespace sluice::supervisor {
 
@@ -49,6 +52,7 @@ v1::SupervisorState SupervisorStateOf(const StatusInputs& in) {
     return v1::SUPERVISOR_STATE_UNHEALTHY_TASKS;
   }
   if (in.suspended) return v1::SUPERVISOR_STATE_SUSPENDED;
+  if (in.idle) return v1::SUPERVISOR_STATE_IDLE;
   if (!in.health->ran_ok_once()) return v1::SUPERVISOR_STATE_PENDING;
   return v1::SUPERVISOR_STATE_RUNNING;
 }
@@ -134,6 +138,34 @@ v1::SupervisorStatus BuildStatus(const StatusInputs& in) {
     for (const auto& [p, mark] : *in.watermarks) (*s.mutable_latest_offsets())[p] = mark.latest;
   }
   ToProto(current, s.mutable_current_offsets());
+  if (in.watermarks != nullptr && in.newest_timestamps != nullptr) {
+    // The last record read, per partition, by its furthest live reader.
+    RecordTimes last_read;
+    OffsetMap furthest;
+    if (in.active != nullptr) {
+      for (const auto& [id, group] : *in.active) {
+        for (const auto& [task_id, task] : group.tasks) {
+          if (!IsLive(task)) continue;
+          for (const auto& [p, offset] : task.status.current_offsets()) {
+            auto time = task.status.last_read_timestamps_ms().find(p);
+            if (!group.HasPartition(p) || time == task.status.last_read_timestamps_ms().end()) {
+              continue;
+            }
+            auto best = furthest.find(p);
+            if (best != furthest.end() && best->second > offset) continue;
+            furthest[p] = offset;
+            last_read[p] = time->second;
+          }
+        }
+      }
+    }
+    OffsetMap latest;
+    for (const auto& [p, mark] : *in.watermarks) latest[p] = mark.latest;
+    for (const auto& [p, lag] : PartitionTimeLags(latest, current, *in.newest_timestamps,
+                                                  last_read)) {
+      (*s.mutable_time_lag_ms())[p] = lag;
+    }
+  }
   if (in.watermarks_at != absl::InfinitePast()) {
     s.set_offsets_last_updated_ms(absl::ToUnixMillis(in.watermarks_at));
   }
@@ -157,8 +189,13 @@ v1::SupervisorStatus WithStoredFacts(v1::SupervisorStatus status, const OffsetMa
     const int64_t lag = latest - (it == current.end() ? 0 : it->second);
     (*status.mutable_lag())[p] = lag;
     if (lag > 0) aggregate += lag;
+    // Read to the end (e.g. by a group that finished): no time lag either.
+    if (lag <= 0) (*status.mutable_time_lag_ms())[p] = 0;
   }
   status.set_aggregate_lag(aggregate);
+  int64_t max_time_lag = 0;
+  for (const auto& [p, lag] : status.time_lag_ms()) max_time_lag = std::max(max_time_lag, lag);
+  status.set_max_time_lag_ms(max_time_lag);
   return status;
 }
 

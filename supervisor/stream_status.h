@@ -63,6 +63,8 @@ struct StatusInputs {
   int32_t partitions = 0;
   bool partitions_known = false;
   bool stopping = false;
+  // ioConfig.idleConfig: the stream stopped moving, no groups run.
+  bool idle = false;
   bool stream_unreachable = false;
   StreamProblem offsets_problem = StreamProblem::kNone;
   // What the loop last decided (RUNNING, WAITING_FOR_WORKERS, ...).
@@ -73,6 +75,8 @@ struct StatusInputs {
   const std::map<int32_t, Group>* active = nullptr;
   const std::map<int32_t, std::vector<Group>>* publishing = nullptr;
   const std::map<int32_t, PartitionWatermarks>* watermarks = nullptr;
+  // Newest record timestamps (stream_queries.h), for the time lag; null: none.
+  const std::map<int32_t, int64_t>* newest_timestamps = nullptr;
   // When the watermarks were fetched (InfinitePast: never).
   absl::Time watermarks_at = absl::InfinitePast();
   absl::Time now;
@@ -80,18 +84,20 @@ struct StatusInputs {
 
 // The state, first that applies: STOPPING, UNABLE_TO_CONNECT_TO_STREAM,
 // STORED_OFFSETS_UNAVAILABLE, STORED_OFFSETS_PAST_END, UNHEALTHY_SUPERVISOR,
-// UNHEALTHY_TASKS, SUSPENDED, PENDING (no run succeeded yet), RUNNING.
+// UNHEALTHY_TASKS, SUSPENDED, IDLE, PENDING (no run succeeded yet), RUNNING.
 v1::SupervisorState SupervisorStateOf(const StatusInputs& in);
 
 // The loop's part of the status: state, health, detailed state, groups
 // (current offsets: the furthest a live reading task got), latest offsets,
-// recent errors.
+// recent errors, time lag (time_lag.h) where a reading task reported the
+// timestamp of its last record.
 v1::SupervisorStatus BuildStatus(const StatusInputs& in);
 
 // Adds what the metadata store says (read when the status is asked for):
 // committed offsets, published and failing segments; current offsets fall
 // back to the committed ones; lag per partition = latest - current, the
-// aggregate counts positive lags only.
+// aggregate counts positive lags only; partitions read to their end have no
+// time lag; the largest time lag.
 v1::SupervisorStatus WithStoredFacts(v1::SupervisorStatus status, const OffsetMap& committed,
                                      int64_t segments_published, int64_t segments_failing);
 

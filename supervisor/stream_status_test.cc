@@ -196,6 +196,43 @@ TEST_F(StreamStatusTest, StoredFactsFillCurrentAndLag) {
   EXPECT_FALSE(WithStoredFacts(s, {}, 0, 2).healthy());
 }
 
+TEST_F(StreamStatusTest, TimeLagIsTheNewestRecordsTimeMinusTheFurthestReadersLastRecord) {
+  Group reading;
+  reading.group_id = 0;
+  reading.start_offsets = {{0, 0}, {1, 0}, {2, 0}};
+  reading.checkpoints = {{0, reading.start_offsets}};
+  TaskInfo a;
+  a.task_id = "a";
+  a.state = v1::TASK_STATE_READING;
+  (*a.status.mutable_current_offsets())[0] = 30;
+  (*a.status.mutable_last_read_timestamps_ms())[0] = 7'000;
+  (*a.status.mutable_current_offsets())[1] = 45;
+  (*a.status.mutable_last_read_timestamps_ms())[1] = 9'000;
+  TaskInfo b = a;  // a replica further ahead on partition 0 only
+  b.task_id = "b";
+  (*b.status.mutable_current_offsets())[0] = 40;
+  (*b.status.mutable_last_read_timestamps_ms())[0] = 8'000;
+  (*b.status.mutable_current_offsets())[1] = 44;
+  (*b.status.mutable_last_read_timestamps_ms())[1] = 8'900;
+  reading.tasks = {{"a", a}, {"b", b}};
+  active_[0] = reading;
+  watermarks_ = {{0, {0, 50}}, {1, {0, 45}}, {2, {0, 9}}};
+  const std::map<int32_t, int64_t> newest = {{0, 10'500}, {1, 9'000}, {2, 3'000}};
+  StatusInputs in = Inputs();
+  in.newest_timestamps = &newest;
+  v1::SupervisorStatus s = BuildStatus(in);
+  // 0: b is furthest (40 < 50): 10.5 s - 8 s. 1: read to the end. 2: no
+  // reader reported a record: unknown.
+  EXPECT_EQ(s.time_lag_ms().size(), 2u);
+  EXPECT_EQ(s.time_lag_ms().at(0), 2'500);
+  EXPECT_EQ(s.time_lag_ms().at(1), 0);
+  // The store says partition 2 was committed to its end: 0 there too.
+  v1::SupervisorStatus out = WithStoredFacts(s, {{2, 9}}, 0, 0);
+  EXPECT_EQ(out.time_lag_ms().at(2), 0);
+  EXPECT_EQ(out.max_time_lag_ms(), 2'500);
+  EXPECT_EQ(WithStoredFacts(v1::SupervisorStatus(), {}, 0, 0).max_time_lag_ms(), 0);
+}
+
 TEST_F(StreamStatusTest, Summary) {
   v1::SupervisorStatus s;
   s.set_state(v1::SUPERVISOR_STATE_SUSPENDED);

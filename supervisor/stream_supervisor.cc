@@ -11,6 +11,7 @@
 #include "common/metrics/catalog.h"
 #include "common/status_macros.h"
 #include "common/time_util.h"
+#include "supervisor/spec_changes.h"
 
 namespace sluice::supervisor {
 namespace {
@@ -209,11 +210,19 @@ void StreamSupervisor::ResetOffsets(const OffsetMap& offsets) {
 
 void StreamSupervisor::UpdateSpec(SpecRecord spec) {
   Post("update spec", [this, spec = std::move(spec)] {
-    const bool was_suspended = spec_.spec.suspended();
+    absl::StatusOr<SpecTimings> timings = ParseSpecTimings(spec.spec);
+    if (!timings.ok()) {  // NormalizeSpec checked them: not expected
+      RecordError(Annotate(timings.status(), "taking spec version " + std::to_string(spec.version)));
+      return;
+    }
+    const std::vector<std::string> changed = ChangedSpecFields(spec_.spec, spec.spec);
     spec_ = spec;
-    LOG(INFO) << Prefix() << "spec version " << spec_.version
-              << (spec_.spec.suspended() ? " suspends" : " resumes") << " the supervisor";
-    if (was_suspended != spec_.spec.suspended()) RunOnce();
+    timings_ = *timings;
+    LOG(INFO) << Prefix() << "spec version " << spec_.version << " taken live ("
+              << (changed.empty() ? "no change" : absl::StrJoin(changed, ", ")) << ")";
+    // Group creation (taskCount, replicas), suspension and idleness act at
+    // the next run; roll-over uses the new durations from now on.
+    RunOnce();
   });
 }
 
@@ -302,6 +311,8 @@ absl::Status StreamSupervisor::RunSteps() {
   absl::Status created = absl::OkStatus();
   if (spec_.spec.suspended()) {
     detailed_state_ = "SUSPENDED";
+  } else if (CheckIdle()) {
+    detailed_state_ = "IDLE";
   } else {
     created = CreateGroupsAndTasks();
   }
@@ -319,6 +330,58 @@ absl::Status StreamSupervisor::RunSteps() {
   return created;
 }
 
+bool StreamSupervisor::CheckIdle() {
+  const v1::IdleConfig& config = spec_.spec.io_config().idle_config();
+  IdleTracker::Change change = IdleTracker::Change::kNone;
+  if (!config.enabled()) {
+    change = idle_.Wake();
+  } else if (!stream_unreachable_ && offsets_verdict_.problem == StreamProblem::kNone) {
+    OffsetMap latest;
+    for (const auto& [p, marks] : watermarks_) latest[p] = marks.latest;
+    // How far reading got: the furthest live reading task, else what is
+    // committed (a finished group's end is committed once it published).
+    OffsetMap read_to = StoredOffsets();
+    for (const auto& [id, group] : active_) {
+      for (const auto& [task_id, task] : group.tasks) {
+        if (!IsLive(task)) continue;
+        read_to = MaxOffsets(
+            read_to, Restrict(FromProto(task.status.current_offsets()), group.start_offsets));
+      }
+    }
+    change = idle_.Observe(latest, read_to, options_.clock->Now(),
+                           absl::Milliseconds(config.inactive_after_millis()));
+  }
+  if (change == IdleTracker::Change::kNone) return idle_.idle();
+  StoreIdleState();
+  if (change == IdleTracker::Change::kWoke) {
+    LOG(INFO) << Prefix() << "awake: "
+              << (config.enabled() ? "the stream moved" : "idleConfig is off")
+              << "; creating groups again";
+    return false;
+  }
+  LOG(INFO) << Prefix() << "idle: every partition stayed at its latest offset "
+            << FormatOffsets(idle_.state().latest) << " for "
+            << config.inactive_after_millis() << " ms with nothing left to read";
+  std::vector<int32_t> ids;
+  for (const auto& [id, group] : active_) ids.push_back(id);
+  for (int32_t id : ids) Finalize(id, "the stream is idle (ioConfig.idleConfig)");
+  return true;
+}
+
+void StreamSupervisor::StoreIdleState() {
+  const int64_t now_ms = options_.clock->NowMs();
+  absl::Status stored = options_.store->InTransaction([&](StoreTxn& txn) {
+    return txn.SetIdleState(datasource_, idle_.idle() ? &idle_.state() : nullptr, now_ms);
+  });
+  if (!stored.ok()) RecordError(Annotate(stored, "storing the idle state"));
+}
+
+void StreamSupervisor::WakeUp(const std::string& why) {
+  if (idle_.Wake() != IdleTracker::Change::kWoke) return;
+  StoreIdleState();
+  LOG(INFO) << Prefix() << "awake: " << why;
+}
+
 void StreamSupervisor::RecordError(const absl::Status& status) {
   LOG(WARNING) << Prefix() << status;
   health_.NoteError(options_.clock->NowMs(), status);
@@ -332,6 +395,7 @@ void StreamSupervisor::ApplyStreamSnapshot(const StreamSnapshot& snapshot) {
   NoteStreamQuery(snapshot.Outcome());
   if (snapshot.marks.ok()) {
     watermarks_ = *snapshot.marks;
+    newest_timestamps_ = snapshot.newest_timestamps;
     watermarks_at_ = options_.clock->Now();
     CheckStoredOffsetsAgainst(snapshot.stored, *snapshot.marks);
   } else {
@@ -353,6 +417,7 @@ void StreamSupervisor::UpdateLag() {
   }
   watermarks_ = *marks;
   watermarks_at_ = options_.clock->Now();
+  newest_timestamps_ = NewestTimestampsBehind(*stream_, *marks, stored, QueryTimeout());
   CheckStoredOffsetsAgainst(stored, *marks);
 }
 
@@ -430,6 +495,7 @@ void StreamSupervisor::PublishView() {
   in.partitions = static_cast<int32_t>(partitions_.size());
   in.partitions_known = partitions_known_;
   in.stopping = stopping_;
+  in.idle = idle_.idle();
   in.stream_unreachable = stream_unreachable_;
   in.offsets_problem = offsets_verdict_.problem;
   in.detailed_state = detailed_state_;
@@ -438,6 +504,7 @@ void StreamSupervisor::PublishView() {
   in.active = &active_;
   in.publishing = &publishing_;
   in.watermarks = &watermarks_;
+  in.newest_timestamps = &newest_timestamps_;
   in.watermarks_at = watermarks_at_;
   in.now = options_.clock->Now();
   View view;

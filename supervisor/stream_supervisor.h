@@ -40,6 +40,7 @@
 #include "common/spec.h"
 #include "sluice/v1/supervisor_service.pb.h"
 #include "supervisor/clock.h"
+#include "supervisor/idle_tracker.h"
 #include "supervisor/metadata_store.h"
 #include "supervisor/strand_executor.h"
 #include "supervisor/stream_health.h"
@@ -115,6 +116,14 @@ class StreamSupervisor {
   absl::StatusOr<v1::CheckpointDataSourceMetadataResponse> Checkpoint(
       const v1::CheckpointDataSourceMetadataRequest& request) ABSL_LOCKS_EXCLUDED(view_mu_);
 
+  // Early handoff (HandoffTaskGroups): each given reading group (empty: all)
+  // runs a checkpoint round now, as if its sequence were full, so the closed
+  // sequence publishes while the group reads on. INVALID_ARGUMENT for an id
+  // that is not a reading group (nothing is done then); UNAVAILABLE while
+  // recovering or when the loop does not answer within `timeout`.
+  absl::StatusOr<v1::HandoffTaskGroupsResponse> Handoff(const std::vector<int32_t>& group_ids,
+                                                         absl::Duration timeout);
+
   // A worker reported a task of this datasource. Requests a run when its
   // state changed.
   void OnTaskStatus(const v1::TaskStatus& status) ABSL_LOCKS_EXCLUDED(reports_mu_);
@@ -180,6 +189,14 @@ class StreamSupervisor {
   void PublishView() ABSL_LOCKS_EXCLUDED(view_mu_);
   void RecordError(const absl::Status& status);
   std::string Prefix() const;
+  // ioConfig.idleConfig: observes the stream (idle_tracker.h), finishes the
+  // reading groups when it goes idle and stores the state; true while idle
+  // (no groups are created).
+  bool CheckIdle();
+  // Writes idle_'s state to the store (a failure is a recorded error).
+  void StoreIdleState();
+  // Leaves the idle state now (an offset reset: reading must restart).
+  void WakeUp(const std::string& why);
 
   // ---- run steps (stream_supervisor_runs.cc) ----
   absl::Status UpdatePartitions();
@@ -240,6 +257,7 @@ class StreamSupervisor {
   void HandleCheckpoint(const v1::CheckpointDataSourceMetadataRequest& request,
                         absl::Time received);
   void AnswerStaleCheckpoint(Group& group, TaskInfo& task, int32_t sequence_id);
+  absl::StatusOr<v1::HandoffTaskGroupsResponse> HandleHandoff(std::vector<int32_t> group_ids);
   void Finalize(int32_t group_id, const std::string& why);
 
   // ---- recovery and resets (stream_supervisor_recovery.cc) ----
@@ -289,6 +307,9 @@ class StreamSupervisor {
   // Start offsets for the next group of a partition (end of a finalized group).
   OffsetMap next_offsets_;
   std::map<int32_t, PartitionWatermarks> watermarks_;
+  // Newest record timestamps of partitions with records left to commit
+  // (stream_queries.h), for the time lag.
+  std::map<int32_t, int64_t> newest_timestamps_;
   // Kafka did not answer the last metadata query (UNABLE_TO_CONNECT_TO_STREAM).
   bool stream_unreachable_ = false;
   // Stored offsets below the earliest or past the latest offset.
@@ -301,6 +322,7 @@ class StreamSupervisor {
   SupervisorHealth health_;
   absl::Time last_resource_error_ = absl::InfinitePast();
   std::map<int64_t, bool> previous_spec_;
+  IdleTracker idle_;
 
   // ---- notices ----
   absl::Mutex queue_mu_;

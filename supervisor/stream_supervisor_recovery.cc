@@ -3,6 +3,8 @@
 // reset offsets, automatic reset on OffsetOutOfRange.
 #include <glog/logging.h>
 
+#include <set>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/status_macros.h"
@@ -15,29 +17,48 @@ absl::Status StreamSupervisor::Recover() {
   std::vector<TaskGroupRecord> groups;
   std::vector<TaskRecord> tasks;
   OffsetMap reset_counts;
+  std::vector<SpecRecord> history;
+  std::optional<IdleState> idle;
   SLUICE_RETURN_IF_ERROR(options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
     SLUICE_ASSIGN_OR_RETURN(groups, txn.LiveTaskGroups(datasource_));
     SLUICE_ASSIGN_OR_RETURN(tasks, txn.ListTasks(datasource_, /*include_finished=*/false));
     SLUICE_ASSIGN_OR_RETURN(reset_counts, txn.OffsetResetCounts(datasource_));
+    SLUICE_ASSIGN_OR_RETURN(history, txn.SpecHistory(datasource_));
+    SLUICE_ASSIGN_OR_RETURN(idle, txn.IdleStateOf(datasource_));
     return absl::OkStatus();
   }));
-  const int task_count = spec_.spec.io_config().task_count();
+  idle_.Restore(idle ? &*idle : nullptr);
+  if (idle) {
+    LOG(INFO) << Prefix() << "idle since " << absl::FormatTime(absl::FromUnixMillis(idle->since_ms))
+              << " (latest offsets " << FormatOffsets(idle->latest) << ")";
+  }
+  std::map<int64_t, const v1::SupervisorSpec*> spec_of_version;
+  for (const SpecRecord& record : history) spec_of_version[record.version] = &record.spec;
   std::vector<Group> abandoned;
+  std::set<int32_t> held;
   for (const TaskGroupRecord& record : groups) {
     Group group = GroupFromRecord(record);
     if (record.state == GroupState::kPublishing) {
       publishing_[group.group_id].push_back(std::move(group));
       continue;
     }
-    bool current = record.base_sequence_name ==
-                   BaseSequenceName(datasource_, spec_.spec.data_schema(),
-                                    spec_.spec.tuning_config(), record.start_offsets,
-                                    record.min_message_time_ms, record.max_message_time_ms,
-                                    reset_counts);
-    for (int32_t p : group.partitions()) current = current && p % task_count == group.group_id;
+    // A reading group stays when it was created under this spec or one that
+    // differs only in fields taken live (a taskCount change included: its
+    // partitions are its own until it rolls over), and its name still
+    // matches (no offset reset of its partitions since).
+    auto created_under = spec_of_version.find(record.spec_version);
+    const v1::SupervisorSpec& spec =
+        created_under == spec_of_version.end() ? spec_.spec : *created_under->second;
+    bool current = !IsPreviousSpec(record.spec_version) &&
+                   record.base_sequence_name ==
+                       BaseSequenceName(datasource_, spec.data_schema(), spec.tuning_config(),
+                                        record.start_offsets, record.min_message_time_ms,
+                                        record.max_message_time_ms, reset_counts);
+    for (int32_t p : group.partitions()) current = current && held.count(p) == 0;
     if (!current || active_.count(group.group_id)) {
       abandoned.push_back(std::move(group));
     } else {
+      for (int32_t p : group.partitions()) held.insert(p);
       active_[group.group_id] = std::move(group);
     }
   }
@@ -202,6 +223,7 @@ void StreamSupervisor::KillGroupsReading(const std::set<int32_t>& partitions,
 }
 
 void StreamSupervisor::HandleReset() {
+  WakeUp("the supervisor was reset");
   OffsetMap before;
   absl::Status status = options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
     SLUICE_ASSIGN_OR_RETURN(before, txn.CommittedOffsets(datasource_));
@@ -230,6 +252,7 @@ void StreamSupervisor::HandleReset() {
 }
 
 void StreamSupervisor::HandleResetOffsets(const OffsetMap& offsets, const std::string& reason) {
+  WakeUp("offsets were reset");
   OffsetMap before;
   absl::Status status = options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
     SLUICE_ASSIGN_OR_RETURN(before, txn.CommittedOffsets(datasource_));

@@ -12,6 +12,7 @@
 #include "supervisor/naming.h"
 #include "supervisor/start_offset_policy.h"
 #include "supervisor/stream_supervisor.h"
+#include "supervisor/spec_changes.h"
 
 namespace sluice::supervisor {
 
@@ -259,12 +260,8 @@ bool StreamSupervisor::IsPreviousSpec(int64_t version) {
   bool previous = true;
   for (const SpecRecord& record : history) {
     if (record.version != version) continue;
-    // Versions that differ only in `suspended` are the same spec.
-    v1::SupervisorSpec a = record.spec;
-    v1::SupervisorSpec b = spec_.spec;
-    a.set_suspended(false);
-    b.set_suspended(false);
-    previous = a.SerializeAsString() != b.SerializeAsString();
+    // Versions that differ only in fields taken live are the same spec.
+    previous = !AppliesLive(ChangedSpecFields(record.spec, spec_.spec));
   }
   previous_spec_[version] = previous;
   return previous;
@@ -282,9 +279,20 @@ absl::Status StreamSupervisor::CreateGroupsAndTasks() {
   const int task_count = spec_.spec.io_config().task_count();
   std::map<int32_t, std::vector<int32_t>> by_group;
   for (int32_t p : partitions_) by_group[p % task_count].push_back(p);
+  // After a live taskCount change, groups of the old count read on until
+  // their roll-over: a new group waits while one of its partitions is read.
+  std::set<int32_t> held;
+  for (const auto& [id, group] : active_) {
+    for (int32_t p : group.partitions()) held.insert(p);
+  }
   absl::Status first_error = absl::OkStatus();
   for (const auto& [group_id, partitions] : by_group) {
     if (active_.count(group_id)) continue;
+    if (std::any_of(partitions.begin(), partitions.end(),
+                    [&](int32_t p) { return held.count(p) > 0; })) {
+      VLOG(1) << Prefix() << "group " << group_id << " waits for the groups reading its partitions";
+      continue;
+    }
     absl::Status status = CreateGroup(group_id, partitions);
     if (!status.ok() && first_error.ok()) first_error = status;
   }

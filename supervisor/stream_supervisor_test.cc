@@ -11,6 +11,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/fault_injection.h"
+#include "common/metrics/catalog.h"
 #include "supervisor/naming.h"
 #include "supervisor/testing/manager_harness.h"
 
@@ -601,6 +602,124 @@ TEST_F(StreamSupervisorTest, AllReplicasFailingAPauseAbandonsTheRoundAndTheGroup
   auto tasks = GroupTasks(0);
   EXPECT_EQ(tasks.size(), 2u);
   for (const auto& t : tasks) EXPECT_TRUE(t != a_ && t != b_);
+}
+
+}  // namespace
+}  // namespace sluice::supervisor
+
+namespace sluice::supervisor {
+namespace {
+
+// Early handoff (Druid's POST .../taskGroups/handoff): an operator's
+// HandoffTaskGroups runs a checkpoint round now; the closed sequence is the
+// replicas' to publish while they read on.
+TEST_F(StreamSupervisorTest, HandoffCheckpointsTheGroupNowAndItReadsOn) {
+  StartReplicatedGroup();
+  WorkerOf(a_)->Read(a_, {{0, 30}, {1, 20}});
+  WorkerOf(b_)->Read(b_, {{0, 25}, {1, 35}});
+  v1::HandoffTaskGroupsRequest request;
+  request.set_datasource("wiki");
+  auto answer = manager_->Handoff(request);  // no ids: every reading group
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  EXPECT_EQ(std::vector<int32_t>(answer->group_ids().begin(), answer->group_ids().end()),
+            std::vector<int32_t>{0});
+  EXPECT_TRUE(answer->skipped().empty());
+  for (const std::string& task : {a_, b_}) {
+    auto state = WorkerOf(task)->Task(task);
+    ASSERT_EQ(state->sequences.size(), 2u) << task;
+    EXPECT_EQ(state->sequences[0].end, (OffsetMap{{0, 30}, {1, 35}})) << task;
+    EXPECT_EQ(state->state, v1::TASK_STATE_READING) << task;
+  }
+  EXPECT_EQ(StoredGroup(ActiveGroup().base_sequence_name()).checkpoints.at(1),
+            (OffsetMap{{0, 30}, {1, 35}}));
+  EXPECT_EQ(metrics_.GetCounter(metrics::kSupervisorEarlyHandoffs, {{"datasource", "wiki"}})
+                ->Value(),
+            1u);
+
+  // Nothing read since: skipped, saying so; nothing recorded.
+  request.add_group_ids(0);
+  answer = manager_->Handoff(request);
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  EXPECT_TRUE(answer->group_ids().empty());
+  ASSERT_EQ(answer->skipped_size(), 1);
+  EXPECT_TRUE(absl::StrContains(answer->skipped(0), "nothing read since its last checkpoint"))
+      << answer->skipped(0);
+  EXPECT_EQ(ActiveGroup().checkpoints_size(), 2);
+
+  // A group that is not reading: refused, naming the reading ones.
+  request.add_group_ids(7);
+  absl::Status refused = manager_->Handoff(request).status();
+  EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(refused.message(), "group 7 is not a reading group of wiki (reading: 0)");
+  request.set_datasource("nobody");
+  EXPECT_EQ(manager_->Handoff(request).status().code(), absl::StatusCode::kNotFound);
+}
+
+// ioConfig.idleConfig (Druid #13144, #13936): a stream that stopped moving,
+// read to its end, for inactiveAfterMillis: the groups finish and publish,
+// none start, the state is IDLE, also after a restart; new records wake it.
+TEST_F(StreamSupervisorTest, IdleWhenTheStreamStopsSurvivesARestartAndWakesOnNewRecords) {
+  AddWorker("w1");
+  v1::SupervisorSpec spec = Spec();
+  spec.mutable_io_config()->mutable_idle_config()->set_enabled(true);
+  spec.mutable_io_config()->mutable_idle_config()->set_inactive_after_millis(60'000);
+  Submit(spec);
+  Run();
+  const std::string task = GroupTasks(0).at(0);
+  WorkerOf(task)->Read(task, {{0, 80}, {1, 100}});
+  Run();
+  clock_.Advance(absl::Minutes(5));
+  Run();
+  EXPECT_EQ(Status().state(), v1::SUPERVISOR_STATE_RUNNING) << "partition 0 is not read to 100";
+
+  WorkerOf(task)->Read(task, {{0, 100}, {1, 100}});
+  Run();  // caught up: still from now
+  clock_.Advance(absl::Seconds(59));
+  Run();
+  EXPECT_EQ(Status().active_groups_size(), 1);
+  clock_.Advance(absl::Seconds(1));
+  Run();
+  v1::SupervisorStatus status = Status();
+  EXPECT_EQ(status.state(), v1::SUPERVISOR_STATE_IDLE) << status.DebugString();
+  EXPECT_EQ(status.detailed_state(), "IDLE");
+  EXPECT_TRUE(status.healthy());
+  EXPECT_TRUE(status.active_groups().empty());
+  ASSERT_EQ(status.publishing_groups_size(), 1);  // it publishes what it read
+  EXPECT_TRUE(Contains(WorkerOf(task)->CallLog(), SetEndOffsetsLine(task, "{0:100, 1:100}", true)));
+  WorkerOf(task)->SetState(task, v1::TASK_STATE_SUCCESS);
+  Run();
+  Run();
+  EXPECT_TRUE(Status().active_groups().empty()) << "an idle supervisor starts no group";
+  EXPECT_EQ(LiveTasks().size(), 0u);
+
+  StartManager();  // a supervisor restart
+  Run();
+  status = Status();
+  EXPECT_EQ(status.state(), v1::SUPERVISOR_STATE_IDLE) << status.DebugString();
+  EXPECT_TRUE(status.active_groups().empty());
+
+  stream_.SetWatermarks(1, 0, 130);  // new records
+  Run();  // a run judges the watermarks the run before it fetched
+  Run();
+  status = Status();
+  EXPECT_EQ(status.state(), v1::SUPERVISOR_STATE_RUNNING) << status.DebugString();
+  EXPECT_EQ(status.active_groups_size(), 1);
+  StartManager();
+  Run();
+  EXPECT_EQ(Status().state(), v1::SUPERVISOR_STATE_RUNNING) << "the wake-up was stored";
+}
+
+TEST_F(StreamSupervisorTest, WithoutIdleConfigAStillStreamKeepsItsGroups) {
+  AddWorker("w1");
+  Submit(Spec());
+  Run();
+  const std::string task = GroupTasks(0).at(0);
+  WorkerOf(task)->Read(task, {{0, 100}, {1, 100}});
+  Run();
+  clock_.Advance(absl::Minutes(30));
+  Run();
+  EXPECT_EQ(Status().state(), v1::SUPERVISOR_STATE_RUNNING);
+  EXPECT_EQ(Status().active_groups_size(), 1);
 }
 
 }  // namespace

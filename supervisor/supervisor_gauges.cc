@@ -8,17 +8,37 @@
 
 namespace sluice::supervisor {
 
-std::vector<metrics::GaugeSample> PartitionLagSamples(
-    const std::vector<v1::SupervisorStatus>& statuses) {
+namespace {
+
+// One sample per (datasource, partition) of the map `field` picks.
+template <typename Field>
+std::vector<metrics::GaugeSample> PerPartition(const std::vector<v1::SupervisorStatus>& statuses,
+                                               Field field) {
   std::vector<metrics::GaugeSample> samples;
   for (const v1::SupervisorStatus& status : statuses) {
-    for (const auto& [partition, lag] : status.lag()) {
+    for (const auto& [partition, value] : field(status)) {
       samples.push_back(
           {{{"datasource", status.datasource()}, {"partition", absl::StrCat(partition)}},
-           static_cast<double>(lag)});
+           static_cast<double>(value)});
     }
   }
   return samples;
+}
+
+}  // namespace
+
+std::vector<metrics::GaugeSample> PartitionLagSamples(
+    const std::vector<v1::SupervisorStatus>& statuses) {
+  return PerPartition(statuses, [](const v1::SupervisorStatus& s) -> const auto& {
+    return s.lag();
+  });
+}
+
+std::vector<metrics::GaugeSample> PartitionTimeLagSamples(
+    const std::vector<v1::SupervisorStatus>& statuses) {
+  return PerPartition(statuses, [](const v1::SupervisorStatus& s) -> const auto& {
+    return s.time_lag_ms();
+  });
 }
 
 std::vector<metrics::GaugeSample> TaskStateSamples(

@@ -16,6 +16,11 @@ namespace sluice::supervisor {
 std::vector<metrics::GaugeSample> PartitionLagSamples(
     const std::vector<v1::SupervisorStatus>& statuses);
 
+// One sample per (datasource, partition) whose time lag is known: it, in
+// milliseconds.
+std::vector<metrics::GaugeSample> PartitionTimeLagSamples(
+    const std::vector<v1::SupervisorStatus>& statuses);
+
 // One sample per (datasource, task state) that has tasks, over the active
 // and publishing groups.
 std::vector<metrics::GaugeSample> TaskStateSamples(

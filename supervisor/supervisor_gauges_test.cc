@@ -30,6 +30,21 @@ TEST(SupervisorGaugesTest, LagPerDatasourceAndPartition) {
   EXPECT_EQ(by_partition.at("1"), -2);
 }
 
+TEST(SupervisorGaugesTest, TimeLagOnlyWhereKnown) {
+  v1::SupervisorStatus a;
+  a.set_datasource("a");
+  (*a.mutable_lag())[0] = 5;
+  (*a.mutable_lag())[1] = 0;
+  (*a.mutable_time_lag_ms())[1] = 0;
+  (*a.mutable_time_lag_ms())[2] = 1500;
+  std::map<std::string, double> by_partition;
+  for (const auto& sample : PartitionTimeLagSamples({a})) {
+    EXPECT_EQ(Label(sample, "datasource"), "a");
+    by_partition[Label(sample, "partition")] = sample.value;
+  }
+  EXPECT_EQ(by_partition, (std::map<std::string, double>{{"1", 0}, {"2", 1500}}));
+}
+
 TEST(SupervisorGaugesTest, TasksByStateOverReadingAndPublishingGroups) {
   v1::SupervisorStatus s;
   s.set_datasource("ds");

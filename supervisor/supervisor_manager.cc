@@ -1,9 +1,9 @@
 #include "supervisor/supervisor_manager.h"
 
 #include <glog/logging.h>
-#include <google/protobuf/util/message_differencer.h>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "common/spec_secrets.h"
 #include "common/granularity.h"
 #include "common/metrics/catalog.h"
@@ -13,6 +13,7 @@
 #include "common/status_macros.h"
 #include "supervisor/naming.h"
 #include "supervisor/spec_admission.h"
+#include "supervisor/spec_changes.h"
 #include "supervisor/supervisor_gauges.h"
 #include "supervisor/supervisor_reads.h"
 #include "supervisor/task_claims.h"
@@ -127,6 +128,9 @@ void SupervisorManager::RegisterGauges() {
   };
   gauges_.push_back(registry->AddGaugeCallback(
       metrics::kSupervisorPartitionLag, [statuses] { return PartitionLagSamples(statuses()); }));
+  gauges_.push_back(registry->AddGaugeCallback(
+      metrics::kSupervisorPartitionTimeLag,
+      [statuses] { return PartitionTimeLagSamples(statuses()); }));
   gauges_.push_back(registry->AddGaugeCallback(
       metrics::kSupervisorTasks, [statuses] { return TaskStateSamples(statuses()); }));
   gauges_.push_back(registry->AddGaugeCallback(
@@ -315,11 +319,15 @@ absl::StatusOr<v1::SubmitSupervisorResponse> SupervisorManager::Submit(
     return absl::OkStatus();
   }));
   v1::SubmitSupervisorResponse response;
-  if (latest && !latest->terminated &&
-      google::protobuf::util::MessageDifferencer::Equals(latest->spec, spec) && running) {
+  const bool live = latest && !latest->terminated;
+  const std::vector<std::string> changed =
+      live ? ChangedSpecFields(latest->spec, spec) : std::vector<std::string>();
+  for (const std::string& field : changed) response.add_changed_fields(field);
+  if (live && changed.empty() && running) {
     *response.mutable_spec() = RedactedSpec(spec);
     response.set_version(latest->version);
     response.set_unchanged(true);
+    response.set_update(v1::SPEC_UPDATE_UNCHANGED);
     return response;
   }
   SLUICE_RETURN_IF_ERROR(CheckTopicSwitch(ds, commit_topic, committed, spec.io_config().topic()));
@@ -333,24 +341,31 @@ absl::StatusOr<v1::SubmitSupervisorResponse> SupervisorManager::Submit(
   record.version = version;
   record.created_at_ms = options_.clock->NowMs();
   record.spec = spec;
-  bool replaced = false;
-  if (running && latest && SameSpecButSuspended(latest->spec, spec)) {
+  v1::SpecUpdate update = v1::SPEC_UPDATE_CREATED;
+  if (running && live && AppliesLive(changed)) {
     running->UpdateSpec(record);
+    update = v1::SPEC_UPDATE_APPLIED_LIVE;
   } else {
     if (running) {
       LOG(INFO) << "[supervisor " << ds << "] spec version " << version
-                << " replaces the running one: finishing its groups first";
+                << " replaces the running one (" << absl::StrJoin(changed, ", ")
+                << " changed): finishing its groups first";
       Take(ds)->StopGracefully();
       running.reset();
-      replaced = true;
+      update = v1::SPEC_UPDATE_RESTARTED;
     }
     SLUICE_RETURN_IF_ERROR(StartSupervisor(record));
   }
   LOG(INFO) << "[supervisor " << ds << "] spec version " << version << " submitted (topic "
-            << spec.io_config().topic() << (spec.suspended() ? ", suspended" : "") << ")";
+            << spec.io_config().topic() << (spec.suspended() ? ", suspended" : "")
+            << (update == v1::SPEC_UPDATE_APPLIED_LIVE
+                    ? absl::StrCat(", applied live: ", absl::StrJoin(changed, ", "))
+                    : "")
+            << ")";
   *response.mutable_spec() = RedactedSpec(spec);
   response.set_version(version);
-  response.set_replaced(replaced);
+  response.set_replaced(update == v1::SPEC_UPDATE_RESTARTED);
+  response.set_update(update);
   return response;
 }
 
@@ -442,6 +457,14 @@ absl::StatusOr<v1::SupervisorSummary> SupervisorManager::ResetOffsets(
   supervisor->ResetOffsets(FromProto(request.offsets()));
   SLUICE_RETURN_IF_ERROR(supervisor->Sync(options_.loop_timeout));
   return supervisor->Summary();
+}
+
+absl::StatusOr<v1::HandoffTaskGroupsResponse> SupervisorManager::Handoff(
+    const v1::HandoffTaskGroupsRequest& request) {
+  SLUICE_RETURN_IF_ERROR(CheckMessageLimits(request));
+  SLUICE_ASSIGN_OR_RETURN(auto supervisor, Running(request.datasource()));
+  const std::vector<int32_t> groups(request.group_ids().begin(), request.group_ids().end());
+  return supervisor->Handoff(groups, options_.loop_timeout);
 }
 
 absl::StatusOr<v1::SupervisorSummary> SupervisorManager::Terminate(const std::string& datasource) {

@@ -123,6 +123,9 @@ class SupervisorManager {
       ABSL_LOCKS_EXCLUDED(mu_);
   absl::StatusOr<v1::SupervisorSummary> ResetOffsets(const v1::ResetOffsetsRequest& request)
       ABSL_LOCKS_EXCLUDED(mu_);
+  // Early handoff of reading groups (StreamSupervisor::Handoff).
+  absl::StatusOr<v1::HandoffTaskGroupsResponse> Handoff(
+      const v1::HandoffTaskGroupsRequest& request) ABSL_LOCKS_EXCLUDED(mu_);
   absl::StatusOr<v1::SupervisorSummary> Terminate(const std::string& datasource)
       ABSL_LOCKS_EXCLUDED(mu_);
   absl::StatusOr<v1::ListSegmentsResponse> ListSegments(const v1::ListSegmentsRequest& request);

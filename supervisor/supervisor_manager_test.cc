@@ -250,10 +250,14 @@ TEST_F(SupervisorManagerTest, ReplacingASpecFinishesTheOldGroupsBeforeNewOnesRea
   const std::string old_task = GroupTasks(0)[0];
   WorkerOf(old_task)->Read(old_task, {{0, 8}, {1, 8}});
   v1::SupervisorSpec changed = Spec();
-  changed.mutable_tuning_config()->set_max_rows_per_segment(1000);
+  changed.mutable_tuning_config()->set_max_rows_in_memory(1000);
   auto replaced = manager_->Submit(changed);
   ASSERT_TRUE(replaced.ok()) << replaced.status();
   EXPECT_TRUE(replaced->replaced());
+  EXPECT_EQ(replaced->update(), v1::SPEC_UPDATE_RESTARTED);
+  EXPECT_EQ(std::vector<std::string>(replaced->changed_fields().begin(),
+                                     replaced->changed_fields().end()),
+            std::vector<std::string>{"tuningConfig.maxRowsInMemory"});
   EXPECT_EQ(replaced->version(), 2);
   EXPECT_EQ(WorkerOf(old_task)->Task(old_task)->state, v1::TASK_STATE_PUBLISHING);
   Run();
@@ -268,6 +272,62 @@ TEST_F(SupervisorManagerTest, ReplacingASpecFinishesTheOldGroupsBeforeNewOnesRea
   EXPECT_TRUE(status.publishing_groups().empty());
   ASSERT_EQ(status.active_groups_size(), 1);
   const std::string new_task = status.active_groups(0).tasks(0).task_id();
+  EXPECT_EQ(WorkerOf(new_task)->Task(new_task)->spec.tuning_config().max_rows_in_memory(), 1000);
+}
+
+// Issue 18, point 7: a change of fields that apply live (taskCount,
+// replicas, durations, checkpoint triggers) is a new version that running
+// tasks never notice: no restart. A new taskCount takes effect as the
+// groups of the old one roll over; a supervisor restart in between keeps
+// them reading.
+TEST_F(SupervisorManagerTest, ALiveChangeKeepsTasksReadingAndTaskCountActsAtRollOver) {
+  AddWorker("w1");
+  auto first = manager_->Submit(Spec());
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(first->update(), v1::SPEC_UPDATE_CREATED);
+  Run();
+  const std::string old_task = GroupTasks(0)[0];
+  WorkerOf(old_task)->Read(old_task, {{0, 8}, {1, 9}});
+
+  v1::SupervisorSpec changed = Spec(/*task_count=*/2);
+  changed.mutable_tuning_config()->set_max_rows_per_segment(1000);
+  auto live = manager_->Submit(changed);
+  ASSERT_TRUE(live.ok()) << live.status();
+  EXPECT_EQ(live->update(), v1::SPEC_UPDATE_APPLIED_LIVE);
+  EXPECT_FALSE(live->replaced());
+  EXPECT_FALSE(live->unchanged());
+  EXPECT_EQ(live->version(), 2);
+  EXPECT_EQ(std::vector<std::string>(live->changed_fields().begin(), live->changed_fields().end()),
+            (std::vector<std::string>{"ioConfig.taskCount", "ioConfig.stopTaskCount",
+                                      "tuningConfig.maxRowsPerSegment"}));
+  Run();
+  EXPECT_EQ(WorkerOf(old_task)->Task(old_task)->state, v1::TASK_STATE_READING);
+  v1::SupervisorStatus status = Status();
+  EXPECT_EQ(status.spec_version(), 2);
+  ASSERT_EQ(status.active_groups_size(), 1) << "group 1 waits: partition 1 is still read";
+  EXPECT_EQ(status.active_groups(0).partitions_size(), 2);
+
+  // The same spec again: unchanged.
+  auto again = manager_->Submit(changed);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->update(), v1::SPEC_UPDATE_UNCHANGED);
+  EXPECT_EQ(again->version(), 2);
+
+  StartManager();  // the group of version 1 is adopted, not abandoned
+  Run();
+  ASSERT_EQ(GroupTasks(0), std::vector<std::string>{old_task});
+  EXPECT_EQ(WorkerOf(old_task)->Task(old_task)->state, v1::TASK_STATE_READING);
+
+  clock_.Advance(absl::Minutes(61));  // roll-over: two groups of one partition each
+  Run();
+  status = Status();
+  ASSERT_EQ(status.active_groups_size(), 2) << status.DebugString();
+  for (const auto& group : status.active_groups()) {
+    ASSERT_EQ(group.partitions_size(), 1);
+    EXPECT_EQ(group.partitions(0), group.group_id());
+  }
+  EXPECT_EQ(FromProto(status.active_groups(1).start_offsets()), (OffsetMap{{1, 9}}));
+  const std::string new_task = GroupTasks(1)[0];
   EXPECT_EQ(WorkerOf(new_task)->Task(new_task)->spec.tuning_config().max_rows_per_segment(), 1000);
 }
 

@@ -156,6 +156,13 @@ grpc::Status SupervisorServiceImpl::ResetOffsets(grpc::ServerContext* context,
   return ReplyWith(manager->ResetOffsets(*request), response->mutable_supervisor());
 }
 
+grpc::Status SupervisorServiceImpl::HandoffTaskGroups(grpc::ServerContext* context,
+                                                      const v1::HandoffTaskGroupsRequest* request,
+                                                      v1::HandoffTaskGroupsResponse* response) {
+  AUTHORIZE("HandoffTaskGroups");
+  return ReplyWith(manager->Handoff(*request), response);
+}
+
 grpc::Status SupervisorServiceImpl::TerminateSupervisor(grpc::ServerContext* context,
                                                         const v1::TerminateSupervisorRequest* request,
                                                         v1::TerminateSupervisorResponse* response) {

@@ -585,8 +585,20 @@ void IoConfig(Walker& w, const pb::Value& v, const std::string& at, v1::IoConfig
       if (auto b = w.Bool(value, p)) io->set_use_earliest_offset(*b);
     } else if (key == "pollTimeout") {
       if (auto d = w.Millis(value, p)) io->set_poll_timeout(*d);
+    } else if (key == "idleConfig") {
+      v1::IdleConfig* idle = io->mutable_idle_config();
+      w.Object(value, p, [&](const std::string& k, const pb::Value& val, const std::string& pp) {
+        if (k == "enabled") {
+          if (auto b = w.Bool(val, pp)) idle->set_enabled(*b);
+        } else if (k == "inactiveAfterMillis") {
+          if (auto n = w.Int(val, pp)) idle->set_inactive_after_millis(*n);
+        } else {
+          return false;
+        }
+        return true;
+      });
     } else {
-      return false;  // autoScalerConfig, idleConfig, topicPattern, ...
+      return false;  // autoScalerConfig, topicPattern, ...
     }
     return true;
   });
@@ -936,6 +948,14 @@ absl::StatusOr<std::string> ToDruidJson(const v1::SupervisorSpec& spec) {
   if (io.has_task_count()) io_config.Set("taskCount", Num(io.task_count()));
   if (io.has_replicas()) io_config.Set("replicas", Num(io.replicas()));
   if (io.has_stop_task_count()) io_config.Set("stopTaskCount", Num(io.stop_task_count()));
+  if (io.has_idle_config()) {
+    ObjectBuilder idle;
+    idle.Set("enabled", Bool(io.idle_config().enabled()));
+    if (io.idle_config().has_inactive_after_millis()) {
+      idle.Set("inactiveAfterMillis", Num(io.idle_config().inactive_after_millis()));
+    }
+    io_config.Set("idleConfig", idle.Build());
+  }
   if (!io.poll_timeout().empty()) {
     absl::StatusOr<int64_t> ms = DurationMillis(io.poll_timeout());
     if (!ms.ok()) return ms.status();

@@ -256,6 +256,8 @@ TEST(DruidSpecTest, TheDruidFormOfASpecConvertsBackToTheSameSpec) {
   full.mutable_io_config()->set_late_message_rejection_period("");
   full.mutable_io_config()->set_late_message_rejection_start_date_time("2026-01-01T00:00:00Z");
   full.mutable_io_config()->set_stop_task_count(2);
+  full.mutable_io_config()->mutable_idle_config()->set_enabled(true);
+  full.mutable_io_config()->mutable_idle_config()->set_inactive_after_millis(120000);
   full.mutable_tuning_config()->set_intermediate_handoff_period("PT30M");
   full.mutable_tuning_config()->set_handoff_mode(v1::HANDOFF_MODE_LOADER);
   full.mutable_tuning_config()->set_checkpoint_retry_period("PT5S");

@@ -83,6 +83,9 @@ absl::StatusOr<std::unique_ptr<MetadataClient>> MetadataClient::Create(
   // Never join a group, never commit: a group.id in spec properties is fine
   // but irrelevant here.
   props["enable.auto.commit"] = "false";
+  // librdkafka 2.0.2 assigns partitions (NewestTimestamps) only with a group
+  // id; the client never joins it.
+  if (props.find("group.id") == props.end()) props["group.id"] = "sluice-metadata";
   SLUICE_ASSIGN_OR_RETURN(ConfPtr conf, BuildConf(props, "metadata"));
   auto security = std::make_unique<SecurityError>();
   rd_kafka_conf_set_error_cb(conf.get(), &MetadataClient::ErrorCallback);
@@ -212,6 +215,48 @@ absl::StatusOr<std::map<int32_t, Watermarks>> MetadataClient::QueryAllWatermarks
   const absl::Time deadline = absl::Now() + timeout;
   SLUICE_ASSIGN_OR_RETURN(std::vector<int32_t> partitions, ListPartitions(topic, timeout));
   return QueryWatermarks(topic, partitions, std::max(deadline - absl::Now(), absl::ZeroDuration()));
+}
+
+absl::StatusOr<std::map<int32_t, int64_t>> MetadataClient::NewestTimestamps(
+    absl::string_view topic, const std::map<int32_t, int64_t>& latest_offsets,
+    absl::Duration timeout) {
+  const std::string topic_str(topic);
+  std::map<int32_t, int64_t> wanted;  // partition -> offset of its newest record
+  TopicPartitionListPtr assignment(rd_kafka_topic_partition_list_new(latest_offsets.size()));
+  for (const auto& [partition, latest] : latest_offsets) {
+    if (latest <= 0) continue;
+    wanted[partition] = latest - 1;
+    rd_kafka_topic_partition_list_add(assignment.get(), topic_str.c_str(), partition)->offset =
+        latest - 1;
+  }
+  std::map<int32_t, int64_t> newest;
+  if (wanted.empty()) return newest;
+  const absl::Time deadline = absl::Now() + timeout;
+  // One assignment at a time on the shared handle.
+  absl::MutexLock lock(&tail_mu_);
+  const std::string context = absl::StrCat("read the newest records of topic \"", topic, "\"");
+  absl::Status status =
+      KafkaErrorToStatus(rd_kafka_assign(rk_.get(), assignment.get()), context);
+  while (status.ok() && !wanted.empty() && absl::Now() < deadline) {
+    const int wait_ms = static_cast<int>(
+        std::clamp<int64_t>(absl::ToInt64Milliseconds(deadline - absl::Now()), 1, 100));
+    MessagePtr message(rd_kafka_consumer_poll(rk_.get(), wait_ms));
+    if (message == nullptr) continue;
+    if (message->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) continue;
+    if (message->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      status = KafkaErrorToStatus(message->err, context, rd_kafka_message_errstr(message.get()));
+      break;
+    }
+    if (message->rkt == nullptr || topic_str != rd_kafka_topic_name(message->rkt)) continue;
+    auto it = wanted.find(message->partition);
+    if (it == wanted.end() || message->offset < it->second) continue;
+    newest[message->partition] = rd_kafka_message_timestamp(message.get(), nullptr);
+    wanted.erase(it);
+  }
+  rd_kafka_assign(rk_.get(), nullptr);
+  if (!status.ok()) return Explain(status, context);
+  // Partitions not read in time are left out: their time lag is unknown.
+  return newest;
 }
 
 }  // namespace kafka

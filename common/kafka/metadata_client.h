@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "common/kafka/config.h"
@@ -77,6 +78,17 @@ class MetadataClient {
   // of topic "wiki": SASL authentication error: Authentication failed: Invalid
   // username or password (_AUTHENTICATION)".
 
+  // Partition -> Kafka timestamp (epoch millis; -1 when the record has none)
+  // of the newest record of each given partition, the one just below its
+  // latest offset (`latest_offsets`, as QueryWatermarks gave them; partitions
+  // at 0 are skipped), for the time lag. Reads those records with the
+  // client's handle (an assignment, one caller at a time); a partition not
+  // read within `timeout` (e.g. the record was deleted meanwhile) is left
+  // out. UNAVAILABLE / PERMISSION_DENIED as above.
+  absl::StatusOr<std::map<int32_t, int64_t>> NewestTimestamps(
+      absl::string_view topic, const std::map<int32_t, int64_t>& latest_offsets,
+      absl::Duration timeout) ABSL_LOCKS_EXCLUDED(tail_mu_);
+
   // ListPartitions + QueryWatermarks for all of them, sharing `timeout`.
   absl::StatusOr<std::map<int32_t, Watermarks>> QueryAllWatermarks(absl::string_view topic,
                                                                    absl::Duration timeout);
@@ -99,6 +111,8 @@ class MetadataClient {
   // outlives the handle.
   std::unique_ptr<SecurityError> security_;
   HandlePtr rk_;
+  // NewestTimestamps assigns partitions to rk_: one assignment at a time.
+  absl::Mutex tail_mu_;
 };
 
 }  // namespace kafka

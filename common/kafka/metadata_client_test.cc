@@ -85,6 +85,32 @@ TEST_F(MetadataClientTest, WatermarksFollowProducedRecords) {
   EXPECT_EQ(marks->at(2), (Watermarks{0, 2}));
 }
 
+// Time lag needs the newest record's timestamp: the record just below the
+// latest offset, read with the client's own handle.
+TEST_F(MetadataClientTest, NewestTimestampsAreThoseOfTheLastRecords) {
+  const int64_t before = absl::ToUnixMillis(absl::Now());
+  Produce(0, 5);
+  Produce(2, 1);
+  const int64_t after = absl::ToUnixMillis(absl::Now());
+  auto marks = client_->QueryWatermarks("wiki", {0, 1, 2}, absl::Seconds(10));
+  ASSERT_TRUE(marks.ok()) << marks.status();
+  std::map<int32_t, int64_t> latest;
+  for (const auto& [p, m] : *marks) latest[p] = m.latest;
+  for (int round = 0; round < 2; ++round) {  // the handle is reusable
+    auto newest = client_->NewestTimestamps("wiki", latest, absl::Seconds(10));
+    ASSERT_TRUE(newest.ok()) << newest.status();
+    EXPECT_EQ(newest->size(), 2u) << "partition 1 is empty";
+    for (int32_t p : {0, 2}) {
+      ASSERT_TRUE(newest->count(p)) << p;
+      EXPECT_GE(newest->at(p), before - 1) << p;  // CreateTime, set by the producer
+      EXPECT_LE(newest->at(p), after + 1) << p;
+    }
+  }
+  // Watermarks and listings still work on the same handle afterwards.
+  EXPECT_TRUE(client_->QueryWatermarks("wiki", {0}, absl::Seconds(10)).ok());
+  EXPECT_TRUE(client_->NewestTimestamps("wiki", {{1, 0}}, absl::Seconds(1))->empty());
+}
+
 TEST_F(MetadataClientTest, EarliestMovesWhenTheBrokerDropsOldData) {
   // librdkafka's mock keeps only the last 5 MiB of a partition (the cap the
   // dev broker lifts); 6 MiB in 1 KiB records moves the earliest offset.

@@ -70,6 +70,11 @@ inline constexpr MetricDef kSupervisorPartitionLag{
     "sluice_supervisor_partition_lag", MetricType::kGauge,
     "Records between the partition's latest Kafka offset and the furthest offset its tasks read.",
     "datasource,partition"};
+inline constexpr MetricDef kSupervisorPartitionTimeLag{
+    "sluice_supervisor_partition_time_lag_ms", MetricType::kGauge,
+    "Kafka timestamp of the partition's newest record minus that of the last record its furthest "
+    "task read (0 when read to the end; absent while unknown).",
+    "datasource,partition"};
 inline constexpr MetricDef kSupervisorTasks{"sluice_supervisor_tasks", MetricType::kGauge,
                                             "Tasks the supervisor tracks, by datasource and state.",
                                             "datasource,state"};
@@ -92,6 +97,11 @@ inline constexpr MetricDef kSupervisorCheckpointFallbacks{
     "Pauseless checkpoint rounds a replica refused (already read past the end), or that needed "
     "a larger margin than fits maxRowsPerSegment: they fell back to pause-and-max, or replaced "
     "that replica.",
+    "datasource"};
+inline constexpr MetricDef kSupervisorEarlyHandoffs{
+    "sluice_supervisor_early_handoffs_total", MetricType::kCounter,
+    "Task groups checkpointed early on an operator's HandoffTaskGroups (sluicectl handoff): "
+    "their sequence closed and published while they read on.",
     "datasource"};
 inline constexpr MetricDef kSupervisorPublishes{
     "sluice_supervisor_publishes_total", MetricType::kCounter,
@@ -157,12 +167,14 @@ inline constexpr const MetricDef* kCatalog[] = {
     &kTaskHandoffTimeouts,
     &kTaskTasks,
     &kSupervisorPartitionLag,
+    &kSupervisorPartitionTimeLag,
     &kSupervisorTasks,
     &kSupervisorWorkers,
     &kSupervisorCheckpoints,
     &kSupervisorCheckpointSeconds,
     &kSupervisorPauselessCheckpoints,
     &kSupervisorCheckpointFallbacks,
+    &kSupervisorEarlyHandoffs,
     &kSupervisorPublishes,
     &kSupervisorSegmentsPublished,
     &kSupervisorHandoffSeconds,

@@ -24,6 +24,11 @@ class FakeStream {
     absl::MutexLock lock(&mu_);
     marks_[partition] = {earliest, latest};
   }
+  // The Kafka timestamp of a partition's newest record (for the time lag).
+  void SetNewestTimestamp(int32_t partition, int64_t timestamp_ms) ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    newest_[partition] = timestamp_ms;
+  }
   void SetError(absl::Status error) ABSL_LOCKS_EXCLUDED(mu_) {
     absl::MutexLock lock(&mu_);
     error_ = std::move(error);
@@ -66,6 +71,17 @@ class FakeStream {
       }
       return out;
     }
+    absl::StatusOr<std::map<int32_t, int64_t>> QueryNewestTimestamps(
+        const std::map<int32_t, int64_t>& latest_offsets, absl::Duration) override {
+      absl::MutexLock lock(&stream_->mu_);
+      if (!stream_->error_.ok()) return stream_->error_;
+      std::map<int32_t, int64_t> out;
+      for (const auto& [p, latest] : latest_offsets) {
+        auto it = stream_->newest_.find(p);
+        if (latest > 0 && it != stream_->newest_.end()) out[p] = it->second;
+      }
+      return out;
+    }
 
    private:
     FakeStream* stream_;
@@ -82,6 +98,7 @@ class FakeStream {
 
   absl::Mutex mu_;
   std::map<int32_t, PartitionWatermarks> marks_ ABSL_GUARDED_BY(mu_);
+  std::map<int32_t, int64_t> newest_ ABSL_GUARDED_BY(mu_);
   absl::Duration delay_ ABSL_GUARDED_BY(mu_) = absl::ZeroDuration();
   absl::Status error_ ABSL_GUARDED_BY(mu_);
 };

@@ -44,6 +44,7 @@ void ManagerHarness::StartManager() {
   options.pauseless_checkpoints = pauseless_checkpoints_;
   options.pauseless_margin = pauseless_margin_;
   options.loop_timeout = absl::Seconds(20);
+  options.metrics = &metrics_;
   auto manager = SupervisorManager::Create(options);
   CHECK(manager.ok()) << manager.status();
   manager_ = std::move(*manager);

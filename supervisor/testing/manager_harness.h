@@ -61,6 +61,8 @@ class ManagerHarness : public ::testing::Test {
   PauselessMarginOptions pauseless_margin_;
   TempDir dir_;
   FakeClock clock_;
+  // The manager's metrics (declared before it: it outlives it).
+  metrics::Registry metrics_;
   FakeStream stream_;
   std::unique_ptr<MetadataStore> store_;
   std::unique_ptr<DeepStorage> deep_;

@@ -223,6 +223,24 @@ int ResetOffsets(const Args& args, Context& ctx) {
   return Print(ctx, response, FormatSummary(response.supervisor()));
 }
 
+int Handoff(const Args& args, Context& ctx) {
+  v1::HandoffTaskGroupsRequest request;
+  request.set_datasource(args[0]);
+  for (size_t i = 1; i < args.size(); ++i) {
+    int32_t group = 0;
+    if (!absl::SimpleAtoi(args[i], &group) || group < 0) {
+      return UsageError(ctx, absl::StrCat("not a group id: \"", args[i], "\""));
+    }
+    request.add_group_ids(group);
+  }
+  v1::HandoffTaskGroupsResponse response;
+  if (!Call(ctx, absl::StrCat("handoff ", args[0]),
+            &v1::SupervisorService::StubInterface::HandoffTaskGroups, request, &response)) {
+    return kExitRpcError;
+  }
+  return Print(ctx, response, FormatHandoff(args[0], response));
+}
+
 int Segments(const Args& args, Context& ctx) {
   v1::ListSegmentsRequest request;
   request.set_datasource(args[0]);
@@ -346,6 +364,10 @@ const CommandSpec kCommands[] = {
      "forget the stored offsets and restart reading (may skip or re-read data)", 1, 1, &Reset},
     {"reset-offsets", "DATASOURCE P=OFFSET...",
      "set the stored offsets of some partitions and restart their groups", 2, kAny, &ResetOffsets},
+    {"handoff", "DATASOURCE [GROUP...]",
+     "checkpoint reading groups now (all without GROUP): what they read publishes and hands "
+     "off while they read on",
+     1, kAny, &Handoff},
     {"terminate", "DATASOURCE", "stop the supervisor (its tasks publish); segments stay", 1, 1,
      &Terminate},
     {"segments", "DATASOURCE",

@@ -99,7 +99,7 @@ TEST_F(CommandsTest, HelpListsEveryCommand) {
   EXPECT_EQ(r.code, kExitOk);
   for (const char* command : {"submit", "get", "list", "history", "status", "suspend", "resume",
                               "reset ", "reset-offsets", "terminate", "segments", "tasks",
-                              "workers", "mark-loaded", "commit-log"}) {
+                              "workers", "mark-loaded", "commit-log", "handoff"}) {
     EXPECT_THAT(r.out, HasSubstr(absl::StrCat("  ", command))) << command;
   }
   EXPECT_THAT(r.out, HasSubstr("exit codes: 0 ok, 1 the RPC failed"));
@@ -249,7 +249,7 @@ TEST_F(CommandsTest, StatusReadableAndJson) {
   Result r = Run({"status", "wiki"});
   ASSERT_EQ(r.code, kExitOk) << r.err;
   EXPECT_THAT(r.out, HasSubstr("state:         RUNNING\n"));
-  EXPECT_THAT(r.out, HasSubstr("        0          -        -     107    7\n"));
+  EXPECT_THAT(r.out, HasSubstr("        0          -        -     107    7            -\n"));
   EXPECT_EQ(fake_->Requests<v1::GetSupervisorStatusRequest>("GetSupervisorStatus")[0].datasource(), "wiki");
 
   options_.json = true;
@@ -300,6 +300,46 @@ TEST_F(CommandsTest, ResetOffsetsSendsThePairs) {
   EXPECT_EQ(requests[0].offsets().size(), 2u);
   EXPECT_EQ(requests[0].offsets().at(0), 1200);
   EXPECT_EQ(requests[0].offsets().at(3), 0);
+}
+
+TEST_F(CommandsTest, HandoffSendsTheGroupsAndShowsWhatWasSkipped) {
+  v1::HandoffTaskGroupsResponse response;
+  response.add_group_ids(0);
+  response.add_group_ids(2);
+  response.add_skipped("group 1: nothing read since its last checkpoint");
+  fake_->SetResponse("HandoffTaskGroups", response);
+  Result r = Run({"handoff", "wiki", "2", "0", "1"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  auto requests = fake_->Requests<v1::HandoffTaskGroupsRequest>("HandoffTaskGroups");
+  ASSERT_EQ(requests.size(), 1u);
+  EXPECT_EQ(requests[0].datasource(), "wiki");
+  EXPECT_THAT(requests[0].group_ids(), ElementsAre(2, 0, 1));
+  EXPECT_EQ(r.out,
+            "wiki: handing off groups 0, 2 (sequence closed; it publishes while the group reads "
+            "on)\nskipped group 1: nothing read since its last checkpoint\n");
+  r = Run({"handoff", "wiki"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_TRUE(fake_->Requests<v1::HandoffTaskGroupsRequest>("HandoffTaskGroups")[1]
+                  .group_ids()
+                  .empty());
+  r = Run({"handoff", "wiki", "x"});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_THAT(r.err, HasSubstr("not a group id: \"x\""));
+}
+
+TEST_F(CommandsTest, SubmitSaysWhichPathItTook) {
+  v1::SubmitSupervisorResponse response;
+  response.mutable_spec()->set_datasource("wiki");
+  response.set_version(3);
+  response.set_update(v1::SPEC_UPDATE_APPLIED_LIVE);
+  response.add_changed_fields("ioConfig.taskCount");
+  fake_->SetResponse("SubmitSupervisor", response);
+  const std::string path = WriteFile("live.json", R"({"datasource": "wiki"})");
+  Result r = Run({"submit", path});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_EQ(r.out,
+            "wiki: stored spec version 3 (applied live: running tasks keep reading)\n"
+            "changed: ioConfig.taskCount\n");
 }
 
 TEST_F(CommandsTest, SegmentsPassTheirOptions) {

@@ -146,15 +146,44 @@ std::string ToJson(const google::protobuf::Message& message) {
 
 std::string FormatSubmit(const v1::SubmitSupervisorResponse& response) {
   std::string what;
-  if (response.unchanged()) {
-    what = "unchanged: same as the stored spec, nothing restarted";
-  } else if (response.replaced()) {
-    what = "replaced the running spec; its tasks finish and publish first";
-  } else {
-    what = "new supervisor";
+  switch (response.update()) {
+    case v1::SPEC_UPDATE_UNCHANGED:
+      what = "unchanged: same as the stored spec, nothing restarted";
+      break;
+    case v1::SPEC_UPDATE_APPLIED_LIVE:
+      what = "applied live: running tasks keep reading";
+      break;
+    case v1::SPEC_UPDATE_RESTARTED:
+      what = "replaced the running spec; its tasks finish and publish first";
+      break;
+    default:  // CREATED, or an older supervisor that does not say
+      what = response.unchanged()  ? "unchanged: same as the stored spec, nothing restarted"
+             : response.replaced() ? "replaced the running spec; its tasks finish and publish first"
+                                   : "new supervisor";
   }
-  return absl::StrCat(response.spec().datasource(), ": stored spec version ", response.version(),
-                      " (", what, ")\n");
+  std::string out = absl::StrCat(response.spec().datasource(), ": stored spec version ",
+                                 response.version(), " (", what, ")\n");
+  if (!response.changed_fields().empty() && response.update() != v1::SPEC_UPDATE_UNCHANGED) {
+    absl::StrAppend(&out, "changed: ", absl::StrJoin(response.changed_fields(), ", "), "\n");
+  }
+  return out;
+}
+
+std::string FormatHandoff(absl::string_view datasource,
+                          const v1::HandoffTaskGroupsResponse& response) {
+  std::string out;
+  if (response.group_ids().empty()) {
+    absl::StrAppend(&out, datasource, ": no group handed off\n");
+  } else {
+    absl::StrAppend(&out, datasource, ": handing off group",
+                    response.group_ids_size() == 1 ? " " : "s ",
+                    absl::StrJoin(response.group_ids(), ", "),
+                    " (sequence closed; it publishes while the group reads on)\n");
+  }
+  for (const std::string& skipped : response.skipped()) {
+    absl::StrAppend(&out, "skipped ", skipped, "\n");
+  }
+  return out;
 }
 
 std::string FormatSpec(const v1::GetSupervisorResponse& response) {
@@ -208,6 +237,9 @@ std::string FormatStatus(const v1::SupervisorStatus& status) {
   }
   out += Label("lag", absl::StrCat(status.aggregate_lag(), " record(s) in total, offsets as of ",
                                    FormatTimeMs(status.offsets_last_updated_ms())));
+  if (!status.time_lag_ms().empty()) {
+    out += Label("time lag", absl::StrCat(status.max_time_lag_ms(), " ms at most"));
+  }
 
   std::set<int32_t> partitions;
   for (const auto* map : {&status.latest_offsets(), &status.current_offsets(),
@@ -218,12 +250,13 @@ std::string FormatStatus(const v1::SupervisorStatus& status) {
   if (partitions.empty()) {
     out += "partitions: none known yet\n";
   } else {
-    Table t({"PARTITION", "COMMITTED", "CURRENT", "LATEST", "LAG"},
-            {Table::kRight, Table::kRight, Table::kRight, Table::kRight, Table::kRight});
+    Table t({"PARTITION", "COMMITTED", "CURRENT", "LATEST", "LAG", "TIME LAG MS"},
+            {Table::kRight, Table::kRight, Table::kRight, Table::kRight, Table::kRight,
+             Table::kRight});
     for (int32_t p : partitions) {
       t.AddRow({absl::StrCat(p), Lookup(status.committed_offsets(), p),
                 Lookup(status.current_offsets(), p), Lookup(status.latest_offsets(), p),
-                Lookup(status.lag(), p)});
+                Lookup(status.lag(), p), Lookup(status.time_lag_ms(), p)});
     }
     out += t.Render();
   }

@@ -30,6 +30,9 @@ std::string YesNo(bool value);
 std::string ToJson(const google::protobuf::Message& message);
 
 std::string FormatSubmit(const v1::SubmitSupervisorResponse& response);
+// HandoffTaskGroups: the groups handed off and those skipped, with why.
+std::string FormatHandoff(absl::string_view datasource,
+                          const v1::HandoffTaskGroupsResponse& response);
 // `get`: a header line and the stored spec as JSON.
 std::string FormatSpec(const v1::GetSupervisorResponse& response);
 std::string FormatSupervisorList(const v1::ListSupervisorsResponse& response);

@@ -101,6 +101,8 @@ TEST(FormatTest, StatusShowsPartitionsGroupsTasksAndErrors) {
   (*status.mutable_latest_offsets())[1] = 20;
   (*status.mutable_lag())[0] = 30;
   (*status.mutable_lag())[1] = 15;
+  (*status.mutable_time_lag_ms())[0] = 2500;
+  status.set_max_time_lag_ms(2500);
   v1::TaskGroupStatus* group = status.add_active_groups();
   group->set_group_id(0);
   group->set_base_sequence_name("wiki_1a2b");
@@ -131,10 +133,11 @@ TEST(FormatTest, StatusShowsPartitionsGroupsTasksAndErrors) {
             "spec version:  3\n"
             "published:     7 segment(s)\n"
             "lag:           45 record(s) in total, offsets as of 2026-11-30T02:00:00.000Z\n"
+            "time lag:      2500 ms at most\n"
             "\n"
-            "PARTITION  COMMITTED  CURRENT  LATEST  LAG\n"
-            "        0        100      120     150   30\n"
-            "        1          5        -      20   15\n"
+            "PARTITION  COMMITTED  CURRENT  LATEST  LAG  TIME LAG MS\n"
+            "        0        100      120     150   30         2500\n"
+            "        1          5        -      20   15            -\n"
             "\n"
             "active groups: 1\n"
             "  GROUP  BASE SEQUENCE  PARTITIONS  START OFFSETS  CHECKPOINTS  ROLLS IN\n"
