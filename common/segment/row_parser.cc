@@ -76,6 +76,7 @@ const char* ParseErrorKindName(ParseErrorKind kind) {
     case ParseErrorKind::kBadTimestamp: return "BAD_TIMESTAMP";
     case ParseErrorKind::kBadNumber: return "BAD_NUMBER";
     case ParseErrorKind::kValueTooLarge: return "VALUE_TOO_LARGE";
+    case ParseErrorKind::kBadHeader: return "BAD_HEADER";
   }
   return "UNKNOWN";
 }
@@ -136,7 +137,14 @@ struct RowParser::Impl {
     return it->second;
   }
 
-  ParseError Parse(absl::string_view value, InputRow* row);
+  ParseError Parse(absl::string_view value, const RecordEnvelope* envelope, InputRow* row);
+  // The envelope hooks (kafka input format): the discovered columns go
+  // first, so that a value field of the same name, later, wins; the others
+  // fill what the value left absent.
+  ParseError DiscoverEnvelope(const RecordEnvelope& envelope, InputRow* row,
+                              size_t* row_value_bytes);
+  ParseError ApplyEnvelope(const RecordEnvelope& envelope, InputRow* row, bool* have_timestamp,
+                           size_t* row_value_bytes);
   ParseError Metric(const FieldAction& action, od::json_type type, absl::string_view text,
                     od::value& value, InputRow* row);
 };
@@ -174,7 +182,12 @@ absl::StatusOr<std::unique_ptr<RowParser>> RowParser::Create(const Schema& schem
 }
 
 ParseError RowParser::Parse(absl::string_view value, InputRow* row) {
-  return impl_->Parse(value, row);
+  return impl_->Parse(value, nullptr, row);
+}
+
+ParseError RowParser::Parse(absl::string_view value, const RecordEnvelope& envelope,
+                            InputRow* row) {
+  return impl_->Parse(value, &envelope, row);
 }
 
 ParseError RowParser::Impl::Metric(const FieldAction& action, od::json_type type,
@@ -242,7 +255,8 @@ ParseError RowParser::Impl::Metric(const FieldAction& action, od::json_type type
   return ParseError();
 }
 
-ParseError RowParser::Impl::Parse(absl::string_view value, InputRow* row) {
+ParseError RowParser::Impl::Parse(absl::string_view value, const RecordEnvelope* envelope,
+                                  InputRow* row) {
   if (row->dims.size() != schema.dimensions.size()) row->dims.resize(schema.dimensions.size());
   for (DimValue& d : row->dims) d = DimValue();
   row->discovered.clear();
@@ -269,6 +283,10 @@ ParseError RowParser::Impl::Parse(absl::string_view value, InputRow* row) {
   const bool discover = schema.discover_dimensions();
   bool have_timestamp = false;
   size_t row_value_bytes = 0;
+  if (envelope != nullptr && discover) {
+    ParseError e = DiscoverEnvelope(*envelope, row, &row_value_bytes);
+    if (!e.ok()) return e;
+  }
   size_t position = 0;
   for (auto field_result : object) {
     od::field field;
@@ -447,9 +465,88 @@ ParseError RowParser::Impl::Parse(absl::string_view value, InputRow* row) {
   if (doc.current_location().error() != simdjson::OUT_OF_BOUNDS) {
     return Error(ParseErrorKind::kNotJson, "trailing characters after the JSON object");
   }
+  if (envelope != nullptr) {
+    ParseError e = ApplyEnvelope(*envelope, row, &have_timestamp, &row_value_bytes);
+    if (!e.ok()) return e;
+  }
   if (!have_timestamp) {
     return Error(ParseErrorKind::kNoTimestamp,
                  absl::StrCat("no timestamp field \"", schema.timestamp_column, "\""));
+  }
+  return ParseError();
+}
+
+// ---- Envelope columns (kafka input format) -------------------------------
+
+namespace {
+
+// The limits a value field's dimension value is held to (format_limits.h).
+ParseError CheckEnvelopeValue(const EnvelopeColumn& column, size_t* row_value_bytes) {
+  if (column.value.size() > kMaxValueBytes) {
+    return Error(ParseErrorKind::kValueTooLarge,
+                 absl::StrCat("envelope column \"", FieldName(column.name), "\": a value of ",
+                              column.value.size(), " bytes, beyond the limit of ", kMaxValueBytes));
+  }
+  *row_value_bytes += column.value.size();
+  if (*row_value_bytes > kMaxRowValueBytes) {
+    return Error(ParseErrorKind::kValueTooLarge,
+                 absl::StrCat("the dimension values of the row take more than ", kMaxRowValueBytes,
+                              " bytes (the limit) at envelope column \"", FieldName(column.name),
+                              "\""));
+  }
+  return ParseError();
+}
+
+}  // namespace
+
+ParseError RowParser::Impl::DiscoverEnvelope(const RecordEnvelope& envelope, InputRow* row,
+                                             size_t* row_value_bytes) {
+  for (const EnvelopeColumn& column : envelope.columns) {
+    if (!column.present || column.name.empty()) continue;
+    const int32_t index = ActionFor(column.name);
+    if (index != kUnknownField && actions[index].excluded) continue;
+    ParseError e = CheckEnvelopeValue(column, row_value_bytes);
+    if (!e.ok()) return e;
+    if (row->discovered.size() >= kMaxDimensions) {
+      return Error(ParseErrorKind::kValueTooLarge,
+                   absl::StrCat("more than ", kMaxDimensions, " dimensions in the row (the limit)"));
+    }
+    row->discovered.emplace_back(column.name, column.value);
+  }
+  return ParseError();
+}
+
+ParseError RowParser::Impl::ApplyEnvelope(const RecordEnvelope& envelope, InputRow* row,
+                                          bool* have_timestamp, size_t* row_value_bytes) {
+  for (size_t i = 0; i < envelope.columns.size(); ++i) {
+    const EnvelopeColumn& column = envelope.columns[i];
+    if (!column.present) continue;
+    const int32_t index = ActionFor(column.name);
+    if (index == kUnknownField) continue;
+    const FieldAction& action = actions[index];
+    if (action.timestamp && !*have_timestamp) {
+      const bool is_number = static_cast<int32_t>(i) == envelope.timestamp_column;
+      absl::StatusOr<int64_t> ms = is_number
+                                       ? TimestampFromNumber(column.value, schema.timestamp_format)
+                                       : TimestampFromString(column.value, schema.timestamp_format);
+      if (!ms.ok()) {
+        return Error(ParseErrorKind::kBadTimestamp,
+                     absl::StrCat("timestamp column \"", schema.timestamp_column,
+                                  "\" (from the record envelope): ", ms.status().message()));
+      }
+      row->timestamp_ms = *ms;
+      *have_timestamp = true;
+    }
+    if (action.dimension >= 0 && !row->dims[action.dimension].present) {
+      ParseError e = CheckEnvelopeValue(column, row_value_bytes);
+      if (!e.ok()) return e;
+      row->dims[action.dimension] = DimValue{column.value, true};
+    }
+    if (!action.metrics.empty() && !row->metrics[action.metrics[0]].present) {
+      od::value unused;
+      ParseError e = Metric(action, od::json_type::string, column.value, unused, row);
+      if (!e.ok()) return e;
+    }
   }
   return ParseError();
 }
