@@ -33,7 +33,7 @@ absl::Status StreamSupervisor::Recover() {
                    BaseSequenceName(datasource_, spec_.spec.data_schema(),
                                     spec_.spec.tuning_config(), record.start_offsets,
                                     record.min_message_time_ms, record.max_message_time_ms,
-                                    reset_counts);
+                                    reset_counts, InputParsingBytes(spec_.spec.io_config()));
     for (int32_t p : group.partitions()) current = current && p % task_count == group.group_id;
     if (!current || active_.count(group.group_id)) {
       abandoned.push_back(std::move(group));
