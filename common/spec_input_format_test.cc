@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "common/file_util.h"
 #include "common/spec.h"
 #include "google/protobuf/util/json_util.h"
 
@@ -115,6 +116,25 @@ TEST(InputFormatSpec, EachBadFieldIsNamedByItsPath) {
     const std::string error = ErrorOf(SpecWith(std::string(", ") + c.io));
     EXPECT_EQ(error.rfind(c.want, 0), 0u) << c.io << "\ngot: " << error;
   }
+}
+
+// The README's kafka input format example is a spec that submits.
+TEST(InputFormatSpec, TheReadmeExampleNormalizes) {
+  absl::StatusOr<std::string> readme = ReadFile("README.md");
+  ASSERT_TRUE(readme.ok()) << readme.status();
+  const size_t at = readme->find("\"headerBasedFilterConfig\"");
+  ASSERT_NE(at, std::string::npos);
+  const size_t start = readme->rfind("```json\n", at);
+  const size_t end = readme->find("```", at);
+  ASSERT_TRUE(start != std::string::npos && end != std::string::npos);
+  const std::string json = readme->substr(start + 8, end - start - 8);
+  v1::SupervisorSpec spec;
+  auto parsed = google::protobuf::util::JsonStringToMessage(json, &spec);
+  ASSERT_TRUE(parsed.ok()) << parsed.ToString() << "\n" << json;
+  auto normalized = NormalizeSpec(spec);
+  ASSERT_TRUE(normalized.ok()) << normalized.status();
+  EXPECT_EQ(normalized->io_config().input_format().key_column_name(), "user");
+  EXPECT_EQ(normalized->io_config().input_format().topic_column_name(), "kafka.topic");
 }
 
 }  // namespace
