@@ -13,6 +13,7 @@
 #include "common/request_limits.h"
 #include "common/segment/dim_filter.h"
 #include "common/segment/header_decoding.h"
+#include "common/segment/row_transform.h"
 #include "common/status_macros.h"
 #include "common/time_util.h"
 
@@ -258,6 +259,17 @@ absl::Status ValidateDataSchema(const v1::DataSchema& schema) {
     if (metric.type() != "count" && metric.field_name().empty()) {
       return Invalid(absl::StrCat(field, ".fieldName"), "is required");
     }
+  }
+
+  // The transformSpec compiles here, as the task will compile it, so that a
+  // bad one is refused at submit.
+  SLUICE_RETURN_IF_ERROR(segment::RowTransform::Create(schema.transform_spec(),
+                                                       "dataSchema.transformSpec", ts.column())
+                             .status());
+  for (int i = 0; i < schema.transform_spec().transforms_size(); ++i) {
+    SLUICE_RETURN_IF_ERROR(
+        ValidateColumnName(absl::StrCat("dataSchema.transformSpec.transforms[", i, "].name"),
+                           schema.transform_spec().transforms(i).name()));
   }
 
   const auto& gran = schema.granularity_spec();

@@ -260,6 +260,62 @@ INSTANTIATE_TEST_SUITE_P(
                 "ioConfig.consumerProperties has 200001 entries; at most 1000"}),
     [](const testing::TestParamInfo<BadCase>& info) { return std::string(info.param.name); });
 
+// Merges a JSON transformSpec into the valid spec and normalizes it.
+absl::Status WithTransformSpec(const std::string& json) {
+  v1::SupervisorSpec spec = ValidSpec();
+  v1::TransformSpec transform;
+  auto parsed = google::protobuf::util::JsonStringToMessage(json, &transform);
+  EXPECT_TRUE(parsed.ok()) << parsed.ToString();
+  *spec.mutable_data_schema()->mutable_transform_spec() = transform;
+  return NormalizeSpec(spec).status();
+}
+
+TEST(ValidateSpec, CompilesTheTransformSpec) {
+  const absl::Status good = WithTransformSpec(R"json({
+    "transforms": [{"type": "expression", "name": "page", "expression": "lower(page)"},
+                   {"type": "expression", "name": "day",
+                    "expression": "timestamp_format(__time, 'yyyy-MM-dd', '+05:30')"}],
+    "filter": {"type": "or", "fields": [{"type": "selector", "dimension": "page", "value": "a"},
+                                        {"type": "in", "dimension": "user", "values": ["b"]}]}
+  })json");
+  EXPECT_TRUE(good.ok()) << good;
+  const std::pair<const char*, const char*> cases[] = {
+      {R"json({"filter": {"type": "or", "fields": [{"type": "selector", "dimension": "a"},
+                                               {"type": "regex", "dimension": "a"}]}})json",
+       "dataSchema.transformSpec.filter.fields[1].type: unknown filter type \"regex\"; one of "
+       "selector, in, bound, and, or, not"},
+      {R"json({"transforms": [{"type": "expression", "name": "x", "expression": "concat(a, b"}]})json",
+       "dataSchema.transformSpec.transforms[0].expression: expected ')', got the end at column "
+       "12"},
+      {R"json({"transforms": [{"type": "expression", "name": "x", "expression": "a"},
+                          {"type": "expression", "name": "x", "expression": "b"}]})json",
+       "dataSchema.transformSpec.transforms[1].name: \"x\" is the name of an earlier transform"},
+      {R"json({"transforms": [{"type": "expression", "name": "", "expression": "a"}]})json",
+       "dataSchema.transformSpec.transforms[0].name: required"},
+      {R"json({"transforms": [{"type": "expression", "name": "a\u0001", "expression": "a"}]})json",
+       "dataSchema.transformSpec.transforms[0].name contains the control character 0x01"},
+      {R"json({"transforms": [{"type": "javascript", "name": "a", "expression": "a"}]})json",
+       "dataSchema.transformSpec.transforms[0].type: unknown transform type \"javascript\"; "
+       "only \"expression\""},
+  };
+  for (const auto& [json, message] : cases) {
+    absl::Status status = WithTransformSpec(json);
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << json;
+    EXPECT_EQ(status.message(), message) << json;
+  }
+  std::string many = R"({"transforms": [)";
+  for (int i = 0; i < 257; ++i) {
+    if (i > 0) many += ",";
+    many += "{\"type\": \"expression\", \"name\": \"t" + std::to_string(i) +
+            "\", \"expression\": \"a\"}";
+  }
+  many += "]}";
+  absl::Status status = WithTransformSpec(many);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("dataSchema.transformSpec.transforms"), std::string::npos)
+      << status.message();
+}
+
 TEST(ParseSpecTimings, ReadsDurations) {
   v1::SupervisorSpec spec = ValidSpec();
   spec.mutable_io_config()->set_task_duration("PT2M");

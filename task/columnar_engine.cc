@@ -7,6 +7,7 @@
 #include "common/granularity.h"
 #include "common/segment/incremental_index.h"
 #include "common/segment/row_parser.h"
+#include "common/segment/row_transform.h"
 #include "common/segment/segment_builder.h"
 #include "common/segment/segment_verify.h"
 #include "common/segment/spill.h"
@@ -19,7 +20,10 @@ class ColumnarRow final : public ParsedRow {
  public:
   segment::InputRow& input() { return input_; }
   const segment::InputRow& input() const { return input_; }
-  void set_timestamp() { timestamp_ms_ = input_.timestamp_ms; }
+  void set_timestamp() {
+    timestamp_ms_ = input_.timestamp_ms;
+    thrown_away_ = input_.thrown_away;
+  }
 
  private:
   segment::InputRow input_;
@@ -86,11 +90,12 @@ class ColumnarIndex final : public SegmentIndex {
 
 class ColumnarEngine final : public SegmentEngine {
  public:
-  explicit ColumnarEngine(segment::Schema schema) : schema_(std::move(schema)) {}
+  ColumnarEngine(segment::Schema schema, segment::RowTransform transform)
+      : schema_(std::move(schema)), transform_(std::move(transform)) {}
 
   std::unique_ptr<RowParser> NewParser() override {
     absl::StatusOr<std::unique_ptr<segment::RowParser>> parser =
-        segment::RowParser::Create(schema_);
+        segment::RowParser::Create(schema_, transform_);
     // The schema was validated when the engine was made.
     CHECK(parser.ok()) << parser.status();
     return std::make_unique<ColumnarParser>(*std::move(parser));
@@ -154,6 +159,8 @@ class ColumnarEngine final : public SegmentEngine {
 
  private:
   const segment::Schema schema_;
+  // The transformSpec (empty without one).
+  const segment::RowTransform transform_;
 };
 
 }  // namespace
@@ -190,9 +197,14 @@ absl::StatusOr<segment::Schema> SegmentSchemaFromProto(const v1::DataSchema& pro
 
 absl::StatusOr<std::unique_ptr<SegmentEngine>> NewColumnarEngine(const v1::DataSchema& schema) {
   SLUICE_ASSIGN_OR_RETURN(segment::Schema converted, SegmentSchemaFromProto(schema));
+  SLUICE_ASSIGN_OR_RETURN(segment::RowTransform transform,
+                          segment::RowTransform::Create(schema.transform_spec(),
+                                                        "dataSchema.transformSpec",
+                                                        converted.timestamp_column));
   // Fail here, not in NewParser, on a schema the parser refuses.
-  SLUICE_RETURN_IF_ERROR(segment::RowParser::Create(converted).status());
-  return std::unique_ptr<SegmentEngine>(new ColumnarEngine(std::move(converted)));
+  SLUICE_RETURN_IF_ERROR(segment::RowParser::Create(converted, transform).status());
+  return std::unique_ptr<SegmentEngine>(
+      new ColumnarEngine(std::move(converted), std::move(transform)));
 }
 
 }  // namespace sluice::task

@@ -140,3 +140,50 @@ TEST_F(ColumnarEngineTest, SegmentBytesDoNotDependOnHowRowsWereSpilled) {
 
 }  // namespace
 }  // namespace sluice::task
+
+namespace sluice::task {
+namespace {
+
+TEST(ColumnarEngineTransformTest, FilteredRowsComeBackThrownAway) {
+  v1::DataSchema schema = TestSchema();
+  v1::TransformSpec* transform = schema.mutable_transform_spec();
+  v1::Transform* t = transform->add_transforms();
+  t->set_type("expression");
+  t->set_name("page");
+  t->set_expression("lower(page)");
+  v1::DimFilter* filter = transform->mutable_filter();
+  filter->set_type("selector");
+  filter->set_dimension("page");
+  filter->set_value("main");
+  auto engine = NewColumnarEngine(schema);
+  ASSERT_TRUE(engine.ok()) << engine.status();
+  std::unique_ptr<RowParser> parser = (*engine)->NewParser();
+  RowParseError error;
+  const ParsedRow* row = parser->Parse(R"({"ts":1796004000,"page":"MAIN"})", &error);
+  ASSERT_NE(row, nullptr) << error.message;
+  EXPECT_FALSE(row->thrown_away());
+  row = parser->Parse(R"({"ts":1796004000,"page":"Talk"})", &error);
+  ASSERT_NE(row, nullptr) << error.message;
+  EXPECT_TRUE(row->thrown_away());
+  // A parser for the next row starts clean.
+  row = parser->Parse(R"({"ts":1796004000,"page":"main"})", &error);
+  ASSERT_NE(row, nullptr) << error.message;
+  EXPECT_FALSE(row->thrown_away());
+}
+
+TEST(ColumnarEngineTransformTest, BadTransformSpecIsRefusedWithItsPath) {
+  v1::DataSchema schema = TestSchema();
+  v1::Transform* t = schema.mutable_transform_spec()->add_transforms();
+  t->set_type("expression");
+  t->set_name("x");
+  t->set_expression("nosuch(a)");
+  auto engine = NewColumnarEngine(schema);
+  ASSERT_FALSE(engine.ok());
+  EXPECT_EQ(engine.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(engine.status().message(),
+            "dataSchema.transformSpec.transforms[0].expression: unknown function nosuch "
+            "(supported: concat, lower, upper, substring, timestamp_format) at column 1");
+}
+
+}  // namespace
+}  // namespace sluice::task

@@ -379,7 +379,10 @@ absl::Status ReadLoop::ProcessRecord(const KafkaBatch& batch, size_t i) {
     return RecordParseError(record, error);
   }
   const int64_t time = row->timestamp_ms();
-  if ((spec_.minimum_message_time_ms() != 0 && time < spec_.minimum_message_time_ms()) ||
+  // Thrown away: filtered out by the transformSpec, or outside the message
+  // time window (Druid's lateMessageRejection / earlyMessageRejection).
+  if (row->thrown_away() ||
+      (spec_.minimum_message_time_ms() != 0 && time < spec_.minimum_message_time_ms()) ||
       (spec_.maximum_message_time_ms() != 0 && time > spec_.maximum_message_time_ms())) {
     counts.set_thrown_away(counts.thrown_away() + 1);
     ++counters_.thrown_away;

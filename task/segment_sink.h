@@ -31,14 +31,18 @@
 namespace sluice::task {
 
 // A parsed record value. The engine owns its contents; the task reads only
-// its time.
+// its time and whether the spec's transformSpec filter threw it away.
 class ParsedRow {
  public:
   virtual ~ParsedRow() = default;
   int64_t timestamp_ms() const { return timestamp_ms_; }
+  // The transformSpec filter rejected the row: count it as thrown away and
+  // do not add it to an index (its other contents mean nothing).
+  bool thrown_away() const { return thrown_away_; }
 
  protected:
   int64_t timestamp_ms_ = 0;
+  bool thrown_away_ = false;
 };
 
 // Why a record value is not a row.

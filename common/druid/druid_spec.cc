@@ -53,6 +53,7 @@ class Walker {
         absl::StrCat(at, why.empty() ? " is not supported by sluice" : absl::StrCat(": ", why)));
   }
   void Warn(std::string message) { warnings_.push_back(std::move(message)); }
+  size_t unsupported_count() const { return unsupported_.size(); }
 
   // Calls `handle` for each key of the object `v` (sorted, nulls skipped:
   // Jackson takes null as "not given"); keys it does not take are unsupported.
@@ -366,6 +367,145 @@ void Parser(Walker& w, const pb::Value& v, const std::string& at, v1::DataSchema
   });
 }
 
+// A filter value: a string, or a number as its text (Jackson coerces).
+std::optional<std::string> FilterValue(Walker& w, const pb::Value& v, const std::string& at) {
+  if (v.kind_case() == pb::Value::kNumberValue) {
+    const double d = v.number_value();
+    if (std::isfinite(d) && std::trunc(d) == d && std::fabs(d) <= 9007199254740992.0) {
+      return absl::StrCat(static_cast<int64_t>(d));
+    }
+    return absl::StrCat(d);
+  }
+  return w.String(v, at);
+}
+
+// A Druid dimension filter: selector, in, bound, and, or, not.
+void Filter(Walker& w, const pb::Value& v, const std::string& at, v1::DimFilter* f) {
+  static const std::set<std::string> kTypes = {"selector", "in", "bound", "and", "or", "not"};
+  w.Object(v, at, [&](const std::string& key, const pb::Value& value, const std::string& p) {
+    if (key == "type") {
+      if (auto s = w.String(value, p)) {
+        if (kTypes.count(*s)) {
+          f->set_type(*s);
+        } else {
+          w.Unsupported(p, absl::StrCat(Quoted(*s), " is not supported by sluice (only ",
+                                        absl::StrJoin(kTypes, ", "), ")"));
+        }
+      }
+    } else if (key == "dimension") {
+      if (auto s = w.String(value, p)) f->set_dimension(*s);
+    } else if (key == "value") {
+      if (auto s = FilterValue(w, value, p)) f->set_value(*s);
+    } else if (key == "values") {
+      if (value.kind_case() != pb::Value::kListValue) {
+        w.Error(p, absl::StrCat("expected an array, got ", KindName(value)));
+        return true;
+      }
+      for (int i = 0; i < value.list_value().values_size(); ++i) {
+        const pb::Value& item = value.list_value().values(i);
+        const std::string item_at = absl::StrCat(p, "[", i, "]");
+        if (item.kind_case() == pb::Value::kNullValue) {
+          w.Unsupported(item_at, "null among the values of an \"in\" filter is not supported by "
+                                 "sluice (a selector without value matches null)");
+        } else if (auto s = FilterValue(w, item, item_at)) {
+          f->add_values(*s);
+        }
+      }
+    } else if (key == "fields") {
+      if (value.kind_case() != pb::Value::kListValue) {
+        w.Error(p, absl::StrCat("expected an array, got ", KindName(value)));
+        return true;
+      }
+      for (int i = 0; i < value.list_value().values_size(); ++i) {
+        Filter(w, value.list_value().values(i), absl::StrCat(p, "[", i, "]"), f->add_fields());
+      }
+    } else if (key == "field") {
+      Filter(w, value, p, f->mutable_field());
+    } else if (key == "lower") {
+      if (auto s = FilterValue(w, value, p)) f->set_lower(*s);
+    } else if (key == "upper") {
+      if (auto s = FilterValue(w, value, p)) f->set_upper(*s);
+    } else if (key == "lowerStrict") {
+      if (auto b = w.Bool(value, p)) f->set_lower_strict(*b);
+    } else if (key == "upperStrict") {
+      if (auto b = w.Bool(value, p)) f->set_upper_strict(*b);
+    } else if (key == "ordering") {
+      // A name, or Druid's object form {"type": "numeric"}.
+      std::optional<std::string> ordering;
+      if (value.kind_case() == pb::Value::kStructValue) {
+        w.Object(value, p, [&](const std::string& k, const pb::Value& val, const std::string& pp) {
+          if (k != "type") return false;
+          ordering = w.String(val, pp);
+          return true;
+        });
+      } else {
+        ordering = w.String(value, p);
+      }
+      if (ordering) {
+        const std::string lower = absl::AsciiStrToLower(*ordering);
+        if (lower == "lexicographic" || lower == "numeric") {
+          f->set_ordering(lower);
+        } else {
+          w.Unsupported(p, absl::StrCat(Quoted(*ordering),
+                                        " is not supported by sluice (lexicographic, numeric)"));
+        }
+      }
+    } else {
+      return false;  // extractionFn, filterTuning, alphaNumeric, ...
+    }
+    return true;
+  });
+}
+
+void TransformSpec(Walker& w, const pb::Value& v, const std::string& at, v1::TransformSpec* t) {
+  w.Object(v, at, [&](const std::string& key, const pb::Value& value, const std::string& p) {
+    if (key == "transforms") {
+      if (value.kind_case() != pb::Value::kListValue) {
+        w.Error(p, absl::StrCat("expected an array, got ", KindName(value)));
+        return true;
+      }
+      for (int i = 0; i < value.list_value().values_size(); ++i) {
+        const std::string item = absl::StrCat(p, "[", i, "]");
+        v1::Transform transform;
+        bool supported = true;
+        w.Object(value.list_value().values(i), item,
+                 [&](const std::string& k, const pb::Value& val, const std::string& pp) {
+                   if (k == "type") {
+                     if (auto s = w.String(val, pp)) {
+                       if (*s == "expression") {
+                         transform.set_type(*s);
+                       } else {
+                         supported = false;
+                         w.Unsupported(pp, absl::StrCat(Quoted(*s),
+                                                        " is not supported by sluice (only "
+                                                        "expression)"));
+                       }
+                     }
+                   } else if (k == "name") {
+                     if (auto s = w.String(val, pp)) transform.set_name(*s);
+                   } else if (k == "expression") {
+                     if (auto s = w.String(val, pp)) transform.set_expression(*s);
+                   } else {
+                     return false;
+                   }
+                   return true;
+                 });
+        if (supported) *t->add_transforms() = std::move(transform);
+      }
+    } else if (key == "filter") {
+      // A filter with an unsupported part is dropped whole (with
+      // allow_unsupported): dropping only that part would change its meaning.
+      const size_t before = w.unsupported_count();
+      v1::DimFilter filter;
+      Filter(w, value, p, &filter);
+      if (w.unsupported_count() == before) *t->mutable_filter() = std::move(filter);
+    } else {
+      return false;
+    }
+    return true;
+  });
+}
+
 void DataSchema(Walker& w, const pb::Value& v, const std::string& at, v1::SupervisorSpec* spec) {
   v1::DataSchema* schema = spec->mutable_data_schema();
   w.Object(v, at, [&](const std::string& key, const pb::Value& value, const std::string& p) {
@@ -381,8 +521,10 @@ void DataSchema(Walker& w, const pb::Value& v, const std::string& at, v1::Superv
       GranularitySpec(w, value, p, schema->mutable_granularity_spec());
     } else if (key == "parser") {
       Parser(w, value, p, schema);
+    } else if (key == "transformSpec") {
+      TransformSpec(w, value, p, schema->mutable_transform_spec());
     } else {
-      return false;  // transformSpec, ...
+      return false;
     }
     return true;
   });
@@ -405,24 +547,6 @@ void ConsumerProperties(Walker& w, const pb::Value& v, const std::string& at,
         return false;  // an object: Druid's dynamic config providers
     }
   });
-}
-
-// A Druid dimension filter: its JSON has the shape of sluice.v1.DimFilter
-// (type, dimension, value, values, fields, field, lower, upper, lowerStrict,
-// upperStrict, ordering); anything else in it (extractionFn, ...) is an
-// error. Whether it compiles is checked when the spec is normalized.
-void DruidDimFilter(Walker& w, const pb::Value& v, const std::string& at, v1::DimFilter* out) {
-  if (v.kind_case() != pb::Value::kStructValue) {
-    w.Error(at, absl::StrCat("expected a filter object, got ", KindName(v)));
-    return;
-  }
-  std::string json;
-  pb::util::Status status = pb::util::MessageToJsonString(v, &json);
-  if (status.ok()) status = pb::util::JsonStringToMessage(json, out);
-  if (!status.ok()) {
-    w.Error(at, absl::StrCat("is not a filter sluice takes (selector, in, bound, and, or, not): ",
-                             status.message().ToString()));
-  }
 }
 
 // Druid's "kafka" inputFormat: the value's format, the key, the headers, the
@@ -515,7 +639,7 @@ void HeaderBasedFilterConfig(Walker& w, const pb::Value& v, const std::string& a
                              v1::HeaderBasedFilterConfig* out) {
   w.Object(v, at, [&](const std::string& key, const pb::Value& value, const std::string& p) {
     if (key == "filter") {
-      DruidDimFilter(w, value, p, out->mutable_filter());
+      Filter(w, value, p, out->mutable_filter());
     } else if (key == "encoding") {
       if (auto s = w.String(value, p)) out->set_encoding(*s);
     } else {
@@ -836,6 +960,44 @@ absl::Status Print(const pb::Value& v, int indent, std::string* out) {
   }
 }
 
+pb::Value FilterToDruid(const v1::DimFilter& f) {
+  ObjectBuilder out;
+  out.SetString("type", f.type()).SetString("dimension", f.dimension());
+  if (f.has_value()) out.Set("value", Str(f.value()));
+  if (f.type() == "in" || f.values_size() > 0) out.Set("values", StringArray(f.values()));
+  if (f.fields_size() > 0) {
+    pb::Value fields;
+    fields.mutable_list_value();
+    for (const v1::DimFilter& child : f.fields()) {
+      *fields.mutable_list_value()->add_values() = FilterToDruid(child);
+    }
+    out.Set("fields", fields);
+  }
+  if (f.has_field()) out.Set("field", FilterToDruid(f.field()));
+  if (f.has_lower()) out.Set("lower", Str(f.lower()));
+  if (f.has_upper()) out.Set("upper", Str(f.upper()));
+  if (f.lower_strict()) out.Set("lowerStrict", Bool(true));
+  if (f.upper_strict()) out.Set("upperStrict", Bool(true));
+  out.SetString("ordering", f.ordering());
+  return out.Build();
+}
+
+pb::Value TransformSpecToDruid(const v1::TransformSpec& t) {
+  ObjectBuilder out;
+  pb::Value transforms;
+  transforms.mutable_list_value();
+  for (const v1::Transform& transform : t.transforms()) {
+    ObjectBuilder item;
+    item.SetString("type", transform.type())
+        .SetString("name", transform.name())
+        .SetString("expression", transform.expression());
+    *transforms.mutable_list_value()->add_values() = item.Build();
+  }
+  out.Set("transforms", transforms);
+  if (t.has_filter()) out.Set("filter", FilterToDruid(t.filter()));
+  return out.Build();
+}
+
 }  // namespace
 
 absl::StatusOr<std::string> ToDruidJson(const v1::SupervisorSpec& spec) {
@@ -869,6 +1031,9 @@ absl::StatusOr<std::string> ToDruidJson(const v1::SupervisorSpec& spec) {
       .Set("dimensionsSpec", dimensions.Build())
       .Set("metricsSpec", metrics)
       .Set("granularitySpec", granularity.Build());
+  if (ds.has_transform_spec()) {
+    data_schema.Set("transformSpec", TransformSpecToDruid(ds.transform_spec()));
+  }
 
   const v1::IoConfig& io = spec.io_config();
   ObjectBuilder properties;
@@ -889,15 +1054,7 @@ absl::StatusOr<std::string> ToDruidJson(const v1::SupervisorSpec& spec) {
   if (io.has_header_based_filter_config()) {
     const v1::HeaderBasedFilterConfig& filter = io.header_based_filter_config();
     ObjectBuilder config;
-    pb::Value filter_json;
-    std::string json;
-    pb::util::JsonPrintOptions options;
-    options.preserve_proto_field_names = false;
-    if (!pb::util::MessageToJsonString(filter.filter(), &json, options).ok() ||
-        !pb::util::JsonStringToMessage(json, &filter_json).ok()) {
-      return absl::InternalError("headerBasedFilterConfig.filter does not print as JSON");
-    }
-    config.Set("filter", filter_json).SetString("encoding", filter.encoding());
+    config.Set("filter", FilterToDruid(filter.filter())).SetString("encoding", filter.encoding());
     io_config.Set("headerBasedFilterConfig", config.Build());
   }
   if (io.has_task_count()) io_config.Set("taskCount", Num(io.task_count()));

@@ -149,7 +149,9 @@ const char* const kUnsupported[] = {
     "context is not supported by sluice",
     "spec.dataSchema.timestampSpec.missingValue is not supported by sluice",
     "spec.dataSchema.dimensionsSpec.dimensions[1].multiValueHandling is not supported by sluice",
-    "spec.dataSchema.transformSpec is not supported by sluice",
+    "spec.dataSchema.transformSpec.filter.type: \"regex\" is not supported by sluice (only and, "
+    "bound, in, not, or, selector)",
+    "spec.dataSchema.transformSpec.filter.pattern is not supported by sluice",
     "spec.ioConfig.inputFormat.flattenSpec is not supported by sluice",
     "spec.ioConfig.autoScalerConfig is not supported by sluice",
     "spec.tuningConfig.maxPendingPersists is not supported by sluice",
@@ -160,7 +162,7 @@ const char* const kUnsupported[] = {
 TEST(DruidSpecTest, EveryUnsupportedFieldIsNamed) {
   const std::string message = Error(Testdata("unsupported-many.json"));
   for (const char* field : kUnsupported) EXPECT_THAT(message, HasSubstr(field));
-  EXPECT_THAT(message, HasSubstr("9 unsupported field(s)"));
+  EXPECT_THAT(message, HasSubstr("10 unsupported field(s)"));
   EXPECT_THAT(message, HasSubstr("--allow_unsupported"));
 }
 
@@ -258,7 +260,7 @@ TEST(DruidSpecTest, KafkaInputFormatPartsSluiceCannotTakeAreNamed) {
   EXPECT_THAT(Error(Minimal("", R"(, "inputFormat": {"type": "kafka", "headerFormat": {"type": "json"}})")),
               HasSubstr("spec.ioConfig.inputFormat.headerFormat.type: \"json\" is not supported"));
   EXPECT_THAT(Error(Minimal("", R"(, "headerBasedFilterConfig": {"filter": {"type": "selector", "dimension": "a", "extractionFn": {}}})")),
-              HasSubstr("spec.ioConfig.headerBasedFilterConfig.filter: is not a filter sluice takes"));
+              HasSubstr("spec.ioConfig.headerBasedFilterConfig.filter.extractionFn is not supported"));
 }
 
 TEST(DruidSpecTest, BadJsonAndWrongTypesAreInvalidArgumentWithAClearMessage) {
@@ -322,6 +324,86 @@ TEST(DruidSpecTest, TheDruidFormOfASpecConvertsBackToTheSameSpec) {
     EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(back->spec, spec))
         << *druid << "\n" << back->spec.DebugString() << "\nvs\n" << spec.DebugString();
   }
+}
+
+constexpr char kTransformSpec[] = R"json(, "dimensionsSpec": {"dimensions": ["page"]},
+"transformSpec": {
+  "transforms": [
+    {"type": "expression", "name": "page_lower", "expression": "lower(page)"},
+    {"type": "expression", "name": "day", "expression": "timestamp_format(__time, 'yyyy-MM-dd')"}
+  ],
+  "filter": {"type": "and", "fields": [
+    {"type": "selector", "dimension": "isRobot", "value": "false"},
+    {"type": "not", "field": {"type": "in", "dimension": "channel", "values": ["#test", 5]}},
+    {"type": "bound", "dimension": "delta", "lower": 0, "lowerStrict": true,
+     "ordering": {"type": "numeric"}},
+    {"type": "or", "fields": [{"type": "selector", "dimension": "user", "value": null},
+                              {"type": "bound", "dimension": "user", "upper": "m",
+                               "ordering": "lexicographic"}]}
+  ]}
+})json";
+
+TEST(DruidSpecTest, TransformSpecMapsAndConvertsBack) {
+  DruidConversion c = Convert(Minimal(kTransformSpec));
+  EXPECT_TRUE(c.warnings.empty());
+  const v1::TransformSpec& t = c.spec.data_schema().transform_spec();
+  ASSERT_EQ(t.transforms_size(), 2);
+  EXPECT_EQ(t.transforms(0).type(), "expression");
+  EXPECT_EQ(t.transforms(0).name(), "page_lower");
+  EXPECT_EQ(t.transforms(1).expression(), "timestamp_format(__time, 'yyyy-MM-dd')");
+  const v1::DimFilter& f = t.filter();
+  EXPECT_EQ(f.type(), "and");
+  ASSERT_EQ(f.fields_size(), 4);
+  EXPECT_EQ(f.fields(0).value(), "false");
+  EXPECT_EQ(f.fields(1).field().values(1), "5");
+  EXPECT_EQ(f.fields(2).lower(), "0");
+  EXPECT_TRUE(f.fields(2).lower_strict());
+  EXPECT_EQ(f.fields(2).ordering(), "numeric");
+  EXPECT_FALSE(f.fields(3).fields(0).has_value()) << "a null value matches null";
+  absl::StatusOr<v1::SupervisorSpec> normalized = NormalizeSpec(c.spec);
+  ASSERT_TRUE(normalized.ok()) << normalized.status();
+
+  absl::StatusOr<std::string> druid = ToDruidJson(*normalized);
+  ASSERT_TRUE(druid.ok()) << druid.status();
+  EXPECT_THAT(*druid, HasSubstr("\"transformSpec\""));
+  absl::StatusOr<DruidConversion> back = FromDruidJson(*druid, {});
+  ASSERT_TRUE(back.ok()) << back.status() << "\n" << *druid;
+  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(back->spec, *normalized))
+      << back->spec.DebugString() << "\nvs\n" << normalized->DebugString();
+}
+
+TEST(DruidSpecTest, UnsupportedTransformsAndFiltersAreNamed) {
+  const std::string message = Error(Minimal(R"json(, "transformSpec": {
+    "transforms": [{"type": "javascript", "name": "x", "function": "f"}],
+    "filter": {"type": "or", "fields": [
+      {"type": "in", "dimension": "a", "values": ["x", null]},
+      {"type": "like", "dimension": "a", "pattern": "x%"},
+      {"type": "selector", "dimension": "a", "value": "x", "extractionFn": {"type": "upper"}},
+      {"type": "bound", "dimension": "a", "lower": "1", "ordering": "alphanumeric"}]}
+  })json"));
+  for (const char* part : {
+           "spec.dataSchema.transformSpec.transforms[0].type: \"javascript\" is not supported by "
+           "sluice (only expression)",
+           "spec.dataSchema.transformSpec.transforms[0].function is not supported by sluice",
+           "spec.dataSchema.transformSpec.filter.fields[0].values[1]: null among the values",
+           "spec.dataSchema.transformSpec.filter.fields[1].type: \"like\" is not supported",
+           "spec.dataSchema.transformSpec.filter.fields[2].extractionFn is not supported by sluice",
+           "spec.dataSchema.transformSpec.filter.fields[3].ordering: \"alphanumeric\" is not "
+           "supported by sluice (lexicographic, numeric)"}) {
+    EXPECT_THAT(message, HasSubstr(part));
+  }
+  // Allowed: the unsupported transform and the whole filter are left out.
+  DruidConversion c = Convert(Minimal(R"json(, "transformSpec": {
+    "transforms": [{"type": "javascript", "name": "x", "function": "f"},
+                   {"type": "expression", "name": "y", "expression": "upper(a)"}],
+    "filter": {"type": "and", "fields": [{"type": "selector", "dimension": "a", "value": "x"},
+                                         {"type": "like", "dimension": "a", "pattern": "x%"}]}
+  })json"), /*allow_unsupported=*/true);
+  const v1::TransformSpec& t = c.spec.data_schema().transform_spec();
+  ASSERT_EQ(t.transforms_size(), 1);
+  EXPECT_EQ(t.transforms(0).name(), "y");
+  EXPECT_FALSE(t.has_filter());
+  EXPECT_TRUE(NormalizeSpec(c.spec).ok()) << NormalizeSpec(c.spec).status();
 }
 
 TEST(DruidSpecTest, TheDruidFormHasDruidsShape) {

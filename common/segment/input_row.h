@@ -29,6 +29,9 @@ struct MetricInput {
 // its next Parse) or, when a caller builds rows itself, into storage that must
 // outlive IncrementalIndex::Add.
 struct InputRow {
+  // Set by a RowParser with a transformSpec whose filter rejected the row:
+  // the row must not be indexed, and counts as thrown away.
+  bool thrown_away = false;
   // Not truncated: the index applies the query granularity.
   int64_t timestamp_ms = 0;
   // Listed dimensions: one value per Schema::dimensions entry, in order.

@@ -29,6 +29,7 @@
 #include "absl/strings/string_view.h"
 #include "common/segment/input_row.h"
 #include "common/segment/record_envelope.h"
+#include "common/segment/row_transform.h"
 #include "common/segment/schema.h"
 
 namespace sluice {
@@ -63,6 +64,13 @@ class RowParser {
  public:
   // INVALID_ARGUMENT if the schema does not validate.
   static absl::StatusOr<std::unique_ptr<RowParser>> Create(const Schema& schema);
+  // The same, applying a transformSpec to every row (row_transform.h): its
+  // outputs replace the record fields of their names, and a row its filter
+  // rejects comes back with InputRow::thrown_away set (and nothing else
+  // meaningful: do not index it). A record that does not parse is a parse
+  // error even when the filter would have rejected it.
+  static absl::StatusOr<std::unique_ptr<RowParser>> Create(const Schema& schema,
+                                                           const RowTransform& transform);
   ~RowParser();
   RowParser(const RowParser&) = delete;
   RowParser& operator=(const RowParser&) = delete;

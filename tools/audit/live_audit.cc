@@ -11,6 +11,7 @@
 #include "common/grpc_status.h"
 #include "common/kafka/property_policy.h"
 #include "common/segment/row_parser.h"
+#include "common/segment/row_transform.h"
 #include "common/segment/schema_proto.h"
 #include "common/status_macros.h"
 #include "tools/audit/kafka_record_counter.h"
@@ -104,8 +105,15 @@ absl::StatusOr<LiveAuditResult> RunLiveAudit(v1::SupervisorService::StubInterfac
       properties[name] = value;
     }
     absl::StatusOr<segment::Schema> schema = segment::SchemaFromProto(spec.spec().data_schema());
-    if (schema.ok()) {
-      absl::StatusOr<std::unique_ptr<segment::RowParser>> made = segment::RowParser::Create(*schema);
+    // The transformSpec too: what it derives decides whether a record parses.
+    absl::StatusOr<segment::RowTransform> transform =
+        schema.ok() ? segment::RowTransform::Create(spec.spec().data_schema().transform_spec(),
+                                                    "dataSchema.transformSpec",
+                                                    schema->timestamp_column)
+                    : absl::StatusOr<segment::RowTransform>(schema.status());
+    if (schema.ok() && transform.ok()) {
+      absl::StatusOr<std::unique_ptr<segment::RowParser>> made =
+          segment::RowParser::Create(*schema, *transform);
       if (made.ok()) parser = std::move(*made);
     }
   } else if (!absl::IsNotFound(got_spec) || options.bootstrap_servers.empty()) {
