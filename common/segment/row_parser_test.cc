@@ -348,6 +348,28 @@ TEST(RowParserEnvelope, AMetricMayReadAnEnvelopeColumn) {
   EXPECT_EQ(row.metrics[0].long_value, 1796004944123);
 }
 
+TEST(RowParserEnvelope, ATransformMayReadAnEnvelopeColumn) {
+  Schema s;
+  s.dimensions = {"user", "kafka.key"};
+  v1::TransformSpec spec;
+  v1::Transform* t = spec.add_transforms();
+  t->set_type("expression");
+  t->set_name("user");
+  t->set_expression("concat(upper(\"kafka.key\"), '@', \"kafka.header.source\")");
+  auto transform = RowTransform::Create(spec, "dataSchema.transformSpec", s.timestamp_column);
+  ASSERT_TRUE(transform.ok()) << transform.status();
+  auto parser = RowParser::Create(s, *transform);
+  ASSERT_TRUE(parser.ok()) << parser.status();
+  InputRow row;
+  ParseError e = (*parser)->Parse(R"({"timestamp":1})", Envelope("k1", "web"), &row);
+  ASSERT_TRUE(e.ok()) << e.message;
+  EXPECT_EQ(Dim(row, 0), "K1@web");
+  EXPECT_EQ(Dim(row, 1), "k1");
+  // The value's field, when it has one, is what the transform reads.
+  ASSERT_TRUE((*parser)->Parse(R"({"timestamp":1,"kafka.key":"v"})", Envelope("k1", "web"), &row).ok());
+  EXPECT_EQ(Dim(row, 0), "V@web");
+}
+
 }  // namespace
 }  // namespace segment
 }  // namespace sluice
