@@ -4,12 +4,15 @@
 #include <string>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/granularity.h"
 #include "common/names.h"
 #include "common/request_limits.h"
+#include "common/segment/dim_filter.h"
+#include "common/segment/header_decoding.h"
 #include "common/segment/row_transform.h"
 #include "common/status_macros.h"
 #include "common/time_util.h"
@@ -129,6 +132,82 @@ const std::set<std::string>& MetricTypes() {
   return *types;
 }
 
+// ioConfig.inputFormat (defaults filled in) against the data schema.
+absl::Status ValidateInputFormat(const v1::InputFormat& format, const v1::DataSchema& schema) {
+  constexpr absl::string_view kPath = "ioConfig.inputFormat";
+  if (format.type() == "json") {
+    v1::InputFormat bare;
+    bare.set_type("json");
+    if (format.SerializeAsString() != bare.SerializeAsString()) {
+      return Invalid(kPath, "of type \"json\" takes no other field (they are for type \"kafka\")");
+    }
+    return absl::OkStatus();
+  }
+  if (format.type() != "kafka") {
+    return Invalid(absl::StrCat(kPath, ".type"),
+                   absl::StrCat("\"", format.type(), "\" is not one of json, kafka"));
+  }
+  v1::InputFormat json_only;
+  json_only.set_type("json");
+  if (format.value_format().SerializeAsString() != json_only.SerializeAsString()) {
+    return Invalid(absl::StrCat(kPath, ".valueFormat"),
+                   absl::StrCat("must be {\"type\": \"json\"} (got type \"",
+                                format.value_format().type(), "\")"));
+  }
+  if (format.header_format().type() != "string") {
+    return Invalid(absl::StrCat(kPath, ".headerFormat.type"),
+                   absl::StrCat("\"", format.header_format().type(), "\" is not \"string\""));
+  }
+  if (auto encoding = segment::ParseHeaderEncoding(format.header_format().encoding());
+      !encoding.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(kPath, ".headerFormat.encoding: ", encoding.status().message()));
+  }
+  SLUICE_RETURN_IF_ERROR(ValidateColumnName(absl::StrCat(kPath, ".headerColumnPrefix"),
+                                            format.header_column_prefix()));
+  const std::pair<const char*, const std::string*> columns[] = {
+      {"keyColumnName", &format.key_column_name()},
+      {"timestampColumnName", &format.timestamp_column_name()},
+      {"topicColumnName", &format.topic_column_name()},
+      {"partitionColumnName", &format.partition_column_name()},
+      {"offsetColumnName", &format.offset_column_name()},
+  };
+  std::set<std::string> seen;
+  for (const auto& [name, value] : columns) {
+    if (value->empty()) continue;  // partition and offset: none
+    const std::string field = absl::StrCat(kPath, ".", name);
+    SLUICE_RETURN_IF_ERROR(ValidateColumnName(field, *value));
+    if (*value == "__time") return Invalid(field, "\"__time\" is reserved");
+    if (!seen.insert(*value).second) {
+      return Invalid(field, absl::StrCat("\"", *value, "\" names another envelope column too"));
+    }
+    if (absl::StartsWith(*value, format.header_column_prefix())) {
+      return Invalid(field, absl::StrCat("\"", *value, "\" starts with the headerColumnPrefix \"",
+                                         format.header_column_prefix(), "\""));
+    }
+  }
+  const v1::TimestampSpec& ts = schema.timestamp_spec();
+  if (ts.column() == format.timestamp_column_name() && ts.format() != "auto" &&
+      ts.format() != "millis") {
+    return Invalid("dataSchema.timestampSpec.format",
+                   absl::StrCat("must be auto or millis to read the Kafka timestamp column \"",
+                                ts.column(), "\" (got ", ts.format(), ")"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateHeaderFilter(const v1::HeaderBasedFilterConfig& config) {
+  constexpr absl::string_view kPath = "ioConfig.headerBasedFilterConfig";
+  if (!config.has_filter()) return Invalid(absl::StrCat(kPath, ".filter"), "is required");
+  SLUICE_RETURN_IF_ERROR(
+      segment::DimFilterMatcher::Create(config.filter(), absl::StrCat(kPath, ".filter")).status());
+  if (auto encoding = segment::ParseHeaderEncoding(config.encoding()); !encoding.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(kPath, ".encoding: ", encoding.status().message()));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateDataSchema(const v1::DataSchema& schema) {
   const auto& ts = schema.timestamp_spec();
   if (ts.column().empty()) return Invalid("dataSchema.timestampSpec.column", "is required");
@@ -218,6 +297,21 @@ absl::Status ValidateDataSchema(const v1::DataSchema& schema) {
 
 }  // namespace
 
+void ApplyInputFormatDefaults(v1::InputFormat* format) {
+  DefaultString(format->mutable_type(), "json");
+  if (format->type() != "kafka") return;
+  DefaultString(format->mutable_value_format()->mutable_type(), "json");
+  DefaultString(format->mutable_key_column_name(), "kafka.key");
+  DefaultString(format->mutable_header_column_prefix(), "kafka.header.");
+  v1::HeaderFormat* header = format->mutable_header_format();
+  DefaultString(header->mutable_type(), "string");
+  // Stored in its canonical spelling.
+  auto encoding = segment::ParseHeaderEncoding(header->encoding());
+  if (encoding.ok()) header->set_encoding(segment::HeaderEncodingName(*encoding));
+  DefaultString(format->mutable_timestamp_column_name(), "kafka.timestamp");
+  DefaultString(format->mutable_topic_column_name(), "kafka.topic");
+}
+
 void ApplySpecDefaults(v1::SupervisorSpec* spec) {
   v1::IoConfig* io = spec->mutable_io_config();
   if (!io->has_task_count()) io->set_task_count(1);
@@ -230,6 +324,14 @@ void ApplySpecDefaults(v1::SupervisorSpec* spec) {
   if (!io->has_stop_task_count()) io->set_stop_task_count(io->task_count());
   if (io->has_idle_config() && !io->idle_config().has_inactive_after_millis()) {
     io->mutable_idle_config()->set_inactive_after_millis(600000);  // Druid's default
+  }
+  // Only a spec that names an input format shows its defaults (json needs none).
+  if (io->has_input_format()) ApplyInputFormatDefaults(io->mutable_input_format());
+  if (io->has_header_based_filter_config()) {
+    std::string* encoding = io->mutable_header_based_filter_config()->mutable_encoding();
+    if (auto parsed = segment::ParseHeaderEncoding(*encoding); parsed.ok()) {
+      *encoding = segment::HeaderEncodingName(*parsed);
+    }
   }
 
   v1::DataSchema* schema = spec->mutable_data_schema();
@@ -375,6 +477,12 @@ absl::Status ValidateSpec(const v1::SupervisorSpec& spec) {
   SLUICE_RETURN_IF_ERROR(Required("ioConfig.stopTaskCount", io.has_stop_task_count()));
 
   SLUICE_RETURN_IF_ERROR(ValidateDataSchema(spec.data_schema()));
+  if (io.has_input_format()) {
+    SLUICE_RETURN_IF_ERROR(ValidateInputFormat(io.input_format(), spec.data_schema()));
+  }
+  if (io.has_header_based_filter_config()) {
+    SLUICE_RETURN_IF_ERROR(ValidateHeaderFilter(io.header_based_filter_config()));
+  }
 
   const v1::TuningConfig& tuning = spec.tuning_config();
   SLUICE_RETURN_IF_ERROR(

@@ -30,6 +30,13 @@ inline constexpr int64_t kEndOfPartition = INT64_MAX;
 // Fills every unset field with its default. Idempotent.
 void ApplySpecDefaults(v1::SupervisorSpec* spec);
 
+// The defaults of ioConfig.inputFormat (spec.proto): type "json"; for
+// "kafka", valueFormat {"type": "json"}, keyColumnName "kafka.key",
+// headerColumnPrefix "kafka.header.", headerFormat {"type": "string",
+// "encoding": "UTF-8"}, timestampColumnName "kafka.timestamp",
+// topicColumnName "kafka.topic". Idempotent.
+void ApplyInputFormatDefaults(v1::InputFormat* format);
+
 // Checks a spec whose defaults are filled in.
 absl::Status ValidateSpec(const v1::SupervisorSpec& spec);
 

@@ -28,7 +28,7 @@ std::string DeterministicBytes(const google::protobuf::MessageLite& message) {
 std::string BaseSequenceName(const std::string& datasource, const v1::DataSchema& schema,
                              const v1::TuningConfig& tuning, const OffsetMap& start_offsets,
                              int64_t min_message_time_ms, int64_t max_message_time_ms,
-                             const OffsetMap& reset_counts) {
+                             const OffsetMap& reset_counts, const std::string& input_parsing) {
   std::string input = DeterministicBytes(schema);
   input += '\xff';
   input += DeterministicBytes(tuning);
@@ -42,8 +42,18 @@ std::string BaseSequenceName(const std::string& datasource, const v1::DataSchema
       absl::StrAppend(&input, "\xffreset p", partition, "(", count, ")");
     }
   }
+  if (!input_parsing.empty()) absl::StrAppend(&input, "\xffinput ", input_parsing);
   const uint64_t hash = XXH64(input.data(), input.size(), /*seed=*/0);
   return absl::StrFormat("%s_%016x", datasource, hash);
+}
+
+std::string InputParsingBytes(const v1::IoConfig& io) {
+  std::string out;
+  if (io.has_input_format()) absl::StrAppend(&out, "f", DeterministicBytes(io.input_format()));
+  if (io.has_header_based_filter_config()) {
+    absl::StrAppend(&out, "\xffh", DeterministicBytes(io.header_based_filter_config()));
+  }
+  return out;
 }
 
 std::string RandomHex(int chars) {

@@ -23,7 +23,13 @@ namespace sluice::supervisor {
 std::string BaseSequenceName(const std::string& datasource, const v1::DataSchema& schema,
                              const v1::TuningConfig& tuning, const OffsetMap& start_offsets,
                              int64_t min_message_time_ms, int64_t max_message_time_ms,
-                             const OffsetMap& reset_counts = {});
+                             const OffsetMap& reset_counts = {},
+                             const std::string& input_parsing = {});
+
+// The part of the ioConfig that decides how records become rows (inputFormat,
+// headerBasedFilterConfig) as bytes for BaseSequenceName's `input_parsing`:
+// empty when neither is set, so those names are as before.
+std::string InputParsingBytes(const v1::IoConfig& io);
 
 // "<base>_<8 random hex>".
 std::string NewTaskId(const std::string& base_sequence_name);

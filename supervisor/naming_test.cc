@@ -37,6 +37,22 @@ TEST(NamingTest, OffsetResetsOfTheGroupsPartitionsChangeTheBaseName) {
   EXPECT_EQ(once, BaseSequenceName("wiki", schema, tuning, start, 0, 0, {{1, 9}, {2, 1}}));
 }
 
+TEST(NamingTest, TheInputFormatAndHeaderFilterChangeTheBaseNameWhenSet) {
+  v1::DataSchema schema;
+  v1::TuningConfig tuning;
+  v1::IoConfig io;
+  EXPECT_EQ(InputParsingBytes(io), "");
+  const std::string plain = BaseSequenceName("wiki", schema, tuning, {{0, 5}}, 0, 0);
+  EXPECT_EQ(plain, BaseSequenceName("wiki", schema, tuning, {{0, 5}}, 0, 0, {}, InputParsingBytes(io)));
+  io.mutable_input_format()->set_type("kafka");
+  const std::string kafka =
+      BaseSequenceName("wiki", schema, tuning, {{0, 5}}, 0, 0, {}, InputParsingBytes(io));
+  EXPECT_NE(kafka, plain);
+  io.mutable_header_based_filter_config()->mutable_filter()->set_type("selector");
+  EXPECT_NE(BaseSequenceName("wiki", schema, tuning, {{0, 5}}, 0, 0, {}, InputParsingBytes(io)),
+            kafka);
+}
+
 TEST(NamingTest, TaskIdsAreValidUniqueAndCarryTheBaseName) {
   const std::string base = "wiki_0123456789abcdef";
   const std::string a = NewTaskId(base);

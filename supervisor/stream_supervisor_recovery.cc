@@ -53,7 +53,8 @@ absl::Status StreamSupervisor::Recover() {
                    record.base_sequence_name ==
                        BaseSequenceName(datasource_, spec.data_schema(), spec.tuning_config(),
                                         record.start_offsets, record.min_message_time_ms,
-                                        record.max_message_time_ms, reset_counts);
+                                        record.max_message_time_ms, reset_counts,
+                                        InputParsingBytes(spec.io_config()));
     for (int32_t p : group.partitions()) current = current && held.count(p) == 0;
     if (!current || active_.count(group.group_id)) {
       abandoned.push_back(std::move(group));

@@ -386,7 +386,8 @@ absl::Status StreamSupervisor::CreateGroup(int32_t group_id,
   }));
   group.base_sequence_name =
       BaseSequenceName(datasource_, spec_.spec.data_schema(), spec_.spec.tuning_config(), start,
-                       min_time, max_time, reset_counts);
+                       min_time, max_time, reset_counts,
+                       InputParsingBytes(spec_.spec.io_config()));
   for (const auto& [id, groups] : publishing_) {
     for (const Group& other : groups) {
       if (other.base_sequence_name == group.base_sequence_name) {

@@ -38,6 +38,11 @@ v1::TaskSpec BuildTaskSpec(const std::string& datasource, const std::string& tas
   spec.set_maximum_message_time_ms(group.max_message_time_ms);
   *spec.mutable_data_schema() = supervisor_spec.data_schema();
   *spec.mutable_tuning_config() = supervisor_spec.tuning_config();
+  const v1::IoConfig& io = supervisor_spec.io_config();
+  if (io.has_input_format()) *spec.mutable_input_format() = io.input_format();
+  if (io.has_header_based_filter_config()) {
+    *spec.mutable_header_based_filter_config() = io.header_based_filter_config();
+  }
   spec.set_poll_timeout_ms(absl::ToInt64Milliseconds(timings.poll_timeout));
   spec.set_created_at_ms(now_ms);
   return spec;

@@ -190,6 +190,26 @@ class TaskActionsTest : public ::testing::Test {
   std::unique_ptr<TaskActions> actions_;
 };
 
+TEST(BuildTaskSpecTest, CopiesTheInputFormatAndTheHeaderFilter) {
+  v1::SupervisorSpec supervisor_spec;
+  supervisor_spec.mutable_io_config()->set_topic("events");
+  Group group;
+  group.group_id = 0;
+  group.base_sequence_name = "wiki_0";
+  v1::TaskSpec plain =
+      BuildTaskSpec("wiki", "wiki_0_a", supervisor_spec, SpecTimings(), group, {}, 0);
+  EXPECT_FALSE(plain.has_input_format());
+  EXPECT_FALSE(plain.has_header_based_filter_config());
+  supervisor_spec.mutable_io_config()->mutable_input_format()->set_type("kafka");
+  supervisor_spec.mutable_io_config()->mutable_input_format()->set_key_column_name("k");
+  auto* filter = supervisor_spec.mutable_io_config()->mutable_header_based_filter_config();
+  filter->mutable_filter()->set_type("selector");
+  filter->mutable_filter()->set_dimension("env");
+  v1::TaskSpec spec = BuildTaskSpec("wiki", "wiki_0_a", supervisor_spec, SpecTimings(), group, {}, 0);
+  EXPECT_EQ(spec.input_format().key_column_name(), "k");
+  EXPECT_EQ(spec.header_based_filter_config().filter().dimension(), "env");
+}
+
 TEST_F(TaskActionsTest, WinnerIsTheFirstSucceededTask) {
   Group group;
   EXPECT_EQ(WinnerOf(group), nullptr);

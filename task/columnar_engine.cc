@@ -35,7 +35,16 @@ class ColumnarParser final : public RowParser {
       : parser_(std::move(parser)) {}
 
   const ParsedRow* Parse(absl::string_view value, RowParseError* error) override {
-    segment::ParseError parse_error = parser_->Parse(value, &row_.input());
+    return Done(parser_->Parse(value, &row_.input()), error);
+  }
+
+  const ParsedRow* Parse(absl::string_view value, const segment::RecordEnvelope& envelope,
+                         RowParseError* error) override {
+    return Done(parser_->Parse(value, envelope, &row_.input()), error);
+  }
+
+ private:
+  const ParsedRow* Done(segment::ParseError parse_error, RowParseError* error) {
     if (!parse_error.ok()) {
       error->kind = segment::ParseErrorKindName(parse_error.kind);
       error->message = std::move(parse_error.message);
@@ -45,7 +54,6 @@ class ColumnarParser final : public RowParser {
     return &row_;
   }
 
- private:
   std::unique_ptr<segment::RowParser> parser_;
   ColumnarRow row_;
 };

@@ -37,6 +37,35 @@ void KafkaBatch::Clear() {
   messages_.clear();
 }
 
+void KafkaBatch::ReadEnvelope(size_t i, KafkaEnvelope* out) const {
+  const rd_kafka_message_t* m = messages_[i];
+  out->has_key = m->key != nullptr;
+  out->key = m->key == nullptr
+                 ? absl::string_view()
+                 : absl::string_view(static_cast<const char*>(m->key), m->key_len);
+  rd_kafka_timestamp_type_t type;
+  const int64_t timestamp = rd_kafka_message_timestamp(m, &type);
+  out->timestamp_ms = type == RD_KAFKA_TIMESTAMP_NOT_AVAILABLE ? -1 : timestamp;
+  out->topic = m->rkt != nullptr ? absl::string_view(rd_kafka_topic_name(m->rkt))
+                                 : absl::string_view();
+  out->headers.clear();
+  rd_kafka_headers_t* headers = nullptr;
+  // NOENT: the record has no headers.
+  if (rd_kafka_message_headers(m, &headers) != RD_KAFKA_RESP_ERR_NO_ERROR) return;
+  const char* name = nullptr;
+  const void* value = nullptr;
+  size_t size = 0;
+  for (size_t h = 0;
+       rd_kafka_header_get_all(headers, h, &name, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR;
+       ++h) {
+    KafkaHeader header;
+    header.name = absl::string_view(name);
+    header.has_value = value != nullptr;
+    if (value != nullptr) header.value = absl::string_view(static_cast<const char*>(value), size);
+    out->headers.push_back(header);
+  }
+}
+
 absl::StatusOr<std::unique_ptr<KafkaConsumer>> KafkaConsumer::Create(KafkaConsumerOptions options) {
   if (options.topic.empty()) return absl::InvalidArgumentError("the task has no topic");
   if (kafka::PropertyOr(options.properties, "bootstrap.servers", "").empty()) {

@@ -59,6 +59,27 @@ struct KafkaRecord {
   absl::string_view value;
 };
 
+// One header of a record; a header may have no value (null).
+struct KafkaHeader {
+  absl::string_view name;
+  absl::string_view value;
+  bool has_value = false;
+};
+
+// A record's envelope (KafkaBatch::ReadEnvelope), for the kafka input format
+// and the header filter: views into the batch's messages, valid as long as
+// the record value.
+struct KafkaEnvelope {
+  // A null key (has_key false) is not an empty one.
+  bool has_key = false;
+  absl::string_view key;
+  // Epoch millis (create or log-append time), -1 when the record has none.
+  int64_t timestamp_ms = -1;
+  absl::string_view topic;
+  // In record order; a name may repeat.
+  std::vector<KafkaHeader> headers;
+};
+
 // Records of one Poll. Owns the librdkafka messages; values are valid until
 // the batch is cleared or destroyed.
 class KafkaBatch {
@@ -77,6 +98,11 @@ class KafkaBatch {
                                          m->payload == nullptr ? 0 : m->len)};
   }
   void Clear();
+
+  // The envelope of record i into *out (its header vector's capacity is
+  // reused). Costs a header parse in librdkafka: only the kafka input
+  // format and the header filter call it.
+  void ReadEnvelope(size_t i, KafkaEnvelope* out) const;
 
  private:
   friend class KafkaConsumer;

@@ -175,6 +175,57 @@ TEST_F(KafkaConsumerTest, MissingBootstrapOrBadPropertyIsInvalidArgument) {
 // A consumer slower than the broker fills librdkafka's local queue; librdkafka
 // 2.0.2 then stops fetching and, unless something wakes its broker thread,
 // looks again only after up to a second, while the reader starves.
+TEST_F(KafkaConsumerTest, ReadsKeysHeadersTimestampsAndTheTopic) {
+  std::vector<kafka::OutgoingRecord> records(3);
+  records[0].value = "with-everything";
+  records[0].key = absl::string_view("user-1");
+  records[0].headers = {{"source", std::string("web")}, {"trace", std::nullopt},
+                        {"source", std::string("app")}};
+  records[0].timestamp_ms = 1796004944123;
+  records[1].value = "empty-key";
+  records[1].key = absl::string_view();
+  records[2].value = "null-key";
+  auto first = kafka_->ProduceRecords("events", 1, records);
+  ASSERT_TRUE(first.ok()) << first.status();
+  auto consumer = NewConsumer();
+  ASSERT_NE(consumer, nullptr);
+  ASSERT_TRUE(consumer->Assign({{1, *first}}).ok());
+  KafkaBatch batch;
+  KafkaEnvelope meta;
+  std::vector<std::string> seen;
+  const absl::Time deadline = absl::Now() + absl::Seconds(20);
+  while (seen.size() < 3 && absl::Now() < deadline) {
+    std::vector<OffsetOutOfRange> oor;
+    ASSERT_TRUE(consumer->Poll(absl::Milliseconds(100), 10, &batch, &oor).ok());
+    for (size_t i = 0; i < batch.size(); ++i) {
+      batch.ReadEnvelope(i, &meta);
+      EXPECT_EQ(meta.topic, "events");
+      const std::string value(batch[i].value);
+      seen.push_back(value);
+      if (value == "with-everything") {
+        EXPECT_TRUE(meta.has_key);
+        EXPECT_EQ(meta.key, "user-1");
+        EXPECT_EQ(meta.timestamp_ms, 1796004944123);
+        ASSERT_EQ(meta.headers.size(), 3u);
+        EXPECT_EQ(meta.headers[0].name, "source");
+        EXPECT_EQ(meta.headers[0].value, "web");
+        EXPECT_EQ(meta.headers[1].name, "trace");
+        EXPECT_FALSE(meta.headers[1].has_value);
+        EXPECT_EQ(meta.headers[2].value, "app");
+      } else if (value == "empty-key") {
+        EXPECT_TRUE(meta.has_key);
+        EXPECT_EQ(meta.key, "");
+        EXPECT_TRUE(meta.headers.empty());
+        EXPECT_GT(meta.timestamp_ms, 0);  // produced "now"
+      } else {
+        EXPECT_FALSE(meta.has_key);
+        EXPECT_TRUE(meta.headers.empty());
+      }
+    }
+  }
+  EXPECT_EQ(seen, (std::vector<std::string>{"with-everything", "empty-key", "null-key"}));
+}
+
 TEST(KafkaConsumerFetchTest, ASlowReaderIsNotStarvedAfterTheQueueFills) {
   auto kafka = testing::MockKafka::Start();
   ASSERT_TRUE(kafka.ok()) << kafka.status();

@@ -178,6 +178,12 @@ absl::Status ReadLoop::Initialize() {
   KafkaConsumer* consumer = consumer_.get();
   options_.control->SetWaker([consumer] { consumer->Wake(); });
   parser_ = options_.engine->NewParser();
+  if (spec_.input_format().type() == "kafka") {
+    SLUICE_ASSIGN_OR_RETURN(envelope_builder_, RecordEnvelopeBuilder::Create(spec_.input_format()));
+  }
+  if (spec_.has_header_based_filter_config()) {
+    SLUICE_ASSIGN_OR_RETURN(header_filter_, HeaderFilter::Create(spec_.header_based_filter_config()));
+  }
   options_.publisher->Start();
   initialized_ = true;
 
@@ -306,7 +312,7 @@ absl::Status ReadLoop::ProcessRecords(const KafkaBatch& batch, size_t* next) {
     for (; i < chunk_end; ++i) {
       // Between two records: the only place the loop stops for a pause.
       if (options_.control->interrupted()) break;
-      SLUICE_RETURN_IF_ERROR(ProcessRecord(batch[i]));
+      SLUICE_RETURN_IF_ERROR(ProcessRecord(batch, i));
       if (persist_wanted_) SLUICE_RETURN_IF_ERROR(StartPersist());
     }
   }
@@ -314,7 +320,8 @@ absl::Status ReadLoop::ProcessRecords(const KafkaBatch& batch, size_t* next) {
   return absl::OkStatus();
 }
 
-absl::Status ReadLoop::ProcessRecord(const KafkaRecord& record) {
+absl::Status ReadLoop::ProcessRecord(const KafkaBatch& batch, size_t i) {
+  const KafkaRecord record = batch[i];
   const int32_t p = record.partition;
   const int slot = router_.SlotOf(p);
   if (slot < 0) {
@@ -336,7 +343,34 @@ absl::Status ReadLoop::ProcessRecord(const KafkaRecord& record) {
   state::PartitionCounts& counts = router_.counts(route, slot);
 
   RowParseError error;
-  const ParsedRow* row = parser_->Parse(record.value, &error);
+  const ParsedRow* row;
+  if (!envelope_builder_ && !header_filter_) {
+    row = parser_->Parse(record.value, &error);
+  } else {
+    // The kafka input format or the header filter: the record's envelope.
+    batch.ReadEnvelope(i, &envelope_meta_);
+    const segment::RecordEnvelope* envelope = nullptr;
+    if (header_filter_) {
+      const HeaderFilter::Outcome outcome = header_filter_->Evaluate(envelope_meta_, &error.message);
+      if (outcome == HeaderFilter::Outcome::kSkip) {
+        // Filtered out before parsing: thrown away, like a row outside the
+        // message time window.
+        counts.set_thrown_away(counts.thrown_away() + 1);
+        ++counters_.thrown_away;
+        current = offset + 1;
+        dirty_ = true;
+        return absl::OkStatus();
+      }
+      if (outcome == HeaderFilter::Outcome::kBadHeader) error.kind = "BAD_HEADER";
+    }
+    if (error.kind.empty() && envelope_builder_) {
+      envelope = envelope_builder_->Build(record, envelope_meta_, &error.message);
+      if (envelope == nullptr) error.kind = "BAD_HEADER";
+    }
+    row = !error.kind.empty() ? nullptr
+          : envelope != nullptr ? parser_->Parse(record.value, *envelope, &error)
+                                : parser_->Parse(record.value, &error);
+  }
   if (row == nullptr) {
     counts.set_unparseable(counts.unparseable() + 1);
     ++counters_.unparseable;

@@ -28,16 +28,19 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "sluice/v1/task.pb.h"
+#include "task/header_filter.h"
 #include "task/kafka_consumer.h"
 #include "common/offsets.h"
 #include "task/open_segments.h"
 #include "task/persister.h"
+#include "task/record_envelope_builder.h"
 #include "task/record_router.h"
 #include "task/segment_sink.h"
 #include "task/sequence_publisher.h"
@@ -125,7 +128,7 @@ class ReadLoop {
   absl::Status Initialize();
   absl::Status Restore(const state::RestorePoint& point);
   absl::Status ProcessRecords(const KafkaBatch& batch, size_t* next);
-  absl::Status ProcessRecord(const KafkaRecord& record);
+  absl::Status ProcessRecord(const KafkaBatch& batch, size_t i);
   absl::Status RecordParseError(const KafkaRecord& record, const RowParseError& error);
   // Hands every non-empty index and the restore point naming their spills to
   // the persister (after waiting for the previous persist); reading goes on
@@ -174,6 +177,11 @@ class ReadLoop {
 
   std::unique_ptr<KafkaConsumer> consumer_;
   std::unique_ptr<RowParser> parser_;
+  // The kafka input format and the header filter (ioConfig), when set: only
+  // then does a record's envelope get read (into envelope_meta_, reused).
+  std::optional<RecordEnvelopeBuilder> envelope_builder_;
+  std::optional<HeaderFilter> header_filter_;
+  KafkaEnvelope envelope_meta_;
   bool initialized_ = false;
   // Per slot: the next offset to read.
   std::vector<int64_t> current_offsets_;

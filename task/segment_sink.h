@@ -24,6 +24,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "common/segment/record_envelope.h"
 #include "sluice/v1/common.pb.h"
 #include "sluice/v1/spec.pb.h"
 
@@ -57,6 +58,10 @@ class RowParser {
   // Parses one record value. Returns the row (valid until the next call), or
   // nullptr with *error filled in when the value cannot be ingested.
   virtual const ParsedRow* Parse(absl::string_view value, RowParseError* error) = 0;
+  // The same with the record's envelope columns beside the value's fields
+  // (the kafka input format; the value's fields win on a name clash).
+  virtual const ParsedRow* Parse(absl::string_view value, const segment::RecordEnvelope& envelope,
+                                 RowParseError* error) = 0;
 };
 
 // The rows of one (sequence, interval) held in memory.

@@ -31,8 +31,16 @@ absl::Status MockKafka::CreateTopic(const std::string& topic, int partitions) {
 
 absl::StatusOr<int64_t> MockKafka::Produce(const std::string& topic, int32_t partition,
                                            const std::vector<std::string>& values) {
-  for (const std::string& value : values) {
-    SLUICE_RETURN_IF_ERROR(producer_->Produce(topic, partition, value));
+  std::vector<kafka::OutgoingRecord> records(values.size());
+  for (size_t i = 0; i < values.size(); ++i) records[i].value = values[i];
+  return ProduceRecords(topic, partition, records);
+}
+
+absl::StatusOr<int64_t> MockKafka::ProduceRecords(
+    const std::string& topic, int32_t partition,
+    const std::vector<kafka::OutgoingRecord>& records) {
+  for (const kafka::OutgoingRecord& record : records) {
+    SLUICE_RETURN_IF_ERROR(producer_->ProduceRecord(topic, partition, record));
   }
   SLUICE_RETURN_IF_ERROR(producer_->Flush(absl::Seconds(30)));
   const auto ends = producer_->delivered_end_offsets();
@@ -41,7 +49,7 @@ absl::StatusOr<int64_t> MockKafka::Produce(const std::string& topic, int32_t par
     return absl::InternalError(
         absl::StrCat("nothing was delivered to ", topic, "[", partition, "]"));
   }
-  return end->second - static_cast<int64_t>(values.size());
+  return end->second - static_cast<int64_t>(records.size());
 }
 
 }  // namespace sluice::testing

@@ -30,6 +30,9 @@ class MockKafka {
   // Returns the offset of the first.
   absl::StatusOr<int64_t> Produce(const std::string& topic, int32_t partition,
                                   const std::vector<std::string>& values);
+  // The same for records with keys, headers and timestamps.
+  absl::StatusOr<int64_t> ProduceRecords(const std::string& topic, int32_t partition,
+                                         const std::vector<kafka::OutgoingRecord>& records);
 
  private:
   MockKafka() = default;

@@ -549,16 +549,115 @@ void ConsumerProperties(Walker& w, const pb::Value& v, const std::string& at,
   });
 }
 
+// Druid's "kafka" inputFormat: the value's format, the key, the headers, the
+// timestamp and topic column names.
+void KafkaInputFormat(Walker& w, const pb::Value& v, const std::string& at, v1::InputFormat* f) {
+  f->set_type("kafka");
+  w.Object(v, at, [&](const std::string& key, const pb::Value& value, const std::string& p) {
+    if (key == "type") return true;
+    if (key == "valueFormat") {
+      w.Object(value, p, [&](const std::string& k, const pb::Value& val, const std::string& pp) {
+        if (k != "type") return false;  // flattenSpec, ...
+        f->mutable_value_format()->set_type("json");
+        return w.Expect(val, pp, "json");
+      });
+    } else if (key == "keyFormat") {
+      // The key is taken whole, as a string: what a one-column csv or tsv
+      // keyFormat gives for keys without its delimiter.
+      std::string type;
+      int columns = -1;
+      w.Object(value, p, [&](const std::string& k, const pb::Value& val, const std::string& pp) {
+        if (k == "type") {
+          if (auto s = w.String(val, pp)) type = absl::AsciiStrToLower(*s);
+        } else if (k == "columns") {
+          columns = val.kind_case() == pb::Value::kListValue ? val.list_value().values_size() : -1;
+        } else if (k == "findColumnsFromHeader") {
+          return EmptyOrUnsupported(w, val, pp);
+        } else if (k != "delimiter" && k != "listDelimiter") {
+          return false;
+        }
+        return true;
+      });
+      if ((type != "csv" && type != "tsv") || columns != 1) {
+        w.Unsupported(p, "sluice takes the key as one string (a csv or tsv keyFormat with one "
+                         "column); other key formats are not supported");
+      }
+    } else if (key == "keyColumnName") {
+      if (auto s = w.String(value, p)) f->set_key_column_name(*s);
+    } else if (key == "headerColumnPrefix" || key == "headerLabelPrefix") {
+      if (auto s = w.String(value, p)) f->set_header_column_prefix(*s);
+    } else if (key == "timestampColumnName") {
+      if (auto s = w.String(value, p)) f->set_timestamp_column_name(*s);
+    } else if (key == "topicColumnName") {
+      if (auto s = w.String(value, p)) f->set_topic_column_name(*s);
+    } else if (key == "partitionColumnName") {  // sluice's own
+      if (auto s = w.String(value, p)) f->set_partition_column_name(*s);
+    } else if (key == "offsetColumnName") {  // sluice's own
+      if (auto s = w.String(value, p)) f->set_offset_column_name(*s);
+    } else if (key == "headerFormat") {
+      w.Object(value, p, [&](const std::string& k, const pb::Value& val, const std::string& pp) {
+        if (k == "type") {
+          f->mutable_header_format()->set_type("string");
+          return w.Expect(val, pp, "string");
+        }
+        if (k != "encoding") return false;
+        if (auto s = w.String(val, pp)) f->mutable_header_format()->set_encoding(*s);
+        return true;
+      });
+    } else {
+      return false;
+    }
+    return true;
+  });
+}
+
+void InputFormat(Walker& w, const pb::Value& v, const std::string& at, v1::IoConfig* io) {
+  std::string type;
+  if (v.kind_case() == pb::Value::kStructValue) {
+    auto it = v.struct_value().fields().find("type");
+    if (it != v.struct_value().fields().end() &&
+        it->second.kind_case() == pb::Value::kStringValue) {
+      type = absl::AsciiStrToLower(it->second.string_value());
+    }
+  }
+  if (type == "kafka") {
+    KafkaInputFormat(w, v, at, io->mutable_input_format());
+    return;
+  }
+  w.Object(v, at, [&](const std::string& k, const pb::Value& val, const std::string& pp) {
+    if (k != "type") return false;  // flattenSpec, featureSpec, keepNullColumns, ...
+    if (type != "json" && type != "kafka" && val.kind_case() == pb::Value::kStringValue) {
+      w.Error(pp, absl::StrCat(Quoted(val.string_value()),
+                               " is not supported; sluice takes \"json\" or \"kafka\""));
+      return true;
+    }
+    return w.Expect(val, pp, "json");
+  });
+}
+
+void HeaderBasedFilterConfig(Walker& w, const pb::Value& v, const std::string& at,
+                             v1::HeaderBasedFilterConfig* out) {
+  w.Object(v, at, [&](const std::string& key, const pb::Value& value, const std::string& p) {
+    if (key == "filter") {
+      Filter(w, value, p, out->mutable_filter());
+    } else if (key == "encoding") {
+      if (auto s = w.String(value, p)) out->set_encoding(*s);
+    } else {
+      return false;
+    }
+    return true;
+  });
+}
+
 void IoConfig(Walker& w, const pb::Value& v, const std::string& at, v1::IoConfig* io) {
   w.Object(v, at, [&](const std::string& key, const pb::Value& value, const std::string& p) {
     if (key == "type") return w.Expect(value, p, "kafka");
     if (key == "topic") {
       if (auto s = w.String(value, p)) io->set_topic(*s);
     } else if (key == "inputFormat") {
-      w.Object(value, p, [&](const std::string& k, const pb::Value& val, const std::string& pp) {
-        if (k != "type") return false;  // flattenSpec, featureSpec, keepNullColumns, ...
-        return w.Expect(val, pp, "json");
-      });
+      InputFormat(w, value, p, io);
+    } else if (key == "headerBasedFilterConfig") {
+      HeaderBasedFilterConfig(w, value, p, io->mutable_header_based_filter_config());
     } else if (key == "consumerProperties") {
       ConsumerProperties(w, value, p, io->mutable_consumer_properties());
     } else if (key == "taskCount") {
@@ -799,6 +898,25 @@ pb::Value StringArray(const pb::RepeatedPtrField<std::string>& items) {
   return v;
 }
 
+// ioConfig.inputFormat in Druid's form: {"type": "json"} unless it is kafka.
+pb::Value DruidInputFormat(const v1::IoConfig& io) {
+  const v1::InputFormat& f = io.input_format();
+  if (f.type() != "kafka") return ObjectBuilder().Set("type", Str("json")).Build();
+  ObjectBuilder header_format;
+  header_format.Set("type", Str("string")).SetString("encoding", f.header_format().encoding());
+  ObjectBuilder out;
+  out.Set("type", Str("kafka"))
+      .Set("valueFormat", ObjectBuilder().Set("type", Str("json")).Build())
+      .Set("headerFormat", header_format.Build())
+      .SetString("keyColumnName", f.key_column_name())
+      .SetString("headerColumnPrefix", f.header_column_prefix())
+      .SetString("timestampColumnName", f.timestamp_column_name())
+      .SetString("topicColumnName", f.topic_column_name())
+      .SetString("partitionColumnName", f.partition_column_name())
+      .SetString("offsetColumnName", f.offset_column_name());
+  return out.Build();
+}
+
 absl::StatusOr<int64_t> DurationMillis(const std::string& iso) {
   absl::StatusOr<absl::Duration> d = ParseIsoDuration(iso);
   if (!d.ok()) return d.status();
@@ -935,7 +1053,7 @@ absl::StatusOr<std::string> ToDruidJson(const v1::SupervisorSpec& spec) {
   ObjectBuilder io_config;
   io_config.Set("type", Str("kafka"))
       .Set("topic", Str(io.topic()))
-      .Set("inputFormat", ObjectBuilder().Set("type", Str("json")).Build())
+      .Set("inputFormat", DruidInputFormat(io))
       .Set("consumerProperties", properties.Build())
       .Set("useEarliestOffset", Bool(io.use_earliest_offset()))
       .SetString("taskDuration", io.task_duration())
@@ -945,6 +1063,12 @@ absl::StatusOr<std::string> ToDruidJson(const v1::SupervisorSpec& spec) {
       .SetString("lateMessageRejectionPeriod", io.late_message_rejection_period())
       .SetString("lateMessageRejectionStartDateTime", io.late_message_rejection_start_date_time())
       .SetString("earlyMessageRejectionPeriod", io.early_message_rejection_period());
+  if (io.has_header_based_filter_config()) {
+    const v1::HeaderBasedFilterConfig& filter = io.header_based_filter_config();
+    ObjectBuilder config;
+    config.Set("filter", FilterToDruid(filter.filter())).SetString("encoding", filter.encoding());
+    io_config.Set("headerBasedFilterConfig", config.Build());
+  }
   if (io.has_task_count()) io_config.Set("taskCount", Num(io.task_count()));
   if (io.has_replicas()) io_config.Set("replicas", Num(io.replicas()));
   if (io.has_stop_task_count()) io_config.Set("stopTaskCount", Num(io.stop_task_count()));

@@ -193,7 +193,7 @@ std::string Minimal(const std::string& data_schema_extra, const std::string& io_
 TEST(DruidSpecTest, ValuesSluiceCannotHonorAreNamedErrorsEvenWithAllowUnsupported) {
   EXPECT_THAT(Error(Minimal("", R"(, "inputFormat": {"type": "csv", "columns": ["a"]})"), true),
               HasSubstr("spec.ioConfig.inputFormat.type: \"csv\" is not supported; sluice takes "
-                        "only \"json\""));
+                        "\"json\" or \"kafka\""));
   EXPECT_THAT(Error(Minimal(R"(, "granularitySpec": {"segmentGranularity": "FORTNIGHT"})"), true),
               HasSubstr("spec.dataSchema.granularitySpec.segmentGranularity: \"FORTNIGHT\" is not "
                         "a granularity sluice has"));
@@ -211,6 +211,56 @@ TEST(DruidSpecTest, ValuesSluiceCannotHonorAreNamedErrorsEvenWithAllowUnsupporte
               HasSubstr("spec.tuningConfig.maxBytesInMemory: -1"));
   EXPECT_THAT(Error(R"({"type": "kinesis", "spec": {"dataSchema": {"dataSource": "d"}, "ioConfig": {"topic": "t"}}})"),
               HasSubstr("type: \"kinesis\" is not supported; sluice takes only \"kafka\""));
+}
+
+TEST(DruidSpecTest, TheKafkaInputFormatAndTheHeaderFilterMap) {
+  DruidConversion c = Convert(Minimal(R"(, "timestampSpec": {"column": "kafka.timestamp", "format": "millis"},
+      "dimensionsSpec": {"dimensions": ["key", "h.env"]})",
+      R"(, "inputFormat": {"type": "kafka", "valueFormat": {"type": "json"},
+            "headerFormat": {"type": "string", "encoding": "ISO-8859-1"},
+            "keyFormat": {"type": "tsv", "findColumnsFromHeader": false, "columns": ["k"]},
+            "keyColumnName": "key", "headerLabelPrefix": "h.", "timestampColumnName": "kafka.timestamp",
+            "topicColumnName": "topic"},
+          "headerBasedFilterConfig": {"filter": {"type": "or", "fields": [
+            {"type": "selector", "dimension": "env", "value": "prod"},
+            {"type": "in", "dimension": "team", "values": ["a", "b"]}]}, "encoding": "UTF-8"})"));
+  const v1::InputFormat& f = c.spec.io_config().input_format();
+  EXPECT_EQ(f.type(), "kafka");
+  EXPECT_EQ(f.value_format().type(), "json");
+  EXPECT_EQ(f.header_format().encoding(), "ISO-8859-1");
+  EXPECT_EQ(f.key_column_name(), "key");
+  EXPECT_EQ(f.header_column_prefix(), "h.");
+  EXPECT_EQ(f.timestamp_column_name(), "kafka.timestamp");
+  EXPECT_EQ(f.topic_column_name(), "topic");
+  const v1::DimFilter& filter = c.spec.io_config().header_based_filter_config().filter();
+  EXPECT_EQ(filter.type(), "or");
+  ASSERT_EQ(filter.fields_size(), 2);
+  EXPECT_EQ(filter.fields(0).value(), "prod");
+  EXPECT_EQ(filter.fields(1).values(1), "b");
+  absl::StatusOr<v1::SupervisorSpec> normalized = NormalizeSpec(c.spec);
+  ASSERT_TRUE(normalized.ok()) << normalized.status();
+  // And back: the Druid form carries both, and converts to the same spec.
+  absl::StatusOr<std::string> druid = ToDruidJson(*normalized);
+  ASSERT_TRUE(druid.ok()) << druid.status();
+  EXPECT_THAT(*druid, HasSubstr("\"headerColumnPrefix\": \"h.\""));
+  EXPECT_THAT(*druid, HasSubstr("\"headerBasedFilterConfig\""));
+  absl::StatusOr<DruidConversion> back = FromDruidJson(*druid, {});
+  ASSERT_TRUE(back.ok()) << back.status() << "\n" << *druid;
+  google::protobuf::util::MessageDifferencer differ;
+  std::string differences;
+  differ.ReportDifferencesToString(&differences);
+  EXPECT_TRUE(differ.Compare(back->spec, *normalized)) << differences;
+}
+
+TEST(DruidSpecTest, KafkaInputFormatPartsSluiceCannotTakeAreNamed) {
+  EXPECT_THAT(Error(Minimal("", R"(, "inputFormat": {"type": "kafka", "keyFormat": {"type": "avro_stream"}})")),
+              HasSubstr("spec.ioConfig.inputFormat.keyFormat: sluice takes the key as one string"));
+  EXPECT_THAT(Error(Minimal("", R"(, "inputFormat": {"type": "kafka", "valueFormat": {"type": "avro_stream"}})")),
+              HasSubstr("spec.ioConfig.inputFormat.valueFormat.type: \"avro_stream\" is not supported"));
+  EXPECT_THAT(Error(Minimal("", R"(, "inputFormat": {"type": "kafka", "headerFormat": {"type": "json"}})")),
+              HasSubstr("spec.ioConfig.inputFormat.headerFormat.type: \"json\" is not supported"));
+  EXPECT_THAT(Error(Minimal("", R"(, "headerBasedFilterConfig": {"filter": {"type": "selector", "dimension": "a", "extractionFn": {}}})")),
+              HasSubstr("spec.ioConfig.headerBasedFilterConfig.filter.extractionFn is not supported"));
 }
 
 TEST(DruidSpecTest, BadJsonAndWrongTypesAreInvalidArgumentWithAClearMessage) {

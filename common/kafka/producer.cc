@@ -52,7 +52,33 @@ void Producer::RecordDelivery(const rd_kafka_message_t& message) {
 
 absl::Status Producer::Produce(absl::string_view topic, int32_t partition, absl::string_view value,
                                absl::string_view key) {
+  OutgoingRecord record;
+  record.value = value;
+  if (!key.empty()) record.key = key;
+  return ProduceRecord(topic, partition, record);
+}
+
+absl::Status Producer::ProduceRecord(absl::string_view topic, int32_t partition,
+                                     const OutgoingRecord& record) {
   const std::string topic_str(topic);
+  const absl::string_view value = record.value;
+  // librdkafka owns the headers once a produce succeeds; until then we do.
+  rd_kafka_headers_t* headers = nullptr;
+  if (!record.headers.empty()) {
+    headers = rd_kafka_headers_new(record.headers.size());
+    for (const auto& [name, header_value] : record.headers) {
+      rd_kafka_header_add(headers, name.data(), static_cast<ssize_t>(name.size()),
+                          header_value ? header_value->data() : nullptr,
+                          header_value ? static_cast<ssize_t>(header_value->size()) : 0);
+    }
+  }
+  // A null key is a null pointer; an empty one must not be (librdkafka
+  // would take it for null).
+  static char empty_key[1] = {0};
+  char* const key_data =
+      !record.key ? nullptr
+                  : (record.key->empty() ? empty_key : const_cast<char*>(record.key->data()));
+  const size_t key_size = record.key ? record.key->size() : 0;
   rd_kafka_resp_err_t err;
   // Not RD_KAFKA_MSG_F_BLOCK: with a delivery callback it can block forever,
   // because delivery reports are only drained by polling. Poll and retry.
@@ -61,11 +87,12 @@ absl::Status Producer::Produce(absl::string_view topic, int32_t partition, absl:
         rk_.get(), RD_KAFKA_V_TOPIC(topic_str.c_str()), RD_KAFKA_V_PARTITION(partition),
         RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
         RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
-        RD_KAFKA_V_KEY(key.empty() ? nullptr : const_cast<char*>(key.data()), key.size()),
-        RD_KAFKA_V_END);
+        RD_KAFKA_V_KEY(key_data, key_size),
+        RD_KAFKA_V_TIMESTAMP(record.timestamp_ms), RD_KAFKA_V_HEADERS(headers), RD_KAFKA_V_END);
     if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL) break;
     rd_kafka_poll(rk_.get(), 50);
   }
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR && headers != nullptr) rd_kafka_headers_destroy(headers);
   // Serve delivery reports so the callback bookkeeping keeps up.
   rd_kafka_poll(rk_.get(), 0);
   return KafkaErrorToStatus(err, absl::StrCat("produce to ", topic, "[", partition, "]"));

@@ -16,8 +16,10 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
@@ -30,6 +32,18 @@
 
 namespace sluice {
 namespace kafka {
+
+// A record with its envelope: key (null or not), headers, timestamp.
+struct OutgoingRecord {
+  absl::string_view value;
+  // nullopt: a null key (not the same as an empty one).
+  std::optional<absl::string_view> key;
+  // (name, value) in order; a name may repeat; nullopt: a header without a
+  // value.
+  std::vector<std::pair<std::string, std::optional<std::string>>> headers;
+  // The record's create time, epoch millis; 0: now.
+  int64_t timestamp_ms = 0;
+};
 
 class Producer {
  public:
@@ -56,6 +70,9 @@ class Producer {
   // delivery failures are reported by Flush().
   absl::Status Produce(absl::string_view topic, int32_t partition, absl::string_view value,
                        absl::string_view key = {});
+  // The same for a record with its envelope.
+  absl::Status ProduceRecord(absl::string_view topic, int32_t partition,
+                             const OutgoingRecord& record);
 
   // Waits until every enqueued record is delivered or failed. Returns the
   // first delivery error since the previous Flush (with its topic, partition

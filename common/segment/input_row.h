@@ -30,8 +30,7 @@ struct MetricInput {
 // outlive IncrementalIndex::Add.
 struct InputRow {
   // Set by a RowParser with a transformSpec whose filter rejected the row:
-  // the row must not be indexed, and counts as thrown away. Such a parser
-  // resets it on every Parse; one without a transformSpec never touches it.
+  // the row must not be indexed, and counts as thrown away.
   bool thrown_away = false;
   // Not truncated: the index applies the query granularity.
   int64_t timestamp_ms = 0;

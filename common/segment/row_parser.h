@@ -28,6 +28,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "common/segment/input_row.h"
+#include "common/segment/record_envelope.h"
 #include "common/segment/row_transform.h"
 #include "common/segment/schema.h"
 
@@ -41,9 +42,11 @@ enum class ParseErrorKind : uint8_t {
   kBadTimestamp,  // timestamp of the wrong type, unparseable or out of range
   kBadNumber,     // a metric input that is not a number, or out of range
   kValueTooLarge, // a dimension value, array or row beyond format_limits.h
+  kBadHeader,     // kafka input format: a header name or value that does not decode
 };
 
-// "NOT_JSON", "NO_TIMESTAMP", "BAD_TIMESTAMP", "BAD_NUMBER", "VALUE_TOO_LARGE" (as in
+// "NOT_JSON", "NO_TIMESTAMP", "BAD_TIMESTAMP", "BAD_NUMBER", "VALUE_TOO_LARGE",
+// "BAD_HEADER" (as in
 // sluice.v1.ParseErrorSample.kind); "" for kNone.
 const char* ParseErrorKindName(ParseErrorKind kind);
 
@@ -74,6 +77,12 @@ class RowParser {
 
   // Fills `row` (resetting what it held) from one record value.
   ParseError Parse(absl::string_view value, InputRow* row);
+  // The same, with the record's envelope columns as fields of the row beside
+  // the value's (record_envelope.h): a listed dimension, a metric input or
+  // the timestamp column may name one, discovery takes them (except those
+  // excluded), and a non-null field of the value of the same name wins. Their
+  // values are held to the same limits (format_limits.h) as the value's.
+  ParseError Parse(absl::string_view value, const RecordEnvelope& envelope, InputRow* row);
 
   const Schema& schema() const;
 

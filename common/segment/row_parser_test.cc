@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/segment/format_limits.h"
+
 namespace sluice {
 namespace segment {
 namespace {
@@ -233,6 +235,139 @@ TEST(RowParser, LongRecordsAndReuse) {
   EXPECT_EQ(Dim(row, 0), big);
   ASSERT_TRUE(parser->Parse(R"({"timestamp":0,"big":"small"})", &row).ok());
   EXPECT_EQ(Dim(row, 0), "small");
+}
+
+// The envelope of a Kafka record (kafka input format): key, one header, the
+// Kafka timestamp and the topic.
+RecordEnvelope Envelope(absl::string_view key, absl::string_view source, bool has_key = true) {
+  RecordEnvelope e;
+  e.columns.push_back({"kafka.key", key, has_key});
+  e.columns.push_back({"kafka.timestamp", "1796004944123", true});
+  e.timestamp_column = 1;
+  e.columns.push_back({"kafka.topic", "wiki", true});
+  e.columns.push_back({"kafka.header.source", source, true});
+  return e;
+}
+
+TEST(RowParserEnvelope, ListedDimensionsAndTheTimestampTakeEnvelopeColumns) {
+  Schema s;
+  s.timestamp_column = "kafka.timestamp";
+  s.timestamp_format = TimestampFormat::kMillis;
+  s.dimensions = {"kafka.key", "kafka.header.source", "page", "kafka.topic"};
+  s.metrics = {{MetricType::kCount, "count", ""}};
+  auto parser = MakeParser(s);
+  InputRow row;
+  // No timestamp in the value: the Kafka timestamp is the row time.
+  ParseError e = parser->Parse(R"({"page":"p"})", Envelope("k1", "web"), &row);
+  ASSERT_TRUE(e.ok()) << e.message;
+  EXPECT_EQ(row.timestamp_ms, 1796004944123);
+  EXPECT_EQ(Dim(row, 0), "k1");
+  EXPECT_EQ(Dim(row, 1), "web");
+  EXPECT_EQ(Dim(row, 2), "p");
+  EXPECT_EQ(Dim(row, 3), "wiki");
+  // A null key is a null dimension, an empty key an empty one.
+  ASSERT_TRUE(parser->Parse(R"({"page":"p"})", Envelope("", "web", false), &row).ok());
+  EXPECT_EQ(Dim(row, 0), "<null>");
+  ASSERT_TRUE(parser->Parse(R"({"page":"p"})", Envelope("", "web"), &row).ok());
+  EXPECT_EQ(Dim(row, 0), "");
+  // Without the envelope the same value has no timestamp.
+  EXPECT_EQ(parser->Parse(R"({"page":"p"})", &row).kind, ParseErrorKind::kNoTimestamp);
+}
+
+TEST(RowParserEnvelope, TheValueWinsOverAnEnvelopeColumnOfTheSameName) {
+  Schema s;
+  s.timestamp_column = "kafka.timestamp";
+  s.dimensions = {"kafka.key", "kafka.topic"};
+  auto parser = MakeParser(s);
+  InputRow row;
+  ASSERT_TRUE(parser
+                  ->Parse(R"({"kafka.timestamp":5000,"kafka.key":"from-value","kafka.topic":null})",
+                          Envelope("k1", "web"), &row)
+                  .ok());
+  EXPECT_EQ(row.timestamp_ms, 5000000);  // auto: seconds below 10^11
+  EXPECT_EQ(Dim(row, 0), "from-value");
+  // A null in the value leaves the envelope's column.
+  EXPECT_EQ(Dim(row, 1), "wiki");
+  // A bad value timestamp is not replaced by the envelope's.
+  EXPECT_EQ(parser->Parse(R"({"kafka.timestamp":"x"})", Envelope("k", "w"), &row).kind,
+            ParseErrorKind::kBadTimestamp);
+}
+
+TEST(RowParserEnvelope, DiscoveryTakesEnvelopeColumnsExceptExclusions) {
+  Schema s;
+  s.dimension_exclusions = {"kafka.topic"};
+  auto parser = MakeParser(s);
+  InputRow row;
+  ASSERT_TRUE(parser
+                  ->Parse(R"({"timestamp":1,"kafka.key":"value-key","page":"p"})",
+                          Envelope("k1", "web"), &row)
+                  .ok());
+  std::vector<std::pair<std::string, std::string>> got;
+  for (const auto& [name, value] : row.discovered) got.emplace_back(name, value);
+  // The envelope's first, the value's after: the index keeps the last of a
+  // repeated name, so the value's "kafka.key" wins.
+  const std::vector<std::pair<std::string, std::string>> want = {
+      {"kafka.key", "k1"},           {"kafka.timestamp", "1796004944123"},
+      {"kafka.header.source", "web"}, {"kafka.key", "value-key"},
+      {"page", "p"}};
+  EXPECT_EQ(got, want);
+}
+
+TEST(RowParserEnvelope, EnvelopeValuesAreHeldToTheFormatLimits) {
+  Schema s;
+  s.dimensions = {"kafka.header.source"};
+  auto parser = MakeParser(s);
+  InputRow row;
+  const std::string big(kMaxValueBytes + 1, 'x');
+  ParseError e = parser->Parse(R"({"timestamp":1})", Envelope("k", big), &row);
+  EXPECT_EQ(e.kind, ParseErrorKind::kValueTooLarge);
+  EXPECT_NE(e.message.find("kafka.header.source"), std::string::npos) << e.message;
+  // Discovery too.
+  auto discovering = MakeParser(Schema());
+  EXPECT_EQ(discovering->Parse(R"({"timestamp":1})", Envelope("k", big), &row).kind,
+            ParseErrorKind::kValueTooLarge);
+  // A timestamp column from the envelope that does not parse.
+  Schema t;
+  t.timestamp_column = "kafka.key";
+  t.timestamp_format = TimestampFormat::kIso;
+  auto keyed = MakeParser(t);
+  e = keyed->Parse(R"({})", Envelope("not-a-time", "w"), &row);
+  EXPECT_EQ(e.kind, ParseErrorKind::kBadTimestamp);
+  EXPECT_NE(e.message.find("envelope"), std::string::npos) << e.message;
+  EXPECT_STREQ(ParseErrorKindName(ParseErrorKind::kBadHeader), "BAD_HEADER");
+}
+
+TEST(RowParserEnvelope, AMetricMayReadAnEnvelopeColumn) {
+  Schema s;
+  s.dimensions = {"page"};
+  s.metrics = {{MetricType::kLongMax, "latest", "kafka.timestamp"}};
+  auto parser = MakeParser(s);
+  InputRow row;
+  ASSERT_TRUE(parser->Parse(R"({"timestamp":1,"page":"p"})", Envelope("k", "w"), &row).ok());
+  ASSERT_TRUE(row.metrics[0].present);
+  EXPECT_EQ(row.metrics[0].long_value, 1796004944123);
+}
+
+TEST(RowParserEnvelope, ATransformMayReadAnEnvelopeColumn) {
+  Schema s;
+  s.dimensions = {"user", "kafka.key"};
+  v1::TransformSpec spec;
+  v1::Transform* t = spec.add_transforms();
+  t->set_type("expression");
+  t->set_name("user");
+  t->set_expression("concat(upper(\"kafka.key\"), '@', \"kafka.header.source\")");
+  auto transform = RowTransform::Create(spec, "dataSchema.transformSpec", s.timestamp_column);
+  ASSERT_TRUE(transform.ok()) << transform.status();
+  auto parser = RowParser::Create(s, *transform);
+  ASSERT_TRUE(parser.ok()) << parser.status();
+  InputRow row;
+  ParseError e = (*parser)->Parse(R"({"timestamp":1})", Envelope("k1", "web"), &row);
+  ASSERT_TRUE(e.ok()) << e.message;
+  EXPECT_EQ(Dim(row, 0), "K1@web");
+  EXPECT_EQ(Dim(row, 1), "k1");
+  // The value's field, when it has one, is what the transform reads.
+  ASSERT_TRUE((*parser)->Parse(R"({"timestamp":1,"kafka.key":"v"})", Envelope("k1", "web"), &row).ok());
+  EXPECT_EQ(Dim(row, 0), "V@web");
 }
 
 }  // namespace

@@ -157,7 +157,7 @@ TEST(RowTransformTest, TransformsFeedTheTimestampAndMetrics) {
   EXPECT_EQ(e.kind, ParseErrorKind::kBadTimestamp);
   e = parser->Parse(R"({"date": "2026-12-03", "time": "15:28:20", "raw": "+abc"})", &row);
   EXPECT_EQ(e.kind, ParseErrorKind::kBadNumber);
-  EXPECT_EQ(e.message, "metric \"added\" (field \"added\"): not a number: \"abc\"");
+  EXPECT_EQ(e.message, "metric \"added\" (transform \"added\"): not a number: \"abc\"");
   // A null metric input contributes nothing.
   e = parser->Parse(R"({"date": "2026-12-03", "time": "15:28:20"})", &row);
   ASSERT_TRUE(e.ok()) << e.message;

@@ -17,6 +17,8 @@
 #include "common/kafka/metadata_client.h"
 #include "tests/real_kafka/real_kafka_env.h"
 #include "tests/real_kafka/txn_producer.h"
+#include "common/kafka/producer.h"
+#include "task/kafka_consumer.h"
 #include "tests/testing/subprocess.h"
 #include "tools/audit/kafka_record_counter.h"
 
@@ -138,6 +140,67 @@ TEST(RealKafkaBroker, SecurityListenersWithLibrdkafka) {
 // 6 transactions of 4 records per partition, the second of every three
 // aborted: each transaction ends with a marker, so a partition holds
 // 6 x (4 + 1) = 30 offsets of which 4 x 4 = 16 are committed data records.
+// What the kafka input format reads (task::KafkaBatch::ReadEnvelope), as
+// Apache Kafka stores it: keys (null apart from empty), headers in order with
+// repeated names and null values, the producer's create time, the topic.
+TEST(RealKafkaBroker, KeysHeadersAndTimestampsReadBackAsProduced) {
+  kafka::RealKafka* kafka = RealKafkaEnv();
+  ASSERT_NE(kafka, nullptr);
+  const std::string topic = UniqueTopic();
+  ASSERT_OK(kafka->CreateTopic(topic, 1));
+  auto producer = kafka::Producer::Create({{"bootstrap.servers", kafka->bootstrap_servers()}});
+  ASSERT_TRUE(producer.ok()) << producer.status();
+  std::vector<kafka::OutgoingRecord> records(3);
+  records[0].value = "a";
+  records[0].key = absl::string_view("k");
+  records[0].timestamp_ms = 1796004944123;
+  records[0].headers = {{"env", std::string("prod")}, {"none", std::nullopt},
+                        {"env", std::string("dev")}, {"bin", std::string("\x00\xff", 2)}};
+  records[1].value = "b";
+  records[1].key = absl::string_view();
+  records[2].value = "c";
+  for (const kafka::OutgoingRecord& r : records) ASSERT_OK((*producer)->ProduceRecord(topic, 0, r));
+  ASSERT_OK((*producer)->Flush(absl::Seconds(30)));
+
+  task::KafkaConsumerOptions options;
+  options.topic = topic;
+  options.properties = {{"bootstrap.servers", kafka->bootstrap_servers()}};
+  options.client_id = "envelope-test";
+  auto consumer = task::KafkaConsumer::Create(options);
+  ASSERT_TRUE(consumer.ok()) << consumer.status();
+  ASSERT_OK((*consumer)->Assign({{0, 0}}));
+  task::KafkaBatch batch;
+  task::KafkaEnvelope meta;
+  std::vector<std::string> values;
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  while (values.size() < 3 && absl::Now() < deadline) {
+    std::vector<task::OffsetOutOfRange> oor;
+    ASSERT_OK((*consumer)->Poll(absl::Milliseconds(200), 10, &batch, &oor));
+    for (size_t i = 0; i < batch.size(); ++i) {
+      batch.ReadEnvelope(i, &meta);
+      values.emplace_back(batch[i].value);
+      EXPECT_EQ(meta.topic, topic);
+      if (values.back() == "a") {
+        EXPECT_TRUE(meta.has_key);
+        EXPECT_EQ(meta.key, "k");
+        EXPECT_EQ(meta.timestamp_ms, 1796004944123);
+        ASSERT_EQ(meta.headers.size(), 4u);
+        EXPECT_EQ(meta.headers[0].value, "prod");
+        EXPECT_FALSE(meta.headers[1].has_value);
+        EXPECT_EQ(meta.headers[2].name, "env");
+        EXPECT_EQ(meta.headers[2].value, "dev");
+        EXPECT_EQ(meta.headers[3].value, absl::string_view("\x00\xff", 2));
+      } else {
+        EXPECT_EQ(meta.has_key, values.back() == "b") << values.back();
+        EXPECT_EQ(meta.key, "");
+        EXPECT_TRUE(meta.headers.empty());
+        EXPECT_GT(meta.timestamp_ms, 0);
+      }
+    }
+  }
+  EXPECT_EQ(values, (std::vector<std::string>{"a", "b", "c"}));
+}
+
 TEST(RealKafkaBroker, MarkersTakeOffsetsAndTheCounterCountsCommittedRecords) {
   kafka::RealKafka* kafka = RealKafkaEnv();
   ASSERT_NE(kafka, nullptr);
