@@ -37,15 +37,19 @@ void KafkaBatch::Clear() {
   messages_.clear();
 }
 
+int64_t KafkaBatch::Timestamp(size_t i) const {
+  rd_kafka_timestamp_type_t type;
+  const int64_t timestamp = rd_kafka_message_timestamp(messages_[i], &type);
+  return type == RD_KAFKA_TIMESTAMP_NOT_AVAILABLE ? -1 : timestamp;
+}
+
 void KafkaBatch::ReadEnvelope(size_t i, KafkaEnvelope* out) const {
   const rd_kafka_message_t* m = messages_[i];
   out->has_key = m->key != nullptr;
   out->key = m->key == nullptr
                  ? absl::string_view()
                  : absl::string_view(static_cast<const char*>(m->key), m->key_len);
-  rd_kafka_timestamp_type_t type;
-  const int64_t timestamp = rd_kafka_message_timestamp(m, &type);
-  out->timestamp_ms = type == RD_KAFKA_TIMESTAMP_NOT_AVAILABLE ? -1 : timestamp;
+  out->timestamp_ms = Timestamp(i);
   out->topic = m->rkt != nullptr ? absl::string_view(rd_kafka_topic_name(m->rkt))
                                  : absl::string_view();
   out->headers.clear();

@@ -99,6 +99,9 @@ class KafkaBatch {
   }
   void Clear();
 
+  // Record i's Kafka timestamp (epoch millis; -1 when it has none).
+  int64_t Timestamp(size_t i) const;
+
   // The envelope of record i into *out (its header vector's capacity is
   // reused). Costs a header parse in librdkafka: only the kafka input
   // format and the header filter call it.

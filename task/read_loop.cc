@@ -22,6 +22,8 @@ ReadLoop::ReadLoop(ReadLoopOptions options)
                 settings_.partitions),
       persister_(PersisterOptions{files_.restore_point(), options_.metrics, options_.log_prefix}) {
   current_offsets_.assign(settings_.partitions.size(), 0);
+  last_read_timestamps_.assign(settings_.partitions.size(), -1);
+  last_read_noted_.assign(settings_.partitions.size(), false);
   asker_ = [this](const Sequence& latest) {
     v1::CheckpointDataSourceMetadataRequest request;
     request.set_datasource(spec_.datasource());
@@ -309,15 +311,32 @@ absl::Status ReadLoop::ProcessRecords(const KafkaBatch& batch, size_t* next) {
       routes_generation_ = generation;
       RefreshRoutes();
     }
+    const size_t chunk_start = i;
     for (; i < chunk_end; ++i) {
       // Between two records: the only place the loop stops for a pause.
       if (options_.control->interrupted()) break;
       SLUICE_RETURN_IF_ERROR(ProcessRecord(batch, i));
       if (persist_wanted_) SLUICE_RETURN_IF_ERROR(StartPersist());
     }
+    NoteLastRead(batch, chunk_start, i);
   }
   *next = i;
   return absl::OkStatus();
+}
+
+void ReadLoop::NoteLastRead(const KafkaBatch& batch, size_t begin, size_t end) {
+  // From the end: the first record met of each partition is its last one
+  // read (records past the task's final end were skipped, not read).
+  size_t noted = 0;
+  for (size_t k = end; k > begin && noted < last_read_noted_.size(); --k) {
+    const KafkaRecord record = batch[k - 1];
+    const int slot = router_.SlotOf(record.partition);
+    if (slot < 0 || last_read_noted_[slot] || record.offset >= router_.task_end(slot)) continue;
+    last_read_noted_[slot] = true;
+    ++noted;
+    last_read_timestamps_[slot] = batch.Timestamp(k - 1);
+  }
+  std::fill(last_read_noted_.begin(), last_read_noted_.end(), false);
 }
 
 absl::Status ReadLoop::ProcessRecord(const KafkaBatch& batch, size_t i) {
@@ -538,7 +557,13 @@ void ReadLoop::PublishProgress() {
   stats.set_persists(persister_.persists_written());
   stats.set_rows_in_memory(counters_.rows_in_memory);
   stats.set_bytes_in_memory(counters_.bytes_in_memory);
-  options_.control->PublishProgress(LocalOffsets(), stats);
+  std::map<int32_t, int64_t> last_read;
+  for (size_t slot = 0; slot < last_read_timestamps_.size(); ++slot) {
+    if (last_read_timestamps_[slot] >= 0) {
+      last_read[router_.PartitionOf(static_cast<int>(slot))] = last_read_timestamps_[slot];
+    }
+  }
+  options_.control->PublishProgress(LocalOffsets(), stats, last_read);
 }
 
 void ReadLoop::RequestCheckpoint(const char* trigger, int32_t sequence_id, bool full) {

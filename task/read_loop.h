@@ -129,6 +129,9 @@ class ReadLoop {
   absl::Status Restore(const state::RestorePoint& point);
   absl::Status ProcessRecords(const KafkaBatch& batch, size_t* next);
   absl::Status ProcessRecord(const KafkaBatch& batch, size_t i);
+  // Notes the Kafka timestamp of the last record read of each partition among
+  // batch records [begin, end) (TaskStatus.last_read_timestamps_ms).
+  void NoteLastRead(const KafkaBatch& batch, size_t begin, size_t end);
   absl::Status RecordParseError(const KafkaRecord& record, const RowParseError& error);
   // Hands every non-empty index and the restore point naming their spills to
   // the persister (after waiting for the previous persist); reading goes on
@@ -185,6 +188,10 @@ class ReadLoop {
   bool initialized_ = false;
   // Per slot: the next offset to read.
   std::vector<int64_t> current_offsets_;
+  // Per slot: the Kafka timestamp of the last record read (-1: none yet),
+  // and NoteLastRead's scratch.
+  std::vector<int64_t> last_read_timestamps_;
+  std::vector<bool> last_read_noted_;
   OffsetMap assigned_;
   bool assignment_valid_ = false;
   LoopCounters counters_;

@@ -180,6 +180,9 @@ void TaskControl::FillStatus(const OffsetMap& spec_start, v1::TaskStatus* status
   status->set_state(state_);
   options_.sequences->FillStatus(spec_start, status);
   ToProto(current_, status->mutable_current_offsets());
+  for (const auto& [p, t] : last_read_timestamps_) {
+    (*status->mutable_last_read_timestamps_ms())[p] = t;
+  }
   *status->mutable_row_stats() = stats_;
   for (const v1::ParseErrorSample& sample : parse_errors_) {
     *status->add_recent_parse_errors() = sample;
@@ -240,9 +243,11 @@ bool TaskControl::TakeResume(int64_t* seen) {
   return true;
 }
 
-void TaskControl::PublishProgress(const OffsetMap& current, const v1::RowStats& counters) {
+void TaskControl::PublishProgress(const OffsetMap& current, const v1::RowStats& counters,
+                                  const std::map<int32_t, int64_t>& last_read_timestamps) {
   absl::MutexLock lock(&mu_);
   for (const auto& [p, o] : current) current_[p] = o;
+  for (const auto& [p, t] : last_read_timestamps) last_read_timestamps_[p] = t;
   stats_.set_processed(counters.processed());
   stats_.set_processed_bytes(counters.processed_bytes());
   stats_.set_unparseable(counters.unparseable());

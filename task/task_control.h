@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <string>
 
 #include "absl/base/thread_annotations.h"
@@ -112,7 +113,8 @@ class TaskControl {
   bool TakeResume(int64_t* seen) ABSL_LOCKS_EXCLUDED(mu_);
   // Offsets and loop counters (processed, processed_bytes, unparseable,
   // thrown_away, persists, rows/bytes in memory of `counters`).
-  void PublishProgress(const OffsetMap& current, const v1::RowStats& counters)
+  void PublishProgress(const OffsetMap& current, const v1::RowStats& counters,
+                       const std::map<int32_t, int64_t>& last_read_timestamps = {})
       ABSL_LOCKS_EXCLUDED(mu_);
   // Keeps `sample` (at most `keep`) and the unparseable count.
   void AddParseError(const v1::ParseErrorSample& sample, int32_t keep, int64_t unparseable)
@@ -172,6 +174,8 @@ class TaskControl {
   v1::TaskState state_ ABSL_GUARDED_BY(mu_) = v1::TASK_STATE_NOT_STARTED;
   // Exact while parked; otherwise as of the last batch.
   OffsetMap current_ ABSL_GUARDED_BY(mu_);
+  // Partition -> Kafka timestamp of the last record read (time lag).
+  std::map<int32_t, int64_t> last_read_timestamps_ ABSL_GUARDED_BY(mu_);
   // Per partition: the offset after the last record the loop has routed or
   // is routing (Claim); reset to current_ when it parks.
   OffsetMap claimed_ ABSL_GUARDED_BY(mu_);

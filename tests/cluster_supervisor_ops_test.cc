@@ -15,6 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "sluice/v1/supervisor_service.grpc.pb.h"
+#include "sluice/v1/task_service.grpc.pb.h"
 #include "tests/task_test_util.h"
 #include "tests/wiki_cluster_test.h"
 #include "tests/wiki_count_spec.h"
@@ -32,6 +33,7 @@ class ClusterSupervisorOpsTest : public testing::WikiClusterTest {
 
   // `n` records to each partition, row times in one hour.
   void Produce(int n) {
+    produced_at_ = absl::ToUnixMillis(absl::Now());
     for (int32_t p = 0; p < 2; ++p) {
       std::vector<std::string> values;
       for (int i = 0; i < n; ++i) {
@@ -105,6 +107,8 @@ class ClusterSupervisorOpsTest : public testing::WikiClusterTest {
   }
 
   int produced_ = 0;
+  // When the last Produce started (epoch millis).
+  int64_t produced_at_ = 0;
 };
 
 TEST_F(ClusterSupervisorOpsTest, EarlyHandoffCommitsWhatWasReadWhileTheTaskReadsOn) {
@@ -115,6 +119,31 @@ TEST_F(ClusterSupervisorOpsTest, EarlyHandoffCommitsWhatWasReadWhileTheTaskReads
                                absl::Seconds(30)))
       << Status().DebugString();
   EXPECT_TRUE(CommitLog().sequences().empty());
+  // Read to the end: no time lag; the task reports the Kafka time of the
+  // last record it read (CreateTime, set by the producer just now).
+  ASSERT_TRUE(testing::WaitFor(
+      [&] {
+        const v1::SupervisorStatus status = Status();
+        return status.time_lag_ms().size() == 2 && status.time_lag_ms().at(0) == 0 &&
+               status.time_lag_ms().at(1) == 0;
+      },
+      absl::Seconds(30)))
+      << Status().DebugString();
+  EXPECT_EQ(Status().max_time_lag_ms(), 0);
+  {
+    auto worker = v1::TaskService::NewStub(
+        grpc::CreateChannel(cluster_->worker().address(), grpc::InsecureChannelCredentials()));
+    v1::GetTaskStatusRequest status_request;
+    status_request.set_task_id(task);
+    v1::GetTaskStatusResponse task_status;
+    grpc::ClientContext ctx;
+    ASSERT_TRUE(worker->GetTaskStatus(&ctx, status_request, &task_status).ok());
+    ASSERT_EQ(task_status.status().last_read_timestamps_ms().size(), 2u);
+    for (const auto& [p, time] : task_status.status().last_read_timestamps_ms()) {
+      EXPECT_GE(time, produced_at_ - 1) << p;
+      EXPECT_LE(time, absl::ToUnixMillis(absl::Now())) << p;
+    }
+  }
 
   v1::HandoffTaskGroupsRequest request;
   request.set_datasource("wiki");
