@@ -601,6 +601,12 @@ void StreamSupervisor::AnswerStaleCheckpoint(Group& group, TaskInfo& task, int32
             << (set->duplicate() ? " (the task already had them)" : "");
 }
 
+void StreamSupervisor::FinalizeAll(const std::string& why) {
+  std::vector<int32_t> ids;
+  for (const auto& [id, group] : active_) ids.push_back(id);
+  for (int32_t id : ids) Finalize(id, why);
+}
+
 void StreamSupervisor::Finalize(int32_t group_id, const std::string& why) {
   auto it = active_.find(group_id);
   if (it == active_.end()) return;

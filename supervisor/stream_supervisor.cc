@@ -230,9 +230,7 @@ void StreamSupervisor::StopGracefully() {
   Post("graceful stop", [this] {
     stopping_ = true;
     detailed_state_ = "STOPPING";
-    std::vector<int32_t> ids;
-    for (const auto& [id, group] : active_) ids.push_back(id);
-    for (int32_t id : ids) Finalize(id, "the supervisor is stopping");
+    FinalizeAll("the supervisor is stopping");
     absl::MutexLock lock(&queue_mu_);
     exit_ = true;
   });
@@ -362,9 +360,7 @@ bool StreamSupervisor::CheckIdle() {
   LOG(INFO) << Prefix() << "idle: every partition stayed at its latest offset "
             << FormatOffsets(idle_.state().latest) << " for "
             << config.inactive_after_millis() << " ms with nothing left to read";
-  std::vector<int32_t> ids;
-  for (const auto& [id, group] : active_) ids.push_back(id);
-  for (int32_t id : ids) Finalize(id, "the stream is idle (ioConfig.idleConfig)");
+  FinalizeAll("the stream is idle (ioConfig.idleConfig)");
   return true;
 }
 

@@ -259,6 +259,8 @@ class StreamSupervisor {
   void AnswerStaleCheckpoint(Group& group, TaskInfo& task, int32_t sequence_id);
   absl::StatusOr<v1::HandoffTaskGroupsResponse> HandleHandoff(std::vector<int32_t> group_ids);
   void Finalize(int32_t group_id, const std::string& why);
+  // Finalizes every reading group (a graceful stop, going idle).
+  void FinalizeAll(const std::string& why);
 
   // ---- recovery and resets (stream_supervisor_recovery.cc) ----
   absl::Status Recover();
