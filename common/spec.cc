@@ -2,6 +2,7 @@
 
 #include <set>
 #include <string>
+#include <utility>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -295,6 +296,77 @@ absl::Status ValidateDataSchema(const v1::DataSchema& schema) {
   return absl::OkStatus();
 }
 
+absl::Status ValidateAutoScaler(const v1::AutoScalerConfig& c) {
+  const std::string at = "ioConfig.autoScalerConfig.";
+  if (c.auto_scaler_strategy() != "lagBased") {
+    return Invalid(at + "autoScalerStrategy",
+                   absl::StrCat("\"", c.auto_scaler_strategy(), "\" is not \"lagBased\""));
+  }
+  if (c.lag_aggregate() != "SUM" && c.lag_aggregate() != "MAX" &&
+      c.lag_aggregate() != "AVERAGE") {
+    return Invalid(at + "lagAggregate",
+                   absl::StrCat("\"", c.lag_aggregate(), "\" is not SUM, MAX or AVERAGE"));
+  }
+  if (!c.enable_task_auto_scaler()) return absl::OkStatus();
+  if (!c.has_task_count_min() || !c.has_task_count_max()) {
+    return Invalid(at + (c.has_task_count_min() ? "taskCountMax" : "taskCountMin"),
+                   "is required when enableTaskAutoScaler is true");
+  }
+  if (c.task_count_min() > c.task_count_max()) {
+    return Invalid(at + "taskCountMin", absl::StrCat(c.task_count_min(), " is more than taskCountMax ",
+                                                     c.task_count_max()));
+  }
+  if (c.has_task_count_start() &&
+      (c.task_count_start() < c.task_count_min() || c.task_count_start() > c.task_count_max())) {
+    return Invalid(at + "taskCountStart",
+                   absl::StrCat(c.task_count_start(), " is outside [taskCountMin, taskCountMax] = [",
+                                c.task_count_min(), ", ", c.task_count_max(), "]"));
+  }
+  for (const auto& [name, fraction] :
+       {std::pair<const char*, double>{"triggerScaleOutFractionThreshold",
+                                       c.trigger_scale_out_fraction_threshold()},
+        {"triggerScaleInFractionThreshold", c.trigger_scale_in_fraction_threshold()}}) {
+    if (!(fraction > 0 && fraction <= 1)) {  // also NaN
+      return Invalid(at + name, absl::StrCat(fraction, " is not in (0, 1]"));
+    }
+  }
+  if (c.scale_in_threshold() > c.scale_out_threshold()) {
+    return Invalid(at + "scaleInThreshold",
+                   absl::StrCat(c.scale_in_threshold(), " is more than scaleOutThreshold ",
+                                c.scale_out_threshold()));
+  }
+  if (c.lag_collection_range_millis() < c.lag_collection_interval_millis()) {
+    return Invalid(at + "lagCollectionRangeMillis",
+                   absl::StrCat(c.lag_collection_range_millis(),
+                                " is shorter than lagCollectionIntervalMillis ",
+                                c.lag_collection_interval_millis()));
+  }
+  return absl::OkStatus();
+}
+
+// Druid's LagBasedAutoScalerConfig defaults.
+void ApplyAutoScalerDefaults(v1::AutoScalerConfig* c) {
+  DefaultString(c->mutable_auto_scaler_strategy(), "lagBased");
+  DefaultString(c->mutable_lag_aggregate(), "SUM");
+  if (!c->has_lag_collection_interval_millis()) c->set_lag_collection_interval_millis(30000);
+  if (!c->has_lag_collection_range_millis()) c->set_lag_collection_range_millis(600000);
+  if (!c->has_scale_out_threshold()) c->set_scale_out_threshold(6000000);
+  if (!c->has_trigger_scale_out_fraction_threshold()) {
+    c->set_trigger_scale_out_fraction_threshold(0.3);
+  }
+  if (!c->has_scale_in_threshold()) c->set_scale_in_threshold(1000000);
+  if (!c->has_trigger_scale_in_fraction_threshold()) {
+    c->set_trigger_scale_in_fraction_threshold(0.9);
+  }
+  if (!c->has_scale_action_start_delay_millis()) c->set_scale_action_start_delay_millis(300000);
+  if (!c->has_scale_action_period_millis()) c->set_scale_action_period_millis(60000);
+  if (!c->has_scale_in_step()) c->set_scale_in_step(1);
+  if (!c->has_scale_out_step()) c->set_scale_out_step(2);
+  if (!c->has_min_trigger_scale_action_frequency_millis()) {
+    c->set_min_trigger_scale_action_frequency_millis(600000);
+  }
+}
+
 }  // namespace
 
 void ApplyInputFormatDefaults(v1::InputFormat* format) {
@@ -325,6 +397,7 @@ void ApplySpecDefaults(v1::SupervisorSpec* spec) {
   if (io->has_idle_config() && !io->idle_config().has_inactive_after_millis()) {
     io->mutable_idle_config()->set_inactive_after_millis(600000);  // Druid's default
   }
+  if (io->has_auto_scaler_config()) ApplyAutoScalerDefaults(io->mutable_auto_scaler_config());
   // Only a spec that names an input format shows its defaults (json needs none).
   if (io->has_input_format()) ApplyInputFormatDefaults(io->mutable_input_format());
   if (io->has_header_based_filter_config()) {
@@ -482,6 +555,9 @@ absl::Status ValidateSpec(const v1::SupervisorSpec& spec) {
   }
   if (io.has_header_based_filter_config()) {
     SLUICE_RETURN_IF_ERROR(ValidateHeaderFilter(io.header_based_filter_config()));
+  }
+  if (io.has_auto_scaler_config()) {
+    SLUICE_RETURN_IF_ERROR(ValidateAutoScaler(io.auto_scaler_config()));
   }
 
   const v1::TuningConfig& tuning = spec.tuning_config();

@@ -69,6 +69,70 @@ TEST(NormalizeSpec, IdleConfigTakesDruidsDefaultAndItsBounds) {
       << refused;
 }
 
+TEST(NormalizeSpec, AutoScalerConfigTakesDruidsDefaults) {
+  v1::SupervisorSpec spec = ValidSpec();
+  v1::AutoScalerConfig* c = spec.mutable_io_config()->mutable_auto_scaler_config();
+  c->set_enable_task_auto_scaler(true);
+  c->set_task_count_min(1);
+  c->set_task_count_max(6);
+  auto normalized = NormalizeSpec(spec);
+  ASSERT_TRUE(normalized.ok()) << normalized.status();
+  const v1::AutoScalerConfig& got = normalized->io_config().auto_scaler_config();
+  EXPECT_EQ(got.auto_scaler_strategy(), "lagBased");
+  EXPECT_EQ(got.lag_aggregate(), "SUM");
+  EXPECT_EQ(got.lag_collection_interval_millis(), 30000);
+  EXPECT_EQ(got.lag_collection_range_millis(), 600000);
+  EXPECT_EQ(got.scale_out_threshold(), 6000000);
+  EXPECT_DOUBLE_EQ(got.trigger_scale_out_fraction_threshold(), 0.3);
+  EXPECT_EQ(got.scale_in_threshold(), 1000000);
+  EXPECT_DOUBLE_EQ(got.trigger_scale_in_fraction_threshold(), 0.9);
+  EXPECT_EQ(got.scale_action_start_delay_millis(), 300000);
+  EXPECT_EQ(got.scale_action_period_millis(), 60000);
+  EXPECT_EQ(got.scale_in_step(), 1);
+  EXPECT_EQ(got.scale_out_step(), 2);
+  EXPECT_EQ(got.min_trigger_scale_action_frequency_millis(), 600000);
+  EXPECT_FALSE(got.has_task_count_start());
+  EXPECT_FALSE(NormalizeSpec(ValidSpec())->io_config().has_auto_scaler_config());
+}
+
+TEST(NormalizeSpec, AutoScalerConfigErrorsNameTheField) {
+  auto refused = [](const std::function<void(v1::AutoScalerConfig*)>& edit) {
+    v1::SupervisorSpec spec = ValidSpec();
+    v1::AutoScalerConfig* c = spec.mutable_io_config()->mutable_auto_scaler_config();
+    c->set_enable_task_auto_scaler(true);
+    c->set_task_count_min(2);
+    c->set_task_count_max(4);
+    edit(c);
+    absl::Status status = NormalizeSpec(spec).status();
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+    return std::string(status.message());
+  };
+  EXPECT_NE(refused([](auto* c) { c->clear_task_count_max(); }).find("taskCountMax is required"),
+            std::string::npos);
+  EXPECT_NE(refused([](auto* c) { c->set_task_count_min(5); }).find("taskCountMin 5 is more"),
+            std::string::npos);
+  EXPECT_NE(refused([](auto* c) { c->set_task_count_start(1); }).find("taskCountStart"),
+            std::string::npos);
+  EXPECT_NE(refused([](auto* c) { c->set_trigger_scale_out_fraction_threshold(1.5); })
+                .find("triggerScaleOutFractionThreshold"),
+            std::string::npos);
+  EXPECT_NE(refused([](auto* c) { c->set_trigger_scale_in_fraction_threshold(0); })
+                .find("triggerScaleInFractionThreshold"),
+            std::string::npos);
+  EXPECT_NE(refused([](auto* c) { c->set_scale_in_threshold(7000000); }).find("scaleInThreshold"),
+            std::string::npos);
+  EXPECT_NE(refused([](auto* c) { c->set_auto_scaler_strategy("costBased"); })
+                .find("autoScalerStrategy"),
+            std::string::npos);
+  EXPECT_NE(refused([](auto* c) { c->set_lag_aggregate("MEDIAN"); }).find("lagAggregate"),
+            std::string::npos);
+  EXPECT_NE(refused([](auto* c) { c->set_lag_collection_range_millis(100); })
+                .find("lagCollectionRangeMillis"),
+            std::string::npos);
+  EXPECT_NE(refused([](auto* c) { c->set_scale_out_step(0); }).find("scaleOutStep"),
+            std::string::npos);
+}
+
 TEST(NormalizeSpec, TaskCountZeroInJsonIsAnErrorNotTheDefault) {
   v1::SupervisorSpec spec = ValidSpec();
   ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(R"({"ioConfig": {"taskCount": 0}})",
