@@ -649,6 +649,45 @@ void HeaderBasedFilterConfig(Walker& w, const pb::Value& v, const std::string& a
   });
 }
 
+// autoScalerConfig: sluice's fields carry Druid's names (LagBasedAutoScalerConfig),
+// so each key is the field of that JSON name.
+void AutoScalerConfig(Walker& w, const pb::Value& v, const std::string& at,
+                      v1::AutoScalerConfig* out) {
+  const pb::Descriptor* descriptor = out->GetDescriptor();
+  const pb::Reflection* reflection = out->GetReflection();
+  w.Object(v, at, [&](const std::string& key, const pb::Value& value, const std::string& p) {
+    const pb::FieldDescriptor* field = nullptr;
+    for (int i = 0; i < descriptor->field_count() && field == nullptr; ++i) {
+      if (descriptor->field(i)->json_name() == key) field = descriptor->field(i);
+    }
+    if (field == nullptr) return false;
+    switch (field->cpp_type()) {
+      case pb::FieldDescriptor::CPPTYPE_BOOL:
+        if (auto b = w.Bool(value, p)) reflection->SetBool(out, field, *b);
+        break;
+      case pb::FieldDescriptor::CPPTYPE_STRING:
+        if (auto str = w.String(value, p)) reflection->SetString(out, field, *str);
+        break;
+      case pb::FieldDescriptor::CPPTYPE_INT32:
+        if (auto n = w.Int32(value, p)) reflection->SetInt32(out, field, *n);
+        break;
+      case pb::FieldDescriptor::CPPTYPE_INT64:
+        if (auto n = w.Int(value, p)) reflection->SetInt64(out, field, *n);
+        break;
+      case pb::FieldDescriptor::CPPTYPE_DOUBLE:
+        if (value.kind_case() == pb::Value::kNumberValue) {
+          reflection->SetDouble(out, field, value.number_value());
+        } else {
+          w.Error(p, "expected a number");
+        }
+        break;
+      default:
+        return false;
+    }
+    return true;
+  });
+}
+
 void IoConfig(Walker& w, const pb::Value& v, const std::string& at, v1::IoConfig* io) {
   w.Object(v, at, [&](const std::string& key, const pb::Value& value, const std::string& p) {
     if (key == "type") return w.Expect(value, p, "kafka");
@@ -696,8 +735,10 @@ void IoConfig(Walker& w, const pb::Value& v, const std::string& at, v1::IoConfig
         }
         return true;
       });
+    } else if (key == "autoScalerConfig") {
+      AutoScalerConfig(w, value, p, io->mutable_auto_scaler_config());
     } else {
-      return false;  // autoScalerConfig, topicPattern, ...
+      return false;  // topicPattern, ...
     }
     return true;
   });
@@ -898,6 +939,32 @@ pb::Value StringArray(const pb::RepeatedPtrField<std::string>& items) {
   return v;
 }
 
+// ioConfig.autoScalerConfig: the fields that are set, under their (Druid's)
+// JSON names.
+pb::Value DruidAutoScalerConfig(const v1::IoConfig& io) {
+  const v1::AutoScalerConfig& c = io.auto_scaler_config();
+  const pb::Reflection* reflection = c.GetReflection();
+  std::vector<const pb::FieldDescriptor*> fields;
+  reflection->ListFields(c, &fields);
+  ObjectBuilder out;
+  out.Set("enableTaskAutoScaler", Bool(c.enable_task_auto_scaler()));
+  for (const pb::FieldDescriptor* field : fields) {
+    pb::Value v;
+    switch (field->cpp_type()) {
+      case pb::FieldDescriptor::CPPTYPE_BOOL: v = Bool(reflection->GetBool(c, field)); break;
+      case pb::FieldDescriptor::CPPTYPE_STRING: v = Str(reflection->GetString(c, field)); break;
+      case pb::FieldDescriptor::CPPTYPE_INT32: v = Num(reflection->GetInt32(c, field)); break;
+      case pb::FieldDescriptor::CPPTYPE_INT64: v = Num(reflection->GetInt64(c, field)); break;
+      case pb::FieldDescriptor::CPPTYPE_DOUBLE:
+        v.set_number_value(reflection->GetDouble(c, field));
+        break;
+      default: continue;
+    }
+    out.Set(field->json_name(), std::move(v));
+  }
+  return out.Build();
+}
+
 // ioConfig.inputFormat in Druid's form: {"type": "json"} unless it is kafka.
 pb::Value DruidInputFormat(const v1::IoConfig& io) {
   const v1::InputFormat& f = io.input_format();
@@ -1080,6 +1147,7 @@ absl::StatusOr<std::string> ToDruidJson(const v1::SupervisorSpec& spec) {
     }
     io_config.Set("idleConfig", idle.Build());
   }
+  if (io.has_auto_scaler_config()) io_config.Set("autoScalerConfig", DruidAutoScalerConfig(io));
   if (!io.poll_timeout().empty()) {
     absl::StatusOr<int64_t> ms = DurationMillis(io.poll_timeout());
     if (!ms.ok()) return ms.status();

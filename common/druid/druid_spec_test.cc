@@ -153,7 +153,7 @@ const char* const kUnsupported[] = {
     "bound, in, not, or, selector)",
     "spec.dataSchema.transformSpec.filter.pattern is not supported by sluice",
     "spec.ioConfig.inputFormat.flattenSpec is not supported by sluice",
-    "spec.ioConfig.autoScalerConfig is not supported by sluice",
+    "spec.ioConfig.autoScalerConfig.stopTaskCountRatio is not supported by sluice",
     "spec.tuningConfig.maxPendingPersists is not supported by sluice",
     "spec.tuningConfig.indexSpec is not supported by sluice",
     "spec.tuningConfig.workerThreads is not supported by sluice",
@@ -250,6 +250,41 @@ TEST(DruidSpecTest, TheKafkaInputFormatAndTheHeaderFilterMap) {
   std::string differences;
   differ.ReportDifferencesToString(&differences);
   EXPECT_TRUE(differ.Compare(back->spec, *normalized)) << differences;
+}
+
+TEST(DruidSpecTest, TheAutoScalerConfigMapsBothWays) {
+  DruidConversion c = Convert(Minimal(
+      R"(, "dimensionsSpec": {"dimensions": ["page"]})", R"(, "taskCount": 2, "autoScalerConfig": {"enableTaskAutoScaler": true,
+            "taskCountMax": 6, "taskCountMin": 2, "minTriggerScaleActionFrequencyMillis": 600000,
+            "autoScalerStrategy": "lagBased", "lagCollectionIntervalMillis": 30000,
+            "lagCollectionRangeMillis": 600000, "scaleOutThreshold": 6000000,
+            "triggerScaleOutFractionThreshold": 0.3, "scaleInThreshold": 1000000,
+            "triggerScaleInFractionThreshold": 0.9, "scaleActionStartDelayMillis": 300000,
+            "scaleActionPeriodMillis": 60000, "scaleInStep": 1, "scaleOutStep": 2,
+            "lagAggregate": "MAX"})"));
+  const v1::AutoScalerConfig& a = c.spec.io_config().auto_scaler_config();
+  EXPECT_TRUE(a.enable_task_auto_scaler());
+  EXPECT_EQ(a.task_count_max(), 6);
+  EXPECT_EQ(a.task_count_min(), 2);
+  EXPECT_DOUBLE_EQ(a.trigger_scale_out_fraction_threshold(), 0.3);
+  EXPECT_EQ(a.scale_out_threshold(), 6000000);
+  EXPECT_EQ(a.lag_aggregate(), "MAX");
+  absl::StatusOr<v1::SupervisorSpec> normalized = NormalizeSpec(c.spec);
+  ASSERT_TRUE(normalized.ok()) << normalized.status();
+  absl::StatusOr<std::string> druid = ToDruidJson(*normalized);
+  ASSERT_TRUE(druid.ok()) << druid.status();
+  EXPECT_THAT(*druid, HasSubstr("\"triggerScaleInFractionThreshold\": 0.9"));
+  EXPECT_THAT(*druid, HasSubstr("\"scaleOutThreshold\": 6000000"));
+  absl::StatusOr<DruidConversion> back = FromDruidJson(*druid, {});
+  ASSERT_TRUE(back.ok()) << back.status() << "\n" << *druid;
+  google::protobuf::util::MessageDifferencer differ;
+  std::string differences;
+  differ.ReportDifferencesToString(&differences);
+  EXPECT_TRUE(differ.Compare(NormalizeSpec(back->spec).value(), *normalized)) << differences;
+  EXPECT_THAT(Error(Minimal("", R"(, "autoScalerConfig": {"scaleOutThreshold": "lots"})")),
+              HasSubstr("spec.ioConfig.autoScalerConfig.scaleOutThreshold: expected an integer"));
+  EXPECT_THAT(Error(Minimal("", R"(, "autoScalerConfig": {"triggerScaleInFractionThreshold": "x"})")),
+              HasSubstr("spec.ioConfig.autoScalerConfig.triggerScaleInFractionThreshold: expected a number"));
 }
 
 TEST(DruidSpecTest, KafkaInputFormatPartsSluiceCannotTakeAreNamed) {
