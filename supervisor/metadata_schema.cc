@@ -227,6 +227,22 @@ ALTER TABLE datasources ADD COLUMN idle_latest_offsets_json TEXT;
 ALTER TABLE datasources ADD COLUMN idle_since_ms INTEGER NOT NULL DEFAULT 0;
 )sql";
 
+// Druid's autoScalerConfig (supervisor/task_autoscaler.h): the number of
+// reading groups the autoscaler chose (0: none chose yet), kept across
+// restarts, and every change it applied, for the commit log.
+constexpr char kSchemaV5[] = R"sql(
+ALTER TABLE datasources ADD COLUMN autoscaled_task_count INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE scaling_decisions (
+  decision_id INTEGER PRIMARY KEY AUTOINCREMENT,
+  datasource TEXT NOT NULL REFERENCES datasources(datasource),
+  from_task_count INTEGER NOT NULL,
+  to_task_count INTEGER NOT NULL,
+  reason TEXT NOT NULL,
+  decided_at_ms INTEGER NOT NULL,
+  applied_at_ms INTEGER NOT NULL
+) STRICT;
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& SchemaMigrations() {
@@ -236,6 +252,7 @@ const std::vector<Migration>& SchemaMigrations() {
       {2, "loader handoff columns and offset reset log", kSchemaV2},
       {3, "supervisor leader lease with an epoch (failover and fencing)", kSchemaV3},
       {4, "idle state of a datasource (ioConfig.idleConfig)", kSchemaV4},
+      {5, "autoscaled task count and scaling decisions (ioConfig.autoScalerConfig)", kSchemaV5},
   };
   return *migrations;
 }

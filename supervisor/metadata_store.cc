@@ -336,6 +336,72 @@ absl::Status StoreTxn::SetIdleState(const std::string& datasource, const IdleSta
   return q.Run();
 }
 
+// ---- autoscaling ----
+
+absl::StatusOr<std::optional<int32_t>> StoreTxn::AutoscaledTaskCount(
+    const std::string& datasource) {
+  SLUICE_ASSIGN_OR_RETURN(
+      auto q, db_->Prepare("SELECT autoscaled_task_count FROM datasources WHERE datasource = ?"));
+  q.Bind(1, datasource);
+  SLUICE_ASSIGN_OR_RETURN(bool row, q.Step());
+  if (!row || q.Int64(0) <= 0) return std::optional<int32_t>();
+  return std::optional<int32_t>(static_cast<int32_t>(q.Int64(0)));
+}
+
+absl::StatusOr<int64_t> StoreTxn::RecordScaling(const std::string& datasource,
+                                                const v1::ScalingDecision& decision) {
+  SLUICE_RETURN_IF_ERROR(EnsureDatasource(datasource, decision.applied_at_ms()));
+  SLUICE_ASSIGN_OR_RETURN(
+      auto insert,
+      db_->Prepare("INSERT INTO scaling_decisions (datasource, from_task_count, to_task_count, "
+                   "reason, decided_at_ms, applied_at_ms) VALUES (?, ?, ?, ?, ?, ?) "
+                   "RETURNING decision_id"));
+  insert.Bind(1, datasource)
+      .Bind(2, int64_t{decision.from_task_count()})
+      .Bind(3, int64_t{decision.to_task_count()})
+      .Bind(4, decision.reason())
+      .Bind(5, decision.decided_at_ms())
+      .Bind(6, decision.applied_at_ms());
+  SLUICE_ASSIGN_OR_RETURN(bool row, insert.Step());
+  if (!row) return absl::InternalError("INSERT INTO scaling_decisions returned no id");
+  const int64_t id = insert.Int64(0);
+  SLUICE_RETURN_IF_ERROR(insert.Run());
+  SLUICE_ASSIGN_OR_RETURN(
+      auto update,
+      db_->Prepare("UPDATE datasources SET autoscaled_task_count = ? WHERE datasource = ?"));
+  update.Bind(1, int64_t{decision.to_task_count()}).Bind(2, datasource);
+  SLUICE_RETURN_IF_ERROR(update.Run());
+  return id;
+}
+
+absl::StatusOr<std::vector<v1::ScalingDecision>> StoreTxn::ScalingDecisions(
+    const std::string& datasource) {
+  SLUICE_ASSIGN_OR_RETURN(
+      auto q, db_->Prepare("SELECT decision_id, from_task_count, to_task_count, reason, "
+                           "decided_at_ms, applied_at_ms FROM scaling_decisions "
+                           "WHERE datasource = ? ORDER BY decision_id"));
+  q.Bind(1, datasource);
+  std::vector<v1::ScalingDecision> out;
+  SLUICE_RETURN_IF_ERROR(ForEachRow(q, [&](SqlStatement& q) -> absl::Status {
+    v1::ScalingDecision& d = out.emplace_back();
+    d.set_decision_id(q.Int64(0));
+    d.set_from_task_count(static_cast<int32_t>(q.Int64(1)));
+    d.set_to_task_count(static_cast<int32_t>(q.Int64(2)));
+    d.set_reason(q.Text(3));
+    d.set_decided_at_ms(q.Int64(4));
+    d.set_applied_at_ms(q.Int64(5));
+    return absl::OkStatus();
+  }));
+  return out;
+}
+
+absl::Status StoreTxn::ClearAutoscaledTaskCount(const std::string& datasource) {
+  SLUICE_ASSIGN_OR_RETURN(
+      auto q, db_->Prepare("UPDATE datasources SET autoscaled_task_count = 0 WHERE datasource = ?"));
+  q.Bind(1, datasource);
+  return q.Run();
+}
+
 // ---- allocation ----
 
 namespace {

@@ -181,6 +181,20 @@ class StoreTxn {
   // Stores `state` (null: awake).
   absl::Status SetIdleState(const std::string& datasource, const IdleState* state, int64_t now_ms);
 
+  // ---- autoscaling (ioConfig.autoScalerConfig) ----
+  // The number of reading groups the autoscaler last applied; nullopt:
+  // none yet (or never seen).
+  absl::StatusOr<std::optional<int32_t>> AutoscaledTaskCount(const std::string& datasource);
+  // Records an applied decision (its decision_id is assigned, returned) and
+  // makes its to_task_count the stored count.
+  absl::StatusOr<int64_t> RecordScaling(const std::string& datasource,
+                                        const v1::ScalingDecision& decision);
+  // Every applied decision of the datasource, oldest first.
+  absl::StatusOr<std::vector<v1::ScalingDecision>> ScalingDecisions(const std::string& datasource);
+  // Forgets the stored count (the autoscaler was turned off): the next one
+  // starts from taskCountStart again. The decisions stay in the log.
+  absl::Status ClearAutoscaledTaskCount(const std::string& datasource);
+
   // ---- allocation ----
   absl::StatusOr<std::optional<PendingSegment>> FindPendingSegment(const std::string& datasource,
                                                                    const std::string& sequence_name,

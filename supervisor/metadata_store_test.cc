@@ -458,6 +458,53 @@ TEST_P(StoreTest, TaskGroupsCheckpointsAndTasks) {
           .ok());
 }
 
+TEST_P(StoreTest, ScalingDecisionsAreLoggedAndTheLastCountIsKept) {
+  auto store = Open();
+  ASSERT_TRUE(store.ok());
+  ASSERT_TRUE((*store)
+                  ->InTransaction([&](StoreTxn& txn) -> absl::Status {
+                    auto none = txn.AutoscaledTaskCount("wiki");
+                    EXPECT_TRUE(none.ok() && !none->has_value());
+                    v1::ScalingDecision d;
+                    d.set_from_task_count(1);
+                    d.set_to_task_count(3);
+                    d.set_reason("scale out: 7 of 10 lag samples >= 6000000");
+                    d.set_decided_at_ms(100);
+                    d.set_applied_at_ms(120);
+                    auto first = txn.RecordScaling("wiki", d);
+                    EXPECT_TRUE(first.ok()) << first.status();
+                    d.set_from_task_count(3);
+                    d.set_to_task_count(2);
+                    d.set_reason("scale in");
+                    auto second = txn.RecordScaling("wiki", d);
+                    EXPECT_TRUE(second.ok()) << second.status();
+                    EXPECT_GT(*second, *first);
+                    return absl::OkStatus();
+                  })
+                  .ok());
+  ASSERT_TRUE((*store)
+                  ->InTransaction([&](StoreTxn& txn) -> absl::Status {
+                    auto count = txn.AutoscaledTaskCount("wiki");
+                    EXPECT_TRUE(count.ok() && count->value_or(0) == 2);
+                    auto log = txn.ScalingDecisions("wiki");
+                    EXPECT_TRUE(log.ok());
+                    EXPECT_EQ(log->size(), 2u);
+                    if (log->size() == 2) {
+                      EXPECT_EQ((*log)[0].to_task_count(), 3);
+                      EXPECT_EQ((*log)[0].reason(), "scale out: 7 of 10 lag samples >= 6000000");
+                      EXPECT_EQ((*log)[0].decided_at_ms(), 100);
+                      EXPECT_EQ((*log)[0].applied_at_ms(), 120);
+                      EXPECT_EQ((*log)[1].from_task_count(), 3);
+                    }
+                    EXPECT_TRUE(txn.ClearAutoscaledTaskCount("wiki").ok());
+                    auto cleared = txn.AutoscaledTaskCount("wiki");
+                    EXPECT_TRUE(cleared.ok() && !cleared->has_value());
+                    EXPECT_EQ(txn.ScalingDecisions("wiki")->size(), 2u);
+                    return absl::OkStatus();
+                  })
+                  .ok());
+}
+
 TEST_P(StoreTest, TwoConnectionsSerializeWrites) {
   auto a = Open();
   auto b = Open();

@@ -52,6 +52,7 @@ constexpr const char* kLiveFields[] = {
     "ioConfig.completionTimeout",
     "ioConfig.useEarliestOffset",   // only where no offsets are stored
     "ioConfig.idleConfig.",
+    "ioConfig.autoScalerConfig.",   // the samples are kept; the count stays
     "tuningConfig.maxRowsPerSegment",  // checkpoint triggers: the end offsets
     "tuningConfig.maxTotalRows",       // are agreed by the supervisor
     "tuningConfig.intermediateHandoffPeriod",

@@ -218,6 +218,7 @@ void StreamSupervisor::UpdateSpec(SpecRecord spec) {
     const std::vector<std::string> changed = ChangedSpecFields(spec_.spec, spec.spec);
     spec_ = spec;
     timings_ = *timings;
+    ConfigureAutoScaler(std::nullopt);
     LOG(INFO) << Prefix() << "spec version " << spec_.version << " taken live ("
               << (changed.empty() ? "no change" : absl::StrJoin(changed, ", ")) << ")";
     // Group creation (taskCount, replicas), suspension and idleness act at
@@ -242,8 +243,7 @@ absl::Time StreamSupervisor::LoopStep() {
   if (!loop_started_) {
     loop_started_ = true;
     LOG(INFO) << Prefix() << "started (spec version " << spec_.version << ", topic "
-              << spec_.spec.io_config().topic() << ", " << spec_.spec.io_config().task_count()
-              << " groups x " << spec_.spec.io_config().replicas() << " replicas)";
+              << spec_.spec.io_config().topic() << ", " << TaskCount() << " groups x " << spec_.spec.io_config().replicas() << " replicas)";
     if (absl::Status recovered = Recover(); !recovered.ok()) {
       RecordError(Annotate(recovered, "recovering from the metadata store"));
     }
@@ -303,6 +303,7 @@ absl::Status StreamSupervisor::RunSteps() {
   const absl::Time t1 = absl::Now();
   UpdateTaskStatuses();
   const absl::Time t2 = absl::Now();
+  CheckAutoScaler();
   CheckTaskDuration();
   CheckPendingCompletion();
   CheckCurrentTasks();
@@ -328,6 +329,19 @@ absl::Status StreamSupervisor::RunSteps() {
   return created;
 }
 
+OffsetMap StreamSupervisor::ReadTo() {
+  // A finished group's end is committed once it published.
+  OffsetMap read_to = StoredOffsets();
+  for (const auto& [id, group] : active_) {
+    for (const auto& [task_id, task] : group.tasks) {
+      if (!IsLive(task)) continue;
+      read_to = MaxOffsets(
+          read_to, Restrict(FromProto(task.status.current_offsets()), group.start_offsets));
+    }
+  }
+  return read_to;
+}
+
 bool StreamSupervisor::CheckIdle() {
   const v1::IdleConfig& config = spec_.spec.io_config().idle_config();
   IdleTracker::Change change = IdleTracker::Change::kNone;
@@ -336,17 +350,7 @@ bool StreamSupervisor::CheckIdle() {
   } else if (!stream_unreachable_ && offsets_verdict_.problem == StreamProblem::kNone) {
     OffsetMap latest;
     for (const auto& [p, marks] : watermarks_) latest[p] = marks.latest;
-    // How far reading got: the furthest live reading task, else what is
-    // committed (a finished group's end is committed once it published).
-    OffsetMap read_to = StoredOffsets();
-    for (const auto& [id, group] : active_) {
-      for (const auto& [task_id, task] : group.tasks) {
-        if (!IsLive(task)) continue;
-        read_to = MaxOffsets(
-            read_to, Restrict(FromProto(task.status.current_offsets()), group.start_offsets));
-      }
-    }
-    change = idle_.Observe(latest, read_to, options_.clock->Now(),
+    change = idle_.Observe(latest, ReadTo(), options_.clock->Now(),
                            absl::Milliseconds(config.inactive_after_millis()));
   }
   if (change == IdleTracker::Change::kNone) return idle_.idle();
@@ -505,6 +509,13 @@ void StreamSupervisor::PublishView() {
   in.now = options_.clock->Now();
   View view;
   view.status = BuildStatus(in);
+  if (autoscaler_ != nullptr) {
+    v1::AutoScalerStatus* scaler = view.status.mutable_auto_scaler();
+    scaler->set_task_count(TaskCount());
+    if (pending_scale_in_) scaler->set_pending_task_count(pending_scale_in_->first.to);
+    autoscaler_->FillStatus(scaler);
+    if (last_scaling_) *scaler->mutable_last_decision() = *last_scaling_;
+  }
   for (const auto& [id, group] : active_) {
     view.reading[id] = {group.base_sequence_name, group.checkpoints};
   }

@@ -48,6 +48,7 @@
 #include "supervisor/stream_queries.h"
 #include "supervisor/stream_status.h"
 #include "supervisor/task_actions.h"
+#include "supervisor/task_autoscaler.h"
 #include "supervisor/pauseless_margin.h"
 #include "supervisor/task_client.h"
 #include "supervisor/task_group.h"
@@ -197,6 +198,24 @@ class StreamSupervisor {
   void StoreIdleState();
   // Leaves the idle state now (an offset reset: reading must restart).
   void WakeUp(const std::string& why);
+  // How far reading got per partition: the furthest live reading task,
+  // else what is committed.
+  OffsetMap ReadTo();
+
+  // ---- autoscaling (task_autoscaling.cc) ----
+  // The number of reading groups: the autoscaler's when it is on, else
+  // ioConfig.taskCount.
+  int32_t TaskCount() const;
+  // Creates, reconfigures or drops the autoscaler after a spec change (and
+  // at start, with `stored`: the count a previous leader applied).
+  void ConfigureAutoScaler(std::optional<int32_t> stored);
+  // ioConfig.autoScalerConfig, each run before roll-over: samples the lag,
+  // decides, applies a scale-out now and a scale-in once a group is due to
+  // roll over anyway.
+  void CheckAutoScaler();
+  // Stores the decision, takes the new count and marks every reading group
+  // to roll over (stopTaskCount still limits how many finish at once).
+  void ApplyScaling(const ScalingProposal& proposal, absl::Time decided_at);
 
   // ---- run steps (stream_supervisor_runs.cc) ----
   absl::Status UpdatePartitions();
@@ -325,6 +344,17 @@ class StreamSupervisor {
   absl::Time last_resource_error_ = absl::InfinitePast();
   std::map<int64_t, bool> previous_spec_;
   IdleTracker idle_;
+  // ioConfig.autoScalerConfig (null: off).
+  std::unique_ptr<TaskAutoScaler> autoscaler_;
+  // The count the autoscaler works with (0 while it is off).
+  int32_t autoscaled_task_count_ = 0;
+  // A scale-in decided, waiting for a group's natural roll-over.
+  std::optional<std::pair<ScalingProposal, absl::Time>> pending_scale_in_;
+  // The last decision applied, for status.
+  std::optional<v1::ScalingDecision> last_scaling_;
+  // Reading groups (by base sequence name) created under the count before
+  // the last scaling action: due to roll over.
+  std::set<std::string> regroup_;
 
   // ---- notices ----
   absl::Mutex queue_mu_;

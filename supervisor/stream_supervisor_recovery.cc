@@ -19,14 +19,24 @@ absl::Status StreamSupervisor::Recover() {
   OffsetMap reset_counts;
   std::vector<SpecRecord> history;
   std::optional<IdleState> idle;
+  std::optional<int32_t> autoscaled;
+  std::vector<v1::ScalingDecision> scalings;
   SLUICE_RETURN_IF_ERROR(options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
     SLUICE_ASSIGN_OR_RETURN(groups, txn.LiveTaskGroups(datasource_));
     SLUICE_ASSIGN_OR_RETURN(tasks, txn.ListTasks(datasource_, /*include_finished=*/false));
     SLUICE_ASSIGN_OR_RETURN(reset_counts, txn.OffsetResetCounts(datasource_));
     SLUICE_ASSIGN_OR_RETURN(history, txn.SpecHistory(datasource_));
     SLUICE_ASSIGN_OR_RETURN(idle, txn.IdleStateOf(datasource_));
+    SLUICE_ASSIGN_OR_RETURN(autoscaled, txn.AutoscaledTaskCount(datasource_));
+    SLUICE_ASSIGN_OR_RETURN(scalings, txn.ScalingDecisions(datasource_));
     return absl::OkStatus();
   }));
+  if (!scalings.empty()) last_scaling_ = scalings.back();
+  ConfigureAutoScaler(autoscaled);
+  if (autoscaler_ != nullptr) {
+    LOG(INFO) << Prefix() << "autoscaler on: " << TaskCount() << " task groups"
+              << (autoscaled ? " (as last applied)" : "");
+  }
   idle_.Restore(idle ? &*idle : nullptr);
   if (idle) {
     LOG(INFO) << Prefix() << "idle since " << absl::FormatTime(absl::FromUnixMillis(idle->since_ms))
@@ -61,6 +71,15 @@ absl::Status StreamSupervisor::Recover() {
     } else {
       for (int32_t p : group.partitions()) held.insert(p);
       active_[group.group_id] = std::move(group);
+    }
+  }
+  // A scaling action the previous leader had not finished: the groups of
+  // the old count still roll over now.
+  if (autoscaler_ != nullptr) {
+    for (const auto& [id, group] : active_) {
+      for (int32_t p : group.partitions()) {
+        if (p % TaskCount() != id) regroup_.insert(group.base_sequence_name);
+      }
     }
   }
   std::map<std::string, Group*> by_name;

@@ -128,7 +128,7 @@ void StreamSupervisor::CheckTaskDuration() {
   const bool stop_all = spec_.spec.suspended() || stopping_;
   std::vector<std::pair<absl::Time, int32_t>> due;
   std::set<int32_t> repartitioned;
-  const int task_count = spec_.spec.io_config().task_count();
+  const int task_count = TaskCount();
   for (const auto& [id, group] : active_) {
     // Partitions added to the topic (CreatePartitions) that belong to this
     // group (p % taskCount) are read by its next generation: roll over now
@@ -139,7 +139,8 @@ void StreamSupervisor::CheckTaskDuration() {
       if (task_count > 0 && p % task_count == id && !group.HasPartition(p)) grown = true;
     }
     if (grown) repartitioned.insert(id);
-    if (stop_all || grown || now >= group.created_at + timings_.task_duration) {
+    const bool regrouped = regroup_.count(group.base_sequence_name) > 0;
+    if (stop_all || grown || regrouped || now >= group.created_at + timings_.task_duration) {
       due.emplace_back(group.created_at, id);
     }
   }
@@ -153,9 +154,13 @@ void StreamSupervisor::CheckTaskDuration() {
               << spec_.spec.io_config().stop_task_count() << ")";
       break;
     }
+    const std::string name = active_.at(id).base_sequence_name;
     Finalize(id, stop_all ? (stopping_ ? "the supervisor is stopping" : "the supervisor is suspended")
                  : repartitioned.count(id) ? "partitions were added to the topic"
-                                           : "its task duration elapsed");
+                 : regroup_.count(name)
+                     ? absl::StrCat("the autoscaler changed the number of groups to ", task_count)
+                     : std::string("its task duration elapsed"));
+    regroup_.erase(name);
     ++publishing;
   }
 }
@@ -276,7 +281,7 @@ absl::Status StreamSupervisor::CreateGroupsAndTasks() {
       }
     }
   }
-  const int task_count = spec_.spec.io_config().task_count();
+  const int task_count = TaskCount();
   std::map<int32_t, std::vector<int32_t>> by_group;
   for (int32_t p : partitions_) by_group[p % task_count].push_back(p);
   // After a live taskCount change, groups of the old count read on until

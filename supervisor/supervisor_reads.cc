@@ -123,6 +123,8 @@ absl::StatusOr<v1::GetCommitLogResponse> ReadCommitLog(MetadataStore& store,
     for (auto& s : sequences) *response.add_sequences() = std::move(s);
     SLUICE_ASSIGN_OR_RETURN(auto resets, txn.OffsetResets(datasource));
     for (auto& r : resets) *response.add_resets() = std::move(r);
+    SLUICE_ASSIGN_OR_RETURN(auto scalings, txn.ScalingDecisions(datasource));
+    for (auto& d : scalings) *response.add_scaling_decisions() = std::move(d);
     return absl::OkStatus();
   }));
   return response;

@@ -103,6 +103,11 @@ inline constexpr MetricDef kSupervisorEarlyHandoffs{
     "Task groups checkpointed early on an operator's HandoffTaskGroups (sluicectl handoff): "
     "their sequence closed and published while they read on.",
     "datasource"};
+inline constexpr MetricDef kSupervisorScalingActions{
+    "sluice_supervisor_scaling_actions_total", MetricType::kCounter,
+    "Changes of the number of reading groups applied by the lag-based autoscaler "
+    "(ioConfig.autoScalerConfig), by direction (out, in).",
+    "datasource,direction"};
 inline constexpr MetricDef kSupervisorPublishes{
     "sluice_supervisor_publishes_total", MetricType::kCounter,
     "PublishSegments transactions by result code (OK, ABORTED, UNAVAILABLE, ...).",
@@ -175,6 +180,7 @@ inline constexpr const MetricDef* kCatalog[] = {
     &kSupervisorPauselessCheckpoints,
     &kSupervisorCheckpointFallbacks,
     &kSupervisorEarlyHandoffs,
+    &kSupervisorScalingActions,
     &kSupervisorPublishes,
     &kSupervisorSegmentsPublished,
     &kSupervisorHandoffSeconds,

@@ -99,6 +99,30 @@ int64_t Sum(const google::protobuf::RepeatedPtrField<v1::PartitionRange>& ranges
   return total;
 }
 
+// The commit log's sequences, one row each.
+std::string CommitLogSequences(const v1::GetCommitLogResponse& response) {
+  Table t(
+      {"SEQUENCE", "TASK", "COMMITTED", "RANGES", "ROWS", "UNPARSEABLE", "THROWN AWAY", "SEGMENTS"},
+      {Table::kLeft, Table::kLeft, Table::kLeft, Table::kLeft, Table::kRight, Table::kRight,
+       Table::kRight, Table::kRight});
+  for (const v1::CommittedSequence& s : response.sequences()) {
+    std::vector<std::string> ranges;
+    for (int32_t p : SortedKeys(s.start_offsets())) {
+      auto end = s.end_offsets().find(p);
+      ranges.push_back(absl::StrCat(p, ":[", s.start_offsets().at(p), ",",
+                                    end == s.end_offsets().end() ? "?" : OffsetValue(end->second),
+                                    ")"));
+    }
+    t.AddRow({s.sequence_name(), s.task_id().empty() ? "-" : s.task_id(),
+              FormatTimeMs(s.committed_at_ms()), ranges.empty() ? "-" : absl::StrJoin(ranges, " "),
+              absl::StrCat(Sum(s.partition_stats(), &v1::PartitionRange::rows)),
+              absl::StrCat(Sum(s.partition_stats(), &v1::PartitionRange::unparseable)),
+              absl::StrCat(Sum(s.partition_stats(), &v1::PartitionRange::thrown_away)),
+              absl::StrCat(s.segment_ids_size())});
+  }
+  return t.Render();
+}
+
 }  // namespace
 
 std::string FormatOffsets(const google::protobuf::Map<int32_t, int64_t>& offsets) {
@@ -240,6 +264,23 @@ std::string FormatStatus(const v1::SupervisorStatus& status) {
   if (!status.time_lag_ms().empty()) {
     out += Label("time lag", absl::StrCat(status.max_time_lag_ms(), " ms at most"));
   }
+  if (status.has_auto_scaler()) {
+    const v1::AutoScalerStatus& a = status.auto_scaler();
+    std::string scaler = absl::StrCat(a.task_count(), " task group(s)");
+    if (a.pending_task_count() > 0) {
+      absl::StrAppend(&scaler, ", ", a.pending_task_count(), " at the next roll-over");
+    }
+    absl::StrAppend(&scaler, "; ", a.samples(), " lag sample(s), ", a.samples_above_scale_out(),
+                    " >= scale-out, ", a.samples_below_scale_in(), " <= scale-in, last ",
+                    a.last_lag());
+    out += Label("autoscaler", scaler);
+    if (a.has_last_decision()) {
+      const v1::ScalingDecision& d = a.last_decision();
+      out += Label("last scaling", absl::StrCat(d.from_task_count(), " -> ", d.to_task_count(),
+                                                " at ", FormatTimeMs(d.applied_at_ms()), ": ",
+                                                d.reason()));
+    }
+  }
 
   std::set<int32_t> partitions;
   for (const auto* map : {&status.latest_offsets(), &status.current_offsets(),
@@ -339,29 +380,26 @@ std::string FormatCommitLog(const v1::GetCommitLogResponse& response) {
   out += Label("initial", FormatOffsets(response.initial_offsets()));
   out += Label("committed", FormatOffsets(response.committed_offsets()));
   out += Label("sequences", absl::StrCat(response.sequences_size()));
-  if (response.sequences().empty()) return out;
-  out += "\n";
-  Table t(
-      {"SEQUENCE", "TASK", "COMMITTED", "RANGES", "ROWS", "UNPARSEABLE", "THROWN AWAY", "SEGMENTS"},
-      {Table::kLeft, Table::kLeft, Table::kLeft, Table::kLeft, Table::kRight, Table::kRight,
-       Table::kRight, Table::kRight});
-  for (const v1::CommittedSequence& s : response.sequences()) {
-    std::vector<std::string> ranges;
-    for (int32_t p : SortedKeys(s.start_offsets())) {
-      auto end = s.end_offsets().find(p);
-      ranges.push_back(absl::StrCat(p, ":[", s.start_offsets().at(p), ",",
-                                    end == s.end_offsets().end() ? "?" : OffsetValue(end->second),
-                                    ")"));
-    }
-    t.AddRow({s.sequence_name(), s.task_id().empty() ? "-" : s.task_id(),
-              FormatTimeMs(s.committed_at_ms()), ranges.empty() ? "-" : absl::StrJoin(ranges, " "),
-              absl::StrCat(Sum(s.partition_stats(), &v1::PartitionRange::rows)),
-              absl::StrCat(Sum(s.partition_stats(), &v1::PartitionRange::unparseable)),
-              absl::StrCat(Sum(s.partition_stats(), &v1::PartitionRange::thrown_away)),
-              absl::StrCat(s.segment_ids_size())});
+  if (!response.scaling_decisions().empty()) {
+    out += Label("scalings", absl::StrCat(response.scaling_decisions_size()));
   }
-  return out + t.Render();
+  if (response.sequences().empty() && response.scaling_decisions().empty()) return out;
+  if (!response.sequences().empty()) out += "\n" + CommitLogSequences(response);
+  if (!response.scaling_decisions().empty()) {
+    out += "\n";
+    Table scalings({"SCALING", "FROM", "TO", "DECIDED", "APPLIED", "REASON"},
+                   {Table::kRight, Table::kRight, Table::kRight, Table::kLeft, Table::kLeft,
+                    Table::kLeft});
+    for (const v1::ScalingDecision& d : response.scaling_decisions()) {
+      scalings.AddRow({absl::StrCat(d.decision_id()), absl::StrCat(d.from_task_count()),
+                       absl::StrCat(d.to_task_count()), FormatTimeMs(d.decided_at_ms()),
+                       FormatTimeMs(d.applied_at_ms()), d.reason()});
+    }
+    out += scalings.Render();
+  }
+  return out;
 }
+
 
 std::string FormatMarkLoaded(absl::string_view datasource, int requested,
                              const v1::MarkSegmentsLoadedResponse& response) {

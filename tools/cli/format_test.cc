@@ -244,6 +244,45 @@ TEST(FormatTest, TasksAndCommitLog) {
             "          1         1\n");
 }
 
+TEST(FormatTest, AutoscalerInStatusAndScalingsInTheCommitLog) {
+  v1::SupervisorStatus status;
+  status.set_datasource("wiki");
+  v1::AutoScalerStatus* a = status.mutable_auto_scaler();
+  a->set_task_count(3);
+  a->set_pending_task_count(2);
+  a->set_samples(10);
+  a->set_samples_above_scale_out(0);
+  a->set_samples_below_scale_in(10);
+  a->set_last_lag(12);
+  v1::ScalingDecision* d = a->mutable_last_decision();
+  d->set_decision_id(1);
+  d->set_from_task_count(1);
+  d->set_to_task_count(3);
+  d->set_reason("scale out: 4 of 10 lag samples");
+  d->set_decided_at_ms(kT0);
+  d->set_applied_at_ms(kT0);
+  const std::string text = FormatStatus(status);
+  EXPECT_THAT(text, HasSubstr("autoscaler:    3 task group(s), 2 at the next roll-over; 10 lag "
+                              "sample(s), 0 >= scale-out, 10 <= scale-in, last 12\n"));
+  EXPECT_THAT(text, HasSubstr("last scaling:  1 -> 3 at 2026-11-30T02:00:00.000Z: scale out: 4 "
+                              "of 10 lag samples\n"));
+
+  v1::GetCommitLogResponse log;
+  log.set_datasource("wiki");
+  *log.add_scaling_decisions() = *d;
+  EXPECT_EQ(FormatCommitLog(log),
+            "datasource:    wiki\n"
+            "topic:         -\n"
+            "initial:       -\n"
+            "committed:     -\n"
+            "sequences:     0\n"
+            "scalings:      1\n"
+            "\n"
+            "SCALING  FROM  TO  DECIDED                   APPLIED                   REASON\n"
+            "      1     1   3  2026-11-30T02:00:00.000Z  2026-11-30T02:00:00.000Z  scale out: 4 "
+            "of 10 lag samples\n");
+}
+
 TEST(FormatTest, SubmitSummaryHistoryAndJson) {
   v1::SubmitSupervisorResponse submit;
   submit.mutable_spec()->set_datasource("wiki");
