@@ -1,5 +1,6 @@
 #include "common/spec.h"
 
+#include <algorithm>
 #include <set>
 #include <string>
 #include <utility>
@@ -393,7 +394,14 @@ void ApplySpecDefaults(v1::SupervisorSpec* spec) {
   DefaultString(io->mutable_period(), "PT30S");
   DefaultString(io->mutable_completion_timeout(), "PT30M");
   DefaultString(io->mutable_poll_timeout(), "PT0.1S");
-  if (!io->has_stop_task_count()) io->set_stop_task_count(io->task_count());
+  if (!io->has_stop_task_count()) {
+    // Every group may roll over at once: taskCount, or with the autoscaler
+    // on, the most groups it may run.
+    const v1::AutoScalerConfig& scaler = io->auto_scaler_config();
+    io->set_stop_task_count(scaler.enable_task_auto_scaler() && scaler.has_task_count_max()
+                                ? std::max(scaler.task_count_max(), io->task_count())
+                                : io->task_count());
+  }
   if (io->has_idle_config() && !io->idle_config().has_inactive_after_millis()) {
     io->mutable_idle_config()->set_inactive_after_millis(600000);  // Druid's default
   }

@@ -92,6 +92,8 @@ TEST(NormalizeSpec, AutoScalerConfigTakesDruidsDefaults) {
   EXPECT_EQ(got.scale_out_step(), 2);
   EXPECT_EQ(got.min_trigger_scale_action_frequency_millis(), 600000);
   EXPECT_FALSE(got.has_task_count_start());
+  // Every group the autoscaler may run may roll over at once.
+  EXPECT_EQ(normalized->io_config().stop_task_count(), 6);
   EXPECT_FALSE(NormalizeSpec(ValidSpec())->io_config().has_auto_scaler_config());
 }
 

@@ -709,6 +709,108 @@ TEST_F(StreamSupervisorTest, IdleWhenTheStreamStopsSurvivesARestartAndWakesOnNew
   EXPECT_EQ(Status().state(), v1::SUPERVISOR_STATE_RUNNING) << "the wake-up was stored";
 }
 
+// ioConfig.autoScalerConfig: a backlog scales the groups out at once (the
+// reading group rolls over, the new groups start where it ended); a caught
+// up stream scales them in at the next roll-over; the count survives a
+// restart; decisions are stored, shown and counted.
+TEST_F(StreamSupervisorTest, TheAutoscalerScalesOutNowAndInAtTheNextRollOver) {
+  stream_.SetPartitions(4, /*earliest=*/0, /*latest=*/10000);
+  AddWorker("w1", /*capacity=*/8);
+  v1::SupervisorSpec spec = Spec(/*task_count=*/1);
+  spec.mutable_io_config()->set_stop_task_count(4);  // Spec() normalized it to taskCount
+  v1::AutoScalerConfig* c = spec.mutable_io_config()->mutable_auto_scaler_config();
+  c->set_enable_task_auto_scaler(true);
+  c->set_task_count_min(1);
+  c->set_task_count_max(4);
+  c->set_lag_collection_interval_millis(1000);
+  c->set_lag_collection_range_millis(5000);
+  c->set_scale_out_threshold(1000);
+  c->set_trigger_scale_out_fraction_threshold(0.5);
+  c->set_scale_in_threshold(10);
+  c->set_scale_action_start_delay_millis(0);
+  c->set_scale_action_period_millis(1000);
+  c->set_min_trigger_scale_action_frequency_millis(10000);
+  Submit(spec);
+  Run();
+  ASSERT_EQ(Status().active_groups_size(), 1);
+  EXPECT_EQ(Status().auto_scaler().task_count(), 1);
+  const std::string first = GroupTasks(0).at(0);
+  WorkerOf(first)->Read(first, {{0, 10}, {1, 20}, {2, 30}, {3, 40}});
+
+  // A backlog of ~40000 records: once 5 s of samples are in, scale out by 2.
+  int runs = 0;
+  while (Status().auto_scaler().task_count() == 1 && runs < 20) {
+    clock_.Advance(absl::Seconds(1));
+    Run();
+    ++runs;
+  }
+  v1::SupervisorStatus status = Status();
+  ASSERT_EQ(status.auto_scaler().task_count(), 3) << status.DebugString();
+  EXPECT_GE(runs, 5) << "decided before the samples covered the range";
+  EXPECT_TRUE(Contains(WorkerOf(first)->CallLog(),
+                       SetEndOffsetsLine(first, "{0:10, 1:20, 2:30, 3:40}", true)))
+      << "the reading group rolled over (finish), it was not killed";
+  ASSERT_EQ(status.publishing_groups_size(), 1);
+  ASSERT_EQ(status.active_groups_size(), 3) << status.DebugString();
+  EXPECT_EQ(FromProto(ActiveGroup(0).start_offsets()), (OffsetMap{{0, 10}, {3, 40}}));
+  EXPECT_EQ(FromProto(ActiveGroup(1).start_offsets()), (OffsetMap{{1, 20}}));
+  EXPECT_EQ(FromProto(ActiveGroup(2).start_offsets()), (OffsetMap{{2, 30}}));
+  ASSERT_TRUE(status.auto_scaler().has_last_decision());
+  EXPECT_EQ(status.auto_scaler().last_decision().from_task_count(), 1);
+  EXPECT_NE(status.auto_scaler().last_decision().reason().find("scale out"), std::string::npos);
+  EXPECT_EQ(metrics_.GetCounter(metrics::kSupervisorScalingActions,
+                                {{"datasource", "wiki"}, {"direction", "out"}})
+                ->Value(),
+            1);
+  WorkerOf(first)->SetState(first, v1::TASK_STATE_SUCCESS);
+
+  // Caught up: after the cooldown a scale-in is decided, and waits.
+  for (int g = 0; g < 3; ++g) {
+    const std::string task = GroupTasks(g).at(0);
+    OffsetMap read;
+    for (int p = g; p < 4; p += 3) read[p] = 10000;
+    WorkerOf(task)->Read(task, read);
+  }
+  runs = 0;
+  while (Status().auto_scaler().pending_task_count() == 0 && runs < 30) {
+    clock_.Advance(absl::Seconds(1));
+    Run();
+    ++runs;
+  }
+  status = Status();
+  ASSERT_EQ(status.auto_scaler().pending_task_count(), 2) << status.DebugString();
+  EXPECT_GE(runs, 10) << "the cooldown (minTriggerScaleActionFrequencyMillis) was not kept";
+  EXPECT_EQ(status.auto_scaler().task_count(), 3);
+  EXPECT_EQ(status.active_groups_size(), 3) << "a scale-in waits for the roll-over";
+
+  // The task duration passes: the three groups roll over into two.
+  clock_.Advance(absl::Minutes(61));
+  Run();
+  status = Status();
+  EXPECT_EQ(status.auto_scaler().task_count(), 2) << status.DebugString();
+  EXPECT_EQ(status.auto_scaler().pending_task_count(), 0);
+  ASSERT_EQ(status.active_groups_size(), 2) << status.DebugString();
+  EXPECT_EQ(FromProto(ActiveGroup(0).start_offsets()), (OffsetMap{{0, 10000}, {2, 10000}}));
+  EXPECT_EQ(FromProto(ActiveGroup(1).start_offsets()), (OffsetMap{{1, 10000}, {3, 10000}}));
+  EXPECT_EQ(metrics_.GetCounter(metrics::kSupervisorScalingActions,
+                                {{"datasource", "wiki"}, {"direction", "in"}})
+                ->Value(),
+            1);
+  auto log = manager_->CommitLog("wiki");
+  ASSERT_TRUE(log.ok()) << log.status();
+  ASSERT_EQ(log->scaling_decisions_size(), 2);
+  EXPECT_EQ(log->scaling_decisions(1).from_task_count(), 3);
+  EXPECT_EQ(log->scaling_decisions(1).to_task_count(), 2);
+  EXPECT_LT(log->scaling_decisions(1).decided_at_ms(), log->scaling_decisions(1).applied_at_ms());
+
+  StartManager();  // a supervisor restart keeps the count
+  Run();
+  status = Status();
+  EXPECT_EQ(status.auto_scaler().task_count(), 2) << status.DebugString();
+  EXPECT_EQ(status.active_groups_size(), 2);
+  EXPECT_EQ(status.auto_scaler().last_decision().to_task_count(), 2);
+}
+
 TEST_F(StreamSupervisorTest, WithoutIdleConfigAStillStreamKeepsItsGroups) {
   AddWorker("w1");
   Submit(Spec());
