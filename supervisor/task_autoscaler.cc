@@ -33,9 +33,7 @@ void TaskAutoScaler::DropOld(absl::Time now) {
 void TaskAutoScaler::Observe(const OffsetMap& partition_lags, absl::Time now) {
   const absl::Duration interval = absl::Milliseconds(config_.lag_collection_interval_millis());
   if (!samples_.empty() && now < samples_.back().first + interval) return;
-  // A gap of more than two intervals (Kafka unreachable, a paused loop):
-  // the range is not covered without gaps any more.
-  if (samples_.empty() || now > samples_.back().first + 2 * interval) collecting_since_ = now;
+  if (collecting_since_ == absl::InfiniteFuture()) collecting_since_ = now;
   samples_.emplace_back(now, Aggregate(partition_lags, config_.lag_aggregate()));
   DropOld(now);
 }

@@ -3,7 +3,8 @@
 // and asks it whether the number of reading groups should change; the loop
 // applies the answer at a roll-over (stream_supervisor.h).
 //
-// Samples: every lagCollectionIntervalMillis one sample, the partitions'
+// Samples: at most every lagCollectionIntervalMillis one sample (at a run of
+// the supervisor, so no more often than ioConfig.period), the partitions'
 // lags aggregated (lagAggregate: SUM, MAX or AVERAGE of the positive lags);
 // the samples of the last lagCollectionRangeMillis are kept.
 // Decisions: every scaleActionPeriodMillis, once scaleActionStartDelayMillis
@@ -77,8 +78,10 @@ class TaskAutoScaler {
   absl::Time started_;
   // (taken at, aggregate lag), oldest first.
   std::deque<std::pair<absl::Time, int64_t>> samples_;
-  // Since when samples have been taken without a gap (for "the samples
-  // span the range"): the first sample after start or after an action.
+  // The first sample after start or after an action: the samples span the
+  // range once it is that old. Runs take the samples, so a run period longer
+  // than the interval, or Kafka unreachable for a while, means fewer samples,
+  // not a longer wait.
   absl::Time collecting_since_ = absl::InfiniteFuture();
   absl::Time last_decision_check_ = absl::InfinitePast();
   absl::Time last_action_ = absl::InfinitePast();

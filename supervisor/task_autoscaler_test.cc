@@ -131,14 +131,16 @@ TEST(TaskAutoScaler, DecidesOncePerPeriodAndWaitsTheCooldownAfterAnAction) {
   EXPECT_EQ(proposal->to, 4);
 }
 
-TEST(TaskAutoScaler, AGapInTheSamplesRestartsTheCoverage) {
+TEST(TaskAutoScaler, SamplesFewerThanTheIntervalAllowsStillCoverTheRange) {
+  // Runs every 4 s (ioConfig.period), samples every 1 s at most: the range
+  // is covered 10 s after the first sample all the same.
   TaskAutoScaler scaler(Config(), kStart);
-  Feed(scaler, 0, 5, 5000);
-  Feed(scaler, 9, 14, 5000);  // 4 s without a sample
-  // 14 s after start, but covered without a gap only since 9 s.
-  EXPECT_FALSE(scaler.Decide(1, 8, kStart + absl::Seconds(14)));
-  Feed(scaler, 15, 19, 5000);
-  EXPECT_TRUE(scaler.Decide(1, 8, kStart + absl::Seconds(19)));
+  for (int s = 0; s <= 8; s += 4) scaler.Observe({{0, 5000}}, kStart + absl::Seconds(s));
+  EXPECT_FALSE(scaler.Decide(1, 8, kStart + absl::Seconds(8)));
+  scaler.Observe({{0, 5000}}, kStart + absl::Seconds(12));
+  auto proposal = scaler.Decide(1, 8, kStart + absl::Seconds(13));
+  ASSERT_TRUE(proposal);
+  EXPECT_NE(proposal->reason.find("3 of 3 lag samples"), std::string::npos) << proposal->reason;
 }
 
 TEST(TaskAutoScaler, StatusCountsTheSamplesInRange) {

@@ -6,7 +6,10 @@
 // - idleConfig: a stream that stops goes IDLE (its group published, no task
 //   running) and wakes when records arrive; every record is committed once;
 // - a live spec change keeps the running task; a change of what a record
-//   becomes restarts it.
+//   becomes restarts it;
+// - autoScalerConfig (point 8): tasks that fall behind scale the groups out
+//   (a roll-over, no task killed), a caught-up stream scales them in at the
+//   next roll-over; every record is committed once.
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
@@ -14,6 +17,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/fault_injection.h"
 #include "sluice/v1/supervisor_service.grpc.pb.h"
 #include "sluice/v1/task_service.grpc.pb.h"
 #include "tests/task_test_util.h"
@@ -241,6 +245,64 @@ TEST_F(ClusterSupervisorOpsTest, ALiveChangeKeepsTheTaskAndASchemaChangeRestarts
                                absl::Seconds(30)))
       << Status().DebugString();
   EXPECT_NE(next, task);
+}
+
+TEST_F(ClusterSupervisorOpsTest, TheAutoscalerScalesOutWhenTasksFallBehindAndInWhenCaughtUp) {
+  v1::SupervisorSpec spec = Spec();
+  spec.mutable_io_config()->set_task_duration("PT8S");  // the scale-in's roll-over
+  // Kafka metadata queries get a period each (0.1 s is tight while records
+  // keep arriving on this 2-core machine).
+  spec.mutable_io_config()->set_period("PT0.5S");
+  v1::AutoScalerConfig* c = spec.mutable_io_config()->mutable_auto_scaler_config();
+  c->set_enable_task_auto_scaler(true);
+  c->set_task_count_min(1);
+  c->set_task_count_max(2);
+  c->set_lag_collection_interval_millis(100);
+  c->set_lag_collection_range_millis(2000);
+  c->set_scale_out_threshold(100);
+  c->set_trigger_scale_out_fraction_threshold(0.5);
+  c->set_scale_in_threshold(0);
+  c->set_trigger_scale_in_fraction_threshold(0.9);
+  c->set_scale_action_start_delay_millis(0);
+  c->set_scale_action_period_millis(100);
+  c->set_min_trigger_scale_action_frequency_millis(2000);
+  // A slow consumer: each batch a task reads costs 300 ms more, while
+  // records keep arriving at ~200/s per partition.
+  ASSERT_TRUE(ConfigureFaultPoints("task.while_reading=delay:300@*").ok());
+  Submit(spec);
+  ASSERT_TRUE(testing::WaitFor([&] { return Status().active_groups_size() == 1; },
+                               absl::Seconds(30)));
+  const absl::Time give_up = absl::Now() + absl::Seconds(60);
+  while (Status().auto_scaler().task_count() < 2 && absl::Now() < give_up) {
+    Produce(20);
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  ConfigureFaultPoints("").IgnoreError();
+  v1::SupervisorStatus status = Status();
+  ASSERT_EQ(status.auto_scaler().task_count(), 2) << status.DebugString();
+  EXPECT_EQ(status.auto_scaler().last_decision().from_task_count(), 1);
+  EXPECT_NE(status.auto_scaler().last_decision().reason().find("scale out"), std::string::npos);
+  ASSERT_TRUE(testing::WaitFor([&] { return Status().active_groups_size() == 2; },
+                               absl::Seconds(30)))
+      << Status().DebugString();
+
+  // Caught up (lag 0): a scale-in after the cooldown, at a roll-over.
+  ASSERT_TRUE(testing::WaitFor(
+      [&] {
+        const v1::SupervisorStatus s = Status();
+        return s.auto_scaler().task_count() == 1 && s.active_groups_size() == 1;
+      },
+      absl::Seconds(60)))
+      << Status().DebugString();
+  const v1::GetCommitLogResponse log = CommitLog();
+  ASSERT_EQ(log.scaling_decisions_size(), 2) << log.DebugString();
+  EXPECT_EQ(log.scaling_decisions(0).to_task_count(), 2);
+  EXPECT_EQ(log.scaling_decisions(1).to_task_count(), 1);
+  EXPECT_LE(log.scaling_decisions(1).decided_at_ms(), log.scaling_decisions(1).applied_at_ms());
+  ASSERT_TRUE(testing::WaitFor([&] { return CommittedAt(produced_); }, absl::Seconds(60)))
+      << CommitLog().DebugString();
+  EXPECT_EQ(CommittedRows(), 2 * produced_) << "every record once";
+  EXPECT_TRUE(Status().healthy());
 }
 
 }  // namespace
