@@ -377,7 +377,7 @@ const CommandSpec kCommands[] = {
     {"workers", "", "registered task workers", 0, 0, &Workers},
     {"mark-loaded", "DATASOURCE SEGMENT_ID...",
      "confirm that a loader serves these segments (handoff mode LOADER)", 2, kAny, &MarkLoaded},
-    {"commit-log", "DATASOURCE", "committed offsets and every committed sequence", 1, 1,
+    {"commit-log", "DATASOURCE", "committed offsets, every committed sequence and scaling decision", 1, 1,
      &CommitLog},
     {"verify", "DATASOURCE",
      "exactly-once audit: commit log, segments, Kafka records, segment files "
