@@ -811,6 +811,55 @@ TEST_F(StreamSupervisorTest, TheAutoscalerScalesOutNowAndInAtTheNextRollOver) {
   EXPECT_EQ(status.auto_scaler().last_decision().to_task_count(), 2);
 }
 
+TEST_F(StreamSupervisorTest, AScaleOutReplacesAPendingScaleIn) {
+  stream_.SetPartitions(4, /*earliest=*/0, /*latest=*/100);
+  AddWorker("w1", /*capacity=*/8);
+  v1::SupervisorSpec spec = Spec(/*task_count=*/1);
+  spec.mutable_io_config()->set_stop_task_count(4);
+  v1::AutoScalerConfig* c = spec.mutable_io_config()->mutable_auto_scaler_config();
+  c->set_enable_task_auto_scaler(true);
+  c->set_task_count_min(1);
+  c->set_task_count_max(4);
+  c->set_task_count_start(2);
+  c->set_lag_collection_interval_millis(1000);
+  c->set_lag_collection_range_millis(5000);
+  c->set_scale_out_threshold(1000);
+  c->set_trigger_scale_out_fraction_threshold(0.5);
+  c->set_scale_in_threshold(10);
+  c->set_scale_action_start_delay_millis(0);
+  c->set_scale_action_period_millis(1000);
+  Submit(spec);
+  Run();
+  ASSERT_EQ(Status().active_groups_size(), 2) << "taskCountStart";
+  for (int g = 0; g < 2; ++g) {
+    const std::string task = GroupTasks(g).at(0);
+    WorkerOf(task)->Read(task, {{g, 100}, {g + 2, 100}});
+  }
+  int runs = 0;
+  while (Status().auto_scaler().pending_task_count() == 0 && runs < 20) {
+    clock_.Advance(absl::Seconds(1));
+    Run();
+    ++runs;
+  }
+  ASSERT_EQ(Status().auto_scaler().pending_task_count(), 1) << Status().DebugString();
+
+  for (int p = 0; p < 4; ++p) stream_.SetWatermarks(p, 0, 10000);  // a burst
+  runs = 0;
+  while (Status().auto_scaler().task_count() == 2 && runs < 20) {
+    clock_.Advance(absl::Seconds(1));
+    Run();
+    ++runs;
+  }
+  const v1::SupervisorStatus status = Status();
+  EXPECT_EQ(status.auto_scaler().task_count(), 4) << status.DebugString();
+  EXPECT_EQ(status.auto_scaler().pending_task_count(), 0);
+  EXPECT_EQ(status.active_groups_size(), 4);
+  auto log = manager_->CommitLog("wiki");
+  ASSERT_TRUE(log.ok());
+  ASSERT_EQ(log->scaling_decisions_size(), 1) << "the scale-in was never applied";
+  EXPECT_EQ(log->scaling_decisions(0).from_task_count(), 2);
+}
+
 TEST_F(StreamSupervisorTest, WithoutIdleConfigAStillStreamKeepsItsGroups) {
   AddWorker("w1");
   Submit(Spec());

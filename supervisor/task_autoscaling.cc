@@ -70,24 +70,30 @@ void StreamSupervisor::CheckAutoScaler() {
   // While groups of the previous count still read, the lag describes them:
   // no new decision until the change is complete.
   if (!regroup_.empty()) return;
-  if (!pending_scale_in_) {
-    std::optional<ScalingProposal> proposal =
-        autoscaler_->Decide(TaskCount(), static_cast<int32_t>(partitions_.size()), now);
-    if (!proposal) return;
-    if (proposal->to > proposal->from) {
-      ApplyScaling(*proposal, now);  // an early roll-over, now
-      return;
+  // Decisions go on while a scale-in waits: a scale-out replaces it.
+  std::optional<ScalingProposal> proposal =
+      autoscaler_->Decide(TaskCount(), static_cast<int32_t>(partitions_.size()), now);
+  if (proposal && proposal->to > proposal->from) {
+    if (pending_scale_in_) {
+      LOG(INFO) << Prefix() << "autoscaler: the pending scale-in to "
+                << pending_scale_in_->first.to << " is dropped for a scale-out";
+      pending_scale_in_.reset();
     }
+    ApplyScaling(*proposal, now);  // an early roll-over, now
+    return;
+  }
+  if (proposal && !pending_scale_in_) {
     LOG(INFO) << Prefix() << "autoscaler: " << proposal->from << " -> " << proposal->to
               << " task groups at the next roll-over (" << proposal->reason << ")";
     pending_scale_in_.emplace(*proposal, now);
   }
+  if (!pending_scale_in_) return;
   // A scale-in waits for a group that is due to roll over anyway.
   for (const auto& [id, group] : active_) {
     if (now >= group.created_at + timings_.task_duration) {
-      const auto [proposal, decided_at] = *pending_scale_in_;
+      const auto [pending, decided_at] = *pending_scale_in_;
       pending_scale_in_.reset();
-      ApplyScaling(proposal, decided_at);
+      ApplyScaling(pending, decided_at);
       return;
     }
   }
