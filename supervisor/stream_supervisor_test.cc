@@ -49,6 +49,26 @@ class StreamSupervisorTest : public testing::ManagerHarness {
     return absl::StrCat("SetEndOffsets ", task, " ", offsets, finish ? " finish" : "");
   }
 
+  // One group at first; the autoscaler runs 1 to 4 of them on samples a
+  // second over 5 s, deciding every second (out: half the samples >= 1000;
+  // in: 90% <= 10).
+  v1::SupervisorSpec AutoscaledSpec() {
+    v1::SupervisorSpec spec = Spec(/*task_count=*/1);
+    spec.mutable_io_config()->set_stop_task_count(4);  // Spec() normalized it to taskCount
+    v1::AutoScalerConfig* c = spec.mutable_io_config()->mutable_auto_scaler_config();
+    c->set_enable_task_auto_scaler(true);
+    c->set_task_count_min(1);
+    c->set_task_count_max(4);
+    c->set_lag_collection_interval_millis(1000);
+    c->set_lag_collection_range_millis(5000);
+    c->set_scale_out_threshold(1000);
+    c->set_trigger_scale_out_fraction_threshold(0.5);
+    c->set_scale_in_threshold(10);
+    c->set_scale_action_start_delay_millis(0);
+    c->set_scale_action_period_millis(1000);
+    return spec;
+  }
+
   static bool Contains(const std::vector<std::string>& log, const std::string& line) {
     return std::find(log.begin(), log.end(), line) != log.end();
   }
@@ -716,20 +736,9 @@ TEST_F(StreamSupervisorTest, IdleWhenTheStreamStopsSurvivesARestartAndWakesOnNew
 TEST_F(StreamSupervisorTest, TheAutoscalerScalesOutNowAndInAtTheNextRollOver) {
   stream_.SetPartitions(4, /*earliest=*/0, /*latest=*/10000);
   AddWorker("w1", /*capacity=*/8);
-  v1::SupervisorSpec spec = Spec(/*task_count=*/1);
-  spec.mutable_io_config()->set_stop_task_count(4);  // Spec() normalized it to taskCount
-  v1::AutoScalerConfig* c = spec.mutable_io_config()->mutable_auto_scaler_config();
-  c->set_enable_task_auto_scaler(true);
-  c->set_task_count_min(1);
-  c->set_task_count_max(4);
-  c->set_lag_collection_interval_millis(1000);
-  c->set_lag_collection_range_millis(5000);
-  c->set_scale_out_threshold(1000);
-  c->set_trigger_scale_out_fraction_threshold(0.5);
-  c->set_scale_in_threshold(10);
-  c->set_scale_action_start_delay_millis(0);
-  c->set_scale_action_period_millis(1000);
-  c->set_min_trigger_scale_action_frequency_millis(10000);
+  v1::SupervisorSpec spec = AutoscaledSpec();
+  spec.mutable_io_config()->mutable_auto_scaler_config()->set_min_trigger_scale_action_frequency_millis(
+      10000);
   Submit(spec);
   Run();
   ASSERT_EQ(Status().active_groups_size(), 1);
@@ -814,20 +823,8 @@ TEST_F(StreamSupervisorTest, TheAutoscalerScalesOutNowAndInAtTheNextRollOver) {
 TEST_F(StreamSupervisorTest, AScaleOutReplacesAPendingScaleIn) {
   stream_.SetPartitions(4, /*earliest=*/0, /*latest=*/100);
   AddWorker("w1", /*capacity=*/8);
-  v1::SupervisorSpec spec = Spec(/*task_count=*/1);
-  spec.mutable_io_config()->set_stop_task_count(4);
-  v1::AutoScalerConfig* c = spec.mutable_io_config()->mutable_auto_scaler_config();
-  c->set_enable_task_auto_scaler(true);
-  c->set_task_count_min(1);
-  c->set_task_count_max(4);
-  c->set_task_count_start(2);
-  c->set_lag_collection_interval_millis(1000);
-  c->set_lag_collection_range_millis(5000);
-  c->set_scale_out_threshold(1000);
-  c->set_trigger_scale_out_fraction_threshold(0.5);
-  c->set_scale_in_threshold(10);
-  c->set_scale_action_start_delay_millis(0);
-  c->set_scale_action_period_millis(1000);
+  v1::SupervisorSpec spec = AutoscaledSpec();
+  spec.mutable_io_config()->mutable_auto_scaler_config()->set_task_count_start(2);
   Submit(spec);
   Run();
   ASSERT_EQ(Status().active_groups_size(), 2) << "taskCountStart";
