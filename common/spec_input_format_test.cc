@@ -118,7 +118,8 @@ TEST(InputFormatSpec, EachBadFieldIsNamedByItsPath) {
   }
 }
 
-// The README's kafka input format example is a spec that submits.
+// The README's kafka input format example (with the autoscaler) is a spec
+// that submits.
 TEST(InputFormatSpec, TheReadmeExampleNormalizes) {
   absl::StatusOr<std::string> readme = ReadFile("README.md");
   ASSERT_TRUE(readme.ok()) << readme.status();
@@ -135,6 +136,10 @@ TEST(InputFormatSpec, TheReadmeExampleNormalizes) {
   ASSERT_TRUE(normalized.ok()) << normalized.status();
   EXPECT_EQ(normalized->io_config().input_format().key_column_name(), "user");
   EXPECT_EQ(normalized->io_config().input_format().topic_column_name(), "kafka.topic");
+  const v1::AutoScalerConfig& scaler = normalized->io_config().auto_scaler_config();
+  EXPECT_TRUE(scaler.enable_task_auto_scaler());
+  EXPECT_EQ(scaler.task_count_max(), 4);
+  EXPECT_EQ(scaler.scale_out_threshold(), 6000000);  // Druid's default
 }
 
 }  // namespace
