@@ -243,7 +243,8 @@ absl::Time StreamSupervisor::LoopStep() {
   if (!loop_started_) {
     loop_started_ = true;
     LOG(INFO) << Prefix() << "started (spec version " << spec_.version << ", topic "
-              << spec_.spec.io_config().topic() << ", " << TaskCount() << " groups x " << spec_.spec.io_config().replicas() << " replicas)";
+              << spec_.spec.io_config().topic() << ", " << TaskCount() << " groups x "
+              << spec_.spec.io_config().replicas() << " replicas)";
     if (absl::Status recovered = Recover(); !recovered.ok()) {
       RecordError(Annotate(recovered, "recovering from the metadata store"));
     }

@@ -353,7 +353,8 @@ class StreamSupervisor {
   // The last decision applied, for status.
   std::optional<v1::ScalingDecision> last_scaling_;
   // Reading groups (by base sequence name) created under the count before
-  // the last scaling action: due to roll over.
+  // the last scaling action: due to roll over. Names of groups no longer
+  // reading leave it at the next CheckAutoScaler.
   std::set<std::string> regroup_;
 
   // ---- notices ----

@@ -128,6 +128,8 @@ void StreamSupervisor::CheckTaskDuration() {
   const bool stop_all = spec_.spec.suspended() || stopping_;
   std::vector<std::pair<absl::Time, int32_t>> due;
   std::set<int32_t> repartitioned;
+  // Groups of the count before the last scaling action.
+  std::set<int32_t> regrouped;
   const int task_count = TaskCount();
   for (const auto& [id, group] : active_) {
     // Partitions added to the topic (CreatePartitions) that belong to this
@@ -139,8 +141,9 @@ void StreamSupervisor::CheckTaskDuration() {
       if (task_count > 0 && p % task_count == id && !group.HasPartition(p)) grown = true;
     }
     if (grown) repartitioned.insert(id);
-    const bool regrouped = regroup_.count(group.base_sequence_name) > 0;
-    if (stop_all || grown || regrouped || now >= group.created_at + timings_.task_duration) {
+    if (regroup_.count(group.base_sequence_name)) regrouped.insert(id);
+    if (stop_all || grown || regrouped.count(id) ||
+        now >= group.created_at + timings_.task_duration) {
       due.emplace_back(group.created_at, id);
     }
   }
@@ -154,13 +157,11 @@ void StreamSupervisor::CheckTaskDuration() {
               << spec_.spec.io_config().stop_task_count() << ")";
       break;
     }
-    const std::string name = active_.at(id).base_sequence_name;
     Finalize(id, stop_all ? (stopping_ ? "the supervisor is stopping" : "the supervisor is suspended")
                  : repartitioned.count(id) ? "partitions were added to the topic"
-                 : regroup_.count(name)
+                 : regrouped.count(id)
                      ? absl::StrCat("the autoscaler changed the number of groups to ", task_count)
                      : std::string("its task duration elapsed"));
-    regroup_.erase(name);
     ++publishing;
   }
 }
