@@ -17,6 +17,7 @@
 #include "common/segment/header_decoding.h"
 #include "common/segment/row_transform.h"
 #include "common/status_macros.h"
+#include "common/topic_pattern.h"
 #include "common/time_util.h"
 
 namespace sluice {
@@ -63,7 +64,7 @@ absl::StatusOr<std::optional<absl::Duration>> OptionalDurationField(absl::string
 }
 
 absl::Status ValidateTopic(const std::string& topic) {
-  if (topic.empty()) return Invalid("ioConfig.topic", "is required");
+  if (topic.empty()) return Invalid("ioConfig.topic", "is required (or ioConfig.topicPattern)");
   if (topic.size() > 249) return Invalid("ioConfig.topic", "is longer than Kafka's 249 characters");
   if (topic == "." || topic == "..") return Invalid("ioConfig.topic", "must not be \".\" or \"..\"");
   for (char c : topic) {
@@ -539,7 +540,14 @@ absl::Status ValidateSpec(const v1::SupervisorSpec& spec) {
   SLUICE_RETURN_IF_ERROR(ValidateDatasource(spec.datasource()));
 
   const v1::IoConfig& io = spec.io_config();
-  SLUICE_RETURN_IF_ERROR(ValidateTopic(io.topic()));
+  if (!io.topic_pattern().empty()) {
+    if (!io.topic().empty()) {
+      return Invalid("ioConfig.topicPattern", "and ioConfig.topic are exclusive: give one of them");
+    }
+    SLUICE_RETURN_IF_ERROR(ValidateTopicPattern(io.topic_pattern()));
+  } else {
+    SLUICE_RETURN_IF_ERROR(ValidateTopic(io.topic()));
+  }
   auto bootstrap = io.consumer_properties().find("bootstrap.servers");
   if (bootstrap == io.consumer_properties().end() || bootstrap->second.empty()) {
     return Invalid("ioConfig.consumerProperties", "must set \"bootstrap.servers\"");

@@ -55,6 +55,16 @@ TEST(NormalizeSpec, FillsDefaults) {
   EXPECT_EQ(again->SerializeAsString(), spec->SerializeAsString());
 }
 
+TEST(NormalizeSpec, ATopicPatternStandsInForTheTopic) {
+  v1::SupervisorSpec spec = ValidSpec();
+  spec.mutable_io_config()->clear_topic();
+  spec.mutable_io_config()->set_topic_pattern("wiki-(en|de)");
+  auto normalized = NormalizeSpec(spec);
+  ASSERT_TRUE(normalized.ok()) << normalized.status();
+  EXPECT_EQ(normalized->io_config().topic_pattern(), "wiki-(en|de)");
+  EXPECT_TRUE(normalized->io_config().topic().empty());
+}
+
 TEST(NormalizeSpec, IdleConfigTakesDruidsDefaultAndItsBounds) {
   v1::SupervisorSpec spec = ValidSpec();
   spec.mutable_io_config()->mutable_idle_config()->set_enabled(true);
@@ -182,6 +192,21 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"path_datasource", [](auto* s) { s->set_datasource("../etc"); }, "datasource"},
         BadCase{"no_topic", [](auto* s) { s->mutable_io_config()->clear_topic(); }, "ioConfig.topic is required"},
         BadCase{"bad_topic", [](auto* s) { s->mutable_io_config()->set_topic("a b"); }, "ioConfig.topic"},
+        BadCase{"topic_and_pattern",
+                [](auto* s) { s->mutable_io_config()->set_topic_pattern("wiki-.*"); },
+                "ioConfig.topicPattern and ioConfig.topic are exclusive"},
+        BadCase{"bad_pattern",
+                [](auto* s) {
+                  s->mutable_io_config()->clear_topic();
+                  s->mutable_io_config()->set_topic_pattern("(wiki");
+                },
+                "ioConfig.topicPattern \"(wiki\" is not an RE2 regular expression"},
+        BadCase{"backreference_pattern",
+                [](auto* s) {
+                  s->mutable_io_config()->clear_topic();
+                  s->mutable_io_config()->set_topic_pattern("(a)\\1");
+                },
+                "ioConfig.topicPattern"},
         BadCase{"no_bootstrap",
                 [](auto* s) { s->mutable_io_config()->mutable_consumer_properties()->clear(); },
                 "bootstrap.servers"},

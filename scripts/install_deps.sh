@@ -22,6 +22,7 @@ PACKAGES=(
   libgrpc++-dev protobuf-compiler-grpc grpc-proto
   libprotobuf-dev protobuf-compiler
   libabsl-dev
+  libre2-dev  # ioConfig.topicPattern: linear-time regular expressions
   librdkafka-dev kcat
   libsqlite3-dev sqlite3
   # the PostgreSQL metadata store: libpq to link, the server for the tests

@@ -693,6 +693,8 @@ void IoConfig(Walker& w, const pb::Value& v, const std::string& at, v1::IoConfig
     if (key == "type") return w.Expect(value, p, "kafka");
     if (key == "topic") {
       if (auto s = w.String(value, p)) io->set_topic(*s);
+    } else if (key == "topicPattern") {
+      if (auto s = w.String(value, p)) io->set_topic_pattern(*s);
     } else if (key == "inputFormat") {
       InputFormat(w, value, p, io);
     } else if (key == "headerBasedFilterConfig") {
@@ -1118,8 +1120,13 @@ absl::StatusOr<std::string> ToDruidJson(const v1::SupervisorSpec& spec) {
   ObjectBuilder properties;
   for (const auto& [k, v] : io.consumer_properties()) properties.Set(k, Str(v));
   ObjectBuilder io_config;
-  io_config.Set("type", Str("kafka"))
-      .Set("topic", Str(io.topic()))
+  io_config.Set("type", Str("kafka"));
+  if (io.topic_pattern().empty()) {
+    io_config.Set("topic", Str(io.topic()));
+  } else {
+    io_config.Set("topicPattern", Str(io.topic_pattern()));
+  }
+  io_config
       .Set("inputFormat", DruidInputFormat(io))
       .Set("consumerProperties", properties.Build())
       .Set("useEarliestOffset", Bool(io.use_earliest_offset()))

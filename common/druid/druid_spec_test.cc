@@ -287,6 +287,24 @@ TEST(DruidSpecTest, TheAutoScalerConfigMapsBothWays) {
               HasSubstr("spec.ioConfig.autoScalerConfig.triggerScaleInFractionThreshold: expected a number"));
 }
 
+TEST(DruidSpecTest, TheTopicPatternMapsBothWays) {
+  const std::string json = absl::StrReplaceAll(
+      Minimal(R"(, "dimensionsSpec": {"dimensions": ["page"]})"),
+      {{R"("topic": "t")", R"("topicPattern": "metrics-.*")"}});
+  DruidConversion c = Convert(json);
+  EXPECT_EQ(c.spec.io_config().topic_pattern(), "metrics-.*");
+  EXPECT_TRUE(c.spec.io_config().topic().empty());
+  absl::StatusOr<v1::SupervisorSpec> normalized = NormalizeSpec(c.spec);
+  ASSERT_TRUE(normalized.ok()) << normalized.status();
+  absl::StatusOr<std::string> druid = ToDruidJson(*normalized);
+  ASSERT_TRUE(druid.ok()) << druid.status();
+  EXPECT_THAT(*druid, HasSubstr("\"topicPattern\": \"metrics-.*\""));
+  EXPECT_THAT(*druid, Not(HasSubstr("\"topic\":")));
+  absl::StatusOr<DruidConversion> back = FromDruidJson(*druid, {});
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->spec.io_config().topic_pattern(), "metrics-.*");
+}
+
 TEST(DruidSpecTest, KafkaInputFormatPartsSluiceCannotTakeAreNamed) {
   EXPECT_THAT(Error(Minimal("", R"(, "inputFormat": {"type": "kafka", "keyFormat": {"type": "avro_stream"}})")),
               HasSubstr("spec.ioConfig.inputFormat.keyFormat: sluice takes the key as one string"));
