@@ -243,6 +243,22 @@ CREATE TABLE scaling_decisions (
 ) STRICT;
 )sql";
 
+// ioConfig.topicPattern (common/stream_partitions.h): the stream partition
+// id of each (topic, partition) a topic-pattern datasource has seen, which
+// its offset maps are keyed by. Never updated or deleted: ids are not given
+// again.
+constexpr char kSchemaV6[] = R"sql(
+CREATE TABLE stream_partitions (
+  datasource TEXT NOT NULL REFERENCES datasources(datasource),
+  stream_partition INTEGER NOT NULL,
+  topic TEXT NOT NULL,
+  kafka_partition INTEGER NOT NULL,
+  first_seen_ms INTEGER NOT NULL,
+  PRIMARY KEY (datasource, stream_partition),
+  UNIQUE (datasource, topic, kafka_partition)
+) STRICT;
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& SchemaMigrations() {
@@ -253,6 +269,7 @@ const std::vector<Migration>& SchemaMigrations() {
       {3, "supervisor leader lease with an epoch (failover and fencing)", kSchemaV3},
       {4, "idle state of a datasource (ioConfig.idleConfig)", kSchemaV4},
       {5, "autoscaled task count and scaling decisions (ioConfig.autoScalerConfig)", kSchemaV5},
+      {6, "stream partition ids of topic-pattern datasources (ioConfig.topicPattern)", kSchemaV6},
   };
   return *migrations;
 }

@@ -402,6 +402,61 @@ absl::Status StoreTxn::ClearAutoscaledTaskCount(const std::string& datasource) {
   return q.Run();
 }
 
+// ---- stream partitions ----
+
+absl::StatusOr<std::vector<v1::StreamPartition>> StoreTxn::StreamPartitions(
+    const std::string& datasource) {
+  SLUICE_ASSIGN_OR_RETURN(
+      auto q, db_->Prepare("SELECT stream_partition, topic, kafka_partition FROM stream_partitions "
+                           "WHERE datasource = ? ORDER BY stream_partition"));
+  q.Bind(1, datasource);
+  std::vector<v1::StreamPartition> out;
+  SLUICE_RETURN_IF_ERROR(ForEachRow(q, [&](SqlStatement& q) -> absl::Status {
+    v1::StreamPartition& p = out.emplace_back();
+    p.set_id(static_cast<int32_t>(q.Int64(0)));
+    p.set_topic(q.Text(1));
+    p.set_partition(static_cast<int32_t>(q.Int64(2)));
+    return absl::OkStatus();
+  }));
+  return out;
+}
+
+absl::Status StoreTxn::AddStreamPartitions(const std::string& datasource,
+                                           const std::vector<v1::StreamPartition>& added,
+                                           int64_t now_ms) {
+  if (added.empty()) return absl::OkStatus();
+  SLUICE_RETURN_IF_ERROR(EnsureDatasource(datasource, now_ms));
+  for (const v1::StreamPartition& p : added) {
+    SLUICE_ASSIGN_OR_RETURN(
+        auto exists,
+        db_->Prepare("SELECT stream_partition, topic, kafka_partition FROM stream_partitions "
+                     "WHERE datasource = ? AND (stream_partition = ? OR "
+                     "(topic = ? AND kafka_partition = ?))"));
+    exists.Bind(1, datasource)
+        .Bind(2, int64_t{p.id()})
+        .Bind(3, p.topic())
+        .Bind(4, int64_t{p.partition()});
+    SLUICE_ASSIGN_OR_RETURN(bool row, exists.Step());
+    if (row) {
+      return absl::AlreadyExistsError(absl::StrCat(
+          "stream partition ", exists.Int64(0), " of ", datasource, " is stored as ",
+          exists.Text(1), "[", exists.Int64(2), "]; cannot add ", p.id(), " = ", p.topic(), "[",
+          p.partition(), "]"));
+    }
+    SLUICE_ASSIGN_OR_RETURN(
+        auto insert,
+        db_->Prepare("INSERT INTO stream_partitions (datasource, stream_partition, topic, "
+                     "kafka_partition, first_seen_ms) VALUES (?, ?, ?, ?, ?)"));
+    insert.Bind(1, datasource)
+        .Bind(2, int64_t{p.id()})
+        .Bind(3, p.topic())
+        .Bind(4, int64_t{p.partition()})
+        .Bind(5, now_ms);
+    SLUICE_RETURN_IF_ERROR(insert.Run());
+  }
+  return absl::OkStatus();
+}
+
 // ---- allocation ----
 
 namespace {

@@ -195,6 +195,15 @@ class StoreTxn {
   // starts from taskCountStart again. The decisions stay in the log.
   absl::Status ClearAutoscaledTaskCount(const std::string& datasource);
 
+  // ---- stream partitions (ioConfig.topicPattern) ----
+  // Every stream partition id given for the datasource, by id.
+  absl::StatusOr<std::vector<v1::StreamPartition>> StreamPartitions(const std::string& datasource);
+  // Stores newly given ids. ALREADY_EXISTS when an id or a (topic,
+  // partition) is stored already (the caller is out of date: ids are only
+  // ever added).
+  absl::Status AddStreamPartitions(const std::string& datasource,
+                                   const std::vector<v1::StreamPartition>& added, int64_t now_ms);
+
   // ---- allocation ----
   absl::StatusOr<std::optional<PendingSegment>> FindPendingSegment(const std::string& datasource,
                                                                    const std::string& sequence_name,

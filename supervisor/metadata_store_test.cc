@@ -505,6 +505,47 @@ TEST_P(StoreTest, ScalingDecisionsAreLoggedAndTheLastCountIsKept) {
                   .ok());
 }
 
+TEST_P(StoreTest, StreamPartitionIdsAreOnlyEverAdded) {
+  auto store = Open();
+  ASSERT_TRUE(store.ok());
+  auto entry = [](int32_t id, const std::string& topic, int32_t partition) {
+    v1::StreamPartition p;
+    p.set_id(id);
+    p.set_topic(topic);
+    p.set_partition(partition);
+    return p;
+  };
+  ASSERT_TRUE((*store)
+                  ->InTransaction([&](StoreTxn& txn) -> absl::Status {
+                    EXPECT_TRUE(txn.StreamPartitions("wiki")->empty());
+                    return txn.AddStreamPartitions(
+                        "wiki", {entry(1, "b", 0), entry(0, "a", 0)}, 100);
+                  })
+                  .ok());
+  absl::Status again = (*store)->InTransaction([&](StoreTxn& txn) {
+    return txn.AddStreamPartitions("wiki", {entry(2, "c", 0), entry(3, "a", 0)}, 200);
+  });
+  EXPECT_EQ(again.code(), absl::StatusCode::kAlreadyExists) << again;
+  EXPECT_NE(again.message().find("a[0]"), std::string::npos) << again;
+  absl::Status same_id = (*store)->InTransaction(
+      [&](StoreTxn& txn) { return txn.AddStreamPartitions("wiki", {entry(1, "z", 5)}, 200); });
+  EXPECT_EQ(same_id.code(), absl::StatusCode::kAlreadyExists) << same_id;
+  ASSERT_TRUE((*store)
+                  ->InTransaction([&](StoreTxn& txn) -> absl::Status {
+                    auto stored = txn.StreamPartitions("wiki");
+                    EXPECT_TRUE(stored.ok());
+                    EXPECT_EQ(stored->size(), 2u) << "the refused transaction added nothing";
+                    if (stored->size() == 2) {
+                      EXPECT_EQ((*stored)[0].topic(), "a");
+                      EXPECT_EQ((*stored)[1].id(), 1);
+                      EXPECT_EQ((*stored)[1].topic(), "b");
+                    }
+                    EXPECT_TRUE(txn.StreamPartitions("other")->empty());
+                    return absl::OkStatus();
+                  })
+                  .ok());
+}
+
 TEST_P(StoreTest, TwoConnectionsSerializeWrites) {
   auto a = Open();
   auto b = Open();

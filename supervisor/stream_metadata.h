@@ -1,5 +1,5 @@
-// What a stream supervisor needs to know about its topic: the partitions and
-// their watermarks (earliest offset still stored, latest = next to be
+// What a stream supervisor needs to know about its topic (or the topics
+// matching its pattern): the partitions and their watermarks (earliest offset still stored, latest = next to be
 // written). An interface so tests script it; the real one asks Kafka.
 #ifndef SLUICE_SUPERVISOR_STREAM_METADATA_H_
 #define SLUICE_SUPERVISOR_STREAM_METADATA_H_
@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "common/kafka/property_policy.h"
+#include "common/stream_partitions.h"
 #include "sluice/v1/spec.pb.h"
 
 namespace sluice::supervisor {
@@ -38,6 +39,12 @@ class StreamMetadata {
   // the time lag's reference. Partitions not read in time are absent.
   virtual absl::StatusOr<std::map<int32_t, int64_t>> QueryNewestTimestamps(
       const std::map<int32_t, int64_t>& latest_offsets, absl::Duration timeout) = 0;
+
+  // A topic-pattern stream (ioConfig.topicPattern): the stream partition ids
+  // its lists and maps use, each standing for a (topic, partition), given
+  // as ListPartitions first sees them. Null for a single topic, whose ids
+  // are its partition numbers. Owned by the stream.
+  virtual StreamPartitionIds* stream_partition_ids() { return nullptr; }
 };
 
 // Builds the StreamMetadata of a spec (its topic and consumer properties).

@@ -94,31 +94,73 @@ absl::StatusOr<std::unique_ptr<MetadataClient>> MetadataClient::Create(
   return std::unique_ptr<MetadataClient>(new MetadataClient(std::move(rk), std::move(security)));
 }
 
-absl::StatusOr<std::vector<int32_t>> MetadataClient::ListPartitions(absl::string_view topic,
-                                                                    absl::Duration timeout) {
+absl::Status MetadataClient::InSlices(absl::string_view context, absl::Duration timeout,
+                                      absl::FunctionRef<absl::Status(absl::Duration)> once) {
   // In slices of at most a second: a failed login is reported (to the error
   // callback) within a second, and then waiting out `timeout` helps no one.
   const absl::Time deadline = absl::Now() + timeout;
-  const std::string context = absl::StrCat("list partitions of topic \"", topic, "\"");
   while (true) {
     const absl::Duration slice = std::min(deadline - absl::Now(), absl::Seconds(1));
-    absl::StatusOr<std::vector<int32_t>> partitions =
-        ListPartitionsOnce(topic, std::max(slice, absl::Milliseconds(1)));
+    absl::Status status = once(std::max(slice, absl::Milliseconds(1)));
     // Only a slice that timed out is asked again; every other answer is as
     // before.
-    if (partitions.ok() || absl::Now() >= deadline ||
-        !absl::StrContains(partitions.status().message(), "(_TIMED_OUT)")) {
-      absl::Status explained = Explain(partitions.status(), context);
-      if (!explained.ok()) return explained;
-      return partitions;
+    if (status.ok() || absl::Now() >= deadline ||
+        !absl::StrContains(status.message(), "(_TIMED_OUT)")) {
+      return Explain(status, context);
     }
     rd_kafka_poll(rk_.get(), 0);
     {
       absl::MutexLock lock(&security_->mu);
       if (security_->err == RD_KAFKA_RESP_ERR_NO_ERROR) continue;
     }
-    return Explain(partitions.status(), context);
+    return Explain(status, context);
   }
+}
+
+absl::StatusOr<std::vector<int32_t>> MetadataClient::ListPartitions(absl::string_view topic,
+                                                                    absl::Duration timeout) {
+  std::vector<int32_t> partitions;
+  SLUICE_RETURN_IF_ERROR(InSlices(
+      absl::StrCat("list partitions of topic \"", topic, "\""), timeout,
+      [&](absl::Duration slice) -> absl::Status {
+        SLUICE_ASSIGN_OR_RETURN(partitions, ListPartitionsOnce(topic, slice));
+        return absl::OkStatus();
+      }));
+  return partitions;
+}
+
+absl::StatusOr<std::map<std::string, std::vector<int32_t>>> MetadataClient::ListTopics(
+    absl::Duration timeout) {
+  std::map<std::string, std::vector<int32_t>> topics;
+  SLUICE_RETURN_IF_ERROR(InSlices("list the cluster's topics", timeout,
+                                  [&](absl::Duration slice) -> absl::Status {
+                                    SLUICE_ASSIGN_OR_RETURN(topics, ListTopicsOnce(slice));
+                                    return absl::OkStatus();
+                                  }));
+  return topics;
+}
+
+absl::StatusOr<std::map<std::string, std::vector<int32_t>>> MetadataClient::ListTopicsOnce(
+    absl::Duration timeout) {
+  const rd_kafka_metadata_t* raw = nullptr;
+  const rd_kafka_resp_err_t err = rd_kafka_metadata(rk_.get(), /*all_topics=*/1, nullptr, &raw,
+                                                    RemainingMs(absl::Now() + timeout));
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return KafkaErrorToStatus(err, "list the cluster's topics");
+  }
+  MetadataPtr metadata(raw);
+  std::map<std::string, std::vector<int32_t>> topics;
+  for (int i = 0; i < metadata->topic_cnt; ++i) {
+    const rd_kafka_metadata_topic_t& t = metadata->topics[i];
+    // Kafka's internal topics (__consumer_offsets, __transaction_state) are
+    // never data; a topic still being created shows next time.
+    if (t.topic == nullptr || absl::StartsWith(t.topic, "__")) continue;
+    if (t.err != RD_KAFKA_RESP_ERR_NO_ERROR || t.partition_cnt <= 0) continue;
+    std::vector<int32_t>& partitions = topics[t.topic];
+    for (int p = 0; p < t.partition_cnt; ++p) partitions.push_back(t.partitions[p].id);
+    std::sort(partitions.begin(), partitions.end());
+  }
+  return topics;
 }
 
 absl::StatusOr<std::vector<int32_t>> MetadataClient::ListPartitionsOnce(absl::string_view topic,

@@ -20,8 +20,10 @@
 #include <map>
 #include <memory>
 #include <ostream>
+#include <string>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/strings/string_view.h"
@@ -64,6 +66,12 @@ class MetadataClient {
   absl::StatusOr<std::vector<int32_t>> ListPartitions(absl::string_view topic,
                                                       absl::Duration timeout);
 
+  // Every topic of the cluster with its partition ids (ascending), for
+  // ioConfig.topicPattern. Kafka's internal topics ("__" names) and topics
+  // without partitions or with a metadata error (still being created) are
+  // left out. UNAVAILABLE / PERMISSION_DENIED as ListPartitions.
+  absl::StatusOr<std::map<std::string, std::vector<int32_t>>> ListTopics(absl::Duration timeout);
+
   // Earliest and latest offsets of each of `partitions` of `topic`, all
   // within `timeout` overall (two ListOffsets requests per leader). NOT_FOUND
   // for an unknown topic or partition (naming it); UNAVAILABLE when a leader
@@ -97,6 +105,13 @@ class MetadataClient {
   struct SecurityError;
   absl::StatusOr<std::vector<int32_t>> ListPartitionsOnce(absl::string_view topic,
                                                           absl::Duration timeout);
+  absl::StatusOr<std::map<std::string, std::vector<int32_t>>> ListTopicsOnce(
+      absl::Duration timeout);
+  // Runs `once` with slices of `timeout` of at most a second, again while a
+  // slice times out and no security error was reported; the outcome
+  // Explain()ed with `context`.
+  absl::Status InSlices(absl::string_view context, absl::Duration timeout,
+                        absl::FunctionRef<absl::Status(absl::Duration)> once);
   absl::StatusOr<std::map<int32_t, Watermarks>> QueryWatermarksOnce(
       absl::string_view topic, const std::vector<int32_t>& partitions, absl::Duration timeout);
   MetadataClient(HandlePtr rk, std::unique_ptr<SecurityError> security);
