@@ -3,12 +3,27 @@
 #include <algorithm>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
 namespace sluice {
 
 std::string FormatTopicPartition(const TopicPartition& tp) {
   return absl::StrCat(tp.topic, "[", tp.partition, "]");
+}
+
+std::string StreamNameOf(const v1::IoConfig& io) {
+  return io.topic_pattern().empty() ? io.topic() : kTopicPatternPrefix + io.topic_pattern();
+}
+
+std::string StreamNameOf(const v1::Provenance& provenance) {
+  return provenance.topic_pattern().empty() ? provenance.topic()
+                                            : kTopicPatternPrefix + provenance.topic_pattern();
+}
+
+std::optional<std::string> TopicPatternOf(const std::string& stream_name) {
+  if (!absl::StartsWith(stream_name, kTopicPatternPrefix)) return std::nullopt;
+  return stream_name.substr(sizeof(kTopicPatternPrefix) - 1);
 }
 
 absl::Status StreamPartitionIds::Restore(const std::vector<v1::StreamPartition>& known) {

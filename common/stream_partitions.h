@@ -25,6 +25,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "sluice/v1/common.pb.h"
+#include "sluice/v1/spec.pb.h"
 
 namespace sluice {
 
@@ -42,6 +43,16 @@ struct TopicPartition {
 
 // "topic[3]" for logs and messages.
 std::string FormatTopicPartition(const TopicPartition& tp);
+
+// What a datasource's stored offsets are offsets of, as the metadata store
+// keeps it (commit_topic): the topic, or "topicPattern:" + the pattern (no
+// topic name holds a ':'). Switching from one to another needs a reset.
+inline constexpr char kTopicPatternPrefix[] = "topicPattern:";
+std::string StreamNameOf(const v1::IoConfig& io);
+// The same for what a segment was read from.
+std::string StreamNameOf(const v1::Provenance& provenance);
+// The pattern of a StreamNameOf (nullopt: the name is a topic).
+std::optional<std::string> TopicPatternOf(const std::string& stream_name);
 
 class StreamPartitionIds {
  public:

@@ -48,6 +48,20 @@ TEST(StreamPartitionIdsTest, RestoredIdsAreKeptAndContradictionsRefused) {
   EXPECT_EQ(ids.Find(0)->topic, "u");
 }
 
+TEST(StreamNameTest, ATopicOrAPatternWithAPrefixNoTopicNameHas) {
+  v1::IoConfig io;
+  io.set_topic("wiki");
+  EXPECT_EQ(StreamNameOf(io), "wiki");
+  EXPECT_FALSE(TopicPatternOf("wiki").has_value());
+  io.clear_topic();
+  io.set_topic_pattern("wiki-.*");
+  EXPECT_EQ(StreamNameOf(io), "topicPattern:wiki-.*");
+  EXPECT_EQ(TopicPatternOf(StreamNameOf(io)).value_or(""), "wiki-.*");
+  v1::Provenance provenance;
+  provenance.set_topic_pattern("wiki-.*");
+  EXPECT_EQ(StreamNameOf(provenance), StreamNameOf(io));
+}
+
 TEST(StreamPartitionMapTest, LooksUpBothWaysAndRefusesRepeats) {
   google::protobuf::RepeatedPtrField<v1::StreamPartition> entries;
   *entries.Add() = Entry(4, "a", 0);

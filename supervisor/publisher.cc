@@ -10,6 +10,7 @@
 #include "common/retry.h"
 #include "common/spec.h"
 #include "common/status_macros.h"
+#include "common/stream_partitions.h"
 #include "common/time_util.h"
 #include "supervisor/naming.h"
 #include "supervisor/segment_copy_check.h"
@@ -119,6 +120,42 @@ absl::Status Publisher::CheckFiles(const v1::PublishSegmentsRequest& request) {
   return absl::OkStatus();
 }
 
+namespace {
+
+// A topic-pattern datasource's ranges name the (topic, partition) of their
+// stream partition as the store has it: a segment cannot claim records of
+// another topic than the one its offsets were read from.
+absl::Status CheckRangeTopics(StoreTxn& txn, const std::string& ds,
+                              const v1::PublishSegmentsRequest& request) {
+  SLUICE_ASSIGN_OR_RETURN(std::vector<v1::StreamPartition> stored, txn.StreamPartitions(ds));
+  std::map<int32_t, const v1::StreamPartition*> by_id;
+  for (const v1::StreamPartition& p : stored) by_id[p.id()] = &p;
+  auto check = [&](const v1::PartitionRange& range, const std::string& what) -> absl::Status {
+    auto it = by_id.find(range.partition());
+    if (it == by_id.end() || it->second->topic() != range.topic() ||
+        it->second->partition() != range.topic_partition()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          what, " names stream partition ", range.partition(), " as ",
+          FormatTopicPartition({range.topic(), range.topic_partition()}), "; the store has ",
+          it == by_id.end()
+              ? std::string("no such id")
+              : FormatTopicPartition({it->second->topic(), it->second->partition()})));
+    }
+    return absl::OkStatus();
+  };
+  for (const v1::SegmentDescriptor& segment : request.segments()) {
+    for (const v1::PartitionRange& range : segment.provenance().ranges()) {
+      SLUICE_RETURN_IF_ERROR(check(range, absl::StrCat("segment ", segment.id())));
+    }
+  }
+  for (const v1::PartitionRange& range : request.partition_stats()) {
+    SLUICE_RETURN_IF_ERROR(check(range, "the sequence statistics"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<v1::PublishSegmentsResponse> Publisher::Publish(
     const v1::PublishSegmentsRequest& request) {
   SLUICE_RETURN_IF_ERROR(ValidatePublishRequest(request));
@@ -154,12 +191,15 @@ absl::StatusOr<v1::PublishSegmentsResponse> Publisher::Publish(
     SLUICE_ASSIGN_OR_RETURN(before, txn.CommittedOffsets(ds));
     SLUICE_ASSIGN_OR_RETURN(std::optional<std::string> topic, txn.CommitTopic(ds));
     for (const v1::SegmentDescriptor& segment : request.segments()) {
-      if (topic.has_value() && segment.provenance().topic() != *topic) {
+      if (topic.has_value() && StreamNameOf(segment.provenance()) != *topic) {
         return absl::FailedPreconditionError(
-            absl::StrCat("segment ", segment.id(), " was read from topic \"",
-                         segment.provenance().topic(), "\", datasource ", ds, " reads \"",
+            absl::StrCat("segment ", segment.id(), " was read from \"",
+                         StreamNameOf(segment.provenance()), "\", datasource ", ds, " reads \"",
                          *topic, "\""));
       }
+    }
+    if (topic.has_value() && TopicPatternOf(*topic).has_value()) {
+      SLUICE_RETURN_IF_ERROR(CheckRangeTopics(txn, ds, request));
     }
     bool behind = false;
     bool ahead = false;

@@ -8,6 +8,7 @@
 #include "common/segment/segment_reader.h"
 #include "common/segment/segment_verify.h"
 #include "common/status_macros.h"
+#include "common/stream_partitions.h"
 
 namespace sluice::supervisor {
 namespace {
@@ -32,7 +33,7 @@ std::string FormatProvenance(const v1::Provenance& provenance) {
   }
   std::sort(ranges.begin(), ranges.end(),
             [](const auto& a, const auto& b) { return a.partition < b.partition; });
-  return FormatProvenance(provenance.topic(), ranges);
+  return FormatProvenance(StreamNameOf(provenance), ranges);
 }
 
 absl::Status CheckContents(const segment::SegmentReader& reader,

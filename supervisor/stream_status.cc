@@ -98,6 +98,8 @@ v1::SupervisorStatus BuildStatus(const StatusInputs& in) {
   v1::SupervisorStatus s;
   s.set_datasource(in.datasource);
   s.set_topic(in.topic);
+  s.set_topic_pattern(in.topic_pattern);
+  for (const v1::StreamPartition& p : in.stream_partitions) *s.add_stream_partitions() = p;
   s.set_suspended(in.suspended);
   s.set_spec_version(in.spec_version);
   s.set_partitions(in.partitions);

@@ -57,6 +57,10 @@ class SupervisorHealth {
 struct StatusInputs {
   std::string datasource;
   std::string topic;
+  // Topic-pattern datasources: the pattern, and every stream partition id
+  // given so far (SupervisorStatus.stream_partitions).
+  std::string topic_pattern;
+  std::vector<v1::StreamPartition> stream_partitions;
   bool suspended = false;
   int64_t spec_version = 0;
   absl::Duration task_duration;

@@ -100,11 +100,9 @@ absl::Status StreamSupervisor::Init() {
   // A stream that cannot be created (bad properties) is a supervisor error
   // reported in the status, not a refusal: the spec was validated already.
   auto stream = options_.stream_metadata_factory(spec_.spec);
-  if (stream.ok()) {
-    stream_ = std::move(*stream);
-  } else {
-    RecordError(Annotate(stream.status(), "connecting to the stream"));
-  }
+  absl::Status attached =
+      stream.ok() ? AttachStream(std::move(*stream)) : stream.status();
+  if (!attached.ok()) RecordError(Annotate(attached, "connecting to the stream"));
   {
     absl::MutexLock lock(&queue_mu_);
     next_run_at_ = options_.clock->Now() + timings_.start_delay;
@@ -242,8 +240,8 @@ void StreamSupervisor::StopGracefully() {
 absl::Time StreamSupervisor::LoopStep() {
   if (!loop_started_) {
     loop_started_ = true;
-    LOG(INFO) << Prefix() << "started (spec version " << spec_.version << ", topic "
-              << spec_.spec.io_config().topic() << ", " << TaskCount() << " groups x "
+    LOG(INFO) << Prefix() << "started (spec version " << spec_.version << ", "
+              << StreamLabel() << ", " << TaskCount() << " groups x "
               << spec_.spec.io_config().replicas() << " replicas)";
     if (absl::Status recovered = Recover(); !recovered.ok()) {
       RecordError(Annotate(recovered, "recovering from the metadata store"));
@@ -490,6 +488,10 @@ void StreamSupervisor::PublishView() {
   StatusInputs in;
   in.datasource = datasource_;
   in.topic = spec_.spec.io_config().topic();
+  in.topic_pattern = spec_.spec.io_config().topic_pattern();
+  if (const StreamPartitionIds* ids = StreamPartitionIdsOrNull(); ids != nullptr) {
+    in.stream_partitions = ids->From(0);
+  }
   in.suspended = spec_.spec.suspended();
   in.spec_version = spec_.version;
   in.task_duration = timings_.task_duration;

@@ -228,6 +228,17 @@ class StreamSupervisor {
   // (one that differs from the running one in more than `suspended`).
   bool IsPreviousSpec(int64_t version);
   absl::Status CreateGroup(int32_t group_id, const std::vector<int32_t>& partitions);
+  // Takes `stream` as stream_, a topic-pattern stream after its ids were
+  // restored from the store (the ids it gives then never contradict stored
+  // ones). On error stream_ stays unset.
+  absl::Status AttachStream(std::unique_ptr<StreamMetadata> stream);
+  // Stores the stream partition ids the stream gave since the last call:
+  // before any group or offset uses them.
+  absl::Status PersistStreamPartitions();
+  // The ids of a topic-pattern stream (null: one topic, or no stream yet).
+  const StreamPartitionIds* StreamPartitionIdsOrNull() const;
+  // "topic wiki" or "topicPattern wiki-.*", for logs and errors.
+  std::string StreamLabel() const;
   // Places a task of the group and sends RunTask off the loop: the task is
   // in the group (NOT_STARTED) at once, HandleRunTaskResult settles it.
   absl::Status CreateTask(Group& group);
@@ -323,6 +334,8 @@ class StreamSupervisor {
   std::map<int32_t, Group> active_;
   std::map<int32_t, std::vector<Group>> publishing_;
   std::vector<int32_t> partitions_;
+  // Topic-pattern streams: ids below this are in the store.
+  int32_t stored_stream_partitions_ = 0;
   bool partitions_known_ = false;
   std::set<int32_t> first_partitions_;
   // Start offsets for the next group of a partition (end of a finalized group).

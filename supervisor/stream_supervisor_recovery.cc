@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/status_macros.h"
+#include "common/stream_partitions.h"
 #include "supervisor/naming.h"
 #include "supervisor/stream_supervisor.h"
 
@@ -276,7 +277,7 @@ void StreamSupervisor::HandleResetOffsets(const OffsetMap& offsets, const std::s
   OffsetMap before;
   absl::Status status = options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
     SLUICE_ASSIGN_OR_RETURN(before, txn.CommittedOffsets(datasource_));
-    const std::string& topic = spec_.spec.io_config().topic();
+    const std::string topic = StreamNameOf(spec_.spec.io_config());
     SLUICE_RETURN_IF_ERROR(
         txn.RecordInitialOffsets(datasource_, topic, offsets, options_.clock->NowMs()).status());
     SLUICE_RETURN_IF_ERROR(

@@ -19,11 +19,11 @@ namespace sluice::supervisor {
 absl::Status StreamSupervisor::UpdatePartitions() {
   if (!stream_) {
     auto stream = options_.stream_metadata_factory(spec_.spec);
-    if (!stream.ok()) {
+    absl::Status attached = stream.ok() ? AttachStream(std::move(*stream)) : stream.status();
+    if (!attached.ok()) {
       detailed_state_ = "CONNECTING_TO_STREAM";
-      return Annotate(stream.status(), "connecting to the stream");
+      return Annotate(attached, "connecting to the stream");
     }
-    stream_ = std::move(*stream);
     if (stream_queries_ != nullptr) stream_queries_->SetStream(stream_.get());
   }
   // With background queries, their latest answer stands in for a query
@@ -46,17 +46,17 @@ absl::Status StreamSupervisor::UpdatePartitions() {
     detailed_state_ = !IsUnreachable(partitions.status()) ? "CONNECTING_TO_STREAM"
                       : partitions_known_                 ? "LOST_CONTACT_WITH_STREAM"
                                                           : "UNABLE_TO_CONNECT_TO_STREAM";
-    return Annotate(partitions.status(), absl::StrCat("listing the partitions of topic ",
-                                                      spec_.spec.io_config().topic()));
+    return Annotate(partitions.status(),
+                    absl::StrCat("listing the partitions of ", StreamLabel()));
   }
   if (partitions->empty()) {
-    return absl::UnavailableError(
-        absl::StrCat("topic ", spec_.spec.io_config().topic(), " has no partitions"));
+    return absl::UnavailableError(absl::StrCat(StreamLabel(), " has no partitions"));
   }
+  // Ids of new partitions are stored before anything uses them.
+  SLUICE_RETURN_IF_ERROR(PersistStreamPartitions());
   if (!partitions_known_) {
     first_partitions_.insert(partitions->begin(), partitions->end());
-    LOG(INFO) << Prefix() << "topic " << spec_.spec.io_config().topic() << " has "
-              << partitions->size() << " partitions";
+    LOG(INFO) << Prefix() << StreamLabel() << " has " << partitions->size() << " partitions";
   } else if (*partitions != partitions_) {
     LOG(INFO) << Prefix() << "partitions changed from [" << absl::StrJoin(partitions_, ",")
               << "] to [" << absl::StrJoin(*partitions, ",") << "]";
@@ -64,6 +64,48 @@ absl::Status StreamSupervisor::UpdatePartitions() {
   partitions_ = *partitions;
   partitions_known_ = true;
   return absl::OkStatus();
+}
+
+absl::Status StreamSupervisor::AttachStream(std::unique_ptr<StreamMetadata> stream) {
+  if (StreamPartitionIds* ids = stream->stream_partition_ids(); ids != nullptr) {
+    std::vector<v1::StreamPartition> stored;
+    SLUICE_RETURN_IF_ERROR(options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
+      SLUICE_ASSIGN_OR_RETURN(stored, txn.StreamPartitions(datasource_));
+      return absl::OkStatus();
+    }));
+    SLUICE_RETURN_IF_ERROR(Annotate(ids->Restore(stored), "the stored stream partitions"));
+    stored_stream_partitions_ = ids->next_id();
+  }
+  stream_ = std::move(stream);
+  return absl::OkStatus();
+}
+
+absl::Status StreamSupervisor::PersistStreamPartitions() {
+  StreamPartitionIds* ids = stream_ != nullptr ? stream_->stream_partition_ids() : nullptr;
+  if (ids == nullptr) return absl::OkStatus();
+  std::vector<v1::StreamPartition> added = ids->From(stored_stream_partitions_);
+  if (added.empty()) return absl::OkStatus();
+  SLUICE_RETURN_IF_ERROR(Annotate(
+      options_.store->InTransaction([&](StoreTxn& txn) {
+        return txn.AddStreamPartitions(datasource_, added, options_.clock->NowMs());
+      }),
+      "storing new stream partition ids"));
+  for (const v1::StreamPartition& p : added) {
+    LOG(INFO) << Prefix() << "stream partition " << p.id() << " is "
+              << FormatTopicPartition({p.topic(), p.partition()});
+  }
+  stored_stream_partitions_ = added.back().id() + 1;
+  return absl::OkStatus();
+}
+
+const StreamPartitionIds* StreamSupervisor::StreamPartitionIdsOrNull() const {
+  return stream_ != nullptr ? stream_->stream_partition_ids() : nullptr;
+}
+
+std::string StreamSupervisor::StreamLabel() const {
+  const v1::IoConfig& io = spec_.spec.io_config();
+  return io.topic_pattern().empty() ? absl::StrCat("topic ", io.topic())
+                                    : absl::StrCat("topicPattern ", io.topic_pattern());
 }
 
 void StreamSupervisor::UpdateTaskStatuses() {
@@ -325,7 +367,7 @@ absl::Status StreamSupervisor::CreateGroupsAndTasks() {
 
 absl::Status StreamSupervisor::CreateGroup(int32_t group_id,
                                            const std::vector<int32_t>& partitions) {
-  const std::string& topic = spec_.spec.io_config().topic();
+  const std::string topic = StreamNameOf(spec_.spec.io_config());
   OffsetMap committed;
   SLUICE_RETURN_IF_ERROR(options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
     SLUICE_ASSIGN_OR_RETURN(committed, txn.CommittedOffsets(datasource_));
@@ -446,7 +488,8 @@ absl::Status StreamSupervisor::CreateTask(Group& group) {
     return worker.status();
   }
   SLUICE_ASSIGN_OR_RETURN(TaskLaunch launch,
-                          actions_->CreateTask(group, *worker, checkpoints, spec_.spec, timings_));
+                          actions_->CreateTask(group, *worker, checkpoints, spec_.spec, timings_,
+                                               StreamPartitionIdsOrNull()));
   // The answer comes back as a notice.
   const int32_t group_id = group.group_id;
   const std::string task_id = launch.spec.task_id();

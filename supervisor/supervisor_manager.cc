@@ -11,6 +11,7 @@
 #include "common/request_limits.h"
 #include "common/spec.h"
 #include "common/status_macros.h"
+#include "common/stream_partitions.h"
 #include "supervisor/naming.h"
 #include "supervisor/spec_admission.h"
 #include "supervisor/spec_changes.h"
@@ -330,7 +331,7 @@ absl::StatusOr<v1::SubmitSupervisorResponse> SupervisorManager::Submit(
     response.set_update(v1::SPEC_UPDATE_UNCHANGED);
     return response;
   }
-  SLUICE_RETURN_IF_ERROR(CheckTopicSwitch(ds, commit_topic, committed, spec.io_config().topic()));
+  SLUICE_RETURN_IF_ERROR(CheckTopicSwitch(ds, commit_topic, committed, StreamNameOf(spec.io_config())));
   int64_t version = 0;
   SLUICE_RETURN_IF_ERROR(options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
     SLUICE_ASSIGN_OR_RETURN(version, txn.InsertSpec(ds, spec, false, options_.clock->NowMs()));
@@ -356,8 +357,8 @@ absl::StatusOr<v1::SubmitSupervisorResponse> SupervisorManager::Submit(
     }
     SLUICE_RETURN_IF_ERROR(StartSupervisor(record));
   }
-  LOG(INFO) << "[supervisor " << ds << "] spec version " << version << " submitted (topic "
-            << spec.io_config().topic() << (spec.suspended() ? ", suspended" : "")
+  LOG(INFO) << "[supervisor " << ds << "] spec version " << version << " submitted ("
+            << StreamNameOf(spec.io_config()) << (spec.suspended() ? ", suspended" : "")
             << (update == v1::SPEC_UPDATE_APPLIED_LIVE
                     ? absl::StrCat(", applied live: ", absl::StrJoin(changed, ", "))
                     : "")

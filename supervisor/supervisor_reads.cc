@@ -6,6 +6,7 @@
 #include "common/names.h"
 #include "common/spec_secrets.h"
 #include "common/status_macros.h"
+#include "common/stream_partitions.h"
 
 namespace sluice::supervisor {
 
@@ -112,9 +113,15 @@ absl::StatusOr<v1::GetCommitLogResponse> ReadCommitLog(MetadataStore& store,
     SLUICE_ASSIGN_OR_RETURN(std::optional<std::string> topic, txn.CommitTopic(datasource));
     if (!topic) {
       SLUICE_ASSIGN_OR_RETURN(auto spec, txn.LatestSpec(datasource));
-      if (spec) topic = spec->spec.io_config().topic();
+      if (spec) topic = StreamNameOf(spec->spec.io_config());
     }
-    response.set_topic(topic.value_or(""));
+    if (std::optional<std::string> pattern = TopicPatternOf(topic.value_or(""))) {
+      response.set_topic_pattern(*pattern);
+    } else {
+      response.set_topic(topic.value_or(""));
+    }
+    SLUICE_ASSIGN_OR_RETURN(auto stream_partitions, txn.StreamPartitions(datasource));
+    for (auto& p : stream_partitions) *response.add_stream_partitions() = std::move(p);
     SLUICE_ASSIGN_OR_RETURN(OffsetMap initial, txn.InitialOffsets(datasource));
     ToProto(initial, response.mutable_initial_offsets());
     SLUICE_ASSIGN_OR_RETURN(OffsetMap committed, txn.CommittedOffsets(datasource));

@@ -20,13 +20,26 @@ const TaskInfo* WinnerOf(const Group& group) {
 v1::TaskSpec BuildTaskSpec(const std::string& datasource, const std::string& task_id,
                            const v1::SupervisorSpec& supervisor_spec, const SpecTimings& timings,
                            const Group& group, const std::map<int32_t, OffsetMap>& checkpoints,
-                           int64_t now_ms) {
+                           int64_t now_ms, const StreamPartitionIds* stream_partition_ids) {
   v1::TaskSpec spec;
   spec.set_task_id(task_id);
   spec.set_datasource(datasource);
   spec.set_group_id(group.group_id);
   spec.set_base_sequence_name(group.base_sequence_name);
   spec.set_topic(supervisor_spec.io_config().topic());
+  spec.set_topic_pattern(supervisor_spec.io_config().topic_pattern());
+  if (stream_partition_ids != nullptr) {
+    for (const auto& [partition, offset] : group.start_offsets) {
+      std::optional<TopicPartition> name = stream_partition_ids->Find(partition);
+      // Never absent (ids are given before groups use them); if it were, the
+      // task refuses its spec for the partition it cannot name.
+      if (!name.has_value()) continue;
+      v1::StreamPartition* entry = spec.add_stream_partitions();
+      entry->set_id(partition);
+      entry->set_topic(name->topic);
+      entry->set_partition(name->partition);
+    }
+  }
   *spec.mutable_consumer_properties() = supervisor_spec.io_config().consumer_properties();
   ToProto(group.start_offsets, spec.mutable_start_offsets());
   for (const auto& [id, offsets] : checkpoints) {
@@ -90,7 +103,8 @@ absl::StatusOr<std::string> TaskActions::PickWorker(const Group& group) {
 absl::StatusOr<TaskLaunch> TaskActions::CreateTask(Group& group, const std::string& worker,
                                                    const std::map<int32_t, OffsetMap>& checkpoints,
                                                    const v1::SupervisorSpec& supervisor_spec,
-                                                   const SpecTimings& timings) {
+                                                   const SpecTimings& timings,
+                                                   const StreamPartitionIds* stream_partition_ids) {
   std::optional<std::string> address = options_.registry->Address(worker);
   if (!address) return absl::InternalError(absl::StrCat("worker ", worker, " has no address"));
 
@@ -100,7 +114,8 @@ absl::StatusOr<TaskLaunch> TaskActions::CreateTask(Group& group, const std::stri
   launch.worker_id = worker;
   launch.group_id = group.group_id;
   launch.spec = BuildTaskSpec(options_.datasource, NewTaskId(group.base_sequence_name),
-                              supervisor_spec, timings, group, checkpoints, now_ms);
+                              supervisor_spec, timings, group, checkpoints, now_ms,
+                              stream_partition_ids);
   const v1::TaskSpec& spec = launch.spec;
 
   TaskRecord record;

@@ -21,6 +21,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/spec.h"
+#include "common/stream_partitions.h"
 #include "supervisor/clock.h"
 #include "supervisor/metadata_store.h"
 #include "supervisor/strand_executor.h"
@@ -61,11 +62,13 @@ const TaskInfo* WinnerOf(const Group& group);
 
 // The TaskSpec of a new task of `group` (pure): the spec's schema, tuning and
 // consumer properties, the group's offsets and message-time window, and the
-// checkpoints it starts from.
+// checkpoints it starts from. A topic-pattern spec's task gets the (topic,
+// partition) of each stream partition it reads from `stream_partition_ids`.
 v1::TaskSpec BuildTaskSpec(const std::string& datasource, const std::string& task_id,
                            const v1::SupervisorSpec& spec, const SpecTimings& timings,
                            const Group& group, const std::map<int32_t, OffsetMap>& checkpoints,
-                           int64_t now_ms);
+                           int64_t now_ms,
+                           const StreamPartitionIds* stream_partition_ids = nullptr);
 
 class TaskActions {
  public:
@@ -87,7 +90,8 @@ class TaskActions {
   absl::StatusOr<TaskLaunch> CreateTask(Group& group, const std::string& worker,
                                         const std::map<int32_t, OffsetMap>& checkpoints,
                                         const v1::SupervisorSpec& spec,
-                                        const SpecTimings& timings);
+                                        const SpecTimings& timings,
+                                        const StreamPartitionIds* stream_partition_ids = nullptr);
   // Sends RunTask on the task-RPC pool and hands the answer to `answered`
   // there, before the call stops counting as in flight.
   void SendRunTask(TaskLaunch launch,

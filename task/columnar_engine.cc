@@ -12,6 +12,7 @@
 #include "common/segment/segment_verify.h"
 #include "common/segment/spill.h"
 #include "common/status_macros.h"
+#include "common/stream_partitions.h"
 
 namespace sluice::task {
 namespace {
@@ -126,7 +127,9 @@ class ColumnarEngine final : public SegmentEngine {
     metadata.version = info.version;
     metadata.partition_num = info.partition_num;
     metadata.segment_id = info.segment_id;
-    metadata.provenance.topic = info.provenance.topic();
+    // A topic-pattern task's file names the pattern ("topicPattern:..."); its
+    // ranges are keyed by stream partition, named in the descriptor.
+    metadata.provenance.topic = StreamNameOf(info.provenance);
     for (const v1::PartitionRange& r : info.provenance.ranges()) {
       segment::PartitionRange range;
       range.partition = r.partition();

@@ -35,6 +35,7 @@ int64_t Millis(absl::Duration d) {
 void KafkaBatch::Clear() {
   for (rd_kafka_message_t* m : messages_) rd_kafka_message_destroy(m);
   messages_.clear();
+  stream_partitions_.clear();
 }
 
 int64_t KafkaBatch::Timestamp(size_t i) const {
@@ -52,6 +53,7 @@ void KafkaBatch::ReadEnvelope(size_t i, KafkaEnvelope* out) const {
   out->timestamp_ms = Timestamp(i);
   out->topic = m->rkt != nullptr ? absl::string_view(rd_kafka_topic_name(m->rkt))
                                  : absl::string_view();
+  out->partition = m->partition;
   out->headers.clear();
   rd_kafka_headers_t* headers = nullptr;
   // NOENT: the record has no headers.
@@ -71,7 +73,10 @@ void KafkaBatch::ReadEnvelope(size_t i, KafkaEnvelope* out) const {
 }
 
 absl::StatusOr<std::unique_ptr<KafkaConsumer>> KafkaConsumer::Create(KafkaConsumerOptions options) {
-  if (options.topic.empty()) return absl::InvalidArgumentError("the task has no topic");
+  if (options.topic.empty() == options.stream_partitions.empty()) {
+    return absl::InvalidArgumentError(
+        "the consumer needs a topic or the stream partitions of a topic pattern");
+  }
   if (kafka::PropertyOr(options.properties, "bootstrap.servers", "").empty()) {
     return absl::InvalidArgumentError("ioConfig.consumerProperties must set \"bootstrap.servers\"");
   }
@@ -103,14 +108,40 @@ absl::StatusOr<std::unique_ptr<KafkaConsumer>> KafkaConsumer::Create(KafkaConsum
   RefillTrigger refill(IntProperty(props, "queued.min.messages", 100000),
                        IntProperty(props, "queued.max.messages.kbytes", 65536) * 1024);
   return std::unique_ptr<KafkaConsumer>(
-      new KafkaConsumer(std::move(rk), options.topic, refill));
+      new KafkaConsumer(std::move(rk), options.topic, std::move(options.stream_partitions),
+                        refill));
 }
 
-KafkaConsumer::KafkaConsumer(kafka::HandlePtr rk, std::string topic, RefillTrigger refill)
+KafkaConsumer::KafkaConsumer(kafka::HandlePtr rk, std::string topic,
+                             StreamPartitionMap stream_partitions, RefillTrigger refill)
     : rk_(std::move(rk)),
       queue_(rd_kafka_queue_get_consumer(rk_.get())),
       topic_(std::move(topic)),
+      stream_partitions_(std::move(stream_partitions)),
       refill_(refill) {}
+
+absl::StatusOr<TopicPartition> KafkaConsumer::KafkaPartitionOf(int32_t id) const {
+  if (stream_partitions_.empty()) return TopicPartition{topic_, id};
+  const TopicPartition* name = stream_partitions_.Find(id);
+  if (name == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("stream partition ", id, " is not one of the task's"));
+  }
+  return *name;
+}
+
+int32_t KafkaConsumer::StreamPartitionOf(const rd_kafka_message_t* m) {
+  if (stream_partitions_.empty()) return m->partition;
+  if (m->rkt == nullptr) return -1;
+  // Messages come in runs of one partition: one topic lookup per run.
+  if (m->rkt != last_rkt_) {
+    last_rkt_ = m->rkt;
+    last_topic_ids_ = stream_partitions_.Topic(rd_kafka_topic_name(m->rkt));
+  }
+  if (last_topic_ids_ == nullptr) return -1;
+  auto it = last_topic_ids_->find(m->partition);
+  return it == last_topic_ids_->end() ? -1 : it->second;
+}
 
 KafkaConsumer::~KafkaConsumer() {
   rd_kafka_assign(rk_.get(), nullptr);
@@ -122,20 +153,25 @@ absl::Status KafkaConsumer::Assign(const OffsetMap& offsets) {
   rd_kafka_resp_err_t err;
   assigned_.clear();
   reached_ends_.clear();
-  for (const auto& [partition, offset] : offsets) assigned_.push_back(partition);
+  for (const auto& [partition, offset] : offsets) {
+    SLUICE_RETURN_IF_ERROR(KafkaPartitionOf(partition).status());
+    assigned_.push_back(partition);
+  }
   if (offsets.empty()) {
     err = rd_kafka_assign(rk_.get(), nullptr);
   } else {
     rd_kafka_topic_partition_list_t* list =
         rd_kafka_topic_partition_list_new(static_cast<int>(offsets.size()));
     for (const auto& [partition, offset] : offsets) {
-      rd_kafka_topic_partition_list_add(list, topic_.c_str(), partition)->offset = offset;
+      const TopicPartition name = *KafkaPartitionOf(partition);
+      rd_kafka_topic_partition_list_add(list, name.topic.c_str(), name.partition)->offset = offset;
     }
     err = rd_kafka_assign(rk_.get(), list);
     rd_kafka_topic_partition_list_destroy(list);
   }
-  return kafka::KafkaErrorToStatus(err,
-                                   absl::StrCat("assign ", topic_, " ", FormatOffsets(offsets)));
+  return kafka::KafkaErrorToStatus(
+      err, absl::StrCat("assign ", topic_.empty() ? "stream partitions" : topic_, " ",
+                        FormatOffsets(offsets)));
 }
 
 void KafkaConsumer::Wake() { rd_kafka_queue_yield(queue_); }
@@ -145,8 +181,9 @@ void KafkaConsumer::WakeFetchers() {
   rd_kafka_topic_partition_list_t* list =
       rd_kafka_topic_partition_list_new(static_cast<int>(assigned_.size()));
   for (int32_t partition : assigned_) {
+    const TopicPartition name = *KafkaPartitionOf(partition);
     // Timestamp -1: the latest offset, which any broker answers cheaply.
-    rd_kafka_topic_partition_list_add(list, topic_.c_str(), partition)->offset =
+    rd_kafka_topic_partition_list_add(list, name.topic.c_str(), name.partition)->offset =
         RD_KAFKA_OFFSET_END;
   }
   // The answer does not matter; serving the request is what wakes the broker
@@ -202,8 +239,21 @@ absl::Status KafkaConsumer::PollOnce(absl::Duration timeout, size_t max_records,
   // Move error events out of the batch.
   size_t kept = 0;
   absl::Status fatal;
+  const bool by_stream_partition = !stream_partitions_.empty();
   for (rd_kafka_message_t* m : messages) {
     if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      if (by_stream_partition) {
+        const int32_t id = StreamPartitionOf(m);
+        if (id < 0) {
+          // Not assigned (librdkafka only fetches what is): dropped loudly.
+          LOG_EVERY_N(ERROR, 100) << "[kafka " << rd_kafka_name(rk_.get()) << "] a record of "
+                                  << rd_kafka_topic_name(m->rkt) << "[" << m->partition
+                                  << "] is not one of the task's partitions; dropped";
+          rd_kafka_message_destroy(m);
+          continue;
+        }
+        batch->stream_partitions_.push_back(id);
+      }
       polled_bytes_ += static_cast<double>(m->len);
       messages[kept++] = m;
       continue;
@@ -212,7 +262,7 @@ absl::Status KafkaConsumer::PollOnce(absl::Duration timeout, size_t max_records,
     if (m->err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET ||
         m->err == RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE) {
       OffsetOutOfRange oor;
-      oor.partition = m->partition;
+      oor.partition = StreamPartitionOf(m);
       oor.offset = m->offset;
       oor.message = rd_kafka_message_errstr(m);
       out_of_range->push_back(std::move(oor));
@@ -222,7 +272,8 @@ absl::Status KafkaConsumer::PollOnce(absl::Duration timeout, size_t max_records,
       fatal = absl::InternalError(
           absl::StrCat("fatal Kafka consumer error ", rd_kafka_err2name(cause), ": ", reason));
     } else if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
-      if (m->offset >= 0) reached_ends_[m->partition] = m->offset;
+      const int32_t id = StreamPartitionOf(m);
+      if (m->offset >= 0 && id >= 0) reached_ends_[id] = m->offset;
       ++eof_events_;
     } else {
       LOG_EVERY_N(WARNING, 20) << "[kafka " << rd_kafka_name(rk_.get()) << "] " << topic << "["
@@ -253,12 +304,14 @@ OffsetMap KafkaConsumer::TakeReachedEnds() {
 
 absl::StatusOr<std::pair<int64_t, int64_t>> KafkaConsumer::Watermarks(int32_t partition,
                                                                       absl::Duration timeout) {
+  SLUICE_ASSIGN_OR_RETURN(const TopicPartition name, KafkaPartitionOf(partition));
   int64_t low = 0, high = 0;
-  const rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(
-      rk_.get(), topic_.c_str(), partition, &low, &high, static_cast<int>(Millis(timeout)));
+  const rd_kafka_resp_err_t err =
+      rd_kafka_query_watermark_offsets(rk_.get(), name.topic.c_str(), name.partition, &low, &high,
+                                       static_cast<int>(Millis(timeout)));
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    return kafka::KafkaErrorToStatus(err,
-                                     absl::StrCat("watermarks of ", topic_, "[", partition, "]"));
+    return kafka::KafkaErrorToStatus(
+        err, absl::StrCat("watermarks of ", FormatTopicPartition(name)));
   }
   return std::make_pair(low, high);
 }

@@ -34,11 +34,16 @@
 #include "common/kafka/handles.h"
 #include "task/fetch_refill.h"
 #include "common/offsets.h"
+#include "common/stream_partitions.h"
 
 namespace sluice::task {
 
 struct KafkaConsumerOptions {
+  // The topic read; for a topic-pattern task, empty and `stream_partitions`
+  // names the (topic, partition) of each stream partition the offset maps
+  // are keyed by (records, ends and errors come back under those ids).
   std::string topic;
+  StreamPartitionMap stream_partitions;
   // librdkafka properties from the spec ("bootstrap.servers" is required).
   // They override the recommended ones of kafka::WithConsumerDefaults for
   // `cluster_kind`, except the settings exactly-once depends on (no commits,
@@ -54,6 +59,7 @@ struct KafkaConsumerOptions {
 };
 
 struct KafkaRecord {
+  // The stream partition (the Kafka partition for a single-topic task).
   int32_t partition;
   int64_t offset;
   absl::string_view value;
@@ -76,6 +82,9 @@ struct KafkaEnvelope {
   // Epoch millis (create or log-append time), -1 when the record has none.
   int64_t timestamp_ms = -1;
   absl::string_view topic;
+  // The Kafka partition (a topic-pattern task's record has a stream
+  // partition id besides).
+  int32_t partition = 0;
   // In record order; a name may repeat.
   std::vector<KafkaHeader> headers;
 };
@@ -93,7 +102,8 @@ class KafkaBatch {
   bool empty() const { return messages_.empty(); }
   KafkaRecord operator[](size_t i) const {
     const rd_kafka_message_t* m = messages_[i];
-    return KafkaRecord{m->partition, m->offset,
+    return KafkaRecord{stream_partitions_.empty() ? m->partition : stream_partitions_[i],
+                       m->offset,
                        absl::string_view(static_cast<const char*>(m->payload),
                                          m->payload == nullptr ? 0 : m->len)};
   }
@@ -110,6 +120,9 @@ class KafkaBatch {
  private:
   friend class KafkaConsumer;
   std::vector<rd_kafka_message_t*> messages_;
+  // Topic-pattern consumers: the stream partition of each message (empty
+  // otherwise: the Kafka partition is the id).
+  std::vector<int32_t> stream_partitions_;
 };
 
 // A partition whose next offset is not available in Kafka (before the
@@ -159,6 +172,7 @@ class KafkaConsumer {
   // Earliest and latest (high watermark) offsets of a partition.
   absl::StatusOr<std::pair<int64_t, int64_t>> Watermarks(int32_t partition, absl::Duration timeout);
 
+  // The topic (empty for a topic-pattern task).
   const std::string& topic() const { return topic_; }
 
   // How often Poll woke librdkafka's fetcher after the local queue had filled
@@ -166,7 +180,14 @@ class KafkaConsumer {
   int64_t fetch_wakeups() const { return fetch_wakeups_; }
 
  private:
-  KafkaConsumer(kafka::HandlePtr rk, std::string topic, RefillTrigger refill);
+  KafkaConsumer(kafka::HandlePtr rk, std::string topic, StreamPartitionMap stream_partitions,
+                RefillTrigger refill);
+  // The Kafka topic and partition of stream partition `id` (for a single
+  // topic: topic_ and id). INVALID_ARGUMENT for an id the task was not
+  // given.
+  absl::StatusOr<TopicPartition> KafkaPartitionOf(int32_t id) const;
+  // The stream partition of a message (-1: not one the task reads).
+  int32_t StreamPartitionOf(const rd_kafka_message_t* m);
 
   // One take from the consumer queue (Poll repeats it while it only got
   // partition EOF events).
@@ -181,6 +202,10 @@ class KafkaConsumer {
   kafka::HandlePtr rk_;
   rd_kafka_queue_t* queue_;
   const std::string topic_;
+  const StreamPartitionMap stream_partitions_;
+  // StreamPartitionOf's memo: the partition table of the last topic seen.
+  const rd_kafka_topic_t* last_rkt_ = nullptr;
+  const std::map<int32_t, int32_t>* last_topic_ids_ = nullptr;
   // Only the thread that calls Assign and Poll touches these.
   std::vector<int32_t> assigned_;
   RefillTrigger refill_;

@@ -52,7 +52,10 @@ absl::Status ReadLoop::RunLoop() {
   SetState(v1::TASK_STATE_STARTING);
   SLUICE_RETURN_IF_ERROR(Initialize());
   SetState(v1::TASK_STATE_READING);
-  LOG(INFO) << options_.log_prefix << " reading " << spec_.topic() << " from "
+  LOG(INFO) << options_.log_prefix << " reading "
+            << (spec_.topic_pattern().empty() ? spec_.topic()
+                                              : "topicPattern " + spec_.topic_pattern())
+            << " from "
             << FormatOffsets(control.current());
   KafkaBatch batch;
   size_t next = 0;
@@ -171,6 +174,7 @@ absl::Status ReadLoop::Initialize() {
 
   KafkaConsumerOptions consumer_options;
   consumer_options.topic = spec_.topic();
+  consumer_options.stream_partitions = settings_.stream_partitions;
   consumer_options.properties.insert(spec_.consumer_properties().begin(),
                                      spec_.consumer_properties().end());
   consumer_options.client_id = spec_.task_id();

@@ -71,7 +71,7 @@ const segment::RecordEnvelope* RecordEnvelopeBuilder::Build(const KafkaRecord& r
                      meta.timestamp_ms >= 0});
   columns.push_back({topic_column_, meta.topic, true});
   if (!partition_column_.empty()) {
-    columns.push_back({partition_column_, Decimal(record.partition, partition_text_), true});
+    columns.push_back({partition_column_, Decimal(meta.partition, partition_text_), true});
   }
   if (!offset_column_.empty()) {
     columns.push_back({offset_column_, Decimal(record.offset, offset_text_), true});

@@ -63,9 +63,12 @@ TEST(RecordEnvelopeBuilder, NamedColumnsNullKeyNoTimestampAndEncodings) {
   ASSERT_TRUE(builder.ok()) << builder.status();
   KafkaEnvelope meta;
   meta.topic = "wiki";
+  meta.partition = 3;
   meta.headers = {{"bin", absl::string_view("\x01\xff", 2), true}};
   std::string error;
-  const segment::RecordEnvelope* envelope = builder->Build(KafkaRecord{3, 42, "{}"}, meta, &error);
+  // The column holds the Kafka partition, not the stream partition id (7,
+  // as a topic-pattern task's record has it).
+  const segment::RecordEnvelope* envelope = builder->Build(KafkaRecord{7, 42, "{}"}, meta, &error);
   ASSERT_NE(envelope, nullptr) << error;
   const std::map<std::string, std::string> want = {
       {"k", "<null>"}, {"ts", "<null>"}, {"t", "wiki"}, {"p", "3"}, {"o", "42"}, {"h_bin", "01ff"},

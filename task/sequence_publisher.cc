@@ -163,6 +163,7 @@ absl::Status SequencePublisher::PublishOne(const ClosedSequence& sequence) {
   for (const auto& [p, start] : sequence.sequence.start) {
     v1::PartitionRange* range = request.add_partition_stats();
     range->set_partition(p);
+    NameRange(range);
     range->set_start_offset(start);
     range->set_end_offset(sequence.sequence.end.at(p));
     const auto counts = sequence.counts.find(p);
@@ -218,6 +219,13 @@ absl::Status SequencePublisher::PublishOne(const ClosedSequence& sequence) {
   return Annotate(status, absl::StrCat("publishing ", sequence.sequence.name));
 }
 
+void SequencePublisher::NameRange(v1::PartitionRange* range) const {
+  if (const TopicPartition* name = options_.stream_partitions.Find(range->partition())) {
+    range->set_topic(name->topic);
+    range->set_topic_partition(name->partition);
+  }
+}
+
 absl::StatusOr<std::vector<SequencePublisher::PushedSegment>> SequencePublisher::BuildAndPush(
     const ClosedSequence& sequence) {
   SLUICE_RETURN_IF_ERROR(MakeDirs(options_.segment_dir));
@@ -232,9 +240,11 @@ absl::StatusOr<std::vector<SequencePublisher::PushedSegment>> SequencePublisher:
     info.partition_num = s.partition_num();
     info.sequence_name = sequence.sequence.name;
     info.provenance.set_topic(options_.topic);
+    info.provenance.set_topic_pattern(options_.topic_pattern);
     for (const auto& [p, start] : sequence.sequence.start) {
       v1::PartitionRange* range = info.provenance.add_ranges();
       range->set_partition(p);
+      NameRange(range);
       range->set_start_offset(start);
       range->set_end_offset(sequence.sequence.end.at(p));
       const auto rows = s.records_by_partition().find(p);

@@ -36,6 +36,7 @@
 #include "absl/time/time.h"
 #include "common/deep_storage.h"
 #include "common/retry.h"
+#include "common/stream_partitions.h"
 #include "sluice/v1/task.pb.h"
 #include "task/segment_sink.h"
 #include "task/sequence_store.h"
@@ -65,6 +66,10 @@ struct SequencePublisherOptions {
   std::string datasource;
   int32_t group_id = 0;
   std::string topic;
+  // Topic-pattern tasks: the pattern (topic empty) and the (topic,
+  // partition) of each stream partition, named in every range sent.
+  std::string topic_pattern;
+  StreamPartitionMap stream_partitions;
   std::string spill_dir;
   // Where segment files are built before the push.
   std::string segment_dir;
@@ -131,6 +136,8 @@ class SequencePublisher {
   // Publishes one sequence; on success its handoff wait is queued.
   absl::Status PublishOne(const ClosedSequence& sequence);
   absl::StatusOr<std::vector<PushedSegment>> BuildAndPush(const ClosedSequence& sequence);
+  // Sets a range's topic and Kafka partition (topic-pattern tasks).
+  void NameRange(v1::PartitionRange* range) const;
   absl::StatusOr<std::string> Push(const std::string& local_path, const std::string& key_stem);
   // ABORTED: whether the sequence is committed exactly as we would have.
   absl::StatusOr<bool> CommittedAsOurs(const ClosedSequence& sequence,

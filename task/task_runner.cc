@@ -43,6 +43,8 @@ TaskRunner::TaskRunner(TaskRunnerOptions options, TaskSettings settings)
   p.datasource = options_.spec.datasource();
   p.group_id = options_.spec.group_id();
   p.topic = options_.spec.topic();
+  p.topic_pattern = options_.spec.topic_pattern();
+  p.stream_partitions = settings_.stream_partitions;
   p.spill_dir = files_.spill_dir();
   p.segment_dir = files_.segment_dir();
   p.supervisor = options_.supervisor;

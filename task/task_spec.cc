@@ -13,7 +13,9 @@ absl::StatusOr<TaskSettings> CheckTaskSpec(const v1::TaskSpec& spec) {
   SLUICE_RETURN_IF_ERROR(ValidateDatasource(spec.datasource()));
   SLUICE_RETURN_IF_ERROR(
       ValidateName("base sequence name", spec.base_sequence_name(), kMaxTaskIdLength));
-  if (spec.topic().empty()) return absl::InvalidArgumentError("the task spec has no topic");
+  if (spec.topic().empty() == spec.topic_pattern().empty()) {
+    return absl::InvalidArgumentError("the task spec needs a topic or a topic pattern, not both");
+  }
   const auto bootstrap = spec.consumer_properties().find("bootstrap.servers");
   if (bootstrap == spec.consumer_properties().end() || bootstrap->second.empty()) {
     return absl::InvalidArgumentError("consumer_properties must set \"bootstrap.servers\"");
@@ -30,6 +32,18 @@ absl::StatusOr<TaskSettings> CheckTaskSpec(const v1::TaskSpec& spec) {
           absl::StrCat("start offset ", o, " of partition ", p, " is not valid"));
     }
     settings.partitions.push_back(p);
+  }
+  if (!spec.topic_pattern().empty()) {
+    SLUICE_ASSIGN_OR_RETURN(settings.stream_partitions,
+                            StreamPartitionMap::Create(spec.stream_partitions()));
+    for (int32_t p : settings.partitions) {
+      if (settings.stream_partitions.Find(p) == nullptr) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "stream partition ", p, " has no topic and partition in stream_partitions"));
+      }
+    }
+  } else if (!spec.stream_partitions().empty()) {
+    return absl::InvalidArgumentError("stream_partitions are for topic-pattern tasks only");
   }
   if (spec.checkpoints().empty()) {
     settings.checkpoints.emplace_back(0, start);

@@ -12,6 +12,7 @@
 #include "absl/time/time.h"
 #include "common/granularity.h"
 #include "common/spec.h"
+#include "common/stream_partitions.h"
 #include "sluice/v1/task.pb.h"
 #include "common/offsets.h"
 
@@ -20,6 +21,8 @@ namespace sluice::task {
 struct TaskSettings {
   // Sorted.
   std::vector<int32_t> partitions;
+  // Topic-pattern tasks: the (topic, partition) of each of `partitions`.
+  StreamPartitionMap stream_partitions;
   // Sequence id -> start offsets, ids ascending ({0: start_offsets} when the
   // spec lists none).
   std::vector<std::pair<int32_t, OffsetMap>> checkpoints;

@@ -110,6 +110,7 @@ absl::Status FaultScenario::Init() {
   o.workers = options_.workers;
   o.brokers = options_.brokers;
   o.topics = {absl::StrCat(options_.topic, ":", options_.partitions)};
+  o.topics.insert(o.topics.end(), options_.more_topics.begin(), options_.more_topics.end());
   o.external_bootstrap_servers = options_.external_bootstrap_servers;
   // Every supervisor its own arm directory: the key "supervisor" applies to
   // all of them, each further one's own flag (later) overrides it.
@@ -222,6 +223,10 @@ absl::Status FaultScenario::SubmitSpec(const std::function<void(v1::SupervisorSp
   tuning->set_chat_retries(options_.chat_retries);
   tuning->set_checkpoint_retry_period(options_.checkpoint_retry_period);
   tuning->set_handoff_condition_timeout("PT60S");
+  if (!options_.topic_pattern.empty()) {
+    io->clear_topic();
+    io->set_topic_pattern(options_.topic_pattern);
+  }
   if (edit) edit(spec);
   v1::SubmitSupervisorResponse response;
   return Annotate(CallSupervisor([&](v1::SupervisorService::Stub* stub, grpc::ClientContext* c) {
@@ -232,7 +237,8 @@ absl::Status FaultScenario::SubmitSpec(const std::function<void(v1::SupervisorSp
 
 // ---- records ----
 
-absl::Status FaultScenario::ProduceNow(int64_t records, absl::Duration over) {
+absl::Status FaultScenario::ProduceNow(int64_t records, absl::Duration over,
+                                       const std::string& topic, bool counted) {
   int batch;
   {
     absl::MutexLock lock(&mu_);
@@ -240,7 +246,7 @@ absl::Status FaultScenario::ProduceNow(int64_t records, absl::Duration over) {
   }
   produce::ProduceOptions o;
   o.properties = {{"bootstrap.servers", cluster_->bootstrap_servers()}};
-  o.topic = options_.topic;
+  o.topic = topic.empty() ? options_.topic : topic;
   o.records = records;
   o.rate = over > absl::ZeroDuration() ? static_cast<double>(records) / absl::ToDoubleSeconds(over)
                                        : 0;
@@ -257,6 +263,13 @@ absl::Status FaultScenario::ProduceNow(int64_t records, absl::Duration over) {
   o.metadata_timeout = absl::Minutes(1);
   SLUICE_ASSIGN_OR_RETURN(produce::ProduceResult result, produce::ProduceWikiRecords(o));
   absl::MutexLock lock(&mu_);
+  if (!counted) return absl::OkStatus();
+  if (!options_.topic_pattern.empty()) {
+    for (const auto& [p, count] : result.partitions) {
+      int64_t& end = topic_end_offsets_[{o.topic, p}];
+      end = std::max(end, count.end_offset);
+    }
+  }
   produced_.records += result.records;
   produced_.malformed += result.malformed;
   for (const auto& [p, count] : result.partitions) {
@@ -268,6 +281,35 @@ absl::Status FaultScenario::ProduceNow(int64_t records, absl::Duration over) {
 
 absl::Status FaultScenario::Produce(int64_t records) {
   return ProduceNow(records, absl::ZeroDuration());
+}
+
+absl::Status FaultScenario::ProduceTo(const std::string& topic, int64_t records, bool counted) {
+  return ProduceNow(records, absl::ZeroDuration(), topic, counted);
+}
+
+absl::Status FaultScenario::CreateTopic(const std::string& topic, int partitions) {
+  return cluster_->BrokerCommand(absl::StrCat("create ", topic, " ", partitions)).status();
+}
+
+absl::StatusOr<Produced> FaultScenario::ProducedByStreamPartition(
+    const v1::GetCommitLogResponse& log) const {
+  Produced out = produced();
+  if (options_.topic_pattern.empty()) return out;
+  std::map<std::pair<std::string, int32_t>, int32_t> ids;
+  for (const v1::StreamPartition& p : log.stream_partitions()) {
+    ids[{p.topic(), p.partition()}] = p.id();
+  }
+  absl::MutexLock lock(&mu_);
+  out.end_offsets.clear();
+  for (const auto& [name, end] : topic_end_offsets_) {
+    auto id = ids.find(name);
+    if (id == ids.end()) {
+      return absl::NotFoundError(absl::StrCat(name.first, "[", name.second,
+                                              "] has no stream partition id yet"));
+    }
+    out.end_offsets[id->second] = end;
+  }
+  return out;
 }
 
 void FaultScenario::StartProducing(int64_t records, absl::Duration over) {
@@ -470,13 +512,15 @@ absl::Status FaultScenario::WaitUntilCommittedSequences(int n, absl::Duration ti
 }
 
 absl::Status FaultScenario::WaitUntilAllCommitted(absl::Duration timeout) {
-  const Produced target = produced();
   return WaitUntil(
       absl::StrCat("every partition committed through what was produced ",
-                   FormatPartitionOffsets(target.end_offsets)),
+                   FormatPartitionOffsets(produced().end_offsets)),
       timeout, [&]() -> absl::StatusOr<bool> {
         SLUICE_ASSIGN_OR_RETURN(v1::GetCommitLogResponse log, CommitLog());
-        for (const auto& [p, end] : target.end_offsets) {
+        // With a topic pattern the ids appear as the supervisor finds topics.
+        absl::StatusOr<Produced> target = ProducedByStreamPartition(log);
+        if (!target.ok()) return false;
+        for (const auto& [p, end] : target->end_offsets) {
           auto c = log.committed_offsets().find(p);
           if (c == log.committed_offsets().end() || c->second < end) return false;
         }
@@ -549,7 +593,12 @@ audit::AuditReport FaultScenario::Audit(const PartitionOffsets& reset) {
   audit::AuditReport report =
       audit::RunAudit(inputs->commit_log, inputs->used_segments, counter->get(), &verifier);
   CheckResetsDeclared(reset, &report);
-  CheckCommittedThrough(inputs->commit_log, target.end_offsets, &report);
+  absl::StatusOr<Produced> by_id = ProducedByStreamPartition(inputs->commit_log);
+  if (!by_id.ok()) {
+    report.discrepancies.push_back(std::string(by_id.status().message()));
+  } else {
+    CheckCommittedThrough(inputs->commit_log, by_id->end_offsets, &report);
+  }
   if (reset.empty()) {
     CheckExpectedTotals(target, !options_.late_message_rejection_start.empty(), &report);
   }

@@ -90,6 +90,13 @@ struct ScenarioOptions {
   std::string external_bootstrap_servers;
   // The topic (unique per scenario on a shared broker).
   std::string topic = kTopic;
+  // ioConfig.topicPattern instead of ioConfig.topic (which `topic` must
+  // then match, being one of the topics read), and topics the dev broker
+  // creates besides `topic` ("NAME:PARTITIONS"). Offsets are then keyed by
+  // stream partition: what was produced to each (topic, partition) is
+  // checked against its id in the commit log.
+  std::string topic_pattern;
+  std::vector<std::string> more_topics;
   // Extra consumerProperties of the spec, also used by the audit's reader
   // (e.g. {"isolation.level", "read_uncommitted"}).
   std::map<std::string, std::string> consumer_properties;
@@ -147,13 +154,21 @@ class FaultScenario {
   // ---- records ----
   // Produces `records` records and waits until Kafka has them all.
   absl::Status Produce(int64_t records);
+  // The same into `topic`; records of a topic the datasource does not read
+  // (`counted` false) are not expected anywhere.
+  absl::Status ProduceTo(const std::string& topic, int64_t records, bool counted = true);
+  // Has the dev broker create a topic now.
+  absl::Status CreateTopic(const std::string& topic, int partitions);
   // Produces `records` records in a background thread, spread over `over`.
   // One background producer at a time.
   void StartProducing(int64_t records, absl::Duration over);
   // Waits for the background producer; its error if it failed.
   absl::Status WaitProduced(absl::Duration timeout = absl::Minutes(3));
-  // What was delivered so far.
+  // What was delivered so far; with a topic pattern its end offsets are
+  // keyed by the stream partitions of `log` (NOT_FOUND while a (topic,
+  // partition) produced to has no id there yet).
   Produced produced() const;
+  absl::StatusOr<Produced> ProducedByStreamPartition(const v1::GetCommitLogResponse& log) const;
   // Counts records another producer delivered (e.g. transactional ones:
   // only committed records, with end offsets past the last marker).
   void AddProduced(const Produced& more);
@@ -223,7 +238,8 @@ class FaultScenario {
   explicit FaultScenario(ScenarioOptions options);
   absl::Status Init();
   absl::Status SubmitSpec(const std::function<void(v1::SupervisorSpec*)>& edit = nullptr);
-  absl::Status ProduceNow(int64_t records, absl::Duration over);
+  absl::Status ProduceNow(int64_t records, absl::Duration over, const std::string& topic = "",
+                          bool counted = true);
   std::string CopyLogsOnce();
   // One SupervisorService call on the leader, with a deadline; with several
   // supervisors tried again (for up to 30 s) while it fails UNAVAILABLE.
@@ -243,6 +259,9 @@ class FaultScenario {
   // Batches produced so far (each has its own seed and time range).
   int batches_ ABSL_GUARDED_BY(mu_) = 0;
   Produced produced_ ABSL_GUARDED_BY(mu_);
+  // Topic-pattern scenarios: the end offset produced to each (topic,
+  // Kafka partition) read.
+  std::map<std::pair<std::string, int32_t>, int64_t> topic_end_offsets_ ABSL_GUARDED_BY(mu_);
 
   std::thread producer_thread_;
   std::atomic<bool> stop_producing_{false};

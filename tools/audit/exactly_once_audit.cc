@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/stream_partitions.h"
 
 namespace sluice::audit {
 namespace {
@@ -25,12 +26,17 @@ std::string ProvenanceText(const v1::Provenance& provenance) {
             [](const v1::PartitionRange* a, const v1::PartitionRange* b) {
               return a->partition() < b->partition();
             });
-  std::string out = provenance.topic();
+  std::string out = StreamNameOf(provenance);
   for (const v1::PartitionRange* r : ranges) {
     absl::StrAppend(&out, " p", r->partition(), "[", r->start_offset(), ",", r->end_offset(),
                     ")=", r->rows());
   }
   return out;
+}
+
+// What the log's offsets are offsets of, as StreamNameOf names it.
+std::string LogStreamName(const v1::GetCommitLogResponse& log) {
+  return log.topic_pattern().empty() ? log.topic() : kTopicPatternPrefix + log.topic_pattern();
 }
 
 }  // namespace
@@ -58,6 +64,10 @@ AuditReport RunAudit(const v1::GetCommitLogResponse& log,
   report.datasource = log.datasource();
   report.sequences = log.sequences_size();
   report.segments = static_cast<int64_t>(used_segments.size());
+  std::map<int32_t, TopicPartition> names;
+  for (const v1::StreamPartition& p : log.stream_partitions()) {
+    names[p.id()] = {p.topic(), p.partition()};
+  }
   auto fail = [&report](std::string message) {
     report.discrepancies.push_back(std::move(message));
   };
@@ -186,11 +196,22 @@ AuditReport RunAudit(const v1::GetCommitLogResponse& log,
       fail(absl::StrCat("segment ", segment.id(), " is not in the commit record of ",
                         seq.sequence_name()));
     }
-    if (segment.provenance().topic() != log.topic()) {
-      fail(absl::StrCat("segment ", segment.id(), " came from topic \"",
-                        segment.provenance().topic(), "\", not \"", log.topic(), "\""));
+    if (StreamNameOf(segment.provenance()) != LogStreamName(log)) {
+      fail(absl::StrCat("segment ", segment.id(), " came from \"",
+                        StreamNameOf(segment.provenance()), "\", not \"", LogStreamName(log),
+                        "\""));
     }
     for (const v1::PartitionRange& range : segment.provenance().ranges()) {
+      if (!log.topic_pattern().empty()) {
+        auto name = names.find(range.partition());
+        if (name == names.end() || name->second.topic != range.topic() ||
+            name->second.partition != range.topic_partition()) {
+          fail(absl::StrCat("segment ", segment.id(), " names stream partition ",
+                            range.partition(), " ",
+                            FormatTopicPartition({range.topic(), range.topic_partition()}),
+                            ", the commit log does not"));
+        }
+      }
       auto start = seq.start_offsets().find(range.partition());
       auto end = seq.end_offsets().find(range.partition());
       if (start == seq.start_offsets().end() || end == seq.end_offsets().end() ||
@@ -245,7 +266,20 @@ AuditReport RunAudit(const v1::GetCommitLogResponse& log,
       auto end_it = seq.end_offsets().find(p);
       if (end_it == seq.end_offsets().end()) continue;
       const int64_t end = end_it->second;
-      absl::StatusOr<RangeCount> range = counter->CountRange(log.topic(), p, start, end);
+      // A topic-pattern datasource's stream partition p is a (topic,
+      // partition) of the log's list.
+      TopicPartition kafka{log.topic(), p};
+      if (!log.topic_pattern().empty()) {
+        auto name = names.find(p);
+        if (name == names.end()) {
+          fail(absl::StrCat("stream partition ", p, " of ", seq.sequence_name(),
+                            " has no topic and partition in the commit log"));
+          continue;
+        }
+        kafka = name->second;
+      }
+      absl::StatusOr<RangeCount> range =
+          counter->CountRange(kafka.topic, kafka.partition, start, end);
       if (!range.ok()) {
         fail(absl::StrCat("cannot count Kafka records of partition ", p, " [", start, ", ", end,
                           "): ", range.status().message()));

@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <tuple>
 
 namespace sluice::audit {
@@ -22,6 +23,7 @@ class TableCounter : public RecordCounter {
   }
   absl::StatusOr<RangeCount> CountRange(const std::string& topic, int32_t p, int64_t start,
                                         int64_t end) override {
+    asked.insert({topic, p});
     absl::StatusOr<int64_t> records = CountRecords(topic, p, start, end);
     if (!records.ok()) return records.status();
     auto it = reparsed_unparseable.find({p, start, end});
@@ -30,6 +32,8 @@ class TableCounter : public RecordCounter {
   std::map<std::tuple<int32_t, int64_t, int64_t>, int64_t> overrides;
   // What re-parsing the range finds (absent: not re-parsed).
   std::map<std::tuple<int32_t, int64_t, int64_t>, int64_t> reparsed_unparseable;
+  // Every (topic, partition) counted.
+  std::set<std::pair<std::string, int32_t>> asked;
 };
 
 class TableVerifier : public SegmentVerifier {
@@ -129,6 +133,39 @@ TEST_F(AuditTest, ConsistentDatasourcePasses) {
   EXPECT_EQ(report.partitions, 2);
   EXPECT_EQ(report.records_by_partition, (std::map<int32_t, int64_t>{{0, 30}, {1, 20}}));
   EXPECT_NE(report.ToString().find("PASS"), std::string::npos);
+}
+
+// ioConfig.topicPattern: stream partitions 0 and 1 are partitions of two
+// topics; each range is counted in its own topic, and a segment that names
+// another (topic, partition) for an id than the log is a discrepancy.
+TEST_F(AuditTest, ATopicPatternDatasourceCountsEachStreamPartitionInItsTopic) {
+  log_.clear_topic();
+  log_.set_topic_pattern("edits-.*");
+  auto name = [&](int32_t id, const std::string& topic, int32_t partition) {
+    v1::StreamPartition* p = log_.add_stream_partitions();
+    p->set_id(id);
+    p->set_topic(topic);
+    p->set_partition(partition);
+  };
+  name(0, "edits-en", 0);
+  name(1, "edits-de", 3);
+  for (v1::SegmentDescriptor& segment : segments_) {
+    segment.mutable_provenance()->clear_topic();
+    segment.mutable_provenance()->set_topic_pattern("edits-.*");
+    for (v1::PartitionRange& range : *segment.mutable_provenance()->mutable_ranges()) {
+      range.set_topic(range.partition() == 0 ? "edits-en" : "edits-de");
+      range.set_topic_partition(range.partition() == 0 ? 0 : 3);
+    }
+  }
+  AuditReport report = Run();
+  EXPECT_TRUE(report.ok()) << report.ToString();
+  EXPECT_EQ(report.records_in_kafka, 50);
+  EXPECT_EQ(counter_.asked, (std::set<std::pair<std::string, int32_t>>{{"edits-en", 0},
+                                                                       {"edits-de", 3}}));
+  segments_[2].mutable_provenance()->mutable_ranges(1)->set_topic_partition(4);
+  ExpectFailure("names stream partition 1 edits-de[4], the commit log does not");
+  segments_[2].mutable_provenance()->set_topic_pattern("other");
+  ExpectFailure("came from \"topicPattern:other\", not \"topicPattern:edits-.*\"");
 }
 
 // A publish that claims records as unparseable when they parse (the rows

@@ -130,7 +130,7 @@ absl::StatusOr<LiveAuditResult> RunLiveAudit(v1::SupervisorService::StubInterfac
   properties.erase("group.id");  // The counter reads with its own (never joined) group.
 
   LiveAuditResult result;
-  result.topic = log.topic();
+  result.topic = log.topic_pattern().empty() ? log.topic() : "pattern " + log.topic_pattern();
   result.bootstrap_servers = properties["bootstrap.servers"];
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<KafkaRecordCounter> counter,
                           KafkaRecordCounter::Create(

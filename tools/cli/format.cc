@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cinttypes>
+#include <map>
 #include <set>
 #include <vector>
 
@@ -234,11 +235,28 @@ std::string FormatHistory(absl::string_view datasource,
   for (const v1::SpecVersion& v : response.versions()) {
     const v1::IoConfig& io = v.spec().io_config();
     t.AddRow({absl::StrCat(v.version()), FormatTimeMs(v.created_at_ms()), YesNo(v.terminated()),
-              io.topic().empty() ? "-" : io.topic(), absl::StrCat(io.task_count()),
+              !io.topic_pattern().empty() ? "pattern " + io.topic_pattern()
+              : io.topic().empty()        ? "-"
+                                          : io.topic(),
+              absl::StrCat(io.task_count()),
               absl::StrCat(io.replicas()), io.task_duration().empty() ? "-" : io.task_duration()});
   }
   return t.Render();
 }
+
+namespace {
+
+// Stream partition id -> "topic[partition]" (topic-pattern datasources).
+std::map<int32_t, std::string> StreamPartitionNames(
+    const google::protobuf::RepeatedPtrField<v1::StreamPartition>& partitions) {
+  std::map<int32_t, std::string> out;
+  for (const v1::StreamPartition& p : partitions) {
+    out[p.id()] = absl::StrCat(p.topic(), "[", p.partition(), "]");
+  }
+  return out;
+}
+
+}  // namespace
 
 std::string FormatStatus(const v1::SupervisorStatus& status) {
   std::string out;
@@ -250,8 +268,16 @@ std::string FormatStatus(const v1::SupervisorStatus& status) {
   out += Label("state", state);
   out += Label("healthy", YesNo(status.healthy()));
   out += Label("suspended", YesNo(status.suspended()));
-  out += Label("topic", absl::StrCat(status.topic().empty() ? "-" : status.topic(), ", ",
-                                     status.partitions(), " partition(s)"));
+  if (!status.topic_pattern().empty()) {
+    std::set<std::string> topics;
+    for (const v1::StreamPartition& p : status.stream_partitions()) topics.insert(p.topic());
+    out += Label("topic", absl::StrCat("pattern ", status.topic_pattern(), ", ",
+                                       status.partitions(), " partition(s) of ", topics.size(),
+                                       " topic(s) seen"));
+  } else {
+    out += Label("topic", absl::StrCat(status.topic().empty() ? "-" : status.topic(), ", ",
+                                       status.partitions(), " partition(s)"));
+  }
   out += Label("spec version", absl::StrCat(status.spec_version()));
   out += Label("published", absl::StrCat(status.segments_published(), " segment(s)"));
   if (status.segments_failing_verification() > 0) {
@@ -291,13 +317,25 @@ std::string FormatStatus(const v1::SupervisorStatus& status) {
   if (partitions.empty()) {
     out += "partitions: none known yet\n";
   } else {
-    Table t({"PARTITION", "COMMITTED", "CURRENT", "LATEST", "LAG", "TIME LAG MS"},
-            {Table::kRight, Table::kRight, Table::kRight, Table::kRight, Table::kRight,
-             Table::kRight});
+    const std::map<int32_t, std::string> names = StreamPartitionNames(status.stream_partitions());
+    std::vector<std::string> header = {"PARTITION", "COMMITTED", "CURRENT",
+                                       "LATEST",    "LAG",       "TIME LAG MS"};
+    std::vector<Table::Align> align(header.size(), Table::kRight);
+    if (!names.empty()) {
+      header.insert(header.begin() + 1, "TOPIC[PARTITION]");
+      align.insert(align.begin() + 1, Table::kLeft);
+    }
+    Table t(header, align);
     for (int32_t p : partitions) {
-      t.AddRow({absl::StrCat(p), Lookup(status.committed_offsets(), p),
-                Lookup(status.current_offsets(), p), Lookup(status.latest_offsets(), p),
-                Lookup(status.lag(), p), Lookup(status.time_lag_ms(), p)});
+      std::vector<std::string> row = {absl::StrCat(p), Lookup(status.committed_offsets(), p),
+                                      Lookup(status.current_offsets(), p),
+                                      Lookup(status.latest_offsets(), p), Lookup(status.lag(), p),
+                                      Lookup(status.time_lag_ms(), p)};
+      if (!names.empty()) {
+        auto name = names.find(p);
+        row.insert(row.begin() + 1, name == names.end() ? "-" : name->second);
+      }
+      t.AddRow(row);
     }
     out += t.Render();
   }
@@ -376,14 +414,28 @@ std::string FormatWorkers(const v1::ListWorkersResponse& response, int64_t now_m
 std::string FormatCommitLog(const v1::GetCommitLogResponse& response) {
   std::string out;
   out += Label("datasource", response.datasource());
-  out += Label("topic", response.topic().empty() ? "-" : response.topic());
+  out += Label("topic", !response.topic_pattern().empty() ? "pattern " + response.topic_pattern()
+                        : response.topic().empty()           ? "-"
+                                                             : response.topic());
   out += Label("initial", FormatOffsets(response.initial_offsets()));
   out += Label("committed", FormatOffsets(response.committed_offsets()));
   out += Label("sequences", absl::StrCat(response.sequences_size()));
   if (!response.scaling_decisions().empty()) {
     out += Label("scalings", absl::StrCat(response.scaling_decisions_size()));
   }
-  if (response.sequences().empty() && response.scaling_decisions().empty()) return out;
+  if (response.sequences().empty() && response.scaling_decisions().empty() &&
+      response.stream_partitions().empty()) {
+    return out;
+  }
+  if (!response.stream_partitions().empty()) {
+    out += "\n";
+    Table names({"PARTITION", "TOPIC", "KAFKA PARTITION"},
+                {Table::kRight, Table::kLeft, Table::kRight});
+    for (const v1::StreamPartition& p : response.stream_partitions()) {
+      names.AddRow({absl::StrCat(p.id()), p.topic(), absl::StrCat(p.partition())});
+    }
+    out += names.Render();
+  }
   if (!response.sequences().empty()) out += "\n" + CommitLogSequences(response);
   if (!response.scaling_decisions().empty()) {
     out += "\n";

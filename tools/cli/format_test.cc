@@ -283,6 +283,45 @@ TEST(FormatTest, AutoscalerInStatusAndScalingsInTheCommitLog) {
             "of 10 lag samples\n");
 }
 
+TEST(FormatTest, TopicPatternStatusNamesEachStreamPartitionAndTheCommitLogListsThem) {
+  v1::SupervisorStatus status;
+  status.set_datasource("metrics");
+  status.set_topic_pattern("metrics-.*");
+  status.set_partitions(3);
+  auto name = [](auto* list, int32_t id, const std::string& topic, int32_t partition) {
+    v1::StreamPartition* p = list->Add();
+    p->set_id(id);
+    p->set_topic(topic);
+    p->set_partition(partition);
+  };
+  name(status.mutable_stream_partitions(), 0, "metrics-a", 0);
+  name(status.mutable_stream_partitions(), 1, "metrics-a", 1);
+  name(status.mutable_stream_partitions(), 2, "metrics-b", 0);
+  (*status.mutable_latest_offsets())[0] = 10;
+  (*status.mutable_latest_offsets())[2] = 7;
+  const std::string text = FormatStatus(status);
+  EXPECT_THAT(text, HasSubstr("topic:         pattern metrics-.*, 3 partition(s) of 2 topic(s) "
+                              "seen\n"));
+  EXPECT_THAT(text, HasSubstr("PARTITION  TOPIC[PARTITION]  COMMITTED"));
+  EXPECT_THAT(text, HasSubstr("        2  metrics-b[0]"));
+
+  v1::GetCommitLogResponse log;
+  log.set_datasource("metrics");
+  log.set_topic_pattern("metrics-.*");
+  name(log.mutable_stream_partitions(), 0, "metrics-a", 0);
+  name(log.mutable_stream_partitions(), 1, "metrics-b", 0);
+  EXPECT_EQ(FormatCommitLog(log),
+            "datasource:    metrics\n"
+            "topic:         pattern metrics-.*\n"
+            "initial:       -\n"
+            "committed:     -\n"
+            "sequences:     0\n"
+            "\n"
+            "PARTITION  TOPIC      KAFKA PARTITION\n"
+            "        0  metrics-a                0\n"
+            "        1  metrics-b                0\n");
+}
+
 TEST(FormatTest, SubmitSummaryHistoryAndJson) {
   v1::SubmitSupervisorResponse submit;
   submit.mutable_spec()->set_datasource("wiki");
