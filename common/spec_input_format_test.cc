@@ -136,6 +136,8 @@ TEST(InputFormatSpec, TheReadmeExampleNormalizes) {
   ASSERT_TRUE(normalized.ok()) << normalized.status();
   EXPECT_EQ(normalized->io_config().input_format().key_column_name(), "user");
   EXPECT_EQ(normalized->io_config().input_format().topic_column_name(), "kafka.topic");
+  EXPECT_EQ(normalized->io_config().topic_pattern(), "clicks-.*");
+  EXPECT_TRUE(normalized->io_config().topic().empty());
   const v1::AutoScalerConfig& scaler = normalized->io_config().auto_scaler_config();
   EXPECT_TRUE(scaler.enable_task_auto_scaler());
   EXPECT_EQ(scaler.task_count_max(), 4);
