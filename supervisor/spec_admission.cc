@@ -58,12 +58,24 @@ absl::Status CheckTopicSwitch(const std::string& datasource,
   return absl::OkStatus();
 }
 
+namespace {
+
+// "topic \"wiki\"" or "topicPattern \"wiki-.*\"" (whose partitions are
+// stream partition ids).
+std::string StreamLabel(const v1::SupervisorStatus& status) {
+  return status.topic_pattern().empty()
+             ? absl::StrCat("topic \"", status.topic(), "\"")
+             : absl::StrCat("topicPattern \"", status.topic_pattern(), "\"");
+}
+
+}  // namespace
+
 absl::Status CheckPartitionsExist(const v1::SupervisorStatus& status,
                                   const google::protobuf::Map<int32_t, int64_t>& offsets) {
   if (status.latest_offsets().empty()) {
     return absl::UnavailableError(absl::StrCat(
-        "the partitions of topic \"", status.topic(),
-        "\" are not known yet (Kafka not reached); try again once the status shows them"));
+        "the partitions of ", StreamLabel(status),
+        " are not known yet (Kafka not reached); try again once the status shows them"));
   }
   std::set<int32_t> missing;
   for (const auto& [p, unused] : offsets) {
@@ -71,7 +83,7 @@ absl::Status CheckPartitionsExist(const v1::SupervisorStatus& status,
   }
   if (missing.empty()) return absl::OkStatus();
   return absl::InvalidArgumentError(
-      absl::StrCat("topic \"", status.topic(), "\" has no partition ", absl::StrJoin(missing, ", "),
+      absl::StrCat(StreamLabel(status), " has no partition ", absl::StrJoin(missing, ", "),
                    " (it has ", status.latest_offsets().size(), ": 0 to ",
                    status.latest_offsets().size() - 1, "); nothing was reset"));
 }

@@ -857,6 +857,60 @@ TEST_F(StreamSupervisorTest, AScaleOutReplacesAPendingScaleIn) {
   EXPECT_EQ(log->scaling_decisions(0).from_task_count(), 2);
 }
 
+// ioConfig.topicPattern: each (topic, partition) gets a stream partition id
+// that is stored before a group uses it and named in the task's spec; after
+// a restart the stored ids stand (a topic that sorts first but comes later
+// gets the next id, not 0), and the status names every id.
+TEST_F(StreamSupervisorTest, TopicPatternIdsAreStoredBeforeUseAndKeptAcrossARestart) {
+  AddWorker("w1");
+  stream_.SetTopicPartition("clicks-us", 0, 0, 10);
+  stream_.SetTopicPartition("clicks-eu", 0, 0, 20);
+  v1::SupervisorSpec spec = Spec(/*task_count=*/2);
+  spec.mutable_io_config()->clear_topic();
+  spec.mutable_io_config()->set_topic_pattern("clicks-.*");
+  Submit(spec);
+  Run();
+  auto stored = [&] {
+    std::vector<std::string> out;
+    EXPECT_TRUE(store_
+                    ->InTransaction([&](StoreTxn& txn) -> absl::Status {
+                      auto partitions = txn.StreamPartitions("wiki");
+                      if (!partitions.ok()) return partitions.status();
+                      for (const auto& p : *partitions) {
+                        out.push_back(absl::StrCat(p.id(), "=", p.topic(), "[", p.partition(), "]"));
+                      }
+                      return absl::OkStatus();
+                    })
+                    .ok());
+    return out;
+  };
+  EXPECT_EQ(stored(), (std::vector<std::string>{"0=clicks-eu[0]", "1=clicks-us[0]"}));
+  const std::vector<std::string> group1 = GroupTasks(1);
+  ASSERT_EQ(group1.size(), 1u);
+  std::optional<testing::FakeTask> task = WorkerOf(group1[0])->Task(group1[0]);
+  ASSERT_TRUE(task.has_value());
+  EXPECT_EQ(task->spec.topic_pattern(), "clicks-.*");
+  EXPECT_TRUE(task->spec.topic().empty());
+  ASSERT_EQ(task->spec.stream_partitions_size(), 1);
+  EXPECT_EQ(task->spec.stream_partitions(0).id(), 1);
+  EXPECT_EQ(task->spec.stream_partitions(0).topic(), "clicks-us");
+  EXPECT_EQ(task->spec.start_offsets().count(1), 1u);
+
+  StartManager();  // a supervisor restart, with two more partitions
+  stream_.SetTopicPartition("clicks-ap", 0, 0, 5);  // sorts first
+  stream_.SetTopicPartition("clicks-eu", 1, 0, 5);
+  Run();
+  Run();
+  EXPECT_EQ(stored(), (std::vector<std::string>{"0=clicks-eu[0]", "1=clicks-us[0]",
+                                                "2=clicks-ap[0]", "3=clicks-eu[1]"}));
+  const v1::SupervisorStatus status = Status();
+  EXPECT_EQ(status.topic_pattern(), "clicks-.*");
+  EXPECT_EQ(status.partitions(), 4);
+  ASSERT_EQ(status.stream_partitions_size(), 4);
+  EXPECT_EQ(status.stream_partitions(2).topic(), "clicks-ap");
+  EXPECT_EQ(status.latest_offsets().at(0), 20) << "id 0 is still clicks-eu[0]";
+}
+
 TEST_F(StreamSupervisorTest, WithoutIdleConfigAStillStreamKeepsItsGroups) {
   AddWorker("w1");
   Submit(Spec());

@@ -5,6 +5,9 @@
 
 #include <map>
 #include <memory>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
@@ -33,6 +36,14 @@ class FakeStream {
     absl::MutexLock lock(&mu_);
     error_ = std::move(error);
   }
+  // A topic pattern's stream from now on: the listed (topic, partition)s
+  // and their watermarks, which each view lists under the stream partition
+  // ids it gives (as the Kafka one does). Replaces SetPartitions' list.
+  void SetTopicPartition(const std::string& topic, int32_t partition, int64_t earliest,
+                         int64_t latest) ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    pattern_marks_[{topic, partition}] = {earliest, latest};
+  }
   // Every query takes this long (a slow or distant cluster).
   void SetDelay(absl::Duration delay) ABSL_LOCKS_EXCLUDED(mu_) {
     absl::MutexLock lock(&mu_);
@@ -54,6 +65,11 @@ class FakeStream {
       stream_->Delay();
       absl::MutexLock lock(&stream_->mu_);
       if (!stream_->error_.ok()) return stream_->error_;
+      if (!stream_->pattern_marks_.empty()) {
+        std::vector<TopicPartition> names;
+        for (const auto& [name, m] : stream_->pattern_marks_) names.push_back(name);
+        return ids_.IdsOf(std::move(names));
+      }
       std::vector<int32_t> out;
       for (const auto& [p, m] : stream_->marks_) out.push_back(p);
       return out;
@@ -65,6 +81,13 @@ class FakeStream {
       if (!stream_->error_.ok()) return stream_->error_;
       std::map<int32_t, PartitionWatermarks> out;
       for (int32_t p : partitions) {
+        if (!stream_->pattern_marks_.empty()) {
+          std::optional<TopicPartition> name = ids_.Find(p);
+          auto it = name ? stream_->pattern_marks_.find(*name) : stream_->pattern_marks_.end();
+          if (it == stream_->pattern_marks_.end()) return absl::NotFoundError("no such partition");
+          out[p] = it->second;
+          continue;
+        }
         auto it = stream_->marks_.find(p);
         if (it == stream_->marks_.end()) return absl::NotFoundError("no such partition");
         out[p] = it->second;
@@ -83,8 +106,14 @@ class FakeStream {
       return out;
     }
 
+    StreamPartitionIds* stream_partition_ids() override {
+      absl::MutexLock lock(&stream_->mu_);
+      return stream_->pattern_marks_.empty() ? nullptr : &ids_;
+    }
+
    private:
     FakeStream* stream_;
+    StreamPartitionIds ids_;
   };
 
   void Delay() ABSL_LOCKS_EXCLUDED(mu_) {
@@ -98,6 +127,7 @@ class FakeStream {
 
   absl::Mutex mu_;
   std::map<int32_t, PartitionWatermarks> marks_ ABSL_GUARDED_BY(mu_);
+  std::map<TopicPartition, PartitionWatermarks> pattern_marks_ ABSL_GUARDED_BY(mu_);
   std::map<int32_t, int64_t> newest_ ABSL_GUARDED_BY(mu_);
   absl::Duration delay_ ABSL_GUARDED_BY(mu_) = absl::ZeroDuration();
   absl::Status error_ ABSL_GUARDED_BY(mu_);
