@@ -177,15 +177,9 @@ TEST(FailoverFaults, KillLeaderAndAWorker) {
   // A worker running tasks, for good: its replicas are replaced on the
   // other two by the new leader. Once the new leader has adopted the tasks
   // and they read again (right after the takeover they may all be paused).
-  int worker = -1;
-  ASSERT_OK(s->WaitUntil("a worker runs reading tasks under the new leader", absl::Seconds(60),
-                         [&]() -> absl::StatusOr<bool> {
-                           absl::StatusOr<int> w = s->WorkerWithTasks();
-                           if (!w.ok()) return w.status();
-                           worker = *w;
-                           return true;
-                         }));
-  ASSERT_OK(s->cluster().Kill(cluster::WorkerName(worker), SIGKILL));
+  absl::StatusOr<int> worker = s->WaitForWorkerWithTasks();
+  ASSERT_TRUE(worker.ok()) << worker.status() << "\n" << s->Context();
+  ASSERT_OK(s->cluster().Kill(cluster::WorkerName(*worker), SIGKILL));
 
   // The old leader comes back on its port and data dir, as a standby.
   ASSERT_OK(s->RestartAndWait(*leader));

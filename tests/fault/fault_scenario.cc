@@ -482,6 +482,19 @@ absl::StatusOr<int> FaultScenario::WorkerWithTasks(const std::vector<v1::TaskSta
       ->first;
 }
 
+absl::StatusOr<int> FaultScenario::WaitForWorkerWithTasks(
+    absl::Duration timeout, const std::vector<v1::TaskState>& states) {
+  int worker = -1;
+  SLUICE_RETURN_IF_ERROR(WaitUntil("a worker runs a task in the wanted state", timeout,
+                                   [&]() -> absl::StatusOr<bool> {
+                                     absl::StatusOr<int> w = WorkerWithTasks(states);
+                                     if (!w.ok()) return w.status();
+                                     worker = *w;
+                                     return true;
+                                   }));
+  return worker;
+}
+
 // ---- waiting ----
 
 absl::Status FaultScenario::WaitUntil(const std::string& what, absl::Duration timeout,

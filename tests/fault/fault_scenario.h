@@ -203,6 +203,12 @@ class FaultScenario {
   // Index of a worker running a task of the datasource in one of `states`
   // (the one with the most such tasks); NOT_FOUND if none.
   absl::StatusOr<int> WorkerWithTasks(const std::vector<v1::TaskState>& states = {v1::TASK_STATE_READING});
+  // WorkerWithTasks, polled until some worker has such a task: right after a
+  // roll-over or a new partition every task may be finishing while the new
+  // group's tasks start, a moment with no reading task at all.
+  absl::StatusOr<int> WaitForWorkerWithTasks(
+      absl::Duration timeout = absl::Seconds(60),
+      const std::vector<v1::TaskState>& states = {v1::TASK_STATE_READING});
 
   // ---- waiting ----
   // Polls `condition` until it returns true. DEADLINE_EXCEEDED names `what`,

@@ -34,7 +34,7 @@ TEST(LifecycleFaults, ATopicPatternReadsEveryMatchingTopicAndOnesCreatedLater) {
   ASSERT_OK(s->WaitUntilCommittedSequences(2));
   ASSERT_OK(s->CreateTopic("wiki-fr", 2));
   ASSERT_OK(s->ProduceTo("wiki-fr", 4000));
-  absl::StatusOr<int> worker = s->WorkerWithTasks();
+  absl::StatusOr<int> worker = s->WaitForWorkerWithTasks();
   ASSERT_TRUE(worker.ok()) << worker.status() << "\n" << s->Context();
   const std::string victim = cluster::WorkerName(*worker);
   ASSERT_OK(s->cluster().Kill(victim, SIGKILL));

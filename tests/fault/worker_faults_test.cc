@@ -26,7 +26,7 @@ void CrashWorkerAtPointAndRestart(const ScenarioOptions& options, const std::str
   ASSERT_NE(s, nullptr);
   s->StartProducing(kRecords, kProduceFor);
   ASSERT_OK(s->WaitUntilCommittedSequences(1));
-  absl::StatusOr<int> worker = s->WorkerWithTasks();
+  absl::StatusOr<int> worker = s->WaitForWorkerWithTasks();
   ASSERT_TRUE(worker.ok()) << worker.status() << "\n" << s->Context();
   const std::string victim = cluster::WorkerName(*worker);
   ASSERT_OK(s->Arm(victim, point));
@@ -40,7 +40,7 @@ TEST(WorkerFaults, KillWhileReadingAndRestart) {
   ASSERT_NE(s, nullptr);
   s->StartProducing(kRecords, kProduceFor);
   ASSERT_OK(s->WaitUntilCommittedSequences(2));
-  absl::StatusOr<int> worker = s->WorkerWithTasks();
+  absl::StatusOr<int> worker = s->WaitForWorkerWithTasks();
   ASSERT_TRUE(worker.ok()) << worker.status() << "\n" << s->Context();
   const std::string victim = cluster::WorkerName(*worker);
   ASSERT_OK(s->cluster().Kill(victim, SIGKILL));
@@ -89,7 +89,7 @@ TEST(WorkerFaults, KillOneReplicaForGoodAndTheReplacementTakesOver) {
   ASSERT_NE(s, nullptr);
   s->StartProducing(kRecords, kProduceFor);
   ASSERT_OK(s->WaitUntilCommittedSequences(2));
-  absl::StatusOr<int> worker = s->WorkerWithTasks();
+  absl::StatusOr<int> worker = s->WaitForWorkerWithTasks();
   ASSERT_TRUE(worker.ok()) << worker.status() << "\n" << s->Context();
   const std::string victim = cluster::WorkerName(*worker);
   ASSERT_OK(s->cluster().Kill(victim, SIGKILL));
@@ -121,7 +121,7 @@ TEST(WorkerFaults, KillAndLoseTheDiskThenRestartEmpty) {
   ASSERT_NE(s, nullptr);
   s->StartProducing(kRecords, kProduceFor);
   ASSERT_OK(s->WaitUntilCommittedSequences(2));
-  absl::StatusOr<int> worker = s->WorkerWithTasks();
+  absl::StatusOr<int> worker = s->WaitForWorkerWithTasks();
   ASSERT_TRUE(worker.ok()) << worker.status() << "\n" << s->Context();
   const std::string victim = cluster::WorkerName(*worker);
   ASSERT_OK(s->cluster().Kill(victim, SIGKILL));
