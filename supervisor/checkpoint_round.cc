@@ -109,6 +109,13 @@ void StreamSupervisor::HandleCheckpoint(const v1::CheckpointDataSourceMetadataRe
   }
   const OffsetMap start = FromProto(request.start_offsets());
   std::optional<int32_t> id = FindCheckpoint(group.checkpoints, start);
+  if (!id && FindCheckpoint(group.moved_from, start)) {
+    // Asked before the round that moved this checkpoint back told it; that
+    // round gave it the moved one (or replaced it).
+    LOG(INFO) << Prefix() << "task " << request.task_id() << " asked with the start "
+              << FormatOffsets(start) << " of a checkpoint since moved back; it has the new one";
+    return;
+  }
   if (!id) {
     actions_->KillTask(task->second,
                        absl::StrCat("its checkpoint request (start ", FormatOffsets(start),
@@ -197,9 +204,11 @@ absl::StatusOr<v1::HandoffTaskGroupsResponse> StreamSupervisor::HandleHandoff(
   return response;
 }
 
-absl::StatusOr<OffsetMap> StreamSupervisor::CheckpointRound(Group& group, bool finish) {
-  const std::string what = absl::StrCat(finish ? "finalize" : "checkpoint", " round of group ",
-                                        group.group_id, " (", group.base_sequence_name, ")");
+absl::StatusOr<OffsetMap> StreamSupervisor::CheckpointRound(Group& group, bool finish,
+                                                            bool move_back_only) {
+  const std::string what =
+      absl::StrCat(finish ? "finalize" : move_back_only ? "move-back" : "checkpoint",
+                   " round of group ", group.group_id, " (", group.base_sequence_name, ")");
   std::vector<TaskInfo*> tasks;
   for (auto& [id, task] : group.tasks) {
     if (!IsLive(task)) continue;
@@ -216,7 +225,7 @@ absl::StatusOr<OffsetMap> StreamSupervisor::CheckpointRound(Group& group, bool f
   std::vector<std::optional<std::string>> addresses(tasks.size());
   for (size_t i = 0; i < tasks.size(); ++i) addresses[i] = actions_->AddressOf(*tasks[i]);
 
-  if (!finish && options_.pauseless_checkpoints) {
+  if (!finish && !move_back_only && options_.pauseless_checkpoints) {
     if (group.classic_rounds_ahead > 0) {
       --group.classic_rounds_ahead;
     } else {
@@ -236,7 +245,7 @@ absl::StatusOr<OffsetMap> StreamSupervisor::CheckpointRound(Group& group, bool f
   });
   const absl::Time all_paused = absl::Now();
   std::vector<size_t> live;
-  OffsetMap max = group.latest_checkpoint();
+  OffsetMap read_max;
   for (size_t i = 0; i < tasks.size(); ++i) {
     if (!paused[i].ok()) {
       actions_->KillTask(*tasks[i], absl::StrCat("it did not pause for the ", what, ": ",
@@ -244,7 +253,8 @@ absl::StatusOr<OffsetMap> StreamSupervisor::CheckpointRound(Group& group, bool f
       continue;
     }
     live.push_back(i);
-    max = MaxOffsets(max, Restrict(FromProto(paused[i]->current_offsets()), group.start_offsets));
+    read_max = MaxOffsets(
+        read_max, Restrict(FromProto(paused[i]->current_offsets()), group.start_offsets));
   }
   if (live.empty()) {
     return absl::FailedPreconditionError(absl::StrCat(what, ": no replica paused"));
@@ -263,8 +273,15 @@ absl::StatusOr<OffsetMap> StreamSupervisor::CheckpointRound(Group& group, bool f
     return fault;
   }
 
-  // 2. Nothing new read: resume, record nothing.
-  if (!finish && max == group.latest_checkpoint()) {
+  // 1b. A latest checkpoint no paused replica reached, past the records
+  // known: moved back to what they read (recorded before they learn it;
+  // the SetEndOffsets below tells them, whatever else it says).
+  const bool moved = MoveCheckpointBack(group, read_max, what);
+  OffsetMap max = move_back_only ? group.latest_checkpoint()
+                                 : MaxOffsets(group.latest_checkpoint(), read_max);
+
+  // 2. Nothing new read (and nothing moved): resume, record nothing.
+  if (!finish && !moved && max == group.latest_checkpoint()) {
     resume_all();
     LOG(INFO) << Prefix() << what << ": no replica read past sequence "
               << group.latest_sequence_id() << " start " << FormatOffsets(max) << "; resumed "
@@ -273,8 +290,9 @@ absl::StatusOr<OffsetMap> StreamSupervisor::CheckpointRound(Group& group, bool f
   }
 
   // 3. Record the checkpoint before any replica learns it.
-  const int32_t next_id = group.latest_sequence_id() + 1;
-  if (!finish) {
+  const bool new_checkpoint = !finish && max != group.latest_checkpoint();
+  const int32_t next_id = group.latest_sequence_id() + (new_checkpoint ? 1 : 0);
+  if (new_checkpoint) {
     absl::Status recorded = options_.store->InTransaction([&](StoreTxn& txn) {
       return txn.AppendCheckpoint(group.base_sequence_name, next_id, max, options_.clock->NowMs());
     });
@@ -283,6 +301,7 @@ absl::StatusOr<OffsetMap> StreamSupervisor::CheckpointRound(Group& group, bool f
       return Annotate(recorded, absl::StrCat(what, ": recording the checkpoint"));
     }
     group.checkpoints[next_id] = max;
+    group.latest_checkpoint_at = options_.clock->Now();
     // A replica told first may fill the new sequence and ask for its
     // checkpoint while the others are still being told.
     PublishView();
@@ -326,6 +345,10 @@ absl::StatusOr<OffsetMap> StreamSupervisor::CheckpointRound(Group& group, bool f
     LOG(INFO) << Prefix() << what << ": final end offsets " << FormatOffsets(max) << " (max of "
               << live.size() << " paused replicas of " << tasks.size() << "), set on " << accepted
               << timing;
+  } else if (!new_checkpoint) {
+    LOG(INFO) << Prefix() << what << ": sequence " << next_id - 1 << " ends at "
+              << FormatOffsets(max) << " (moved back), set on " << accepted << " of "
+              << live.size() << " paused replicas" << timing;
   } else {
     LOG(INFO) << Prefix() << what << ": sequence " << next_id - 1 << " ends at "
               << FormatOffsets(max) << " (max of " << live.size() << " paused replicas of "
@@ -383,6 +406,22 @@ absl::StatusOr<std::optional<OffsetMap>> StreamSupervisor::PauselessRound(
     offsets[i] = Restrict(*read[i], group.start_offsets);
     max = MaxOffsets(max, offsets[i]);
   }
+  // A latest checkpoint that no replica has reached on some partition (a
+  // pauseless end past the records that existed, still waiting for them):
+  // only a paused round can move it back, so do that one.
+  if (group.latest_sequence_id() > group.checkpoints.begin()->first) {
+    OffsetMap read_max;
+    for (const OffsetMap& o : offsets) read_max = MaxOffsets(read_max, o);
+    for (const auto& [p, offset] : group.latest_checkpoint()) {
+      const auto it = read_max.find(p);
+      if (PastKnownRecords(p, offset) && (it == read_max.end() || it->second < offset)) {
+        LOG(INFO) << Prefix() << what << ": no replica reached the latest checkpoint "
+                  << FormatOffsets(group.latest_checkpoint()) << " on partition " << p
+                  << " yet; pausing the replicas to move it back";
+        return std::optional<OffsetMap>();
+      }
+    }
+  }
   // 2. Nothing new read: record nothing (no replica was stopped).
   if (max == group.latest_checkpoint()) {
     LOG(INFO) << Prefix() << what << ": no replica read past sequence "
@@ -429,26 +468,30 @@ absl::StatusOr<std::optional<OffsetMap>> StreamSupervisor::PauselessRound(
     for (auto& [p, margin] : margins) margin = std::min(margin, cap);
   }
   OffsetMap end = PauselessEndOffsets(max, margins);
-  // Never past the latest offset the supervisor knows of: an end beyond the
-  // records that exist would hold the sequence open (and a roll-over's
-  // final end with it) until more records come. Unknown: no margin.
-  bool cut = false;
+  // Past the records known to exist (the latest offsets the supervisor or a
+  // replica saw) only by what the stream is expected to add during the
+  // round: replicas caught up with a live stream read those records before
+  // the end reaches them, and the sequence closes as they arrive. If they do
+  // not come, the checkpoint is moved back to what the replicas read (the
+  // next paused round, a finalize round, or MoveStalledCheckpoints). The
+  // rate is the stream's production rate between the last two metadata
+  // queries; before there are two, the replicas' read rate if they are
+  // caught up (a backlog's read rate says nothing of what arrives).
   for (auto& [p, offset] : end) {
+    if (offset == kEndOfPartition) continue;
     const auto mark = watermarks_.find(p);
-    const int64_t cap = mark == watermarks_.end() ? max.at(p) : mark->second.latest;
-    const int64_t wanted = offset;
-    offset = std::max(max.at(p), std::min(offset, cap));
-    if (offset < wanted) cut = true;
-  }
-  // Cut short there (replicas caught up with the stream, or a latest offset
-  // the background query has not refreshed yet), the margin no longer
-  // covers what the replicas read during the round: with several replicas
-  // one of them would pass the end and be replaced. Pause them instead.
-  if (cut && tasks.size() > 1) {
-    return ClassicInstead(group, now,
-                          absl::StrCat(what, ": the end ", FormatOffsets(end),
-                                       " is capped at the latest offsets known, short of max ",
-                                       FormatOffsets(max), " + the margin the read rate needs"));
+    const int64_t latest = mark == watermarks_.end() ? int64_t{0} : mark->second.latest;
+    const int64_t known = std::max(max.at(p), latest);
+    const auto produced = produce_rates_.find(p);
+    double rate = 0;
+    if (produced != produce_rates_.end()) {
+      rate = produced->second;
+    } else if (max.at(p) >= latest) {
+      const auto read = rates.find(p);
+      if (read != rates.end()) rate = read->second;
+    }
+    const int64_t expected = ExpectedArrivals(rate, window, options_.pauseless_margin);
+    offset = std::max(max.at(p), std::min(offset, known + expected));
   }
 
   // The replica that read the most since the latest checkpoint.
@@ -470,6 +513,7 @@ absl::StatusOr<std::optional<OffsetMap>> StreamSupervisor::PauselessRound(
   });
   if (!recorded.ok()) return Annotate(recorded, absl::StrCat(what, ": recording the checkpoint"));
   group.checkpoints[next_id] = end;
+  group.latest_checkpoint_at = options_.clock->Now();
   PublishView();
   const absl::Time recorded_at = absl::Now();
 

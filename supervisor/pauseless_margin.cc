@@ -36,6 +36,16 @@ std::map<int32_t, int64_t> PauselessMargins(const std::map<int32_t, double>& rat
   return margins;
 }
 
+int64_t ExpectedArrivals(double rate, absl::Duration window,
+                         const PauselessMarginOptions& options) {
+  const double seconds =
+      absl::ToDoubleSeconds(std::max(window, options.min_window)) * options.safety_factor;
+  const double expected = std::floor(rate * seconds);
+  if (!(expected > 0)) return 0;
+  if (expected >= static_cast<double>(options.max_margin)) return options.max_margin;
+  return static_cast<int64_t>(expected);
+}
+
 OffsetMap PauselessEndOffsets(const OffsetMap& max, const std::map<int32_t, int64_t>& margins) {
   OffsetMap end = max;
   for (auto& [p, offset] : end) {

@@ -30,6 +30,10 @@ struct PauselessMarginOptions {
   double safety_factor = 4.0;
   // The expected window is at least this long.
   absl::Duration min_window = absl::Milliseconds(5);
+  // A checkpoint past the latest offsets known this long after it was
+  // recorded is moved back to what the replicas read (the records it waits
+  // for did not come; docs/protocol.md "Moving a checkpoint back").
+  absl::Duration stalled_checkpoint_after = absl::Seconds(5);
 };
 
 // Offsets read at a time (the maximum over the replicas).
@@ -47,6 +51,13 @@ std::map<int32_t, double> ReadRates(const OffsetObservation& before,
 std::map<int32_t, int64_t> PauselessMargins(const std::map<int32_t, double>& rates,
                                             absl::Duration window,
                                             const PauselessMarginOptions& options);
+
+// Records a partition is expected to get during `window` at `rate` (with
+// the safety factor, without the minimum margin; at most max_margin): how
+// far an end may lie past the records known to exist. 0 for a partition
+// that gets less than one record in that time.
+int64_t ExpectedArrivals(double rate, absl::Duration window,
+                         const PauselessMarginOptions& options);
 
 // max + margin per partition of `max` (END_OF_PARTITION stays).
 OffsetMap PauselessEndOffsets(const OffsetMap& max, const std::map<int32_t, int64_t>& margins);

@@ -32,6 +32,21 @@ TEST(PauselessMarginTest, MarginsAreRateTimesWindowTimesSafetyClamped) {
   EXPECT_EQ(PauselessMargins({{0, 100000}}, absl::ZeroDuration(), options).at(0), 1000);
 }
 
+TEST(PauselessMarginTest, ExpectedArrivalsHaveNoMinimum) {
+  PauselessMarginOptions options;
+  options.min_margin = 10;
+  options.max_margin = 5000;
+  options.safety_factor = 2;
+  options.min_window = absl::Milliseconds(5);
+  EXPECT_EQ(ExpectedArrivals(100000, absl::Milliseconds(10), options), 2000);
+  // A partition that gets less than a record in the window: nothing is
+  // expected, so an end goes no further than the records known.
+  EXPECT_EQ(ExpectedArrivals(20, absl::Milliseconds(10), options), 0);
+  EXPECT_EQ(ExpectedArrivals(0, absl::Milliseconds(10), options), 0);
+  EXPECT_EQ(ExpectedArrivals(1e12, absl::Milliseconds(10), options), 5000);
+  EXPECT_EQ(ExpectedArrivals(100000, absl::ZeroDuration(), options), 1000);
+}
+
 TEST(PauselessMarginTest, EndOffsetsAddTheMarginToTheMaximum) {
   const OffsetMap end =
       PauselessEndOffsets({{0, 100}, {1, kEndOfPartition}, {2, 5}}, {{0, 20}, {1, 20}});

@@ -11,6 +11,7 @@
 #include "common/spec.h"
 #include "common/status_macros.h"
 #include "common/stream_partitions.h"
+#include "supervisor/task_claims.h"
 #include "common/time_util.h"
 #include "supervisor/naming.h"
 #include "supervisor/segment_copy_check.h"
@@ -157,7 +158,7 @@ absl::Status CheckRangeTopics(StoreTxn& txn, const std::string& ds,
 }  // namespace
 
 absl::StatusOr<v1::PublishSegmentsResponse> Publisher::Publish(
-    const v1::PublishSegmentsRequest& request) {
+    const v1::PublishSegmentsRequest& request, const std::string& base_sequence_name) {
   SLUICE_RETURN_IF_ERROR(ValidatePublishRequest(request));
   SLUICE_RETURN_IF_ERROR(CheckFiles(request));
 
@@ -188,6 +189,10 @@ absl::StatusOr<v1::PublishSegmentsResponse> Publisher::Publish(
           FormatOffsets(FromProto(committed->end_offsets())), "); check GetPublishedSegments"));
     }
 
+    if (!base_sequence_name.empty()) {
+      SLUICE_RETURN_IF_ERROR(CheckSequenceRangeIn(txn, base_sequence_name,
+                                                  request.sequence_name(), start, end));
+    }
     SLUICE_ASSIGN_OR_RETURN(before, txn.CommittedOffsets(ds));
     SLUICE_ASSIGN_OR_RETURN(std::optional<std::string> topic, txn.CommitTopic(ds));
     for (const v1::SegmentDescriptor& segment : request.segments()) {

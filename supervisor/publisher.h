@@ -74,8 +74,15 @@ class Publisher {
   // - FAILED_PRECONDITION: a segment file is missing or is not what its
   //   descriptor says, a segment's provenance is not this sequence's offsets
   //   or topic, a segment id was not allocated for this sequence, or a
-  //   partition has no stored offset (the datasource was reset).
-  absl::StatusOr<v1::PublishSegmentsResponse> Publish(const v1::PublishSegmentsRequest& request);
+  //   partition has no stored offset (the datasource was reset);
+  // - PERMISSION_DENIED: with `base_sequence_name`, a range other than the
+  //   one recorded for the sequence.
+  // With `base_sequence_name` (the publishing task's group), the
+  // transaction also checks the sequence's range against the group's
+  // recorded checkpoints (task_claims.h CheckSequenceRangeIn), atomically
+  // with the commit.
+  absl::StatusOr<v1::PublishSegmentsResponse> Publish(const v1::PublishSegmentsRequest& request,
+                                                      const std::string& base_sequence_name = "");
 
   // Which of the ids are published, and whether the sequence is committed.
   absl::StatusOr<v1::GetPublishedSegmentsResponse> GetPublished(

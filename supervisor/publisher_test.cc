@@ -1,5 +1,7 @@
 #include "supervisor/publisher.h"
 
+#include "common/status_macros.h"
+
 #include "supervisor/testing/segment_files.h"
 
 #include <gtest/gtest.h>
@@ -124,6 +126,35 @@ class PublisherTest : public ::testing::Test {
   FakeClock clock_;
   std::unique_ptr<MetadataStore> store_;
 };
+
+// With the publishing task's group named, the publish transaction checks
+// the sequence's range against the recorded checkpoints, atomically with
+// the commit: once a checkpoint is moved back (docs/protocol.md "Moving a
+// checkpoint back"), a publish with the old end is refused and one with the
+// new end commits.
+TEST_F(PublisherTest, TheRangeIsCheckedAgainstTheRecordedCheckpointsInTheTransaction) {
+  TaskGroupRecord group;
+  group.base_sequence_name = "wiki_b";
+  group.datasource = "wiki";
+  group.start_offsets = {{0, 0}, {1, 0}};
+  group.checkpoints = {{0, {{0, 0}, {1, 0}}}, {1, {{0, 60}, {1, 70}}}};
+  ASSERT_TRUE(store_->InTransaction([&](StoreTxn& txn) { return txn.InsertTaskGroup(group); }).ok());
+  ASSERT_TRUE(store_
+                  ->InTransaction([&](StoreTxn& txn) -> absl::Status {
+                    SLUICE_RETURN_IF_ERROR(txn.RemoveLatestCheckpoint("wiki_b", 1));
+                    return txn.AppendCheckpoint("wiki_b", 1, {{0, 50}, {1, 60}}, 2);
+                  })
+                  .ok());
+  Publisher publisher = MakePublisher();
+  auto old_end =
+      publisher.Publish(Request("wiki_b_0", {{0, 0}, {1, 0}}, {{0, 60}, {1, 70}}), "wiki_b");
+  EXPECT_EQ(old_end.status().code(), absl::StatusCode::kPermissionDenied) << old_end.status();
+  EXPECT_EQ(Committed(), (OffsetMap{{0, 0}, {1, 0}}));
+  auto moved =
+      publisher.Publish(Request("wiki_b_0", {{0, 0}, {1, 0}}, {{0, 50}, {1, 60}}), "wiki_b");
+  ASSERT_TRUE(moved.ok()) << moved.status();
+  EXPECT_EQ(Committed(), (OffsetMap{{0, 50}, {1, 60}}));
+}
 
 TEST_F(PublisherTest, MatchingStartCommitsSegmentsAndAdvancesOffsets) {
   Publisher publisher = MakePublisher();

@@ -303,6 +303,7 @@ absl::Status StreamSupervisor::RunSteps() {
   UpdateTaskStatuses();
   const absl::Time t2 = absl::Now();
   CheckAutoScaler();
+  MoveStalledCheckpoints();
   CheckTaskDuration();
   CheckPendingCompletion();
   CheckCurrentTasks();
@@ -393,14 +394,28 @@ void StreamSupervisor::ApplyStreamSnapshot(const StreamSnapshot& snapshot) {
   background_partitions_ = snapshot.partitions;
   NoteStreamQuery(snapshot.Outcome());
   if (snapshot.marks.ok()) {
-    watermarks_ = *snapshot.marks;
+    NoteWatermarks(*snapshot.marks);
     newest_timestamps_ = snapshot.newest_timestamps;
-    watermarks_at_ = options_.clock->Now();
     CheckStoredOffsetsAgainst(snapshot.stored, *snapshot.marks);
   } else {
     VLOG(1) << Prefix() << "watermarks: " << snapshot.marks.status();
   }
   if (first) RequestRun();  // the runs were waiting for this answer
+}
+
+void StreamSupervisor::NoteWatermarks(const std::map<int32_t, PartitionWatermarks>& marks) {
+  const absl::Time now = options_.clock->Now();
+  const double seconds = absl::ToDoubleSeconds(now - watermarks_at_);
+  if (watermarks_at_ != absl::InfinitePast() && seconds > 0) {
+    produce_rates_.clear();
+    for (const auto& [p, mark] : marks) {
+      const auto before = watermarks_.find(p);
+      if (before == watermarks_.end() || mark.latest < before->second.latest) continue;
+      produce_rates_[p] = static_cast<double>(mark.latest - before->second.latest) / seconds;
+    }
+  }
+  watermarks_ = marks;
+  watermarks_at_ = now;
 }
 
 void StreamSupervisor::UpdateLag() {
@@ -414,8 +429,7 @@ void StreamSupervisor::UpdateLag() {
     VLOG(1) << Prefix() << "watermarks: " << marks.status();
     return;
   }
-  watermarks_ = *marks;
-  watermarks_at_ = options_.clock->Now();
+  NoteWatermarks(*marks);
   newest_timestamps_ = NewestTimestampsBehind(*stream_, *marks, stored, QueryTimeout());
   CheckStoredOffsetsAgainst(stored, *marks);
 }

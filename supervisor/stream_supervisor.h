@@ -249,6 +249,8 @@ class StreamSupervisor {
   // ---- stream queries and health (stream_supervisor.cc) ----
   // A background query's answer, on the loop.
   void ApplyStreamSnapshot(const StreamSnapshot& snapshot);
+  // Takes a watermark query's answer: watermarks_, its time, produce_rates_.
+  void NoteWatermarks(const std::map<int32_t, PartitionWatermarks>& marks);
   void UpdateLag();
   // The deadline of one Kafka metadata query: kafka_timeout, at most one
   // period, so an unreachable Kafka shows in the status within a period.
@@ -268,7 +270,27 @@ class StreamSupervisor {
   // SetEndOffsets on all. Returns the agreed offsets; an error when no
   // replica is left or the store failed (replicas are resumed, never left
   // paused). Replicas that fail a step are killed.
-  absl::StatusOr<OffsetMap> CheckpointRound(Group& group, bool finish);
+  // move_back_only: a round that only moves the latest checkpoint back
+  // (MoveStalledCheckpoints); it records no new one.
+  absl::StatusOr<OffsetMap> CheckpointRound(Group& group, bool finish,
+                                            bool move_back_only = false);
+  // Moving a checkpoint back (checkpoint_move_back.cc, docs/protocol.md
+  // "Moving a checkpoint back"). A pauseless end may lie past the records
+  // that exist (the margin covers what the stream adds during the round);
+  // if they do not come, no replica reaches it. With every live replica
+  // paused at `read_max`, each partition of the latest checkpoint that none
+  // reached becomes max(read_max, the previous checkpoint), recorded (only
+  // if the sequence it ends is not committed) before any replica learns
+  // it. Returns whether it moved; group.checkpoints holds the result.
+  bool MoveCheckpointBack(Group& group, const OffsetMap& read_max, const std::string& what);
+  // Whether `offset` of partition p is past the latest offset known from
+  // the last metadata query (the records before it do not all exist yet);
+  // false while unknown.
+  bool PastKnownRecords(int32_t partition, int64_t offset) const;
+  // For the periodic run: each reading group whose latest checkpoint is
+  // past the latest offsets known (the records it waits for do not exist)
+  // and older than stalled_checkpoint_after gets a move-back round.
+  void MoveStalledCheckpoints();
   // The pauseless part of an incremental round over `tasks` (live, not
   // starting): read offsets, record max + margin, SetEndOffsets on the
   // furthest replica first, then the others. nullopt: no replica learned
@@ -351,6 +373,10 @@ class StreamSupervisor {
   // A run found no answer from the background queries yet (not a failure).
   bool waiting_for_stream_ = false;
   absl::Time watermarks_at_ = absl::InfinitePast();
+  // Records per second each partition's latest offset grew between the last
+  // two watermark queries (the stream's production rate; absent until two
+  // answers): how far a pauseless end may lie past the records known.
+  std::map<int32_t, double> produce_rates_;
   std::string detailed_state_ = "PENDING";
   // Run and task outcomes, recent errors (stream_status.h).
   SupervisorHealth health_;

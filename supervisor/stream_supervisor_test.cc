@@ -309,6 +309,111 @@ TEST_F(PauselessCheckpointTest, NothingReadSinceTheLastCheckpointRecordsNothingA
   EXPECT_EQ(StoredGroup(ActiveGroup().base_sequence_name()).checkpoints.size(), 1u);
 }
 
+// Replicas caught up with a live stream: the end lies past the records
+// known by what the stream is expected to add during the round (here the
+// 10-offset margin: 10 records/s x a 10 s window x 4, capped at 10). The
+// records do not come; 5 s on, a run moves the checkpoint back to what the
+// replicas read, recorded first, and tells both.
+class MoveBackTest : public PauselessCheckpointTest {
+ protected:
+  void SetUp() override {
+    pauseless_checkpoints_ = true;
+    pauseless_margin_.min_margin = 10;
+    pauseless_margin_.max_margin = 10;
+    pauseless_margin_.min_window = absl::Seconds(10);
+    pauseless_margin_.stalled_checkpoint_after = StalledAfter();
+    StartManager();
+  }
+  virtual absl::Duration StalledAfter() const { return absl::Seconds(5); }
+  // A group whose replicas read {0:50, 1:40} and {0:45, 1:60}, the stream's
+  // end, growing 10 records/s; a pauseless checkpoint at {0:60, 1:70}.
+  void CheckpointPastTheStream() {
+    stream_.SetWatermarks(0, 0, 40);
+    stream_.SetWatermarks(1, 0, 50);
+    StartPauselessGroup(0, 0);
+    clock_.Advance(absl::Seconds(1));
+    stream_.SetWatermarks(0, 0, 50);
+    stream_.SetWatermarks(1, 0, 60);
+    Run();
+    base_ = ActiveGroup().base_sequence_name();
+    ASSERT_TRUE(manager_->Checkpoint(WorkerOf(a_)->RequestCheckpoint(a_)).ok());
+    Sync();
+    ASSERT_EQ(StoredGroup(base_).checkpoints.at(1), (OffsetMap{{0, 60}, {1, 70}}));
+    for (const std::string& task : {a_, b_}) {
+      EXPECT_EQ(WorkerOf(task)->Calls("Pause"), 0) << task;
+    }
+  }
+  uint64_t MovedBack() {
+    return metrics_.GetCounter(metrics::kSupervisorCheckpointsMovedBack, {{"datasource", "wiki"}})
+        ->Value();
+  }
+  std::string base_;
+};
+
+TEST_F(MoveBackTest, AStalledCheckpointPastTheStreamMovesBackToWhatWasRead) {
+  CheckpointPastTheStream();
+  clock_.Advance(absl::Seconds(2));
+  Run();
+  EXPECT_EQ(StoredGroup(base_).checkpoints.at(1), (OffsetMap{{0, 60}, {1, 70}}));  // not yet
+  clock_.Advance(absl::Seconds(4));
+  Run();
+  EXPECT_EQ(StoredGroup(base_).checkpoints.at(1), (OffsetMap{{0, 50}, {1, 60}}));
+  EXPECT_EQ(MovedBack(), 1u);
+  for (const std::string& task : {a_, b_}) {
+    auto state = WorkerOf(task)->Task(task);
+    ASSERT_EQ(state->sequences.size(), 2u) << task;
+    EXPECT_EQ(state->sequences[0].end, (OffsetMap{{0, 50}, {1, 60}})) << task;
+    EXPECT_EQ(state->sequences[1].start, (OffsetMap{{0, 50}, {1, 60}})) << task;
+    EXPECT_EQ(state->state, v1::TASK_STATE_READING) << task;
+    EXPECT_FALSE(state->paused) << task;
+    EXPECT_TRUE(Contains(WorkerOf(task)->CallLog(), SetEndOffsetsLine(task, "{0:50, 1:60}")));
+  }
+  // A replica asking with the old start is not replaced.
+  auto old = WorkerOf(b_)->RequestCheckpoint(b_);
+  old.set_sequence_id(1);
+  ToProto(OffsetMap{{0, 60}, {1, 70}}, old.mutable_start_offsets());
+  manager_->Checkpoint(old).IgnoreError();
+  Sync();
+  EXPECT_EQ(WorkerOf(b_)->Task(b_)->state, v1::TASK_STATE_READING);
+  // Moved once: later runs leave it.
+  clock_.Advance(absl::Seconds(10));
+  Run();
+  EXPECT_EQ(MovedBack(), 1u);
+}
+
+// The same at a roll-over, before any run finds the checkpoint stalled: the
+// finalize round moves it back.
+class FinalizeMoveBackTest : public MoveBackTest {
+ protected:
+  absl::Duration StalledAfter() const override { return absl::Hours(10); }
+};
+
+TEST_F(FinalizeMoveBackTest, TheFinalEndOfARollOverMovesACheckpointPastTheStreamBack) {
+  CheckpointPastTheStream();
+  // Partition 1 was read on past the checkpoint by one replica; partition 0
+  // never reached it.
+  WorkerOf(b_)->Read(b_, {{0, 45}, {1, 75}});
+  stream_.SetWatermarks(1, 0, 75);
+  Run();
+  clock_.Advance(absl::Minutes(61));
+  Run();
+  EXPECT_EQ(StoredGroup(base_).checkpoints.at(1), (OffsetMap{{0, 50}, {1, 70}}));
+  EXPECT_EQ(StoredGroup(base_).state, GroupState::kPublishing);
+  EXPECT_EQ(StoredGroup(base_).end_offsets, (OffsetMap{{0, 50}, {1, 75}}));
+  for (const std::string& task : {a_, b_}) {
+    auto state = WorkerOf(task)->Task(task);
+    ASSERT_EQ(state->sequences.size(), 2u) << task;
+    EXPECT_EQ(state->sequences[0].end, (OffsetMap{{0, 50}, {1, 70}})) << task;
+    EXPECT_EQ(state->sequences[1].start, (OffsetMap{{0, 50}, {1, 70}})) << task;
+    EXPECT_TRUE(Contains(WorkerOf(task)->CallLog(), SetEndOffsetsLine(task, "{0:50, 1:75}", true)))
+        << task;
+  }
+  // The next group starts at what was read, not past the stream.
+  const v1::SupervisorStatus status = Status();
+  ASSERT_EQ(status.active_groups_size(), 1);
+  EXPECT_EQ(FromProto(status.active_groups(0).start_offsets()), (OffsetMap{{0, 50}, {1, 75}}));
+}
+
 TEST_F(StreamSupervisorTest, ARequestForAnEarlierSequenceGetsTheAgreedEndOffsets) {
   StartReplicatedGroup();
   WorkerOf(a_)->Read(a_, {{0, 30}, {1, 30}});

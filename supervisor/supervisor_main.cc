@@ -52,6 +52,9 @@ DEFINE_int64(pauseless_min_margin, 300, "smallest margin of a pauseless round, p
 DEFINE_int64(pauseless_max_margin, 1000000, "largest margin of a pauseless round, per partition");
 DEFINE_double(pauseless_safety_factor, 4.0,
               "a pauseless round's margin: read rate x round time x this factor");
+DEFINE_int64(pauseless_stalled_checkpoint_ms, 5000,
+             "a checkpoint past the stream's known end this long is moved back to what the "
+             "replicas read (docs/protocol.md \"Moving a checkpoint back\")");
 DEFINE_string(auth_tokens_file, "",
               "file of accepted bearer tokens, hashed: lines \"sha256:<hex> <name>\" "
               "(see docs/operations.md)");
@@ -138,6 +141,8 @@ int main(int argc, char** argv) {
   options.pauseless_margin.max_margin =
       std::max<int64_t>(options.pauseless_margin.min_margin, FLAGS_pauseless_max_margin);
   options.pauseless_margin.safety_factor = std::max(1.0, FLAGS_pauseless_safety_factor);
+  options.pauseless_margin.stalled_checkpoint_after =
+      absl::Milliseconds(std::max<int64_t>(100, FLAGS_pauseless_stalled_checkpoint_ms));
   options.tls.cert_path = FLAGS_tls_cert;
   options.tls.key_path = FLAGS_tls_key;
   options.tls.ca_path = FLAGS_tls_ca;

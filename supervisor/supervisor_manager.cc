@@ -562,7 +562,7 @@ absl::StatusOr<v1::PublishSegmentsResponse> SupervisorManager::PublishClaimed(
   SLUICE_RETURN_IF_ERROR(CheckSequenceRange(options_.store, task, request.sequence_name(),
                                             FromProto(request.start_offsets()),
                                             FromProto(request.end_offsets())));
-  return publisher_.Publish(request);
+  return publisher_.Publish(request, task.base_sequence_name);
 }
 
 absl::StatusOr<v1::GetPublishedSegmentsResponse> SupervisorManager::GetPublished(

@@ -69,18 +69,23 @@ absl::StatusOr<TaskRecord> CheckTaskClaim(MetadataStore* store, const auth::Call
 absl::Status CheckSequenceRange(MetadataStore* store, const TaskRecord& task,
                                 const std::string& sequence_name, const OffsetMap& start,
                                 const OffsetMap& end) {
+  return store->InTransaction([&](StoreTxn& txn) {
+    return CheckSequenceRangeIn(txn, task.base_sequence_name, sequence_name, start, end);
+  });
+}
+
+absl::Status CheckSequenceRangeIn(StoreTxn& txn, const std::string& base_sequence_name,
+                                  const std::string& sequence_name, const OffsetMap& start,
+                                  const OffsetMap& end) {
   absl::string_view number = sequence_name;
   int32_t id = -1;
-  if (!absl::ConsumePrefix(&number, absl::StrCat(task.base_sequence_name, "_")) ||
+  if (!absl::ConsumePrefix(&number, absl::StrCat(base_sequence_name, "_")) ||
       !absl::SimpleAtoi(number, &id) || id < 0) {
     return absl::PermissionDeniedError(absl::StrCat(
-        "sequence ", sequence_name, " is not a sequence of group ", task.base_sequence_name));
+        "sequence ", sequence_name, " is not a sequence of group ", base_sequence_name));
   }
-  std::optional<TaskGroupRecord> group;
-  SLUICE_RETURN_IF_ERROR(store->InTransaction([&](StoreTxn& txn) -> absl::Status {
-    SLUICE_ASSIGN_OR_RETURN(group, txn.GetTaskGroup(task.base_sequence_name));
-    return absl::OkStatus();
-  }));
+  SLUICE_ASSIGN_OR_RETURN(std::optional<TaskGroupRecord> group,
+                          txn.GetTaskGroup(base_sequence_name));
   auto denied = [&](absl::string_view why) {
     return absl::PermissionDeniedError(absl::StrCat("sequence ", sequence_name, " ",
                                                     FormatOffsets(start), " -> ",

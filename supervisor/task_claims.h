@@ -52,6 +52,13 @@ absl::Status CheckSequenceRange(MetadataStore* store, const TaskRecord& task,
                                 const std::string& sequence_name, const OffsetMap& start,
                                 const OffsetMap& end);
 
+// The same inside a transaction: the publish transaction checks it again,
+// so that a range moved meanwhile (a checkpoint moved back) is not
+// committed with its old end.
+absl::Status CheckSequenceRangeIn(StoreTxn& txn, const std::string& base_sequence_name,
+                                  const std::string& sequence_name, const OffsetMap& start,
+                                  const OffsetMap& end);
+
 // PERMISSION_DENIED unless the caller may speak for `worker_id` (a caller
 // bound to a worker may speak only for that worker).
 absl::Status CheckWorkerClaim(const auth::Caller& caller, const std::string& worker_id);

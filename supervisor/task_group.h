@@ -58,6 +58,13 @@ struct Group {
   // the read rate needed a margin larger than fits (a fast stream with small
   // segments), so that those rounds do not pay the offset reads for nothing.
   int classic_rounds_ahead = 0;
+  // When the latest checkpoint was recorded (this supervisor's clock; when
+  // it recovered the group after a restart), for moving a stalled one back.
+  absl::Time latest_checkpoint_at = absl::InfinitePast();
+  // Checkpoints moved back (checkpoint_move_back.cc), sequence id -> the
+  // offsets they had: a replica asking with such a start before it learned
+  // the move is answered by the round that moved it, not replaced.
+  std::map<int32_t, OffsetMap> moved_from;
   // Publishing groups only.
   OffsetMap end_offsets;
   absl::Time completion_deadline = absl::InfiniteFuture();

@@ -264,6 +264,14 @@ absl::StatusOr<SequenceList::SetEndOutcome> SequenceList::SetEndOffsets(const Of
   if (!fenced) {
     return absl::FailedPreconditionError("the task must be paused before its end offsets are set");
   }
+  // Offsets before the latest sequence's start move the boundary between
+  // the two latest sequences back (docs/protocol.md "Moving a checkpoint
+  // back"): a pauseless checkpoint set it past the records that existed and
+  // they did not come, so the supervisor ends the closed sequence at what
+  // was read instead.
+  bool lowers = false;
+  for (const auto& [p, o] : offsets) lowers = lowers || o < latest.start.at(p);
+  if (lowers) return MoveCheckpointBack(offsets, finish, current);
   for (const auto& [p, o] : offsets) {
     const auto it = current.find(p);
     const int64_t read = it == current.end() ? 0 : it->second;
@@ -291,6 +299,58 @@ absl::StatusOr<SequenceList::SetEndOutcome> SequenceList::SetEndOffsets(const Of
   }
   outcome.end_offsets = offsets;
   outcome.latest_id = sequences_.back().id;
+  return outcome;
+}
+
+absl::StatusOr<SequenceList::SetEndOutcome> SequenceList::MoveCheckpointBack(
+    const OffsetMap& offsets, bool finish, const OffsetMap& current) {
+  Sequence& latest = sequences_.back();
+  if (sequences_.size() < 2) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "end offsets ", FormatOffsets(offsets), " are before the start ",
+        FormatOffsets(latest.start), " of sequence ", latest.name,
+        ", whose previous sequence is published: its start cannot move"));
+  }
+  Sequence& previous = sequences_[sequences_.size() - 2];
+  // The new boundary: the offsets where they are before the latest start
+  // (finish=true may end the latest sequence past its start elsewhere).
+  OffsetMap boundary = latest.start;
+  for (const auto& [p, o] : offsets) boundary[p] = std::min(o, latest.start.at(p));
+  if (!finish && boundary != offsets) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "end offsets ", FormatOffsets(offsets), " are neither at or past the start ",
+        FormatOffsets(latest.start), " of sequence ", latest.name,
+        " on every partition, nor at or before it (moving its start back)"));
+  }
+  for (const auto& [p, o] : offsets) {
+    const auto it = current.find(p);
+    const int64_t read = it == current.end() ? 0 : it->second;
+    // Nothing at or past the new boundary may have been routed: it would
+    // sit in the previous sequence's rows on one side of it.
+    const bool moves = boundary.at(p) < latest.start.at(p);
+    if ((moves && boundary.at(p) < read) || o < read) {
+      return absl::AbortedError(absl::StrCat("already read past end offset ",
+                                             std::min(boundary.at(p), o), " of partition ", p,
+                                             ": the task's current offset is ", read));
+    }
+    if (boundary.at(p) < previous.start.at(p)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "end offset ", o, " of partition ", p, " is before the start ", previous.start.at(p),
+          " of sequence ", previous.name));
+    }
+  }
+  previous.end = boundary;
+  latest.start = boundary;
+  SetEndOutcome outcome;
+  if (finish) {
+    latest.end = offsets;
+    latest.checkpointed = true;
+    task_end_ = offsets;
+    outcome.end_offsets = offsets;
+  } else {
+    outcome.end_offsets = boundary;
+  }
+  outcome.latest_id = latest.id;
   return outcome;
 }
 

@@ -99,8 +99,15 @@ class SequenceList {
   //   supervisor falls back to pause-and-max) and >= the latest sequence's
   //   start (INVALID_ARGUMENT).
   // finish=false closes the latest sequence and opens the next one at these
-  // offsets; finish=true closes it for good and fixes the task's end. On an
-  // error the list is unchanged.
+  // offsets; finish=true closes it for good and fixes the task's end.
+  // Moving a checkpoint back: offsets before the latest sequence's start on
+  // some partition (and not past the task's reads) lower that start, and the
+  // end of the sequence before it, to them there; finish=false must then be
+  // at or before the start on every partition (the latest stays open),
+  // finish=true also fixes the task's end at the offsets. ABORTED if the
+  // task read past the new boundary, INVALID_ARGUMENT if it is before the
+  // previous sequence's start or that sequence is published. On an error
+  // the list is unchanged.
   absl::StatusOr<SetEndOutcome> SetEndOffsets(const OffsetMap& offsets, bool finish,
                                               const OffsetMap& current, bool fenced);
 
@@ -112,6 +119,9 @@ class SequenceList {
   SequenceList(std::string base_name, std::vector<int32_t> partitions)
       : base_name_(std::move(base_name)), partitions_(std::move(partitions)) {}
 
+  // SetEndOffsets with offsets before the latest sequence's start.
+  absl::StatusOr<SetEndOutcome> MoveCheckpointBack(const OffsetMap& offsets, bool finish,
+                                                   const OffsetMap& current);
   // Checks the invariants; `context` prefixes the message.
   absl::Status Validate(absl::StatusCode code) const;
 

@@ -73,6 +73,85 @@ TEST(SequenceListTest, SetEndOffsetsClosesTheLatestAndOpensTheNext) {
   EXPECT_EQ(list.Route(0, 15), 1);
 }
 
+// A pauseless checkpoint ended sequence 0 at {0:15, 1:25}, past the records
+// that exist; the task read {0:13, 1:25}. The supervisor moves it back.
+SequenceList CheckpointedAhead() {
+  SequenceList list = Fresh();
+  EXPECT_TRUE(list.SetEndOffsets({{0, 15}, {1, 25}}, false, {{0, 12}, {1, 24}}, true).ok());
+  return list;
+}
+
+TEST(SequenceListTest, ACheckpointMovesBackToWhatWasRead) {
+  SequenceList list = CheckpointedAhead();
+  auto moved = list.SetEndOffsets({{0, 13}, {1, 25}}, false, {{0, 13}, {1, 25}}, true);
+  ASSERT_TRUE(moved.ok()) << moved.status();
+  EXPECT_FALSE(moved->duplicate);
+  EXPECT_EQ(moved->latest_id, 1);
+  EXPECT_EQ(moved->end_offsets, (OffsetMap{{0, 13}, {1, 25}}));
+  ASSERT_EQ(list.sequences().size(), 2u);
+  EXPECT_EQ(list.sequences()[0].end, (OffsetMap{{0, 13}, {1, 25}}));
+  EXPECT_EQ(list.latest().start, (OffsetMap{{0, 13}, {1, 25}}));
+  EXPECT_FALSE(list.latest().checkpointed);
+  EXPECT_TRUE(SequenceList::IsFullyRead(list.sequences()[0], {{0, 13}, {1, 25}}));
+  EXPECT_EQ(list.Route(0, 12), 0);
+  EXPECT_EQ(list.Route(0, 13), 1);
+  // The repeat is a duplicate.
+  auto again = list.SetEndOffsets({{0, 13}, {1, 25}}, false, {{0, 13}, {1, 25}}, true);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_TRUE(again->duplicate);
+}
+
+TEST(SequenceListTest, AFinalEndBeforeTheLatestStartMovesItBackAndEndsTheTask) {
+  SequenceList list = CheckpointedAhead();
+  // Partition 0 never reached 15; partition 1 was read past 25.
+  auto final_end = list.SetEndOffsets({{0, 13}, {1, 30}}, true, {{0, 13}, {1, 28}}, true);
+  ASSERT_TRUE(final_end.ok()) << final_end.status();
+  EXPECT_EQ(final_end->end_offsets, (OffsetMap{{0, 13}, {1, 30}}));
+  EXPECT_EQ(list.sequences()[0].end, (OffsetMap{{0, 13}, {1, 25}}));
+  EXPECT_EQ(list.latest().start, (OffsetMap{{0, 13}, {1, 25}}));
+  EXPECT_EQ(list.latest().end, (OffsetMap{{0, 13}, {1, 30}}));
+  EXPECT_TRUE(list.latest().checkpointed);
+  EXPECT_TRUE(list.final_end_fixed());
+  EXPECT_EQ(list.task_end(), (OffsetMap{{0, 13}, {1, 30}}));
+  // It survives the persisted form.
+  auto reloaded = SequenceList::FromRecord("wiki_abc", list.ToRecord(), {0, 1});
+  ASSERT_TRUE(reloaded.ok()) << reloaded.status();
+  EXPECT_EQ(reloaded->sequences()[0].end, (OffsetMap{{0, 13}, {1, 25}}));
+  auto again = list.SetEndOffsets({{0, 13}, {1, 30}}, true, {{0, 13}, {1, 28}}, true);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_TRUE(again->duplicate);
+}
+
+TEST(SequenceListTest, ACheckpointDoesNotMoveBackPastWhatWasRead) {
+  SequenceList list = CheckpointedAhead();
+  const std::vector<Sequence> before = list.sequences();
+  // Read to 14: 13 would cut record 13 out of sequence 0 after the fact.
+  auto passed = list.SetEndOffsets({{0, 13}, {1, 25}}, false, {{0, 14}, {1, 25}}, true);
+  EXPECT_EQ(passed.status().code(), absl::StatusCode::kAborted) << passed.status();
+  // Before the previous sequence's start.
+  auto early = list.SetEndOffsets({{0, 9}, {1, 25}}, false, {{0, 9}, {1, 20}}, true);
+  EXPECT_EQ(early.status().code(), absl::StatusCode::kInvalidArgument) << early.status();
+  // finish=false must be at or before the start everywhere.
+  auto mixed = list.SetEndOffsets({{0, 13}, {1, 27}}, false, {{0, 13}, {1, 25}}, true);
+  EXPECT_EQ(mixed.status().code(), absl::StatusCode::kInvalidArgument) << mixed.status();
+  // Not fenced.
+  auto unfenced = list.SetEndOffsets({{0, 13}, {1, 25}}, true, {{0, 13}, {1, 25}}, false);
+  EXPECT_EQ(unfenced.status().code(), absl::StatusCode::kFailedPrecondition);
+  ASSERT_EQ(list.sequences().size(), before.size());
+  for (size_t i = 0; i < before.size(); ++i) {
+    EXPECT_EQ(list.sequences()[i].start, before[i].start);
+    EXPECT_EQ(list.sequences()[i].end, before[i].end);
+  }
+  // With the previous sequence published there is nothing to move.
+  SequenceList alone = CheckpointedAhead();
+  ASSERT_TRUE(alone.SetEndOffsets({{0, 16}, {1, 26}}, false, {{0, 16}, {1, 26}}, true).ok());
+  ASSERT_TRUE(alone.RemovePublished(0).ok());
+  ASSERT_TRUE(alone.RemovePublished(1).ok());
+  ASSERT_EQ(alone.sequences().size(), 1u);
+  auto published = alone.SetEndOffsets({{0, 15}, {1, 26}}, false, {{0, 15}, {1, 26}}, true);
+  EXPECT_EQ(published.status().code(), absl::StatusCode::kInvalidArgument) << published.status();
+}
+
 TEST(SequenceListTest, ExactRepeatIsADuplicateAndChangesNothing) {
   SequenceList list = Fresh();
   ASSERT_TRUE(list.SetEndOffsets({{0, 15}, {1, 25}}, false, {{0, 12}, {1, 25}}, true).ok());
@@ -133,15 +212,17 @@ TEST(SequenceListTest, EachRejectionPathHasItsCode) {
   EXPECT_FALSE(list.latest().checkpointed);
 }
 
-TEST(SequenceListTest, EndBeforeTheLatestStartIsRejectedForALaggingReplica) {
+TEST(SequenceListTest, AnEndBeforeTheLatestStartMovesItBackOnlyWhereNothingWasReadPastIt) {
   // A lagging replica: its sequence 1 starts at 100 (the group's maximum) but
-  // it has read only to 80.
+  // it has read only to 80. An end before 80 would cut what it read.
   auto list = SequenceList::FromCheckpoints("b", {{0, {{0, 0}}}, {1, {{0, 100}}}}, {0});
   ASSERT_TRUE(list.ok());
-  auto early = list->SetEndOffsets({{0, 90}}, false, {{0, 80}}, true);
-  EXPECT_EQ(early.status().code(), absl::StatusCode::kInvalidArgument);
+  auto cut = list->SetEndOffsets({{0, 70}}, false, {{0, 80}}, true);
+  EXPECT_EQ(cut.status().code(), absl::StatusCode::kAborted) << cut.status();
+  EXPECT_EQ(list->latest().start, (OffsetMap{{0, 100}}));
   auto fine = list->SetEndOffsets({{0, 120}}, false, {{0, 80}}, true);
   EXPECT_TRUE(fine.ok()) << fine.status();
+  EXPECT_EQ(list->latest().start, (OffsetMap{{0, 120}}));
 }
 
 TEST(SequenceListTest, PublishedSequencesLeaveInOrder) {

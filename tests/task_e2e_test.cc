@@ -238,7 +238,8 @@ TEST_F(TaskEndToEndTest, TwoReplicasPublishEachSequenceOnce) {
 
 // Pauseless checkpoints with the default margin, every record produced
 // before the run, one replica: the end is max + margin capped at the latest
-// offset (the topic's real end here), the replica reads through to it, and
+// offset (the topic's real end here; nothing more arrives, so nothing is
+// expected past it), the replica reads through to it, and
 // every round sets the end without pausing; none falls back.
 TEST_F(TaskEndToEndTest, OneReplicaCheckpointsWithoutPausingAndNeverFallsBack) {
   StartWorker("worker-0");
@@ -249,19 +250,41 @@ TEST_F(TaskEndToEndTest, OneReplicaCheckpointsWithoutPausingAndNeverFallsBack) {
   EXPECT_EQ(SupervisorCount(metrics::kSupervisorCheckpointFallbacks), 0u);
 }
 
-// Two replicas caught up with the latest offset the supervisor knows: the
-// margin would be cut at it, and whether the replicas pass such an end
-// depends on whether more records arrive meanwhile (a live stream: one of
-// them would, and be replaced). The round pauses them instead: it counts as
-// a fallback, no pauseless round is made, and every record is there once.
-TEST_F(TaskEndToEndTest, TwoReplicasCaughtUpPauseInsteadOfRiskingAReplacement) {
+// Two replicas caught up with a live stream (records keep arriving while
+// they read, checkpoints by time): a pauseless end lies past the records
+// that exist by what the stream is expected to add during the round, the
+// replicas read through to it as the records come, and rounds set it
+// without pausing either replica. Every record is there once.
+TEST_F(TaskEndToEndTest, TwoReplicasCaughtUpWithALiveStreamCheckpointWithoutPausing) {
   StartWorker("worker-0");
   StartWorker("worker-1");
-  Produce(400);
+  Produce(50);
   Submit(/*replicas=*/2, /*intermediate_handoff_period=*/"PT0.5S");
-  WaitAndAudit({{0, 400}, {1, 400}}, /*min_sequences=*/1);
-  EXPECT_GT(SupervisorCount(metrics::kSupervisorCheckpointFallbacks), 0u);
-  EXPECT_EQ(SupervisorCount(metrics::kSupervisorPauselessCheckpoints), 0u);
+  // ~250 records/s per partition for 4 s, in small steady batches.
+  ProduceOver(/*batches=*/200, /*per_batch=*/5, absl::Milliseconds(20));
+  WaitAndAudit({{0, 1050}, {1, 1050}}, /*min_sequences=*/2);
+  EXPECT_GT(SupervisorCount(metrics::kSupervisorPauselessCheckpoints), 0u);
+}
+
+// A pauseless end far past the records that exist (a huge expected-arrival
+// window), then the stream stops: no replica can reach the end, so the next
+// paused round (a checkpoint by time, a roll-over, or the stalled-checkpoint
+// check) moves the checkpoint back to what the replicas read, and the
+// sequence closes and publishes there. Nothing is lost or read twice.
+TEST_F(TaskEndToEndTest, ACheckpointPastTheStreamsEndMovesBackWhenTheStreamStops) {
+  supervisor::PauselessMarginOptions margin;
+  margin.min_window = absl::Seconds(2);
+  margin.stalled_checkpoint_after = absl::Seconds(1);
+  StartSupervisor(/*pauseless=*/true, margin);
+  StartWorker("worker-0");
+  StartWorker("worker-1");
+  Produce(50);
+  Submit(/*replicas=*/2, /*intermediate_handoff_period=*/"PT0.5S");
+  ProduceOver(/*batches=*/50, /*per_batch=*/5, absl::Milliseconds(20));
+  // The stream stops here; the ends set while it ran lie up to ~2,000
+  // records past it.
+  WaitAndAudit({{0, 300}, {1, 300}}, /*min_sequences=*/1);
+  EXPECT_GT(SupervisorCount(metrics::kSupervisorCheckpointsMovedBack), 0u);
 }
 
 // No margin, and a delay between recording a pauseless end and sending it,

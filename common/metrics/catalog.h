@@ -98,6 +98,11 @@ inline constexpr MetricDef kSupervisorCheckpointFallbacks{
     "a larger margin than fits maxRowsPerSegment: they fell back to pause-and-max, or replaced "
     "that replica.",
     "datasource"};
+inline constexpr MetricDef kSupervisorCheckpointsMovedBack{
+    "sluice_supervisor_checkpoints_moved_back_total", MetricType::kCounter,
+    "Checkpoints moved back to what the replicas read: a pauseless end past the records that "
+    "existed, which did not come (a finalize round, or the checkpoint stalled).",
+    "datasource"};
 inline constexpr MetricDef kSupervisorEarlyHandoffs{
     "sluice_supervisor_early_handoffs_total", MetricType::kCounter,
     "Task groups checkpointed early on an operator's HandoffTaskGroups (sluicectl handoff): "
@@ -179,6 +184,7 @@ inline constexpr const MetricDef* kCatalog[] = {
     &kSupervisorCheckpointSeconds,
     &kSupervisorPauselessCheckpoints,
     &kSupervisorCheckpointFallbacks,
+    &kSupervisorCheckpointsMovedBack,
     &kSupervisorEarlyHandoffs,
     &kSupervisorScalingActions,
     &kSupervisorPublishes,

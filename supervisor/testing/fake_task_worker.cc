@@ -205,6 +205,41 @@ class FakeTaskWorker::Service final : public v1::TaskService::Service {
       return Error(grpc::StatusCode::FAILED_PRECONDITION,
                    "task must be paused before changing the end offsets");
     }
+    // Offsets before the latest start move it back (task/sequences.h), as a
+    // real task does: not past what was read, not before the previous start.
+    bool lowers = false;
+    for (const auto& [p, o] : offsets) lowers = lowers || o < latest.start.at(p);
+    if (lowers) {
+      if (task->sequences.size() < 2) {
+        return Error(grpc::StatusCode::INVALID_ARGUMENT, "the previous sequence is published");
+      }
+      FakeSequence& previous = task->sequences[task->sequences.size() - 2];
+      OffsetMap boundary = latest.start;
+      for (const auto& [p, o] : offsets) boundary[p] = std::min(o, latest.start.at(p));
+      if (!request->finish() && boundary != offsets) {
+        return Error(grpc::StatusCode::INVALID_ARGUMENT, "offsets both past and before the start");
+      }
+      for (const auto& [p, o] : boundary) {
+        if (o < latest.start.at(p) && o < task->current[p]) {
+          return Error(grpc::StatusCode::ABORTED,
+                       absl::StrCat("already read past: end offset ", o, " of partition ", p,
+                                    " is before the current offset ", task->current[p]));
+        }
+        if (o < previous.start.at(p)) {
+          return Error(grpc::StatusCode::INVALID_ARGUMENT, "before the previous sequence's start");
+        }
+      }
+      previous.end = boundary;
+      latest.start = boundary;
+      if (!request->finish()) {
+        task->paused = false;
+        task->awaiting_checkpoint = false;
+        task->state = v1::TASK_STATE_READING;
+        ToProto(boundary, response->mutable_end_offsets());
+        response->set_latest_sequence_id(latest.id);
+        return grpc::Status::OK;
+      }
+    }
     for (const auto& [p, o] : offsets) {
       if (o < task->current[p]) {
         return Error(task->paused ? grpc::StatusCode::INVALID_ARGUMENT : grpc::StatusCode::ABORTED,
