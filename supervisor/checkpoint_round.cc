@@ -475,21 +475,15 @@ absl::StatusOr<std::optional<OffsetMap>> StreamSupervisor::PauselessRound(
   // not come, the checkpoint is moved back to what the replicas read (the
   // next paused round, a finalize round, or MoveStalledCheckpoints). The
   // rate is the stream's production rate between the last two metadata
-  // queries; before there are two, the replicas' read rate if they are
-  // caught up (a backlog's read rate says nothing of what arrives).
+  // queries (none before there are two: the replicas' read rate says
+  // nothing of what arrives while they read a backlog).
   for (auto& [p, offset] : end) {
     if (offset == kEndOfPartition) continue;
     const auto mark = watermarks_.find(p);
     const int64_t latest = mark == watermarks_.end() ? int64_t{0} : mark->second.latest;
     const int64_t known = std::max(max.at(p), latest);
     const auto produced = produce_rates_.find(p);
-    double rate = 0;
-    if (produced != produce_rates_.end()) {
-      rate = produced->second;
-    } else if (max.at(p) >= latest) {
-      const auto read = rates.find(p);
-      if (read != rates.end()) rate = read->second;
-    }
+    const double rate = produced == produce_rates_.end() ? 0.0 : produced->second;
     const int64_t expected = ExpectedArrivals(rate, window, options_.pauseless_margin);
     offset = std::max(max.at(p), std::min(offset, known + expected));
   }

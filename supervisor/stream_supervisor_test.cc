@@ -381,6 +381,34 @@ TEST_F(MoveBackTest, AStalledCheckpointPastTheStreamMovesBackToWhatWasRead) {
   EXPECT_EQ(MovedBack(), 1u);
 }
 
+// The next checkpoint request while partition 0 still waits: the round
+// pauses (a pauseless one cannot move a checkpoint), moves checkpoint 1
+// back on partition 0 and records checkpoint 2 at the maximum read, and one
+// SetEndOffsets tells each replica both.
+TEST_F(MoveBackTest, ACheckpointRoundMovesTheWaitingOneBackAndSetsTheNextInOneCall) {
+  CheckpointPastTheStream();
+  WorkerOf(b_)->Read(b_, {{0, 45}, {1, 75}});
+  stream_.SetWatermarks(1, 0, 75);
+  Run();
+  ASSERT_TRUE(manager_->Checkpoint(WorkerOf(b_)->RequestCheckpoint(b_)).ok());
+  Sync();
+  const TaskGroupRecord stored = StoredGroup(base_);
+  ASSERT_EQ(stored.checkpoints.size(), 3u);
+  EXPECT_EQ(stored.checkpoints.at(1), (OffsetMap{{0, 50}, {1, 70}}));
+  EXPECT_EQ(stored.checkpoints.at(2), (OffsetMap{{0, 50}, {1, 75}}));
+  for (const std::string& task : {a_, b_}) {
+    auto state = WorkerOf(task)->Task(task);
+    ASSERT_EQ(state->sequences.size(), 3u) << task;
+    EXPECT_EQ(state->sequences[0].end, (OffsetMap{{0, 50}, {1, 70}})) << task;
+    EXPECT_EQ(state->sequences[1].start, (OffsetMap{{0, 50}, {1, 70}})) << task;
+    EXPECT_EQ(state->sequences[1].end, (OffsetMap{{0, 50}, {1, 75}})) << task;
+    EXPECT_EQ(state->sequences[2].start, (OffsetMap{{0, 50}, {1, 75}})) << task;
+    EXPECT_EQ(WorkerOf(task)->Calls("Pause"), 1) << task;
+    EXPECT_EQ(state->state, v1::TASK_STATE_READING) << task;
+  }
+  EXPECT_EQ(MovedBack(), 1u);
+}
+
 // The same at a roll-over, before any run finds the checkpoint stalled: the
 // finalize round moves it back.
 class FinalizeMoveBackTest : public MoveBackTest {

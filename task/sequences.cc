@@ -316,12 +316,6 @@ absl::StatusOr<SequenceList::SetEndOutcome> SequenceList::MoveCheckpointBack(
   // (finish=true may end the latest sequence past its start elsewhere).
   OffsetMap boundary = latest.start;
   for (const auto& [p, o] : offsets) boundary[p] = std::min(o, latest.start.at(p));
-  if (!finish && boundary != offsets) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "end offsets ", FormatOffsets(offsets), " are neither at or past the start ",
-        FormatOffsets(latest.start), " of sequence ", latest.name,
-        " on every partition, nor at or before it (moving its start back)"));
-  }
   for (const auto& [p, o] : offsets) {
     const auto it = current.find(p);
     const int64_t read = it == current.end() ? 0 : it->second;
@@ -342,15 +336,27 @@ absl::StatusOr<SequenceList::SetEndOutcome> SequenceList::MoveCheckpointBack(
   previous.end = boundary;
   latest.start = boundary;
   SetEndOutcome outcome;
-  if (finish) {
-    latest.end = offsets;
-    latest.checkpointed = true;
-    task_end_ = offsets;
-    outcome.end_offsets = offsets;
-  } else {
+  if (boundary == offsets && !finish) {
+    // Only the move: the latest sequence stays open from the boundary.
     outcome.end_offsets = boundary;
+    outcome.latest_id = latest.id;
+    return outcome;
   }
-  outcome.latest_id = latest.id;
+  // The move, and the latest sequence closes at the offsets as usual.
+  latest.end = offsets;
+  latest.checkpointed = true;
+  if (finish) {
+    task_end_ = offsets;
+  } else {
+    Sequence next;
+    next.id = latest.id + 1;
+    next.name = SequenceName(base_name_, next.id);
+    next.start = offsets;
+    next.end = task_end_;
+    sequences_.push_back(std::move(next));
+  }
+  outcome.end_offsets = offsets;
+  outcome.latest_id = sequences_.back().id;
   return outcome;
 }
 

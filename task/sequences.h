@@ -102,12 +102,13 @@ class SequenceList {
   // offsets; finish=true closes it for good and fixes the task's end.
   // Moving a checkpoint back: offsets before the latest sequence's start on
   // some partition (and not past the task's reads) lower that start, and the
-  // end of the sequence before it, to them there; finish=false must then be
-  // at or before the start on every partition (the latest stays open),
-  // finish=true also fixes the task's end at the offsets. ABORTED if the
-  // task read past the new boundary, INVALID_ARGUMENT if it is before the
-  // previous sequence's start or that sequence is published. On an error
-  // the list is unchanged.
+  // end of the sequence before it, to them there. If the offsets are at or
+  // before the start everywhere and finish=false, that is all (the latest
+  // stays open); otherwise the latest sequence then closes at the offsets as
+  // above (it is empty on the moved partitions). ABORTED if the task read
+  // past the new boundary, INVALID_ARGUMENT if it is before the previous
+  // sequence's start or that sequence is published. On an error the list is
+  // unchanged.
   absl::StatusOr<SetEndOutcome> SetEndOffsets(const OffsetMap& offsets, bool finish,
                                               const OffsetMap& current, bool fenced);
 
