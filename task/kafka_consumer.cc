@@ -72,7 +72,8 @@ void KafkaBatch::ReadEnvelope(size_t i, KafkaEnvelope* out) const {
   }
 }
 
-absl::StatusOr<std::unique_ptr<KafkaConsumer>> KafkaConsumer::Create(KafkaConsumerOptions options) {
+absl::StatusOr<kafka::KafkaProperties> KafkaConsumer::Properties(
+    const KafkaConsumerOptions& options) {
   if (options.topic.empty() == options.stream_partitions.empty()) {
     return absl::InvalidArgumentError(
         "the consumer needs a topic or the stream partitions of a topic pattern");
@@ -84,6 +85,22 @@ absl::StatusOr<std::unique_ptr<KafkaConsumer>> KafkaConsumer::Create(KafkaConsum
   SLUICE_ASSIGN_OR_RETURN(kafka::KafkaProperties resolved,
                           kafka::ResolveSecretReferences(options.properties, options.policy));
   kafka::KafkaProperties props = kafka::WithConsumerDefaults(resolved, options.cluster_kind);
+  // The prefetch queue within max_prefetch_bytes: its payloads
+  // (queued.max.messages.kbytes) and its message count, at ~1 KiB a message
+  // (payload and librdkafka's own ~250 bytes per queued message), where the
+  // properties leave them out.
+  if (options.max_prefetch_bytes > 0 && !resolved.count("queued.max.messages.kbytes")) {
+    const int64_t kbytes = std::max<int64_t>(
+        1024, std::min<int64_t>(IntProperty(props, "queued.max.messages.kbytes", 65536),
+                                options.max_prefetch_bytes / 1024));
+    props["queued.max.messages.kbytes"] = absl::StrCat(kbytes);
+  }
+  if (options.max_prefetch_bytes > 0 && !resolved.count("queued.min.messages")) {
+    const int64_t messages = std::max<int64_t>(
+        10000, std::min<int64_t>(IntProperty(props, "queued.min.messages", 100000),
+                                 options.max_prefetch_bytes / 1024));
+    props["queued.min.messages"] = absl::StrCat(messages);
+  }
   // Offsets live in the metadata store: never commit or store them, and an
   // offset that is not available is an error to report, never a silent jump.
   props["enable.auto.commit"] = "false";
@@ -96,6 +113,11 @@ absl::StatusOr<std::unique_ptr<KafkaConsumer>> KafkaConsumer::Create(KafkaConsum
   props["group.id"] =
       absl::StrCat("sluice-", options.client_id.empty() ? "task" : options.client_id);
   if (!options.client_id.empty()) props["client.id"] = options.client_id;
+  return props;
+}
+
+absl::StatusOr<std::unique_ptr<KafkaConsumer>> KafkaConsumer::Create(KafkaConsumerOptions options) {
+  SLUICE_ASSIGN_OR_RETURN(const kafka::KafkaProperties props, Properties(options));
   SLUICE_ASSIGN_OR_RETURN(
       kafka::ConfPtr conf,
       kafka::BuildConf(props, options.client_id.empty() ? "consumer" : options.client_id));

@@ -56,6 +56,11 @@ struct KafkaConsumerOptions {
   // What `properties` may say (the supervisor checked it at submit; the
   // worker checks again, and resolves secret references, before connecting).
   kafka::PropertyPolicyOptions policy;
+  // > 0: the prefetch queue holds at most about this many bytes: its
+  // payloads (queued.max.messages.kbytes, at least 1 MiB) and its message
+  // count (queued.min.messages, one per KiB, at least 10,000), each unless
+  // `properties` sets it.
+  int64_t max_prefetch_bytes = 0;
 };
 
 struct KafkaRecord {
@@ -136,6 +141,10 @@ struct OffsetOutOfRange {
 class KafkaConsumer {
  public:
   static absl::StatusOr<std::unique_ptr<KafkaConsumer>> Create(KafkaConsumerOptions options);
+  // The librdkafka properties Create configures: the options' checked and
+  // resolved properties over the recommended ones, the prefetch bound, and
+  // the settings exactly-once depends on. INVALID_ARGUMENT as Create.
+  static absl::StatusOr<kafka::KafkaProperties> Properties(const KafkaConsumerOptions& options);
   ~KafkaConsumer();
   KafkaConsumer(const KafkaConsumer&) = delete;
   KafkaConsumer& operator=(const KafkaConsumer&) = delete;

@@ -172,9 +172,6 @@ TEST_F(KafkaConsumerTest, MissingBootstrapOrBadPropertyIsInvalidArgument) {
 }
 
 
-// A consumer slower than the broker fills librdkafka's local queue; librdkafka
-// 2.0.2 then stops fetching and, unless something wakes its broker thread,
-// looks again only after up to a second, while the reader starves.
 TEST_F(KafkaConsumerTest, ReadsKeysHeadersTimestampsAndTheTopic) {
   std::vector<kafka::OutgoingRecord> records(3);
   records[0].value = "with-everything";
@@ -226,6 +223,43 @@ TEST_F(KafkaConsumerTest, ReadsKeysHeadersTimestampsAndTheTopic) {
   EXPECT_EQ(seen, (std::vector<std::string>{"with-everything", "empty-key", "null-key"}));
 }
 
+// The prefetch queue counts against the task's memory: a bound sets its
+// payload kbytes and message count where the spec's properties leave them
+// out, and never raises librdkafka's (or the recommended) values.
+TEST(KafkaConsumerPropertiesTest, APrefetchBoundSetsTheQueueLimitsTheSpecLeavesOut) {
+  KafkaConsumerOptions options;
+  options.topic = "wiki";
+  options.properties = {{"bootstrap.servers", "127.0.0.1:9092"}};
+  options.cluster_kind = kafka::ClusterKind::kDevBroker;
+  auto unbounded = KafkaConsumer::Properties(options);
+  ASSERT_TRUE(unbounded.ok()) << unbounded.status();
+  EXPECT_EQ(unbounded->at("queued.max.messages.kbytes"), "65536");
+  EXPECT_EQ(unbounded->at("queued.min.messages"), "100000");
+
+  options.max_prefetch_bytes = 32 << 20;
+  auto bounded = KafkaConsumer::Properties(options);
+  ASSERT_TRUE(bounded.ok()) << bounded.status();
+  EXPECT_EQ(bounded->at("queued.max.messages.kbytes"), "32768");
+  EXPECT_EQ(bounded->at("queued.min.messages"), "32768");
+  EXPECT_EQ(bounded->at("auto.offset.reset"), "error");
+
+  options.max_prefetch_bytes = 1 << 20;  // floors: 1 MiB, 10,000 messages
+  auto small = KafkaConsumer::Properties(options);
+  ASSERT_TRUE(small.ok()) << small.status();
+  EXPECT_EQ(small->at("queued.max.messages.kbytes"), "1024");
+  EXPECT_EQ(small->at("queued.min.messages"), "10000");
+
+  options.properties["queued.min.messages"] = "500000";
+  options.properties["queued.max.messages.kbytes"] = "200000";
+  auto spec = KafkaConsumer::Properties(options);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->at("queued.max.messages.kbytes"), "200000");
+  EXPECT_EQ(spec->at("queued.min.messages"), "500000");
+}
+
+// A consumer slower than the broker fills librdkafka's local queue; librdkafka
+// 2.0.2 then stops fetching and, unless something wakes its broker thread,
+// looks again only after up to a second, while the reader starves.
 TEST(KafkaConsumerFetchTest, ASlowReaderIsNotStarvedAfterTheQueueFills) {
   auto kafka = testing::MockKafka::Start();
   ASSERT_TRUE(kafka.ok()) << kafka.status();

@@ -180,6 +180,9 @@ absl::Status ReadLoop::Initialize() {
   consumer_options.client_id = spec_.task_id();
   consumer_options.cluster_kind = options_.tuning.kafka_cluster;
   consumer_options.policy = options_.tuning.kafka_policy;
+  // The prefetch queue counts against the task's memory: a quarter of its
+  // maxBytesInMemory at most (librdkafka's default is 64 MiB per consumer).
+  consumer_options.max_prefetch_bytes = settings_.tuning.max_bytes_in_memory() / 4;
   SLUICE_ASSIGN_OR_RETURN(consumer_, KafkaConsumer::Create(std::move(consumer_options)));
   KafkaConsumer* consumer = consumer_.get();
   options_.control->SetWaker([consumer] { consumer->Wake(); });
@@ -431,8 +434,11 @@ absl::Status ReadLoop::ProcessRecord(const KafkaBatch& batch, size_t i) {
   current = offset + 1;
   dirty_ = true;
 
+  // The set being persisted is still in memory while the next one fills:
+  // each set persists at half of maxBytesInMemory, so both together stay
+  // within it.
   if (counters_.rows_in_memory >= settings_.tuning.max_rows_in_memory() ||
-      counters_.bytes_in_memory >= settings_.tuning.max_bytes_in_memory()) {
+      2 * counters_.bytes_in_memory >= settings_.tuning.max_bytes_in_memory()) {
     persist_wanted_ = true;
   }
   // Checkpoint triggers concern the latest, open sequence only.

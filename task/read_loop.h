@@ -77,6 +77,12 @@ struct TaskTuningOptions {
   // this far ahead of the records routed, which the supervisor's margin
   // must cover.
   size_t claim_chunk_records = 64;
+  // The worker's ingestion memory per task slot (--ingestion_memory_bytes /
+  // --capacity, as Druid's Indexer divides globalIngestionHeapLimitBytes);
+  // 0: none. A task's maxBytesInMemory is at most this. (Its consumer's
+  // prefetch queue is held to a quarter of its maxBytesInMemory either way:
+  // KafkaConsumerOptions::max_prefetch_bytes.)
+  int64_t ingestion_memory_per_task = 0;
 };
 
 struct ReadLoopOptions {

@@ -363,6 +363,37 @@ TEST_F(ReadLoopTest, AShutdownPersistsAndARestartReadsOnlyWhatCameAfter) {
   EXPECT_EQ(status.row_stats().processed(), 9);
 }
 
+// maxBytesInMemory bounds the rows in memory together with the set being
+// persisted: a set persists at half of it. The index of 100 records takes
+// B bytes; with maxBytesInMemory = B, 75 records (more than half of B, less
+// than B) persist at least once, which a set persisting only at the whole
+// budget would not.
+TEST_F(ReadLoopTest, ASetPersistsAtHalfOfMaxBytesInMemory) {
+  Produce(0, 100);
+  int64_t bytes_of_100 = 0;
+  {
+    Task task(Spec(kafka_->bootstrap(), 1000000), dir_ + "/measure", &supervisor_, deep_.get());
+    ASSERT_TRUE(task.WaitForOffset(100));
+    v1::TaskStatus status;
+    task.control().FillStatus({}, &status);
+    EXPECT_EQ(status.row_stats().persists(), 0);
+    bytes_of_100 = status.row_stats().bytes_in_memory();
+  }
+  ASSERT_GT(bytes_of_100, 0);
+  ASSERT_TRUE(kafka_->CreateTopic("wiki75", 1).ok());
+  std::vector<std::string> values;
+  for (int64_t n = 0; n < 75; ++n) values.push_back(Record(n));
+  ASSERT_TRUE(kafka_->Produce("wiki75", 0, values).ok());
+  v1::TaskSpec spec = Spec(kafka_->bootstrap(), 1000000);
+  spec.set_topic("wiki75");
+  spec.mutable_tuning_config()->set_max_bytes_in_memory(bytes_of_100);
+  Task task(spec, dir_ + "/task", &supervisor_, deep_.get());
+  ASSERT_TRUE(task.WaitForOffset(75));
+  v1::TaskStatus status;
+  task.control().FillStatus({}, &status);
+  EXPECT_GE(status.row_stats().persists(), 1);
+}
+
 TEST_F(ReadLoopTest, EndOffsetsSetWhileIdleRouteTheNextRecordsToTheNextSequence) {
   Produce(0, 10);
   Task task(Spec(kafka_->bootstrap(), 1000000), dir_ + "/task", &supervisor_, deep_.get());

@@ -32,6 +32,10 @@ DEFINE_int32(s3_request_timeout_ms, 120000, "deadline of one S3 request (one par
 DEFINE_string(worker_id, "", "stable worker id, e.g. the pod name (default: host name)");
 DEFINE_string(advertise_address, "", "host:port the supervisor dials (default: the bound address)");
 DEFINE_int32(capacity, 4, "task slots");
+DEFINE_int64(ingestion_memory_bytes, 0,
+             "memory for ingestion across all tasks, divided evenly over the --capacity slots: "
+             "a task's maxBytesInMemory is at most its share (Druid's Indexer "
+             "globalIngestionHeapLimitBytes); 0: each task's spec decides");
 DEFINE_string(metrics_listen, "",
               "host:port to serve Prometheus /metrics and /healthz on, plain HTTP (empty: off)");
 DEFINE_string(tls_cert, "", "PEM certificate chain for the gRPC server and outgoing calls");
@@ -119,6 +123,12 @@ int main(int argc, char** argv) {
   options.worker_id = FLAGS_worker_id;
   options.advertise_address = FLAGS_advertise_address;
   options.capacity = FLAGS_capacity;
+  if (FLAGS_ingestion_memory_bytes < 0) {
+    LOG(ERROR) << "--ingestion_memory_bytes must be >= 0 (got " << FLAGS_ingestion_memory_bytes
+               << ")";
+    return 2;
+  }
+  options.ingestion_memory_bytes = FLAGS_ingestion_memory_bytes;
   options.supervisor_call_timeout = absl::Milliseconds(FLAGS_supervisor_timeout_ms);
   options.heartbeat_interval = absl::Milliseconds(FLAGS_heartbeat_interval_ms);
   options.tuning.handoff_poll_interval = absl::Milliseconds(FLAGS_handoff_poll_ms);

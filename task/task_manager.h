@@ -41,6 +41,10 @@ struct TaskManagerOptions {
   // Called after every state change of any task (no locks held).
   std::function<void(const v1::TaskStatus&)> on_state_change;
   TaskTuningOptions tuning;
+  // The worker's memory for ingestion, divided evenly over `capacity` slots
+  // (tuning.ingestion_memory_per_task); 0: each task uses its spec's
+  // maxBytesInMemory.
+  int64_t ingestion_memory_bytes = 0;
   // Where task metrics go (and the gauge of tasks by state); null: nowhere.
   // Not owned; outlives the manager.
   metrics::Registry* metrics = nullptr;

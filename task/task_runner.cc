@@ -14,6 +14,12 @@ namespace sluice::task {
 
 absl::StatusOr<std::unique_ptr<TaskRunner>> TaskRunner::Create(TaskRunnerOptions options) {
   SLUICE_ASSIGN_OR_RETURN(TaskSettings settings, CheckTaskSpec(options.spec));
+  const int64_t spec_bytes = settings.tuning.max_bytes_in_memory();
+  if (CapMaxBytesInMemory(options.tuning.ingestion_memory_per_task, &settings)) {
+    LOG(INFO) << "[task " << options.spec.task_id() << "] maxBytesInMemory " << spec_bytes
+              << " is more than this worker's ingestion memory per task slot; using "
+              << settings.tuning.max_bytes_in_memory();
+  }
   if (options.supervisor == nullptr || options.deep_storage == nullptr ||
       options.engine == nullptr) {
     return absl::InvalidArgumentError("a task needs a supervisor, deep storage and an engine");

@@ -99,4 +99,10 @@ absl::StatusOr<TaskSettings> CheckTaskSpec(const v1::TaskSpec& spec) {
   return settings;
 }
 
+bool CapMaxBytesInMemory(int64_t share, TaskSettings* settings) {
+  if (share <= 0 || settings->tuning.max_bytes_in_memory() <= share) return false;
+  settings->tuning.set_max_bytes_in_memory(share);
+  return true;
+}
+
 }  // namespace sluice::task

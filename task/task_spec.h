@@ -37,6 +37,11 @@ struct TaskSettings {
 // INVALID_ARGUMENT naming the field for a spec no task can run.
 absl::StatusOr<TaskSettings> CheckTaskSpec(const v1::TaskSpec& spec);
 
+// A worker's ingestion memory per task slot (`share` > 0) caps the task's
+// maxBytesInMemory (Druid's Indexer divides globalIngestionHeapLimitBytes so).
+// Returns whether it lowered it.
+bool CapMaxBytesInMemory(int64_t share, TaskSettings* settings);
+
 }  // namespace sluice::task
 
 #endif  // SLUICE_TASK_TASK_SPEC_H_

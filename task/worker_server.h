@@ -62,6 +62,10 @@ struct WorkerServerOptions {
   std::string advertise_address;
   // Task slots.
   int capacity = 4;
+  // Memory for ingestion across all tasks, divided evenly over the slots
+  // (TaskManagerOptions::ingestion_memory_bytes); 0: each task uses its
+  // spec's maxBytesInMemory.
+  int64_t ingestion_memory_bytes = 0;
   // Deadline of supervisor calls (PublishSegments gets 6x this).
   absl::Duration supervisor_call_timeout = absl::Seconds(10);
   // Heartbeat interval until the supervisor says otherwise, and the wait
