@@ -256,8 +256,15 @@ absl::StatusOr<std::vector<SequencePublisher::PushedSegment>> SequencePublisher:
     }
     const std::string local_path = absl::StrCat(options_.segment_dir, "/", sequence.sequence.id,
                                                 "_", s.interval_start_ms(), ".sluice");
-    SLUICE_ASSIGN_OR_RETURN(BuiltSegment built,
-                            options_.engine->BuildSegment(spills, info, local_path));
+    absl::StatusOr<BuiltSegment> building;
+    {
+      BuildSlot slot(options_.build_slots, [this] { return stopping(); });
+      if (!slot.held()) {
+        return absl::CancelledError(absl::StrCat("stopping before building ", s.segment_id()));
+      }
+      building = options_.engine->BuildSegment(spills, info, local_path);
+    }
+    SLUICE_ASSIGN_OR_RETURN(BuiltSegment built, std::move(building));
     // The file's own count of each partition's records must be ours: both
     // come from the same records, so a difference is a bug, not bad data.
     for (const v1::PartitionRange& range : info.provenance.ranges()) {

@@ -38,6 +38,7 @@
 #include "common/retry.h"
 #include "common/stream_partitions.h"
 #include "sluice/v1/task.pb.h"
+#include "task/build_slots.h"
 #include "task/segment_sink.h"
 #include "task/sequence_store.h"
 #include "task/sequences.h"
@@ -77,6 +78,9 @@ struct SequencePublisherOptions {
   SupervisorClient* supervisor = nullptr;
   DeepStorage* deep_storage = nullptr;
   SegmentEngine* engine = nullptr;
+  // Segment builds the worker runs at once across its tasks; null: no
+  // limit. Not owned.
+  BuildSlots* build_slots = nullptr;
   // InfiniteDuration(): wait for handoff forever.
   absl::Duration handoff_timeout = absl::Minutes(15);
   absl::Duration handoff_poll_interval = absl::Seconds(1);

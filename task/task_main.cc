@@ -1,5 +1,8 @@
 // sluice-task: a task worker. Runs the reading tasks the supervisor assigns,
 // restores them after a restart. Flags are read here and nowhere else.
+#include <algorithm>
+#include <thread>
+
 #include <gflags/gflags.h>
 #include <glog/logging.h>
 
@@ -32,6 +35,9 @@ DEFINE_int32(s3_request_timeout_ms, 120000, "deadline of one S3 request (one par
 DEFINE_string(worker_id, "", "stable worker id, e.g. the pod name (default: host name)");
 DEFINE_string(advertise_address, "", "host:port the supervisor dials (default: the bound address)");
 DEFINE_int32(capacity, 4, "task slots");
+DEFINE_int32(concurrent_segment_builds, 0,
+             "segment builds (merge, write, verify) at once across the tasks (Druid's "
+             "druid.worker.numConcurrentMerges); 0: half the cores, at least 1");
 DEFINE_int64(ingestion_memory_bytes, 0,
              "memory for ingestion across all tasks, divided evenly over the --capacity slots: "
              "a task's maxBytesInMemory is at most its share (Druid's Indexer "
@@ -129,6 +135,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   options.ingestion_memory_bytes = FLAGS_ingestion_memory_bytes;
+  options.concurrent_segment_builds =
+      FLAGS_concurrent_segment_builds > 0
+          ? FLAGS_concurrent_segment_builds
+          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / 2);
   options.supervisor_call_timeout = absl::Milliseconds(FLAGS_supervisor_timeout_ms);
   options.heartbeat_interval = absl::Milliseconds(FLAGS_heartbeat_interval_ms);
   options.tuning.handoff_poll_interval = absl::Milliseconds(FLAGS_handoff_poll_ms);

@@ -63,6 +63,7 @@ absl::StatusOr<std::unique_ptr<TaskRunner>> TaskManager::NewRunner(const v1::Tas
   SLUICE_ASSIGN_OR_RETURN(runner.engine, options_.engine_factory(settings.data_schema));
   runner.on_state_change = options_.on_state_change;
   runner.tuning = options_.tuning;
+  runner.build_slots = &build_slots_;
   if (options_.ingestion_memory_bytes > 0) {
     runner.tuning.ingestion_memory_per_task = options_.ingestion_memory_bytes / options_.capacity;
   }

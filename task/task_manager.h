@@ -45,6 +45,8 @@ struct TaskManagerOptions {
   // (tuning.ingestion_memory_per_task); 0: each task uses its spec's
   // maxBytesInMemory.
   int64_t ingestion_memory_bytes = 0;
+  // Segment builds at once across the tasks (BuildSlots); at least 1.
+  int concurrent_segment_builds = 1;
   // Where task metrics go (and the gauge of tasks by state); null: nowhere.
   // Not owned; outlives the manager.
   metrics::Registry* metrics = nullptr;
@@ -103,6 +105,9 @@ class TaskManager {
   std::string TaskDir(const std::string& task_id) const;
 
   const TaskManagerOptions options_;
+  // Shared by every task's publisher; declared before the tasks (which use
+  // it) so that it outlives them.
+  BuildSlots build_slots_{options_.concurrent_segment_builds};
   mutable absl::Mutex mu_;
   std::map<std::string, Entry> tasks_ ABSL_GUARDED_BY(mu_);
   bool shut_down_ ABSL_GUARDED_BY(mu_) = false;

@@ -39,6 +39,7 @@
 #include "sluice/v1/task_service.pb.h"
 #include "common/offsets.h"
 #include "task/open_segments.h"
+#include "task/build_slots.h"
 #include "task/read_loop.h"
 #include "task/segment_sink.h"
 #include "task/sequence_publisher.h"
@@ -67,6 +68,9 @@ struct TaskRunnerOptions {
   std::function<void(const v1::TaskStatus&)> on_state_change;
   // Where the task's metrics go; null: nowhere. Not owned.
   metrics::Registry* metrics = nullptr;
+  // The worker's segment-build slots, shared by its tasks; null: no limit.
+  // Not owned.
+  BuildSlots* build_slots = nullptr;
 
   TaskTuningOptions tuning;
 };

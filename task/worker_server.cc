@@ -68,6 +68,7 @@ absl::StatusOr<std::unique_ptr<WorkerServer>> WorkerServer::Start(WorkerServerOp
   manager.on_state_change = [raw](const v1::TaskStatus& status) { raw->Report(status); };
   manager.tuning = options.tuning;
   manager.ingestion_memory_bytes = options.ingestion_memory_bytes;
+  manager.concurrent_segment_builds = options.concurrent_segment_builds;
   manager.metrics = options.metrics;
   SLUICE_ASSIGN_OR_RETURN(server->manager_, TaskManager::Create(std::move(manager)));
   server->service_ =

@@ -66,6 +66,8 @@ struct WorkerServerOptions {
   // (TaskManagerOptions::ingestion_memory_bytes); 0: each task uses its
   // spec's maxBytesInMemory.
   int64_t ingestion_memory_bytes = 0;
+  // Segment builds at once across the tasks (TaskManagerOptions).
+  int concurrent_segment_builds = 1;
   // Deadline of supervisor calls (PublishSegments gets 6x this).
   absl::Duration supervisor_call_timeout = absl::Seconds(10);
   // Heartbeat interval until the supervisor says otherwise, and the wait
