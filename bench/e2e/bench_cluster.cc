@@ -51,6 +51,9 @@ absl::StatusOr<std::unique_ptr<BenchCluster>> BenchCluster::Start(BenchClusterOp
     if (options.classic_checkpoints) {
       o.extra_flags[cluster::WorkerName(i)].push_back("--early_checkpoint_fraction=0");
     }
+    for (const std::string& flag : options.worker_flags) {
+      o.extra_flags[cluster::WorkerName(i)].push_back(flag);
+    }
   }
   SLUICE_ASSIGN_OR_RETURN(bench->cluster_, cluster::ProcessCluster::Create(std::move(o)));
   SLUICE_RETURN_IF_ERROR(bench->cluster_->Start());

@@ -41,6 +41,8 @@ struct BenchClusterOptions {
   // Every checkpoint round pauses the replicas (the supervisor's
   // --pauseless_checkpoints=false, the workers' --early_checkpoint_fraction=0).
   bool classic_checkpoints = false;
+  // Extra flags of every worker (e.g. --capacity, --ingestion_memory_bytes).
+  std::vector<std::string> worker_flags;
 };
 
 class BenchCluster {

@@ -126,6 +126,11 @@ absl::StatusOr<TopicRange> Preload(const std::string& bootstrap, const std::stri
 struct Figures {
   std::vector<double> kcat, kcat_tuned, raw;
   std::vector<SluiceRunResult> off, on;
+  // Rollup off with taskCount 1, 2, 4 on the two workers (one round).
+  std::vector<std::pair<int, SluiceRunResult>> scaling;
+  // Rollup off, taskCount 4 on one worker with --capacity=4
+  // --ingestion_memory_bytes=maxBytesInMemory (empty: not run).
+  std::vector<SluiceRunResult> one_worker;
   std::vector<double> raw_cpu_per_record_ns;
   std::vector<double> kcat_cpu_per_record_ns;
   // The dev broker's CPU per record while it served each baseline.
@@ -310,6 +315,30 @@ std::string Render(const E2eBenchOptions& options, const Figures& f,
   sluice_row("sluice end to end, rollup on (MINUTE, 4 dimensions)", on, f.on);
   absl::StrAppend(&out, throughput.Render(), "\n");
 
+  const double raw_cpu = Median(f.raw_cpu_per_record_ns);
+  if (!f.scaling.empty() || !f.one_worker.empty()) {
+    absl::StrAppend(
+        &out, "### Scaling\n\n",
+        "Rollup off on the same topic, one round each: taskCount 1, 2 and 4 (the ", options.partitions,
+        " partitions shared out) on the 2 workers; then taskCount 4 on **one** worker started "
+        "with `--capacity=4 --ingestion_memory_bytes=", max_bytes,
+        "` (the four tasks share one task's maxBytesInMemory).\n\n");
+    MarkdownTable scaling({"tasks", "workers", "records/s", "vs kcat", "worker CPU/record",
+                           "vs raw librdkafka CPU/record", "worker VmHWM (highest)"});
+    auto scaling_row = [&](int tasks, int workers, const SluiceRunResult& r) {
+      int64_t rss = 0;
+      for (int64_t v : r.worker_peak_rss_bytes) rss = std::max(rss, v);
+      scaling.AddRow({absl::StrCat(tasks), absl::StrCat(workers), FormatCount(r.RecordsPerSecond()),
+                      FormatRatio(r.RecordsPerSecond() / kcat),
+                      absl::StrFormat("%.0f ns", r.WorkerCpuPerRecordNs()),
+                      raw_cpu > 0 ? FormatRatio(r.WorkerCpuPerRecordNs() / raw_cpu) : "n/a",
+                      FormatMiB(rss)});
+    };
+    for (const auto& [tasks, r] : f.scaling) scaling_row(tasks, 2, r);
+    for (const SluiceRunResult& r : f.one_worker) scaling_row(4, 1, r);
+    absl::StrAppend(&out, scaling.Render(), "\n");
+  }
+
   absl::StrAppend(
       &out, "### Latency\n\n",
       absl::StrFormat("Checkpoint rounds: %d records on topic `%s`, taskCount "
@@ -398,6 +427,12 @@ std::string Render(const E2eBenchOptions& options, const Figures& f,
     memory_row(absl::StrCat("rollup on, round ", i + 1), f.on[i], options.records);
   }
   memory_row("2 replicas", checkpoint_run, options.checkpoint_records);
+  for (const auto& [tasks, r] : f.scaling) {
+    memory_row(absl::StrCat("scaling, ", tasks, " tasks on 2 workers"), r, options.records);
+  }
+  for (const SluiceRunResult& r : f.one_worker) {
+    memory_row("4 tasks on one worker (--ingestion_memory_bytes)", r, options.records);
+  }
   absl::StrAppend(&out, memory.Render(), "\n");
 
   absl::StrAppend(&out, "### Targets\n\n");
@@ -407,6 +442,14 @@ std::string Render(const E2eBenchOptions& options, const Figures& f,
                   absl::StrFormat("rollup off %s, rollup on %s", FormatRatio(off / kcat),
                                   FormatRatio(on / kcat)),
                   worst >= kcat ? "met" : "NOT met"});
+  if (!f.off.empty() && raw_cpu > 0) {
+    const double ratio = MedianRun(f.off).WorkerCpuPerRecordNs() / raw_cpu;
+    targets.AddRow({"worker CPU per record <= 1.5x the raw librdkafka consumer's (rollup off)",
+                    absl::StrFormat("%.0f ns vs %.0f ns: %s",
+                                    MedianRun(f.off).WorkerCpuPerRecordNs(), raw_cpu,
+                                    FormatRatio(ratio)),
+                    ratio <= 1.5 ? "met" : "NOT met"});
+  }
   targets.AddRow({"checkpoint round p99 <= 10 ms (2 replicas)",
                   round.count > 0 ? FormatSeconds(round.Quantile(0.99)) : "n/a", round_verdict});
   int64_t peak = 0;
@@ -416,6 +459,12 @@ std::string Render(const E2eBenchOptions& options, const Figures& f,
     }
   }
   for (int64_t rss : checkpoint_run.worker_peak_rss_bytes) peak = std::max(peak, rss);
+  for (const auto& [tasks, r] : f.scaling) {
+    for (int64_t rss : r.worker_peak_rss_bytes) peak = std::max(peak, rss);
+  }
+  for (const SluiceRunResult& r : f.one_worker) {
+    for (int64_t rss : r.worker_peak_rss_bytes) peak = std::max(peak, rss);
+  }
   targets.AddRow({"worker RSS <= maxBytesInMemory + 100 MB",
                   absl::StrCat("highest VmHWM ", FormatMiB(peak), " vs ",
                                FormatMiB(max_bytes + kRssAllowanceBytes)),
@@ -523,6 +572,22 @@ absl::StatusOr<std::string> RunE2eBench(const E2eBenchOptions& options) {
     }
   }
 
+  if (enabled("scaling")) {
+    Progress("scaling: rollup off with 1, 2 and 4 tasks");
+    for (int tasks : {1, 2, 4}) {
+      SluiceRunOptions run;
+      run.topic = kTopic;
+      run.task_count = tasks;
+      run.max_rows_per_segment = options.max_rows_per_segment;
+      run.max_bytes_in_memory = options.max_bytes_in_memory;
+      run.consumer_properties = options.consumer_properties;
+      SLUICE_ASSIGN_OR_RETURN(
+          SluiceRunResult result,
+          RunOnce(*processes, bootstrap, range, absl::StrCat("scaling_", tasks), run));
+      f.scaling.emplace_back(tasks, std::move(result));
+    }
+  }
+
   SluiceRunResult checkpoint_run;
   if (enabled("replicas")) {
     SluiceRunOptions checkpoints;
@@ -559,6 +624,39 @@ absl::StatusOr<std::string> RunE2eBench(const E2eBenchOptions& options) {
 
   if (absl::Status stopped = processes->Stop(); !stopped.ok()) {
     Progress(absl::StrCat("stopping the processes: ", stopped.ToString()));
+  }
+  processes.reset();
+
+  if (enabled("one_worker")) {
+    // Four tasks on one worker whose ingestion memory is one task's
+    // maxBytesInMemory: the worker's bound is one task's.
+    const int64_t max_bytes = options.max_bytes_in_memory > 0 ? options.max_bytes_in_memory
+                                                              : kSpecDefaultMaxBytesInMemory;
+    BenchClusterOptions one = cluster;
+    one.root_dir = options.work_dir + "/one_worker";
+    one.workers = 1;
+    one.worker_flags = {"--capacity=4", absl::StrCat("--ingestion_memory_bytes=", max_bytes)};
+    Progress("one worker, 4 tasks, --ingestion_memory_bytes=maxBytesInMemory");
+    SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<BenchCluster> single, BenchCluster::Start(one));
+    const std::string single_bootstrap = single->bootstrap_servers();
+    TopicRange single_range = range;
+    if (options.broker == "dev") {
+      SLUICE_ASSIGN_OR_RETURN(single_range, Preload(single_bootstrap, kTopic, options.partitions,
+                                                    options.records, rows));
+    }
+    SluiceRunOptions run;
+    run.topic = kTopic;
+    run.task_count = 4;
+    run.max_rows_per_segment = options.max_rows_per_segment;
+    run.max_bytes_in_memory = options.max_bytes_in_memory;
+    run.consumer_properties = options.consumer_properties;
+    absl::StatusOr<SluiceRunResult> result =
+        RunOnce(*single, single_bootstrap, single_range, "one_worker_4_tasks", run);
+    if (absl::Status stopped = single->Stop(); !stopped.ok()) {
+      Progress(absl::StrCat("stopping the one-worker cluster: ", stopped.ToString()));
+    }
+    SLUICE_RETURN_IF_ERROR(result.status());
+    f.one_worker.push_back(*std::move(result));
   }
   SLUICE_ASSIGN_OR_RETURN(const FsyncLatency fsync, MeasureFsync(options.work_dir, 200));
   Progress(absl::StrCat("write 4 KiB + fsync: p50 ", FormatSeconds(fsync.p50_seconds), ", p99 ",

@@ -54,7 +54,9 @@ struct E2eBenchOptions {
   double checkpoint_live_rate = 0;
 
   // Parts to run, for experiments: any of "baselines", "off", "on",
-  // "replicas"; empty: all (only a full run belongs in docs/benchmarks.md).
+  // "replicas", "scaling" (rollup off with 1, 2 and 4 tasks), "one_worker"
+  // (4 tasks on one worker sharing maxBytesInMemory); empty: all (only a
+  // full run belongs in docs/benchmarks.md).
   std::set<std::string> only;
   // Checkpoint rounds pause every replica (BenchClusterOptions).
   bool classic_checkpoints = false;

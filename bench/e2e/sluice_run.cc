@@ -34,6 +34,7 @@ v1::SupervisorSpec MakeSpec(const SluiceRunOptions& options) {
   wiki.topic = options.topic;
   wiki.bootstrap_servers = options.bootstrap;
   wiki.replicas = options.replicas;
+  wiki.task_count = options.task_count;
   wiki.period = "PT1S";
   wiki.segment_granularity = options.segment_granularity;
   wiki.query_granularity = options.query_granularity;
@@ -60,6 +61,17 @@ bool ReachedEnd(const google::protobuf::Map<int32_t, int64_t>& offsets,
   for (const auto& [p, e] : end) {
     const auto it = offsets.find(p);
     if (it == offsets.end() || it->second < e) return false;
+  }
+  return true;
+}
+
+// A task's own partitions (those its offsets name) read to their end.
+bool TaskReachedEnd(const google::protobuf::Map<int32_t, int64_t>& offsets,
+                    const std::map<int32_t, int64_t>& end) {
+  if (offsets.empty()) return false;
+  for (const auto& [p, o] : offsets) {
+    const auto it = end.find(p);
+    if (it != end.end() && o < it->second) return false;
   }
   return true;
 }
@@ -97,6 +109,7 @@ absl::StatusOr<absl::Duration> WorkersCpu(const BenchCluster& processes) {
 
 absl::StatusOr<SluiceRunResult> RunSluice(BenchCluster& processes,
                                           const SluiceRunOptions& options) {
+  const int tasks_expected = options.task_count * options.replicas;
   if (processes.worker_count() < options.replicas) {
     return absl::InvalidArgumentError(absl::StrCat(options.replicas, " replicas need as many ",
                                                    "workers; there are ",
@@ -137,7 +150,7 @@ absl::StatusOr<SluiceRunResult> RunSluice(BenchCluster& processes,
     SLUICE_RETURN_IF_ERROR(timed_out("the tasks to read the topic"));
     // The supervisor is asked only until every replica is placed: its
     // metadata store is shared with the checkpoints and publishes measured.
-    if (static_cast<int>(task_worker.size()) < options.replicas) {
+    if (static_cast<int>(task_worker.size()) < tasks_expected) {
       v1::SupervisorServiceListTasksRequest list;
       list.set_datasource(options.datasource);
       v1::SupervisorServiceListTasksResponse tasks;
@@ -162,9 +175,9 @@ absl::StatusOr<SluiceRunResult> RunSluice(BenchCluster& processes,
           (result.task_start_ms == 0 || status.start_time_ms() < result.task_start_ms)) {
         result.task_start_ms = status.start_time_ms();
       }
-      if (ReachedEnd(status.current_offsets(), options.end_offsets)) ++at_end;
+      if (TaskReachedEnd(status.current_offsets(), options.end_offsets)) ++at_end;
     }
-    if (at_end >= options.replicas) break;
+    if (at_end >= tasks_expected) break;
     absl::SleepFor(options.poll_interval);
   }
   result.all_read_seen_ms = NowMs();

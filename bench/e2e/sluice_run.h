@@ -39,6 +39,8 @@ struct SluiceRunOptions {
   std::map<int32_t, int64_t> start_offsets;
   std::map<int32_t, int64_t> end_offsets;
   int replicas = 1;
+  // The spec's taskCount (groups; each reads its share of the partitions).
+  int task_count = 1;
   bool rollup = false;
   std::string query_granularity = "NONE";
   // Dimensions of the spec; empty: all six of the wiki records (channel,
