@@ -162,7 +162,9 @@ TEST_P(StoreTest, RefusesANewerSchemaAndLeavesItUntouched) {
   EXPECT_EQ(store.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_NE(store.status().message().find("schema version 99"), std::string::npos)
       << store.status();
-  if (GetParam() == TestBackend::kSqlite) EXPECT_EQ(*ReadFile(path_), *before);
+  if (GetParam() == TestBackend::kSqlite) {
+    EXPECT_EQ(*ReadFile(path_), *before);
+  }
   EXPECT_EQ(*(*db)->QueryText(count_tables), *tables_before);
   EXPECT_EQ(*(*db)->QueryText("SELECT count(*) FROM schema_version"),
             std::to_string(LatestSchemaVersion() + 1));
@@ -199,7 +201,9 @@ TEST_F(MetadataStoreTest, ADirectoryThatIsNotWritableIsPermissionDenied) {
   // drops to an unprivileged user (for whom the 0700 root-owned directory is
   // closed); otherwise the directory is made read-only.
   const bool root = getuid() == 0;
-  if (!root) ASSERT_EQ(chmod(dir_.c_str(), 0500), 0);
+  if (!root) {
+    ASSERT_EQ(chmod(dir_.c_str(), 0500), 0);
+  }
   int fds[2];
   ASSERT_EQ(pipe(fds), 0);
   const pid_t child = fork();

@@ -348,7 +348,9 @@ TEST_F(TaskControlTest, TwoReplicasTakeEndOffsetsWhileReadingAndBuildIdenticalSe
   }
   // Sequence 0 ends exactly at the end set while reading.
   for (const v1::CommittedSequence& s : c_.supervisor->CommitLog()) {
-    if (s.sequence_name() == first) EXPECT_EQ(FromProto(s.end_offsets()), end);
+    if (s.sequence_name() == first) {
+      EXPECT_EQ(FromProto(s.end_offsets()), end);
+    }
   }
 }
 

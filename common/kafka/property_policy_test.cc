@@ -71,7 +71,7 @@ TEST_F(FilesDirTest, PathsOnlyInsideTheOperatorsDirectory) {
             absl::StatusCode::kInvalidArgument);
   // No directory set: no file at all.
   EXPECT_EQ(Check({{"ssl.ca.location", dir_ + "/ca.pem"}}), absl::StatusCode::kInvalidArgument);
-  symlink((root_ + "/outside.txt").c_str(), (dir_ + "/link").c_str());
+  ASSERT_EQ(symlink((root_ + "/outside.txt").c_str(), (dir_ + "/link").c_str()), 0);
   EXPECT_EQ(Check({{"ssl.ca.location", dir_ + "/link"}}, options_),
             absl::StatusCode::kInvalidArgument);
 }

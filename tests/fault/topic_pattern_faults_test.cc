@@ -53,7 +53,9 @@ TEST(LifecycleFaults, ATopicPatternReadsEveryMatchingTopicAndOnesCreatedLater) {
                                           "wiki-fr[1]"}));
   // The two topics there from the start got ids 0..2, the later one 3 and 4.
   for (const v1::StreamPartition& p : log->stream_partitions()) {
-    if (p.topic() == "wiki-fr") EXPECT_GE(p.id(), 3) << p.ShortDebugString();
+    if (p.topic() == "wiki-fr") {
+      EXPECT_GE(p.id(), 3) << p.ShortDebugString();
+    }
   }
   absl::StatusOr<v1::SupervisorStatus> status = s->Status();
   ASSERT_TRUE(status.ok()) << status.status();

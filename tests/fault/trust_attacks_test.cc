@@ -154,7 +154,9 @@ TEST_F(TrustAttacksTest, ForgedTaskCallsAreRefusedAndMoveNothing) {
   auto after = s_->Tasks(/*include_finished=*/true);
   ASSERT_TRUE(after.ok());
   for (const v1::SupervisorTaskRecord& t : after->tasks()) {
-    if (t.task_id() == task.task_id()) EXPECT_EQ(t.state(), task.state()) << t.task_id();
+    if (t.task_id() == task.task_id()) {
+      EXPECT_EQ(t.state(), task.state()) << t.task_id();
+    }
   }
   ASSERT_OK(s_->Resume());
   ASSERT_OK(s_->Finish());
