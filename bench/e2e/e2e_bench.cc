@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <memory>
 #include <vector>
@@ -408,30 +409,42 @@ std::string Render(const E2eBenchOptions& options, const Figures& f,
             FormatSeconds(paused.Mean()), paused.count,
             paused.count > 0 ? 100.0 * paused.FractionAtOrBelow(0.001) : 0.0));
   }
-  absl::StrAppend(&out, "### Worker memory\n\n");
-  MarkdownTable memory({"run", "records", "maxBytesInMemory", "worker VmHWM (peak RSS)",
-                        "bound (maxBytesInMemory + 100 MB)", "result"});
-  auto memory_row = [&](const std::string& what, const SluiceRunResult& r, int64_t records) {
+  absl::StrAppend(&out, "### Worker memory\n\n",
+                  "The bound is maxBytesInMemory + 100 MB per task a worker runs with its "
+                  "own maxBytesInMemory (every run but the last), and maxBytesInMemory + 100 MB "
+                  "for the worker whose four tasks share one task's (`--ingestion_memory_bytes`)."
+                  "\n\n");
+  MarkdownTable memory({"run", "records", "maxBytesInMemory", "tasks on the worker",
+                        "worker VmHWM (peak RSS)", "bound", "result"});
+  int64_t peak_over = std::numeric_limits<int64_t>::min();  // highest VmHWM - bound
+  std::string peak_what;
+  auto memory_row = [&](const std::string& what, const SluiceRunResult& r, int64_t records,
+                        bool shared) {
     for (size_t i = 0; i < r.worker_peak_rss_bytes.size(); ++i) {
       const int64_t rss = r.worker_peak_rss_bytes[i];
+      const int tasks = i < r.worker_tasks.size() ? r.worker_tasks[i] : 1;
+      const int64_t bound = (shared ? 1 : tasks) * max_bytes + kRssAllowanceBytes;
+      if (rss - bound > peak_over) {
+        peak_over = rss - bound;
+        peak_what = absl::StrCat(what, ": ", FormatMiB(rss), " vs ", FormatMiB(bound));
+      }
       memory.AddRow({r.worker_peak_rss_bytes.size() > 1 ? absl::StrCat(what, ", worker ", i) : what,
-                     FormatCount(records), FormatMiB(max_bytes), FormatMiB(rss),
-                     FormatMiB(max_bytes + kRssAllowanceBytes),
-                     rss <= max_bytes + kRssAllowanceBytes ? "met" : "NOT met"});
+                     FormatCount(records), FormatMiB(max_bytes), absl::StrCat(tasks),
+                     FormatMiB(rss), FormatMiB(bound), rss <= bound ? "met" : "NOT met"});
     }
   };
   for (size_t i = 0; i < f.off.size(); ++i) {
-    memory_row(absl::StrCat("rollup off, round ", i + 1), f.off[i], options.records);
+    memory_row(absl::StrCat("rollup off, round ", i + 1), f.off[i], options.records, false);
   }
   for (size_t i = 0; i < f.on.size(); ++i) {
-    memory_row(absl::StrCat("rollup on, round ", i + 1), f.on[i], options.records);
+    memory_row(absl::StrCat("rollup on, round ", i + 1), f.on[i], options.records, false);
   }
-  memory_row("2 replicas", checkpoint_run, options.checkpoint_records);
+  memory_row("2 replicas", checkpoint_run, options.checkpoint_records, false);
   for (const auto& [tasks, r] : f.scaling) {
-    memory_row(absl::StrCat("scaling, ", tasks, " tasks on 2 workers"), r, options.records);
+    memory_row(absl::StrCat("scaling, ", tasks, " tasks on 2 workers"), r, options.records, false);
   }
   for (const SluiceRunResult& r : f.one_worker) {
-    memory_row("4 tasks on one worker (--ingestion_memory_bytes)", r, options.records);
+    memory_row("4 tasks on one worker (--ingestion_memory_bytes)", r, options.records, true);
   }
   absl::StrAppend(&out, memory.Render(), "\n");
 
@@ -452,23 +465,10 @@ std::string Render(const E2eBenchOptions& options, const Figures& f,
   }
   targets.AddRow({"checkpoint round p99 <= 10 ms (2 replicas)",
                   round.count > 0 ? FormatSeconds(round.Quantile(0.99)) : "n/a", round_verdict});
-  int64_t peak = 0;
-  for (const auto* runs : {&f.off, &f.on}) {
-    for (const SluiceRunResult& r : *runs) {
-      for (int64_t rss : r.worker_peak_rss_bytes) peak = std::max(peak, rss);
-    }
-  }
-  for (int64_t rss : checkpoint_run.worker_peak_rss_bytes) peak = std::max(peak, rss);
-  for (const auto& [tasks, r] : f.scaling) {
-    for (int64_t rss : r.worker_peak_rss_bytes) peak = std::max(peak, rss);
-  }
-  for (const SluiceRunResult& r : f.one_worker) {
-    for (int64_t rss : r.worker_peak_rss_bytes) peak = std::max(peak, rss);
-  }
-  targets.AddRow({"worker RSS <= maxBytesInMemory + 100 MB",
-                  absl::StrCat("highest VmHWM ", FormatMiB(peak), " vs ",
-                               FormatMiB(max_bytes + kRssAllowanceBytes)),
-                  peak <= max_bytes + kRssAllowanceBytes ? "met" : "NOT met"});
+  targets.AddRow({"worker RSS within its bound (Worker memory above)",
+                  peak_what.empty() ? "n/a"
+                                    : absl::StrCat("closest to or furthest over: ", peak_what),
+                  peak_what.empty() ? "n/a" : peak_over <= 0 ? "met" : "NOT met"});
   absl::StrAppend(&out, targets.Render());
   return out;
 }

@@ -273,12 +273,13 @@ absl::StatusOr<SluiceRunResult> RunSluice(BenchCluster& processes,
     SLUICE_ASSIGN_OR_RETURN(const std::string text, processes.ScrapeWorker(i));
     SLUICE_ASSIGN_OR_RETURN(std::vector<PromSample> samples, ParsePromText(text));
     worker_samples.insert(worker_samples.end(), samples.begin(), samples.end());
-    bool ran_a_task = false;
+    int tasks_here = 0;
     for (const auto& [task_id, worker_id] : task_worker)
-      ran_a_task |= worker_id == processes.WorkerId(i);
-    if (ran_a_task) {
+      tasks_here += worker_id == processes.WorkerId(i) ? 1 : 0;
+    if (tasks_here > 0) {
       SLUICE_ASSIGN_OR_RETURN(const int64_t rss, PeakRssBytes(processes.WorkerPid(i)));
       result.worker_peak_rss_bytes.push_back(rss);
+      result.worker_tasks.push_back(tasks_here);
     }
   }
   SLUICE_ASSIGN_OR_RETURN(

@@ -91,6 +91,8 @@ struct SluiceRunResult {
   PromHistogram worker_set_end_offsets_seconds;
   // Per worker that ran a task of the run: VmHWM at the end of the run.
   std::vector<int64_t> worker_peak_rss_bytes;
+  // How many of the run's tasks each of those workers ran.
+  std::vector<int> worker_tasks;
   // CPU (user + system) from the submit until every task ended: of all
   // workers together, and of the dev broker serving the run.
   absl::Duration worker_cpu;
