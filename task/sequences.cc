@@ -285,21 +285,7 @@ absl::StatusOr<SequenceList::SetEndOutcome> SequenceList::SetEndOffsets(const Of
                                                      " of sequence ", latest.name));
     }
   }
-  latest.end = offsets;
-  latest.checkpointed = true;
-  if (finish) {
-    task_end_ = offsets;
-  } else {
-    Sequence next;
-    next.id = latest.id + 1;
-    next.name = SequenceName(base_name_, next.id);
-    next.start = offsets;
-    next.end = task_end_;
-    sequences_.push_back(std::move(next));
-  }
-  outcome.end_offsets = offsets;
-  outcome.latest_id = sequences_.back().id;
-  return outcome;
+  return CloseLatest(offsets, finish);
 }
 
 absl::StatusOr<SequenceList::SetEndOutcome> SequenceList::MoveCheckpointBack(
@@ -343,6 +329,11 @@ absl::StatusOr<SequenceList::SetEndOutcome> SequenceList::MoveCheckpointBack(
     return outcome;
   }
   // The move, and the latest sequence closes at the offsets as usual.
+  return CloseLatest(offsets, finish);
+}
+
+SequenceList::SetEndOutcome SequenceList::CloseLatest(const OffsetMap& offsets, bool finish) {
+  Sequence& latest = sequences_.back();
   latest.end = offsets;
   latest.checkpointed = true;
   if (finish) {
@@ -355,6 +346,7 @@ absl::StatusOr<SequenceList::SetEndOutcome> SequenceList::MoveCheckpointBack(
     next.end = task_end_;
     sequences_.push_back(std::move(next));
   }
+  SetEndOutcome outcome;
   outcome.end_offsets = offsets;
   outcome.latest_id = sequences_.back().id;
   return outcome;

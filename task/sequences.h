@@ -120,6 +120,9 @@ class SequenceList {
   SequenceList(std::string base_name, std::vector<int32_t> partitions)
       : base_name_(std::move(base_name)), partitions_(std::move(partitions)) {}
 
+  // Closes the latest sequence at `offsets`: for good (finish), or opening
+  // the next one there.
+  SetEndOutcome CloseLatest(const OffsetMap& offsets, bool finish);
   // SetEndOffsets with offsets before the latest sequence's start.
   absl::StatusOr<SetEndOutcome> MoveCheckpointBack(const OffsetMap& offsets, bool finish,
                                                    const OffsetMap& current);

@@ -232,6 +232,18 @@ std::string HistogramRow(const std::string& what, const PromHistogram& h, const 
                       static_cast<int64_t>(h.count), " | ", target, " | ", verdict, " |\n");
 }
 
+// A 1-replica, rollup-off run of the throughput topic with the options'
+// segment, memory and consumer settings.
+SluiceRunOptions ThroughputRun(const E2eBenchOptions& options, int task_count) {
+  SluiceRunOptions run;
+  run.topic = kTopic;
+  run.task_count = task_count;
+  run.max_rows_per_segment = options.max_rows_per_segment;
+  run.max_bytes_in_memory = options.max_bytes_in_memory;
+  run.consumer_properties = options.consumer_properties;
+  return run;
+}
+
 std::string Render(const E2eBenchOptions& options, const Figures& f,
                    const SluiceRunResult& checkpoint_run, const FsyncLatency& fsync,
                    const std::string& started, const std::string& load_before,
@@ -545,14 +557,7 @@ absl::StatusOr<std::string> RunE2eBench(const E2eBenchOptions& options) {
     Progress(absl::StrCat("round ", round, " of ", options.repetitions));
     if (enabled("baselines"))
       SLUICE_RETURN_IF_ERROR(MeasureBaselines(options, *processes, range, &f));
-    SluiceRunOptions run;
-    run.topic = kTopic;
-    run.replicas = 1;
-    run.max_rows_per_segment = options.max_rows_per_segment;
-    run.max_bytes_in_memory = options.max_bytes_in_memory;
-    run.consumer_properties = options.consumer_properties;
-    run.rollup = false;
-    run.query_granularity = "NONE";
+    SluiceRunOptions run = ThroughputRun(options, /*task_count=*/1);
     if (enabled("off")) {
       SLUICE_ASSIGN_OR_RETURN(
           SluiceRunResult off,
@@ -575,15 +580,10 @@ absl::StatusOr<std::string> RunE2eBench(const E2eBenchOptions& options) {
   if (enabled("scaling")) {
     Progress("scaling: rollup off with 1, 2 and 4 tasks");
     for (int tasks : {1, 2, 4}) {
-      SluiceRunOptions run;
-      run.topic = kTopic;
-      run.task_count = tasks;
-      run.max_rows_per_segment = options.max_rows_per_segment;
-      run.max_bytes_in_memory = options.max_bytes_in_memory;
-      run.consumer_properties = options.consumer_properties;
       SLUICE_ASSIGN_OR_RETURN(
           SluiceRunResult result,
-          RunOnce(*processes, bootstrap, range, absl::StrCat("scaling_", tasks), run));
+          RunOnce(*processes, bootstrap, range, absl::StrCat("scaling_", tasks),
+                  ThroughputRun(options, tasks)));
       f.scaling.emplace_back(tasks, std::move(result));
     }
   }
@@ -644,14 +644,8 @@ absl::StatusOr<std::string> RunE2eBench(const E2eBenchOptions& options) {
       SLUICE_ASSIGN_OR_RETURN(single_range, Preload(single_bootstrap, kTopic, options.partitions,
                                                     options.records, rows));
     }
-    SluiceRunOptions run;
-    run.topic = kTopic;
-    run.task_count = 4;
-    run.max_rows_per_segment = options.max_rows_per_segment;
-    run.max_bytes_in_memory = options.max_bytes_in_memory;
-    run.consumer_properties = options.consumer_properties;
-    absl::StatusOr<SluiceRunResult> result =
-        RunOnce(*single, single_bootstrap, single_range, "one_worker_4_tasks", run);
+    absl::StatusOr<SluiceRunResult> result = RunOnce(
+        *single, single_bootstrap, single_range, "one_worker_4_tasks", ThroughputRun(options, 4));
     if (absl::Status stopped = single->Stop(); !stopped.ok()) {
       Progress(absl::StrCat("stopping the one-worker cluster: ", stopped.ToString()));
     }
