@@ -9,6 +9,8 @@
 
 #include <deque>
 
+#include <atomic>
+
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "common/file_util.h"
@@ -133,6 +135,58 @@ class SequencePublisherTest : public ::testing::Test {
   RecordingListener listener_;
   std::unique_ptr<SequencePublisher> publisher_;
 };
+
+// An engine that only counts the builds asked of it (and fails them: the
+// test is about when a build starts, not what it makes).
+class CountingEngine : public SegmentEngine {
+ public:
+  std::unique_ptr<RowParser> NewParser() override { return nullptr; }
+  std::unique_ptr<SegmentIndex> NewIndex(const v1::Interval&) override { return nullptr; }
+  absl::StatusOr<BuiltSegment> BuildSegment(const std::vector<std::string>&,
+                                            const SegmentBuildInfo&, const std::string&) override {
+    ++builds;
+    return absl::InternalError("counting engine");
+  }
+  std::atomic<int> builds{0};
+};
+
+// The worker's build slots: a segment build waits while every slot is
+// taken (by another task's build), and starts once one is free.
+TEST_F(SequencePublisherTest, ASegmentBuildWaitsForAFreeBuildSlot) {
+  CountingEngine engine;
+  BuildSlots slots(1);
+  SequencePublisherOptions options;
+  options.task_id = "t1";
+  options.datasource = "wiki";
+  options.topic = "wiki";
+  options.spill_dir = dir_ + "/spills";
+  options.segment_dir = dir_ + "/segments";
+  options.supervisor = &supervisor_;
+  options.engine = &engine;
+  options.build_slots = &slots;
+  options.listener = &listener_;
+  options.log_prefix = "[task t1]";
+  options.metrics = TaskMetrics::For(nullptr, "wiki");
+  SequencePublisher publisher(std::move(options));
+  ClosedSequence closed = Closed();
+  state::SegmentState segment;
+  segment.set_segment_id("wiki_s0");
+  segment.set_interval_start_ms(0);
+  segment.set_interval_end_ms(3600000);
+  closed.segments.push_back(segment);
+
+  auto other_build = std::make_unique<BuildSlot>(&slots, [] { return false; });
+  ASSERT_TRUE(other_build->held());
+  publisher.Start();
+  publisher.Enqueue(closed);
+  absl::SleepFor(absl::Milliseconds(300));
+  EXPECT_EQ(engine.builds.load(), 0);
+  other_build.reset();
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  while (engine.builds.load() == 0 && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(10));
+  EXPECT_EQ(engine.builds.load(), 1);
+  publisher.Stop();
+}
 
 TEST_F(SequencePublisherTest, UnknownOutcomesAreRetriedThenTheListenerIsTold) {
   supervisor_.ScriptPublish({absl::UnavailableError("earlier group"),
