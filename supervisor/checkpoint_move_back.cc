@@ -31,6 +31,16 @@ bool StreamSupervisor::PastKnownRecords(int32_t partition, int64_t offset) const
   return mark != watermarks_.end() && offset > mark->second.latest;
 }
 
+std::optional<int32_t> StreamSupervisor::PartitionWaitingForRecords(const Group& group,
+                                                                    const OffsetMap& read) const {
+  if (group.checkpoints.size() < 2) return std::nullopt;
+  for (const auto& [p, offset] : group.latest_checkpoint()) {
+    const auto it = read.find(p);
+    if (PastKnownRecords(p, offset) && (it == read.end() || it->second < offset)) return p;
+  }
+  return std::nullopt;
+}
+
 bool StreamSupervisor::MoveCheckpointBack(Group& group, const OffsetMap& read_max,
                                           const std::string& what) {
   if (group.checkpoints.size() < 2) return false;
@@ -88,21 +98,14 @@ void StreamSupervisor::MoveStalledCheckpoints() {
     if (now - group.latest_checkpoint_at < options_.pauseless_margin.stalled_checkpoint_after) {
       continue;
     }
-    // Reached by a replica on every partition past the known records: the
-    // records came (the sequence closes, or did).
+    // The replicas' last reported offsets.
     OffsetMap read_to;
     for (const auto& [task_id, task] : group.tasks) {
       if (!IsLive(task)) continue;
       read_to = MaxOffsets(read_to,
                            Restrict(FromProto(task.status.current_offsets()), group.start_offsets));
     }
-    bool waiting = false;
-    for (const auto& [p, offset] : group.latest_checkpoint()) {
-      const auto read = read_to.find(p);
-      waiting = waiting || (PastKnownRecords(p, offset) &&
-                            (read == read_to.end() || read->second < offset));
-    }
-    if (waiting) stalled.push_back(id);
+    if (PartitionWaitingForRecords(group, read_to)) stalled.push_back(id);
   }
   for (int32_t id : stalled) {
     Group& group = active_.at(id);

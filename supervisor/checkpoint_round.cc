@@ -409,18 +409,13 @@ absl::StatusOr<std::optional<OffsetMap>> StreamSupervisor::PauselessRound(
   // A latest checkpoint that no replica has reached on some partition (a
   // pauseless end past the records that existed, still waiting for them):
   // only a paused round can move it back, so do that one.
-  if (group.latest_sequence_id() > group.checkpoints.begin()->first) {
-    OffsetMap read_max;
-    for (const OffsetMap& o : offsets) read_max = MaxOffsets(read_max, o);
-    for (const auto& [p, offset] : group.latest_checkpoint()) {
-      const auto it = read_max.find(p);
-      if (PastKnownRecords(p, offset) && (it == read_max.end() || it->second < offset)) {
-        LOG(INFO) << Prefix() << what << ": no replica reached the latest checkpoint "
-                  << FormatOffsets(group.latest_checkpoint()) << " on partition " << p
-                  << " yet; pausing the replicas to move it back";
-        return std::optional<OffsetMap>();
-      }
-    }
+  OffsetMap read_max;
+  for (const OffsetMap& o : offsets) read_max = MaxOffsets(read_max, o);
+  if (std::optional<int32_t> p = PartitionWaitingForRecords(group, read_max)) {
+    LOG(INFO) << Prefix() << what << ": no replica reached the latest checkpoint "
+              << FormatOffsets(group.latest_checkpoint()) << " on partition " << *p
+              << " yet; pausing the replicas to move it back";
+    return std::optional<OffsetMap>();
   }
   // 2. Nothing new read: record nothing (no replica was stopped).
   if (max == group.latest_checkpoint()) {
@@ -468,8 +463,8 @@ absl::StatusOr<std::optional<OffsetMap>> StreamSupervisor::PauselessRound(
     for (auto& [p, margin] : margins) margin = std::min(margin, cap);
   }
   OffsetMap end = PauselessEndOffsets(max, margins);
-  // Past the records known to exist (the latest offsets the supervisor or a
-  // replica saw) only by what the stream is expected to add during the
+  // Past the records known to exist (the latest offset of the last metadata
+  // query, or max if further) only by what the stream is expected to add during the
   // round: replicas caught up with a live stream read those records before
   // the end reaches them, and the sequence closes as they arrive. If they do
   // not come, the checkpoint is moved back to what the replicas read (the

@@ -287,6 +287,11 @@ class StreamSupervisor {
   // the last metadata query (the records before it do not all exist yet);
   // false while unknown.
   bool PastKnownRecords(int32_t partition, int64_t offset) const;
+  // A partition of the group's latest checkpoint (there being an earlier
+  // one) past the records known that `read` has not reached: the checkpoint
+  // waits for records that do not exist yet. nullopt if none.
+  std::optional<int32_t> PartitionWaitingForRecords(const Group& group,
+                                                    const OffsetMap& read) const;
   // For the periodic run: each reading group whose latest checkpoint is
   // past the latest offsets known (the records it waits for do not exist)
   // and older than stalled_checkpoint_after gets a move-back round.
