@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
@@ -48,7 +49,7 @@ absl::Status SyncDirectory(const std::string& dir) {
 absl::StatusOr<std::unique_ptr<AtomicFile>> AtomicFile::Create(const std::string& path) {
   const std::string temp = absl::StrCat(DirName(path), "/", kTempFilePrefix, BaseName(path), ".",
                                         ::getpid(), ".", temp_counter.fetch_add(1));
-  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  const int fd = ::open(temp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) return ErrnoStatus(errno, "create", temp);
   return std::unique_ptr<AtomicFile>(new AtomicFile(path, temp, fd));
 }
@@ -61,6 +62,24 @@ AtomicFile::AtomicFile(std::string path, std::string temp_path, int fd)
 AtomicFile::~AtomicFile() {
   if (fd_ >= 0) ::close(fd_);
   if (!committed_) ::unlink(temp_path_.c_str());
+}
+
+absl::Status AtomicFile::ReadAt(uint64_t offset, size_t length, std::string* out) {
+  if (offset > size_ || length > size_ - offset) {
+    return absl::OutOfRangeError(absl::StrCat("read of ", length, " bytes at ", offset,
+                                              " beyond the ", size_, " bytes of ", temp_path_));
+  }
+  if (absl::Status s = Flush(); !s.ok()) return s;
+  out->resize(length);
+  size_t done = 0;
+  while (done < length) {
+    const ssize_t n = ::pread(fd_, &(*out)[done], length - done, static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ErrnoStatus(errno, "read", temp_path_);
+    if (n == 0) return absl::DataLossError(absl::StrCat(temp_path_, " ended early"));
+    done += static_cast<size_t>(n);
+  }
+  return absl::OkStatus();
 }
 
 absl::Status AtomicFile::Flush() {
@@ -147,6 +166,17 @@ absl::StatusOr<MappedFile> MappedFile::Open(const std::string& path) {
   }
   ::close(fd);
   return file;
+}
+
+void MappedFile::ReleasePages(uint64_t offset, uint64_t length) const {
+  if (addr_ == nullptr || offset >= size_) return;
+  length = std::min<uint64_t>(length, size_ - offset);
+  static const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  const uint64_t begin = (offset + page - 1) / page * page;  // whole pages only
+  const uint64_t end = (offset + length) / page * page;
+  if (end <= begin) return;
+  // The mapping is read-only: a released page is read again from the file.
+  ::madvise(static_cast<char*>(addr_) + begin, end - begin, MADV_DONTNEED);
 }
 
 MappedFile::~MappedFile() {

@@ -34,6 +34,8 @@ class AtomicFile {
   absl::Status Append(absl::string_view data);
   // Overwrites bytes already appended, at `offset`.
   absl::Status WriteAt(uint64_t offset, absl::string_view data);
+  // Reads back `length` bytes appended at `offset`.
+  absl::Status ReadAt(uint64_t offset, size_t length, std::string* out);
   // Bytes appended so far.
   uint64_t size() const { return size_; }
   // Flushes, fsyncs, renames over `path` and fsyncs the directory.
@@ -67,6 +69,10 @@ class MappedFile {
   absl::string_view data() const {
     return absl::string_view(static_cast<const char*>(addr_), size_);
   }
+  // Unmaps the whole pages within [offset, offset + length) from this
+  // process (they stay in the page cache; a later read maps them again), so
+  // bytes read once stop counting in the process's resident set.
+  void ReleasePages(uint64_t offset, uint64_t length) const;
 
  private:
   void* addr_ = nullptr;

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -90,6 +91,42 @@ TEST(MappedFile, EmptyFile) {
   auto mapped = MappedFile::Open(dir + "/e");
   ASSERT_TRUE(mapped.ok());
   EXPECT_TRUE(mapped->data().empty());
+}
+
+// Resident file-backed memory of this process, from /proc/self/status.
+int64_t RssFileKiB() {
+  FILE* f = std::fopen("/proc/self/status", "r");
+  char line[256];
+  int64_t kib = -1;
+  while (f != nullptr && std::fgets(line, sizeof(line), f) != nullptr) {
+    if (std::sscanf(line, "RssFile: %ld kB", &kib) == 1) break;
+  }
+  if (f != nullptr) std::fclose(f);
+  return kib;
+}
+
+TEST(MappedFile, ReleasedPagesLeaveTheResidentSetAndReadAgain) {
+  const std::string path = TempDir("mapped") + "/file";
+  constexpr size_t kSize = 32 << 20;
+  std::string bytes(kSize, 'a');
+  for (size_t i = 0; i < kSize; i += 4096) bytes[i] = static_cast<char>('a' + (i / 4096) % 26);
+  auto file = AtomicFile::Create(path);
+  ASSERT_TRUE(file.ok());
+  ASSERT_TRUE((*file)->Append(bytes).ok());
+  std::string back;
+  ASSERT_TRUE((*file)->ReadAt(4096 * 27, 5, &back).ok());  // read back before commit
+  EXPECT_EQ(back, std::string("b") + "aaaa");
+  EXPECT_EQ((*file)->ReadAt(kSize - 1, 2, &back).code(), absl::StatusCode::kOutOfRange);
+  ASSERT_TRUE((*file)->Commit().ok());
+
+  const int64_t before = RssFileKiB();
+  ASSERT_GE(before, 0);
+  auto mapped = MappedFile::Open(path);  // populated: every page resident
+  ASSERT_TRUE(mapped.ok());
+  EXPECT_GE(RssFileKiB() - before, 30 << 10);
+  mapped->ReleasePages(0, kSize);
+  EXPECT_LT(RssFileKiB() - before, 2 << 10);
+  EXPECT_EQ(mapped->data(), bytes);  // read again from the file
 }
 
 }  // namespace

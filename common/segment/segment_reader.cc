@@ -68,6 +68,9 @@ absl::StatusOr<std::unique_ptr<SegmentReader>> SegmentReader::Open(const std::st
   if (absl::Status s = reader->Init(options); !s.ok()) {
     return absl::Status(s.code(), absl::StrCat(path, ": ", s.message()));
   }
+  // The checksum went over every page; what is decoded is copied out, and
+  // blocks and bitmaps map their pages again when read.
+  reader->mapped_.ReleasePages(0, reader->data_.size());
   return reader;
 }
 
@@ -254,7 +257,16 @@ absl::Status SegmentReader::Init(const Options& options) {
   if (records != h.input_records) {
     return Corrupt("header: partition record counts do not add up to the input records");
   }
-  return LoadDictionaries();
+  const size_t dims = header_.dimensions.size();
+  dictionary_bytes_.resize(dims);
+  dictionaries_.resize(dims);
+  dictionary_loaded_.assign(dims, false);
+  bitmap_offsets_.resize(dims);
+  if (!options.load_dictionaries) return absl::OkStatus();
+  for (size_t d = 0; d < dims; ++d) {
+    if (absl::Status s = LoadDictionary(d); !s.ok()) return s;
+  }
+  return absl::OkStatus();
 }
 
 absl::Status SegmentReader::CheckBlockRef(const BlockRef& ref, uint64_t max_raw,
@@ -267,41 +279,51 @@ absl::Status SegmentReader::CheckBlockRef(const BlockRef& ref, uint64_t max_raw,
   return absl::OkStatus();
 }
 
-absl::Status SegmentReader::LoadDictionaries() {
-  const size_t dims = header_.dimensions.size();
-  dictionary_bytes_.resize(dims);
-  dictionaries_.resize(dims);
-  bitmap_offsets_.resize(dims);
-  for (size_t d = 0; d < dims; ++d) {
-    const ColumnEntry& c = columns_[1 + d];
-    const std::string what = absl::StrCat("dictionary of \"", c.name, "\"");
-    std::string& bytes = dictionary_bytes_[d];
-    if (absl::Status s = decompressor_.Decompress(
-            header_.compression, data_.substr(c.dictionary.offset, c.dictionary.stored_size),
-            c.dictionary.raw_size, what, &bytes);
-        !s.ok()) {
-      return s;
-    }
-    ByteReader r(bytes);
-    uint64_t count;
-    if (!r.Varint64(&count) || count != c.cardinality || count > r.remaining()) {
-      return Corrupt(absl::StrCat(what, ": value count"));
-    }
-    std::vector<absl::string_view>& values = dictionaries_[d];
-    values.resize(count);
-    for (uint64_t i = 0; i < count; ++i) {
-      if (!r.String(&values[i])) return Corrupt(absl::StrCat(what, ": truncated value"));
-      if (values[i].size() > kMaxValueBytes) {
-        return Corrupt(absl::StrCat(what, ": value ", i, " is ", values[i].size(),
-                                    " bytes, beyond the format's limit of ", kMaxValueBytes));
-      }
-      if (i > 0 && !(values[i - 1] < values[i])) {
-        return Corrupt(absl::StrCat(what, ": values not sorted and distinct"));
-      }
-    }
-    if (!r.empty()) return Corrupt(absl::StrCat(what, ": bytes left over"));
+absl::Status SegmentReader::LoadDictionary(size_t d) {
+  if (dictionary_loaded_[d]) return absl::OkStatus();
+  const ColumnEntry& c = columns_[1 + d];
+  const std::string what = absl::StrCat("dictionary of \"", c.name, "\"");
+  std::string& bytes = dictionary_bytes_[d];
+  if (absl::Status s = decompressor_.Decompress(
+          header_.compression, data_.substr(c.dictionary.offset, c.dictionary.stored_size),
+          c.dictionary.raw_size, what, &bytes);
+      !s.ok()) {
+    return s;
   }
+  ByteReader r(bytes);
+  uint64_t count;
+  if (!r.Varint64(&count) || count != c.cardinality || count > r.remaining()) {
+    return Corrupt(absl::StrCat(what, ": value count"));
+  }
+  std::vector<absl::string_view>& values = dictionaries_[d];
+  values.resize(count);
+  for (uint64_t i = 0; i < count; ++i) {
+    if (!r.String(&values[i])) return Corrupt(absl::StrCat(what, ": truncated value"));
+    if (values[i].size() > kMaxValueBytes) {
+      return Corrupt(absl::StrCat(what, ": value ", i, " is ", values[i].size(),
+                                  " bytes, beyond the format's limit of ", kMaxValueBytes));
+    }
+    if (i > 0 && !(values[i - 1] < values[i])) {
+      return Corrupt(absl::StrCat(what, ": values not sorted and distinct"));
+    }
+  }
+  if (!r.empty()) return Corrupt(absl::StrCat(what, ": bytes left over"));
+  dictionary_loaded_[d] = true;
   return absl::OkStatus();
+}
+
+void SegmentReader::ReleaseDictionary(size_t d) {
+  std::vector<absl::string_view>().swap(dictionaries_[d]);
+  std::string().swap(dictionary_bytes_[d]);
+  dictionary_loaded_[d] = false;
+}
+
+void SegmentReader::ReleaseBlockPages(size_t index) {
+  if (index >= num_blocks_ || columns_.empty()) return;  // (mapped_ is empty for bytes)
+  // A block's columns were written one after another.
+  const BlockRef& first = columns_.front().blocks[index];
+  const BlockRef& last = columns_.back().blocks[index];
+  mapped_.ReleasePages(first.offset, last.offset + last.stored_size - first.offset);
 }
 
 int SegmentReader::DimensionIndex(absl::string_view name) const {

@@ -72,6 +72,10 @@ class SegmentReader {
   struct Options {
     // Check the CRC-32C of the whole file on open (one pass over the bytes).
     bool verify_checksum = true;
+    // Decode every dimension's dictionary on open. False: dictionary(d) is
+    // empty until LoadDictionary(d) (a merge of many spills holds one
+    // dimension's dictionaries at a time).
+    bool load_dictionaries = true;
   };
 
   // NOT_FOUND etc. for a file that cannot be opened, DATA_LOSS for a damaged
@@ -103,6 +107,10 @@ class SegmentReader {
   int MetricIndex(absl::string_view name) const;
   // Sorted distinct non-null values of dimension `d`; id i > 0 is dict[i - 1].
   const std::vector<absl::string_view>& dictionary(size_t d) const { return dictionaries_[d]; }
+  // Decodes and checks dimension d's dictionary (a no-op once loaded), and
+  // frees it again.
+  absl::Status LoadDictionary(size_t d);
+  void ReleaseDictionary(size_t d);
   // The value of id `id` of dimension `d` (nullopt for 0, null).
   std::optional<absl::string_view> DimensionValue(size_t d, uint32_t id) const {
     if (id == 0) return std::nullopt;
@@ -115,6 +123,10 @@ class SegmentReader {
 
   // Decodes block `index` (0 <= index < num_blocks()).
   absl::Status ReadBlock(size_t index, DecodedBlock* block);
+  // Gives back the mapped pages that hold block `index` of every column (a
+  // reader going through the file once; the next read of them maps them
+  // again from the page cache). No-op for a reader of bytes in memory.
+  void ReleaseBlockPages(size_t index);
 
   // Whole columns.
   absl::StatusOr<std::vector<int64_t>> ReadTimes();
@@ -138,7 +150,6 @@ class SegmentReader {
  private:
   SegmentReader() = default;
   absl::Status Init(const Options& options);
-  absl::Status LoadDictionaries();
   absl::Status CheckBlockRef(const BlockRef& ref, uint64_t max_raw, absl::string_view what) const;
   absl::Status LoadBitmapOffsets(size_t d);
   absl::StatusOr<Bitmap> BitmapOf(size_t d, uint32_t id);
@@ -158,6 +169,7 @@ class SegmentReader {
   size_t num_blocks_ = 0;
   std::vector<std::string> dictionary_bytes_;
   std::vector<std::vector<absl::string_view>> dictionaries_;
+  std::vector<bool> dictionary_loaded_;
   // Per dimension: start of each bitmap within the file (cardinality + 2
   // entries), once loaded.
   std::vector<std::vector<uint64_t>> bitmap_offsets_;

@@ -160,6 +160,34 @@ TEST(SegmentWriter, IdenticalRowsGiveIdenticalBytes) {
   EXPECT_EQ(*ReadFileToString(TempPath("same1")), *ReadFileToString(TempPath("same2")));
 }
 
+// A merge of many spills opens them without their dictionaries and holds
+// one dimension's at a time.
+TEST(SegmentReader, LoadsAndReleasesDictionariesOnDemand) {
+  const std::string path = TempPath("lazy.seg");
+  ASSERT_TRUE(Write(path, kRows).ok());
+  SegmentReader::Options options;
+  options.load_dictionaries = false;
+  auto reader = SegmentReader::Open(path, options);
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  SegmentReader& r = **reader;
+  EXPECT_TRUE(r.dictionary(0).empty());
+  ASSERT_TRUE(r.LoadDictionary(0).ok());
+  EXPECT_EQ(r.dictionary(0), (std::vector<absl::string_view>{"de", "fr", "us"}));
+  EXPECT_TRUE(r.dictionary(1).empty());
+  ASSERT_TRUE(r.LoadDictionary(0).ok());  // loaded already: the same values
+  EXPECT_EQ(r.dictionary(0).size(), 3u);
+  r.ReleaseDictionary(0);
+  EXPECT_TRUE(r.dictionary(0).empty());
+  // Blocks still decode, and their pages come back after being given back.
+  DecodedBlock block;
+  for (size_t b = 0; b < r.num_blocks(); ++b) {
+    ASSERT_TRUE(r.ReadBlock(b, &block).ok());
+    r.ReleaseBlockPages(b);
+  }
+  ASSERT_TRUE(r.ReadBlock(0, &block).ok());
+  EXPECT_EQ(block.times[0], 1000);
+}
+
 }  // namespace
 }  // namespace segment
 }  // namespace sluice
