@@ -17,7 +17,6 @@ class FileRunImpl : public SortedRun {
     cells_.resize(h.schema.metrics.size());
     row_.ids = ids_.data();
     row_.cells = cells_.data();
-    for (size_t d = 0; d < h.dimensions.size(); ++d) dictionaries_.push_back(reader_->dictionary(d));
   }
 
   std::string Describe() const override { return description_; }
@@ -27,8 +26,15 @@ class FileRunImpl : public SortedRun {
     return reader_->header().dimensions;
   }
   const std::vector<absl::string_view>& dictionary(size_t d) const override {
-    return dictionaries_[d];
+    return reader_->dictionary(d);
   }
+  absl::Status LoadDictionary(size_t d) override {
+    if (absl::Status s = reader_->LoadDictionary(d); !s.ok()) {
+      return absl::Status(s.code(), absl::StrCat(description_, ": ", s.message()));
+    }
+    return absl::OkStatus();
+  }
+  void ReleaseDictionary(size_t d) override { reader_->ReleaseDictionary(d); }
   const std::vector<PartitionStats>& partitions() const override {
     return reader_->header().partitions;
   }
@@ -39,6 +45,9 @@ class FileRunImpl : public SortedRun {
 
   absl::StatusOr<bool> Next() override {
     if (!started_ || index_ + 1 >= block_.rows) {
+      // The merge reads each run once: the pages of a block read are given
+      // back, so the runs' files do not all end up resident.
+      if (started_) reader_->ReleaseBlockPages(next_block_ - 1);
       if (next_block_ >= reader_->num_blocks()) return false;
       if (absl::Status s = reader_->ReadBlock(next_block_++, &block_); !s.ok()) {
         return absl::Status(s.code(), absl::StrCat(description_, ": ", s.message()));
@@ -75,7 +84,6 @@ class FileRunImpl : public SortedRun {
  private:
   std::unique_ptr<SegmentReader> reader_;
   std::string description_;
-  std::vector<std::vector<absl::string_view>> dictionaries_;
   DecodedBlock block_;
   size_t next_block_ = 0;
   size_t index_ = 0;
@@ -92,7 +100,9 @@ std::unique_ptr<SortedRun> FileRun(std::unique_ptr<SegmentReader> reader, std::s
 }
 
 absl::StatusOr<std::unique_ptr<SortedRun>> OpenFileRun(const std::string& path) {
-  absl::StatusOr<std::unique_ptr<SegmentReader>> reader = SegmentReader::Open(path);
+  SegmentReader::Options options;
+  options.load_dictionaries = false;  // the merge loads one dimension at a time
+  absl::StatusOr<std::unique_ptr<SegmentReader>> reader = SegmentReader::Open(path, options);
   if (!reader.ok()) return reader.status();
   const char* kind = (*reader)->header().kind == FileKind::kSpill ? "spill " : "segment ";
   return FileRun(std::move(*reader), absl::StrCat(kind, path));

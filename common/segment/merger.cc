@@ -4,6 +4,7 @@
 #include <cstring>
 #include <iterator>
 #include <map>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 
@@ -123,6 +124,90 @@ struct Head {
   int64_t offset = 0;
 };
 
+// Merges dimension `d`'s dictionaries of the runs that have it (k-way, over
+// a heap of the runs' next values) into `*bytes` and `*values` (views into
+// it), and fills those runs' local id -> output id maps in `*remap`.
+absl::Status MergeDictionaries(const std::vector<SortedRun*>& runs,
+                               const std::vector<std::vector<size_t>>& position, size_t d,
+                               std::string* bytes, std::vector<absl::string_view>* values,
+                               std::vector<std::vector<std::vector<uint32_t>>>* remap) {
+  struct Input {
+    size_t run;
+    size_t local;  // the dimension's index in the run
+    const std::vector<absl::string_view>* dict;
+    size_t next = 0;
+  };
+  std::vector<Input> inputs;
+  for (size_t r = 0; r < runs.size(); ++r) {
+    for (size_t l = 0; l < position[r].size(); ++l) {
+      if (position[r][l] != d) continue;
+      if (absl::Status s = runs[r]->LoadDictionary(l); !s.ok()) return s;
+      inputs.push_back({r, l, &runs[r]->dictionary(l)});
+      (*remap)[r][l].assign(inputs.back().dict->size() + 1, 0);
+    }
+  }
+  std::vector<size_t> ends;  // end of each output value in *bytes
+  bytes->clear();
+  if (inputs.size() == 1) {  // one run (a persist): its values as they are
+    Input& in = inputs[0];
+    std::vector<uint32_t>& map = (*remap)[in.run][in.local];
+    for (size_t i = 0; i < in.dict->size(); ++i) {
+      bytes->append((*in.dict)[i].data(), (*in.dict)[i].size());
+      ends.push_back(bytes->size());
+      map[i + 1] = static_cast<uint32_t>(i + 1);
+    }
+  } else {
+    // A min-heap of inputs by their next value; the top is replaced in place
+    // and sifted down (one pass per value instead of a pop and a push).
+    auto value = [&](size_t i) { return (*inputs[i].dict)[inputs[i].next]; };
+    auto less = [&](size_t a, size_t b) {
+      const int c = value(a).compare(value(b));
+      return c != 0 ? c < 0 : a < b;
+    };
+    std::vector<size_t> heap;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (!inputs[i].dict->empty()) heap.push_back(i);
+    }
+    auto sift_down = [&](size_t i) {
+      const size_t n = heap.size();
+      while (true) {
+        size_t smallest = i;
+        const size_t l = 2 * i + 1, r = l + 1;
+        if (l < n && less(heap[l], heap[smallest])) smallest = l;
+        if (r < n && less(heap[r], heap[smallest])) smallest = r;
+        if (smallest == i) return;
+        std::swap(heap[i], heap[smallest]);
+        i = smallest;
+      }
+    };
+    for (size_t i = heap.size() / 2; i-- > 0;) sift_down(i);
+    size_t last_begin = 0;  // start of the last output value
+    while (!heap.empty()) {
+      Input& in = inputs[heap[0]];
+      const absl::string_view v = (*in.dict)[in.next];
+      if (ends.empty() || absl::string_view(*bytes).substr(last_begin) != v) {
+        last_begin = bytes->size();
+        bytes->append(v.data(), v.size());
+        ends.push_back(bytes->size());
+      }
+      (*remap)[in.run][in.local][in.next + 1] = static_cast<uint32_t>(ends.size());
+      if (++in.next == in.dict->size()) {
+        heap[0] = heap.back();
+        heap.pop_back();
+      }
+      if (!heap.empty()) sift_down(0);
+    }
+  }
+  for (const Input& in : inputs) runs[in.run]->ReleaseDictionary(in.local);
+  bytes->shrink_to_fit();
+  values->resize(ends.size());
+  for (size_t i = 0; i < ends.size(); ++i) {
+    const size_t begin = i == 0 ? 0 : ends[i - 1];
+    (*values)[i] = absl::string_view(bytes->data() + begin, ends[i] - begin);
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<WrittenFile> MergeRuns(const std::vector<SortedRun*>& runs, MergeOptions options) {
@@ -153,46 +238,19 @@ absl::StatusOr<WrittenFile> MergeRuns(const std::vector<SortedRun*>& runs, Merge
       position[r].push_back(dim_position.at(name));
     }
   }
-  // Output dictionaries (the sorted union of the runs' sorted dictionaries,
-  // merged pairwise in a tree) and, per run dimension, local id -> output id.
+  // Output dictionaries (the sorted union of the runs' sorted dictionaries)
+  // and, per run dimension, local id -> output id. One dimension at a time:
+  // runs in files hold only that dimension's dictionary meanwhile, and the
+  // union is copied out so that theirs can go.
+  std::vector<std::string> dictionary_bytes(num_dims);
   std::vector<std::vector<absl::string_view>> dictionaries(num_dims);
-  {
-    std::vector<std::vector<std::vector<absl::string_view>>> parts(num_dims);
-    for (size_t r = 0; r < runs.size(); ++r) {
-      for (size_t d = 0; d < position[r].size(); ++d) {
-        parts[position[r][d]].push_back(runs[r]->dictionary(d));
-      }
-    }
-    for (size_t d = 0; d < num_dims; ++d) {
-      std::vector<std::vector<absl::string_view>>& lists = parts[d];
-      while (lists.size() > 1) {
-        std::vector<std::vector<absl::string_view>> merged;
-        for (size_t i = 0; i + 1 < lists.size(); i += 2) {
-          std::vector<absl::string_view> both;
-          both.reserve(lists[i].size() + lists[i + 1].size());
-          std::set_union(lists[i].begin(), lists[i].end(), lists[i + 1].begin(),
-                         lists[i + 1].end(), std::back_inserter(both));
-          merged.push_back(std::move(both));
-        }
-        if (lists.size() % 2 == 1) merged.push_back(std::move(lists.back()));
-        lists = std::move(merged);
-      }
-      if (!lists.empty()) dictionaries[d] = std::move(lists[0]);
-    }
-  }
   std::vector<std::vector<std::vector<uint32_t>>> remap(runs.size());
-  for (size_t r = 0; r < runs.size(); ++r) {
-    remap[r].resize(position[r].size());
-    for (size_t d = 0; d < position[r].size(); ++d) {
-      const auto& local = runs[r]->dictionary(d);
-      const auto& global = dictionaries[position[r][d]];
-      std::vector<uint32_t>& map = remap[r][d];
-      map.assign(local.size() + 1, 0);
-      size_t g = 0;
-      for (size_t i = 0; i < local.size(); ++i) {
-        while (global[g] < local[i]) ++g;  // local values are all in global
-        map[i + 1] = static_cast<uint32_t>(g + 1);
-      }
+  for (size_t r = 0; r < runs.size(); ++r) remap[r].resize(position[r].size());
+  for (size_t d = 0; d < num_dims; ++d) {
+    if (absl::Status s = MergeDictionaries(runs, position, d, &dictionary_bytes[d],
+                                           &dictionaries[d], &remap);
+        !s.ok()) {
+      return s;
     }
   }
 
@@ -249,11 +307,14 @@ absl::StatusOr<WrittenFile> MergeRuns(const std::vector<SortedRun*>& runs, Merge
   header.dimensions = dims;
   header.input_records = input_records;
 
-  uint64_t max_rows = 0;  // the output has at most as many rows as the runs
-  for (SortedRun* run : runs) max_rows += run->rows();
-  absl::StatusOr<std::unique_ptr<SegmentWriter>> writer = SegmentWriter::Create(
-      options.path, header, dictionaries, options.zstd_level, max_rows);
+  absl::StatusOr<std::unique_ptr<SegmentWriter>> writer =
+      SegmentWriter::Create(options.path, header, dictionaries, options.zstd_level);
   if (!writer.ok()) return writer.status();
+  // The writer has written the dictionaries; only their sizes matter now.
+  std::vector<size_t> cardinality(num_dims);
+  for (size_t d = 0; d < num_dims; ++d) cardinality[d] = dictionaries[d].size();
+  std::vector<std::vector<absl::string_view>>().swap(dictionaries);
+  std::vector<std::string>().swap(dictionary_bytes);
 
   // The k-way merge over a binary heap of run indexes.
   std::vector<Head> heads(runs.size());
@@ -263,7 +324,7 @@ absl::StatusOr<WrittenFile> MergeRuns(const std::vector<SortedRun*>& runs, Merge
   for (size_t r = 0; r < runs.size(); ++r) {
     bool same = position[r].size() == num_dims;
     for (size_t d = 0; same && d < num_dims; ++d) {
-      same = position[r][d] == d && remap[r][d].size() == dictionaries[d].size() + 1;
+      same = position[r][d] == d && remap[r][d].size() == cardinality[d] + 1;
     }
     identity[r] = same;
     heads[r].ids.assign(num_dims, 0);

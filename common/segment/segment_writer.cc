@@ -1,5 +1,6 @@
 #include "common/segment/segment_writer.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -33,15 +34,15 @@ size_t VarintLength(uint64_t v) {
 }
 
 // Every row's id of one dimension, in the narrowest width its dictionary
-// allows, kept to build the bitmap index at the end.
+// allows, read back from the file at the end to build its bitmap index.
 class IdColumn {
  public:
-  IdColumn(uint64_t cardinality, uint64_t expected_rows)
+  IdColumn(uint64_t cardinality, uint64_t rows)
       : width_(cardinality <= 0xff ? 1 : cardinality <= 0xffff ? 2 : 4) {
     switch (width_) {
-      case 1: narrow_.reserve(expected_rows); break;
-      case 2: medium_.reserve(expected_rows); break;
-      default: wide_.reserve(expected_rows); break;
+      case 1: narrow_.reserve(rows); break;
+      case 2: medium_.reserve(rows); break;
+      default: wide_.reserve(rows); break;
     }
   }
 
@@ -95,7 +96,7 @@ class IdColumn {
 
 struct SegmentWriter::State {
   FileHeader header;
-  std::vector<std::vector<absl::string_view>> dictionaries;
+  std::vector<uint64_t> cardinalities;  // of the dictionaries, written by Create
   std::unique_ptr<AtomicFile> file;
   BlockCompressor compressor{Compression::kNone, 0};
   size_t header_size = 0;
@@ -104,7 +105,6 @@ struct SegmentWriter::State {
   std::vector<ValueType> metric_types;
   bool keep_provenance = false;  // spills with rollup off
   bool bitmaps = false;
-  std::vector<IdColumn> id_columns;
 
   // The current block, column by column.
   std::vector<int64_t> times;
@@ -148,8 +148,7 @@ SegmentWriter::~SegmentWriter() = default;
 
 absl::StatusOr<std::unique_ptr<SegmentWriter>> SegmentWriter::Create(
     const std::string& path, FileHeader header,
-    std::vector<std::vector<absl::string_view>> dictionaries, int zstd_level,
-    uint64_t expected_rows) {
+    const std::vector<std::vector<absl::string_view>>& dictionaries, int zstd_level) {
   if (dictionaries.size() != header.dimensions.size()) {
     return absl::InvalidArgumentError("one dictionary per dimension is needed");
   }
@@ -200,7 +199,7 @@ absl::StatusOr<std::unique_ptr<SegmentWriter>> SegmentWriter::Create(
   state->compressor = BlockCompressor(header.compression, zstd_level);
   state->keep_provenance = header.kind == FileKind::kSpill && !header.schema.rollup;
   state->bitmaps = header.kind == FileKind::kSegment;
-  state->dictionaries = std::move(dictionaries);
+  for (const auto& dict : dictionaries) state->cardinalities.push_back(dict.size());
   state->header = std::move(header);
   const FileHeader& h = state->header;
 
@@ -222,7 +221,7 @@ absl::StatusOr<std::unique_ptr<SegmentWriter>> SegmentWriter::Create(
     c.name = h.dimensions[d];
     c.type = ValueType::kString;
     // The sorted dictionary: count, then each value with its length.
-    const std::vector<absl::string_view>& dict = state->dictionaries[d];
+    const std::vector<absl::string_view>& dict = dictionaries[d];
     state->raw.clear();
     PutVarint64(&state->raw, dict.size());
     for (absl::string_view v : dict) PutString(&state->raw, v);
@@ -231,8 +230,10 @@ absl::StatusOr<std::unique_ptr<SegmentWriter>> SegmentWriter::Create(
     c.dictionary = *ref;
     c.cardinality = dict.size();
     state->columns.push_back(c);
-    if (state->bitmaps) state->id_columns.emplace_back(dict.size(), expected_rows);
   }
+  // The dictionaries can be far larger than a block: their scratch goes.
+  std::string().swap(state->raw);
+  std::string().swap(state->stored);
   for (const MetricSpec& m : h.schema.metrics) {
     ColumnEntry c;
     c.role = ColumnRole::kMetric;
@@ -278,7 +279,7 @@ absl::Status SegmentWriter::AddRow(int64_t time, const uint32_t* ids, const Metr
                                                    interval.start_ms, ", ", interval.end_ms, ")"));
   }
   for (size_t d = 0; d < dims; ++d) {
-    if (ids[d] > s.dictionaries[d].size()) {
+    if (ids[d] > s.cardinalities[d]) {
       return absl::InvalidArgumentError(
           absl::StrCat("id ", ids[d], " is not in the dictionary of \"", s.header.dimensions[d],
                        "\""));
@@ -360,7 +361,6 @@ absl::Status SegmentWriter::FlushBlock() {
     s.raw.clear();
     EncodeIds(s.ids[d].data(), n, &s.raw);
     if (absl::Status st = emit(); !st.ok()) return st;
-    if (s.bitmaps) s.id_columns[d].Append(s.ids[d].data(), n);
     s.ids[d].clear();
   }
   for (size_t m = 0; m < s.metric_types.size(); ++m) {
@@ -402,10 +402,35 @@ absl::StatusOr<WrittenFile> SegmentWriter::Finish() {
   State& s = *state_;
   if (absl::Status st = FlushBlock(); !st.ok()) return st;
   if (s.bitmaps) {
-    for (size_t d = 0; d < s.id_columns.size(); ++d) {
-      std::string sizes, bodies;
-      s.id_columns[d].Bitmaps(s.dictionaries[d].size(), &sizes, &bodies);
+    // One dimension at a time: its ids, read back from the blocks just
+    // written, then its bitmaps.
+    BlockDecompressor decompressor;
+    std::string stored, raw;
+    std::vector<uint32_t> ids;
+    for (size_t d = 0; d < s.cardinalities.size(); ++d) {
       ColumnEntry& c = s.columns[1 + d];
+      IdColumn column(s.cardinalities[d], rows_);
+      for (size_t b = 0; b < c.blocks.size(); ++b) {
+        const BlockRef& ref = c.blocks[b];
+        const size_t n = static_cast<size_t>(
+            std::min<uint64_t>(s.header.rows_per_block, rows_ - b * s.header.rows_per_block));
+        if (absl::Status st = s.file->ReadAt(ref.offset, ref.stored_size, &stored); !st.ok()) {
+          return st;
+        }
+        if (absl::Status st = decompressor.Decompress(s.header.compression, stored, ref.raw_size,
+                                                      c.name, &raw);
+            !st.ok()) {
+          return st;
+        }
+        ids.resize(n);
+        if (!DecodeIds(raw, n, static_cast<uint32_t>(s.cardinalities[d]), ids.data())) {
+          return absl::InternalError(
+              absl::StrCat("ids of \"", c.name, "\" block ", b, " do not decode after writing"));
+        }
+        column.Append(ids.data(), n);
+      }
+      std::string sizes, bodies;
+      column.Bitmaps(s.cardinalities[d], &sizes, &bodies);
       c.bitmaps_offset = s.file->size();
       c.bitmaps_size = sizes.size() + bodies.size();
       if (absl::Status st = s.Write(sizes); !st.ok()) return st;

@@ -43,13 +43,11 @@ class SegmentWriter {
  public:
   // `header` describes the file; num_rows, min_time and max_time are filled
   // in by Finish. `dictionaries[d]` holds the sorted, distinct non-null values
-  // of dimension d (header.dimensions[d]); the views must stay valid until
-  // Finish returns. `zstd_level` applies to Compression::kZstd;
-  // `expected_rows` (a hint, e.g. an upper bound) sizes buffers up front.
+  // of dimension d (header.dimensions[d]); Create writes them and keeps only
+  // their sizes. `zstd_level` applies to Compression::kZstd.
   static absl::StatusOr<std::unique_ptr<SegmentWriter>> Create(
       const std::string& path, FileHeader header,
-      std::vector<std::vector<absl::string_view>> dictionaries, int zstd_level = 3,
-      uint64_t expected_rows = 0);
+      const std::vector<std::vector<absl::string_view>>& dictionaries, int zstd_level = 3);
   ~SegmentWriter();
   SegmentWriter(const SegmentWriter&) = delete;
   SegmentWriter& operator=(const SegmentWriter&) = delete;

@@ -40,7 +40,11 @@ class SortedRun {
   // The run's dimension columns; sorted by name when discovered.
   virtual const std::vector<std::string>& dimensions() const = 0;
   // Sorted distinct non-null values of dimension d, each used by some row.
+  // A run that keeps its dictionaries in a file has dimension d's only
+  // between LoadDictionary(d) and ReleaseDictionary(d); in-memory runs always.
   virtual const std::vector<absl::string_view>& dictionary(size_t d) const = 0;
+  virtual absl::Status LoadDictionary(size_t /*d*/) { return absl::OkStatus(); }
+  virtual void ReleaseDictionary(size_t /*d*/) {}
   virtual const std::vector<PartitionStats>& partitions() const = 0;
   virtual uint64_t input_records() const = 0;
   virtual uint64_t rows() const = 0;
