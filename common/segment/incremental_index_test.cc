@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <tuple>
 
 #include <cmath>
@@ -140,6 +142,51 @@ TEST(IncrementalIndex, WithoutRollupKeepsEveryRowOrderedByPartitionAndOffset) {
   EXPECT_EQ(rows[1].offset, 6);
   EXPECT_EQ(rows[2].offset, 7);
   for (const Snap& r : rows) EXPECT_EQ(r.cells[0], 1u);
+}
+
+// Five dimensions of 9,000 values each take 14 bits apiece in the snapshot's
+// sort key: 70 bits, so the fifth id starts a second word. Rows come out in
+// (time, values, partition, offset) order with their own values.
+TEST(IncrementalIndex, SnapshotOrdersIdsPackedOverSeveralKeyWords) {
+  Schema schema;
+  schema.dimensions = {"a", "b", "c", "d", "e"};
+  schema.metrics = {{MetricType::kCount, "n", ""}};
+  schema.rollup = false;
+  auto index = IncrementalIndex::Create({schema, kInterval});
+  ASSERT_TRUE(index.ok());
+  constexpr int kRows = 9000;
+  using Key = std::tuple<int64_t, std::vector<std::string>, int32_t, int64_t>;
+  std::vector<Key> expected;
+  for (int i = 0; i < kRows; ++i) {
+    InputRow row;
+    row.timestamp_ms = kInterval.start_ms + (i % 3) * 1000;
+    std::vector<std::string> values;
+    for (int d = 0; d < 5; ++d) {
+      // Many values per dimension; e's depend on the row only through
+      // i / 2, so rows tie on it in pairs.
+      const int v = d < 4 ? (i * (7919 + 2 * d)) % kRows : (i / 2) * 2 % kRows;
+      char text[16];
+      std::snprintf(text, sizeof(text), "v%05d", v);
+      values.push_back(text);
+    }
+    for (const std::string& v : values) {  // the row holds views of them
+      DimValue dim;
+      dim.present = true;
+      dim.text = v;
+      row.dims.push_back(dim);
+    }
+    row.metrics.resize(1);
+    const int32_t partition = i % 2;
+    ASSERT_TRUE((*index)->Add(row, partition, i).ok());
+    expected.emplace_back(row.timestamp_ms, values, partition, i);
+  }
+  std::sort(expected.begin(), expected.end());
+  const std::vector<Snap> rows = Drain(**index);
+  ASSERT_EQ(rows.size(), expected.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Key got{rows[i].time, rows[i].dims, rows[i].partition, rows[i].offset};
+    ASSERT_EQ(got, expected[i]) << "row " << i;
+  }
 }
 
 TEST(IncrementalIndex, MetricEdgeCases) {
