@@ -16,7 +16,9 @@
 // by double metrics.
 //
 // One RowParser per thread: Parse reuses its buffers, and the views in the
-// row it fills stay valid until the next Parse.
+// row it fills (into `value` or the parser's buffers) stay valid until the
+// next Parse and while `value` is.
+
 #ifndef SLUICE_COMMON_SEGMENT_ROW_PARSER_H_
 #define SLUICE_COMMON_SEGMENT_ROW_PARSER_H_
 

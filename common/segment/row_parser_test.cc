@@ -1,8 +1,11 @@
 #include "common/segment/row_parser.h"
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <utility>
@@ -52,6 +55,36 @@ TEST(RowParser, ParsesListedDimensionsAndMetrics) {
   EXPECT_EQ(row.metrics[2].double_value, -1.25);
   EXPECT_TRUE(row.metrics[3].present);  // a field read by two metrics
   EXPECT_EQ(row.metrics[3].long_value, 12);
+}
+
+// A record is parsed where it lies when simdjson's padding after it is in
+// the same page, whatever those bytes hold, and from a copy when the next
+// page may not be readable: here it is not (PROT_NONE), and a read there
+// would crash the test.
+TEST(RowParser, ParsesInPlaceOnlyWhenThePaddingIsInTheSamePage) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  char* pages = static_cast<char*>(
+      mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(pages, MAP_FAILED);
+  ASSERT_EQ(mprotect(pages + page, page, PROT_NONE), 0);
+  std::memset(pages, '{', page);  // what follows a record: not JSON
+  const std::string record =
+      R"({"timestamp":"2026-11-30T02:15:44.123Z","channel":"#en","page":"P","user":"u",)"
+      R"("added":3,"delta":0.5})";
+  auto parser = MakeParser(WikiSchema());
+  for (const size_t gap : {size_t{0}, size_t{1}, size_t{63}, size_t{64}, size_t{500}}) {
+    char* at = pages + page - gap - record.size();
+    std::memcpy(at, record.data(), record.size());
+    InputRow row;
+    ParseError e = parser->Parse(absl::string_view(at, record.size()), &row);
+    ASSERT_TRUE(e.ok()) << "gap " << gap << ": " << e.message;
+    EXPECT_EQ(row.timestamp_ms, 1796004944123);
+    EXPECT_EQ(Dim(row, 0), "#en");
+    EXPECT_EQ(Dim(row, 2), "u");
+    EXPECT_EQ(row.metrics[1].long_value, 3);
+    std::memset(at, '{', record.size());
+  }
+  munmap(pages, 2 * page);
 }
 
 TEST(RowParser, DimensionValuesOfEveryJsonType) {
