@@ -1,9 +1,9 @@
 // How many segment builds (merge, write, verify) a worker runs at once,
 // across its tasks (Druid's Indexer druid.worker.numConcurrentMerges). A
-// build holds the whole segment's dictionaries and bitmap columns in memory
-// (tens of MiB for a 500k-row segment), so builds that all finish together,
-// one per task, would add up: the slots keep the worker's memory bounded and
-// its cores shared with the read loops.
+// build holds the segment's merged dictionaries, its spills' blocks being
+// merged and one dimension's bitmaps (10-20 MiB for a 500k-row segment), so
+// builds that all finish together, one per task, would add up: the slots keep
+// the worker's memory bounded and its cores shared with the read loops.
 //
 // Thread-safe; shared by the publishers of one worker's tasks.
 #ifndef SLUICE_TASK_BUILD_SLOTS_H_
