@@ -113,8 +113,15 @@ absl::Status ParseError::ToStatus() const {
 // readable or not by whole pages, so bytes in the page of the value's last
 // byte are. Not under AddressSanitizer, which (rightly, for its purpose)
 // reports reads past an allocation even when they are harmless.
+#if defined(__SANITIZE_ADDRESS__)  // gcc
+#define SLUICE_ROW_PARSER_ASAN 1
+#elif defined(__has_feature)  // clang before 16 defines only this
+#if __has_feature(address_sanitizer)
+#define SLUICE_ROW_PARSER_ASAN 1
+#endif
+#endif
 static bool PaddingReadable(absl::string_view value) {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(SLUICE_ROW_PARSER_ASAN)
   return false;
 #else
   static const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
