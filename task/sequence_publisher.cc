@@ -145,8 +145,10 @@ absl::Status SequencePublisher::PublishOne(const ClosedSequence& sequence) {
       return Committed(sequence, segment_ids, spill_files);
     }
   }
+  const absl::Time started = absl::Now();
   SLUICE_ASSIGN_OR_RETURN(std::vector<PushedSegment> pushed, BuildAndPush(sequence));
   SLUICE_RETURN_IF_ERROR(SLUICE_FAULT_POINT("task.after_push"));
+  const absl::Time pushed_at = absl::Now();
 
   v1::PublishSegmentsRequest request;
   request.set_datasource(options_.datasource);
@@ -192,10 +194,22 @@ absl::Status SequencePublisher::PublishOne(const ClosedSequence& sequence) {
           },
           IsOutcomeUnknown);
   if (response.ok()) {
+    // Where the time from closing to committing went (the publish latency).
+    absl::Duration built, pushes;
+    for (const PushedSegment& p : pushed) {
+      built += p.build_time;
+      pushes += p.push_time;
+    }
+    const absl::Duration waited =
+        sequence.closed_at == absl::Time() ? absl::ZeroDuration() : started - sequence.closed_at;
     LOG(INFO) << options_.log_prefix << " published " << sequence.sequence.name << " "
               << FormatOffsets(sequence.sequence.start) << " -> "
               << FormatOffsets(sequence.sequence.end) << " with " << pushed.size()
-              << " segment(s) [" << absl::StrJoin(segment_ids, ", ") << "]";
+              << " segment(s) [" << absl::StrJoin(segment_ids, ", ") << "] (closed -> "
+              << "publisher " << absl::ToInt64Milliseconds(waited) << " ms, build "
+              << absl::ToInt64Milliseconds(built) << " ms, push "
+              << absl::ToInt64Milliseconds(pushes) << " ms, commit "
+              << absl::ToInt64Milliseconds(absl::Now() - pushed_at) << " ms)";
     return Committed(sequence, segment_ids, local_files);
   }
   const absl::Status& status = response.status();
@@ -257,6 +271,7 @@ absl::StatusOr<std::vector<SequencePublisher::PushedSegment>> SequencePublisher:
     const std::string local_path = absl::StrCat(options_.segment_dir, "/", sequence.sequence.id,
                                                 "_", s.interval_start_ms(), ".sluice");
     absl::StatusOr<BuiltSegment> building;
+    const absl::Time build_start = absl::Now();
     {
       BuildSlot slot(options_.build_slots, [this] { return stopping(); });
       if (!slot.held()) {
@@ -279,9 +294,12 @@ absl::StatusOr<std::vector<SequencePublisher::PushedSegment>> SequencePublisher:
     const std::string key_stem =
         absl::StrCat(options_.datasource, "/", s.interval_start_ms(), "_", s.interval_end_ms(), "/",
                      s.version(), "/", s.partition_num(), "/", options_.task_id);
+    const absl::Time push_start = absl::Now();
     SLUICE_ASSIGN_OR_RETURN(std::string uri, Push(local_path, key_stem));
 
     PushedSegment p;
+    p.build_time = push_start - build_start;
+    p.push_time = absl::Now() - push_start;
     p.local_path = local_path;
     v1::SegmentDescriptor& d = p.descriptor;
     d.set_id(s.segment_id());

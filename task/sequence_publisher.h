@@ -126,6 +126,8 @@ class SequencePublisher {
   struct PushedSegment {
     v1::SegmentDescriptor descriptor;
     std::string local_path;
+    absl::Duration build_time;  // waiting for a build slot included
+    absl::Duration push_time;
   };
   struct HandoffWait {
     int32_t sequence_id = 0;
