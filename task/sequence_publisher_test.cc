@@ -106,6 +106,14 @@ class SequencePublisherTest : public ::testing::Test {
                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
     ASSERT_TRUE(RemoveAll(dir_).ok());
     ASSERT_TRUE(MakeDirs(dir_).ok());
+    SequencePublisherOptions options = BaseOptions();
+    options.min_backoff = absl::Milliseconds(1);
+    options.max_backoff = absl::Milliseconds(5);
+    publisher_ = std::make_unique<SequencePublisher>(std::move(options));
+  }
+  // Task t1 of datasource "wiki", with this test's directories, supervisor
+  // and listener.
+  SequencePublisherOptions BaseOptions() {
     SequencePublisherOptions options;
     options.task_id = "t1";
     options.datasource = "wiki";
@@ -113,12 +121,10 @@ class SequencePublisherTest : public ::testing::Test {
     options.spill_dir = dir_ + "/spills";
     options.segment_dir = dir_ + "/segments";
     options.supervisor = &supervisor_;
-    options.min_backoff = absl::Milliseconds(1);
-    options.max_backoff = absl::Milliseconds(5);
     options.listener = &listener_;
     options.log_prefix = "[task t1]";
     options.metrics = TaskMetrics::For(nullptr, "wiki");
-    publisher_ = std::make_unique<SequencePublisher>(std::move(options));
+    return options;
   }
   // Publishes Closed() and waits until the publisher is idle or failed.
   void Publish() {
@@ -155,18 +161,9 @@ class CountingEngine : public SegmentEngine {
 TEST_F(SequencePublisherTest, ASegmentBuildWaitsForAFreeBuildSlot) {
   CountingEngine engine;
   BuildSlots slots(1);
-  SequencePublisherOptions options;
-  options.task_id = "t1";
-  options.datasource = "wiki";
-  options.topic = "wiki";
-  options.spill_dir = dir_ + "/spills";
-  options.segment_dir = dir_ + "/segments";
-  options.supervisor = &supervisor_;
+  SequencePublisherOptions options = BaseOptions();
   options.engine = &engine;
   options.build_slots = &slots;
-  options.listener = &listener_;
-  options.log_prefix = "[task t1]";
-  options.metrics = TaskMetrics::For(nullptr, "wiki");
   SequencePublisher publisher(std::move(options));
   ClosedSequence closed = Closed();
   state::SegmentState segment;

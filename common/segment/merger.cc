@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <iterator>
 #include <map>
 #include <string>
 
@@ -124,6 +123,23 @@ struct Head {
   int64_t offset = 0;
 };
 
+// Moves heap[i] down a binary min-heap of indexes ordered by `less` until
+// neither child sorts before it.
+template <typename Less>
+void SiftDown(std::vector<size_t>* heap, size_t i, const Less& less) {
+  std::vector<size_t>& h = *heap;
+  const size_t n = h.size();
+  while (true) {
+    size_t smallest = i;
+    const size_t l = 2 * i + 1, r = l + 1;
+    if (l < n && less(h[l], h[smallest])) smallest = l;
+    if (r < n && less(h[r], h[smallest])) smallest = r;
+    if (smallest == i) return;
+    std::swap(h[i], h[smallest]);
+    i = smallest;
+  }
+}
+
 // Merges dimension `d`'s dictionaries of the runs that have it (k-way, over
 // a heap of the runs' next values) into `*bytes` and `*values` (views into
 // it), and fills those runs' local id -> output id maps in `*remap`.
@@ -168,18 +184,7 @@ absl::Status MergeDictionaries(const std::vector<SortedRun*>& runs,
     for (size_t i = 0; i < inputs.size(); ++i) {
       if (!inputs[i].dict->empty()) heap.push_back(i);
     }
-    auto sift_down = [&](size_t i) {
-      const size_t n = heap.size();
-      while (true) {
-        size_t smallest = i;
-        const size_t l = 2 * i + 1, r = l + 1;
-        if (l < n && less(heap[l], heap[smallest])) smallest = l;
-        if (r < n && less(heap[r], heap[smallest])) smallest = r;
-        if (smallest == i) return;
-        std::swap(heap[i], heap[smallest]);
-        i = smallest;
-      }
-    };
+    auto sift_down = [&](size_t i) { SiftDown(&heap, i, less); };
     for (size_t i = heap.size() / 2; i-- > 0;) sift_down(i);
     size_t last_begin = 0;  // start of the last output value
     while (!heap.empty()) {
@@ -364,18 +369,7 @@ absl::StatusOr<WrittenFile> MergeRuns(const std::vector<SortedRun*>& runs, Merge
     return c != 0 ? c < 0 : a < b;
   };
   std::vector<size_t> heap;
-  auto sift_down = [&](size_t i) {
-    const size_t n = heap.size();
-    while (true) {
-      size_t smallest = i;
-      const size_t l = 2 * i + 1, r = l + 1;
-      if (l < n && before(heap[l], heap[smallest])) smallest = l;
-      if (r < n && before(heap[r], heap[smallest])) smallest = r;
-      if (smallest == i) return;
-      std::swap(heap[i], heap[smallest]);
-      i = smallest;
-    }
-  };
+  auto sift_down = [&](size_t i) { SiftDown(&heap, i, before); };
   // Advances the top run and restores the heap.
   auto advance_top = [&]() -> absl::Status {
     const size_t r = heap[0];
