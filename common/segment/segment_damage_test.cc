@@ -13,13 +13,13 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/segment/byte_io.h"
-#include "common/segment/crc32c.h"
 #include "common/segment/file_io.h"
 #include "common/segment/format.h"
 #include "common/segment/incremental_index.h"
 #include "common/segment/segment_builder.h"
 #include "common/segment/segment_reader.h"
 #include "common/segment/spill.h"
+#include "common/segment/test_damage.h"
 #include "common/segment/test_rows.h"
 
 namespace sluice {
@@ -80,14 +80,6 @@ Files MakeFiles() {
   f.spill_no_rollup = *ReadFileToString(
       PersistRows(plain, testing::RandomRows(6, 60, plain, 2), dir2));
   return f;
-}
-
-void FixChecksum(std::string* bytes) {
-  if (bytes->size() < kTrailerSize) return;
-  const uint32_t crc = Crc32c(absl::string_view(*bytes).substr(0, bytes->size() - 12));
-  std::string encoded;
-  PutFixed32(&encoded, crc);
-  bytes->replace(bytes->size() - 12, 4, encoded);
 }
 
 // Opens and, if that works, reads everything a caller could read.
@@ -170,7 +162,7 @@ TEST_F(Damage, StructureIsCheckedEvenWhenTheChecksumMatches) {
       static constexpr uint8_t kPatterns[] = {0x01, 0x80, 0xff, 0x10};
       std::string damaged = *f;
       damaged[i] ^= static_cast<char>(kPatterns[i % 4]);
-      FixChecksum(&damaged);
+      testing::ResealChecksum(&damaged);
       const absl::Status s = ReadEverything(damaged, true);
       if (s.ok()) {
         ++accepted;

@@ -1,0 +1,30 @@
+// Damaged segment files for the tests of the checks that must refuse them:
+// damage the whole-file checksum cannot catch, because the checksum is
+// recomputed after it.
+#ifndef SLUICE_COMMON_SEGMENT_TEST_DAMAGE_H_
+#define SLUICE_COMMON_SEGMENT_TEST_DAMAGE_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+
+namespace sluice {
+namespace segment {
+namespace testing {
+
+// Recomputes the trailer's CRC-32C over `bytes` (a segment or spill file a
+// test has changed). Files shorter than a trailer are left alone.
+void ResealChecksum(std::string* bytes);
+
+// Changes one byte of the segment file at `path` so that it still opens (the
+// checksum resealed; header, directory and dictionaries intact) but fails
+// SegmentReader::Verify: damage only a decode of every block or bitmap can
+// find. Rewrites the file and returns its new checksum ("crc32c:..").
+// NOT_FOUND if no single-byte change does that.
+absl::StatusOr<std::string> DamageBlocksKeepingChecksum(const std::string& path);
+
+}  // namespace testing
+}  // namespace segment
+}  // namespace sluice
+
+#endif  // SLUICE_COMMON_SEGMENT_TEST_DAMAGE_H_
