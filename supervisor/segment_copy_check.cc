@@ -131,21 +131,23 @@ absl::Status VerifySegmentCopy(DeepStorage* storage, const std::string& scratch_
   // (a local deep storage may live under the scratch directory).
   const bool downloaded = absl::StartsWith(local, scratch_dir + "/") && local != expected.path &&
                           absl::StrCat("file://", local) != expected.path;
-  absl::Status status;
-  if (expected.depth == CopyCheckDepth::kFull) {
-    segment::ExpectedSegment file;
-    file.segment_id = expected.id;
-    file.num_rows = expected.num_rows;
-    file.size_bytes = expected.size_bytes;
-    file.checksum = expected.checksum;
-    status = segment::VerifySegmentFile(local, file);
-  }
-  if (status.ok()) {
-    // Open checks the whole-file CRC-32C and the structure.
-    absl::StatusOr<std::unique_ptr<segment::SegmentReader>> reader =
-        segment::SegmentReader::Open(local);
-    status = reader.ok() ? CheckContents(**reader, expected) : reader.status();
-  }
+  // Open checks the whole-file CRC-32C and the structure. One reader for both
+  // checks: the file is read for its checksum once. Closed before the copy
+  // is removed.
+  const absl::Status status = [&]() -> absl::Status {
+    SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<segment::SegmentReader> reader,
+                            segment::SegmentReader::Open(local));
+    if (expected.depth == CopyCheckDepth::kFull) {
+      segment::ExpectedSegment file;
+      file.segment_id = expected.id;
+      file.num_rows = expected.num_rows;
+      file.size_bytes = expected.size_bytes;
+      file.checksum = expected.checksum;
+      SLUICE_RETURN_IF_ERROR(
+          segment::VerifyOpenSegment(*reader, local, file, segment::VerifyDepth::kFull));
+    }
+    return CheckContents(*reader, expected);
+  }();
   if (downloaded) RemoveAll(local).IgnoreError();
   if (absl::IsNotFound(status) || absl::IsInvalidArgument(status)) {
     return absl::DataLossError(status.message());
