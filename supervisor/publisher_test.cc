@@ -16,6 +16,7 @@
 #include "common/fault_injection.h"
 #include "common/file_util.h"
 #include "common/granularity.h"
+#include "common/segment/test_damage.h"
 #include "supervisor/allocator.h"
 #include "supervisor/naming.h"
 #include "supervisor/testing/segment_files.h"
@@ -416,6 +417,38 @@ TEST_F(PublisherTest, SegmentFilesAreCheckedInDeepStorage) {
   })));
   auto ok = with([](auto&) {});
   EXPECT_TRUE(ok.ok()) << ok.status();
+}
+
+// A task told that the supervisor decodes what it pushes (TaskSpec.
+// supervisor_decodes_segments) checks only the structure of its file: the
+// publisher's decode of every block is what refuses damage behind a valid
+// checksum, and nothing is committed.
+TEST_F(PublisherTest, DamageBehindAValidChecksumIsRefusedBeforeTheCommit) {
+  auto deep = OpenDeepStorage("file://" + dir_.path() + "/deep");
+  ASSERT_TRUE(deep.ok());
+  Publisher publisher = MakePublisher(nullptr, deep->get());
+  const OffsetMap start{{0, 0}}, end{{0, 150}};
+  v1::SegmentDescriptor allocated = Segment("wiki_d_0", 0);
+  v1::AllocateSegmentResponse allocation;
+  allocation.set_segment_id(allocated.id());
+  *allocation.mutable_interval() = allocated.interval();
+  allocation.set_version(allocated.version());
+  allocation.set_partition_num(allocated.partition_num());
+  ASSERT_TRUE(MakeDirs(dir_.path() + "/work").ok());
+  auto pushed = testing::PushSegment(deep->get(), dir_.path() + "/work",
+                                     "wiki/seg/0/task_d.sluice", "wiki", allocation, 50,
+                                     {{0, {0, 150}}});
+  ASSERT_TRUE(pushed.ok()) << pushed.status();
+  absl::StatusOr<std::string> resealed =
+      segment::testing::DamageBlocksKeepingChecksum(dir_.path() + "/deep/wiki/seg/0/task_d.sluice");
+  ASSERT_TRUE(resealed.ok()) << resealed.status();
+  v1::SegmentDescriptor claimed = *pushed;
+  claimed.set_checksum(*resealed);  // what the damaged file's trailer says
+  auto refused = publisher.Publish(Request("wiki_d_0", start, end, {claimed}));
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition) << refused.status();
+  EXPECT_NE(refused.status().message().find("deep-storage copy refused"), std::string::npos)
+      << refused.status();
+  EXPECT_EQ(Committed(), (OffsetMap{{0, 0}, {1, 0}}));
 }
 
 TEST_F(PublisherTest, ASegmentOfAnotherSequencesRangeIsRefused) {

@@ -54,6 +54,7 @@ absl::StatusOr<std::unique_ptr<StreamSupervisor>> StreamSupervisor::Start(Stream
   actions.client = s->client_.get();
   actions.run_client = s->run_client_.get();
   actions.task_rpcs = s->task_rpcs_;
+  actions.publisher_decodes_segments = s->options_.publisher_decodes_segments;
   actions.record_error = [raw = s.get()](const absl::Status& status) { raw->RecordError(status); };
   actions.note_outcome = [raw = s.get()](v1::TaskState state) {
     raw->health_.NoteTaskOutcome(state);

@@ -81,6 +81,8 @@ struct StreamSupervisorOptions {
   // "Checkpoint round"); off: every round pauses them.
   bool pauseless_checkpoints = true;
   PauselessMarginOptions pauseless_margin;
+  // See TaskActionsOptions::publisher_decodes_segments.
+  bool publisher_decodes_segments = false;
   // The pools the loop and the background Kafka queries run on, shared by
   // every datasource (not owned; they must outlive the supervisor). Null:
   // the supervisor makes a one-thread pool of its own (on `clock` for the

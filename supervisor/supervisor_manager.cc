@@ -265,6 +265,8 @@ absl::Status SupervisorManager::StartSupervisor(SpecRecord spec) {
   deps.background_stream_queries = options_.background_stream_queries;
   deps.pauseless_checkpoints = options_.pauseless_checkpoints;
   deps.pauseless_margin = options_.pauseless_margin;
+  // The publisher checks every pushed copy in full when it has deep storage.
+  deps.publisher_decodes_segments = options_.deep_storage != nullptr;
   deps.metrics = options_.metrics;
   deps.loops = loops_.get();
   deps.queries = queries_.get();

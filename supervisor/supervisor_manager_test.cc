@@ -63,6 +63,19 @@ TEST_F(SupervisorManagerTest, SpecsAreValidatedStoredWithHistoryAndUnchangedResu
   EXPECT_EQ(manager_->List()->supervisors_size(), 1);
 }
 
+// The publisher has deep storage, so it decodes every pushed segment before
+// the commit: tasks are told so and skip their own full decode.
+TEST_F(SupervisorManagerTest, TasksAreToldThePublisherDecodesTheirSegments) {
+  AddWorker("w1");
+  Submit(Spec());
+  Run();
+  const std::vector<std::string> tasks = GroupTasks(0);
+  ASSERT_FALSE(tasks.empty());
+  for (const std::string& task : tasks) {
+    EXPECT_TRUE(WorkerOf(task)->Task(task)->spec.supervisor_decodes_segments()) << task;
+  }
+}
+
 TEST_F(SupervisorManagerTest, SwitchingTopicsNeedsAReset) {
   AddWorker("w1");
   Submit(Spec());

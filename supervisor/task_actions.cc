@@ -116,6 +116,7 @@ absl::StatusOr<TaskLaunch> TaskActions::CreateTask(Group& group, const std::stri
   launch.spec = BuildTaskSpec(options_.datasource, NewTaskId(group.base_sequence_name),
                               supervisor_spec, timings, group, checkpoints, now_ms,
                               stream_partition_ids);
+  launch.spec.set_supervisor_decodes_segments(options_.publisher_decodes_segments);
   const v1::TaskSpec& spec = launch.spec;
 
   TaskRecord record;

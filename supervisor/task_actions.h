@@ -46,6 +46,10 @@ struct TaskActionsOptions {
   std::function<void(const absl::Status&)> record_error;
   // A task ended in `state` because of an action here (a kill).
   std::function<void(v1::TaskState state)> note_outcome;
+  // The publisher decodes every pushed segment before committing it (it has
+  // deep storage): tasks are told so (TaskSpec.supervisor_decodes_segments)
+  // and skip their own full decode.
+  bool publisher_decodes_segments = false;
 };
 
 // A task recorded and placed, ready for its RunTask.

@@ -89,6 +89,11 @@ struct SegmentBuildInfo {
   int32_t partition_num = 0;
   std::string sequence_name;
   v1::Provenance provenance;
+  // The read-back check of the built file before it goes anywhere: every
+  // block and bitmap decoded, or (false) the checksum, structure,
+  // dictionaries and header only, when the supervisor decodes every pushed
+  // segment before committing it (TaskSpec.supervisor_decodes_segments).
+  bool read_back_decodes_blocks = true;
 };
 
 struct BuiltSegment {

@@ -253,6 +253,7 @@ absl::StatusOr<std::vector<SequencePublisher::PushedSegment>> SequencePublisher:
     info.version = s.version();
     info.partition_num = s.partition_num();
     info.sequence_name = sequence.sequence.name;
+    info.read_back_decodes_blocks = !options_.supervisor_decodes_segments;
     info.provenance.set_topic(options_.topic);
     info.provenance.set_topic_pattern(options_.topic_pattern);
     for (const auto& [p, start] : sequence.sequence.start) {

@@ -81,6 +81,10 @@ struct SequencePublisherOptions {
   // Segment builds the worker runs at once across its tasks; null: no
   // limit. Not owned.
   BuildSlots* build_slots = nullptr;
+  // The supervisor decodes every pushed segment before committing it
+  // (TaskSpec.supervisor_decodes_segments): the build's read-back then
+  // checks the file's checksum and structure only.
+  bool supervisor_decodes_segments = false;
   // InfiniteDuration(): wait for handoff forever.
   absl::Duration handoff_timeout = absl::Minutes(15);
   absl::Duration handoff_poll_interval = absl::Seconds(1);

@@ -57,6 +57,7 @@ TaskRunner::TaskRunner(TaskRunnerOptions options, TaskSettings settings)
   p.deep_storage = options_.deep_storage;
   p.engine = options_.engine.get();
   p.build_slots = options_.build_slots;
+  p.supervisor_decodes_segments = options_.spec.supervisor_decodes_segments();
   p.handoff_timeout = settings_.timings.handoff_condition_timeout;
   p.handoff_poll_interval = options_.tuning.handoff_poll_interval;
   p.min_backoff = options_.tuning.min_backoff;
