@@ -8,7 +8,9 @@
 //   parse      parse every record (nothing kept)
 //   index      parse + add to the index (the parse pass subtracted)
 //   persist    Spill every maxRowsInMemory rows (the task's persist)
-//   build      merge the spills into segments, write, fsync, read back
+//   build      merge the spills into segments, write, fsync, read back (the
+//              checksum and structure, as under a supervisor that decodes
+//              every pushed segment; --full_read_back decodes every block)
 // Under callgrind each pass is collected alone and dumped by name, so
 // bench/ingest_kernel.py prints instructions per record per stage: a count
 // that does not depend on what else the machine runs. Without valgrind the
@@ -38,6 +40,10 @@ DEFINE_int64(records, 100000, "records to run through the kernel");
 DEFINE_bool(rollup, false, "rollup on (queryGranularity MINUTE, the 4 low-cardinality dimensions)");
 DEFINE_int64(max_rows_in_memory, 150000, "rows per persist (the spec's maxRowsInMemory)");
 DEFINE_string(dir, "", "scratch directory (default: a new one under TMPDIR)");
+DEFINE_bool(full_read_back, false,
+            "decode every block in the build's read-back check, as a task does when its "
+            "supervisor does not (default: the checksum and structure, as a task under a "
+            "supervisor with deep storage does)");
 
 namespace sluice {
 namespace {
@@ -226,6 +232,7 @@ int Main() {
       info.interval.set_end_ms(bucket + 3600000);
       info.version = "2026-11-30T02:00:00.000Z";
       info.provenance.set_topic("wiki");
+      info.read_back_decodes_blocks = FLAGS_full_read_back;
       for (int p = 0; p < 4; ++p) {
         v1::PartitionRange* range = info.provenance.add_ranges();
         range->set_partition(p);

@@ -2,7 +2,8 @@
 """Instructions per record of the ingest kernel, by stage.
 
 Runs //bench:ingest_kernel (the worker's own engine: parse, index add,
-persist, segment build with its read-back check; no Kafka, no threads) under
+persist, segment build with its read-back check, at the depth a task under
+a supervisor with deep storage uses; no Kafka, no threads) under
 valgrind's callgrind, which counts instructions: the same binary and input
 give the same counts whatever else the machine runs, so a regression shows
 without a quiet machine. Rollup off and on, 100k records each (~1 min each
@@ -27,7 +28,7 @@ STAGES = [
     ("parse", "parse (simdjson on-demand, the row parser, the timestamp)"),
     ("index", "index add (dictionary lookups, the row, rollup)"),
     ("persist", "persist (sort, encode, LZ4, write + fsync a spill)"),
-    ("build", "build (merge spills, encode, zstd, bitmaps, fsync, read back and verify)"),
+    ("build", "build (merge spills, encode, zstd, bitmaps, fsync, read back: checksum and structure)"),
 ]
 SECTION = "## Ingest kernel"
 
