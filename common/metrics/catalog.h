@@ -51,7 +51,7 @@ inline constexpr MetricDef kTaskSegmentsPublished{
 inline constexpr MetricDef kTaskPublishSeconds{
     "sluice_task_publish_seconds", MetricType::kHistogram,
     "Time from a sequence closing to its publish committing (persist, merge, push, publish).",
-    "datasource", kLatencySecondsBuckets};
+    "datasource", kPublishSecondsBuckets};
 inline constexpr MetricDef kTaskHandoffSeconds{
     "sluice_task_handoff_seconds", MetricType::kHistogram,
     "Time from a publish committing to all of its segments being handed off.", "datasource",
