@@ -232,6 +232,25 @@ std::string HistogramRow(const std::string& what, const PromHistogram& h, const 
                       static_cast<int64_t>(h.count), " | ", target, " | ", verdict, " |\n");
 }
 
+// The observations of several runs' histograms of one metric together
+// (their bounds are the catalog's, hence equal; a run whose bounds differ is
+// left out).
+PromHistogram SumHistograms(const std::vector<const PromHistogram*>& parts) {
+  PromHistogram sum;
+  for (const PromHistogram* h : parts) {
+    if (h->count == 0) continue;
+    if (sum.count == 0) {
+      sum = *h;
+      continue;
+    }
+    if (h->bounds != sum.bounds) continue;
+    for (size_t i = 0; i < sum.cumulative.size(); ++i) sum.cumulative[i] += h->cumulative[i];
+    sum.sum += h->sum;
+    sum.count += h->count;
+  }
+  return sum;
+}
+
 // A 1-replica, rollup-off run of the throughput topic with the options'
 // segment, memory and consumer settings.
 SluiceRunOptions ThroughputRun(const E2eBenchOptions& options, int task_count) {
@@ -360,12 +379,24 @@ std::string Render(const E2eBenchOptions& options, const Figures& f,
                       "committed. Quantiles are estimated "
                       "from the services' Prometheus histograms (buckets 1, "
                       "2.5, 5, 10, 25, 50, 100 ms, "
-                      "...), as `histogram_quantile` would; the share at or "
-                      "below 10 ms is exact.\n\n",
+                      "...; publish: 100 ms steps up to 1 s), as "
+                      "`histogram_quantile` would; the shares at or below "
+                      "10 ms (checkpoint) and 500 ms (publish) are exact.\n\n",
                       options.checkpoint_records, kCheckpointTopic,
                       options.checkpoint_max_rows_per_segment, checkpoint_run.sequences));
   absl::StrAppend(&out, "| latency | p50 | p99 | mean | count | target | result |\n",
                   "| --- | --- | --- | --- | --- | --- | --- |\n");
+  // Publish per sequence, rollup off, every round's sequences: the share at
+  // or below 500 ms is exact (0.5 s is a bucket bound).
+  std::vector<const PromHistogram*> off_publishes;
+  for (const SluiceRunResult& r : f.off) off_publishes.push_back(&r.task_publish_seconds);
+  const PromHistogram publish = SumHistograms(off_publishes);
+  std::string publish_verdict = "not exported";
+  if (publish.count > 0) {
+    const double share = publish.FractionAtOrBelow(0.5);
+    publish_verdict = absl::StrFormat("%s (%.1f%% <= 500 ms)", share >= 0.99 ? "met" : "NOT met",
+                                      share * 100);
+  }
   const PromHistogram& round = checkpoint_run.supervisor_checkpoint_seconds;
   std::string round_verdict = "not exported";
   if (round.count > 0) {
@@ -396,8 +427,9 @@ std::string Render(const E2eBenchOptions& options, const Figures& f,
                                checkpoint_run.worker_set_end_offsets_seconds, "", ""),
                   HistogramRow("publish per sequence (closed -> committed), 2 replicas",
                                checkpoint_run.task_publish_seconds, "", ""),
-                  HistogramRow("publish per sequence, 1 task, rollup off",
-                               MedianRun(f.off).task_publish_seconds, "", ""),
+                  HistogramRow(absl::StrCat("publish per sequence, 1 task, rollup off (",
+                                            f.off.size(), " rounds)"),
+                               publish, "p99 <= 500 ms", publish_verdict),
                   HistogramRow("publish per sequence, 1 task, rollup on",
                                MedianRun(f.on).task_publish_seconds, "", ""),
                   HistogramRow("intermediate persist, 1 task, rollup off",
@@ -475,6 +507,9 @@ std::string Render(const E2eBenchOptions& options, const Figures& f,
                                     FormatRatio(ratio)),
                     ratio <= 1.5 ? "met" : "NOT met"});
   }
+  targets.AddRow({"publish per sequence p99 <= 500 ms (1 task, rollup off)",
+                  publish.count > 0 ? FormatSeconds(publish.Quantile(0.99)) : "n/a",
+                  publish_verdict});
   targets.AddRow({"checkpoint round p99 <= 10 ms (2 replicas)",
                   round.count > 0 ? FormatSeconds(round.Quantile(0.99)) : "n/a", round_verdict});
   targets.AddRow({"worker RSS within its bound (Worker memory above)",
