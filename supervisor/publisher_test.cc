@@ -78,6 +78,23 @@ class PublisherTest : public ::testing::Test {
     return s;
   }
 
+  // Allocates a segment of `sequence` in hour 0, builds a real file of 50
+  // records for it (partition 0, offsets [0, 150)) and pushes it to `deep`
+  // under `key`: the descriptor a task would publish.
+  absl::StatusOr<v1::SegmentDescriptor> PushAllocatedSegment(DeepStorage* deep,
+                                                             const std::string& sequence,
+                                                             const std::string& key) {
+    const v1::SegmentDescriptor allocated = Segment(sequence, 0);
+    v1::AllocateSegmentResponse allocation;
+    allocation.set_segment_id(allocated.id());
+    *allocation.mutable_interval() = allocated.interval();
+    allocation.set_version(allocated.version());
+    allocation.set_partition_num(allocated.partition_num());
+    SLUICE_RETURN_IF_ERROR(MakeDirs(dir_.path() + "/work"));
+    return testing::PushSegment(deep, dir_.path() + "/work", key, "wiki", allocation, 50,
+                                {{0, {0, 150}}});
+  }
+
   static v1::PublishSegmentsRequest Request(const std::string& sequence, const OffsetMap& start,
                                             const OffsetMap& end,
                                             std::vector<v1::SegmentDescriptor> segments = {}) {
@@ -384,15 +401,7 @@ TEST_F(PublisherTest, SegmentFilesAreCheckedInDeepStorage) {
   ASSERT_TRUE(deep.ok());
   Publisher publisher = MakePublisher(nullptr, deep->get());
   const OffsetMap start{{0, 0}}, end{{0, 150}};
-  v1::SegmentDescriptor allocated = Segment("wiki_f_0", 0);
-  v1::AllocateSegmentResponse allocation;
-  allocation.set_segment_id(allocated.id());
-  *allocation.mutable_interval() = allocated.interval();
-  allocation.set_version(allocated.version());
-  allocation.set_partition_num(allocated.partition_num());
-  ASSERT_TRUE(MakeDirs(dir_.path() + "/work").ok());
-  auto real = testing::PushSegment(deep->get(), dir_.path() + "/work", "wiki/seg/0/task_0.sluice",
-                                   "wiki", allocation, 50, {{0, {0, 150}}});
+  auto real = PushAllocatedSegment(deep->get(), "wiki_f_0", "wiki/seg/0/task_0.sluice");
   ASSERT_TRUE(real.ok()) << real.status();
   auto with = [&](auto change) {
     v1::SegmentDescriptor d = *real;
@@ -428,16 +437,7 @@ TEST_F(PublisherTest, DamageBehindAValidChecksumIsRefusedBeforeTheCommit) {
   ASSERT_TRUE(deep.ok());
   Publisher publisher = MakePublisher(nullptr, deep->get());
   const OffsetMap start{{0, 0}}, end{{0, 150}};
-  v1::SegmentDescriptor allocated = Segment("wiki_d_0", 0);
-  v1::AllocateSegmentResponse allocation;
-  allocation.set_segment_id(allocated.id());
-  *allocation.mutable_interval() = allocated.interval();
-  allocation.set_version(allocated.version());
-  allocation.set_partition_num(allocated.partition_num());
-  ASSERT_TRUE(MakeDirs(dir_.path() + "/work").ok());
-  auto pushed = testing::PushSegment(deep->get(), dir_.path() + "/work",
-                                     "wiki/seg/0/task_d.sluice", "wiki", allocation, 50,
-                                     {{0, {0, 150}}});
+  auto pushed = PushAllocatedSegment(deep->get(), "wiki_d_0", "wiki/seg/0/task_d.sluice");
   ASSERT_TRUE(pushed.ok()) << pushed.status();
   absl::StatusOr<std::string> resealed =
       segment::testing::DamageBlocksKeepingChecksum(dir_.path() + "/deep/wiki/seg/0/task_d.sluice");
