@@ -1,0 +1,81 @@
+#include "common/segment/value_dictionary.h"
+
+#include <xxhash.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace sluice {
+namespace segment {
+namespace {
+
+constexpr size_t kMinSlots = 16;
+
+}  // namespace
+
+uint64_t ValueDictionary::Hash(absl::string_view value) {
+  return XXH3_64bits(value.data(), value.size());
+}
+
+bool ValueDictionary::Matches(const Slot& slot, absl::string_view value, uint32_t hash) const {
+  if (slot.hash != hash || slot.length != Length(value.size())) return false;
+  const size_t head = std::min(value.size(), kInlineBytes);
+  if (std::memcmp(slot.head, value.data(), head) != 0) return false;
+  if (value.size() <= kInlineBytes) return true;
+  // A long value: the rest is only in the stored copy.
+  const absl::string_view stored = values_[slot.id - 1];
+  return stored.size() == value.size() &&
+         std::memcmp(stored.data() + kInlineBytes, value.data() + kInlineBytes,
+                     value.size() - kInlineBytes) == 0;
+}
+
+uint32_t ValueDictionary::Find(absl::string_view value, uint64_t hash) const {
+  if (mask_ == 0) return 0;
+  const uint32_t low = static_cast<uint32_t>(hash);
+  for (size_t i = low & mask_;; i = (i + 1) & mask_) {
+    const Slot& slot = slots_[i];
+    if (slot.id == 0) return 0;
+    if (Matches(slot, value, low)) return slot.id;
+  }
+}
+
+ValueDictionary::Slot& ValueDictionary::FreeSlot(uint32_t hash) {
+  size_t i = hash & mask_;
+  while (slots_[i].id != 0) i = (i + 1) & mask_;
+  return slots_[i];
+}
+
+void ValueDictionary::Grow() {
+  // Ids are 32 bits, so a table never needs more than 2^32 slots and the
+  // kept low half of the hash places every slot.
+  const size_t old_slots = mask_ == 0 ? 0 : mask_ + 1;
+  std::unique_ptr<Slot[]> old = std::move(slots_);
+  const size_t slots = old_slots == 0 ? kMinSlots : 2 * old_slots;
+  slots_.reset(new Slot[slots]());
+  mask_ = slots - 1;
+  for (size_t i = 0; i < old_slots; ++i) {
+    if (old[i].id != 0) FreeSlot(old[i].hash) = old[i];
+  }
+}
+
+uint32_t ValueDictionary::Insert(absl::string_view stored, uint64_t hash) {
+  // At most 3/4 full, so probe runs stay short.
+  if (mask_ == 0 || 4 * (values_.size() + 1) > 3 * (mask_ + 1)) Grow();
+  values_.push_back(stored);
+  const uint32_t id = static_cast<uint32_t>(values_.size());
+  Slot& slot = FreeSlot(static_cast<uint32_t>(hash));
+  slot.id = id;
+  slot.hash = static_cast<uint32_t>(hash);
+  slot.length = Length(stored.size());
+  std::memcpy(slot.head, stored.data(), std::min(stored.size(), kInlineBytes));
+  return id;
+}
+
+int64_t ValueDictionary::capacity_bytes() const {
+  const size_t slots = mask_ == 0 ? 0 : mask_ + 1;
+  return static_cast<int64_t>(slots * sizeof(Slot) +
+                              values_.capacity() * sizeof(absl::string_view));
+}
+
+}  // namespace segment
+}  // namespace sluice

@@ -1,0 +1,128 @@
+#include "common/segment/value_dictionary.h"
+
+#include <deque>
+#include <random>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "absl/container/flat_hash_map.h"
+
+namespace sluice {
+namespace segment {
+namespace {
+
+// Keeps the values the dictionary views, as the index's arena does.
+class Dictionary {
+ public:
+  uint32_t Intern(const std::string& value) {
+    const uint64_t hash = ValueDictionary::Hash(value);
+    if (const uint32_t id = dict_.Find(value, hash); id != 0) return id;
+    stored_.push_back(value);
+    return dict_.Insert(stored_.back(), hash);
+  }
+  uint32_t Find(const std::string& value) const {
+    return dict_.Find(value, ValueDictionary::Hash(value));
+  }
+  const ValueDictionary& dict() const { return dict_; }
+
+ private:
+  std::deque<std::string> stored_;
+  ValueDictionary dict_;
+};
+
+TEST(ValueDictionaryTest, IdsAreDenseInFirstSeenOrder) {
+  Dictionary d;
+  EXPECT_EQ(d.Find("a"), 0u);
+  EXPECT_EQ(d.Intern("b"), 1u);
+  EXPECT_EQ(d.Intern("a"), 2u);
+  EXPECT_EQ(d.Intern("b"), 1u);
+  EXPECT_EQ(d.Intern(""), 3u);
+  EXPECT_EQ(d.Find(""), 3u);
+  EXPECT_EQ(d.Find("c"), 0u);
+  ASSERT_EQ(d.dict().size(), 3u);
+  EXPECT_EQ(d.dict().values()[0], "b");
+  EXPECT_EQ(d.dict().values()[1], "a");
+  EXPECT_EQ(d.dict().values()[2], "");
+}
+
+// Values around the inline head's length and the length byte's limit, and
+// values that share their head and differ only past it.
+TEST(ValueDictionaryTest, LongValuesCompareBeyondTheSlot) {
+  const size_t k = ValueDictionary::kInlineBytes;
+  std::vector<std::string> values;
+  for (size_t n : {k - 1, k, k + 1, size_t{254}, size_t{255}, size_t{256}, size_t{300}}) {
+    values.push_back(std::string(n, 'x'));
+    std::string tail = std::string(n, 'x');
+    tail.back() = 'y';
+    values.push_back(tail);
+  }
+  // Same head, same length byte (255 and more), different lengths.
+  values.push_back(std::string(255, 'x') + "z");
+  values.push_back(std::string(1000, 'x'));
+  values.push_back(std::string("a\0b", 3));
+  values.push_back(std::string("a\0c", 3));
+  Dictionary d;
+  for (size_t i = 0; i < values.size(); ++i) {
+    ASSERT_EQ(d.Intern(values[i]), i + 1) << values[i].size();
+  }
+  for (size_t i = 0; i < values.size(); ++i) {
+    EXPECT_EQ(d.Find(values[i]), i + 1) << values[i].size();
+  }
+  EXPECT_EQ(d.Find(std::string(k + 1, 'x') + "x"), 0u);
+  EXPECT_EQ(d.Find(std::string(999, 'x')), 0u);
+  EXPECT_EQ(d.Find(std::string("a\0d", 3)), 0u);
+}
+
+// Every value on one hash, through growth: found by probing past the
+// others, whatever the kept hash and the length say.
+TEST(ValueDictionaryTest, EqualHashesProbeOn) {
+  std::deque<std::string> stored;
+  ValueDictionary dict;
+  constexpr int kValues = 100;
+  for (int i = 0; i < kValues; ++i) {
+    stored.push_back(std::string(i * 3, 'v') + std::to_string(i));
+    ASSERT_EQ(dict.Find(stored.back(), 7), 0u);
+    ASSERT_EQ(dict.Insert(stored.back(), 7), static_cast<uint32_t>(i + 1));
+  }
+  EXPECT_EQ(dict.capacity_bytes(), static_cast<int64_t>(256 * 32 + dict.values().capacity() * 16));
+  for (int i = 0; i < kValues; ++i) {
+    EXPECT_EQ(dict.Find(stored[i], 7), static_cast<uint32_t>(i + 1));
+  }
+  EXPECT_EQ(dict.Find("absent", 7), 0u);
+}
+
+// Against absl::flat_hash_map over many growths, with a skewed mix of short
+// and long values like the benchmark's pages and users.
+TEST(ValueDictionaryTest, AgreesWithAHashMapThroughGrowth) {
+  std::mt19937_64 rng(11);
+  absl::flat_hash_map<std::string, uint32_t> oracle;
+  Dictionary d;
+  for (int i = 0; i < 300000; ++i) {
+    const double u = std::uniform_real_distribution<double>(0, 1)(rng);
+    const uint64_t n = static_cast<uint64_t>(u * u * 150000);
+    std::string value = std::to_string(n);
+    if (n % 3 == 0) value = "Page_title_that_is_longer_than_the_slot_" + value;
+    const auto [it, inserted] = oracle.emplace(value, static_cast<uint32_t>(oracle.size() + 1));
+    ASSERT_EQ(d.Intern(value), it->second) << value;
+  }
+  ASSERT_EQ(d.dict().size(), oracle.size());
+  for (const auto& [value, id] : oracle) ASSERT_EQ(d.Find(value), id);
+  // At most 3/4 full: 32-byte slots for at least 4/3 of the values, plus the
+  // id -> value list.
+  EXPECT_GE(d.dict().capacity_bytes(),
+            static_cast<int64_t>(oracle.size() * 32 * 4 / 3 + oracle.size() * 16));
+  EXPECT_LE(d.dict().capacity_bytes(),
+            static_cast<int64_t>(oracle.size() * 32 * 8 / 3 + oracle.size() * 32));
+}
+
+TEST(ValueDictionaryTest, EmptyDictionaryHoldsNothing) {
+  ValueDictionary dict;
+  EXPECT_EQ(dict.size(), 0u);
+  EXPECT_EQ(dict.capacity_bytes(), 0);
+  EXPECT_EQ(dict.Find("x", ValueDictionary::Hash("x")), 0u);
+}
+
+}  // namespace
+}  // namespace segment
+}  // namespace sluice
