@@ -101,10 +101,6 @@ class IncrementalIndex::Arena {
   size_t allocated_ = 0;
 };
 
-size_t IncrementalIndex::ValueHash::operator()(absl::string_view value) const {
-  return static_cast<size_t>(XXH3_64bits(value.data(), value.size()));
-}
-
 size_t IncrementalIndex::RowHash::operator()(uint32_t row) const {
   // Computed once per row (KeyHash) and kept, so growing the table does not
   // read every row again.
@@ -187,34 +183,18 @@ void IncrementalIndex::Layout(size_t dim_capacity) {
   }
 }
 
-namespace {
-
-int64_t DictionaryCapacityBytes(size_t ids_capacity, size_t values_capacity) {
-  return static_cast<int64_t>(ids_capacity) *
-             static_cast<int64_t>(sizeof(std::pair<absl::string_view, uint32_t>) + 1) +
-         static_cast<int64_t>(values_capacity * sizeof(absl::string_view));
-}
-
-}  // namespace
-
 void IncrementalIndex::RecountDictionaryBytes() {
   dictionary_bytes_ = 0;
-  for (const Dictionary& d : dicts_) {
-    dictionary_bytes_ += DictionaryCapacityBytes(d.ids.capacity(), d.values.capacity());
-  }
+  for (const ValueDictionary& d : dicts_) dictionary_bytes_ += d.capacity_bytes();
   for (const std::string& d : dims_) dictionary_bytes_ += static_cast<int64_t>(d.capacity()) + 64;
 }
 
-uint32_t IncrementalIndex::Intern(size_t dim, absl::string_view value) {
-  Dictionary& dict = dicts_[dim];
-  auto it = dict.ids.find(value);
-  if (it != dict.ids.end()) return it->second;
-  const int64_t before = DictionaryCapacityBytes(dict.ids.capacity(), dict.values.capacity());
-  const absl::string_view copy = arena_->Copy(value);
-  dict.values.push_back(copy);
-  const uint32_t id = static_cast<uint32_t>(dict.values.size());
-  dict.ids.emplace(copy, id);
-  dictionary_bytes_ += DictionaryCapacityBytes(dict.ids.capacity(), dict.values.capacity()) - before;
+uint32_t IncrementalIndex::Intern(size_t dim, absl::string_view value, uint64_t hash) {
+  ValueDictionary& dict = dicts_[dim];
+  if (const uint32_t id = dict.Find(value, hash); id != 0) return id;
+  const int64_t before = dict.capacity_bytes();
+  const uint32_t id = dict.Insert(arena_->Copy(value), hash);
+  dictionary_bytes_ += dict.capacity_bytes() - before;
   return id;
 }
 
@@ -295,11 +275,21 @@ absl::Status IncrementalIndex::Add(const InputRow& row, int32_t partition, int64
       const size_t d = discovered[i];
       if (dim_stamp_[d] == stamp_) continue;
       dim_stamp_[d] = stamp_;
-      r[2 + d] = Intern(d, row.discovered[i].second);
+      const absl::string_view value = row.discovered[i].second;
+      r[2 + d] = Intern(d, value, ValueDictionary::Hash(value));
     }
   } else {
+    // Every value's slot is fetched before the first lookup, so the cache
+    // misses of the large dictionaries (pages, users) overlap instead of
+    // following one another.
+    absl::InlinedVector<uint64_t, 16> hashes(dims_.size());
     for (size_t d = 0; d < dims_.size(); ++d) {
-      if (row.dims[d].present) r[2 + d] = Intern(d, row.dims[d].text);
+      if (!row.dims[d].present) continue;
+      hashes[d] = ValueDictionary::Hash(row.dims[d].text);
+      dicts_[d].Prefetch(hashes[d]);
+    }
+    for (size_t d = 0; d < dims_.size(); ++d) {
+      if (row.dims[d].present) r[2 + d] = Intern(d, row.dims[d].text, hashes[d]);
     }
   }
   uint32_t* metrics = r + metrics_at_;
@@ -423,7 +413,7 @@ void IncrementalIndex::Clear() {
   // Rebuild from scratch so every container gives its memory back.
   dims_.clear();
   dim_by_name_ = {};
-  dicts_ = {};
+  dicts_ = std::vector<ValueDictionary>();
   arena_.reset(new Arena);
   dim_stamp_ = {};
   stamp_ = 0;
@@ -465,7 +455,7 @@ class IncrementalIndex::Run : public SortedRun {
     dictionaries_.resize(dims);
     for (size_t o = 0; o < dims; ++o) {
       const size_t d = order_[o];
-      const std::vector<absl::string_view>& values = index->dicts_[d].values;
+      const std::vector<absl::string_view>& values = index->dicts_[d].values();
       std::vector<uint32_t> by_value(values.size());
       std::iota(by_value.begin(), by_value.end(), 0);
       SortStringIndexes(values, &by_value);

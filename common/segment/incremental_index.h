@@ -38,6 +38,7 @@
 #include "common/segment/input_row.h"
 #include "common/segment/schema.h"
 #include "common/segment/sorted_run.h"
+#include "common/segment/value_dictionary.h"
 
 namespace sluice {
 namespace segment {
@@ -83,15 +84,6 @@ class IncrementalIndex {
   std::unique_ptr<SortedRun> Snapshot() const;
 
  private:
-  // XXH3 for the values: a quarter of absl::Hash's instructions on the
-  // short strings dimension values are, in the hottest lookup of ingestion.
-  struct ValueHash {
-    size_t operator()(absl::string_view value) const;
-  };
-  struct Dictionary {
-    absl::flat_hash_map<absl::string_view, uint32_t, ValueHash> ids;  // value -> id (1-based)
-    std::vector<absl::string_view> values;                 // id - 1 -> value
-  };
   class Arena;
   class Run;
   struct RowHash {
@@ -109,7 +101,8 @@ class IncrementalIndex {
   uint32_t* RowAt(uint32_t row) const {
     return chunks_[row / kRowsPerChunk].get() + size_t{row % kRowsPerChunk} * stride_;
   }
-  uint32_t Intern(size_t dim, absl::string_view value);
+  // `hash` is ValueDictionary::Hash(value).
+  uint32_t Intern(size_t dim, absl::string_view value, uint64_t hash);
   absl::StatusOr<size_t> DiscoveredDimension(absl::string_view name);
   void Aggregate(uint32_t* into, const uint32_t* from);
   uint64_t KeyHash(uint32_t row) const;
@@ -123,7 +116,7 @@ class IncrementalIndex {
   std::vector<std::string> dims_;
   absl::flat_hash_map<std::string, size_t> dim_by_name_;
   absl::flat_hash_set<std::string> metric_names_;
-  std::vector<Dictionary> dicts_;
+  std::vector<ValueDictionary> dicts_;
   std::unique_ptr<Arena> arena_;
   std::vector<uint64_t> dim_stamp_;  // discovery: last Add that set the dimension
   uint64_t stamp_ = 0;
