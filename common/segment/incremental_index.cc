@@ -282,7 +282,8 @@ absl::Status IncrementalIndex::Add(const InputRow& row, int32_t partition, int64
     // Every value's slot is fetched before the first lookup, so the cache
     // misses of the large dictionaries (pages, users) overlap instead of
     // following one another.
-    absl::InlinedVector<uint64_t, 16> hashes(dims_.size());
+    value_hashes_.resize(dims_.size());
+    uint64_t* hashes = value_hashes_.data();
     for (size_t d = 0; d < dims_.size(); ++d) {
       if (!row.dims[d].present) continue;
       hashes[d] = ValueDictionary::Hash(row.dims[d].text);

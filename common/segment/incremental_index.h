@@ -117,6 +117,7 @@ class IncrementalIndex {
   absl::flat_hash_map<std::string, size_t> dim_by_name_;
   absl::flat_hash_set<std::string> metric_names_;
   std::vector<ValueDictionary> dicts_;
+  std::vector<uint64_t> value_hashes_;  // Add's scratch: each listed dimension's value hash
   std::unique_ptr<Arena> arena_;
   std::vector<uint64_t> dim_stamp_;  // discovery: last Add that set the dimension
   uint64_t stamp_ = 0;

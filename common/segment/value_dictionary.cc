@@ -17,26 +17,11 @@ uint64_t ValueDictionary::Hash(absl::string_view value) {
   return XXH3_64bits(value.data(), value.size());
 }
 
-bool ValueDictionary::Matches(const Slot& slot, absl::string_view value, uint32_t hash) const {
-  if (slot.hash != hash || slot.length != Length(value.size())) return false;
-  const size_t head = std::min(value.size(), kInlineBytes);
-  if (std::memcmp(slot.head, value.data(), head) != 0) return false;
-  if (value.size() <= kInlineBytes) return true;
-  // A long value: the rest is only in the stored copy.
+bool ValueDictionary::TailMatches(const Slot& slot, absl::string_view value) const {
   const absl::string_view stored = values_[slot.id - 1];
   return stored.size() == value.size() &&
          std::memcmp(stored.data() + kInlineBytes, value.data() + kInlineBytes,
                      value.size() - kInlineBytes) == 0;
-}
-
-uint32_t ValueDictionary::Find(absl::string_view value, uint64_t hash) const {
-  if (mask_ == 0) return 0;
-  const uint32_t low = static_cast<uint32_t>(hash);
-  for (size_t i = low & mask_;; i = (i + 1) & mask_) {
-    const Slot& slot = slots_[i];
-    if (slot.id == 0) return 0;
-    if (Matches(slot, value, low)) return slot.id;
-  }
 }
 
 ValueDictionary::Slot& ValueDictionary::FreeSlot(uint32_t hash) {

@@ -19,7 +19,9 @@
 #define SLUICE_COMMON_SEGMENT_VALUE_DICTIONARY_H_
 
 #include <cstddef>
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -39,7 +41,19 @@ class ValueDictionary {
 
   // The id of `value`, or 0 if it is not in the dictionary. `hash` is
   // Hash(value).
-  uint32_t Find(absl::string_view value, uint64_t hash) const;
+  uint32_t Find(absl::string_view value, uint64_t hash) const {
+    if (mask_ == 0) return 0;
+    const uint32_t low = static_cast<uint32_t>(hash);
+    for (size_t i = low & mask_;; i = (i + 1) & mask_) {
+      const Slot& slot = slots_[i];
+      if (slot.id == 0) return 0;
+      if (slot.hash == low && slot.length == Length(value.size()) &&
+          std::memcmp(slot.head, value.data(), std::min(value.size(), kInlineBytes)) == 0 &&
+          (value.size() <= kInlineBytes || TailMatches(slot, value))) {
+        return slot.id;
+      }
+    }
+  }
   // Starts loading the slot a Find of a value with this hash looks at first.
   void Prefetch(uint64_t hash) const {
     if (mask_ != 0) __builtin_prefetch(&slots_[hash & mask_]);
@@ -66,7 +80,8 @@ class ValueDictionary {
   static_assert(sizeof(Slot) == 32, "two slots to a cache line");
 
   static uint8_t Length(size_t size) { return size >= 255 ? 255 : static_cast<uint8_t>(size); }
-  bool Matches(const Slot& slot, absl::string_view value, uint32_t hash) const;
+  // For a value longer than the head: the rest equals the stored copy's.
+  bool TailMatches(const Slot& slot, absl::string_view value) const;
   Slot& FreeSlot(uint32_t hash);
   void Grow();
 
