@@ -48,7 +48,7 @@ class ValueDictionary {
       const Slot& slot = slots_[i];
       if (slot.id == 0) return 0;
       if (slot.hash == low && slot.length == Length(value.size()) &&
-          std::memcmp(slot.head, value.data(), std::min(value.size(), kInlineBytes)) == 0 &&
+          HeadMatches(slot, value) &&
           (value.size() <= kInlineBytes || TailMatches(slot, value))) {
         return slot.id;
       }
@@ -80,6 +80,12 @@ class ValueDictionary {
   static_assert(sizeof(Slot) == 32, "two slots to a cache line");
 
   static uint8_t Length(size_t size) { return size >= 255 ? 255 : static_cast<uint8_t>(size); }
+  // The value's first bytes equal the slot's head (an empty value's data
+  // may be null: no memcmp then).
+  static bool HeadMatches(const Slot& slot, absl::string_view value) {
+    const size_t n = std::min(value.size(), kInlineBytes);
+    return n == 0 || std::memcmp(slot.head, value.data(), n) == 0;
+  }
   // For a value longer than the head: the rest equals the stored copy's.
   bool TailMatches(const Slot& slot, absl::string_view value) const;
   Slot& FreeSlot(uint32_t hash);

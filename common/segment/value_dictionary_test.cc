@@ -116,6 +116,18 @@ TEST(ValueDictionaryTest, AgreesWithAHashMapThroughGrowth) {
             static_cast<int64_t>(oracle.size() * 32 * 8 / 3 + oracle.size() * 32));
 }
 
+// The arena's first copy of an empty value, and a default view, have a
+// null data pointer (UBSan checks memcpy and memcmp are not given one).
+TEST(ValueDictionaryTest, EmptyValueWithNullData) {
+  ValueDictionary dict;
+  const absl::string_view empty;
+  ASSERT_EQ(empty.data(), nullptr);
+  EXPECT_EQ(dict.Find(empty, ValueDictionary::Hash("")), 0u);
+  EXPECT_EQ(dict.Insert(empty, ValueDictionary::Hash("")), 1u);
+  EXPECT_EQ(dict.Find(empty, ValueDictionary::Hash("")), 1u);
+  EXPECT_EQ(dict.Find("", ValueDictionary::Hash("")), 1u);
+}
+
 TEST(ValueDictionaryTest, EmptyDictionaryHoldsNothing) {
   ValueDictionary dict;
   EXPECT_EQ(dict.size(), 0u);
