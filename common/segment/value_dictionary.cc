@@ -33,7 +33,7 @@ ValueDictionary::Slot& ValueDictionary::FreeSlot(uint32_t hash) {
 void ValueDictionary::Grow() {
   // Ids are 32 bits, so a table never needs more than 2^32 slots and the
   // kept low half of the hash places every slot.
-  const size_t old_slots = mask_ == 0 ? 0 : mask_ + 1;
+  const size_t old_slots = slot_count();
   std::unique_ptr<Slot[]> old = std::move(slots_);
   const size_t slots = old_slots == 0 ? kMinSlots : 2 * old_slots;
   slots_.reset(new Slot[slots]());
@@ -45,7 +45,7 @@ void ValueDictionary::Grow() {
 
 uint32_t ValueDictionary::Insert(absl::string_view stored, uint64_t hash) {
   // At most 3/4 full, so probe runs stay short.
-  if (mask_ == 0 || 4 * (values_.size() + 1) > 3 * (mask_ + 1)) Grow();
+  if (4 * (values_.size() + 1) > 3 * slot_count()) Grow();
   values_.push_back(stored);
   const uint32_t id = static_cast<uint32_t>(values_.size());
   Slot& slot = FreeSlot(static_cast<uint32_t>(hash));
@@ -59,8 +59,7 @@ uint32_t ValueDictionary::Insert(absl::string_view stored, uint64_t hash) {
 }
 
 int64_t ValueDictionary::capacity_bytes() const {
-  const size_t slots = mask_ == 0 ? 0 : mask_ + 1;
-  return static_cast<int64_t>(slots * sizeof(Slot) +
+  return static_cast<int64_t>(slot_count() * sizeof(Slot) +
                               values_.capacity() * sizeof(absl::string_view));
 }
 

@@ -18,8 +18,8 @@
 #ifndef SLUICE_COMMON_SEGMENT_VALUE_DICTIONARY_H_
 #define SLUICE_COMMON_SEGMENT_VALUE_DICTIONARY_H_
 
-#include <cstddef>
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -88,6 +88,7 @@ class ValueDictionary {
   }
   // For a value longer than the head: the rest equals the stored copy's.
   bool TailMatches(const Slot& slot, absl::string_view value) const;
+  size_t slot_count() const { return mask_ == 0 ? 0 : mask_ + 1; }
   Slot& FreeSlot(uint32_t hash);
   void Grow();
 
