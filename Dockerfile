@@ -15,7 +15,7 @@ FROM debian:12 AS build
 ENV DEBIAN_FRONTEND=noninteractive
 WORKDIR /src
 COPY scripts/install_deps.sh scripts/install_deps.sh
-RUN SLUICE_DEPS_PACKAGES_ONLY=1 scripts/install_deps.sh && rm -rf /var/lib/apt/lists/*
+RUN scripts/install_deps.sh && rm -rf /var/lib/apt/lists/*
 COPY . .
 # The Bazel cache lives in a BuildKit cache mount, so the binaries are copied
 # out in the same step.

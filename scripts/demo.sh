@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs the sluice demo (docs/demo.md): installs the Debian packages sluice
-# needs (scripts/install_deps.sh), builds the binaries with Bazel, then starts
+# builds with (scripts/install_deps.sh; with --kafka=real also Java and the
+# Apache Kafka jars; nothing only the tests use), builds the binaries with
+# Bazel, then starts
 # a dev Kafka broker, the supervisor and two task workers on this machine,
 # ingests a stream of 300,000 wiki edits with replicas and incremental
 # handoffs, prints the published segments and the exactly-once audit, and
@@ -15,7 +17,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-scripts/install_deps.sh
+deps_flags=()
+for arg in "$@"; do
+  [[ "$arg" =~ ^--?kafka=real$ ]] && deps_flags=(--kafka)
+done
+scripts/install_deps.sh "${deps_flags[@]}"
 
 echo "[demo] building with bazel (the first build takes several minutes)..."
 # Only errors are shown (no compiler warnings or action output).

@@ -1,47 +1,82 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages sluice builds, tests and runs with.
-# Idempotent: does nothing when everything is present. Needs root or sudo.
-# Then fetches the Apache Kafka broker jars for the real_kafka test tier
-# (scripts/install_kafka.sh: Maven Central into ~/.cache/sluice/kafka, once)
-# and builds grpcurl for the grpcurl test tier (scripts/install_grpcurl.sh:
-# `go install` from the Go module proxy into ~/.cache/sluice/grpcurl, once;
-# needs Go 1.25+, which Debian 12 does not package: https://go.dev/dl/),
-# buf for the contract's lint and breaking-change tests
-# (scripts/install_buf.sh: the same way into ~/.cache/sluice/buf, once),
-# the S3-compatible server of the S3 deep-storage tests
-# (scripts/install_s3_server.sh: s3s-fs, `cargo install` from crates.io into
-# ~/.cache/sluice/s3s-fs, once),
-# and the example clients' toolchains for the clients test tier
-# (scripts/install_clients.sh: a pinned grpcio venv and the Go protoc plugins
-# and modules, into ~/.cache/sluice/{python-venv,go-client}, once; Go 1.26+).
+# Installs what sluice needs, in two sets:
+#
+#   scripts/install_deps.sh            build and run: the Debian 12 packages
+#                                      Bazel builds the binaries with (what
+#                                      scripts/demo.sh and the image need)
+#   scripts/install_deps.sh --kafka    and the real Apache Kafka broker
+#                                      (scripts/demo.sh --kafka=real)
+#   scripts/install_deps.sh --tests    and everything the test suite uses
+#                                      (scripts/test.sh calls this)
+#
+# Idempotent: does nothing when everything is present. Debian packages need
+# root or sudo. The test set adds Debian's test-only packages (GoogleTest,
+# clang-14 for the fuzz and thread-safety builds, a PostgreSQL 15 server, Java
+# and Maven, kcat, Node) and the tools built from registries, each once into
+# ~/.cache/sluice keyed by its pinned version or lock file (a second run needs
+# no network):
+#   - Apache Kafka's jars (scripts/install_kafka.sh, Maven Central),
+#   - grpcurl and buf (scripts/install_grpcurl.sh, scripts/install_buf.sh,
+#     `go install` from the Go module proxy; Go 1.25+, https://go.dev/dl/),
+#   - the S3-compatible server s3s-fs (scripts/install_s3_server.sh,
+#     `cargo install --locked` from crates.io),
+#   - the example clients' toolchains (scripts/install_clients.sh: a pinned
+#     grpcio venv and the Go protoc plugins and modules; Go 1.26+).
+# Each step's wall time is printed as `[deps] <step>: N s`.
 set -euo pipefail
 
-PACKAGES=(
+want_tests=0
+want_kafka=0
+for arg in "$@"; do
+  case "$arg" in
+    --tests) want_tests=1; want_kafka=1 ;;
+    --kafka) want_kafka=1 ;;
+    *) echo "usage: $0 [--kafka] [--tests]" >&2; exit 2 ;;
+  esac
+done
+
+# Build and run: the binaries' libraries and headers, and Bazel.
+BUILD_PACKAGES=(
   bazel-bootstrap
   build-essential pkg-config
   libgrpc++-dev protobuf-compiler-grpc grpc-proto
   libprotobuf-dev protobuf-compiler
   libabsl-dev
   libre2-dev  # ioConfig.topicPattern: linear-time regular expressions
-  librdkafka-dev kcat
+  librdkafka-dev
   libsqlite3-dev sqlite3
-  # the PostgreSQL metadata store: libpq to link, the server for the tests
-  # tagged `postgresql` (tests/testing/postgres_server.h runs a private one)
-  libpq-dev postgresql-15
+  libpq-dev  # the PostgreSQL metadata store
   libgoogle-glog-dev libgflags-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
   libzstd-dev liblz4-dev libroaring-dev libsimdjson-dev libxxhash-dev
-  clang-14 libclang-rt-14-dev  # libFuzzer targets (scripts/fuzz.sh)
   libcurl4-openssl-dev  # the S3 deep-storage client (common/s3)
-  openssl python3 python3-venv nodejs procps curl ca-certificates
-  # the real Kafka broker (tools/kafka, tests/real_kafka): Java 17 runs it,
-  # Maven fetches its jars
-  openjdk-17-jre-headless maven
+  python3 procps ca-certificates
 )
+# The real Kafka broker (tools/kafka): Java 17 runs it, Maven fetches its jars.
+KAFKA_PACKAGES=(openjdk-17-jre-headless maven)
+# Only the tests use these.
+TEST_PACKAGES=(
+  libgtest-dev libgmock-dev libbenchmark-dev
+  kcat  # the benchmarks' and tests' reference consumer
+  # the tests tagged `postgresql` run a private server
+  # (tests/testing/postgres_server.h)
+  postgresql-15
+  clang-14 libclang-rt-14-dev  # libFuzzer targets and the thread-safety build
+  openssl python3-venv nodejs curl
+)
+
+PACKAGES=("${BUILD_PACKAGES[@]}")
+((want_kafka)) && PACKAGES+=("${KAFKA_PACKAGES[@]}")
+((want_tests)) && PACKAGES+=("${TEST_PACKAGES[@]}")
+
+step() {  # step NAME COMMAND...: runs it and prints its wall time
+  local name=$1 start=$SECONDS
+  shift
+  "$@"
+  echo "[deps] $name: $((SECONDS - start)) s"
+}
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do
-  [[ "$pkg" == \#* ]] && continue
   if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
     missing+=("$pkg")
   fi
@@ -49,22 +84,22 @@ done
 
 # Debian's nodejs comes without npm (a separate package); NodeSource's
 # nodejs, where installed, ships npm itself and conflicts with Debian's.
-if ! command -v npm >/dev/null 2>&1; then
+if ((want_tests)) && ! command -v npm >/dev/null 2>&1; then
   missing+=(npm)
 fi
 
-# What only the tests need, outside Debian: Apache Kafka's jars, grpcurl, buf,
-# s3s-fs and the example clients' toolchains (examples/VERSIONS).
-# The container image's build stage needs none of them (and copies only this
-# script): SLUICE_DEPS_PACKAGES_ONLY=1 skips them.
-test_tools() {
-  [[ -n "${SLUICE_DEPS_PACKAGES_ONLY:-}" ]] && return 0
-  postgres_test_user
-  "$(dirname "$0")/install_kafka.sh" | grep -v '^/'
-  "$(dirname "$0")/install_grpcurl.sh" | grep -v '^/'
-  "$(dirname "$0")/install_buf.sh" | grep -v '^/'
-  "$(dirname "$0")/install_s3_server.sh" | grep -v '^/'
-  "$(dirname "$0")/install_clients.sh"
+apt_install() {
+  local sudo=""
+  if [[ $(id -u) -ne 0 ]]; then
+    if command -v sudo >/dev/null; then sudo="sudo"; else
+      echo "[deps] need root (or sudo) to install: ${missing[*]}" >&2
+      return 1
+    fi
+  fi
+  echo "[deps] installing: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -q
+  $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
 }
 
 # initdb and postgres refuse to run as root; as root (Bazel's tests here)
@@ -77,22 +112,19 @@ postgres_test_user() {
   fi
 }
 
+here=$(dirname "$0")
 if ((${#missing[@]} == 0)); then
-  echo "[deps] all ${#PACKAGES[@]} packages present"
-  test_tools
-  exit 0
+  echo "[deps] all ${#PACKAGES[@]} Debian packages present"
+else
+  step "Debian packages" apt_install
 fi
-
-SUDO=""
-if [[ $(id -u) -ne 0 ]]; then
-  if command -v sudo >/dev/null; then SUDO="sudo"; else
-    echo "[deps] need root (or sudo) to install: ${missing[*]}" >&2
-    exit 1
-  fi
+if ((want_kafka)); then
+  step "Apache Kafka jars" bash -o pipefail -c "'$here/install_kafka.sh' | grep -v '^/'"
 fi
-echo "[deps] installing: ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -q
-$SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
-echo "[deps] done"
-test_tools
+if ((want_tests)); then
+  postgres_test_user
+  step grpcurl bash -o pipefail -c "'$here/install_grpcurl.sh' | grep -v '^/'"
+  step buf bash -o pipefail -c "'$here/install_buf.sh' | grep -v '^/'"
+  step s3s-fs bash -o pipefail -c "'$here/install_s3_server.sh' | grep -v '^/'"
+  step "example clients' toolchains" "$here/install_clients.sh"
+fi
