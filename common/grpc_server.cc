@@ -2,6 +2,7 @@
 
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/health_check_service_interface.h>
+#include <grpcpp/resource_quota.h>
 #include <signal.h>
 
 #include <utility>
@@ -30,6 +31,11 @@ absl::StatusOr<std::pair<std::string, int>> SplitHostPort(const std::string& add
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(GrpcServerOptions options) {
+  if (options.max_request_bytes <= 0 || options.max_response_bytes <= 0 ||
+      options.max_threads < 2 || options.max_streams_per_connection < 1) {
+    return absl::InvalidArgumentError(
+        "gRPC server bounds must be positive (and at least 2 threads)");
+  }
   auto host_port = SplitHostPort(options.listen_address);
   if (!host_port.ok()) return host_port.status();
 
@@ -46,8 +52,12 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(GrpcServerOptions 
   builder.AddListeningPort(
       options.listen_address,
       options.credentials ? options.credentials : grpc::InsecureServerCredentials(), &bound_port);
-  builder.SetMaxReceiveMessageSize(options.max_message_bytes);
-  builder.SetMaxSendMessageSize(options.max_message_bytes);
+  builder.SetMaxReceiveMessageSize(options.max_request_bytes);
+  builder.SetMaxSendMessageSize(options.max_response_bytes);
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, options.max_streams_per_connection);
+  grpc::ResourceQuota quota("sluice-grpc-server");
+  quota.SetMaxThreads(options.max_threads);
+  builder.SetResourceQuota(quota);
   for (grpc::Service* service : options.services) builder.RegisterService(service);
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> f;
   f.push_back(NewUnparseableRequestInterceptorFactory());

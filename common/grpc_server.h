@@ -1,7 +1,15 @@
 // Starting a gRPC server the way every sluice binary does: bound address
 // (port 0 picks a free port, read back after binding), the standard health
 // service (grpc.health.v1, NOT_SERVING until SetServing(true)), server
-// reflection (grpc.reflection.v1alpha, for grpcurl), bounded message sizes.
+// reflection (grpc.reflection.v1alpha, for grpcurl), and bounds that hold
+// before any caller is authenticated (handlers authorize, so gRPC receives
+// and decodes a request before its caller is known):
+//   - a request message is at most max_request_bytes (RESOURCE_EXHAUSTED
+//     beyond, refused before it is decoded); answers may be larger;
+//   - at most max_threads threads serve calls; a call that finds them all
+//     busy (e.g. held by open reflection or health-watch streams) is refused
+//     with RESOURCE_EXHAUSTED instead of starting another thread;
+//   - at most max_streams_per_connection calls open on one connection.
 #ifndef SLUICE_COMMON_GRPC_SERVER_H_
 #define SLUICE_COMMON_GRPC_SERVER_H_
 
@@ -24,7 +32,15 @@ struct GrpcServerOptions {
   std::shared_ptr<grpc::ServerCredentials> credentials;
   // Registered in this order; not owned (they must outlive the server).
   std::vector<grpc::Service*> services;
-  int max_message_bytes = 64 << 20;
+  // The largest request message accepted. The contract's requests are far
+  // smaller (strings of at most 64 KiB, lists bounded by common/request_limits.h
+  // and proto/sluice/v1/limits.proto).
+  int max_request_bytes = 4 << 20;
+  // The largest answer sent (segment listings can be long).
+  int max_response_bytes = 64 << 20;
+  // Threads serving calls, and calls open at once on one connection.
+  int max_threads = 128;
+  int max_streams_per_connection = 64;
   // Not null: every RPC is counted in it (sluice_grpc_server_handled_total,
   // sluice_grpc_server_handling_seconds). Not owned; must outlive the server.
   metrics::Registry* metrics = nullptr;

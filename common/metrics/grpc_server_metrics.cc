@@ -3,7 +3,9 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "google/protobuf/descriptor.h"
 #include "absl/time/clock.h"
 #include "common/metrics/catalog.h"
 
@@ -12,6 +14,8 @@ namespace metrics {
 namespace {
 
 using grpc::experimental::InterceptionHookPoints;
+
+constexpr char kUnknownLabel[] = "unknown";
 
 // One per RPC, created by gRPC when the call starts, destroyed when it ends.
 class MetricsInterceptor : public grpc::experimental::Interceptor {
@@ -27,6 +31,13 @@ class MetricsInterceptor : public grpc::experimental::Interceptor {
     } else {
       service_ = std::string(name.substr(0, slash));
       method_ = std::string(name.substr(slash + 1));
+    }
+    // The name is the caller's to choose: only methods of a compiled-in
+    // contract (sluice.v1, health, reflection) get series of their own.
+    if (google::protobuf::DescriptorPool::generated_pool()->FindMethodByName(
+            absl::StrCat(service_, ".", method_)) == nullptr) {
+      service_ = kUnknownLabel;
+      method_ = kUnknownLabel;
     }
   }
 

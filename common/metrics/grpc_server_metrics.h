@@ -9,8 +9,9 @@
 //   builder.experimental().SetInterceptorCreators(std::move(f));
 //
 // An RPC whose status is never sent (the client went away first) counts as
-// CANCELLED. Requests for methods the server does not implement are answered
-// by gRPC before interceptors run and are not counted.
+// CANCELLED. A method no compiled-in contract defines (the caller chose the
+// name) counts under grpc_service="unknown", grpc_method="unknown", so
+// callers cannot create series.
 #ifndef SLUICE_COMMON_METRICS_GRPC_SERVER_METRICS_H_
 #define SLUICE_COMMON_METRICS_GRPC_SERVER_METRICS_H_
 
