@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds and runs the libFuzzer targets of //fuzz (clang, ASan + UBSan;
-# --config=fuzz in .bazelrc), each seeded from its checked-in corpus
+# Builds and runs the libFuzzer targets of //fuzz (clang, ASan + UBSan and libFuzzer instrumentation;
+# --config=checks in .bazelrc), each seeded from its checked-in corpus
 # fuzz/corpus/<target>/. New inputs go to a scratch copy, so the checked-in
 # corpus changes only with --merge.
 #
@@ -11,7 +11,7 @@
 #
 # Prints "[fuzz] TARGET: pass" or "[fuzz] TARGET: FAIL (crash input: PATH)"
 # per target and ends with "N passed, N failed". A crash input replays with
-#   $(bazel info --config=fuzz bazel-bin)/fuzz/TARGET PATH
+#   $(bazel info --config=checks bazel-bin)/fuzz/TARGET PATH
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -38,12 +38,12 @@ fi
 
 labels=()
 for t in "${targets[@]}"; do labels+=("//fuzz:$t"); done
-if ! bazel build --config=fuzz "${labels[@]}"; then
+if ! bazel build --config=checks "${labels[@]}"; then
   echo "[fuzz] build failed" >&2
   echo "0 passed, ${#targets[@]} failed"
   exit 1
 fi
-bin=$(bazel info --config=fuzz bazel-bin 2>/dev/null)/fuzz
+bin=$(bazel info --config=checks bazel-bin 2>/dev/null)/fuzz
 
 work=$(mktemp -d /tmp/sluice_fuzz_XXXXXX)
 trap 'rm -rf "$work"' EXIT

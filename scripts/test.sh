@@ -1,87 +1,135 @@
 #!/usr/bin/env bash
-# Runs the whole test suite: installs what it needs, builds, runs every test
-# (unit, in-process cluster, process-level fault tests), then the segment
-# library's tests under AddressSanitizer + UBSan, then the thread-safety
-# build (clang -Werror=thread-safety over every target, --config=tsa; it
-# counts as one test), then each libFuzzer target
-# of //fuzz for a few seconds from its checked-in corpus (scripts/fuzz.sh;
-# each target counts as one test). Ends with `N passed, N failed`.
+# Runs the whole test suite and ends with `N passed, N failed`:
+#   1. installs what the tests need (scripts/install_deps.sh --tests; each
+#      tool once into ~/.cache/sluice, keyed by its pinned version);
+#   2. the regular build (gcc, opt) of every test target, then every test:
+#      unit, in-process clusters, process-level fault tests, and the
+#      real_kafka, postgresql, s3, grpcurl and clients tiers;
+#   3. the checks build: every target once more with clang carrying all the
+#      compiler checks at once (--config=checks in .bazelrc:
+#      -Werror=thread-safety, so each ABSL_GUARDED_BY is checked, with
+#      AddressSanitizer + UBSan and libFuzzer's coverage instrumentation);
+#      it counts as one test;
+#   4. from that build, the tests of //common/... and //task/... under the
+#      sanitizers, then each libFuzzer target of //fuzz for a few seconds
+#      from its checked-in corpus (scripts/fuzz.sh; one test per target).
+# Every phase's wall time is printed as it ends and again in a table at the
+# end, with the test-seconds of each tier and the slowest test targets.
 #
 #   scripts/test.sh            everything
-#   scripts/test.sh //common/... //task/...   only these patterns (no ASan or fuzz pass)
+#   scripts/test.sh //common/... //task/...   only these patterns (regular build only)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-scripts/install_deps.sh || exit 1
+phase_names=()
+phase_seconds=()
+phase_start=$SECONDS
+begin_phase() { phase_start=$SECONDS; echo "[test] === $1"; }
+end_phase() {  # end_phase NAME: records and prints the phase's wall time
+  phase_names+=("$1")
+  phase_seconds+=($((SECONDS - phase_start)))
+  echo "[time] $1: $((SECONDS - phase_start)) s"
+}
+print_phases() {
+  echo "[time] wall time by phase:"
+  local i total=0
+  for i in "${!phase_names[@]}"; do
+    printf '[time]   %-40s %6d s\n' "${phase_names[$i]}" "${phase_seconds[$i]}"
+    total=$((total + phase_seconds[i]))
+  done
+  printf '[time]   %-40s %6d s\n' "total" "$total"
+}
+total_pass=0
+total_fail=0
+add_summary() {  # add_summary "N passed, N failed"
+  if [[ "$1" =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+    total_pass=$((total_pass + BASH_REMATCH[1]))
+    total_fail=$((total_fail + BASH_REMATCH[2]))
+  else
+    total_fail=$((total_fail + 1))
+  fi
+}
+logs=$(mktemp -d /tmp/sluice_test_logs_XXXXXX)
+trap 'rm -rf "$logs"' EXIT
+
+begin_phase installs
+scripts/install_deps.sh --tests || { echo "0 passed, 1 failed"; exit 1; }
+end_phase installs
 
 patterns=("$@")
-asan=1
+full=1
 if ((${#patterns[@]} == 0)); then
   patterns=(//...)
 else
-  asan=0
+  full=0
 fi
 
-mapfile -t targets < <(bazel query "tests(set(${patterns[*]}))" 2>/dev/null | sort)
+# The longest tiers first (fault, postgresql, real_kafka; test_timing.py --order).
+mapfile -t targets < <(bazel query "tests(set(${patterns[*]}))" 2>/dev/null |
+  python3 scripts/test_timing.py --order)
 if ((${#targets[@]} == 0)); then
   echo "no test targets match ${patterns[*]}" >&2
   echo "0 passed, 1 failed"
   exit 1
 fi
 
+begin_phase "regular build (gcc opt)"
 echo "[test] ${#targets[@]} test targets"
-bazel test --nocache_test_results --keep_going "${targets[@]}"
+bazel build --keep_going "${targets[@]}"
 rc=$?
+end_phase "regular build (gcc opt)"
+
+begin_phase "regular tests"
+bazel test --nocache_test_results --keep_going "${targets[@]}" 2>&1 | tee "$logs/regular"
+((rc |= PIPESTATUS[0]))
 summary=$(python3 scripts/count_test_results.py "$(bazel info bazel-testlogs 2>/dev/null)" "${targets[@]}")
 echo "[test] regular build: $summary"
-total_pass=${summary%% passed*}
-rest=${summary#*, }
-total_fail=${rest%% failed*}
+add_summary "$summary"
+end_phase "regular tests"
+python3 scripts/test_timing.py "$logs/regular" --top=12 > "$logs/regular_timing"
 
-if ((asan)); then
-  mapfile -t asan_targets < <(bazel query "tests(//common/...)" 2>/dev/null | sort)
-  if ((${#asan_targets[@]})); then
-    echo "[test] AddressSanitizer + UBSan: ${#asan_targets[@]} targets"
-    bazel test --config=asan --nocache_test_results --keep_going "${asan_targets[@]}"
-    ((rc |= $?))
-    asan_summary=$(python3 scripts/count_test_results.py \
-      "$(bazel info --config=asan bazel-testlogs 2>/dev/null)" "${asan_targets[@]}")
-    echo "[test] asan build: $asan_summary"
-    total_pass=$((total_pass + ${asan_summary%% passed*}))
-    rest=${asan_summary#*, }
-    total_fail=$((total_fail + ${rest%% failed*}))
-  fi
-fi
+if ((full)); then
+  fuzz_targets=(row_parser_fuzzer segment_reader_fuzzer spec_json_fuzzer devbroker_command_fuzzer)
+  fuzz_labels=("${fuzz_targets[@]/#///fuzz:}")
 
-if ((asan)); then
-  # Compiler-checked locking: every ABSL_GUARDED_BY / _REQUIRED annotation.
-  echo "[test] thread-safety build (clang -Werror=thread-safety, --config=tsa)"
-  tsa_start=$SECONDS
-  if bazel build --config=tsa --keep_going //...; then
-    echo "[test] tsa build: passed in $((SECONDS - tsa_start))s"
+  # One clang build carries the locking check, the sanitizers and the fuzz
+  # instrumentation (.bazelrc, --config=checks); it counts as one test.
+  begin_phase "checks build (clang: thread-safety, ASan+UBSan, fuzz)"
+  # Only errors are shown: the sanitizer runtimes make gold warn at every link.
+  if bazel build --config=checks --keep_going --output_filter="^$" //... "${fuzz_labels[@]}"; then
+    echo "[test] checks build: passed (every ABSL_GUARDED_BY checked)"
     total_pass=$((total_pass + 1))
   else
-    echo "[test] tsa build: FAILED (see the clang errors above)"
+    echo "[test] checks build: FAILED (see the clang errors above)"
     total_fail=$((total_fail + 1))
     rc=1
   fi
-fi
+  end_phase "checks build (clang: thread-safety, ASan+UBSan, fuzz)"
 
-if ((asan)); then
+  mapfile -t sanitized < <(bazel query "tests(set(//common/... //task/...)) except attr(tags, 'postgresql', //...)" 2>/dev/null | sort)
+  begin_phase "sanitizer tests (ASan+UBSan)"
+  echo "[test] AddressSanitizer + UBSan: ${#sanitized[@]} targets"
+  bazel test --config=checks --nocache_test_results --keep_going "${sanitized[@]}" 2>&1 | tee "$logs/sanitized"
+  ((rc |= PIPESTATUS[0]))
+  sanitized_summary=$(python3 scripts/count_test_results.py \
+    "$(bazel info --config=checks bazel-testlogs 2>/dev/null)" "${sanitized[@]}")
+  echo "[test] sanitizer tests: $sanitized_summary"
+  add_summary "$sanitized_summary"
+  end_phase "sanitizer tests (ASan+UBSan)"
+
   # Seconds per fuzz target: SLUICE_FUZZ_SECONDS (default 5).
+  begin_phase "fuzz"
   echo "[test] fuzz targets, ${SLUICE_FUZZ_SECONDS:-5}s each"
-  fuzz_out=$(scripts/fuzz.sh --seconds="${SLUICE_FUZZ_SECONDS:-5}" 2>&1)
+  fuzz_out=$(scripts/fuzz.sh --seconds="${SLUICE_FUZZ_SECONDS:-5}" "${fuzz_targets[@]}" 2>&1)
   ((rc |= $?))
   echo "$fuzz_out" | grep '^\[fuzz\]'
   fuzz_summary=$(echo "$fuzz_out" | tail -1)
   echo "[test] fuzz: $fuzz_summary"
-  if [[ "$fuzz_summary" =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
-    total_pass=$((total_pass + BASH_REMATCH[1]))
-    total_fail=$((total_fail + BASH_REMATCH[2]))
-  else
-    total_fail=$((total_fail + 1))
-  fi
+  add_summary "$fuzz_summary"
+  end_phase "fuzz"
 fi
 
+cat "$logs/regular_timing"
+print_phases
 echo "${total_pass} passed, ${total_fail} failed"
 ((total_fail == 0 && rc == 0))

@@ -2,6 +2,7 @@
 """Where a test run's time went, from the summary `bazel test` prints.
 
 Usage: test_timing.py BAZEL_TEST_OUTPUT [--top=N]
+       test_timing.py --order < LABELS    (the labels, longest tiers first)
 Reads the lines `//pkg:target   PASSED in 12.3s` (also FAILED, TIMEOUT,
 FLAKY) and prints, per tier, how many targets ran and their summed
 seconds, then the N slowest targets. Tests run two at a time, so a tier's
@@ -28,6 +29,15 @@ def tier(label):
     return "unit"
 
 
+# The tiers whose targets run longest start first (--order), so the two test
+# slots are not left with one long scenario each at the end of the run.
+LONGEST_FIRST = ["fault", "postgresql", "real_kafka", "s3", "clients", "grpcurl", "cluster", "unit"]
+
+
+def order(labels):
+    return sorted(labels, key=lambda label: (LONGEST_FIRST.index(tier(label)), label))
+
+
 def parse(path):
     rows = []
     with open(path, errors="replace") as f:
@@ -40,6 +50,9 @@ def parse(path):
 
 
 def main():
+    if sys.argv[1:] == ["--order"]:
+        print("\n".join(order(line.strip() for line in sys.stdin if line.strip())))
+        return 0
     args = [a for a in sys.argv[1:] if not a.startswith("--top=")]
     top = int(next((a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--top=")), 10))
     if len(args) != 1:

@@ -1,6 +1,6 @@
 // Damaged files: every flipped byte and every truncation is a clear DATA_LOSS
 // error, and the reader never reads out of bounds (run under
-// bazel test --config=asan). With the checksum recomputed after the damage,
+// bazel test --config=checks). With the checksum recomputed after the damage,
 // the structural checks must still stop the reader from misbehaving.
 #include <sys/stat.h>
 
