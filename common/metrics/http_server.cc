@@ -118,6 +118,9 @@ struct MetricsHttpServer::Connection {
   bool close_after_write = false;
   bool closed = false;
   absl::Time last_active;
+  // When the first byte of the request now in `in` arrived; InfiniteFuture
+  // while `in` is empty.
+  absl::Time request_started = absl::InfiniteFuture();
 };
 
 absl::StatusOr<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Start(
@@ -126,10 +129,11 @@ absl::StatusOr<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Start(
     return absl::InvalidArgumentError("metrics server needs a registry");
   }
   if (options.max_request_bytes < 256 || options.max_connections < 1 ||
-      options.idle_timeout <= absl::ZeroDuration()) {
+      options.idle_timeout <= absl::ZeroDuration() ||
+      options.request_timeout <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError(
-        "metrics server: max_request_bytes >= 256, max_connections >= 1 and a positive "
-        "idle_timeout are required");
+        "metrics server: max_request_bytes >= 256, max_connections >= 1 and positive "
+        "idle_timeout and request_timeout are required");
   }
   int port = 0;
   absl::StatusOr<int> fd = Listen(options.listen, &port);
@@ -185,14 +189,14 @@ void MetricsHttpServer::Serve() {
   while (!stopping_.load()) {
     fds.clear();
     fds.push_back({wake_read_, POLLIN, 0});
-    const bool accepting = static_cast<int>(connections.size()) < options_.max_connections;
-    fds.push_back({accepting ? listen_fd_ : -1, POLLIN, 0});
+    fds.push_back({listen_fd_, POLLIN, 0});
     absl::Time now = absl::Now();
     absl::Duration wait = options_.idle_timeout;
     for (const auto& conn : connections) {
       short events = conn->out.empty() ? POLLIN : POLLOUT;
       fds.push_back({conn->fd, events, 0});
       wait = std::min(wait, conn->last_active + options_.idle_timeout - now);
+      wait = std::min(wait, conn->request_started + options_.request_timeout - now);
     }
     int timeout_ms = static_cast<int>(
         std::max<int64_t>(0, absl::ToInt64Milliseconds(wait + absl::Milliseconds(1))));
@@ -222,6 +226,10 @@ void MetricsHttpServer::Serve() {
         VLOG(1) << "[metrics] closing idle connection";
         conn->closed = true;
       }
+      if (!conn->closed && now - conn->request_started >= options_.request_timeout) {
+        VLOG(1) << "[metrics] closing a connection whose request is not complete in time";
+        conn->closed = true;
+      }
       if (conn->closed) {
         close(conn->fd);
         conn.reset();
@@ -233,14 +241,35 @@ void MetricsHttpServer::Serve() {
   for (auto& conn : connections) close(conn->fd);
 }
 
+void MetricsHttpServer::Evict(std::vector<std::unique_ptr<Connection>>* connections) {
+  Connection* quietest = nullptr;
+  for (auto& conn : *connections) {
+    if (conn->closed || !conn->out.empty()) continue;
+    if (quietest == nullptr || conn->last_active < quietest->last_active) quietest = conn.get();
+  }
+  if (quietest == nullptr) return;
+  VLOG(1) << "[metrics] connection limit reached: closing the quietest connection";
+  close(quietest->fd);
+  for (auto& conn : *connections) {
+    if (conn.get() == quietest) conn.reset();
+  }
+  connections->erase(std::remove(connections->begin(), connections->end(), nullptr),
+                     connections->end());
+}
+
 void MetricsHttpServer::Accept(std::vector<std::unique_ptr<Connection>>* connections) {
-  while (static_cast<int>(connections->size()) < options_.max_connections) {
+  for (;;) {
     int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
       if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
         PLOG_EVERY_N(WARNING, 100) << "[metrics] accept";
       }
       return;
+    }
+    if (static_cast<int>(connections->size()) >= options_.max_connections) Evict(connections);
+    if (static_cast<int>(connections->size()) >= options_.max_connections) {
+      close(fd);  // every connection is being answered: this one retries
+      continue;
     }
     auto conn = std::make_unique<Connection>();
     conn->fd = fd;
@@ -256,6 +285,7 @@ void MetricsHttpServer::Read(Connection* conn) {
   while (conn->in.size() <= options_.max_request_bytes) {
     ssize_t n = recv(conn->fd, buf, sizeof(buf), 0);
     if (n > 0) {
+      if (conn->in.empty()) conn->request_started = absl::Now();
       conn->in.append(buf, n);
       conn->last_active = absl::Now();
       continue;
@@ -325,6 +355,8 @@ void MetricsHttpServer::Respond(Connection* conn) {
       conn->out = Route(parsed.request, &close);
       conn->close_after_write = close;
       conn->in.erase(0, parsed.consumed);
+      // A pipelined request already begun gets its own full allowance.
+      conn->request_started = conn->in.empty() ? absl::InfiniteFuture() : absl::Now();
       break;
     }
   }

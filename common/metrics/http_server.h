@@ -3,8 +3,12 @@
 //   GET|HEAD /healthz  -> 200 "ok", or 503 with the health check's message
 //   other paths        -> 404; other methods on those paths -> 405
 // Keep-alive (HTTP/1.1 default, "Connection: close" honoured), pipelined
-// requests answered in order, requests bounded in size, idle connections
-// closed after a timeout, at most `max_connections` open at once.
+// requests answered in order, requests bounded in size and in time (a request
+// must arrive whole within request_timeout of its first byte, so a client
+// dripping bytes cannot hold a connection), idle connections closed after a
+// timeout, at most `max_connections` open at once: a new connection beyond
+// them closes the one that has been quiet longest, so slow or idle clients
+// cannot keep a liveness probe out.
 //
 // Usage (in main; see docs/operations.md for the flag):
 //   SLUICE_ASSIGN_OR_RETURN(auto server, metrics::MetricsHttpServer::Start(
@@ -44,10 +48,12 @@ struct MetricsHttpServerOptions {
   std::function<absl::Status()> health;
   // Longest request (head and body) accepted; longer ones get 431/413.
   size_t max_request_bytes = 8192;
-  // Connections beyond this wait in the listen backlog.
+  // Open connections; a new one beyond this closes the quietest.
   int max_connections = 32;
   // A connection with no complete request for this long is closed.
   absl::Duration idle_timeout = absl::Seconds(30);
+  // A request must be complete this long after its first byte arrived.
+  absl::Duration request_timeout = absl::Seconds(5);
 };
 
 class MetricsHttpServer {
@@ -80,6 +86,8 @@ class MetricsHttpServer {
   void Serve();
   // Everything below runs on the serving thread only.
   void Accept(std::vector<std::unique_ptr<Connection>>* connections);
+  // Closes the connection quiet longest that is not sending an answer.
+  void Evict(std::vector<std::unique_ptr<Connection>>* connections);
   void Read(Connection* conn);
   void Write(Connection* conn);
   void Respond(Connection* conn);

@@ -8,8 +8,10 @@
 #include <unistd.h>
 
 #include <map>
+#include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -37,6 +39,7 @@ class Client {
   }
   ~Client() { close(fd_); }
   bool connected() const { return connected_; }
+  int fd() const { return fd_; }
 
   void Send(const std::string& bytes) {
     size_t sent = 0;
@@ -256,19 +259,51 @@ TEST_F(MetricsHttpServerTest, IdleConnectionsAreClosed) {
   EXPECT_TRUE(client.ClosedByServer());
 }
 
-TEST_F(MetricsHttpServerTest, ConnectionsBeyondTheLimitWait) {
+TEST_F(MetricsHttpServerTest, ANewConnectionBeyondTheLimitClosesTheQuietest) {
   MetricsHttpServerOptions options;
   options.max_connections = 1;
   StartServer(options);
-  auto first = std::make_unique<Client>(server_->port());
-  first->Send("GET /healthz HTTP/1.1\r\n\r\n");
-  EXPECT_EQ(first->Read().status, 200);
-  // The second connection completes in the backlog but is served only once
-  // the first one is gone.
+  Client first(server_->port());
+  first.Send("GET /healthz HTTP/1.1\r\n\r\n");
+  EXPECT_EQ(first.Read().status, 200);
+  // The first connection stays open (keep-alive) but quiet: the second takes
+  // its place.
   Client second(server_->port());
   second.Send("GET /healthz HTTP/1.1\r\n\r\n");
-  first.reset();
   EXPECT_EQ(second.Read().status, 200);
+  EXPECT_TRUE(first.ClosedByServer());
+}
+
+// A few slow connections used to keep /healthz out until the idle timeout
+// (30 s), so liveness probes failed.
+TEST_F(MetricsHttpServerTest, SlowClientsCannotKeepALivenessProbeOut) {
+  MetricsHttpServerOptions options;
+  options.max_connections = 4;
+  StartServer(options);
+  std::vector<std::unique_ptr<Client>> slow;
+  for (int i = 0; i < 4; ++i) {
+    slow.push_back(std::make_unique<Client>(server_->port()));
+    slow.back()->Send("GET /heal");
+  }
+  absl::SleepFor(absl::Milliseconds(50));  // the server has accepted them
+  Client probe(server_->port());
+  probe.Send("GET /healthz HTTP/1.1\r\n\r\n");
+  EXPECT_EQ(probe.Read().status, 200);  // within the client's 5 s timeout
+}
+
+TEST_F(MetricsHttpServerTest, ARequestDrippingInPastItsDeadlineIsClosed) {
+  MetricsHttpServerOptions options;
+  options.request_timeout = absl::Milliseconds(300);
+  StartServer(options);
+  Client client(server_->port());
+  const std::string request = "GET /healthz HTTP/1.1\r\nX-Pad: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n\r\n";
+  bool closed = false;
+  // One byte every 50 ms keeps the connection active, never complete in time.
+  for (size_t i = 0; i < request.size() && !closed; ++i) {
+    if (send(client.fd(), &request[i], 1, MSG_NOSIGNAL) != 1) closed = true;
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  EXPECT_TRUE(closed || client.ClosedByServer());
 }
 
 TEST_F(MetricsHttpServerTest, ShutdownWithOpenConnections) {
