@@ -5,7 +5,7 @@
 # (proto/released/sluice_v1.json; proto/released/README.md says how to cut a
 # new one).
 #
-# buf is the version in third_party/buf/VERSION, built by
+# buf is the version in third_party/buf/VERSION, installed by
 # scripts/install_deps.sh into ~/.cache/sluice/buf/<version>/bin/buf
 # ($SLUICE_BUF points elsewhere: --test_env=SLUICE_BUF=...). No buf, or the
 # wrong version: the test fails, it never skips.
@@ -27,7 +27,7 @@ version=$(tr -d ' \n' < "$runfiles/third_party/buf/VERSION")
 home=$(getent passwd "$(id -u)" | cut -d: -f6)
 buf=${SLUICE_BUF:-$home/.cache/sluice/buf/$version/bin/buf}
 if [[ ! -x "$buf" ]]; then
-  echo "FAIL: no buf at $buf (scripts/install_deps.sh builds it; \$SLUICE_BUF points elsewhere)" >&2
+  echo "FAIL: no buf at $buf (scripts/install_deps.sh --tests installs it; \$SLUICE_BUF points elsewhere)" >&2
   exit 1
 fi
 got=$("$buf" --version 2>&1)

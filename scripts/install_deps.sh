@@ -16,8 +16,10 @@
 # ~/.cache/sluice keyed by its pinned version or lock file (a second run needs
 # no network):
 #   - Apache Kafka's jars (scripts/install_kafka.sh, Maven Central),
-#   - grpcurl and buf (scripts/install_grpcurl.sh, scripts/install_buf.sh,
-#     `go install` from the Go module proxy; Go 1.25+, https://go.dev/dl/),
+#   - grpcurl (scripts/install_grpcurl.sh, `go install` from the Go module
+#     proxy; Go 1.25+, https://go.dev/dl/),
+#   - buf (scripts/install_buf.sh, `npm ci` of its npm package, pinned with
+#     its sha512 in third_party/buf/package-lock.json),
 #   - the S3-compatible server s3s-fs (scripts/install_s3_server.sh,
 #     `cargo install --locked` from crates.io),
 #   - the example clients' toolchains (scripts/install_clients.sh: a pinned
