@@ -1,4 +1,4 @@
-# Sourced by scripts/install_grpcurl.sh and scripts/install_buf.sh: builds a
+# Sourced by scripts/install_grpcurl.sh: builds a
 # Go command-line tool at the version pinned in third_party/<name>/VERSION
 # with `go install` from the Go module proxy, into a cache outside the
 # repository keyed by version:
