@@ -37,6 +37,14 @@ absl::StatusOr<v1::AllocateSegmentResponse> Allocator::Allocate(
     SLUICE_ASSIGN_OR_RETURN(auto pending,
                             txn.FindPendingSegment(ds, request.sequence_name(), start, end));
     if (!pending) {
+      SLUICE_ASSIGN_OR_RETURN(int64_t held,
+                              txn.CountPendingSegments(ds, request.sequence_name()));
+      if (held >= options_.max_intervals_per_sequence) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "sequence ", request.sequence_name(), " already holds segments in ", held,
+            " intervals, the most one sequence may have; not allocating ",
+            FormatIsoInstant(start), "/", FormatIsoInstant(end)));
+      }
       const int64_t now_ms = options_.clock->NowMs();
       SLUICE_ASSIGN_OR_RETURN(std::optional<std::string> version,
                               txn.IntervalVersion(ds, start, end));

@@ -179,7 +179,7 @@ void SupervisorManager::Housekeeping() {
         LOG(WARNING) << "[supervisor] pending segment clean-up: " << deleted.status();
       } else if (*deleted > 0) {
         LOG(INFO) << "[supervisor] deleted " << *deleted << " pending segment allocation(s) of "
-                  << "sequences committed more than "
+                  << "sequences committed, or of groups ended, more than "
                   << absl::FormatDuration(options_.pending_segment_retention) << " ago";
       }
       next_cleanup = now + absl::Minutes(10);
@@ -205,6 +205,8 @@ absl::StatusOr<int64_t> SupervisorManager::CleanUpPendingSegments() {
   int64_t deleted = 0;
   SLUICE_RETURN_IF_ERROR(options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
     SLUICE_ASSIGN_OR_RETURN(deleted, txn.DeletePendingSegmentsOfCommittedSequences(cutoff));
+    SLUICE_ASSIGN_OR_RETURN(int64_t ended, txn.DeletePendingSegmentsOfEndedGroups(cutoff));
+    deleted += ended;
     return absl::OkStatus();
   }));
   return deleted;
@@ -579,7 +581,8 @@ absl::StatusOr<v1::AllocateSegmentResponse> SupervisorManager::Allocate(
   SLUICE_RETURN_IF_ERROR(ValidateTaskId(request.task_id()));
   TaskClaim claim{request.datasource(), request.task_id()};
   claim.sequence_name = request.sequence_name();
-  SLUICE_RETURN_IF_ERROR(CheckTaskClaim(options_.store, caller, claim).status());
+  SLUICE_ASSIGN_OR_RETURN(TaskRecord task, CheckTaskClaim(options_.store, caller, claim));
+  SLUICE_RETURN_IF_ERROR(CheckSequenceStarted(options_.store, task, request.sequence_name()));
   SLUICE_ASSIGN_OR_RETURN(
       Granularity granularity,
       Granularity::Parse(spec.spec.data_schema().granularity_spec().segment_granularity()));

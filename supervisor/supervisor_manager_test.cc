@@ -738,6 +738,53 @@ TEST_F(SupervisorManagerTest, ReportedStatesArePersistedAndUnknownTasksAreStoppe
   EXPECT_EQ(answer->stop_task_ids(0), stranger->task_id());
 }
 
+// A task allocates only for sequences the supervisor started: a sequence
+// of its group that was never checkpointed gets no allocation (what one
+// caller makes the store keep is bounded by the group's checkpoints), and
+// housekeeping deletes the allocations of groups ended long ago.
+TEST_F(SupervisorManagerTest, AllocationsAreForStartedSequencesAndExpireWithTheirGroup) {
+  AddWorker("w1");
+  Submit(Spec());
+  Run();
+  const std::string base = OnlyActiveGroup().base_sequence_name();
+  v1::AllocateSegmentRequest allocate;
+  allocate.set_datasource("wiki");
+  allocate.set_task_id(GroupTasks(0)[0]);
+  allocate.mutable_interval()->set_start_ms(testing::SegmentHourStartMs());
+  allocate.mutable_interval()->set_end_ms(allocate.interval().start_ms() + 3600 * 1000);
+  allocate.set_sequence_name(SequenceName(base, 5));
+  auto never_started = manager_->Allocate(allocate);
+  EXPECT_EQ(never_started.status().code(), absl::StatusCode::kPermissionDenied)
+      << never_started.status();
+  allocate.set_sequence_name(SequenceName(base, 0));
+  ASSERT_TRUE(manager_->Allocate(allocate).ok());
+  auto held = [&] {
+    int64_t count = -1;
+    EXPECT_TRUE(store_
+                    ->InTransaction([&](StoreTxn& txn) -> absl::Status {
+                      SLUICE_ASSIGN_OR_RETURN(count,
+                                              txn.CountPendingSegments("wiki", SequenceName(base, 0)));
+                      return absl::OkStatus();
+                    })
+                    .ok());
+    return count;
+  };
+  EXPECT_EQ(held(), 1);
+  // The group ends without publishing; a day later its allocation is gone.
+  ASSERT_TRUE(store_
+                  ->InTransaction([&](StoreTxn& txn) {
+                    return txn.FinishGroup(base, GroupState::kAbandoned, "test", clock_.NowMs());
+                  })
+                  .ok());
+  ASSERT_TRUE(manager_->CleanUpPendingSegments().ok());
+  EXPECT_EQ(held(), 1);
+  clock_.Advance(absl::Hours(25));
+  auto deleted = manager_->CleanUpPendingSegments();
+  ASSERT_TRUE(deleted.ok()) << deleted.status();
+  EXPECT_EQ(*deleted, 1);
+  EXPECT_EQ(held(), 0);
+}
+
 TEST_F(SupervisorManagerTest, HandoffNeedsAVerifiedCopyAndInLoaderModeAConfirmation) {
   v1::SupervisorSpec spec = Spec();
   spec.mutable_tuning_config()->set_handoff_mode(v1::HANDOFF_MODE_LOADER);

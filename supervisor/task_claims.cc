@@ -71,6 +71,26 @@ absl::Status CheckSequenceRange(MetadataStore* store, const TaskRecord& task,
   });
 }
 
+absl::Status CheckSequenceStarted(MetadataStore* store, const TaskRecord& task,
+                                  const std::string& sequence_name) {
+  absl::StatusOr<int32_t> id = ParseSequenceName(task.base_sequence_name, sequence_name);
+  if (absl::IsInvalidArgument(id.status())) return id.status();
+  if (!id.ok()) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "sequence ", sequence_name, " is not a sequence of group ", task.base_sequence_name));
+  }
+  std::optional<TaskGroupRecord> group;
+  SLUICE_RETURN_IF_ERROR(store->InTransaction([&](StoreTxn& txn) -> absl::Status {
+    SLUICE_ASSIGN_OR_RETURN(group, txn.GetTaskGroup(task.base_sequence_name));
+    return absl::OkStatus();
+  }));
+  if (!group || !group->checkpoints.count(*id)) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("sequence ", sequence_name, ": the supervisor never started it"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckSequenceRangeIn(StoreTxn& txn, const std::string& base_sequence_name,
                                   const std::string& sequence_name, const OffsetMap& start,
                                   const OffsetMap& end) {

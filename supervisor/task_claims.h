@@ -55,6 +55,14 @@ absl::Status CheckSequenceRange(MetadataStore* store, const TaskRecord& task,
                                 const std::string& sequence_name, const OffsetMap& start,
                                 const OffsetMap& end);
 
+// PERMISSION_DENIED unless `sequence_name` ("<base>_<n>") of `task`'s group
+// is one the supervisor started (checkpointed): a task allocates segments
+// only for sequences the supervisor told it about, so the sequences a caller
+// can hold allocations for are bounded by the group's checkpoints.
+// INVALID_ARGUMENT for a non-canonical sequence name.
+absl::Status CheckSequenceStarted(MetadataStore* store, const TaskRecord& task,
+                                  const std::string& sequence_name);
+
 // The same inside a transaction: the publish transaction checks it again,
 // so that a range moved meanwhile (a checkpoint moved back) is not
 // committed with its old end.
