@@ -458,7 +458,9 @@ absl::StatusOr<v1::SupervisorSummary> SupervisorManager::ResetOffsets(
   if (request.offsets().empty()) return absl::InvalidArgumentError("offsets is empty");
   absl::MutexLock admin(&admin_mu_);
   SLUICE_ASSIGN_OR_RETURN(auto supervisor, Running(request.datasource()));
-  SLUICE_RETURN_IF_ERROR(CheckPartitionsExist(supervisor->Status(), request.offsets()));
+  const v1::SupervisorStatus status = supervisor->Status();
+  SLUICE_RETURN_IF_ERROR(CheckNoEndMarker(status, request.offsets()));
+  SLUICE_RETURN_IF_ERROR(CheckPartitionsExist(status, request.offsets()));
   supervisor->ResetOffsets(FromProto(request.offsets()));
   SLUICE_RETURN_IF_ERROR(supervisor->Sync(options_.loop_timeout));
   return supervisor->Summary();

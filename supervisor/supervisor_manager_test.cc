@@ -15,6 +15,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/file_util.h"
+#include "common/spec.h"
 #include "common/status_macros.h"
 #include "supervisor/naming.h"
 #include "supervisor/segment_copy_check.h"
@@ -482,6 +483,27 @@ TEST_F(SupervisorManagerTest, ResetOffsetsRestartsOnlyTheAffectedGroups) {
 
   (*request.mutable_offsets())[1] = -1;
   EXPECT_EQ(manager_->ResetOffsets(request).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// The END_OF_PARTITION marker is not an offset: a reset to it is refused,
+// naming the partition, and nothing is stored or restarted.
+TEST_F(SupervisorManagerTest, ResetOffsetsRefusesTheEndMarker) {
+  AddWorker("w1");
+  stream_.SetPartitions(2, 0, 100);
+  Submit(Spec());
+  Run();
+  const std::vector<std::string> tasks = GroupTasks(0);
+  v1::ResetOffsetsRequest request;
+  request.set_datasource("wiki");
+  (*request.mutable_offsets())[0] = 7;
+  (*request.mutable_offsets())[1] = kEndOfPartition;
+  auto reset = manager_->ResetOffsets(request);
+  EXPECT_EQ(reset.status().code(), absl::StatusCode::kInvalidArgument) << reset.status();
+  EXPECT_TRUE(absl::StrContains(reset.status().message(), "END_OF_PARTITION")) << reset.status();
+  EXPECT_TRUE(absl::StrContains(reset.status().message(), "partition(s) 1 ")) << reset.status();
+  Run();
+  EXPECT_EQ(Committed(), (OffsetMap{{0, 0}, {1, 0}}));
+  EXPECT_EQ(GroupTasks(0), tasks);
 }
 
 // Found by the fault suite (tests/fault lifecycle_faults_test,
