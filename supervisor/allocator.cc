@@ -9,6 +9,14 @@
 #include "supervisor/naming.h"
 
 namespace sluice::supervisor {
+namespace {
+
+// 0001-01-01T00:00:00Z and 10000-01-01T00:00:00Z: the instants segment ids
+// and versions can name (ISO years of four digits).
+constexpr int64_t kMinIntervalMs = -62135596800000;
+constexpr int64_t kMaxIntervalMs = 253402300800000;
+
+}  // namespace
 
 absl::StatusOr<v1::AllocateSegmentResponse> Allocator::Allocate(
     const v1::AllocateSegmentRequest& request, Granularity segment_granularity) {
@@ -18,6 +26,13 @@ absl::StatusOr<v1::AllocateSegmentResponse> Allocator::Allocate(
   }
   const int64_t start = request.interval().start_ms();
   const int64_t end = request.interval().end_ms();
+  // Checked first: a bucket end computed past int64 would wrap (an interval
+  // whose end is before its start reaches the store as a constraint error).
+  if (start < kMinIntervalMs || start >= kMaxIntervalMs || end > kMaxIntervalMs) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "interval [", start, ", ", end, ") ms is outside the times segments may have ",
+        "(year 0001 to year 9999)"));
+  }
   if (!segment_granularity.IsAligned(start) || segment_granularity.Next(start) != end) {
     return absl::InvalidArgumentError(
         absl::StrCat("interval [", FormatIsoInstant(start), ", ", FormatIsoInstant(end),

@@ -29,8 +29,8 @@ class Allocator {
  public:
   explicit Allocator(AllocatorOptions options) : options_(options) {}
 
-  // The interval must be exactly one bucket of `segment_granularity`
-  // (INVALID_ARGUMENT otherwise); NOT_FOUND for an unknown datasource;
+  // The interval must be exactly one bucket of `segment_granularity`, within
+  // years 0001 to 9999 (INVALID_ARGUMENT otherwise); NOT_FOUND for an unknown datasource;
   // FAILED_PRECONDITION for a new interval of a sequence that holds
   // max_intervals_per_sequence allocations already.
   absl::StatusOr<v1::AllocateSegmentResponse> Allocate(const v1::AllocateSegmentRequest& request,

@@ -2,9 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <set>
 #include <thread>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/granularity.h"
@@ -110,6 +112,24 @@ TEST_F(AllocatorTest, ASequenceHoldsABoundedNumberOfIntervals) {
                   })
                   .ok());
   EXPECT_EQ(held, 3);
+}
+
+// An interval whose end overflows int64 (start near its largest value, end
+// the wrapped bucket end) is refused as an argument, with a human message,
+// never a storage constraint error with SQL text.
+TEST_F(AllocatorTest, AnIntervalOutsideTheRepresentableTimesIsAnInvalidArgument) {
+  Allocator allocator({store_.get(), &clock_});
+  const int64_t start = std::numeric_limits<int64_t>::max() / kHour * kHour;
+  const int64_t wrapped = static_cast<int64_t>(static_cast<uint64_t>(start) + kHour);
+  for (auto [s, e] : std::vector<std::pair<int64_t, int64_t>>{
+           {start, wrapped}, {start, std::numeric_limits<int64_t>::max()},
+           {std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::min() + kHour}}) {
+    auto result = allocator.Allocate(Request("wiki_b_0", s, e), kHourly);
+    EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument) << result.status();
+    EXPECT_TRUE(absl::StrContains(result.status().message(), "year")) << result.status();
+    EXPECT_FALSE(absl::StrContains(absl::AsciiStrToLower(result.status().message()), "constraint"))
+        << result.status();
+  }
 }
 
 TEST_F(AllocatorTest, ConcurrentAllocationsForOneKeyReturnOneId) {
