@@ -645,10 +645,21 @@ ParseError RowParser::Impl::Parse(absl::string_view value, const RecordEnvelope*
 
 ParseError RowParser::Impl::ApplyTransform(size_t row_value_bytes, InputRow* row) {
   const std::vector<RowTransform::Named>& named = transform.transforms();
+  // What all transforms of the row build together, intermediate values
+  // included: the most a row's dimension values may take.
+  size_t build_budget = kMaxRowValueBytes;
   for (size_t i = 0; i < outputs.size(); ++i) {
     expression_inputs.clear();
     for (int32_t slot : outputs[i].inputs) expression_inputs.push_back(captured[slot]);
-    results[i] = named[i].expression.Eval(expression_inputs, row->timestamp_ms, &scratches[i]);
+    absl::StatusOr<ExprValue> result =
+        named[i].expression.Eval(expression_inputs, row->timestamp_ms, &scratches[i],
+                                 &build_budget);
+    if (!result.ok()) {
+      return Error(ParseErrorKind::kValueTooLarge,
+                   absl::StrCat("transform \"", FieldName(named[i].name),
+                                "\": ", result.status().message()));
+    }
+    results[i] = *result;
   }
   // The time first: the filter may read it.
   for (size_t i = 0; i < outputs.size(); ++i) {
