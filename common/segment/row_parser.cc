@@ -580,10 +580,10 @@ ParseError RowParser::Impl::Parse(absl::string_view value, const RecordEnvelope*
     }
     if (discovered) {
       if (present) {
-        if (row->discovered.size() >= kMaxDimensions) {
+        if (row->discovered.size() >= kMaxDiscoveredDimensions) {
           return Error(ParseErrorKind::kValueTooLarge,
-                       absl::StrCat("more than ", kMaxDimensions,
-                                    " dimensions in the row (the limit)"));
+                       absl::StrCat("more than ", kMaxDiscoveredDimensions,
+                                    " discovered dimensions in the row (the limit)"));
         }
         row->discovered.emplace_back(key, text);
       }
@@ -741,9 +741,10 @@ ParseError RowParser::Impl::ApplyTransform(size_t row_value_bytes, InputRow* row
       d.text = v.is_null() ? absl::string_view() : v.text;
     }
     if (out.discovered && !v.is_null()) {
-      if (row->discovered.size() >= kMaxDimensions) {
+      if (row->discovered.size() >= kMaxDiscoveredDimensions) {
         return Error(ParseErrorKind::kValueTooLarge,
-                     absl::StrCat("more than ", kMaxDimensions, " dimensions in the row (the limit)"));
+                     absl::StrCat("more than ", kMaxDiscoveredDimensions,
+                                  " discovered dimensions in the row (the limit)"));
       }
       row->discovered.emplace_back(name, v.text);
     }
@@ -799,9 +800,10 @@ ParseError RowParser::Impl::DiscoverEnvelope(const RecordEnvelope& envelope, Inp
     if (index != kUnknownField && actions[index].excluded) continue;
     ParseError e = CheckEnvelopeValue(column, row_value_bytes);
     if (!e.ok()) return e;
-    if (row->discovered.size() >= kMaxDimensions) {
+    if (row->discovered.size() >= kMaxDiscoveredDimensions) {
       return Error(ParseErrorKind::kValueTooLarge,
-                   absl::StrCat("more than ", kMaxDimensions, " dimensions in the row (the limit)"));
+                   absl::StrCat("more than ", kMaxDiscoveredDimensions,
+                                  " discovered dimensions in the row (the limit)"));
     }
     row->discovered.emplace_back(column.name, column.value);
   }
