@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/file_util.h"
+#include "common/json_depth.h"
 #include "common/json_int64.h"
 #include "common/status_macros.h"
 #include "google/protobuf/util/json_util.h"
@@ -25,6 +26,8 @@ absl::StatusOr<std::string> ProtoToJson(const google::protobuf::Message& message
 
 absl::Status ProtoFromJson(absl::string_view json, google::protobuf::Message* message,
                            absl::string_view what, JsonParse parse) {
+  // Before the parser: its time is quadratic in the nesting depth.
+  SLUICE_RETURN_IF_ERROR(CheckJsonDepth(json, what, kMaxJsonDepth, parse.error_code));
   google::protobuf::util::JsonParseOptions options;
   options.ignore_unknown_fields = parse.ignore_unknown_fields;
   const auto status = google::protobuf::util::JsonStringToMessage(

@@ -36,7 +36,10 @@ struct JsonParse {
   absl::StatusCode error_code = absl::StatusCode::kInvalidArgument;
 };
 
-// `what` names the input in the error ("stored spec", a path, ...).
+// `what` names the input in the error ("stored spec", a path, ...). JSON nested
+// deeper than kMaxJsonDepth (common/json_depth.h) is refused with
+// `parse.error_code` before protobuf's parser runs; no message this program
+// writes comes near it.
 absl::Status ProtoFromJson(absl::string_view json, google::protobuf::Message* message,
                            absl::string_view what, JsonParse parse = {});
 

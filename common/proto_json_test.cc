@@ -8,6 +8,7 @@
 #include "common/file_util.h"
 #include "gtest/gtest.h"
 #include "sluice/v1/common.pb.h"
+#include "sluice/v1/spec.pb.h"
 
 namespace sluice {
 namespace {
@@ -51,6 +52,36 @@ TEST(ProtoJsonTest, ParseErrorsNameTheInputAndCarryTheCallersCode) {
                             {.ignore_unknown_fields = true})
                   .ok());
   EXPECT_EQ(message.id(), "x");
+}
+
+std::string NestedObjects(int depth) {
+  std::string json;
+  for (int i = 0; i < depth; ++i) json += "{\"a\":";
+  json += "1";
+  json.append(depth, '}');
+  return json;
+}
+
+TEST(ProtoJsonTest, DeeplyNestedInputIsRefusedNamingItsDepth) {
+  v1::SupervisorSpec spec;
+  for (const std::string& json : {std::string(100000, '[') + std::string(100000, ']'),
+                                  NestedObjects(100000)}) {
+    absl::Status deep = ProtoFromJson(json, &spec, "spec");
+    EXPECT_EQ(deep.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_TRUE(absl::StrContains(deep.message(), "100000 levels deep; at most 64")) << deep;
+  }
+  // The caller's code, as for any parse failure.
+  EXPECT_EQ(ProtoFromJson(NestedObjects(100), &spec, "stored spec",
+                          {.error_code = absl::StatusCode::kDataLoss})
+                .code(),
+            absl::StatusCode::kDataLoss);
+  // A normal spec, with a string full of brackets, still parses.
+  ASSERT_TRUE(ProtoFromJson(R"({"datasource": "wiki",
+                                "ioConfig": {"topic": "wiki[{\"", "taskCount": 2}})",
+                            &spec, "spec")
+                  .ok());
+  EXPECT_EQ(spec.io_config().topic(), "wiki[{\"");
+  EXPECT_EQ(spec.io_config().task_count(), 2);
 }
 
 TEST(ProtoJsonTest, FilesSaveAtomicallyAndLoadBack) {

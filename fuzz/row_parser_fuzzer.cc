@@ -65,7 +65,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     Check(d.text.size() <= kMaxValueBytes);
     bytes += d.text.size();
   }
-  Check(row.discovered.size() <= kMaxDimensions);
+  Check(row.discovered.size() <= kMaxDiscoveredDimensions);
   for (const auto& [name, text] : row.discovered) {
     Check(!name.empty());
     Check(text.size() <= kMaxValueBytes);

@@ -9,6 +9,14 @@
 #include "supervisor/naming.h"
 
 namespace sluice::supervisor {
+namespace {
+
+// 0001-01-01T00:00:00Z and 10000-01-01T00:00:00Z: the instants segment ids
+// and versions can name (ISO years of four digits).
+constexpr int64_t kMinIntervalMs = -62135596800000;
+constexpr int64_t kMaxIntervalMs = 253402300800000;
+
+}  // namespace
 
 absl::StatusOr<v1::AllocateSegmentResponse> Allocator::Allocate(
     const v1::AllocateSegmentRequest& request, Granularity segment_granularity) {
@@ -18,6 +26,13 @@ absl::StatusOr<v1::AllocateSegmentResponse> Allocator::Allocate(
   }
   const int64_t start = request.interval().start_ms();
   const int64_t end = request.interval().end_ms();
+  // Checked first: a bucket end computed past int64 would wrap (an interval
+  // whose end is before its start reaches the store as a constraint error).
+  if (start < kMinIntervalMs || start >= kMaxIntervalMs || end > kMaxIntervalMs) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "interval [", start, ", ", end, ") ms is outside the times segments may have ",
+        "(year 0001 to year 9999)"));
+  }
   if (!segment_granularity.IsAligned(start) || segment_granularity.Next(start) != end) {
     return absl::InvalidArgumentError(
         absl::StrCat("interval [", FormatIsoInstant(start), ", ", FormatIsoInstant(end),
@@ -37,6 +52,14 @@ absl::StatusOr<v1::AllocateSegmentResponse> Allocator::Allocate(
     SLUICE_ASSIGN_OR_RETURN(auto pending,
                             txn.FindPendingSegment(ds, request.sequence_name(), start, end));
     if (!pending) {
+      SLUICE_ASSIGN_OR_RETURN(int64_t held,
+                              txn.CountPendingSegments(ds, request.sequence_name()));
+      if (held >= options_.max_intervals_per_sequence) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "sequence ", request.sequence_name(), " already holds segments in ", held,
+            " intervals, the most one sequence may have; not allocating ",
+            FormatIsoInstant(start), "/", FormatIsoInstant(end)));
+      }
       const int64_t now_ms = options_.clock->NowMs();
       SLUICE_ASSIGN_OR_RETURN(std::optional<std::string> version,
                               txn.IntervalVersion(ds, start, end));

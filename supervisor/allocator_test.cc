@@ -2,12 +2,15 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <set>
 #include <thread>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/granularity.h"
+#include "common/status_macros.h"
 #include "common/time_util.h"
 #include "supervisor/testing/test_util.h"
 
@@ -82,6 +85,51 @@ TEST_F(AllocatorTest, IntervalMustBeOneSegmentGranularityBucket) {
   auto unknown = Request("s", kT0, kT0 + kHour);
   unknown.set_datasource("nobody");
   EXPECT_EQ(allocator.Allocate(unknown, kHourly).status().code(), absl::StatusCode::kNotFound);
+}
+
+// What one caller can make the store keep is bounded: a sequence holds at
+// most max_intervals_per_sequence allocations; past that a new interval is
+// refused (not retried), while its existing ones still answer.
+TEST_F(AllocatorTest, ASequenceHoldsABoundedNumberOfIntervals) {
+  AllocatorOptions options{store_.get(), &clock_};
+  options.max_intervals_per_sequence = 3;
+  Allocator allocator(options);
+  for (int hour = 0; hour < 3; ++hour) {
+    const int64_t start = kT0 + hour * kHour;
+    ASSERT_TRUE(allocator.Allocate(Request("wiki_b_0", start, start + kHour), kHourly).ok());
+  }
+  auto past = allocator.Allocate(Request("wiki_b_0", kT0 + 3 * kHour, kT0 + 4 * kHour), kHourly);
+  EXPECT_EQ(past.status().code(), absl::StatusCode::kFailedPrecondition) << past.status();
+  EXPECT_TRUE(absl::StrContains(past.status().message(), "wiki_b_0")) << past.status();
+  EXPECT_TRUE(allocator.Allocate(Request("wiki_b_0", kT0, kT0 + kHour), kHourly).ok());
+  EXPECT_TRUE(allocator.Allocate(Request("wiki_b_1", kT0 + 3 * kHour, kT0 + 4 * kHour), kHourly)
+                  .ok());
+  int64_t held = 0;
+  ASSERT_TRUE(store_
+                  ->InTransaction([&](StoreTxn& txn) -> absl::Status {
+                    SLUICE_ASSIGN_OR_RETURN(held, txn.CountPendingSegments("wiki", "wiki_b_0"));
+                    return absl::OkStatus();
+                  })
+                  .ok());
+  EXPECT_EQ(held, 3);
+}
+
+// An interval whose end overflows int64 (start near its largest value, end
+// the wrapped bucket end) is refused as an argument, with a human message,
+// never a storage constraint error with SQL text.
+TEST_F(AllocatorTest, AnIntervalOutsideTheRepresentableTimesIsAnInvalidArgument) {
+  Allocator allocator({store_.get(), &clock_});
+  const int64_t start = std::numeric_limits<int64_t>::max() / kHour * kHour;
+  const int64_t wrapped = static_cast<int64_t>(static_cast<uint64_t>(start) + kHour);
+  for (auto [s, e] : std::vector<std::pair<int64_t, int64_t>>{
+           {start, wrapped}, {start, std::numeric_limits<int64_t>::max()},
+           {std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::min() + kHour}}) {
+    auto result = allocator.Allocate(Request("wiki_b_0", s, e), kHourly);
+    EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument) << result.status();
+    EXPECT_TRUE(absl::StrContains(result.status().message(), "year")) << result.status();
+    EXPECT_FALSE(absl::StrContains(absl::AsciiStrToLower(result.status().message()), "constraint"))
+        << result.status();
+  }
 }
 
 TEST_F(AllocatorTest, ConcurrentAllocationsForOneKeyReturnOneId) {

@@ -489,6 +489,16 @@ absl::StatusOr<std::optional<PendingSegment>> StoreTxn::FindPendingSegment(
   return std::optional<PendingSegment>(ReadPendingRow(q));
 }
 
+absl::StatusOr<int64_t> StoreTxn::CountPendingSegments(const std::string& datasource,
+                                                       const std::string& sequence_name) {
+  SLUICE_ASSIGN_OR_RETURN(auto q, db_->Prepare("SELECT COUNT(*) FROM pending_segments WHERE "
+                                               "datasource = ? AND sequence_name = ?"));
+  q.Bind(1, datasource).Bind(2, sequence_name);
+  SLUICE_ASSIGN_OR_RETURN(bool row, q.Step());
+  if (!row) return absl::InternalError("count query returned no row");
+  return q.Int64(0);
+}
+
 absl::StatusOr<std::optional<PendingSegment>> StoreTxn::PendingSegmentById(const std::string& id) {
   SLUICE_ASSIGN_OR_RETURN(
       auto q, db_->Prepare(
@@ -543,6 +553,17 @@ absl::Status StoreTxn::InsertPendingSegment(const PendingSegment& s, int64_t now
   q.Bind(5, s.end_ms).Bind(6, s.version).Bind(7, s.partition_num).Bind(8, s.task_id);
   q.Bind(9, now_ms);
   return q.Run();
+}
+
+absl::StatusOr<int64_t> StoreTxn::DeletePendingSegmentsOfEndedGroups(int64_t ended_before_ms) {
+  SLUICE_ASSIGN_OR_RETURN(
+      auto q, db_->Prepare("DELETE FROM pending_segments WHERE EXISTS (SELECT 1 FROM tasks t "
+                           "JOIN task_groups g ON g.base_sequence_name = t.base_sequence_name "
+                           "WHERE t.task_id = pending_segments.task_id AND "
+                           "g.state IN ('DONE', 'ABANDONED') AND g.finished_at_ms < ?)"));
+  q.Bind(1, ended_before_ms);
+  SLUICE_RETURN_IF_ERROR(q.Run());
+  return static_cast<int64_t>(q.Changes());
 }
 
 absl::StatusOr<int64_t> StoreTxn::DeletePendingSegmentsOfCommittedSequences(

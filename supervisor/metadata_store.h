@@ -210,6 +210,9 @@ class StoreTxn {
                                                                    int64_t start_ms,
                                                                    int64_t end_ms);
   absl::StatusOr<std::optional<PendingSegment>> PendingSegmentById(const std::string& id);
+  // How many allocations the sequence holds (one per interval).
+  absl::StatusOr<int64_t> CountPendingSegments(const std::string& datasource,
+                                               const std::string& sequence_name);
   absl::StatusOr<std::optional<std::string>> IntervalVersion(const std::string& datasource,
                                                              int64_t start_ms, int64_t end_ms);
   absl::Status InsertIntervalVersion(const std::string& datasource, int64_t start_ms,
@@ -223,6 +226,13 @@ class StoreTxn {
   // `committed_before_ms` (their segments are in the segments table; no live
   // replica asks for them any more). Returns how many rows went.
   absl::StatusOr<int64_t> DeletePendingSegmentsOfCommittedSequences(int64_t committed_before_ms);
+  // Deletes the allocations, committed or not, made by tasks of groups that
+  // ended (DONE or ABANDONED) before `ended_before_ms`: no replica of the
+  // group asks for them any more, and a sequence that never published must
+  // not keep its allocations forever. A group started again under the same
+  // base sequence name is live again and keeps them. Returns how many rows
+  // went.
+  absl::StatusOr<int64_t> DeletePendingSegmentsOfEndedGroups(int64_t ended_before_ms);
 
   // ---- commit log and segments ----
   absl::StatusOr<std::optional<v1::CommittedSequence>> CommittedSequence(

@@ -406,6 +406,68 @@ TEST_P(StoreTest, PendingSegmentsOfLongCommittedSequencesAreDeleted) {
                   .ok());
 }
 
+// Allocations of a sequence that never publishes are not kept forever: once
+// the group of the task that made them ended longer ago than the cut-off,
+// they go, whether their sequence was committed or not; a live group's stay.
+TEST_P(StoreTest, PendingSegmentsOfLongEndedGroupsAreDeleted) {
+  auto store = Open();
+  ASSERT_TRUE(store.ok());
+  auto add_group = [](StoreTxn& txn, const std::string& base) {
+    TaskGroupRecord g;
+    g.base_sequence_name = base;
+    g.datasource = "wiki";
+    g.start_offsets = {{0, 0}};
+    EXPECT_TRUE(txn.InsertTaskGroup(g).ok());
+    TaskRecord t;
+    t.task_id = base + "_task";
+    t.datasource = "wiki";
+    t.base_sequence_name = base;
+    t.worker_id = "w0";
+    t.state = v1::TASK_STATE_READING;
+    t.spec.set_task_id(t.task_id);
+    EXPECT_TRUE(txn.InsertTask(t).ok());
+  };
+  auto pending = [](StoreTxn& txn, const std::string& base, int hour) {
+    PendingSegment s;
+    s.id = absl::StrCat(base, "_segment_", hour);
+    s.datasource = "wiki";
+    s.sequence_name = base + "_0";
+    s.start_ms = int64_t{hour} * 3600000;
+    s.end_ms = s.start_ms + 3600000;
+    s.version = "v1";
+    s.partition_num = base == "wiki_done" ? 0 : (base == "wiki_gone" ? 1 : 2);
+    s.task_id = base + "_task";
+    EXPECT_TRUE(txn.InsertPendingSegment(s, 1).ok());
+  };
+  ASSERT_TRUE((*store)
+                  ->InTransaction([&](StoreTxn& txn) -> absl::Status {
+                    EXPECT_TRUE(txn.EnsureDatasource("wiki", 1).ok());
+                    for (const char* base : {"wiki_done", "wiki_gone", "wiki_live"}) {
+                      add_group(txn, base);
+                      for (int hour = 0; hour < 3; ++hour) pending(txn, base, hour);
+                    }
+                    EXPECT_EQ(*txn.CountPendingSegments("wiki", "wiki_done_0"), 3);
+                    EXPECT_TRUE(txn.FinishGroup("wiki_done", GroupState::kDone, "", 1000).ok());
+                    EXPECT_TRUE(
+                        txn.FinishGroup("wiki_gone", GroupState::kAbandoned, "", 5000).ok());
+                    return absl::OkStatus();
+                  })
+                  .ok());
+  ASSERT_TRUE((*store)
+                  ->InTransaction([&](StoreTxn& txn) -> absl::Status {
+                    EXPECT_EQ(*txn.DeletePendingSegmentsOfEndedGroups(500), 0);
+                    EXPECT_EQ(*txn.DeletePendingSegmentsOfEndedGroups(2000), 3);
+                    EXPECT_EQ(*txn.CountPendingSegments("wiki", "wiki_done_0"), 0);
+                    EXPECT_EQ(*txn.CountPendingSegments("wiki", "wiki_gone_0"), 3);
+                    EXPECT_EQ(*txn.DeletePendingSegmentsOfEndedGroups(1'000'000), 3);
+                    EXPECT_EQ(*txn.CountPendingSegments("wiki", "wiki_gone_0"), 0);
+                    // A reading group keeps its allocations.
+                    EXPECT_EQ(*txn.CountPendingSegments("wiki", "wiki_live_0"), 3);
+                    return absl::OkStatus();
+                  })
+                  .ok());
+}
+
 TEST_P(StoreTest, TaskGroupsCheckpointsAndTasks) {
   auto store = Open();
   ASSERT_TRUE(store.ok());

@@ -3,8 +3,10 @@
 #include <xxhash.h>
 
 #include "absl/random/random.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/strip.h"
 #include "common/time_util.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
@@ -69,6 +71,28 @@ std::string NewTaskId(const std::string& base_sequence_name) {
 
 std::string SequenceName(const std::string& base_sequence_name, int32_t sequence_id) {
   return absl::StrCat(base_sequence_name, "_", sequence_id);
+}
+
+absl::StatusOr<int32_t> ParseSequenceName(absl::string_view base_sequence_name,
+                                          absl::string_view sequence_name) {
+  absl::string_view number = sequence_name;
+  if (!absl::ConsumePrefix(&number, base_sequence_name) || !absl::ConsumePrefix(&number, "_")) {
+    return absl::NotFoundError(absl::StrCat("sequence ", sequence_name,
+                                            " is not a sequence of group ", base_sequence_name));
+  }
+  auto invalid = [&](absl::string_view why) {
+    return absl::InvalidArgumentError(absl::StrCat("sequence name \"", sequence_name,
+                                                   "\" is not canonical: ", why));
+  };
+  if (number.empty() || number.find_first_not_of("0123456789") != absl::string_view::npos) {
+    return invalid("its sequence id must be decimal digits only");
+  }
+  if (number.size() > 1 && number[0] == '0') return invalid("its sequence id has a leading zero");
+  int32_t id = -1;
+  if (!absl::SimpleAtoi(number, &id) || id < 0) {
+    return invalid("its sequence id is larger than 2147483647");
+  }
+  return id;
 }
 
 std::string SegmentId(const std::string& datasource, int64_t start_ms, int64_t end_ms,

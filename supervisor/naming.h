@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string>
 
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "sluice/v1/spec.pb.h"
 #include "common/offsets.h"
 
@@ -36,6 +38,16 @@ std::string NewTaskId(const std::string& base_sequence_name);
 
 // "<base>_<n>".
 std::string SequenceName(const std::string& base_sequence_name, int32_t sequence_id);
+
+// The id n of `sequence_name` when it is exactly SequenceName(base, n): the
+// one canonical form, n in decimal digits with no sign, no leading zero (but
+// "0" itself) and at most INT32_MAX, so that a sequence has one name only
+// (an alias as "<base>_007" would be another commit-log key for sequence 7).
+// NOT_FOUND when the name does not start with "<base>_" (not a sequence of
+// that group); INVALID_ARGUMENT, naming it, when it does but the rest is not
+// the canonical form of a sequence id.
+absl::StatusOr<int32_t> ParseSequenceName(absl::string_view base_sequence_name,
+                                          absl::string_view sequence_name);
 
 // "<datasource>_<start ISO>_<end ISO>_<version>_<partition>".
 std::string SegmentId(const std::string& datasource, int64_t start_ms, int64_t end_ms,

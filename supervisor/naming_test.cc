@@ -63,6 +63,27 @@ TEST(NamingTest, TaskIdsAreValidUniqueAndCarryTheBaseName) {
   EXPECT_EQ(SequenceName(base, 3), base + "_3");
 }
 
+TEST(NamingTest, SequenceNamesHaveOneCanonicalForm) {
+  for (int32_t id : {0, 7, 10, 2147483647}) {
+    auto parsed = ParseSequenceName("wiki_b", SequenceName("wiki_b", id));
+    ASSERT_TRUE(parsed.ok()) << parsed.status();
+    EXPECT_EQ(*parsed, id);
+  }
+  for (const char* alias : {"wiki_b_007", "wiki_b_00", "wiki_b_+7", "wiki_b_-7", "wiki_b_ 7",
+                            "wiki_b_7 ", "wiki_b_", "wiki_b_0x7", "wiki_b_2147483648",
+                            "wiki_b_99999999999999999999"}) {
+    auto parsed = ParseSequenceName("wiki_b", alias);
+    EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument) << alias;
+    EXPECT_NE(parsed.status().message().find(alias), absl::string_view::npos)
+        << parsed.status();
+  }
+  // Another group's sequence, or no sequence at all.
+  for (const char* other : {"wiki_c_7", "wiki_b7", "wiki_bb_7", "wiki"}) {
+    EXPECT_EQ(ParseSequenceName("wiki_b", other).status().code(), absl::StatusCode::kNotFound)
+        << other;
+  }
+}
+
 TEST(NamingTest, SegmentIdFormat) {
   EXPECT_EQ(SegmentId("wiki", 1796004000000, 1796007600000, "2026-12-01T00:00:00.000Z", 2),
             "wiki_2026-11-30T02:00:00.000Z_2026-11-30T03:00:00.000Z_2026-12-01T00:00:00.000Z_2");

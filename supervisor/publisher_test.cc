@@ -145,6 +145,29 @@ class PublisherTest : public ::testing::Test {
   std::unique_ptr<MetadataStore> store_;
 };
 
+// A sequence has one name: an alias of "wiki_b_0" ("wiki_b_00") is refused,
+// naming it, so it cannot commit sequence 0's range under another commit-log
+// key (after which every honest publish of "wiki_b_0" would be refused).
+TEST_F(PublisherTest, ANonCanonicalSequenceNameIsRefused) {
+  TaskGroupRecord group;
+  group.base_sequence_name = "wiki_b";
+  group.datasource = "wiki";
+  group.start_offsets = {{0, 0}, {1, 0}};
+  group.checkpoints = {{0, {{0, 0}, {1, 0}}}, {1, {{0, 60}, {1, 70}}}};
+  ASSERT_TRUE(store_->InTransaction([&](StoreTxn& txn) { return txn.InsertTaskGroup(group); }).ok());
+  Publisher publisher = MakePublisher();
+  for (const char* alias : {"wiki_b_00", "wiki_b_+0", "wiki_b_ 0"}) {
+    auto aliased = publisher.Publish(Request(alias, {{0, 0}, {1, 0}}, {{0, 60}, {1, 70}}), "wiki_b");
+    EXPECT_EQ(aliased.status().code(), absl::StatusCode::kInvalidArgument) << aliased.status();
+    EXPECT_TRUE(absl::StrContains(aliased.status().message(), alias)) << aliased.status();
+    EXPECT_EQ(Committed(), (OffsetMap{{0, 0}, {1, 0}}));
+  }
+  auto honest =
+      publisher.Publish(Request("wiki_b_0", {{0, 0}, {1, 0}}, {{0, 60}, {1, 70}}), "wiki_b");
+  ASSERT_TRUE(honest.ok()) << honest.status();
+  EXPECT_EQ(Committed(), (OffsetMap{{0, 60}, {1, 70}}));
+}
+
 // With the publishing task's group named, the publish transaction checks
 // the sequence's range against the recorded checkpoints, atomically with
 // the commit: once a checkpoint is moved back (docs/protocol.md "Moving a

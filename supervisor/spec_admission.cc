@@ -70,6 +70,27 @@ std::string StreamLabel(const v1::SupervisorStatus& status) {
 
 }  // namespace
 
+absl::Status CheckNoEndMarker(const v1::SupervisorStatus& status,
+                              const google::protobuf::Map<int32_t, int64_t>& offsets) {
+  std::set<int32_t> marked;
+  for (const auto& [p, offset] : offsets) {
+    if (offset == kEndOfPartition) marked.insert(p);
+  }
+  if (marked.empty()) return absl::OkStatus();
+  std::vector<std::string> ends;
+  for (int32_t p : marked) {
+    auto latest = status.latest_offsets().find(p);
+    if (latest != status.latest_offsets().end()) ends.push_back(absl::StrCat(p, ":", latest->second));
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "offset ", kEndOfPartition, " (END_OF_PARTITION, the end marker) is not an offset to reset ",
+      "to; partition(s) ", absl::StrJoin(marked, ", "), " must be given a number",
+      ends.empty() ? std::string()
+                   : absl::StrCat(" (their end, as last read from Kafka: {",
+                                  absl::StrJoin(ends, ", "), "})"),
+      "; nothing was reset"));
+}
+
 absl::Status CheckPartitionsExist(const v1::SupervisorStatus& status,
                                   const google::protobuf::Map<int32_t, int64_t>& offsets) {
   if (status.latest_offsets().empty()) {

@@ -41,6 +41,14 @@ absl::Status CheckTopicSwitch(const std::string& datasource,
                               const std::optional<std::string>& commit_topic,
                               const OffsetMap& committed, const std::string& topic);
 
+// A reset sets next offsets to read: END_OF_PARTITION (int64 max, the "read
+// until told" end marker of TaskSpec end offsets) is not one, and stored it
+// would put the partition's committed offset past any record forever.
+// INVALID_ARGUMENT naming the partitions given it (with the partition's end
+// as the supervisor last read it from Kafka, when known, to reset to instead).
+absl::Status CheckNoEndMarker(const v1::SupervisorStatus& status,
+                              const google::protobuf::Map<int32_t, int64_t>& offsets);
+
 // A reset may only name partitions the topic has (as the supervisor last read
 // them from Kafka, `status.latest_offsets`): a stored offset for a partition
 // that does not exist would show in status and the commit log forever.

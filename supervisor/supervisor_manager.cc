@@ -179,7 +179,7 @@ void SupervisorManager::Housekeeping() {
         LOG(WARNING) << "[supervisor] pending segment clean-up: " << deleted.status();
       } else if (*deleted > 0) {
         LOG(INFO) << "[supervisor] deleted " << *deleted << " pending segment allocation(s) of "
-                  << "sequences committed more than "
+                  << "sequences committed, or of groups ended, more than "
                   << absl::FormatDuration(options_.pending_segment_retention) << " ago";
       }
       next_cleanup = now + absl::Minutes(10);
@@ -205,6 +205,8 @@ absl::StatusOr<int64_t> SupervisorManager::CleanUpPendingSegments() {
   int64_t deleted = 0;
   SLUICE_RETURN_IF_ERROR(options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
     SLUICE_ASSIGN_OR_RETURN(deleted, txn.DeletePendingSegmentsOfCommittedSequences(cutoff));
+    SLUICE_ASSIGN_OR_RETURN(int64_t ended, txn.DeletePendingSegmentsOfEndedGroups(cutoff));
+    deleted += ended;
     return absl::OkStatus();
   }));
   return deleted;
@@ -456,7 +458,9 @@ absl::StatusOr<v1::SupervisorSummary> SupervisorManager::ResetOffsets(
   if (request.offsets().empty()) return absl::InvalidArgumentError("offsets is empty");
   absl::MutexLock admin(&admin_mu_);
   SLUICE_ASSIGN_OR_RETURN(auto supervisor, Running(request.datasource()));
-  SLUICE_RETURN_IF_ERROR(CheckPartitionsExist(supervisor->Status(), request.offsets()));
+  const v1::SupervisorStatus status = supervisor->Status();
+  SLUICE_RETURN_IF_ERROR(CheckNoEndMarker(status, request.offsets()));
+  SLUICE_RETURN_IF_ERROR(CheckPartitionsExist(status, request.offsets()));
   supervisor->ResetOffsets(FromProto(request.offsets()));
   SLUICE_RETURN_IF_ERROR(supervisor->Sync(options_.loop_timeout));
   return supervisor->Summary();
@@ -579,7 +583,8 @@ absl::StatusOr<v1::AllocateSegmentResponse> SupervisorManager::Allocate(
   SLUICE_RETURN_IF_ERROR(ValidateTaskId(request.task_id()));
   TaskClaim claim{request.datasource(), request.task_id()};
   claim.sequence_name = request.sequence_name();
-  SLUICE_RETURN_IF_ERROR(CheckTaskClaim(options_.store, caller, claim).status());
+  SLUICE_ASSIGN_OR_RETURN(TaskRecord task, CheckTaskClaim(options_.store, caller, claim));
+  SLUICE_RETURN_IF_ERROR(CheckSequenceStarted(options_.store, task, request.sequence_name()));
   SLUICE_ASSIGN_OR_RETURN(
       Granularity granularity,
       Granularity::Parse(spec.spec.data_schema().granularity_spec().segment_granularity()));

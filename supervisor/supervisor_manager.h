@@ -67,9 +67,10 @@ struct SupervisorManagerOptions {
   // Where the supervisor's metrics go (common/metrics/catalog.h); null: none.
   // Not owned; must outlive the manager.
   metrics::Registry* metrics = nullptr;
-  // Allocations (pending segments) of sequences committed longer ago than
-  // this are deleted by housekeeping (every 10 minutes); far beyond any
-  // completionTimeout, so no replica of theirs is still running.
+  // Allocations (pending segments) of sequences committed, or of groups that
+  // ended (DONE or ABANDONED), longer ago than this are deleted by
+  // housekeeping (every 10 minutes); far beyond any completionTimeout, so no
+  // replica of theirs is still running.
   absl::Duration pending_segment_retention = absl::Hours(24);
   // How long an RPC waits for a stream supervisor's loop.
   absl::Duration loop_timeout = absl::Seconds(30);
@@ -167,8 +168,9 @@ class SupervisorManager {
 
   // One liveness check (lost workers make their supervisors run).
   void CheckWorkers() ABSL_LOCKS_EXCLUDED(mu_);
-  // Deletes the allocations of sequences committed longer ago than
-  // pending_segment_retention (housekeeping, every 10 minutes); how many.
+  // Deletes the allocations of sequences committed, and of groups ended
+  // (published or not), longer ago than pending_segment_retention
+  // (housekeeping, every 10 minutes); how many.
   absl::StatusOr<int64_t> CleanUpPendingSegments();
 
  private:

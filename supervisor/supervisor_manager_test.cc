@@ -15,6 +15,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/file_util.h"
+#include "common/spec.h"
 #include "common/status_macros.h"
 #include "supervisor/naming.h"
 #include "supervisor/segment_copy_check.h"
@@ -484,6 +485,27 @@ TEST_F(SupervisorManagerTest, ResetOffsetsRestartsOnlyTheAffectedGroups) {
   EXPECT_EQ(manager_->ResetOffsets(request).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+// The END_OF_PARTITION marker is not an offset: a reset to it is refused,
+// naming the partition, and nothing is stored or restarted.
+TEST_F(SupervisorManagerTest, ResetOffsetsRefusesTheEndMarker) {
+  AddWorker("w1");
+  stream_.SetPartitions(2, 0, 100);
+  Submit(Spec());
+  Run();
+  const std::vector<std::string> tasks = GroupTasks(0);
+  v1::ResetOffsetsRequest request;
+  request.set_datasource("wiki");
+  (*request.mutable_offsets())[0] = 7;
+  (*request.mutable_offsets())[1] = kEndOfPartition;
+  auto reset = manager_->ResetOffsets(request);
+  EXPECT_EQ(reset.status().code(), absl::StatusCode::kInvalidArgument) << reset.status();
+  EXPECT_TRUE(absl::StrContains(reset.status().message(), "END_OF_PARTITION")) << reset.status();
+  EXPECT_TRUE(absl::StrContains(reset.status().message(), "partition(s) 1 ")) << reset.status();
+  Run();
+  EXPECT_EQ(Committed(), (OffsetMap{{0, 0}, {1, 0}}));
+  EXPECT_EQ(GroupTasks(0), tasks);
+}
+
 // Found by the fault suite (tests/fault lifecycle_faults_test,
 // ResetOffsetsRewindsAGroupToItsStart): a group restarted at offsets an
 // earlier group started from got that group's base sequence name, so its
@@ -736,6 +758,53 @@ TEST_F(SupervisorManagerTest, ReportedStatesArePersistedAndUnknownTasksAreStoppe
   ASSERT_TRUE(answer.ok());
   ASSERT_EQ(answer->stop_task_ids_size(), 1);
   EXPECT_EQ(answer->stop_task_ids(0), stranger->task_id());
+}
+
+// A task allocates only for sequences the supervisor started: a sequence
+// of its group that was never checkpointed gets no allocation (what one
+// caller makes the store keep is bounded by the group's checkpoints), and
+// housekeeping deletes the allocations of groups ended long ago.
+TEST_F(SupervisorManagerTest, AllocationsAreForStartedSequencesAndExpireWithTheirGroup) {
+  AddWorker("w1");
+  Submit(Spec());
+  Run();
+  const std::string base = OnlyActiveGroup().base_sequence_name();
+  v1::AllocateSegmentRequest allocate;
+  allocate.set_datasource("wiki");
+  allocate.set_task_id(GroupTasks(0)[0]);
+  allocate.mutable_interval()->set_start_ms(testing::SegmentHourStartMs());
+  allocate.mutable_interval()->set_end_ms(allocate.interval().start_ms() + 3600 * 1000);
+  allocate.set_sequence_name(SequenceName(base, 5));
+  auto never_started = manager_->Allocate(allocate);
+  EXPECT_EQ(never_started.status().code(), absl::StatusCode::kPermissionDenied)
+      << never_started.status();
+  allocate.set_sequence_name(SequenceName(base, 0));
+  ASSERT_TRUE(manager_->Allocate(allocate).ok());
+  auto held = [&] {
+    int64_t count = -1;
+    EXPECT_TRUE(store_
+                    ->InTransaction([&](StoreTxn& txn) -> absl::Status {
+                      SLUICE_ASSIGN_OR_RETURN(count,
+                                              txn.CountPendingSegments("wiki", SequenceName(base, 0)));
+                      return absl::OkStatus();
+                    })
+                    .ok());
+    return count;
+  };
+  EXPECT_EQ(held(), 1);
+  // The group ends without publishing; a day later its allocation is gone.
+  ASSERT_TRUE(store_
+                  ->InTransaction([&](StoreTxn& txn) {
+                    return txn.FinishGroup(base, GroupState::kAbandoned, "test", clock_.NowMs());
+                  })
+                  .ok());
+  ASSERT_TRUE(manager_->CleanUpPendingSegments().ok());
+  EXPECT_EQ(held(), 1);
+  clock_.Advance(absl::Hours(25));
+  auto deleted = manager_->CleanUpPendingSegments();
+  ASSERT_TRUE(deleted.ok()) << deleted.status();
+  EXPECT_EQ(*deleted, 1);
+  EXPECT_EQ(held(), 0);
 }
 
 TEST_F(SupervisorManagerTest, HandoffNeedsAVerifiedCopyAndInLoaderModeAConfirmation) {

@@ -1,10 +1,8 @@
 #include "supervisor/task_claims.h"
 
-#include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
-#include "absl/strings/strip.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "supervisor/naming.h"
 
 namespace sluice::supervisor {
 namespace {
@@ -48,11 +46,10 @@ absl::StatusOr<TaskRecord> CheckTaskClaim(MetadataStore* store, const auth::Call
                                       ", not ", claim.base_sequence_name));
   }
   if (!claim.sequence_name.empty()) {
-    absl::string_view number = claim.sequence_name;
-    const bool ours = absl::ConsumePrefix(&number, absl::StrCat(record->base_sequence_name, "_")) &&
-                      !number.empty() &&
-                      number.find_first_not_of("0123456789") == absl::string_view::npos;
-    if (!ours) {
+    absl::StatusOr<int32_t> id =
+        ParseSequenceName(record->base_sequence_name, claim.sequence_name);
+    if (absl::IsInvalidArgument(id.status())) return id.status();
+    if (!id.ok()) {
       return Denied(claim, absl::StrCat("sequence ", claim.sequence_name,
                                         " is not a sequence of the task's group ",
                                         record->base_sequence_name));
@@ -74,16 +71,36 @@ absl::Status CheckSequenceRange(MetadataStore* store, const TaskRecord& task,
   });
 }
 
+absl::Status CheckSequenceStarted(MetadataStore* store, const TaskRecord& task,
+                                  const std::string& sequence_name) {
+  absl::StatusOr<int32_t> id = ParseSequenceName(task.base_sequence_name, sequence_name);
+  if (absl::IsInvalidArgument(id.status())) return id.status();
+  if (!id.ok()) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "sequence ", sequence_name, " is not a sequence of group ", task.base_sequence_name));
+  }
+  std::optional<TaskGroupRecord> group;
+  SLUICE_RETURN_IF_ERROR(store->InTransaction([&](StoreTxn& txn) -> absl::Status {
+    SLUICE_ASSIGN_OR_RETURN(group, txn.GetTaskGroup(task.base_sequence_name));
+    return absl::OkStatus();
+  }));
+  if (!group || !group->checkpoints.count(*id)) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("sequence ", sequence_name, ": the supervisor never started it"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckSequenceRangeIn(StoreTxn& txn, const std::string& base_sequence_name,
                                   const std::string& sequence_name, const OffsetMap& start,
                                   const OffsetMap& end) {
-  absl::string_view number = sequence_name;
-  int32_t id = -1;
-  if (!absl::ConsumePrefix(&number, absl::StrCat(base_sequence_name, "_")) ||
-      !absl::SimpleAtoi(number, &id) || id < 0) {
+  absl::StatusOr<int32_t> parsed = ParseSequenceName(base_sequence_name, sequence_name);
+  if (absl::IsInvalidArgument(parsed.status())) return parsed.status();
+  if (!parsed.ok()) {
     return absl::PermissionDeniedError(absl::StrCat(
         "sequence ", sequence_name, " is not a sequence of group ", base_sequence_name));
   }
+  const int32_t id = *parsed;
   SLUICE_ASSIGN_OR_RETURN(std::optional<TaskGroupRecord> group,
                           txn.GetTaskGroup(base_sequence_name));
   auto denied = [&](absl::string_view why) {

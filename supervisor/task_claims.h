@@ -39,6 +39,8 @@ std::vector<int32_t> PartitionsOf(const OffsetsMap& offsets) {
 // not match, when the task is unknown, belongs to another datasource, group or
 // base sequence, does not read a named partition, or runs on a worker other
 // than the caller's bound worker (caller.worker_id, when set).
+// INVALID_ARGUMENT, naming it, for a sequence name of the task's group not in
+// its one canonical form (naming.h ParseSequenceName: "<base>_007").
 absl::StatusOr<TaskRecord> CheckTaskClaim(MetadataStore* store, const auth::Caller& caller,
                                           const TaskClaim& claim);
 
@@ -47,10 +49,19 @@ absl::StatusOr<TaskRecord> CheckTaskClaim(MetadataStore* store, const auth::Call
 // checkpoint n+1 or, for the group's last sequence, the group's final end
 // offsets. PERMISSION_DENIED for any other range (a task's word is not
 // enough to move the stored offsets); UNAVAILABLE while the last sequence's
-// end is not recorded yet (retry).
+// end is not recorded yet (retry); INVALID_ARGUMENT for a non-canonical
+// sequence name.
 absl::Status CheckSequenceRange(MetadataStore* store, const TaskRecord& task,
                                 const std::string& sequence_name, const OffsetMap& start,
                                 const OffsetMap& end);
+
+// PERMISSION_DENIED unless `sequence_name` ("<base>_<n>") of `task`'s group
+// is one the supervisor started (checkpointed): a task allocates segments
+// only for sequences the supervisor told it about, so the sequences a caller
+// can hold allocations for are bounded by the group's checkpoints.
+// INVALID_ARGUMENT for a non-canonical sequence name.
+absl::Status CheckSequenceStarted(MetadataStore* store, const TaskRecord& task,
+                                  const std::string& sequence_name);
 
 // The same inside a transaction: the publish transaction checks it again,
 // so that a range moved meanwhile (a checkpoint moved back) is not

@@ -41,11 +41,13 @@ bool WorkerReports::OnTaskStatus(const v1::TaskStatus& status,
                  << "; ignored";
     return true;
   }
+  // Only statuses of tasks the supervisor assigned are kept: what a worker
+  // says about other task ids (any number of them) costs no memory.
+  if (!record) return !IsTerminal(status.state());
   {
     absl::MutexLock lock(&mu_);
     reported_[status.task_id()] = status;
   }
-  if (!record) return !IsTerminal(status.state());
   if (IsTerminal(record->state) && !IsTerminal(status.state())) return true;
   options_.forward(record->datasource, status);
   return false;

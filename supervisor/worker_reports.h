@@ -1,7 +1,9 @@
 // What workers report to the supervisor: registrations, heartbeats and
 // task statuses. Checks that a worker speaks only for itself and its own
-// tasks, persists state changes, keeps the latest status of every task (for
-// ListTasks), and hands statuses to the datasource's stream supervisor.
+// tasks, persists state changes, keeps the latest status of every task the
+// supervisor assigned (for ListTasks; statuses of unknown task ids are not
+// kept, so what a worker sends cannot grow the supervisor's memory beyond its
+// own task records), and hands statuses to the datasource's stream supervisor.
 //
 // Thread-safe (RPC threads); the latest statuses are under mu_. The manager
 // owns it; everything in the options must outlive it.
@@ -75,7 +77,7 @@ class WorkerReports {
  private:
   const WorkerReportsOptions options_;
   absl::Mutex mu_;
-  // Latest reported status per task.
+  // Latest reported status per task, for tasks in the store only.
   std::map<std::string, v1::TaskStatus> reported_ ABSL_GUARDED_BY(mu_);
 };
 

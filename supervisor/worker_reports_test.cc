@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "absl/strings/str_cat.h"
 #include "supervisor/testing/test_util.h"
 
 namespace sluice::supervisor {
@@ -124,6 +125,36 @@ TEST_F(WorkerReportsTest, UnwantedTasks) {
   EXPECT_EQ(StoredState("theirs"), v1::TASK_STATE_READING);
   EXPECT_FALSE(reports_->Latest("theirs").has_value());
   EXPECT_TRUE(forwarded_.empty());
+}
+
+// A worker can name any number of task ids the supervisor never assigned:
+// none of their statuses is kept (the supervisor's memory does not grow by
+// what a worker sends), whichever way they arrive.
+TEST_F(WorkerReportsTest, StatusesOfUnknownTasksAreNotKept) {
+  ASSERT_TRUE(Register("w1").ok());
+  v1::WorkerHeartbeatRequest beat;
+  beat.set_worker_id("w1");
+  for (int i = 0; i < 100; ++i) {
+    *beat.add_tasks() = Status(absl::StrCat("ghost_", i), v1::TASK_STATE_READING);
+    *beat.add_tasks() = Status(absl::StrCat("ended_ghost_", i), v1::TASK_STATE_SUCCESS);
+  }
+  auto answer = reports_->Heartbeat(beat, auth::Caller::Anonymous());
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  EXPECT_EQ(answer->stop_task_ids_size(), 100);
+  v1::ReportTaskStatusRequest report;
+  report.set_worker_id("w1");
+  *report.mutable_status() = Status("reported_ghost", v1::TASK_STATE_FAILED);
+  EXPECT_TRUE(reports_->ReportTaskStatus(report, auth::Caller::Anonymous()).ok());
+  for (int i = 0; i < 100; ++i) {
+    EXPECT_FALSE(reports_->Latest(absl::StrCat("ghost_", i)).has_value());
+    EXPECT_FALSE(reports_->Latest(absl::StrCat("ended_ghost_", i)).has_value());
+  }
+  EXPECT_FALSE(reports_->Latest("reported_ghost").has_value());
+  EXPECT_TRUE(forwarded_.empty());
+  // A task the supervisor assigned is still kept.
+  AddTask("mine", "w1", v1::TASK_STATE_READING);
+  reports_->OnTaskStatus(Status("mine", v1::TASK_STATE_READING), "w1");
+  EXPECT_TRUE(reports_->Latest("mine").has_value());
 }
 
 TEST_F(WorkerReportsTest, HeartbeatNamesTheTasksToStop) {

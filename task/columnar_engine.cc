@@ -59,13 +59,23 @@ class ColumnarParser final : public RowParser {
   ColumnarRow row_;
 };
 
+class ColumnarIndex;
+std::unique_ptr<ColumnarIndex> NewColumnarIndex(
+    const segment::Schema& schema, const segment::Interval& interval,
+    std::shared_ptr<segment::SegmentDimensions> dimensions);
+
 class ColumnarIndex final : public SegmentIndex {
  public:
-  explicit ColumnarIndex(std::unique_ptr<segment::IncrementalIndex> index)
-      : index_(std::move(index)) {}
+
+  ColumnarIndex(std::unique_ptr<segment::IncrementalIndex> index,
+                std::shared_ptr<segment::SegmentDimensions> dimensions)
+      : index_(std::move(index)), dimensions_(std::move(dimensions)) {}
 
   absl::Status Add(const ParsedRow& row, int32_t partition, int64_t offset) override {
     return index_->Add(static_cast<const ColumnarRow&>(row).input(), partition, offset);
+  }
+  std::unique_ptr<SegmentIndex> Successor() const override {
+    return NewColumnarIndex(index_->schema(), index_->interval(), dimensions_);
   }
   int64_t rows() const override { return index_->rows(); }
   int64_t estimated_bytes() const override { return index_->estimated_bytes(); }
@@ -87,7 +97,23 @@ class ColumnarIndex final : public SegmentIndex {
 
  private:
   std::unique_ptr<segment::IncrementalIndex> index_;
+  // The segment's discovered dimension names, shared with its other indexes.
+  std::shared_ptr<segment::SegmentDimensions> dimensions_;
 };
+
+std::unique_ptr<ColumnarIndex> NewColumnarIndex(
+    const segment::Schema& schema, const segment::Interval& interval,
+    std::shared_ptr<segment::SegmentDimensions> dimensions) {
+  segment::IndexOptions options;
+  options.schema = schema;
+  options.interval = interval;
+  options.segment_dimensions = dimensions;
+  absl::StatusOr<std::unique_ptr<segment::IncrementalIndex>> index =
+      segment::IncrementalIndex::Create(options);
+  // Only an invalid schema or an empty interval fail; neither can happen.
+  CHECK(index.ok()) << index.status();
+  return std::make_unique<ColumnarIndex>(*std::move(index), std::move(dimensions));
+}
 
 class ColumnarEngine final : public SegmentEngine {
  public:
@@ -103,15 +129,10 @@ class ColumnarEngine final : public SegmentEngine {
   }
 
   std::unique_ptr<SegmentIndex> NewIndex(const v1::Interval& interval) override {
-    segment::IndexOptions options;
-    options.schema = schema_;
-    options.interval.start_ms = interval.start_ms();
-    options.interval.end_ms = interval.end_ms();
-    absl::StatusOr<std::unique_ptr<segment::IncrementalIndex>> index =
-        segment::IncrementalIndex::Create(options);
-    // Only an invalid schema or an empty interval fail; neither can happen.
-    CHECK(index.ok()) << index.status();
-    return std::make_unique<ColumnarIndex>(*std::move(index));
+    segment::Interval range;
+    range.start_ms = interval.start_ms();
+    range.end_ms = interval.end_ms();
+    return NewColumnarIndex(schema_, range, std::make_shared<segment::SegmentDimensions>());
   }
 
   absl::StatusOr<BuiltSegment> BuildSegment(const std::vector<std::string>& spills,

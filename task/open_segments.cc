@@ -83,6 +83,9 @@ absl::StatusOr<SegmentBuild*> OpenSegments::For(const Sequence& sequence, int64_
     it = segments_.emplace(std::make_pair(sequence.id, start), std::move(build)).first;
   }
   SegmentBuild* build = &it->second;
+  if (build->index == nullptr && build->next_index != nullptr) {
+    build->index = std::move(build->next_index);
+  }
   if (build->index == nullptr) {
     v1::Interval interval;
     interval.set_start_ms(start);
@@ -132,6 +135,7 @@ std::vector<std::pair<std::string, std::unique_ptr<SegmentIndex>>> OpenSegments:
     build.record.add_spill_files(name);
     build.record.set_spilled_rows(build.record.spilled_rows() + build.index->rows());
     // The next row of this (sequence, interval) starts a new index.
+    build.next_index = build.index->Successor();
     spills.emplace_back(absl::StrCat(spill_dir, "/", name), std::move(build.index));
   }
   last_ = nullptr;  // its index may be gone

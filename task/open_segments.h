@@ -78,6 +78,9 @@ struct SegmentBuild {
   state::SegmentState record;
   // Null until a row arrives (after a restore or a persist).
   std::unique_ptr<SegmentIndex> index;
+  // After a persist: the next index, continuing the spilled one's
+  // segment-wide state (SegmentIndex::Successor), until a row arrives.
+  std::unique_ptr<SegmentIndex> next_index;
   // Records of each partition slot in this segment (written into the
   // record by OpenSegments::Record).
   std::vector<int64_t> records_per_slot;

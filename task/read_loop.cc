@@ -420,7 +420,18 @@ absl::Status ReadLoop::ProcessRecord(const KafkaBatch& batch, size_t i) {
   SegmentIndex& index = *build->index;
   const int64_t rows_before = index.rows();
   const int64_t bytes_before = index.estimated_bytes();
-  SLUICE_RETURN_IF_ERROR(index.Add(*row, p, offset));
+  if (absl::Status added = index.Add(*row, p, offset); !added.ok()) {
+    if (!absl::IsOutOfRange(added)) return added;
+    // The record would bring its segment past a bound (the discovered
+    // dimensions): unparseable, like a value beyond the value limit.
+    error.kind = "VALUE_TOO_LARGE";
+    error.message = std::string(added.message());
+    counts.set_unparseable(counts.unparseable() + 1);
+    ++counters_.unparseable;
+    current = offset + 1;
+    dirty_ = true;
+    return RecordParseError(record, error);
+  }
   const int64_t rows_added = index.rows() - rows_before;
   build->rows_total += rows_added;
   ++build->records_per_slot[slot];

@@ -301,6 +301,44 @@ TEST_F(ReadLoopTest, ReadsRoutesAndPublishesToTheFinalEnd) {
   EXPECT_EQ(status.current_offsets().at(0), 10);
 }
 
+// A producer cannot wedge a datasource that discovers its dimensions: a
+// record that would bring its segment past 8192 discovered dimensions is an
+// unparseable record, counted and sampled, and the rest is published. The
+// bound holds across persists (each starts a new index of the segment).
+TEST_F(ReadLoopTest, ARecordPastTheSegmentsDiscoveredDimensionsIsAParseError) {
+  auto wide = [](int64_t n, int first, int count) {
+    std::string value = absl::StrCat(R"({"timestamp":)", kBaseTimeMs + n * 1000);
+    for (int i = first; i < first + count; ++i) absl::StrAppend(&value, ",\"f", i, "\":\"v\"");
+    return value + "}";
+  };
+  std::vector<std::string> values;
+  for (int r = 0; r < 8; ++r) values.push_back(wide(r, r * 1024, 1024));  // 8192 names
+  values.push_back(wide(8, 8192, 1));                                     // one more: refused
+  values.push_back(wide(9, 0, 3));                                        // known names
+  ASSERT_TRUE(kafka_->Produce("wiki", 0, values).ok());
+  v1::TaskSpec spec = Spec(kafka_->bootstrap(), 1000000);
+  spec.mutable_tuning_config()->set_max_rows_in_memory(3);
+  Task task(spec, dir_ + "/task", &supervisor_, deep_.get());
+  ASSERT_TRUE(task.WaitForOffset(10));
+  task.FinishAt(10);
+  EXPECT_EQ(task.final_state(), v1::TASK_STATE_SUCCESS) << task.final_error();
+  const std::vector<v1::PublishSegmentsRequest> publishes = supervisor_.publishes();
+  ASSERT_EQ(publishes.size(), 1u);
+  EXPECT_EQ(PublishedRows(publishes[0]), 9);
+  ASSERT_EQ(publishes[0].partition_stats_size(), 1);
+  EXPECT_EQ(publishes[0].partition_stats(0).rows(), 9);
+  EXPECT_EQ(publishes[0].partition_stats(0).unparseable(), 1);
+  v1::TaskStatus status;
+  task.control().FillStatus({}, &status);
+  EXPECT_GE(status.row_stats().persists(), 2);
+  ASSERT_EQ(status.recent_parse_errors_size(), 1);
+  EXPECT_EQ(status.recent_parse_errors(0).offset(), 8);
+  EXPECT_EQ(status.recent_parse_errors(0).kind(), "VALUE_TOO_LARGE");
+  EXPECT_EQ(status.recent_parse_errors(0).message(),
+            "dimension \"f8192\" would be discovered dimension 8193 of the segment, beyond the "
+            "limit of 8192");
+}
+
 TEST_F(ReadLoopTest, ALatestSegmentAtMaxRowsPerSegmentAsksForACheckpoint) {
   Produce(0, 10);
   // 10 records over two hours: the first-hour segment reaches 3 rows.

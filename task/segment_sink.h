@@ -69,8 +69,16 @@ class SegmentIndex {
  public:
   virtual ~SegmentIndex() = default;
   // Adds a row produced by this engine's parser (its time is in the index's
-  // interval), read from Kafka record (partition, offset).
+  // interval), read from Kafka record (partition, offset). OUT_OF_RANGE (and
+  // nothing added) when the record cannot go into this segment (it would
+  // bring a segment limit past its bound, e.g. the discovered dimensions):
+  // the record is at fault, counted as a VALUE_TOO_LARGE parse error with
+  // the status's message; the index takes the next row as usual.
   virtual absl::Status Add(const ParsedRow& row, int32_t partition, int64_t offset) = 0;
+  // A new empty index for the same segment, continuing what the segment's
+  // indexes share (its discovered dimension names, so their bound holds for
+  // the file the spills merge into). Null: the engine's NewIndex will do.
+  virtual std::unique_ptr<SegmentIndex> Successor() const { return nullptr; }
   // Rows held (after rollup) and their estimated memory.
   virtual int64_t rows() const = 0;
   virtual int64_t estimated_bytes() const = 0;

@@ -16,6 +16,7 @@
 #include "absl/strings/str_join.h"
 #include "common/enum_names.h"
 #include "common/granularity.h"
+#include "common/json_depth.h"
 #include "common/time_util.h"
 
 namespace sluice::druid {
@@ -822,6 +823,8 @@ bool SameValue(const pb::Value& a, const pb::Value& b) {
 
 absl::StatusOr<DruidConversion> FromDruidJson(absl::string_view json,
                                               const FromDruidOptions& options) {
+  // Before protobuf's parser, whose time is quadratic in the nesting depth.
+  if (absl::Status depth = CheckJsonDepth(json, "the Druid spec"); !depth.ok()) return depth;
   pb::Value root;
   const auto parsed = pb::util::JsonStringToMessage(pb::StringPiece(json.data(), json.size()), &root);
   if (!parsed.ok()) {

@@ -42,7 +42,8 @@ struct DruidConversion {
 // INVALID_ARGUMENT when `json` is not JSON or not an object, when a field has
 // the wrong type or a value sluice cannot honor (inputFormat csv, a Joda
 // timestamp pattern, an unknown granularity), and, without allow_unsupported,
-// when any field is unsupported. The message names every such field.
+// when any field is unsupported, and when arrays and objects nest deeper than
+// kMaxJsonDepth (common/json_depth.h). The message names every such field.
 absl::StatusOr<DruidConversion> FromDruidJson(absl::string_view json,
                                               const FromDruidOptions& options);
 

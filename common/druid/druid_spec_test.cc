@@ -332,6 +332,21 @@ TEST(DruidSpecTest, BadJsonAndWrongTypesAreInvalidArgumentWithAClearMessage) {
               HasSubstr("spec.dataSchema.dimensionsSpec.dimensions: expected an array, got a string"));
 }
 
+// protobuf's parser spends time quadratic in the depth of nested arrays: a
+// deep spec is refused, naming its depth, before the parser sees it.
+TEST(DruidSpecTest, DeeplyNestedJsonIsRefusedBeforeParsing) {
+  constexpr int kDepth = 100000;
+  std::string objects;
+  for (int i = 0; i < kDepth; ++i) objects += "{\"a\":";
+  objects += "1" + std::string(kDepth, '}');
+  for (const std::string& deep :
+       {std::string(kDepth, '[') + std::string(kDepth, ']'), objects}) {
+    EXPECT_THAT(Error(Minimal(absl::StrCat(R"(, "transformSpec": )", deep))),
+                HasSubstr("the Druid spec nests arrays and objects 100003 levels deep"));
+  }
+  EXPECT_TRUE(FromDruidJson(Minimal(""), {}).ok());
+}
+
 TEST(DruidSpecTest, DruidsGetAnswerWithTheSpecTwiceIsTakenWhenBothAgree) {
   const std::string parts =
       R"("dataSchema": {"dataSource": "d"}, "ioConfig": {"topic": "t"}, "tuningConfig": {"type": "kafka"})";

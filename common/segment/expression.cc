@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/civil_time.h"
 #include "absl/time/time.h"
+#include "common/segment/format_limits.h"
 #include "common/status_macros.h"
 
 namespace sluice {
@@ -548,10 +549,52 @@ size_t CodePointOffset(absl::string_view s, int64_t index) {
   return i;
 }
 
-ExprValue EvalNode(const std::vector<Node>& nodes, int index,
-                   absl::Span<const ExprValue> fields, int64_t time_ms, ExprScratch* scratch) {
+const char* FunctionName(Node::Kind kind) {
+  switch (kind) {
+    case Node::Kind::kConcat: return "concat";
+    case Node::Kind::kLower: return "lower";
+    case Node::Kind::kUpper: return "upper";
+    case Node::Kind::kSubstring: return "substring";
+    case Node::Kind::kTimestampFormat: return "timestamp_format";
+    default: return "an expression";
+  }
+}
+
+// One evaluation: its fields, its byte budget and the first size error.
+// After an error every call returns null, which unwinds the evaluation (a
+// null argument makes every function null).
+struct EvalContext {
+  absl::Span<const ExprValue> fields;
+  int64_t time_ms = 0;
+  ExprScratch* scratch = nullptr;
+  size_t budget_total = 0;
+  size_t* budget = nullptr;
+  std::string error;
+
+  // Whether `node`'s value may grow from `size` to `size + more` bytes;
+  // charges `more` to the budget.
+  bool Grow(const Node& node, size_t size, size_t more) {
+    if (!error.empty()) return false;
+    if (more > kMaxValueBytes - size) {
+      error = absl::StrCat(FunctionName(node.kind), " builds a value of more than ",
+                           kMaxValueBytes, " bytes (the limit)");
+      return false;
+    }
+    if (more > *budget) {
+      error = absl::StrCat(FunctionName(node.kind), " builds more than the ", budget_total,
+                           " bytes left to build");
+      return false;
+    }
+    *budget -= more;
+    return true;
+  }
+};
+
+ExprValue EvalNode(const std::vector<Node>& nodes, int index, EvalContext* ctx) {
   const Node& node = nodes[index];
-  std::string& buffer = scratch->buffers[index];
+  std::string& buffer = ctx->scratch->buffers[index];
+  const absl::Span<const ExprValue> fields = ctx->fields;
+  const int64_t time_ms = ctx->time_ms;
   switch (node.kind) {
     case Node::Kind::kField:
       return fields[node.field];
@@ -563,16 +606,18 @@ ExprValue EvalNode(const std::vector<Node>& nodes, int index,
     case Node::Kind::kConcat: {
       buffer.clear();
       for (int arg : node.args) {
-        ExprValue v = EvalNode(nodes, arg, fields, time_ms, scratch);
+        ExprValue v = EvalNode(nodes, arg, ctx);
         if (v.is_null()) return ExprValue::Null();
+        if (!ctx->Grow(node, buffer.size(), v.text.size())) return ExprValue::Null();
         buffer.append(v.text.data(), v.text.size());
       }
       return ExprValue::String(buffer);
     }
     case Node::Kind::kLower:
     case Node::Kind::kUpper: {
-      ExprValue v = EvalNode(nodes, node.args[0], fields, time_ms, scratch);
+      ExprValue v = EvalNode(nodes, node.args[0], ctx);
       if (v.is_null()) return v;
+      if (!ctx->Grow(node, 0, v.text.size())) return ExprValue::Null();
       buffer.assign(v.text.data(), v.text.size());
       if (node.kind == Node::Kind::kLower) {
         absl::AsciiStrToLower(&buffer);
@@ -582,12 +627,12 @@ ExprValue EvalNode(const std::vector<Node>& nodes, int index,
       return ExprValue::String(buffer);
     }
     case Node::Kind::kSubstring: {
-      ExprValue s = EvalNode(nodes, node.args[0], fields, time_ms, scratch);
+      ExprValue s = EvalNode(nodes, node.args[0], ctx);
       if (s.is_null()) return s;
       int64_t start = 0;
       int64_t length = 0;
-      if (!ExprValueToLong(EvalNode(nodes, node.args[1], fields, time_ms, scratch), &start) ||
-          !ExprValueToLong(EvalNode(nodes, node.args[2], fields, time_ms, scratch), &length) ||
+      if (!ExprValueToLong(EvalNode(nodes, node.args[1], ctx), &start) ||
+          !ExprValueToLong(EvalNode(nodes, node.args[2], ctx), &length) ||
           start < 0) {
         return ExprValue::Null();
       }
@@ -596,16 +641,20 @@ ExprValue EvalNode(const std::vector<Node>& nodes, int index,
       absl::string_view rest = s.text.substr(begin);
       if (length >= 0) rest = rest.substr(0, CodePointOffset(rest, length));
       // The argument's view may live in a child's buffer: copy.
+      if (!ctx->Grow(node, 0, rest.size())) return ExprValue::Null();
       buffer.assign(rest.data(), rest.size());
       return ExprValue::String(buffer);
     }
     case Node::Kind::kTimestampFormat: {
       int64_t ms = 0;
-      if (!ExprValueToLong(EvalNode(nodes, node.args[0], fields, time_ms, scratch), &ms)) {
+      if (!ExprValueToLong(EvalNode(nodes, node.args[0], ctx), &ms)) {
         return ExprValue::Null();
       }
       // absl::Time covers the whole int64 millis range; the civil year fits.
+      // The text is bounded by the pattern (at most kMaxExpressionBytes
+      // letters); charged after it is written.
       FormatTime(node, ms, &buffer);
+      if (!ctx->Grow(node, 0, buffer.size())) return ExprValue::Null();
       return ExprValue::String(buffer);
     }
   }
@@ -645,10 +694,19 @@ absl::StatusOr<Expression> Expression::Compile(absl::string_view text) {
   return e;
 }
 
-ExprValue Expression::Eval(absl::Span<const ExprValue> fields, int64_t time_ms,
-                           ExprScratch* scratch) const {
+absl::StatusOr<ExprValue> Expression::Eval(absl::Span<const ExprValue> fields, int64_t time_ms,
+                                           ExprScratch* scratch, size_t* budget) const {
   if (scratch->buffers.size() < nodes_->size()) scratch->buffers.resize(nodes_->size());
-  return EvalNode(*nodes_, static_cast<int>(nodes_->size()) - 1, fields, time_ms, scratch);
+  size_t own_budget = kMaxRowValueBytes;
+  EvalContext ctx;
+  ctx.fields = fields;
+  ctx.time_ms = time_ms;
+  ctx.scratch = scratch;
+  ctx.budget = budget != nullptr ? budget : &own_budget;
+  ctx.budget_total = *ctx.budget;
+  ExprValue out = EvalNode(*nodes_, static_cast<int>(nodes_->size()) - 1, &ctx);
+  if (!ctx.error.empty()) return absl::InvalidArgumentError(std::move(ctx.error));
+  return out;
 }
 
 }  // namespace segment

@@ -34,6 +34,12 @@
 // text, null or an absent field as null. A runtime failure (a non-number
 // where a number is needed) yields null, as in Druid.
 //
+// Size: every value an evaluation builds (each call's result, intermediate
+// ones included) is at most kMaxValueBytes (format_limits.h), and all the
+// values it builds together at most the caller's budget (by default
+// kMaxRowValueBytes). Eval checks before it appends, so it never holds more:
+// concat(a, a, ..., a) over a 50 KB field is refused, not built to 100 MB.
+//
 // Copyable and movable; Eval is const and thread-safe given distinct scratches.
 #ifndef SLUICE_COMMON_SEGMENT_EXPRESSION_H_
 #define SLUICE_COMMON_SEGMENT_EXPRESSION_H_
@@ -92,7 +98,15 @@ class Expression {
   bool reads_time() const { return reads_time_; }
 
   // fields[i]: the value of fields()[i]; time_ms: the row's timestamp.
-  ExprValue Eval(absl::Span<const ExprValue> fields, int64_t time_ms, ExprScratch* scratch) const;
+  // `budget`: the bytes the evaluation may build in all, decreased by what it
+  // builds (shared by several evaluations, e.g. the transforms of one row);
+  // null: kMaxRowValueBytes for this evaluation alone. INVALID_ARGUMENT
+  // "<function> builds a value of more than <kMaxValueBytes> bytes (the
+  // limit)" or "<function> builds more than the <budget> bytes left to build"
+  // as soon as a value would pass either bound; nothing beyond them is
+  // allocated.
+  absl::StatusOr<ExprValue> Eval(absl::Span<const ExprValue> fields, int64_t time_ms,
+                                 ExprScratch* scratch, size_t* budget = nullptr) const;
 
   struct Node;
 

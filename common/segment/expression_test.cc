@@ -4,7 +4,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "common/segment/format_limits.h"
 #include "gtest/gtest.h"
 
 namespace sluice {
@@ -45,9 +47,10 @@ std::optional<std::string> Eval(
     values.push_back(v);
   }
   ExprScratch scratch;
-  ExprValue out = e.Eval(values, time, &scratch);
-  if (out.is_null()) return std::nullopt;
-  return std::string(out.text);
+  absl::StatusOr<ExprValue> out = e.Eval(values, time, &scratch);
+  EXPECT_TRUE(out.ok()) << out.status();
+  if (!out.ok() || out->is_null()) return std::nullopt;
+  return std::string(out->text);
 }
 
 TEST(ExpressionTest, FieldsInFirstUseOrder) {
@@ -167,10 +170,66 @@ TEST(ExpressionTest, CopiesEvaluateIndependently) {
   ExprScratch s1, s2;
   std::vector<ExprValue> v1 = {ExprValue::String("one")};
   std::vector<ExprValue> v2 = {ExprValue::String("two")};
-  ExprValue r1 = e.Eval(v1, 0, &s1);
-  ExprValue r2 = copy.Eval(v2, 0, &s2);
-  EXPECT_EQ(r1.text, "one!");
-  EXPECT_EQ(r2.text, "two!");
+  absl::StatusOr<ExprValue> r1 = e.Eval(v1, 0, &s1);
+  absl::StatusOr<ExprValue> r2 = copy.Eval(v2, 0, &s2);
+  EXPECT_EQ(r1->text, "one!");
+  EXPECT_EQ(r2->text, "two!");
+}
+
+// concat(a, a, ..., a): 2000 references to a field of 50 KB.
+std::string ManyRefs(int n) {
+  std::string text = "concat(a";
+  for (int i = 1; i < n; ++i) text += ",a";
+  return text + ")";
+}
+
+// Every value an evaluation builds is held to kMaxValueBytes as it grows, not
+// only at the end: 100 MB is refused, never allocated.
+TEST(ExpressionTest, AValueIsRefusedAsItPassesTheValueLimit) {
+  Expression e = MustCompile(ManyRefs(2000));
+  const std::string field(50000, 'x');
+  std::vector<ExprValue> values = {ExprValue::String(field)};
+  ExprScratch scratch;
+  absl::StatusOr<ExprValue> out = e.Eval(values, 0, &scratch);
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(out.status().message(), "concat builds a value of more than 1048576 bytes (the limit)");
+  for (const std::string& buffer : scratch.buffers) EXPECT_LE(buffer.capacity(), 4 * kMaxValueBytes);
+  // Nested: the outer call is refused as its value passes the limit.
+  Expression nested = MustCompile("upper(concat(lower(concat(a, a)), lower(concat(a, a))))");
+  const std::string big(300000, 'y');
+  values = {ExprValue::String(big)};
+  out = nested.Eval(values, 0, &scratch);
+  EXPECT_EQ(out.status().message(), "concat builds a value of more than 1048576 bytes (the limit)");
+  // At the limit is fine.
+  const std::string half(kMaxValueBytes / 2, 'z');
+  values = {ExprValue::String(half)};
+  out = MustCompile("concat(a, a)").Eval(values, 0, &scratch);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(out->text.size(), kMaxValueBytes);
+}
+
+// All values one evaluation builds, and several sharing a budget, are bounded
+// too: a chain of calls, each within the value limit, cannot copy a value 64
+// times.
+TEST(ExpressionTest, WhatEvaluationsBuildTogetherIsBounded) {
+  std::string chain = "a";
+  for (int i = 0; i < 60; ++i) chain = absl::StrCat("lower(", chain, ")");
+  Expression e = MustCompile(chain);
+  const std::string field(kMaxValueBytes, 'x');
+  std::vector<ExprValue> values = {ExprValue::String(field)};
+  ExprScratch scratch;
+  absl::StatusOr<ExprValue> out = e.Eval(values, 0, &scratch);
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(out.status().message(), "lower builds more than the 8388608 bytes left to build");
+  // A shared budget: the second evaluation gets what the first left.
+  Expression copy = MustCompile("lower(a)");
+  size_t budget = 1000;
+  const std::string small(600, 'x');
+  values = {ExprValue::String(small)};
+  ASSERT_TRUE(copy.Eval(values, 0, &scratch, &budget).ok());
+  EXPECT_EQ(budget, 400);
+  out = copy.Eval(values, 0, &scratch, &budget);
+  EXPECT_EQ(out.status().message(), "lower builds more than the 400 bytes left to build");
 }
 
 }  // namespace

@@ -25,6 +25,14 @@ inline constexpr size_t kMaxValuesPerRow = 1024;
 // Bytes of all dimension values of one row together.
 inline constexpr size_t kMaxRowValueBytes = size_t{8} << 20;  // 8 MiB
 
+// --- Per segment, at ingest (enforced by the parser and the index) --------
+
+// Discovered dimensions (a schemaless datasource) of one segment, and so of
+// one row: well under kMaxDimensions, so that merging a segment's spills can
+// never pass it. A record that would add one more is a VALUE_TOO_LARGE
+// parse error.
+inline constexpr size_t kMaxDiscoveredDimensions = size_t{1} << 13;  // 8192
+
 // --- Per file (enforced by the writer, checked by the reader) -------------
 
 // Dimension columns (also the most dimensions one row may carry).

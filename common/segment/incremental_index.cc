@@ -122,7 +122,11 @@ IncrementalIndex::IncrementalIndex(const IndexOptions& options)
       discover_(options.schema.discover_dimensions()),
       rollup_(options.schema.rollup),
       arena_(new Arena),
+      segment_dimensions_(options.segment_dimensions),
       rollup_set_(0, RowHash{this}, RowEq{this}) {
+  if (discover_ && segment_dimensions_ == nullptr) {
+    segment_dimensions_ = std::make_shared<SegmentDimensions>();
+  }
   for (const MetricSpec& m : schema_.metrics) {
     metric_names_.insert(m.name);
     sum_slot_.push_back(m.type == MetricType::kDoubleSum ? static_cast<int>(num_sums_++) : -1);
@@ -208,6 +212,7 @@ absl::StatusOr<size_t> IncrementalIndex::DiscoveredDimension(absl::string_view n
   const size_t d = dims_.size();
   dims_.emplace_back(name);
   dim_by_name_.emplace(dims_.back(), d);
+  segment_dimensions_->Add(name);
   dicts_.emplace_back();
   dim_stamp_.push_back(0);
   RecountDictionaryBytes();
@@ -253,6 +258,19 @@ absl::Status IncrementalIndex::Add(const InputRow& row, int32_t partition, int64
           metric_names_.contains(name)) {
         return absl::InvalidArgumentError(absl::StrCat(
             "\"", name, "\" cannot be a discovered dimension (empty, reserved or a metric)"));
+      }
+    }
+    // A row that would bring the segment past its bound is refused whole
+    // before any name is added.
+    new_names_.clear();
+    for (const auto& [name, value] : row.discovered) {
+      if (dim_by_name_.contains(name) || segment_dimensions_->Contains(name)) continue;
+      if (!new_names_.insert(name).second) continue;  // repeated in the row
+      if (segment_dimensions_->size() + new_names_.size() > segment_dimensions_->max()) {
+        return absl::OutOfRangeError(absl::StrCat(
+            "dimension \"", absl::string_view(name).substr(0, 64),
+            "\" would be discovered dimension ", segment_dimensions_->size() + new_names_.size(),
+            " of the segment, beyond the limit of ", segment_dimensions_->max()));
       }
     }
     for (const auto& [name, value] : row.discovered) {

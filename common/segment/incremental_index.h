@@ -35,6 +35,7 @@
 #include "absl/strings/string_view.h"
 #include "common/segment/exact_sum.h"
 #include "common/segment/format.h"
+#include "common/segment/format_limits.h"
 #include "common/segment/input_row.h"
 #include "common/segment/schema.h"
 #include "common/segment/sorted_run.h"
@@ -43,11 +44,34 @@
 namespace sluice {
 namespace segment {
 
+// The discovered dimension names of one segment (at most
+// kMaxDiscoveredDimensions, format_limits.h), shared by the indexes that
+// fill it one after another (each persist starts a new index), so that the
+// bound holds for the segment file their spills merge into. Used by the one
+// thread that adds rows.
+class SegmentDimensions {
+ public:
+  explicit SegmentDimensions(size_t max = kMaxDiscoveredDimensions) : max_(max) {}
+  bool Contains(absl::string_view name) const { return names_.contains(name); }
+  // Names already in the segment (its spills' after a restart): taken even
+  // past the bound, which then admits no new name.
+  void Add(absl::string_view name) { names_.emplace(name); }
+  size_t size() const { return names_.size(); }
+  size_t max() const { return max_; }
+
+ private:
+  size_t max_;
+  absl::flat_hash_set<std::string> names_;
+};
+
 struct IndexOptions {
   Schema schema;
   // Every row's timestamp must fall in [start_ms, end_ms) (the segment
   // granularity bucket the caller chose for it).
   Interval interval;
+  // With discovery: the segment's names, shared with the segment's other
+  // indexes. Null: the index has its own, bounded by kMaxDiscoveredDimensions.
+  std::shared_ptr<SegmentDimensions> segment_dimensions;
 };
 
 class IncrementalIndex {
@@ -61,6 +85,9 @@ class IncrementalIndex {
   // Adds one parsed record. INVALID_ARGUMENT (and nothing added) if its time
   // is outside the interval, its shape does not match the schema, or the
   // partition or offset is negative; RESOURCE_EXHAUSTED past 2^32 - 1 rows.
+  // OUT_OF_RANGE (and nothing added) if it would bring the segment's
+  // discovered dimensions past their bound (SegmentDimensions): the record
+  // is at fault, not the index, which takes the next row as usual.
   absl::Status Add(const InputRow& row, int32_t partition, int64_t offset);
 
   // Rows held (after rollup).
@@ -120,6 +147,8 @@ class IncrementalIndex {
   std::vector<uint64_t> value_hashes_;  // Add's scratch: each listed dimension's value hash
   std::unique_ptr<Arena> arena_;
   std::vector<uint64_t> dim_stamp_;  // discovery: last Add that set the dimension
+  std::shared_ptr<SegmentDimensions> segment_dimensions_;  // discovery
+  absl::flat_hash_set<absl::string_view> new_names_;     // Add's scratch
   uint64_t stamp_ = 0;
 
   // Row layout in 32-bit units: time (2), ids (dim_capacity_), metrics

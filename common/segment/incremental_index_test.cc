@@ -263,6 +263,43 @@ TEST(IncrementalIndex, DiscoveredDimensionsComeOutSortedByName) {
   EXPECT_EQ(merged, 1);
 }
 
+// A producer cannot push a segment past the format's dimension limit: the
+// index refuses a row that would add a discovered dimension beyond 8192
+// (OUT_OF_RANGE, nothing added) and goes on taking rows.
+TEST(IncrementalIndex, DiscoveredDimensionsAreBoundedPerSegment) {
+  Schema s;
+  s.metrics = {{MetricType::kCount, "n", ""}};
+  auto index = IncrementalIndex::Create({s, kInterval});
+  ASSERT_TRUE(index.ok());
+  InputRow row;
+  row.timestamp_ms = kInterval.start_ms;
+  row.metrics.resize(1);
+  std::vector<std::string> names;
+  for (int i = 0; i < 8192 + 10; ++i) names.push_back("f" + std::to_string(i));
+  // 8 rows of 1024 new names each: exactly 8192, each name repeated once.
+  for (int r = 0; r < 8; ++r) {
+    row.discovered.clear();
+    for (int i = 0; i < 1024; ++i) {
+      row.discovered.emplace_back(names[r * 1024 + i], "v");
+      row.discovered.emplace_back(names[r * 1024 + i], "w");
+    }
+    ASSERT_TRUE((*index)->Add(row, 0, r).ok()) << r;
+  }
+  // Known names and one new one: the whole row is refused.
+  row.discovered = {{names[0], "x"}, {names[8192], "x"}, {names[8193], "x"}};
+  const absl::Status refused = (*index)->Add(row, 0, 8);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kOutOfRange) << refused;
+  EXPECT_EQ(refused.message(),
+            "dimension \"f8192\" would be discovered dimension 8193 of the segment, beyond the "
+            "limit of 8192");
+  EXPECT_EQ((*index)->rows(), 8);
+  // Rows with known names still go in.
+  row.discovered = {{names[0], "x"}, {names[8191], "y"}};
+  ASSERT_TRUE((*index)->Add(row, 0, 9).ok());
+  EXPECT_EQ((*index)->rows(), 9);
+  EXPECT_EQ((*index)->Snapshot()->dimensions().size(), 8192u);
+}
+
 // Rows arrive in overlapping ascending runs (Kafka fetch batches of several
 // partitions); the snapshot merges the runs and must order rows exactly as a
 // full sort would: by time, then dimension values, then partition and offset.

@@ -580,10 +580,10 @@ ParseError RowParser::Impl::Parse(absl::string_view value, const RecordEnvelope*
     }
     if (discovered) {
       if (present) {
-        if (row->discovered.size() >= kMaxDimensions) {
+        if (row->discovered.size() >= kMaxDiscoveredDimensions) {
           return Error(ParseErrorKind::kValueTooLarge,
-                       absl::StrCat("more than ", kMaxDimensions,
-                                    " dimensions in the row (the limit)"));
+                       absl::StrCat("more than ", kMaxDiscoveredDimensions,
+                                    " discovered dimensions in the row (the limit)"));
         }
         row->discovered.emplace_back(key, text);
       }
@@ -645,10 +645,21 @@ ParseError RowParser::Impl::Parse(absl::string_view value, const RecordEnvelope*
 
 ParseError RowParser::Impl::ApplyTransform(size_t row_value_bytes, InputRow* row) {
   const std::vector<RowTransform::Named>& named = transform.transforms();
+  // What all transforms of the row build together, intermediate values
+  // included: the most a row's dimension values may take.
+  size_t build_budget = kMaxRowValueBytes;
   for (size_t i = 0; i < outputs.size(); ++i) {
     expression_inputs.clear();
     for (int32_t slot : outputs[i].inputs) expression_inputs.push_back(captured[slot]);
-    results[i] = named[i].expression.Eval(expression_inputs, row->timestamp_ms, &scratches[i]);
+    absl::StatusOr<ExprValue> result =
+        named[i].expression.Eval(expression_inputs, row->timestamp_ms, &scratches[i],
+                                 &build_budget);
+    if (!result.ok()) {
+      return Error(ParseErrorKind::kValueTooLarge,
+                   absl::StrCat("transform \"", FieldName(named[i].name),
+                                "\": ", result.status().message()));
+    }
+    results[i] = *result;
   }
   // The time first: the filter may read it.
   for (size_t i = 0; i < outputs.size(); ++i) {
@@ -730,9 +741,10 @@ ParseError RowParser::Impl::ApplyTransform(size_t row_value_bytes, InputRow* row
       d.text = v.is_null() ? absl::string_view() : v.text;
     }
     if (out.discovered && !v.is_null()) {
-      if (row->discovered.size() >= kMaxDimensions) {
+      if (row->discovered.size() >= kMaxDiscoveredDimensions) {
         return Error(ParseErrorKind::kValueTooLarge,
-                     absl::StrCat("more than ", kMaxDimensions, " dimensions in the row (the limit)"));
+                     absl::StrCat("more than ", kMaxDiscoveredDimensions,
+                                  " discovered dimensions in the row (the limit)"));
       }
       row->discovered.emplace_back(name, v.text);
     }
@@ -788,9 +800,10 @@ ParseError RowParser::Impl::DiscoverEnvelope(const RecordEnvelope& envelope, Inp
     if (index != kUnknownField && actions[index].excluded) continue;
     ParseError e = CheckEnvelopeValue(column, row_value_bytes);
     if (!e.ok()) return e;
-    if (row->discovered.size() >= kMaxDimensions) {
+    if (row->discovered.size() >= kMaxDiscoveredDimensions) {
       return Error(ParseErrorKind::kValueTooLarge,
-                   absl::StrCat("more than ", kMaxDimensions, " dimensions in the row (the limit)"));
+                   absl::StrCat("more than ", kMaxDiscoveredDimensions,
+                                  " discovered dimensions in the row (the limit)"));
     }
     row->discovered.emplace_back(column.name, column.value);
   }

@@ -1,5 +1,6 @@
 #include "common/segment/row_transform.h"
 
+#include <fstream>
 #include <map>
 #include <memory>
 #include <string>
@@ -205,6 +206,41 @@ TEST(RowTransformTest, RuntimeFailuresYieldNull) {
   e = parser->Parse(R"({"ts": 1, "when": 0})", &row);
   ASSERT_TRUE(e.ok()) << e.message;
   EXPECT_EQ(row.dims[2].text, "1970-01-01T00:00:00.000Z");
+}
+
+// The peak resident size of this process (VmHWM), in bytes.
+size_t PeakResidentBytes() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
+  }
+  return 0;
+}
+
+// An expression that would build 100 MB from a 50 KB field is a
+// VALUE_TOO_LARGE parse error as its value passes the limit, never built,
+// whatever the output is used for (here only the filter reads it).
+TEST(RowTransformTest, AnExpressionCannotBuildPastTheValueLimit) {
+  std::string expression = "concat(a";
+  for (int i = 1; i < 2000; ++i) expression += ",a";
+  expression += ")";
+  std::unique_ptr<RowParser> parser = MakeParser(
+      ListedSchema(),
+      absl::StrCat(R"pb(transforms { type: "expression" name: "big" expression: ")pb", expression,
+                   R"pb(" } filter { type: "selector" dimension: "big" value: "x" })pb"));
+  const std::string record = absl::StrCat(R"({"ts": 1, "a": ")", std::string(50000, 'x'), "\"}");
+  const size_t peak_before = PeakResidentBytes();
+  InputRow row;
+  ParseError e = parser->Parse(record, &row);
+  EXPECT_EQ(e.kind, ParseErrorKind::kValueTooLarge);
+  EXPECT_EQ(e.message,
+            "transform \"big\": concat builds a value of more than 1048576 bytes (the limit)");
+  EXPECT_LT(PeakResidentBytes(), peak_before + (size_t{32} << 20));
+  // The parser goes on with the next record (2000 bytes, not "x": thrown away).
+  e = parser->Parse(R"({"ts": 1, "a": "x"})", &row);
+  ASSERT_TRUE(e.ok()) << e.message;
+  EXPECT_TRUE(row.thrown_away);
 }
 
 TEST(RowTransformTest, WithoutTransformSpecNothingChanges) {
