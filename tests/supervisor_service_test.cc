@@ -410,11 +410,17 @@ TEST_F(SupervisorServiceTest, RequestsBeyondTheirBoundsAreRefusedNamingTheField)
   EXPECT_EQ(status.error_message(), "sequenceName is 1048576 bytes long; at most 512");
 
   v1::SupervisorServiceListTasksRequest tasks;
-  tasks.set_datasource(std::string(5 << 20, 'd'));
+  tasks.set_datasource(std::string(3 << 20, 'd'));
   v1::SupervisorServiceListTasksResponse listed;
   status = Call(&v1::SupervisorService::Stub::ListTasks, tasks, &listed);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_TRUE(absl::StrContains(status.error_message(), "at most 128")) << status.error_message();
+
+  // Past the server's request bound (4 MiB) gRPC refuses the message before
+  // it is decoded, whoever sends it.
+  tasks.set_datasource(std::string(5 << 20, 'd'));
+  status = Call(&v1::SupervisorService::Stub::ListTasks, tasks, &listed);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << status.error_message();
 }
 
 TEST_F(SupervisorServiceTest, AnUnparseableRequestIsInvalidArgumentWithAMessage) {
