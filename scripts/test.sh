@@ -10,8 +10,8 @@
 #      -Werror=thread-safety, so each ABSL_GUARDED_BY is checked, with
 #      AddressSanitizer + UBSan and libFuzzer's coverage instrumentation);
 #      it counts as one test;
-#   4. from that build, the tests of //common/... and //task/... under the
-#      sanitizers, then each libFuzzer target of //fuzz for a few seconds
+#   4. from that build, the unit tests (//common, //task, //supervisor,
+#      //tools; not the PostgreSQL twins) under the sanitizers, then each libFuzzer target of //fuzz for a few seconds
 #      from its checked-in corpus (scripts/fuzz.sh; one test per target).
 # Every phase's wall time is printed as it ends and again in a table at the
 # end, with the test-seconds of each tier and the slowest test targets.
@@ -106,7 +106,9 @@ if ((full)); then
   fi
   end_phase "checks build (clang: thread-safety, ASan+UBSan, fuzz)"
 
-  mapfile -t sanitized < <(bazel query "tests(set(//common/... //task/...)) except attr(tags, 'postgresql', //...)" 2>/dev/null | sort)
+  # Every unit tier (beside the code); the in-process and process-level tiers
+  # stay on the regular build.
+  mapfile -t sanitized < <(bazel query "tests(set(//common/... //task/... //supervisor/... //tools/...)) except attr(tags, 'postgresql', //...)" 2>/dev/null | sort)
   begin_phase "sanitizer tests (ASan+UBSan)"
   echo "[test] AddressSanitizer + UBSan: ${#sanitized[@]} targets"
   bazel test --config=checks --nocache_test_results --keep_going "${sanitized[@]}" 2>&1 | tee "$logs/sanitized"
