@@ -17,7 +17,10 @@ v1::TaskSpec RedactedTaskSpec(v1::TaskSpec spec);
 
 // Replaces every "***" secret of `submitted` with the value `stored` has
 // (null: no stored spec). INVALID_ARGUMENT naming the property when there is
-// no stored value to keep.
+// no stored value to keep, or when the connection's destination changed:
+// bootstrap.servers, metadata.broker.list, security.protocol,
+// client.dns.lookup or any non-secret sasl.* / ssl.* property differs from
+// the stored spec's (a stored secret is never sent to another broker).
 absl::Status KeepStoredSecrets(v1::SupervisorSpec* submitted, const v1::SupervisorSpec* stored);
 
 }  // namespace sluice

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <string>
+#include <vector>
+
 namespace sluice {
 namespace {
 
@@ -42,6 +46,52 @@ TEST(SpecSecretsTest, ResubmittingStarsKeepsTheStoredValue) {
   absl::Status none = KeepStoredSecrets(&fresh, nullptr);
   EXPECT_EQ(none.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(none.message().find("sasl.password"), std::string::npos);
+}
+
+// An admin cannot read a write-only secret by pointing the spec elsewhere and
+// keeping "***": the stored password would go to that broker.
+TEST(SpecSecretsTest, AStoredSecretIsKeptOnlyForItsBrokersAndSecuritySettings) {
+  const v1::SupervisorSpec stored = SpecWith({{"bootstrap.servers", "kafka:9093"},
+                                              {"security.protocol", "SASL_SSL"},
+                                              {"sasl.mechanism", "SCRAM-SHA-512"},
+                                              {"sasl.password", "hunter2"}});
+  struct Case {
+    std::string property;
+    std::string value;  // "" removes it
+  };
+  for (const Case& c : std::vector<Case>{{"bootstrap.servers", "evil:9093"},
+                                         {"security.protocol", "SASL_PLAINTEXT"},
+                                         {"sasl.mechanism", "PLAIN"},
+                                         {"ssl.ca.location", "/tmp/evil-ca.pem"},
+                                         {"metadata.broker.list", "evil:9093"},
+                                         {"security.protocol", ""}}) {
+    v1::SupervisorSpec again = stored;
+    auto* props = again.mutable_io_config()->mutable_consumer_properties();
+    (*props)["sasl.password"] = "***";
+    if (c.value.empty()) {
+      props->erase(c.property);
+    } else {
+      (*props)[c.property] = c.value;
+    }
+    absl::Status kept = KeepStoredSecrets(&again, &stored);
+    EXPECT_EQ(kept.code(), absl::StatusCode::kInvalidArgument) << c.property;
+    EXPECT_NE(kept.message().find(c.property), std::string::npos) << kept.message();
+    EXPECT_EQ(kept.message().find("hunter2"), std::string::npos);
+    EXPECT_EQ(again.io_config().consumer_properties().at("sasl.password"), "***");
+  }
+
+  // Same destination, other settings changed: the secret is kept.
+  v1::SupervisorSpec tuned = stored;
+  (*tuned.mutable_io_config()->mutable_consumer_properties())["sasl.password"] = "***";
+  (*tuned.mutable_io_config()->mutable_consumer_properties())["fetch.max.bytes"] = "1048576";
+  ASSERT_TRUE(KeepStoredSecrets(&tuned, &stored).ok());
+  EXPECT_EQ(tuned.io_config().consumer_properties().at("sasl.password"), "hunter2");
+
+  // Given again, the new destination is fine.
+  v1::SupervisorSpec moved = stored;
+  (*moved.mutable_io_config()->mutable_consumer_properties())["bootstrap.servers"] = "new:9093";
+  (*moved.mutable_io_config()->mutable_consumer_properties())["sasl.password"] = "new-secret";
+  EXPECT_TRUE(KeepStoredSecrets(&moved, &stored).ok());
 }
 
 }  // namespace
