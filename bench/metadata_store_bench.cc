@@ -63,7 +63,7 @@ absl::Status PublishOnce(StoreTxn& txn, int i) {
     (void)pending;
     SLUICE_ASSIGN_OR_RETURN(bool present, txn.SegmentExists(segment.id()));
     if (present) return absl::AlreadyExistsError("segment");
-    SLUICE_RETURN_IF_ERROR(txn.InsertSegment(segment, commit_id, "task", i));
+    SLUICE_RETURN_IF_ERROR(txn.InsertSegment(segment, /*sha256=*/"", commit_id, "task", i));
   }
   SLUICE_RETURN_IF_ERROR(txn.SetCommittedOffsets(ds, topic.value_or("edits"), end, i));
   return txn.CommittedOffsets(ds).status();

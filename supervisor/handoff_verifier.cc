@@ -17,9 +17,10 @@ namespace sluice::supervisor {
 absl::Status HandoffVerifier::VerifyCopy(const HandoffCandidate& segment) {
   // The publisher decoded every block and bitmap of this very object before
   // it committed the segment (the only way a segment enters the store), and
-  // recorded its CRC-32C: the whole-file CRC, structure and published fields
-  // show it is still those bytes. Decoding again here cost as much as the
-  // publisher's check, for every segment.
+  // recorded its CRC-32C and its SHA-256: the whole-file CRC, digest,
+  // structure and published fields show it is still those bytes (the digest
+  // also when someone changed them and kept the CRC). Decoding again here
+  // cost as much as the publisher's check, for every segment.
   return CheckSegmentCopy(options_.deep_storage, options_.scratch_dir, segment,
                           CopyCheckDepth::kChecksum);
 }

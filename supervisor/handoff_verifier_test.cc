@@ -6,10 +6,14 @@
 #include "common/file_util.h"
 #include "common/granularity.h"
 #include "common/open_deep_storage.h"
+#include "common/segment/segment_reader.h"
+#include "common/segment/test_damage.h"
 #include "supervisor/allocator.h"
 #include "supervisor/publisher.h"
+#include "supervisor/segment_copy_check.h"
 #include "supervisor/testing/segment_files.h"
 #include "supervisor/testing/test_util.h"
+#include "supervisor/used_segment_verifier.h"
 
 namespace sluice::supervisor {
 namespace {
@@ -130,6 +134,76 @@ TEST_F(HandoffVerifierTest, ACopyThatIsNotWhatWasPublishedFails) {
   EXPECT_EQ(State(wrong_checksum.id()), v1::HANDOFF_STATE_FAILED);
   EXPECT_EQ(State(wrong_rows.id()), v1::HANDOFF_STATE_FAILED);
   EXPECT_EQ(State(damaged.id()), v1::HANDOFF_STATE_FAILED);
+}
+
+// Whoever can write deep storage can change a committed file and keep its
+// CRC-32C (and size, structure and header): the SHA-256 the publisher
+// recorded at the commit is what tells. A segment committed without a digest
+// (no deep storage at the commit, or before schema version 7) is checked as
+// before.
+TEST_F(HandoffVerifierTest, AFileChangedAfterItsCommitFailsThoughItsCrcStillMatches) {
+  CreateDatasource(v1::HANDOFF_MODE_DEEP_STORAGE);
+  const v1::SegmentDescriptor changed = PublishOne(0);
+  const v1::SegmentDescriptor without_digest = PublishOne(1, [](v1::SegmentDescriptor*) {});
+  const std::string path = dir_.path() + "/deep/wiki/seg0.sluice";
+  auto before = ReadFile(path);
+  ASSERT_TRUE(before.ok()) << before.status();
+  std::vector<HandoffCandidate> candidates;
+  ASSERT_TRUE(store_
+                  ->InTransaction([&](StoreTxn& txn) -> absl::Status {
+                    auto c = txn.HandoffCandidates(10);
+                    if (c.ok()) candidates = *c;
+                    return c.status();
+                  })
+                  .ok());
+  ASSERT_EQ(candidates.size(), 2u);
+  ASSERT_EQ(candidates[0].id, changed.id());
+  EXPECT_EQ(candidates[0].sha256, Sha256Digest(*before));
+  ASSERT_EQ(candidates[1].id, without_digest.id());
+  EXPECT_EQ(candidates[1].sha256, "");
+
+  auto offset = segment::testing::ChangeKeepingChecksum(path);
+  ASSERT_TRUE(offset.ok()) << offset.status();
+  auto after = ReadFile(path);
+  ASSERT_TRUE(after.ok()) << after.status();
+  ASSERT_NE(*after, *before);
+  ASSERT_EQ(after->size(), before->size());
+  auto reader = segment::SegmentReader::Open(path);
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  ASSERT_EQ((*reader)->checksum(), changed.checksum());  // the CRC cannot tell
+
+  const absl::Status check = CheckSegmentCopy(deep_.get(), dir_.path() + "/scratch",
+                                              candidates[0], CopyCheckDepth::kChecksum);
+  EXPECT_EQ(check.code(), absl::StatusCode::kDataLoss) << check;
+  EXPECT_NE(check.message().find(absl::StrCat("segment ", changed.id())), std::string::npos)
+      << check;
+  EXPECT_NE(check.message().find("changed after its commit"), std::string::npos) << check;
+
+  auto pass = Verifier().VerifyOnce();
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_EQ(pass->failed, 1);
+  EXPECT_EQ(pass->handed_off, 1);
+  EXPECT_EQ(State(changed.id()), v1::HANDOFF_STATE_FAILED);
+  EXPECT_EQ(State(without_digest.id()), v1::HANDOFF_STATE_HANDED_OFF);
+}
+
+// The periodic re-verification of handed-off segments checks the digest too.
+TEST_F(HandoffVerifierTest, ReverificationFindsAFileChangedAfterItsHandoff) {
+  CreateDatasource(v1::HANDOFF_MODE_DEEP_STORAGE);
+  const v1::SegmentDescriptor s = PublishOne(0);
+  ASSERT_EQ(Verifier().VerifyOnce()->handed_off, 1);
+  ASSERT_TRUE(segment::testing::ChangeKeepingChecksum(dir_.path() + "/deep/wiki/seg0.sluice").ok());
+  UsedSegmentVerifierOptions options;
+  options.store = store_.get();
+  options.deep_storage = deep_.get();
+  options.clock = &clock_;
+  options.scratch_dir = dir_.path() + "/scratch";
+  UsedSegmentVerifier reverify(options);
+  auto pass = reverify.VerifyOnce();
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_EQ(pass->examined, 1);
+  EXPECT_EQ(pass->failed, 1);
+  EXPECT_EQ(State(s.id()), v1::HANDOFF_STATE_FAILED);
 }
 
 TEST_F(HandoffVerifierTest, LoaderModeWaitsForTheLoader) {

@@ -259,6 +259,15 @@ CREATE TABLE stream_partitions (
 ) STRICT;
 )sql";
 
+// The SHA-256 of each published segment file ("sha256:<64 hex>"), computed by
+// the supervisor over the bytes of the deep-storage copy it checked before
+// the commit, and checked at handoff and re-verification: CRC-32C finds
+// damage, not a deliberate change that keeps it. NULL: none recorded (rows
+// from before this version, or a supervisor without deep storage).
+constexpr char kSchemaV7[] = R"sql(
+ALTER TABLE segments ADD COLUMN sha256 TEXT;
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& SchemaMigrations() {
@@ -270,6 +279,7 @@ const std::vector<Migration>& SchemaMigrations() {
       {4, "idle state of a datasource (ioConfig.idleConfig)", kSchemaV4},
       {5, "autoscaled task count and scaling decisions (ioConfig.autoScalerConfig)", kSchemaV5},
       {6, "stream partition ids of topic-pattern datasources (ioConfig.topicPattern)", kSchemaV6},
+      {7, "SHA-256 of each published segment file", kSchemaV7},
   };
   return *migrations;
 }

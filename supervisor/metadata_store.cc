@@ -660,20 +660,27 @@ absl::StatusOr<bool> StoreTxn::SegmentExists(const std::string& id) {
   return q.Step();
 }
 
-absl::Status StoreTxn::InsertSegment(const v1::SegmentDescriptor& s, int64_t commit_id,
-                                     const std::string& task_id, int64_t now_ms) {
+absl::Status StoreTxn::InsertSegment(const v1::SegmentDescriptor& s, const std::string& sha256,
+                                     int64_t commit_id, const std::string& task_id,
+                                     int64_t now_ms) {
   SLUICE_ASSIGN_OR_RETURN(std::string provenance, ToJson(s.provenance()));
   SLUICE_ASSIGN_OR_RETURN(
-      auto q, db_->Prepare(
-                  "INSERT INTO segments (id, datasource, start_ms, end_ms, version, "
-                  "partition_num, num_rows, size_bytes, checksum, path, provenance_json, "
-                  "sequence_name, commit_id, used, created_at_ms, handoff_state, "
-                  "published_by_task) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)"));
+      auto q,
+      db_->Prepare("INSERT INTO segments (id, datasource, start_ms, end_ms, version, "
+                   "partition_num, num_rows, size_bytes, checksum, path, provenance_json, "
+                   "sequence_name, commit_id, used, created_at_ms, handoff_state, "
+                   "published_by_task, sha256) "
+                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?)"));
   q.Bind(1, s.id()).Bind(2, s.datasource()).Bind(3, s.interval().start_ms());
   q.Bind(4, s.interval().end_ms()).Bind(5, s.version()).Bind(6, s.partition_num());
   q.Bind(7, s.num_rows()).Bind(8, s.size_bytes()).Bind(9, s.checksum()).Bind(10, s.path());
   q.Bind(11, provenance).Bind(12, s.sequence_name()).Bind(13, commit_id).Bind(14, now_ms);
   q.Bind(15, static_cast<int64_t>(v1::HANDOFF_STATE_PENDING)).Bind(16, task_id);
+  if (sha256.empty()) {
+    q.BindNull(17);
+  } else {
+    q.Bind(17, sha256);
+  }
   return q.Run();
 }
 
@@ -779,7 +786,8 @@ absl::StatusOr<std::vector<HandoffCandidate>> ReadCandidates(SqlConnection* db, 
   SLUICE_ASSIGN_OR_RETURN(
       auto q, db->Prepare(absl::StrCat(
                   "SELECT id, datasource, path, size_bytes, checksum, handoff_state, "
-                  "verified_at_ms, loaded_at_ms, created_at_ms, num_rows FROM segments WHERE "
+                  "verified_at_ms, loaded_at_ms, created_at_ms, num_rows, sha256 FROM segments "
+                  "WHERE "
                   "used = 1 AND handoff_state ",
                   state_test, " ? ORDER BY ", order, " LIMIT ?")));
   q.Bind(1, static_cast<int64_t>(v1::HANDOFF_STATE_HANDED_OFF)).Bind(2, limit);
@@ -796,6 +804,7 @@ absl::StatusOr<std::vector<HandoffCandidate>> ReadCandidates(SqlConnection* db, 
     c.loaded_at_ms = q.Int64(7);
     c.created_at_ms = q.Int64(8);
     c.num_rows = q.Int64(9);
+    if (!q.IsNull(10)) c.sha256 = q.Text(10);
     out.push_back(std::move(c));
     return absl::OkStatus();
   }));

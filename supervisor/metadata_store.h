@@ -121,6 +121,9 @@ struct HandoffCandidate {
   int64_t size_bytes = 0;
   int64_t num_rows = 0;
   std::string checksum;
+  // "sha256:<64 hex>" of the file the publisher checked before the commit;
+  // empty when none was recorded (schema_version < 7, no deep storage).
+  std::string sha256;
   v1::HandoffState state = v1::HANDOFF_STATE_PENDING;
   int64_t verified_at_ms = 0;
   int64_t loaded_at_ms = 0;
@@ -245,8 +248,10 @@ class StoreTxn {
                                                   const std::vector<v1::PartitionRange>& stats,
                                                   int64_t now_ms);
   absl::StatusOr<bool> SegmentExists(const std::string& id);
-  absl::Status InsertSegment(const v1::SegmentDescriptor& segment, int64_t commit_id,
-                             const std::string& task_id, int64_t now_ms);
+  // `sha256`: the digest the supervisor computed of the file ("sha256:..."),
+  // empty to record none (NULL).
+  absl::Status InsertSegment(const v1::SegmentDescriptor& segment, const std::string& sha256,
+                             int64_t commit_id, const std::string& task_id, int64_t now_ms);
   // The subset of `ids` that are published and used.
   absl::StatusOr<std::vector<std::string>> UsedSegmentIds(const std::string& datasource,
                                                           const std::vector<std::string>& ids);

@@ -143,6 +143,71 @@ TEST_P(StoreTest, MigratesAnOlderSchemaKeepingItsRows) {
                   .ok());
 }
 
+// Version 7 adds segments.sha256: rows committed before it keep NULL (no
+// digest recorded, read as empty), rows committed after it carry theirs.
+TEST_P(StoreTest, SegmentDigestColumnIsAddedWithOldRowsLeftWithout) {
+  int64_t commit_id = 0;
+  {
+    auto store = Open(/*target_version=*/6);
+    ASSERT_TRUE(store.ok()) << store.status();
+    ASSERT_TRUE((*store)
+                    ->InTransaction([&](StoreTxn& txn) -> absl::Status {
+                      SLUICE_RETURN_IF_ERROR(
+                          txn.InsertSpec("wiki", Spec("edits"), false, 1000).status());
+                      SLUICE_ASSIGN_OR_RETURN(commit_id,
+                                              txn.InsertCommittedSequence(
+                                                  "wiki", "wiki_a_0", "t", {{0, 0}}, {{0, 5}},
+                                                  {}, 1000));
+                      return absl::OkStatus();
+                    })
+                    .ok());
+  }
+  {
+    auto db = Raw();
+    ASSERT_TRUE(db.ok()) << db.status();
+    ASSERT_TRUE((*db)
+                    ->Exec(absl::StrCat(
+                        "INSERT INTO segments (id, datasource, start_ms, end_ms, version, "
+                        "partition_num, num_rows, size_bytes, checksum, path, provenance_json, "
+                        "sequence_name, commit_id, used, created_at_ms, handoff_state, "
+                        "published_by_task) VALUES ('old', 'wiki', 0, 3600000, 'v', 0, 5, 100, "
+                        "'crc32c:00000000', 'file:///deep/old', '{}', 'wiki_a_0', ",
+                        commit_id, ", 1, 1000, 1, 't')"))
+                    .ok());
+  }
+  auto store = Open();
+  ASSERT_TRUE(store.ok()) << store.status();
+  EXPECT_EQ(*(*store)->SchemaVersion(), LatestSchemaVersion());
+  const std::string digest = "sha256:" + std::string(64, 'a');
+  std::vector<HandoffCandidate> candidates;
+  ASSERT_TRUE((*store)
+                  ->InTransaction([&](StoreTxn& txn) -> absl::Status {
+                    v1::SegmentDescriptor s;
+                    s.set_id("new");
+                    s.set_datasource("wiki");
+                    s.mutable_interval()->set_start_ms(3600000);
+                    s.mutable_interval()->set_end_ms(7200000);
+                    s.set_version("v");
+                    s.set_num_rows(5);
+                    s.set_size_bytes(100);
+                    s.set_checksum("crc32c:00000000");
+                    s.set_path("file:///deep/new");
+                    s.set_sequence_name("wiki_a_0");
+                    SLUICE_RETURN_IF_ERROR(txn.InsertSegment(s, digest, commit_id, "t", 2000));
+                    SLUICE_ASSIGN_OR_RETURN(candidates, txn.HandoffCandidates(10));
+                    return absl::OkStatus();
+                  })
+                  .ok());
+  ASSERT_EQ(candidates.size(), 2u);
+  EXPECT_EQ(candidates[0].id, "old");
+  EXPECT_EQ(candidates[0].sha256, "");
+  EXPECT_EQ(candidates[1].id, "new");
+  EXPECT_EQ(candidates[1].sha256, digest);
+  auto db = Raw();
+  ASSERT_TRUE(db.ok()) << db.status();
+  EXPECT_EQ(*(*db)->QueryText("SELECT id FROM segments WHERE sha256 IS NULL"), "old");
+}
+
 TEST_P(StoreTest, RefusesANewerSchemaAndLeavesItUntouched) {
   {
     auto store = Open();

@@ -84,7 +84,9 @@ absl::Status ValidatePublishRequest(const v1::PublishSegmentsRequest& request) {
   return absl::OkStatus();
 }
 
-absl::Status Publisher::CheckFiles(const v1::PublishSegmentsRequest& request) {
+absl::StatusOr<std::map<std::string, std::string>> Publisher::CheckFiles(
+    const v1::PublishSegmentsRequest& request) {
+  std::map<std::string, std::string> digests;
   const OffsetMap start = FromProto(request.start_offsets());
   const OffsetMap end = FromProto(request.end_offsets());
   for (const v1::SegmentDescriptor& segment : request.segments()) {
@@ -110,15 +112,20 @@ absl::Status Publisher::CheckFiles(const v1::PublishSegmentsRequest& request) {
     // bitmap decoded.
     SegmentExpectation expected = ExpectationOf(segment);
     expected.depth = CopyCheckDepth::kFull;
-    absl::Status copy = VerifySegmentCopy(options_.deep_storage, options_.scratch_dir, expected);
+    // The digest is the supervisor's own, of the bytes it has just checked:
+    // later checks compare the file with it, not with anything a task said.
+    std::string sha256;
+    absl::Status copy =
+        VerifySegmentCopy(options_.deep_storage, options_.scratch_dir, expected, &sha256);
     if (IsRetryable(copy)) return copy;  // transient (I/O, disk full): retried
     if (!copy.ok()) {
       return absl::FailedPreconditionError(absl::StrCat(
           "segment ", segment.id(), ": deep-storage copy refused before the commit: ",
           copy.message()));
     }
+    digests[segment.id()] = std::move(sha256);
   }
-  return absl::OkStatus();
+  return digests;
 }
 
 namespace {
@@ -160,7 +167,7 @@ absl::Status CheckRangeTopics(StoreTxn& txn, const std::string& ds,
 absl::StatusOr<v1::PublishSegmentsResponse> Publisher::Publish(
     const v1::PublishSegmentsRequest& request, const std::string& base_sequence_name) {
   SLUICE_RETURN_IF_ERROR(ValidatePublishRequest(request));
-  SLUICE_RETURN_IF_ERROR(CheckFiles(request));
+  SLUICE_ASSIGN_OR_RETURN(const auto digests, CheckFiles(request));
 
   const std::string& ds = request.datasource();
   const OffsetMap start = FromProto(request.start_offsets());
@@ -258,7 +265,10 @@ absl::StatusOr<v1::PublishSegmentsResponse> Publisher::Publish(
       }
       v1::SegmentDescriptor stored = segment;
       stored.set_sequence_name(request.sequence_name());
-      SLUICE_RETURN_IF_ERROR(txn.InsertSegment(stored, commit_id, request.task_id(), now_ms));
+      auto digest = digests.find(segment.id());
+      SLUICE_RETURN_IF_ERROR(txn.InsertSegment(
+          stored, digest == digests.end() ? std::string() : digest->second, commit_id,
+          request.task_id(), now_ms));
       response.add_inserted_segment_ids(segment.id());
     }
     SLUICE_RETURN_IF_ERROR(txn.SetCommittedOffsets(ds, *topic, end, now_ms));

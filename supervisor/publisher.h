@@ -6,6 +6,7 @@
 #define SLUICE_SUPERVISOR_PUBLISHER_H_
 
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -46,8 +47,9 @@ struct PublisherOptions {
   MetadataStore* store = nullptr;
   // Segment files are verified before the transaction (segment_copy_check.h:
   // under the datasource's prefix, size, structure, CRC, checksum, rows, id,
-  // interval, provenance); null skips the file check (not the provenance
-  // check against the sequence's offsets).
+  // interval, provenance), and the SHA-256 of the bytes checked is recorded
+  // with each segment; null skips the file check (not the provenance check
+  // against the sequence's offsets) and records no digest.
   DeepStorage* deep_storage = nullptr;
   Clock* clock = Clock::Real();
   // Where copies of remote segment files are downloaded to be verified.
@@ -89,7 +91,10 @@ class Publisher {
       const v1::GetPublishedSegmentsRequest& request);
 
  private:
-  absl::Status CheckFiles(const v1::PublishSegmentsRequest& request);
+  // Checks the request's files; on OK, the SHA-256 of each file checked, by
+  // segment id (none without deep storage), to record with the commit.
+  absl::StatusOr<std::map<std::string, std::string>> CheckFiles(
+      const v1::PublishSegmentsRequest& request);
   // The request's segments that differ from the committed segments of the
   // same id (inside the publish's transaction).
   absl::StatusOr<std::vector<ReplicaDivergence>> Diverging(

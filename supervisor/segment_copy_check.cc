@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/file_util.h"
+#include "common/s3/digest.h"
 #include "common/segment/segment_reader.h"
 #include "common/segment/segment_verify.h"
 #include "common/status_macros.h"
@@ -77,6 +78,10 @@ absl::Status CheckContents(const segment::SegmentReader& reader,
 
 }  // namespace
 
+std::string Sha256Digest(absl::string_view bytes) {
+  return absl::StrCat("sha256:", s3::HexOf(s3::Sha256Of(bytes)));
+}
+
 SegmentExpectation ExpectationOf(const HandoffCandidate& published, CopyCheckDepth depth) {
   SegmentExpectation e;
   e.id = published.id;
@@ -84,6 +89,7 @@ SegmentExpectation ExpectationOf(const HandoffCandidate& published, CopyCheckDep
   e.size_bytes = published.size_bytes;
   e.num_rows = published.num_rows;
   e.checksum = published.checksum;
+  e.sha256 = published.sha256;
   e.depth = depth;
   return e;
 }
@@ -110,7 +116,7 @@ SegmentExpectation ExpectationOf(const v1::SegmentDescriptor& descriptor) {
 }
 
 absl::Status VerifySegmentCopy(DeepStorage* storage, const std::string& scratch_dir,
-                               const SegmentExpectation& expected) {
+                               const SegmentExpectation& expected, std::string* sha256) {
   if (!expected.datasource.empty()) {
     absl::string_view key = expected.path;
     const std::string prefix = storage->UriForKey(expected.datasource + "/");
@@ -137,6 +143,16 @@ absl::Status VerifySegmentCopy(DeepStorage* storage, const std::string& scratch_
   const absl::Status status = [&]() -> absl::Status {
     SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<segment::SegmentReader> reader,
                             segment::SegmentReader::Open(local));
+    // Over the very bytes the reader checks (one mapping of the file).
+    std::string digest;
+    if (sha256 != nullptr || !expected.sha256.empty()) digest = Sha256Digest(reader->bytes());
+    if (!expected.sha256.empty() && digest != expected.sha256) {
+      return absl::DataLossError(absl::StrCat(
+          "segment ", expected.id, ": ", expected.path,
+          " changed after its commit: its SHA-256 is ", digest, ", the commit recorded ",
+          expected.sha256, " (its CRC-32C ", reader->checksum(),
+          expected.checksum == reader->checksum() ? " still matches" : " differs too", ")"));
+    }
     if (expected.depth == CopyCheckDepth::kFull) {
       segment::ExpectedSegment file;
       file.segment_id = expected.id;
@@ -146,7 +162,9 @@ absl::Status VerifySegmentCopy(DeepStorage* storage, const std::string& scratch_
       SLUICE_RETURN_IF_ERROR(
           segment::VerifyOpenSegment(*reader, local, file, segment::VerifyDepth::kFull));
     }
-    return CheckContents(*reader, expected);
+    SLUICE_RETURN_IF_ERROR(CheckContents(*reader, expected));
+    if (sha256 != nullptr) *sha256 = std::move(digest);
+    return absl::OkStatus();
   }();
   if (downloaded) RemoveAll(local).IgnoreError();
   if (absl::IsNotFound(status) || absl::IsInvalidArgument(status)) {

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "common/deep_storage.h"
 #include "sluice/v1/common.pb.h"
 #include "supervisor/metadata_store.h"
@@ -34,8 +35,15 @@ struct SegmentExpectation {
   std::string checksum;
   std::optional<v1::Interval> interval;
   std::optional<v1::Provenance> provenance;
+  // The SHA-256 recorded at the commit ("sha256:<64 hex>"); empty: none
+  // recorded, not compared. CRC-32C finds damage; this finds a change that
+  // kept the CRC (whoever can write deep storage can also forge a CRC).
+  std::string sha256;
   CopyCheckDepth depth = CopyCheckDepth::kChecksum;
 };
+
+// "sha256:<64 lowercase hex>" of `bytes`.
+std::string Sha256Digest(absl::string_view bytes);
 
 // The expectation a publish request's descriptor states, in full.
 SegmentExpectation ExpectationOf(const v1::SegmentDescriptor& descriptor);
@@ -45,12 +53,15 @@ SegmentExpectation ExpectationOf(const HandoffCandidate& published, CopyCheckDep
 // OK when the object at expected.path lies under the datasource's own key
 // prefix ("<datasource>/"), has the expected size, opens with the segment
 // reader (structure and whole-file CRC-32C), and carries the expected
-// checksum, row count, segment id, datasource, interval and provenance.
+// checksum, row count, segment id, datasource, interval and provenance, and
+// (when expected.sha256 is set) the recorded SHA-256 of the whole file.
 // NOT_FOUND when it is missing, INVALID_ARGUMENT when the path is outside the
 // datasource's prefix, DATA_LOSS when it is there but not what was claimed,
-// UNAVAILABLE for transient storage errors.
+// UNAVAILABLE for transient storage errors. When OK and `sha256` is not null,
+// *sha256 is the digest of the bytes that were checked (Sha256Digest).
 absl::Status VerifySegmentCopy(DeepStorage* storage, const std::string& scratch_dir,
-                               const SegmentExpectation& expected);
+                               const SegmentExpectation& expected,
+                               std::string* sha256 = nullptr);
 
 // A published segment's copy (handoff, used-segment re-verification): every
 // failure, a missing file included, is DATA_LOSS; UNAVAILABLE stays

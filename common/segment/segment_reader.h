@@ -97,6 +97,9 @@ class SegmentReader {
   uint64_t num_rows() const { return header_.num_rows; }
   size_t num_blocks() const { return num_blocks_; }
   uint64_t file_size() const { return data_.size(); }
+  // Every byte of the file as read (mapped or in memory), valid while the
+  // reader lives: for a digest of exactly what was checked.
+  absl::string_view bytes() const { return data_; }
   uint32_t crc() const { return crc_; }
   // "crc32c:1a2b3c4d".
   std::string checksum() const;

@@ -47,6 +47,36 @@ absl::StatusOr<std::string> DamageBlocksKeepingChecksum(const std::string& path)
       absl::StrCat("no single-byte change of ", path, " opens but fails the decode"));
 }
 
+absl::StatusOr<size_t> ChangeKeepingChecksum(const std::string& path) {
+  absl::StatusOr<std::string> intact = ReadFileToString(path);
+  if (!intact.ok()) return intact.status();
+  if (intact->size() < kTrailerSize) return absl::NotFoundError(path + " is too short");
+  // x^32 + 0x1EDC6F41 in the CRC's reflected bit order, as bytes: a multiple
+  // of the polynomial XORed into a message leaves its CRC as it was.
+  static constexpr unsigned char kPolynomial[] = {0xf1, 0x76, 0xec, 0x05, 0x01};
+  const size_t covered = intact->size() - 12;  // the CRC and the magic are not
+  // After the header: the segment's id, datasource, interval and provenance
+  // stay what they were.
+  const size_t body = kPreambleSize + DecodeFixed32(intact->data() + 12);
+  for (const bool must_decode : {true, false}) {
+    for (size_t i = body; i + sizeof(kPolynomial) <= covered; ++i) {
+      std::string changed = *intact;
+      for (size_t k = 0; k < sizeof(kPolynomial); ++k) {
+        changed[i + k] = static_cast<char>(changed[i + k] ^ kPolynomial[k]);
+      }
+      absl::StatusOr<std::unique_ptr<SegmentReader>> reader =
+          SegmentReader::FromBytes(changed, SegmentReader::Options());
+      if (!reader.ok() || (*reader)->header().kind != FileKind::kSegment) continue;
+      if (must_decode && !(*reader)->Verify().ok()) continue;
+      reader->reset();
+      if (absl::Status s = sluice::WriteFileAtomically(path, changed); !s.ok()) return s;
+      return i;
+    }
+  }
+  return absl::NotFoundError(
+      absl::StrCat("no change of ", path, " keeps its checksum and still opens"));
+}
+
 }  // namespace testing
 }  // namespace segment
 }  // namespace sluice

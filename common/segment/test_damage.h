@@ -23,6 +23,15 @@ void ResealChecksum(std::string* bytes);
 // NOT_FOUND if no single-byte change does that.
 absl::StatusOr<std::string> DamageBlocksKeepingChecksum(const std::string& path);
 
+// Changes five bytes of the segment file at `path` so that its CRC-32C stays
+// the same (they are XORed with the Castagnoli polynomial, which a CRC cannot
+// see) and it still opens with the same header: the deliberate change of a
+// committed file that only a cryptographic digest finds. Prefers a change
+// that also passes SegmentReader::Verify (different values, still decoding).
+// Rewrites the file and returns the offset changed; NOT_FOUND if no offset
+// does that.
+absl::StatusOr<size_t> ChangeKeepingChecksum(const std::string& path);
+
 }  // namespace testing
 }  // namespace segment
 }  // namespace sluice
