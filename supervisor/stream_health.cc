@@ -44,4 +44,64 @@ StreamVerdict CheckStoredOffsets(const OffsetMap& stored,
   return {};
 }
 
+OutOfRangeJudgement JudgeOutOfRangeReport(const std::string& task_id, const OffsetMap& wanted,
+                                          const OffsetMap& committed,
+                                          const std::map<int32_t, PartitionWatermarks>& marks) {
+  OutOfRangeJudgement out;
+  for (const auto& [p, n] : wanted) {
+    const std::string reported =
+        absl::StrCat("task ", task_id, " reported offset ", n, " of partition ", p, " out of range");
+    auto mark = marks.find(p);
+    if (mark == marks.end()) {
+      out.findings.push_back(
+          absl::StrCat(reported, ", but Kafka gave no watermarks for it: not reset"));
+      continue;
+    }
+    const int64_t earliest = mark->second.earliest;
+    const int64_t latest = mark->second.latest;
+    auto stored = committed.find(p);
+    const bool has_committed = stored != committed.end();
+    const int64_t c = has_committed ? stored->second : n;
+    const std::string holds = absl::StrCat("Kafka holds [", earliest, ", ", latest, "]");
+    const std::string committed_text =
+        has_committed ? absl::StrCat(" (committed ", c, ")") : std::string();
+    if (n >= earliest && n <= latest) {
+      out.task_suspect = true;
+      out.findings.push_back(
+          absl::StrCat(reported, ", but ", holds, committed_text, ": not reset"));
+    } else if (c >= earliest && c <= latest) {
+      if (n < earliest) {
+        out.task_suspect = true;
+        out.findings.push_back(absl::StrCat(reported, ": it is before the committed offset ", c,
+                                            ", which ", holds, ": not reset"));
+      } else {
+        out.findings.push_back(absl::StrCat(reported, ": past the latest offset (", holds,
+                                            committed_text,
+                                            "), the records may not exist yet: not reset"));
+      }
+    } else if (c < earliest) {
+      if (n < earliest) {
+        out.reset[p] = earliest;
+        out.lost[p] = earliest - c;
+        out.findings.push_back(absl::StrCat(
+            reported, "; ", holds, committed_text, ": retention deleted offsets [", c, ", ",
+            earliest, ") before they were ingested, ", earliest - c,
+            " records lost; reset to ", earliest));
+      } else {
+        out.findings.push_back(absl::StrCat(reported, ": past the latest offset (", holds,
+                                            committed_text,
+                                            "), the records may not exist yet: not reset"));
+      }
+    } else {
+      // c > latest: Kafka holds nothing from the committed offset on.
+      if (n < earliest) out.task_suspect = true;
+      out.findings.push_back(absl::StrCat(
+          reported, "; ", holds, " and the committed offset ", c,
+          " is past it (topic recreated or truncated?): no committed record was lost; not reset "
+          "automatically (that would move the offset back): reset the offsets to read on"));
+    }
+  }
+  return out;
+}
+
 }  // namespace sluice::supervisor

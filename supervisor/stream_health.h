@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "common/offsets.h"
@@ -43,6 +44,37 @@ bool IsUnreachable(const absl::Status& status);
 StreamVerdict CheckStoredOffsets(const OffsetMap& stored,
                                  const std::map<int32_t, PartitionWatermarks>& marks,
                                  const std::set<int32_t>& idle, bool reset_automatically);
+
+// A task's OffsetOutOfRange report (partition -> the offset it wanted)
+// judged against Kafka's own watermarks and the committed offsets, never
+// against the task's word (issue "Hostile peers and producers", point 6).
+// Per reported partition p, wanted N, committed c (N when none), Kafka
+// holding [earliest, latest]:
+//  - earliest <= N <= latest: Kafka holds N, the report is false: not reset,
+//    the task is suspect.
+//  - c within [earliest, latest]: Kafka holds the committed offset: not
+//    reset (an N before it: the task reads where no group should, suspect;
+//    an N past latest: the records may not exist yet).
+//  - c and N below earliest: retention deleted [c, earliest) before it was
+//    ingested: reset to earliest (always forward), earliest - c records lost.
+//  - c past latest: Kafka holds nothing from c on (topic recreated or
+//    truncated): no record was lost; never reset automatically (it would
+//    move the offset back).
+// Partitions missing from `marks` are not reset.
+struct OutOfRangeJudgement {
+  // Partition -> its new committed offset (Kafka's earliest, > committed).
+  OffsetMap reset;
+  // Records lost per reset partition (deleted before they were ingested).
+  OffsetMap lost;
+  // The report contradicts Kafka or the committed offsets.
+  bool task_suspect = false;
+  // One sentence per reported partition, naming task, offsets and verdict.
+  std::vector<std::string> findings;
+};
+
+OutOfRangeJudgement JudgeOutOfRangeReport(const std::string& task_id, const OffsetMap& wanted,
+                                          const OffsetMap& committed,
+                                          const std::map<int32_t, PartitionWatermarks>& marks);
 
 }  // namespace sluice::supervisor
 

@@ -40,5 +40,34 @@ TEST(StreamHealth, AboveTheLatestIsPastTheEndWhateverReadsIt) {
             StreamProblem::kStoredOffsetsPastEnd);
 }
 
+TEST(StreamHealth, AnOutOfRangeReportIsJudgedByKafkaAndTheCommittedOffset) {
+  const std::map<int32_t, PartitionWatermarks> marks = {{0, {50, 100}}};
+  // Kafka holds the offset: false, never reset.
+  OutOfRangeJudgement j = JudgeOutOfRangeReport("t", {{0, 70}}, {{0, 60}}, marks);
+  EXPECT_TRUE(j.reset.empty());
+  EXPECT_TRUE(j.task_suspect);
+  // Before a committed offset Kafka holds: not reset (was: back to 50).
+  j = JudgeOutOfRangeReport("t", {{0, 10}}, {{0, 60}}, marks);
+  EXPECT_TRUE(j.reset.empty());
+  EXPECT_TRUE(j.task_suspect);
+  // Past the latest with the committed offset held: waits.
+  j = JudgeOutOfRangeReport("t", {{0, 120}}, {{0, 60}}, marks);
+  EXPECT_TRUE(j.reset.empty());
+  EXPECT_FALSE(j.task_suspect);
+  // Committed and wanted below earliest: forward, the gap is lost.
+  j = JudgeOutOfRangeReport("t", {{0, 30}}, {{0, 20}}, marks);
+  EXPECT_EQ(j.reset, (OffsetMap{{0, 50}}));
+  EXPECT_EQ(j.lost, (OffsetMap{{0, 30}}));
+  EXPECT_FALSE(j.task_suspect);
+  // Committed past the latest: nothing lost, never reset back.
+  j = JudgeOutOfRangeReport("t", {{0, 150}}, {{0, 150}}, marks);
+  EXPECT_TRUE(j.reset.empty());
+  ASSERT_EQ(j.findings.size(), 1u);
+  EXPECT_NE(j.findings[0].find("no committed record was lost"), std::string::npos);
+  // Unknown partition: not reset.
+  j = JudgeOutOfRangeReport("t", {{3, 0}}, {}, marks);
+  EXPECT_TRUE(j.reset.empty());
+}
+
 }  // namespace
 }  // namespace sluice::supervisor

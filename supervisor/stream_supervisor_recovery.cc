@@ -10,6 +10,7 @@
 #include "common/status_macros.h"
 #include "common/stream_partitions.h"
 #include "supervisor/naming.h"
+#include "supervisor/stream_health.h"
 #include "supervisor/stream_supervisor.h"
 
 namespace sluice::supervisor {
@@ -336,28 +337,48 @@ v1::ReportOffsetOutOfRangeResponse StreamSupervisor::HandleOffsetOutOfRange(
                  << FormatOffsets(reported) << "; Kafka says " << FormatOffsets(earliest)
                  << " (Kafka's are used)";
   }
-  OffsetMap reset;
-  for (const auto& [p, offset] : wanted) {
-    auto it = earliest.find(p);
-    if (it != earliest.end() && it->second > offset) reset[p] = it->second;
-  }
-  if (reset.empty()) {
-    response.set_message(absl::StrCat("offsets ", FormatOffsets(wanted),
-                                      " are not before the earliest available ",
-                                      FormatOffsets(Restrict(earliest, wanted)),
-                                      "; not resetting (the records may not exist yet)"));
+  // Judged against the committed offsets, not the task's position: a report
+  // for an offset Kafka still holds must never move the stored offset back.
+  OffsetMap committed;
+  absl::Status read = options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
+    SLUICE_ASSIGN_OR_RETURN(committed, txn.CommittedOffsets(datasource_));
+    return absl::OkStatus();
+  });
+  if (!read.ok()) {
+    response.set_message(
+        absl::StrCat("cannot read the committed offsets: ", read.ToString(), "; not resetting"));
+    RecordError(Annotate(read, "offset out of range"));
     return response;
   }
-  LOG(ERROR) << Prefix() << "ALERT: task " << request.task_id() << " needs offsets "
-             << FormatOffsets(Restrict(wanted, reset))
-             << " that Kafka no longer has; resetting to the earliest available "
-             << FormatOffsets(reset) << " (resetOffsetAutomatically): the records in between "
-             << "are lost";
-  HandleResetOffsets(reset, absl::StrCat("OffsetOutOfRange reported by task ", request.task_id(),
-                                         " (resetOffsetAutomatically)"));
+  const OutOfRangeJudgement judged =
+      JudgeOutOfRangeReport(request.task_id(), wanted, committed, *marks);
+  std::string message = absl::StrJoin(judged.findings, "; ");
+  if (judged.task_suspect) {
+    absl::StrAppend(&message, "; the task is replaced");
+    RecordError(absl::FailedPreconditionError(message));
+    for (auto& [id, group] : active_) {
+      auto task = group.tasks.find(request.task_id());
+      if (task == group.tasks.end() || !IsLive(task->second)) continue;
+      actions_->KillTask(task->second,
+                         "its OffsetOutOfRange report contradicts Kafka's watermarks");
+    }
+  }
+  if (judged.reset.empty()) {
+    if (!judged.task_suspect) LOG(WARNING) << Prefix() << message;
+    response.set_message(message);
+    return response;
+  }
+  int64_t lost = 0;
+  for (const auto& [p, n] : judged.lost) lost += n;
+  const std::string alert = absl::StrCat(
+      "ALERT: ", lost, " records lost (deleted by retention before they were ingested): ",
+      message, " (resetOffsetAutomatically)");
+  LOG(ERROR) << Prefix() << alert;
+  health_.NoteError(options_.clock->NowMs(), absl::DataLossError(alert));
+  HandleResetOffsets(judged.reset, absl::StrCat("OffsetOutOfRange reported by task ",
+                                                request.task_id(), " (resetOffsetAutomatically)"));
   response.set_reset(true);
-  response.set_message(absl::StrCat("reset partitions ", FormatOffsets(reset),
-                                    " to the earliest available offsets; the task is replaced"));
+  response.set_message(absl::StrCat(message, "; the task is replaced"));
   return response;
 }
 

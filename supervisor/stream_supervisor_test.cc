@@ -1057,5 +1057,95 @@ TEST_F(StreamSupervisorTest, WithoutIdleConfigAStillStreamKeepsItsGroups) {
   EXPECT_EQ(Status().active_groups_size(), 1);
 }
 
+// Hostile peers, point 6: an OffsetOutOfRange report is checked against
+// Kafka's watermarks and the committed offset. One for an offset Kafka still
+// holds never moves the committed offset (back), and says so; the reporting
+// task is replaced. A true one (retention deleted committed-to-be records)
+// resets forward and counts the loss; a committed offset past the latest
+// (topic recreated) is never reset automatically and loses nothing.
+TEST_F(StreamSupervisorTest, AnOutOfRangeReportIsCheckedAgainstKafkaBeforeAnyReset) {
+  AddWorker("w1");
+  v1::SupervisorSpec spec = Spec();
+  spec.mutable_tuning_config()->set_reset_offset_automatically(true);
+  Submit(spec);
+  Run();
+  v1::ResetOffsetsRequest to60;
+  to60.set_datasource("wiki");
+  (*to60.mutable_offsets())[0] = 60;
+  ASSERT_TRUE(manager_->ResetOffsets(to60).ok());
+  Run();
+  ASSERT_EQ(Committed(), (OffsetMap{{0, 60}, {1, 0}}));
+  stream_.SetWatermarks(0, 50, 100);
+  auto report = [&](const std::string& task, int64_t offset) {
+    v1::ReportOffsetOutOfRangeRequest request;
+    request.set_datasource("wiki");
+    request.set_task_id(task);
+    (*request.mutable_offsets())[0] = offset;
+    (*request.mutable_earliest_offsets())[0] = 90;
+    return manager_->OffsetOutOfRange(request);
+  };
+  // The group's live task, after runs that replace a killed one.
+  auto live_task = [&]() -> std::string {
+    for (int i = 0; i < 3; ++i) {
+      Run();
+      for (const std::string& t : GroupTasks(0)) {
+        FakeTaskWorker* w = WorkerOf(t);
+        if (w != nullptr && w->Task(t)->state == v1::TASK_STATE_READING) return t;
+      }
+    }
+    ADD_FAILURE() << "no live task";
+    return "none";
+  };
+  auto has_error = [&](const std::string& text) {
+    const v1::SupervisorStatus status = Status();
+    for (const v1::ErrorEvent& e : status.recent_errors()) {
+      if (absl::StrContains(e.message(), text)) return true;
+    }
+    return false;
+  };
+
+  // False: Kafka holds [50, 100], committed 60. Before the check, the
+  // offset went back to 50 (10 records ingested twice, "lost" in the log).
+  std::string task = live_task();
+  auto answer = report(task, 10);
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  EXPECT_FALSE(answer->reset()) << answer->message();
+  const std::string said = absl::StrCat("task ", task,
+                                        " reported offset 10 of partition 0 out of range");
+  EXPECT_TRUE(absl::StrContains(answer->message(), said)) << answer->message();
+  EXPECT_TRUE(absl::StrContains(answer->message(), "Kafka holds [50, 100]")) << answer->message();
+  EXPECT_TRUE(absl::StrContains(answer->message(), "not reset")) << answer->message();
+  EXPECT_EQ(Committed(), (OffsetMap{{0, 60}, {1, 0}}));
+  EXPECT_TRUE(has_error(said)) << Status().DebugString();
+  ASSERT_NE(WorkerOf(task), nullptr);
+  EXPECT_EQ(WorkerOf(task)->Task(task)->state, v1::TASK_STATE_FAILED);
+  // Its own offset, held by Kafka: false too.
+  task = live_task();
+  answer = report(task, 60);
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  EXPECT_FALSE(answer->reset());
+  EXPECT_EQ(Committed(), (OffsetMap{{0, 60}, {1, 0}}));
+
+  // True: retention deleted up to 80; forward, 20 records lost.
+  task = live_task();
+  stream_.SetWatermarks(0, 80, 100);
+  answer = report(task, 60);
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  EXPECT_TRUE(answer->reset()) << answer->message();
+  EXPECT_EQ(Committed(), (OffsetMap{{0, 80}, {1, 0}}));
+  EXPECT_TRUE(absl::StrContains(answer->message(), "20 records lost")) << answer->message();
+  EXPECT_TRUE(has_error("ALERT: 20 records lost")) << Status().DebugString();
+
+  // Committed past the latest (topic recreated): nothing lost, never back.
+  task = live_task();
+  stream_.SetWatermarks(0, 0, 30);
+  answer = report(task, 80);
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  EXPECT_FALSE(answer->reset()) << answer->message();
+  EXPECT_TRUE(absl::StrContains(answer->message(), "no committed record was lost"))
+      << answer->message();
+  EXPECT_EQ(Committed(), (OffsetMap{{0, 80}, {1, 0}}));
+}
+
 }  // namespace
 }  // namespace sluice::supervisor

@@ -136,4 +136,16 @@ absl::StatusOr<RangeCount> KafkaRecordCounter::Read(const std::string& topic, in
   return range;
 }
 
+absl::StatusOr<int64_t> KafkaRecordCounter::EarliestOffset(const std::string& topic,
+                                                           int32_t partition) {
+  int64_t low = 0;
+  int64_t high = 0;
+  SLUICE_RETURN_IF_ERROR(kafka::KafkaErrorToStatus(
+      rd_kafka_query_watermark_offsets(rk_.get(), topic.c_str(), partition, &low, &high,
+                                       static_cast<int>(absl::ToInt64Milliseconds(
+                                           options_.idle_timeout))),
+      absl::StrCat("watermarks of ", topic, "[", partition, "]")));
+  return low;
+}
+
 }  // namespace sluice::audit

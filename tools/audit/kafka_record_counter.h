@@ -66,6 +66,9 @@ class KafkaRecordCounter : public RecordCounter {
   absl::StatusOr<RangeCount> CountRange(const std::string& topic, int32_t partition,
                                         int64_t start, int64_t end) override;
 
+  // The partition's low watermark, asked of its leader (within idle_timeout).
+  absl::StatusOr<int64_t> EarliestOffset(const std::string& topic, int32_t partition) override;
+
   // Records read so far (over every call).
   int64_t records_read() const { return records_read_; }
 

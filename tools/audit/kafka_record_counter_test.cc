@@ -53,6 +53,10 @@ TEST_F(KafkaRecordCounterTest, CountsRangesByReadingThem) {
   EXPECT_EQ(*counter->CountRecords("edits", 1, 4, 10), 6);
   EXPECT_EQ(*counter->CountRecords("edits", 0, 24990, 25000), 10);
   EXPECT_EQ(counter->records_read(), 25000 + 19900 + 10000 + 4 + 15000 + 6 + 10);
+  // Nothing deleted: every committed range from 0 on can be read again.
+  absl::StatusOr<int64_t> earliest = counter->EarliestOffset("edits", 0);
+  ASSERT_TRUE(earliest.ok()) << earliest.status();
+  EXPECT_EQ(*earliest, 0);
 }
 
 TEST_F(KafkaRecordCounterTest, ARangePastThePartitionsEndIsDataLossNotAShortCount) {
