@@ -38,26 +38,24 @@ void KafkaBatch::Clear() {
   stream_partitions_.clear();
 }
 
-int64_t KafkaBatch::Timestamp(size_t i) const {
+int64_t MessageTimestamp(const rd_kafka_message_t& m) {
   rd_kafka_timestamp_type_t type;
-  const int64_t timestamp = rd_kafka_message_timestamp(messages_[i], &type);
+  const int64_t timestamp = rd_kafka_message_timestamp(&m, &type);
   return type == RD_KAFKA_TIMESTAMP_NOT_AVAILABLE ? -1 : timestamp;
 }
 
-void KafkaBatch::ReadEnvelope(size_t i, KafkaEnvelope* out) const {
-  const rd_kafka_message_t* m = messages_[i];
-  out->has_key = m->key != nullptr;
-  out->key = m->key == nullptr
-                 ? absl::string_view()
-                 : absl::string_view(static_cast<const char*>(m->key), m->key_len);
-  out->timestamp_ms = Timestamp(i);
-  out->topic = m->rkt != nullptr ? absl::string_view(rd_kafka_topic_name(m->rkt))
-                                 : absl::string_view();
-  out->partition = m->partition;
+void ReadMessageEnvelope(const rd_kafka_message_t& m, KafkaEnvelope* out) {
+  out->has_key = m.key != nullptr;
+  out->key = m.key == nullptr ? absl::string_view()
+                              : absl::string_view(static_cast<const char*>(m.key), m.key_len);
+  out->timestamp_ms = MessageTimestamp(m);
+  out->topic =
+      m.rkt != nullptr ? absl::string_view(rd_kafka_topic_name(m.rkt)) : absl::string_view();
+  out->partition = m.partition;
   out->headers.clear();
   rd_kafka_headers_t* headers = nullptr;
   // NOENT: the record has no headers.
-  if (rd_kafka_message_headers(m, &headers) != RD_KAFKA_RESP_ERR_NO_ERROR) return;
+  if (rd_kafka_message_headers(&m, &headers) != RD_KAFKA_RESP_ERR_NO_ERROR) return;
   const char* name = nullptr;
   const void* value = nullptr;
   size_t size = 0;
@@ -70,6 +68,12 @@ void KafkaBatch::ReadEnvelope(size_t i, KafkaEnvelope* out) const {
     if (value != nullptr) header.value = absl::string_view(static_cast<const char*>(value), size);
     out->headers.push_back(header);
   }
+}
+
+int64_t KafkaBatch::Timestamp(size_t i) const { return MessageTimestamp(*messages_[i]); }
+
+void KafkaBatch::ReadEnvelope(size_t i, KafkaEnvelope* out) const {
+  ReadMessageEnvelope(*messages_[i], out);
 }
 
 absl::StatusOr<kafka::KafkaProperties> KafkaConsumer::Properties(

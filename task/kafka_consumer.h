@@ -94,6 +94,16 @@ struct KafkaEnvelope {
   std::vector<KafkaHeader> headers;
 };
 
+// A librdkafka message's Kafka timestamp (epoch millis; -1 when it has none).
+int64_t MessageTimestamp(const rd_kafka_message_t& m);
+
+// The envelope of one librdkafka message into *out (its header vector's
+// capacity is reused): what KafkaBatch::ReadEnvelope gives the read loop, for
+// readers of messages outside a batch (the exactly-once audit re-parses each
+// record as the task did). Views into `m`, valid as long as it is. Costs a
+// header parse in librdkafka.
+void ReadMessageEnvelope(const rd_kafka_message_t& m, KafkaEnvelope* out);
+
 // Records of one Poll. Owns the librdkafka messages; values are valid until
 // the batch is cleared or destroyed.
 class KafkaBatch {
