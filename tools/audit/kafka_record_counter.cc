@@ -75,6 +75,7 @@ absl::StatusOr<RangeCount> KafkaRecordCounter::Read(const std::string& topic, in
   int64_t next = start;  // Every offset below it has been seen.
   absl::Time last_progress = absl::Now();
   std::vector<rd_kafka_message_t*> batch(static_cast<size_t>(options_.batch_size));
+  task::KafkaEnvelope envelope;  // Reused per record (its header vector).
   while (status.ok() && next < end) {
     // Asking for no more than the range still needs returns as soon as they
     // are there (a batch call otherwise waits for a full batch).
@@ -115,10 +116,13 @@ absl::StatusOr<RangeCount> KafkaRecordCounter::Read(const std::string& topic, in
         continue;
       }
       ++count;
-      if (options_.parses &&
-          !options_.parses(absl::string_view(static_cast<const char*>(message->payload),
-                                             message->payload == nullptr ? 0 : message->len))) {
-        ++range.unparseable;
+      if (options_.parses) {
+        const task::KafkaRecord record{
+            message->partition, message->offset,
+            absl::string_view(static_cast<const char*>(message->payload),
+                              message->payload == nullptr ? 0 : message->len)};
+        if (options_.read_envelope) task::ReadMessageEnvelope(*message, &envelope);
+        if (!options_.parses(record, envelope)) ++range.unparseable;
       }
       next = message->offset + 1;
     }

@@ -28,6 +28,7 @@
 #include "common/kafka/config.h"
 #include "common/kafka/consumer_settings.h"
 #include "common/kafka/handles.h"
+#include "task/kafka_consumer.h"
 #include "tools/audit/exactly_once_audit.h"
 
 namespace sluice::audit {
@@ -42,9 +43,17 @@ struct KafkaRecordCounterOptions {
   absl::Duration idle_timeout = absl::Seconds(30);
   // Records taken per rd_kafka_consume_batch_queue call.
   int batch_size = 10000;
-  // When set, CountRange re-parses every record value with it (true: it
-  // parses) and reports how many do not.
-  std::function<bool(absl::string_view value)> parses;
+  // When set, CountRange re-parses every record with it (true: it is not
+  // unparseable, whether it became a row or was thrown away) and reports how
+  // many do not. It gets the record (value, offset; partition: the Kafka
+  // one) and, with read_envelope, its envelope as the task's read loop reads
+  // it (task::ReadMessageEnvelope: key, Kafka timestamp, headers, topic,
+  // partition), for the kafka input format and the header filter; without,
+  // an empty envelope.
+  std::function<bool(const task::KafkaRecord& record, const task::KafkaEnvelope& envelope)>
+      parses;
+  // Costs a header parse per record: only when the spec needs the envelope.
+  bool read_envelope = false;
 };
 
 class KafkaRecordCounter : public RecordCounter {

@@ -3,6 +3,9 @@
 #include <google/protobuf/util/message_differencer.h>
 #include <grpcpp/grpcpp.h>
 
+#include <memory>
+#include <optional>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -14,6 +17,9 @@
 #include "common/segment/row_transform.h"
 #include "common/segment/schema_proto.h"
 #include "common/status_macros.h"
+#include "task/header_filter.h"
+#include "task/kafka_consumer.h"
+#include "task/record_envelope_builder.h"
 #include "tools/audit/kafka_record_counter.h"
 #include "tools/audit/segment_file_verifier.h"
 
@@ -23,6 +29,73 @@ namespace {
 // More than any datasource lists in one call; a full page means "maybe more".
 constexpr int32_t kSegmentLimit = 1000000;
 constexpr int kSnapshotAttempts = 20;
+
+// Parses a record as the task's read loop does (ReadLoop::ProcessRecord in
+// task/read_loop.cc): with the spec's kafka input format, the value with the
+// record's envelope (key, headers, Kafka timestamp, topic... as columns, so
+// that a row time taken from kafka.timestamp is found); with a header
+// filter, the headers first: a record it skips is thrown away (not
+// unparseable), a header that does not decode is unparseable (BAD_HEADER).
+// One per counter (one thread): it reuses its buffers.
+class RecordReparser {
+ public:
+  // nullptr when the spec's parser, input format or header filter does not
+  // compile (the records are then not re-parsed).
+  static std::unique_ptr<RecordReparser> Create(const v1::SupervisorSpec& spec) {
+    absl::StatusOr<segment::Schema> schema = segment::SchemaFromProto(spec.data_schema());
+    if (!schema.ok()) return nullptr;
+    // The transformSpec too: what it derives decides whether a record parses.
+    absl::StatusOr<segment::RowTransform> transform = segment::RowTransform::Create(
+        spec.data_schema().transform_spec(), "dataSchema.transformSpec", schema->timestamp_column);
+    if (!transform.ok()) return nullptr;
+    absl::StatusOr<std::unique_ptr<segment::RowParser>> parser =
+        segment::RowParser::Create(*schema, *transform);
+    if (!parser.ok()) return nullptr;
+    std::unique_ptr<RecordReparser> reparser(new RecordReparser(*std::move(parser)));
+    const v1::IoConfig& io = spec.io_config();
+    // As the task worker: its TaskSpec carries the ioConfig's input format
+    // and header filter (supervisor/task_actions.cc), read_loop.cc uses them.
+    if (io.input_format().type() == "kafka") {
+      absl::StatusOr<task::RecordEnvelopeBuilder> builder =
+          task::RecordEnvelopeBuilder::Create(io.input_format());
+      if (!builder.ok()) return nullptr;
+      reparser->envelope_builder_.emplace(*std::move(builder));
+    }
+    if (io.has_header_based_filter_config()) {
+      absl::StatusOr<task::HeaderFilter> filter =
+          task::HeaderFilter::Create(io.header_based_filter_config());
+      if (!filter.ok()) return nullptr;
+      reparser->header_filter_.emplace(*std::move(filter));
+    }
+    return reparser;
+  }
+
+  // Whether Parses needs the record's envelope.
+  bool needs_envelope() const { return envelope_builder_ || header_filter_; }
+
+  // False: the task counted the record as unparseable.
+  bool Parses(const task::KafkaRecord& record, const task::KafkaEnvelope& meta) {
+    if (!needs_envelope()) return parser_->Parse(record.value, &row_).ok();
+    if (header_filter_) {
+      const task::HeaderFilter::Outcome outcome = header_filter_->Evaluate(meta, &error_);
+      if (outcome == task::HeaderFilter::Outcome::kSkip) return true;  // thrown away
+      if (outcome == task::HeaderFilter::Outcome::kBadHeader) return false;
+    }
+    if (!envelope_builder_) return parser_->Parse(record.value, &row_).ok();
+    const segment::RecordEnvelope* envelope = envelope_builder_->Build(record, meta, &error_);
+    return envelope != nullptr && parser_->Parse(record.value, *envelope, &row_).ok();
+  }
+
+ private:
+  explicit RecordReparser(std::unique_ptr<segment::RowParser> parser)
+      : parser_(std::move(parser)) {}
+
+  std::unique_ptr<segment::RowParser> parser_;
+  std::optional<task::RecordEnvelopeBuilder> envelope_builder_;
+  std::optional<task::HeaderFilter> header_filter_;
+  segment::InputRow row_;
+  std::string error_;
+};
 
 template <typename Request, typename Response>
 absl::Status Call(grpc::Status (v1::SupervisorService::StubInterface::*method)(grpc::ClientContext*,
@@ -97,25 +170,14 @@ absl::StatusOr<LiveAuditResult> RunLiveAudit(v1::SupervisorService::StubInterfac
                                      options.rpc_timeout, "GetSupervisor", ref, &spec);
   // Every record of the committed ranges is parsed again with the spec's own
   // parser (the task's rules), so a publish's unparseable claim is checked.
-  std::shared_ptr<segment::RowParser> parser;
+  std::shared_ptr<RecordReparser> reparser;
   if (got_spec.ok()) {
     for (const auto& [name, value] : spec.spec().io_config().consumer_properties()) {
       // A redacted secret cannot be used; the counter connects without it.
       if (value == kafka::kRedacted) continue;
       properties[name] = value;
     }
-    absl::StatusOr<segment::Schema> schema = segment::SchemaFromProto(spec.spec().data_schema());
-    // The transformSpec too: what it derives decides whether a record parses.
-    absl::StatusOr<segment::RowTransform> transform =
-        schema.ok() ? segment::RowTransform::Create(spec.spec().data_schema().transform_spec(),
-                                                    "dataSchema.transformSpec",
-                                                    schema->timestamp_column)
-                    : absl::StatusOr<segment::RowTransform>(schema.status());
-    if (schema.ok() && transform.ok()) {
-      absl::StatusOr<std::unique_ptr<segment::RowParser>> made =
-          segment::RowParser::Create(*schema, *transform);
-      if (made.ok()) parser = std::move(*made);
-    }
+    reparser = RecordReparser::Create(spec.spec());
   } else if (!absl::IsNotFound(got_spec) || options.bootstrap_servers.empty()) {
     // A terminated datasource has no spec: then the address must be given.
     return got_spec;
@@ -137,12 +199,14 @@ absl::StatusOr<LiveAuditResult> RunLiveAudit(v1::SupervisorService::StubInterfac
                               {.properties = properties,
                                .cluster = options.kafka_cluster,
                                .idle_timeout = options.kafka_idle_timeout,
-                               .parses = parser == nullptr
-                                             ? std::function<bool(absl::string_view)>()
-                                             : [parser, row = std::make_shared<segment::InputRow>()](
-                                                   absl::string_view value) {
-                                                 return parser->Parse(value, row.get()).ok();
-                                               }}));
+                               .parses = reparser == nullptr
+                                             ? KafkaRecordCounterOptions().parses
+                                             : [reparser](const task::KafkaRecord& record,
+                                                          const task::KafkaEnvelope& envelope) {
+                                                 return reparser->Parses(record, envelope);
+                                               },
+                               .read_envelope = reparser != nullptr &&
+                                                reparser->needs_envelope()}));
   SegmentFileVerifier verifier(options.segment_files);
   const std::vector<v1::SegmentDescriptor> used(segments.segments().begin(),
                                                 segments.segments().end());
