@@ -3,6 +3,7 @@
 #ifndef SLUICE_SUPERVISOR_TESTING_FAKE_STREAM_METADATA_H_
 #define SLUICE_SUPERVISOR_TESTING_FAKE_STREAM_METADATA_H_
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -65,9 +66,24 @@ class FakeStream {
     return listings_;
   }
 
+  // Runs in the factory, for every view created (with the spec's
+  // datasource), before it returns: a connection whose setup takes a while.
+  void SetOnCreate(std::function<void(const std::string& datasource)> on_create)
+      ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    on_create_ = std::move(on_create);
+  }
+
   // A factory handing out views of this stream (it must outlive them).
   StreamMetadataFactory Factory() {
-    return [this](const v1::SupervisorSpec&) -> absl::StatusOr<std::unique_ptr<StreamMetadata>> {
+    return [this](const v1::SupervisorSpec& spec)
+               -> absl::StatusOr<std::unique_ptr<StreamMetadata>> {
+      std::function<void(const std::string&)> on_create;
+      {
+        absl::MutexLock lock(&mu_);
+        on_create = on_create_;
+      }
+      if (on_create) on_create(spec.datasource());
       return std::unique_ptr<StreamMetadata>(new View(this));
     };
   }
@@ -158,6 +174,7 @@ class FakeStream {
   absl::Status error_ ABSL_GUARDED_BY(mu_);
   absl::Duration answer_time_ ABSL_GUARDED_BY(mu_) = absl::ZeroDuration();
   int listings_ ABSL_GUARDED_BY(mu_) = 0;
+  std::function<void(const std::string&)> on_create_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace sluice::supervisor::testing
