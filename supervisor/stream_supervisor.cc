@@ -436,10 +436,20 @@ void StreamSupervisor::UpdateLag() {
 }
 
 absl::Duration StreamSupervisor::QueryTimeout() const {
-  return std::min(options_.kafka_timeout, timings_.period);
+  // Not the period: a short one (PT0.5S) would give a query to an idle or
+  // distant broker less time than it takes to answer, and the datasource
+  // would look cut off from Kafka while Kafka is fine.
+  return options_.kafka_timeout;
 }
 
 void StreamSupervisor::NoteStreamQuery(const absl::Status& status) {
+  if (spec_.spec.suspended()) {
+    // A suspended datasource reads nothing: what Kafka answers does not
+    // change its state (SUSPENDED) nor its errors. Judged again once resumed.
+    if (!status.ok()) VLOG(1) << Prefix() << "suspended; Kafka query: " << status;
+    stream_unreachable_ = false;
+    return;
+  }
   const bool unreachable = IsUnreachable(status);
   if (unreachable && !stream_unreachable_) {
     LOG(WARNING) << Prefix() << "Kafka cannot be reached: " << status;

@@ -254,10 +254,11 @@ class StreamSupervisor {
   // Takes a watermark query's answer: watermarks_, its time, produce_rates_.
   void NoteWatermarks(const std::map<int32_t, PartitionWatermarks>& marks);
   void UpdateLag();
-  // The deadline of one Kafka metadata query: kafka_timeout, at most one
-  // period, so an unreachable Kafka shows in the status within a period.
+  // The deadline of one Kafka metadata query: kafka_timeout, whatever the
+  // period (a short period must not shorten it below a broker's answer).
   absl::Duration QueryTimeout() const;
-  // A metadata query's outcome decides whether Kafka is reachable.
+  // A metadata query's outcome decides whether Kafka is reachable (not while
+  // the spec is suspended: a suspended datasource stays SUSPENDED).
   void NoteStreamQuery(const absl::Status& status);
   // Judges the stored offsets (read before `marks` were queried) against
   // the watermarks (stream_health.h); logs and records a new problem.

@@ -115,6 +115,63 @@ TEST_F(StreamSupervisorTest, KafkaMetadataIsQueriedOffTheLoopOnceThePartitionsAr
   stream_.SetDelay(absl::ZeroDuration());
 }
 
+// "Hostile peers and producers", item 2: the deadline of each Kafka query
+// was at most a period, so at ioConfig.period PT0.5S a broker answering in a
+// second never answered in time and the datasource showed
+// UNABLE_TO_CONNECT_TO_STREAM. The deadline is kafka_timeout (10 s here),
+// whatever the period.
+TEST_F(StreamSupervisorTest, AShortPeriodDoesNotShortenTheKafkaQueryDeadline) {
+  background_stream_queries_ = true;
+  StartManager();
+  stream_.SetAnswerTime(absl::Seconds(1));
+  v1::SupervisorSpec spec = Spec();
+  spec.mutable_io_config()->set_period("PT0.5S");
+  Submit(spec);
+  // The first query is asked at once: wait for its answer in the status, or
+  // for the status saying Kafka cannot be reached.
+  v1::SupervisorStatus status;
+  const absl::Time deadline = absl::Now() + absl::Seconds(20);
+  while (absl::Now() < deadline) {
+    status = Status();
+    if (status.latest_offsets().count(0) > 0 ||
+        status.state() == v1::SUPERVISOR_STATE_UNABLE_TO_CONNECT_TO_STREAM) {
+      break;
+    }
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  EXPECT_NE(status.state(), v1::SUPERVISOR_STATE_UNABLE_TO_CONNECT_TO_STREAM)
+      << status.DebugString();
+  ASSERT_EQ(status.latest_offsets().count(0), 1u) << status.DebugString();
+  EXPECT_EQ(status.latest_offsets().at(0), 100);
+}
+
+// A suspended datasource reads nothing: Kafka's answers (here: none at
+// all) leave it SUSPENDED. Resumed, the same answers show at once.
+TEST_F(StreamSupervisorTest, ASuspendedSupervisorStaysSuspendedWhateverKafkaAnswers) {
+  background_stream_queries_ = true;
+  StartManager();
+  stream_.SetError(absl::UnavailableError("no broker answers"));
+  v1::SupervisorSpec spec = Spec();
+  spec.mutable_io_config()->set_period("PT0.1S");
+  spec.set_suspended(true);
+  Submit(spec);
+  // Each query hands its answer to the loop before the next one starts.
+  const absl::Time deadline = absl::Now() + absl::Seconds(20);
+  while (stream_.listings() < 3 && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(20));
+  ASSERT_GE(stream_.listings(), 3);
+  Sync();
+  v1::SupervisorStatus status = Status();
+  EXPECT_EQ(status.state(), v1::SUPERVISOR_STATE_SUSPENDED) << status.DebugString();
+
+  ASSERT_TRUE(manager_->Resume("wiki").ok());
+  const absl::Time resumed_deadline = absl::Now() + absl::Seconds(20);
+  while (Status().state() != v1::SUPERVISOR_STATE_UNABLE_TO_CONNECT_TO_STREAM &&
+         absl::Now() < resumed_deadline) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  EXPECT_EQ(Status().state(), v1::SUPERVISOR_STATE_UNABLE_TO_CONNECT_TO_STREAM);
+}
+
 // Issue 12, point 8: RunTask runs off the datasource's loop. A worker that
 // does not answer (frozen) costs its task the RunTask deadline, but the loop
 // goes on handling notices meanwhile (checkpoints, status, stops), and the

@@ -184,6 +184,39 @@ TEST_P(SupervisorFailoverTest, WithoutElectionTheSupervisorLeadsFromTheStart) {
   EXPECT_EQ(registry.GetGauge(metrics::kSupervisorLeader)->Value(), 1);
 }
 
+// A supervisor started without --leader_election over a store an elected
+// supervisor leads would act as a second leader, unfenced: refused at start
+// (FAILED_PRECONDITION naming the holder, its lease and the flag), and the
+// leader serves on. Once the lease is given up, it starts.
+TEST_P(SupervisorFailoverTest, WithoutElectionAStoreWithALiveLeaseIsRefused) {
+  metrics::Registry registry_a;
+  std::unique_ptr<SupervisorServer> a = StartSupervisor("sup-a", &registry_a);
+  ASSERT_NE(a, nullptr);
+  ASSERT_TRUE(WaitReady(a->address(), absl::Seconds(20)));
+
+  metrics::Registry registry;
+  SupervisorServerOptions options;
+  options.data_dir = dir_ + "/single";
+  options.metadata_store_url = store_url_;
+  options.auth.insecure_no_auth = true;
+  options.metrics = &registry;
+  absl::StatusOr<std::unique_ptr<SupervisorServer>> second = SupervisorServer::Start(options);
+  ASSERT_FALSE(second.ok()) << "a second supervisor leads beside sup-a";
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kFailedPrecondition) << second.status();
+  EXPECT_TRUE(absl::StrContains(second.status().message(), "sup-a")) << second.status();
+  EXPECT_TRUE(absl::StrContains(second.status().message(), "expires")) << second.status();
+  EXPECT_TRUE(absl::StrContains(second.status().message(), "--leader_election"))
+      << second.status();
+  EXPECT_TRUE(Ready(a->address()));
+  EXPECT_EQ(lost_, 0);
+
+  a->Shutdown(absl::Seconds(1));  // resigns: the lease expires now
+  a.reset();
+  absl::StatusOr<std::unique_ptr<SupervisorServer>> after = SupervisorServer::Start(options);
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_TRUE(Ready((*after)->address()));
+}
+
 // A lease under a second would make renewals (every third of it) race the
 // store's own latency: refused at start, naming the flag.
 TEST_P(SupervisorFailoverTest, ALeaseUnderASecondIsRefused) {

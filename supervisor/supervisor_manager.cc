@@ -50,6 +50,36 @@ UsedSegmentVerifierOptions ReverifyOptions(const SupervisorManagerOptions& optio
 
 }  // namespace
 
+// The datasource's admin slot, held for one operation (created on first use,
+// dropped when no operation holds or waits for it). Not annotated for the
+// thread-safety analysis: the mutex is found at run time.
+class SupervisorManager::DatasourceAdminLock {
+ public:
+  DatasourceAdminLock(SupervisorManager* manager, const std::string& datasource)
+      ABSL_NO_THREAD_SAFETY_ANALYSIS : manager_(manager), datasource_(datasource) {
+    {
+      absl::MutexLock lock(&manager_->admin_mu_);
+      std::unique_ptr<AdminSlot>& slot = manager_->admin_slots_[datasource_];
+      if (slot == nullptr) slot = std::make_unique<AdminSlot>();
+      slot->users++;
+      slot_ = slot.get();
+    }
+    slot_->mu.Lock();
+  }
+  ~DatasourceAdminLock() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+    slot_->mu.Unlock();
+    absl::MutexLock lock(&manager_->admin_mu_);
+    if (--slot_->users == 0) manager_->admin_slots_.erase(datasource_);
+  }
+  DatasourceAdminLock(const DatasourceAdminLock&) = delete;
+  DatasourceAdminLock& operator=(const DatasourceAdminLock&) = delete;
+
+ private:
+  SupervisorManager* const manager_;
+  const std::string datasource_;
+  AdminSlot* slot_ = nullptr;
+};
+
 SupervisorManager::SupervisorManager(SupervisorManagerOptions options)
     : options_(std::move(options)),
       instance_id_(RandomHex(16)),
@@ -305,7 +335,7 @@ absl::StatusOr<SpecRecord> SupervisorManager::LatestSpec(const std::string& data
 absl::StatusOr<v1::SubmitSupervisorResponse> SupervisorManager::Submit(
     const v1::SupervisorSpec& submitted) {
   SLUICE_RETURN_IF_ERROR(ValidateDatasource(submitted.datasource()));
-  absl::MutexLock admin(&admin_mu_);
+  DatasourceAdminLock admin(this, submitted.datasource());
   absl::StatusOr<SpecRecord> stored = LatestSpec(submitted.datasource());
   if (!stored.ok() && !absl::IsNotFound(stored.status())) return stored.status();
   SLUICE_ASSIGN_OR_RETURN(
@@ -417,7 +447,7 @@ absl::StatusOr<v1::SupervisorStatus> SupervisorManager::Status(const std::string
 
 absl::StatusOr<v1::SupervisorSummary> SupervisorManager::SetSuspended(const std::string& datasource,
                                                                       bool suspended) {
-  absl::MutexLock admin(&admin_mu_);
+  DatasourceAdminLock admin(this, datasource);
   SLUICE_ASSIGN_OR_RETURN(auto supervisor, Running(datasource));
   SLUICE_ASSIGN_OR_RETURN(SpecRecord latest, LatestSpec(datasource));
   if (latest.spec.suspended() != suspended) {
@@ -443,7 +473,7 @@ absl::StatusOr<v1::SupervisorSummary> SupervisorManager::Resume(const std::strin
 }
 
 absl::StatusOr<v1::SupervisorSummary> SupervisorManager::Reset(const std::string& datasource) {
-  absl::MutexLock admin(&admin_mu_);
+  DatasourceAdminLock admin(this, datasource);
   SLUICE_ASSIGN_OR_RETURN(auto supervisor, Running(datasource));
   supervisor->Reset();
   SLUICE_RETURN_IF_ERROR(supervisor->Sync(options_.loop_timeout));
@@ -456,7 +486,7 @@ absl::StatusOr<v1::SupervisorSummary> SupervisorManager::ResetOffsets(
   // here too: the core does not rely on the gRPC layer for it).
   SLUICE_RETURN_IF_ERROR(CheckMessageLimits(request));
   if (request.offsets().empty()) return absl::InvalidArgumentError("offsets is empty");
-  absl::MutexLock admin(&admin_mu_);
+  DatasourceAdminLock admin(this, request.datasource());
   SLUICE_ASSIGN_OR_RETURN(auto supervisor, Running(request.datasource()));
   const v1::SupervisorStatus status = supervisor->Status();
   SLUICE_RETURN_IF_ERROR(CheckNoEndMarker(status, request.offsets()));
@@ -475,7 +505,7 @@ absl::StatusOr<v1::HandoffTaskGroupsResponse> SupervisorManager::Handoff(
 }
 
 absl::StatusOr<v1::SupervisorSummary> SupervisorManager::Terminate(const std::string& datasource) {
-  absl::MutexLock admin(&admin_mu_);
+  DatasourceAdminLock admin(this, datasource);
   SLUICE_ASSIGN_OR_RETURN(auto running, Running(datasource));
   SLUICE_ASSIGN_OR_RETURN(SpecRecord latest, LatestSpec(datasource));
   int64_t version = 0;

@@ -199,7 +199,7 @@ class SupervisorManager {
   // Appends a spec version with `suspended` set and hands it to the running
   // supervisor.
   absl::StatusOr<v1::SupervisorSummary> SetSuspended(const std::string& datasource, bool suspended)
-      ABSL_LOCKS_EXCLUDED(admin_mu_, mu_);
+      ABSL_LOCKS_EXCLUDED(mu_);
 
   const SupervisorManagerOptions options_;
   const std::string instance_id_;
@@ -217,8 +217,20 @@ class SupervisorManager {
   std::unique_ptr<StrandExecutor> queries_;
   std::unique_ptr<StrandExecutor> task_rpcs_;
 
-  // Serializes the admin operations that change specs and supervisors.
+  // Admin operations that change a datasource's spec or supervisor run one
+  // at a time per datasource (each sees the spec and supervisor the one
+  // before it left), and those of different datasources at once: starting a
+  // stream supervisor creates its Kafka client and reads the store, and N
+  // datasources onboarded together must not wait for each other's.
+  // DatasourceAdminLock holds the datasource's slot for an operation.
+  class DatasourceAdminLock;
+  struct AdminSlot {
+    absl::Mutex mu;
+    int users = 0;  // operations holding or waiting for `mu`
+  };
   absl::Mutex admin_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+  // Slots of the datasources with an admin operation under way or waiting.
+  std::map<std::string, std::unique_ptr<AdminSlot>> admin_slots_ ABSL_GUARDED_BY(admin_mu_);
   absl::Mutex mu_;
   std::map<std::string, std::shared_ptr<StreamSupervisor>> supervisors_ ABSL_GUARDED_BY(mu_);
 

@@ -11,6 +11,8 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <thread>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -66,6 +68,73 @@ TEST_F(SupervisorManagerTest, SpecsAreValidatedStoredWithHistoryAndUnchangedResu
 
 // The publisher has deep storage, so it decodes every pushed segment before
 // the commit: tasks are told so and skip their own full decode.
+// "Hostile peers and producers", item 3: one admin mutex held across the
+// whole of Submit made N datasources start one at a time, each waiting for
+// the previous one's stream supervisor to connect to Kafka. Here every
+// connection waits (up to 10 s) until all kN are connecting at once: they
+// do, without any timing out. Submissions of one datasource still run one
+// at a time.
+TEST_F(SupervisorManagerTest, IndependentDatasourcesStartWithoutWaitingForEachOther) {
+  constexpr int kN = 3;
+  absl::Mutex mu;
+  int connecting = 0;
+  int timed_out = 0;
+  std::map<std::string, int> inside;  // per datasource, connecting now
+  int same_datasource_overlaps = 0;
+  stream_.SetOnCreate([&](const std::string& datasource) {
+    absl::MutexLock lock(&mu);
+    ++connecting;
+    if (++inside[datasource] > 1) ++same_datasource_overlaps;
+    auto all = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) { return connecting >= kN; };
+    if (!mu.AwaitWithTimeout(absl::Condition(&all), absl::Seconds(10))) ++timed_out;
+    --inside[datasource];
+  });
+  std::vector<std::thread> threads;
+  std::vector<absl::Status> results(kN);
+  for (int i = 0; i < kN; ++i) {
+    threads.emplace_back([&, i] {
+      v1::SupervisorSpec spec = Spec();
+      spec.set_datasource(absl::StrCat("onboard", i));
+      results[i] = manager_->Submit(spec).status();
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (const absl::Status& result : results) EXPECT_TRUE(result.ok()) << result;
+  {
+    absl::MutexLock lock(&mu);
+    EXPECT_EQ(connecting, kN);
+    EXPECT_EQ(timed_out, 0) << "the datasources were started one at a time";
+  }
+
+  // One datasource: two submissions at once that each replace its
+  // supervisor (another topic) never start it concurrently, and the one
+  // running is the last version stored.
+  stream_.SetOnCreate([&](const std::string& datasource) {
+    absl::MutexLock lock(&mu);
+    if (++inside[datasource] > 1) ++same_datasource_overlaps;
+    mu.AwaitWithTimeout(absl::Condition::kTrue, absl::Milliseconds(100));
+    --inside[datasource];
+  });
+  threads.clear();
+  for (const char* topic : {"wiki-a", "wiki-b"}) {
+    threads.emplace_back([&, topic] {
+      v1::SupervisorSpec spec = Spec();
+      spec.set_datasource("onboard0");
+      spec.mutable_io_config()->set_topic(topic);
+      EXPECT_TRUE(manager_->Submit(spec).ok());
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  absl::MutexLock lock(&mu);
+  EXPECT_EQ(same_datasource_overlaps, 0);
+  auto history = manager_->History("onboard0");
+  ASSERT_TRUE(history.ok()) << history.status();
+  ASSERT_EQ(history->versions_size(), 3) << history->DebugString();
+  int64_t latest = 0;
+  for (const v1::SpecVersion& v : history->versions()) latest = std::max(latest, v.version());
+  EXPECT_EQ(Status("onboard0").spec_version(), latest);
+}
+
 TEST_F(SupervisorManagerTest, TasksAreToldThePublisherDecodesTheirSegments) {
   AddWorker("w1");
   Submit(Spec());

@@ -3,11 +3,15 @@
 #include <glog/logging.h>
 #include <unistd.h>
 
+#include <optional>
+
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "common/file_util.h"
 #include "common/metrics/catalog.h"
 #include "common/open_deep_storage.h"
 #include "common/status_macros.h"
+#include "supervisor/leader_lease_rows.h"
 #include "supervisor/metadata_store_url.h"
 #include "supervisor/stream_metadata.h"
 #include "supervisor/grpc_task_client.h"
@@ -35,6 +39,25 @@ std::string AdvertisedAddress(const std::string& bound) {
 }
 
 }  // namespace
+
+absl::Status CheckNoLiveLeaderLease(MetadataStore* store) {
+  std::optional<LeaderLease> lease;
+  int64_t now_ms = 0;
+  SLUICE_RETURN_IF_ERROR(store->InLeaseTransaction([&](SqlConnection* db) -> absl::Status {
+    SLUICE_ASSIGN_OR_RETURN(now_ms, DatabaseNowMs(db));
+    SLUICE_ASSIGN_OR_RETURN(lease, ReadLeaderLease(db));
+    return absl::OkStatus();
+  }));
+  if (!lease.has_value() || lease->expires_at_ms <= now_ms) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      "the metadata store ", store->description(), " is led by supervisor ", lease->holder_id,
+      " at ", lease->holder_address, " (leader election, epoch ", lease->epoch,
+      "; its lease expires in ", lease->expires_at_ms - now_ms, " ms, at ",
+      absl::FormatTime(absl::FromUnixMillis(lease->expires_at_ms)),
+      " by the database's clock): a supervisor without --leader_election would be a second, "
+      "unfenced leader. Start this one with --leader_election (it then waits as a standby), "
+      "or stop that supervisor and wait for its lease to expire"));
+}
 
 absl::StatusOr<std::unique_ptr<SupervisorServer>> SupervisorServer::Start(
     SupervisorServerOptions options) {
@@ -94,6 +117,9 @@ absl::StatusOr<std::unique_ptr<SupervisorServer>> SupervisorServer::Start(
   }
 
   if (!options.leader_election) {
+    // Before anything is written: a store some elected supervisor leads
+    // must not get a second, unfenced leader.
+    SLUICE_RETURN_IF_ERROR(CheckNoLiveLeaderLease(server->store_.get()));
     absl::MutexLock lock(&server->mu_);
     SLUICE_ASSIGN_OR_RETURN(server->manager_, SupervisorManager::Create(manager_options));
     server->gate_ = std::make_unique<LeadershipGate>(server->manager_.get());

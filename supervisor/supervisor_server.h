@@ -87,6 +87,13 @@ struct SupervisorServerOptions {
   std::function<void(const std::string& why)> on_leadership_lost;
 };
 
+// OK unless the store holds a leader lease that has not expired by the
+// database's clock (a supervisor with leader election leads it, or led it
+// moments ago without resigning); then FAILED_PRECONDITION naming the
+// holder, the expiry and --leader_election. What a supervisor started
+// without leader election checks before it writes anything.
+absl::Status CheckNoLiveLeaderLease(MetadataStore* store);
+
 class SupervisorServer {
  public:
   static absl::StatusOr<std::unique_ptr<SupervisorServer>> Start(SupervisorServerOptions options);

@@ -3,6 +3,7 @@
 #ifndef SLUICE_SUPERVISOR_TESTING_FAKE_STREAM_METADATA_H_
 #define SLUICE_SUPERVISOR_TESTING_FAKE_STREAM_METADATA_H_
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -10,6 +11,8 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "supervisor/stream_metadata.h"
@@ -50,9 +53,37 @@ class FakeStream {
     delay_ = delay;
   }
 
+  // A broker that takes this long to answer (an idle or distant one): a
+  // query given a shorter deadline fails DEADLINE_EXCEEDED at once, as
+  // librdkafka's does once the deadline passed (no sleep in the tests).
+  void SetAnswerTime(absl::Duration answer_time) ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    answer_time_ = answer_time;
+  }
+  // How many partition listings were asked (each query starts with one).
+  int listings() ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    return listings_;
+  }
+
+  // Runs in the factory, for every view created (with the spec's
+  // datasource), before it returns: a connection whose setup takes a while.
+  void SetOnCreate(std::function<void(const std::string& datasource)> on_create)
+      ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    on_create_ = std::move(on_create);
+  }
+
   // A factory handing out views of this stream (it must outlive them).
   StreamMetadataFactory Factory() {
-    return [this](const v1::SupervisorSpec&) -> absl::StatusOr<std::unique_ptr<StreamMetadata>> {
+    return [this](const v1::SupervisorSpec& spec)
+               -> absl::StatusOr<std::unique_ptr<StreamMetadata>> {
+      std::function<void(const std::string&)> on_create;
+      {
+        absl::MutexLock lock(&mu_);
+        on_create = on_create_;
+      }
+      if (on_create) on_create(spec.datasource());
       return std::unique_ptr<StreamMetadata>(new View(this));
     };
   }
@@ -61,10 +92,12 @@ class FakeStream {
   class View : public StreamMetadata {
    public:
     explicit View(FakeStream* stream) : stream_(stream) {}
-    absl::StatusOr<std::vector<int32_t>> ListPartitions(absl::Duration) override {
+    absl::StatusOr<std::vector<int32_t>> ListPartitions(absl::Duration timeout) override {
       stream_->Delay();
       absl::MutexLock lock(&stream_->mu_);
+      stream_->listings_++;
       if (!stream_->error_.ok()) return stream_->error_;
+      if (timeout < stream_->answer_time_) return stream_->TooShort("list partitions", timeout);
       if (!stream_->pattern_marks_.empty()) {
         std::vector<TopicPartition> names;
         for (const auto& [name, m] : stream_->pattern_marks_) names.push_back(name);
@@ -75,10 +108,11 @@ class FakeStream {
       return out;
     }
     absl::StatusOr<std::map<int32_t, PartitionWatermarks>> QueryWatermarks(
-        const std::vector<int32_t>& partitions, absl::Duration) override {
+        const std::vector<int32_t>& partitions, absl::Duration timeout) override {
       stream_->Delay();
       absl::MutexLock lock(&stream_->mu_);
       if (!stream_->error_.ok()) return stream_->error_;
+      if (timeout < stream_->answer_time_) return stream_->TooShort("watermarks", timeout);
       std::map<int32_t, PartitionWatermarks> out;
       for (int32_t p : partitions) {
         if (!stream_->pattern_marks_.empty()) {
@@ -116,6 +150,13 @@ class FakeStream {
     StreamPartitionIds ids_;
   };
 
+  absl::Status TooShort(const char* what, absl::Duration timeout) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return absl::DeadlineExceededError(
+        absl::StrCat(what, ": no answer within ", absl::FormatDuration(timeout),
+                     " (the broker answers in ", absl::FormatDuration(answer_time_), ")"));
+  }
+
   void Delay() ABSL_LOCKS_EXCLUDED(mu_) {
     absl::Duration delay;
     {
@@ -131,6 +172,9 @@ class FakeStream {
   std::map<int32_t, int64_t> newest_ ABSL_GUARDED_BY(mu_);
   absl::Duration delay_ ABSL_GUARDED_BY(mu_) = absl::ZeroDuration();
   absl::Status error_ ABSL_GUARDED_BY(mu_);
+  absl::Duration answer_time_ ABSL_GUARDED_BY(mu_) = absl::ZeroDuration();
+  int listings_ ABSL_GUARDED_BY(mu_) = 0;
+  std::function<void(const std::string&)> on_create_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace sluice::supervisor::testing
