@@ -397,13 +397,15 @@ absl::Status ReadLoop::ProcessRecord(const KafkaBatch& batch, size_t i) {
           : envelope != nullptr ? parser_->Parse(record.value, *envelope, &error)
                                 : parser_->Parse(record.value, &error);
   }
-  if (row == nullptr) {
+  // Counted and sampled as unparseable; reading goes on past it.
+  auto unparseable = [&]() -> absl::Status {
     counts.set_unparseable(counts.unparseable() + 1);
     ++counters_.unparseable;
     current = offset + 1;
     dirty_ = true;
     return RecordParseError(record, error);
-  }
+  };
+  if (row == nullptr) return unparseable();
   const int64_t time = row->timestamp_ms();
   // Thrown away: filtered out by the transformSpec, or outside the message
   // time window (Druid's lateMessageRejection / earlyMessageRejection).
@@ -426,11 +428,7 @@ absl::Status ReadLoop::ProcessRecord(const KafkaBatch& batch, size_t i) {
     // dimensions): unparseable, like a value beyond the value limit.
     error.kind = "VALUE_TOO_LARGE";
     error.message = std::string(added.message());
-    counts.set_unparseable(counts.unparseable() + 1);
-    ++counters_.unparseable;
-    current = offset + 1;
-    dirty_ = true;
-    return RecordParseError(record, error);
+    return unparseable();
   }
   const int64_t rows_added = index.rows() - rows_before;
   build->rows_total += rows_added;

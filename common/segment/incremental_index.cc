@@ -262,15 +262,18 @@ absl::Status IncrementalIndex::Add(const InputRow& row, int32_t partition, int64
     }
     // A row that would bring the segment past its bound is refused whole
     // before any name is added.
-    new_names_.clear();
-    for (const auto& [name, value] : row.discovered) {
-      if (dim_by_name_.contains(name) || segment_dimensions_->Contains(name)) continue;
-      if (!new_names_.insert(name).second) continue;  // repeated in the row
-      if (segment_dimensions_->size() + new_names_.size() > segment_dimensions_->max()) {
-        return absl::OutOfRangeError(absl::StrCat(
-            "dimension \"", absl::string_view(name).substr(0, 64),
-            "\" would be discovered dimension ", segment_dimensions_->size() + new_names_.size(),
-            " of the segment, beyond the limit of ", segment_dimensions_->max()));
+    // Only a row with more fields than the bound has room left can pass it.
+    if (segment_dimensions_->size() + row.discovered.size() > segment_dimensions_->max()) {
+      new_names_.clear();
+      for (const auto& [name, value] : row.discovered) {
+        if (dim_by_name_.contains(name) || segment_dimensions_->Contains(name)) continue;
+        if (!new_names_.insert(name).second) continue;  // repeated in the row
+        if (segment_dimensions_->size() + new_names_.size() > segment_dimensions_->max()) {
+          return absl::OutOfRangeError(absl::StrCat(
+              "dimension \"", absl::string_view(name).substr(0, 64),
+              "\" would be discovered dimension ", segment_dimensions_->size() + new_names_.size(),
+              " of the segment, beyond the limit of ", segment_dimensions_->max()));
+        }
       }
     }
     for (const auto& [name, value] : row.discovered) {
