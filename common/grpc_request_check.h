@@ -12,16 +12,23 @@
 
 namespace sluice {
 
-inline grpc::Status CheckRequest(const google::protobuf::Message& request) {
+// `method` is the gRPC path ("/sluice.v1.TaskService/RunTask"): the request's
+// size against its method's bound first (RESOURCE_EXHAUSTED), then its fields
+// (INVALID_ARGUMENT).
+inline grpc::Status CheckRequest(const google::protobuf::Message& request,
+                                 absl::string_view method) {
+  if (absl::Status size = CheckRequestSize(request, method); !size.ok()) {
+    return ToGrpcStatus(size);
+  }
   return ToGrpcStatus(CheckMessageLimits(request));
 }
 
 }  // namespace sluice
 
-// Returns INVALID_ARGUMENT from the enclosing handler if `request` is beyond
-// a bound.
-#define SLUICE_CHECK_REQUEST(request)                                            \
-  if (::grpc::Status sluice_request_refused = ::sluice::CheckRequest(request);   \
+// Returns RESOURCE_EXHAUSTED or INVALID_ARGUMENT from the enclosing handler if
+// `request` is beyond a bound of `method`.
+#define SLUICE_CHECK_REQUEST(request, method)                                          \
+  if (::grpc::Status sluice_request_refused = ::sluice::CheckRequest(request, method); \
       !sluice_request_refused.ok())                                              \
   return sluice_request_refused
 

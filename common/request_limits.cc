@@ -1,10 +1,13 @@
 #include "common/request_limits.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/strip.h"
 #include "common/status_macros.h"
 #include "google/protobuf/descriptor.h"
 #include "sluice/v1/limits.pb.h"
@@ -195,6 +198,50 @@ class Checker {
 
 absl::Status CheckMessageLimits(const google::protobuf::Message& message) {
   return Checker().Message(message, "", 0);
+}
+
+namespace {
+
+const google::protobuf::MethodDescriptor* FindMethod(absl::string_view method) {
+  // "/pkg.Service/Method" (gRPC's path) or "pkg.Service.Method".
+  std::string name(absl::StripPrefix(method, "/"));
+  name = absl::StrReplaceAll(name, {{"/", "."}});
+  return google::protobuf::DescriptorPool::generated_pool()->FindMethodByName(name);
+}
+
+size_t BoundOf(const google::protobuf::MethodDescriptor& method) {
+  const uint32_t bound = method.options().GetExtension(v1::method_limits).max_request_bytes();
+  return bound > 0 ? bound : kDefaultMaxRequestBytes;
+}
+
+}  // namespace
+
+size_t MaxRequestBytes(absl::string_view method) {
+  const google::protobuf::MethodDescriptor* found = FindMethod(method);
+  return found == nullptr ? 0 : BoundOf(*found);
+}
+
+size_t MaxRequestBytesOfService(absl::string_view service) {
+  const google::protobuf::ServiceDescriptor* found =
+      google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(std::string(service));
+  if (found == nullptr) return 0;
+  size_t largest = 0;
+  for (int i = 0; i < found->method_count(); ++i) {
+    largest = std::max(largest, BoundOf(*found->method(i)));
+  }
+  return largest;
+}
+
+absl::Status CheckRequestSize(const google::protobuf::Message& request, absl::string_view method) {
+  const google::protobuf::MethodDescriptor* found = FindMethod(method);
+  if (found == nullptr) {
+    return absl::InternalError(absl::StrCat("no request bound for unknown method ", method));
+  }
+  const size_t bound = BoundOf(*found);
+  const size_t size = request.ByteSizeLong();
+  if (size <= bound) return absl::OkStatus();
+  return absl::ResourceExhaustedError(absl::StrCat(found->name(), " requests are bounded to ",
+                                                   bound, " bytes (got ", size, ")"));
 }
 
 }  // namespace sluice

@@ -1,8 +1,11 @@
 #include "common/request_limits.h"
 
+#include <algorithm>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "common/segment/format_limits.h"
+#include "google/protobuf/descriptor.h"
 #include "gtest/gtest.h"
 #include "sluice/v1/limits.pb.h"
 #include "sluice/v1/spec.pb.h"
@@ -105,6 +108,47 @@ TEST(RequestLimitsTest, TheSpecsBoundsMatchTheSegmentFormat) {
   EXPECT_EQ(dims->options().GetExtension(v1::limits).max_items(), segment::kMaxDimensions);
   const auto* metrics = v1::DataSchema::descriptor()->FindFieldByName("metrics_spec");
   EXPECT_EQ(metrics->options().GetExtension(v1::limits).max_items(), segment::kMaxMetrics);
+}
+
+TEST(RequestLimitsTest, EveryMethodBoundsItsRequestAndTheServerLimitCoversTheLargest) {
+  // Links both services' files into the generated pool.
+  (void)v1::PublishSegmentsRequest::descriptor();
+  (void)v1::RunTaskRequest::descriptor();
+  for (const char* name : {"sluice.v1.SupervisorService", "sluice.v1.TaskService"}) {
+    const google::protobuf::ServiceDescriptor* service =
+        google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(name);
+    ASSERT_NE(service, nullptr) << name;
+    size_t largest = 0;
+    for (int i = 0; i < service->method_count(); ++i) {
+      const size_t bound = MaxRequestBytes(service->method(i)->full_name());
+      EXPECT_GE(bound, kDefaultMaxRequestBytes) << service->method(i)->full_name();
+      largest = std::max(largest, bound);
+    }
+    EXPECT_EQ(MaxRequestBytesOfService(service->full_name()), largest);
+  }
+  EXPECT_EQ(MaxRequestBytes("/sluice.v1.SupervisorService/ListSegments"), kDefaultMaxRequestBytes);
+  EXPECT_EQ(MaxRequestBytes("sluice.v1.SupervisorService.PublishSegments"), 4u << 20);
+  EXPECT_EQ(MaxRequestBytes("/sluice.v1.TaskService/RunTask"), 2u << 20);
+  EXPECT_EQ(MaxRequestBytes("/sluice.v1.Nope/Nothing"), 0u);
+  EXPECT_EQ(MaxRequestBytesOfService("sluice.v1.SupervisorService"), 4u << 20);
+}
+
+TEST(RequestLimitsTest, ARequestOverItsMethodsBoundIsResourceExhausted) {
+  v1::GetCheckpointsRequest small;
+  small.set_task_id(std::string(60000, 't'));
+  EXPECT_TRUE(CheckRequestSize(small, "/sluice.v1.TaskService/GetCheckpoints").ok());
+  v1::GetCheckpointsRequest large;
+  large.set_task_id(std::string(70000, 't'));
+  absl::Status status = CheckRequestSize(large, "/sluice.v1.TaskService/GetCheckpoints");
+  EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(Message(status), absl::StrCat("GetCheckpoints requests are bounded to 65536 bytes (got ",
+                                         large.ByteSizeLong(), ")"));
+  // The same size fits a method with a larger bound.
+  v1::RunTaskRequest run;
+  run.mutable_spec()->set_task_id(std::string(70000, 't'));
+  EXPECT_TRUE(CheckRequestSize(run, "/sluice.v1.TaskService/RunTask").ok());
+  EXPECT_EQ(CheckRequestSize(large, "/sluice.v1.TaskService/Unknown").code(),
+            absl::StatusCode::kInternal);
 }
 
 }  // namespace

@@ -4,12 +4,15 @@
 #include <grpcpp/grpcpp.h>
 
 #include <map>
+#include <optional>
+#include <utility>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "common/auth/grpc_auth.h"
+#include "common/auth/worker_token.h"
 #include "common/grpc_status.h"
 #include "common/retry.h"
 #include "sluice/v1/task_service.grpc.pb.h"
@@ -134,11 +137,28 @@ class GrpcTaskClient : public TaskClient {
     return ref;
   }
 
-  v1::TaskService::Stub* StubFor(const std::string& address) ABSL_LOCKS_EXCLUDED(mu_) {
+  // The stub for a worker's address, presenting the token of the worker
+  // registered there (derived from the supervisor's key; none without one).
+  absl::StatusOr<v1::TaskService::Stub*> StubFor(const std::string& address)
+      ABSL_LOCKS_EXCLUDED(mu_) {
+    std::string worker_id;
+    if (!auth_.bearer_token.empty()) {
+      std::optional<std::string> worker =
+          options_.worker_at ? options_.worker_at(address) : std::nullopt;
+      if (!worker) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("no registered worker at ", address, " to derive a token for"));
+      }
+      worker_id = *std::move(worker);
+    }
     absl::MutexLock lock(&mu_);
-    auto& stub = stubs_[address];
+    auto& stub = stubs_[{address, worker_id}];
     if (!stub) {
-      stub = v1::TaskService::NewStub(auth::NewChannel(address, credentials_, auth_));
+      auth::ClientAuth auth;
+      if (!worker_id.empty()) {
+        auth.bearer_token = auth::SupervisorTokenForWorker(auth_.bearer_token, worker_id);
+      }
+      stub = v1::TaskService::NewStub(auth::NewChannel(address, credentials_, auth));
     }
     return stub.get();
   }
@@ -149,7 +169,12 @@ class GrpcTaskClient : public TaskClient {
                                 grpc::Status (v1::TaskService::Stub::*rpc)(grpc::ClientContext*,
                                                                            const Request&,
                                                                            Response*)) {
-    v1::TaskService::Stub* stub = StubFor(address);
+    absl::StatusOr<v1::TaskService::Stub*> found = StubFor(address);
+    if (!found.ok()) {
+      return absl::Status(found.status().code(), absl::StrCat(method, " on ", address, ": ",
+                                                              found.status().message()));
+    }
+    v1::TaskService::Stub* stub = *found;
     // No jitter: the waits stay initial_backoff doubled up to max_backoff.
     RetryOptions retry;
     retry.initial_backoff = options_.initial_backoff;
@@ -183,7 +208,9 @@ class GrpcTaskClient : public TaskClient {
   const std::shared_ptr<grpc::ChannelCredentials> credentials_;
   const auth::ClientAuth auth_;
   absl::Mutex mu_;
-  std::map<std::string, std::unique_ptr<v1::TaskService::Stub>> stubs_ ABSL_GUARDED_BY(mu_);
+  // By (address, worker id).
+  std::map<std::pair<std::string, std::string>, std::unique_ptr<v1::TaskService::Stub>> stubs_
+      ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace

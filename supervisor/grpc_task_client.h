@@ -14,8 +14,10 @@
 namespace sluice::supervisor {
 
 // Channels are cached per address and use `credentials` (null: plaintext),
-// e.g. tls::MakeChannelCredentials, and present `auth` (the supervisor's
-// bearer token) on every call.
+// e.g. tls::MakeChannelCredentials. With a bearer token in `auth` (the
+// supervisor's key), every call presents the token derived from it for the
+// worker registered at the address (options.worker_at; auth/worker_token.h):
+// no worker gets a token another worker accepts.
 std::unique_ptr<TaskClient> NewGrpcTaskClient(
     ChatOptions options, std::shared_ptr<grpc::ChannelCredentials> credentials = nullptr,
     auth::ClientAuth auth = {});

@@ -722,7 +722,7 @@ namespace {
 constexpr char kSegmentColumns[] =
     "id, datasource, start_ms, end_ms, version, partition_num, num_rows, size_bytes, checksum, "
     "path, provenance_json, sequence_name, used, created_at_ms, handoff_state, handed_off_at_ms, "
-    "published_by_task";
+    "published_by_task, sha256";
 
 absl::StatusOr<v1::SegmentDescriptor> ReadSegmentRow(const SqlStatement& q) {
   v1::SegmentDescriptor s;
@@ -743,6 +743,7 @@ absl::StatusOr<v1::SegmentDescriptor> ReadSegmentRow(const SqlStatement& q) {
   s.set_handoff_state(static_cast<v1::HandoffState>(q.Int64(14)));
   s.set_handed_off_at_ms(q.Int64(15));
   s.set_published_by_task(q.Text(16));
+  if (!q.IsNull(17)) s.set_sha256(q.Text(17));
   return s;
 }
 }  // namespace

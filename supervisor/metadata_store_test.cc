@@ -180,6 +180,7 @@ TEST_P(StoreTest, SegmentDigestColumnIsAddedWithOldRowsLeftWithout) {
   EXPECT_EQ(*(*store)->SchemaVersion(), LatestSchemaVersion());
   const std::string digest = "sha256:" + std::string(64, 'a');
   std::vector<HandoffCandidate> candidates;
+  std::vector<v1::SegmentDescriptor> listed;
   ASSERT_TRUE((*store)
                   ->InTransaction([&](StoreTxn& txn) -> absl::Status {
                     v1::SegmentDescriptor s;
@@ -195,9 +196,14 @@ TEST_P(StoreTest, SegmentDigestColumnIsAddedWithOldRowsLeftWithout) {
                     s.set_sequence_name("wiki_a_0");
                     SLUICE_RETURN_IF_ERROR(txn.InsertSegment(s, digest, commit_id, "t", 2000));
                     SLUICE_ASSIGN_OR_RETURN(candidates, txn.HandoffCandidates(10));
+                    SLUICE_ASSIGN_OR_RETURN(listed, txn.ListSegments("wiki", nullptr, false, 10));
                     return absl::OkStatus();
                   })
                   .ok());
+  // Listings carry the digest (the audit checks files against it).
+  ASSERT_EQ(listed.size(), 2u);
+  EXPECT_EQ(listed[0].sha256(), "");
+  EXPECT_EQ(listed[1].sha256(), digest);
   ASSERT_EQ(candidates.size(), 2u);
   EXPECT_EQ(candidates[0].id, "old");
   EXPECT_EQ(candidates[0].sha256, "");

@@ -290,7 +290,13 @@ absl::Status SupervisorManager::StartSupervisor(SpecRecord spec) {
   deps.store = options_.store;
   deps.registry = registry_.get();
   deps.clock = options_.clock;
-  deps.task_client_factory = options_.task_client_factory;
+  // Task clients learn which worker is at an address from the registry (the
+  // per-worker credential).
+  deps.task_client_factory = [factory = options_.task_client_factory,
+                              registry = registry_.get()](ChatOptions chat) {
+    chat.worker_at = [registry](const std::string& address) { return registry->WorkerAt(address); };
+    return factory(chat);
+  };
   deps.stream_metadata_factory = options_.stream_metadata_factory;
   deps.kafka_timeout = options_.kafka_timeout;
   deps.run_on_events = options_.run_on_events;

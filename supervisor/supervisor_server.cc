@@ -10,6 +10,7 @@
 #include "common/file_util.h"
 #include "common/metrics/catalog.h"
 #include "common/open_deep_storage.h"
+#include "common/request_limits.h"
 #include "common/status_macros.h"
 #include "supervisor/leader_lease_rows.h"
 #include "supervisor/metadata_store_url.h"
@@ -141,6 +142,10 @@ absl::StatusOr<std::unique_ptr<SupervisorServer>> SupervisorServer::Start(
       std::make_unique<SupervisorServiceImpl>(server->gate_.get(), server->authorizer_.get());
 
   GrpcServerOptions grpc_options;
+  // gRPC refuses undecoded what is over every method's bound; each method
+  // checks its own bound before its handler (common/request_limits.h).
+  grpc_options.max_request_bytes =
+      static_cast<int>(MaxRequestBytesOfService(v1::SupervisorService::service_full_name()));
   grpc_options.listen_address = options.listen_address;
   grpc_options.services = {server->service_.get()};
   SLUICE_ASSIGN_OR_RETURN(grpc_options.credentials, tls::MakeServerCredentials(options.tls));

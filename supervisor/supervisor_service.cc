@@ -10,7 +10,7 @@
 // whether this supervisor leads (a standby names the leader).
 #define AUTHORIZE(method)                                                   \
   SLUICE_AUTHORIZE_CALL(*authorizer_, context, "/sluice.v1.SupervisorService/" method); \
-  SLUICE_CHECK_REQUEST(*request);                                           \
+  SLUICE_CHECK_REQUEST(*request, "/sluice.v1.SupervisorService/" method); \
   absl::StatusOr<SupervisorManager*> leading = gate_->Manager();            \
   if (!leading.ok()) return NotLeader(*gate_, context, leading.status());   \
   SupervisorManager* const manager = *leading

@@ -1,6 +1,7 @@
 #include "supervisor/task_claims.h"
 
 #include "absl/strings/str_cat.h"
+#include "common/auth/policy.h"
 #include "common/status_macros.h"
 #include "supervisor/naming.h"
 
@@ -19,6 +20,21 @@ absl::Status CheckWorkerClaim(const auth::Caller& caller, const std::string& wor
   return absl::PermissionDeniedError(absl::StrCat("principal ", caller.principal,
                                                   " is bound to worker ", caller.worker_id,
                                                   " and may not act as worker ", worker_id));
+}
+
+absl::Status CheckWorkerPlacement(const auth::Caller& caller, const v1::WorkerInfo& worker) {
+  if (!caller.worker_address_pattern.empty() &&
+      !auth::AddressMatches(caller.worker_address_pattern, worker.address())) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "principal ", caller.principal, " may register worker ", worker.worker_id(), " only at ",
+        caller.worker_address_pattern, ", not at ", worker.address()));
+  }
+  if (caller.max_capacity > 0 && worker.capacity() > caller.max_capacity) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "principal ", caller.principal, " may claim at most ", caller.max_capacity,
+        " task slots, not ", worker.capacity()));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<TaskRecord> CheckTaskClaim(MetadataStore* store, const auth::Caller& caller,

@@ -74,6 +74,12 @@ absl::Status CheckSequenceRangeIn(StoreTxn& txn, const std::string& base_sequenc
 // bound to a worker may speak only for that worker).
 absl::Status CheckWorkerClaim(const auth::Caller& caller, const std::string& worker_id);
 
+// PERMISSION_DENIED unless a registering worker's address and capacity are
+// within what its principal's grant declares (policy.h: address=,
+// max_capacity=). An unbound caller (authentication off) may register
+// anywhere.
+absl::Status CheckWorkerPlacement(const auth::Caller& caller, const v1::WorkerInfo& worker);
+
 }  // namespace sluice::supervisor
 
 #endif  // SLUICE_SUPERVISOR_TASK_CLAIMS_H_

@@ -8,7 +8,9 @@
 #ifndef SLUICE_SUPERVISOR_TASK_CLIENT_H_
 #define SLUICE_SUPERVISOR_TASK_CLIENT_H_
 
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +28,10 @@ struct ChatOptions {
   int attempts = 8;
   absl::Duration initial_backoff = absl::Milliseconds(50);
   absl::Duration max_backoff = absl::Seconds(2);
+  // The id of the worker registered at an address (the supervisor manager
+  // fills it from its worker registry); a gRPC client derives that worker's
+  // token from it. Unset: no per-worker credential can be derived.
+  std::function<std::optional<std::string>(const std::string& address)> worker_at;
 };
 
 // Every call addresses a worker (host:port) and, except RunTask/ListTasks,

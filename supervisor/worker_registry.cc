@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/names.h"
 #include "common/status_macros.h"
@@ -69,6 +70,16 @@ absl::Status WorkerRegistry::Register(const v1::WorkerInfo& info,
   }
   const absl::Time now = options_.clock->Now();
   absl::MutexLock lock(&mu_);
+  // One live worker per address: the supervisor calls an address with the
+  // token of the worker registered there.
+  for (const auto& [id, other] : workers_) {
+    if (id != info.worker_id() && other.view.registered && other.view.info.alive() &&
+        absl::EqualsIgnoreCase(other.view.info.address(), info.address())) {
+      return absl::AlreadyExistsError(absl::StrCat("worker ", info.worker_id(), ": address ",
+                                                   info.address(), " is registered by worker ",
+                                                   id, ", which is alive"));
+    }
+  }
   Worker& worker = workers_[info.worker_id()];
   const bool was_alive = worker.view.registered && worker.view.info.alive();
   worker.view.info = info;
@@ -146,6 +157,18 @@ std::optional<std::string> WorkerRegistry::Address(const std::string& worker_id)
   auto it = workers_.find(worker_id);
   if (it == workers_.end()) return std::nullopt;
   return it->second.view.info.address();
+}
+
+std::optional<std::string> WorkerRegistry::WorkerAt(const std::string& address) {
+  absl::MutexLock lock(&mu_);
+  std::optional<std::string> found;
+  for (const auto& [id, worker] : workers_) {
+    if (!absl::EqualsIgnoreCase(worker.view.info.address(), address)) continue;
+    // A registered worker wins over one only known from the store.
+    if (!found || worker.view.registered) found = id;
+    if (worker.view.registered && worker.view.info.alive()) return id;
+  }
+  return found;
 }
 
 int WorkerRegistry::RunningTasks(const std::string& worker_id, const Worker& worker) const {

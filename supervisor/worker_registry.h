@@ -73,7 +73,8 @@ class WorkerRegistry {
   absl::Duration lost_timeout() const;
 
   // A worker announced itself (again). INVALID_ARGUMENT for a bad id,
-  // address or capacity.
+  // address or capacity; ALREADY_EXISTS when another registered, alive
+  // worker holds the address.
   absl::Status Register(const v1::WorkerInfo& info, const std::vector<v1::TaskStatus>& tasks)
       ABSL_LOCKS_EXCLUDED(mu_);
 
@@ -93,6 +94,9 @@ class WorkerRegistry {
 
   bool IsAlive(const std::string& worker_id) ABSL_LOCKS_EXCLUDED(mu_);
   std::optional<std::string> Address(const std::string& worker_id) ABSL_LOCKS_EXCLUDED(mu_);
+  // The worker at an address (the registered, alive one first), for the
+  // supervisor's per-worker credential.
+  std::optional<std::string> WorkerAt(const std::string& address) ABSL_LOCKS_EXCLUDED(mu_);
   std::optional<WorkerView> Get(const std::string& worker_id) ABSL_LOCKS_EXCLUDED(mu_);
   std::vector<v1::WorkerInfo> List() ABSL_LOCKS_EXCLUDED(mu_);
 

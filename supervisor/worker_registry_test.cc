@@ -68,6 +68,25 @@ TEST_F(WorkerRegistryTest, RegistrationIsValidated) {
   EXPECT_EQ(registry_.Register(Info("w1", 0), {}).code(), absl::StatusCode::kInvalidArgument);
 }
 
+TEST_F(WorkerRegistryTest, OneLiveWorkerPerAddressAndTheWorkerAtAnAddress) {
+  v1::WorkerInfo w1 = Info("w1", 2);
+  ASSERT_TRUE(registry_.Register(w1, {}).ok());
+  EXPECT_EQ(registry_.WorkerAt(w1.address()), "w1");
+  EXPECT_EQ(registry_.WorkerAt("127.0.0.1:1"), std::nullopt);
+  // Another worker id claiming w1's address while w1 is alive.
+  v1::WorkerInfo thief = Info("w9", 2);
+  thief.set_address(w1.address());
+  EXPECT_EQ(registry_.Register(thief, {}).code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(registry_.WorkerAt(w1.address()), "w1");
+  // w1 re-registering at its own address is fine.
+  EXPECT_TRUE(registry_.Register(w1, {}).ok());
+  // Once w1 is lost, a new worker may take the address over.
+  clock_.Advance(absl::Seconds(11));
+  ASSERT_EQ(registry_.CheckLiveness(), std::vector<std::string>{"w1"});
+  EXPECT_TRUE(registry_.Register(thief, {}).ok());
+  EXPECT_EQ(registry_.WorkerAt(w1.address()), "w9");
+}
+
 TEST_F(WorkerRegistryTest, SlotsCountAssignedAndReportedRunningTasks) {
   ASSERT_TRUE(
       registry_.Register(Info("w1", 2), {Task("a", v1::TASK_STATE_READING), Task("old", v1::TASK_STATE_SUCCESS)}).ok());

@@ -56,6 +56,7 @@ bool WorkerReports::OnTaskStatus(const v1::TaskStatus& status,
 absl::StatusOr<v1::RegisterWorkerResponse> WorkerReports::RegisterWorker(
     const v1::RegisterWorkerRequest& request, const auth::Caller& caller) {
   SLUICE_RETURN_IF_ERROR(CheckWorkerClaim(caller, request.worker().worker_id()));
+  SLUICE_RETURN_IF_ERROR(CheckWorkerPlacement(caller, request.worker()));
   std::vector<v1::TaskStatus> tasks(request.tasks().begin(), request.tasks().end());
   SLUICE_RETURN_IF_ERROR(options_.registry->Register(request.worker(), tasks));
   WorkerRecord record;

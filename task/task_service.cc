@@ -10,7 +10,7 @@
 // Every handler starts here: the caller's roles, then the request's bounds.
 #define AUTHORIZE(method)                                                   \
   SLUICE_AUTHORIZE_CALL(*authorizer_, context, "/sluice.v1.TaskService/" method); \
-  SLUICE_CHECK_REQUEST(*request)
+  SLUICE_CHECK_REQUEST(*request, "/sluice.v1.TaskService/" method)
 
 namespace sluice::task {
 namespace {

@@ -7,6 +7,7 @@
 #include "common/file_util.h"
 #include "common/names.h"
 #include "common/open_deep_storage.h"
+#include "common/request_limits.h"
 #include "common/status_macros.h"
 #include "common/time_util.h"
 #include "task/columnar_engine.h"
@@ -36,6 +37,8 @@ absl::StatusOr<std::unique_ptr<WorkerServer>> WorkerServer::Start(WorkerServerOp
   }
   if (!options.engine_factory) options.engine_factory = NewColumnarEngine;
   options.auth.client_certificates = !options.tls.ca_path.empty();
+  // Supervisor tokens are accepted only when bound to this worker.
+  options.auth.server_worker_id = options.worker_id;
   std::unique_ptr<WorkerServer> server(new WorkerServer());
   SLUICE_ASSIGN_OR_RETURN(server->authorizer_,
                           auth::Authorizer::Create(options.auth, {v1::TaskService::service_full_name()}));
@@ -75,6 +78,10 @@ absl::StatusOr<std::unique_ptr<WorkerServer>> WorkerServer::Start(WorkerServerOp
       std::make_unique<TaskServiceImpl>(server->manager_.get(), server->authorizer_.get());
 
   GrpcServerOptions grpc_options;
+  // gRPC refuses undecoded what is over every method's bound; each method
+  // checks its own bound before its handler (common/request_limits.h).
+  grpc_options.max_request_bytes =
+      static_cast<int>(MaxRequestBytesOfService(v1::TaskService::service_full_name()));
   grpc_options.listen_address = options.listen_address;
   grpc_options.services = {server->service_.get()};
   SLUICE_ASSIGN_OR_RETURN(grpc_options.credentials, tls::MakeServerCredentials(options.tls));

@@ -18,13 +18,17 @@
 #include "common/auth/grpc_auth.h"
 #include "common/auth/method_roles.h"
 #include "common/auth/token_store.h"
+#include "common/auth/worker_token.h"
 #include "sluice/v1/supervisor_service.grpc.pb.h"
+#include "sluice/v1/task_service.grpc.pb.h"
 #include "supervisor/testing/test_util.h"
 #include "tests/grpc_introspection.h"
 #include "tests/in_process_cluster.h"
 
 namespace sluice {
 namespace {
+
+constexpr char kSupervisorKey[] = "supervisor-key-4";
 
 struct Principal {
   std::string token;
@@ -38,20 +42,32 @@ class ClusterAuthTest : public ::testing::Test {
     principals_ = {{"admin", {"admin-token-1", v1::ROLE_ADMIN}},
                    {"reader", {"reader-token-2", v1::ROLE_READER}},
                    {"worker-0", {"worker-token-3", v1::ROLE_WORKER}},
-                   {"supervisor", {"supervisor-token-4", v1::ROLE_SUPERVISOR}}};
+                   // What the supervisor presents to worker-0: derived from
+                   // its key, bound to worker-0.
+                   {"supervisor@worker-0",
+                    {auth::SupervisorTokenForWorker(kSupervisorKey, "worker-0"),
+                     v1::ROLE_SUPERVISOR}}};
     std::ofstream tokens(dir + "/tokens");
     std::ofstream policy(dir + "/policy");
     for (const auto& [name, p] : principals_) {
       tokens << "sha256:" << auth::Sha256Hex(p.token) << " " << name << "\n";
       policy << "token:" << name << " " << auth::RoleName(p.role)
-             << (p.role == v1::ROLE_WORKER ? " worker-0" : "") << "\n";
+             << (p.role == v1::ROLE_WORKER ? " worker-0 address=127.0.0.1:* max_capacity=8" : "")
+             << (p.role == v1::ROLE_SUPERVISOR ? " worker-0" : "") << "\n";
     }
+    // Two supervisor tokens worker-0 must refuse: one bound to another
+    // worker (what the supervisor sends worker-1), one bound to none.
+    tokens << "sha256:" << auth::Sha256Hex(auth::SupervisorTokenForWorker(kSupervisorKey, "worker-1"))
+           << " supervisor@worker-1\n"
+           << "sha256:" << auth::Sha256Hex("unbound-supervisor-token") << " supervisor-unbound\n";
+    policy << "token:supervisor@worker-1 supervisor worker-1\n"
+           << "token:supervisor-unbound supervisor\n";
     tokens.close();
     policy.close();
     testing::InProcessClusterOptions options;
     options.supervisor_auth = {dir + "/tokens", dir + "/policy", false, false};
     options.worker_auth = options.supervisor_auth;
-    options.supervisor_client_auth = {principals_["supervisor"].token};
+    options.supervisor_client_auth = {kSupervisorKey};
     options.worker_client_auth = {principals_["worker-0"].token};
     auto cluster = testing::InProcessCluster::Start(options);
     ASSERT_TRUE(cluster.ok()) << cluster.status();
@@ -152,6 +168,66 @@ TEST_F(ClusterAuthTest, AWorkerTokenActsOnlyAsItsOwnWorker) {
   status = stub->PublishSegments(&c3, publish, &published);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED) << status.error_message();
   EXPECT_TRUE(absl::StrContains(status.error_message(), "no such task")) << status.error_message();
+}
+
+TEST_F(ClusterAuthTest, ASupervisorTokenWorksOnlyOnTheWorkerItIsBoundTo) {
+  // What worker-1 receives from the supervisor, replayed against worker-0;
+  // and a supervisor token bound to no worker.
+  for (const std::string& token :
+       {auth::SupervisorTokenForWorker(kSupervisorKey, "worker-1"),
+        std::string("unbound-supervisor-token")}) {
+    auto stub = v1::TaskService::NewStub(Dial(cluster_->worker().address(), token));
+    v1::StopTaskRequest stop;
+    stop.set_task_id("wiki_0123456789abcdef_01234567");
+    v1::StopTaskResponse stopped;
+    grpc::ClientContext context;
+    grpc::Status status = stub->StopTask(&context, stop, &stopped);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED) << status.error_message();
+    EXPECT_TRUE(absl::StrContains(status.error_message(), "worker-0")) << status.error_message();
+  }
+  // The supervisor's own key is no token at all.
+  auto stub = v1::TaskService::NewStub(Dial(cluster_->worker().address(), kSupervisorKey));
+  v1::ListTasksRequest list;
+  v1::ListTasksResponse listed;
+  grpc::ClientContext context;
+  EXPECT_EQ(stub->ListTasks(&context, list, &listed).error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+  // The token derived for worker-0 is what the supervisor uses: it reaches
+  // the worker (NOT_FOUND: no such task, past authorization).
+  auto bound = v1::TaskService::NewStub(
+      Dial(cluster_->worker().address(), principals_["supervisor@worker-0"].token));
+  v1::StopTaskRequest stop;
+  stop.set_task_id("wiki_0123456789abcdef_01234567");
+  v1::StopTaskResponse stopped;
+  grpc::ClientContext c2;
+  EXPECT_EQ(bound->StopTask(&c2, stop, &stopped).error_code(), grpc::StatusCode::NOT_FOUND);
+}
+
+TEST_F(ClusterAuthTest, AWorkerRegistersOnlyAtItsDeclaredAddressWithinItsCapacity) {
+  auto stub = v1::SupervisorService::NewStub(
+      Dial(cluster_->supervisor().address(), principals_["worker-0"].token));
+  auto attempt = [&](const std::string& address, int capacity) {
+    v1::RegisterWorkerRequest request;
+    request.mutable_worker()->set_worker_id("worker-0");
+    request.mutable_worker()->set_address(address);
+    request.mutable_worker()->set_capacity(capacity);
+    v1::RegisterWorkerResponse response;
+    grpc::ClientContext context;
+    return stub->RegisterWorker(&context, request, &response);
+  };
+  // Elsewhere than its declared 127.0.0.1:*: the supervisor would send its
+  // calls (and the tasks placed there) to whoever listens.
+  grpc::Status status = attempt("attacker.example:7070", 4);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED) << status.error_message();
+  EXPECT_TRUE(absl::StrContains(status.error_message(), "only at 127.0.0.1:*"))
+      << status.error_message();
+  // More slots than declared (max_capacity=8): it would draw every new task.
+  status = attempt(cluster_->worker().address(), 1000);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED) << status.error_message();
+  EXPECT_TRUE(absl::StrContains(status.error_message(), "at most 8")) << status.error_message();
+  // Its real address and capacity are fine.
+  status = attempt(cluster_->worker().address(), 4);
+  EXPECT_TRUE(status.ok()) << status.error_message();
 }
 
 }  // namespace

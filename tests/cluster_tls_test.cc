@@ -49,7 +49,7 @@ class ClusterTlsTest : public ::testing::Test {
     }
     const std::string policy = dir_ + "/policy";
     std::ofstream(policy) << "cert:supervisor supervisor\n"
-                             "cert:spiffe://sluice/worker/worker-0 worker worker-0\n"
+                             "cert:spiffe://sluice/worker/worker-0 worker worker-0 address=127.0.0.1:*\n"
                              "cert:operator admin\n";
     testing::InProcessClusterOptions options;
     options.supervisor_auth = {"", policy, /*client_certificates=*/true, false};

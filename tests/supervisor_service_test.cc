@@ -403,18 +403,33 @@ TEST_F(SupervisorServiceTest, RequestsBeyondTheirBoundsAreRefusedNamingTheField)
 
   v1::AllocateSegmentRequest allocate;
   allocate.set_datasource("wiki");
-  allocate.set_sequence_name(std::string(1 << 20, 's'));
+  allocate.set_sequence_name(std::string(4096, 's'));
   v1::AllocateSegmentResponse allocated;
   status = Call(&v1::SupervisorService::Stub::AllocateSegment, allocate, &allocated);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_EQ(status.error_message(), "sequenceName is 1048576 bytes long; at most 512");
+  EXPECT_EQ(status.error_message(), "sequenceName is 4096 bytes long; at most 512");
+
+  // Each method bounds its whole request (limits.proto's method_limits):
+  // AllocateSegment takes the default 64 KiB, SubmitSupervisor 1 MiB.
+  allocate.set_sequence_name(std::string(100 << 10, 's'));
+  status = Call(&v1::SupervisorService::Stub::AllocateSegment, allocate, &allocated);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_TRUE(absl::StrContains(status.error_message(),
+                                "AllocateSegment requests are bounded to 65536 bytes"))
+      << status.error_message();
 
   v1::SupervisorServiceListTasksRequest tasks;
-  tasks.set_datasource(std::string(3 << 20, 'd'));
+  tasks.set_datasource(std::string(3 << 10, 'd'));
   v1::SupervisorServiceListTasksResponse listed;
   status = Call(&v1::SupervisorService::Stub::ListTasks, tasks, &listed);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_TRUE(absl::StrContains(status.error_message(), "at most 128")) << status.error_message();
+
+  tasks.set_datasource(std::string(3 << 20, 'd'));
+  status = Call(&v1::SupervisorService::Stub::ListTasks, tasks, &listed);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << status.error_message();
+  EXPECT_TRUE(absl::StrContains(status.error_message(), "ListTasks requests are bounded to 65536"))
+      << status.error_message();
 
   // Past the server's request bound (4 MiB) gRPC refuses the message before
   // it is decoded, whoever sends it.

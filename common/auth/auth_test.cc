@@ -7,6 +7,7 @@
 #include "common/auth/method_roles.h"
 #include "common/auth/policy.h"
 #include "common/auth/token_store.h"
+#include "common/auth/worker_token.h"
 #include "sluice/v1/supervisor_service.pb.h"
 #include "sluice/v1/task_service.pb.h"
 
@@ -47,8 +48,13 @@ TEST(TokenStoreTest, RefusesPlainTokensAndDuplicates) {
 
 TEST(PolicyTest, ParsesRolesAndWorkerBinding) {
   auto policy = Policy::Parse(
-      "token:ops admin,reader\ncert:spiffe://sluice/worker/w0 worker w0\n", "policy");
+      "token:ops admin,reader\ncert:spiffe://sluice/worker/w0 worker w0 address=w0.sluice:7070 "
+      "max_capacity=8\ntoken:supervisor@w0 supervisor w0\n",
+      "policy");
   ASSERT_TRUE(policy.ok()) << policy.status();
+  EXPECT_EQ(policy->Find("cert:spiffe://sluice/worker/w0")->address_pattern, "w0.sluice:7070");
+  EXPECT_EQ(policy->Find("cert:spiffe://sluice/worker/w0")->max_capacity, 8);
+  EXPECT_EQ(policy->Find("token:supervisor@w0")->worker_id, "w0");
   ASSERT_NE(policy->Find("token:ops"), nullptr);
   EXPECT_EQ(policy->Find("token:ops")->roles.size(), 2u);
   EXPECT_EQ(policy->Find("cert:spiffe://sluice/worker/w0")->worker_id, "w0");
@@ -58,10 +64,42 @@ TEST(PolicyTest, ParsesRolesAndWorkerBinding) {
 TEST(PolicyTest, RefusesWhatWouldBeAmbiguous) {
   for (const char* bad : {"ops admin\n", "token:a superuser\n", "token:w worker\n",
                           "token:r reader w0\n", "token:a admin\ntoken:a reader\n",
-                          "token:w worker ../x\n"}) {
+                          "token:w worker ../x a=*:1\n",
+                          // A worker must say where it may register.
+                          "token:w worker w0\n", "token:w worker w0 address=w0\n",
+                          "token:w worker w0 address=*:7070\n", "token:w worker w0 address=a*b:1\n",
+                          "token:w worker w0 address=w0:1 max_capacity=0\n",
+                          "token:w worker w0 address=w0:1 color=red\n",
+                          "token:s supervisor w0 address=w0:1\n"}) {
     EXPECT_EQ(Policy::Parse(bad, "p").status().code(), absl::StatusCode::kInvalidArgument)
         << bad;
   }
+}
+
+TEST(PolicyTest, AddressPatterns) {
+  EXPECT_TRUE(AddressMatches("w0.sluice:7070", "w0.sluice:7070"));
+  EXPECT_TRUE(AddressMatches("w0.sluice:7070", "W0.Sluice:7070"));
+  EXPECT_FALSE(AddressMatches("w0.sluice:7070", "w1.sluice:7070"));
+  EXPECT_FALSE(AddressMatches("w0.sluice:7070", "w0.sluice:7071"));
+  EXPECT_TRUE(AddressMatches("127.0.0.1:*", "127.0.0.1:41234"));
+  EXPECT_FALSE(AddressMatches("127.0.0.1:*", "127.0.0.2:41234"));
+  EXPECT_TRUE(AddressMatches("*.headless.sluice:7070", "w0.headless.sluice:7070"));
+  EXPECT_TRUE(AddressMatches("*.headless.sluice:7070", "a.b.headless.sluice:7070"));
+  EXPECT_FALSE(AddressMatches("*.headless.sluice:7070", "headless.sluice:7070"));
+  EXPECT_FALSE(AddressMatches("*.headless.sluice:7070", ".headless.sluice:7070"));
+  EXPECT_FALSE(AddressMatches("*.headless.sluice:7070", "evil-headless.sluice:7070"));
+  EXPECT_FALSE(AddressMatches("w0:7070", "w0"));
+}
+
+TEST(WorkerTokenTest, DerivedPerWorkerAndKey) {
+  const std::string w0 = SupervisorTokenForWorker("key", "w0");
+  EXPECT_EQ(w0.size(), 64u);
+  EXPECT_EQ(w0, SupervisorTokenForWorker("key", "w0"));
+  EXPECT_NE(w0, SupervisorTokenForWorker("key", "w1"));
+  EXPECT_NE(w0, SupervisorTokenForWorker("other", "w0"));
+  // HMAC-SHA256(key, "sluice supervisor to worker w0"), as
+  // `printf %s "sluice supervisor to worker w0" | openssl dgst -sha256 -hmac key` prints it.
+  EXPECT_EQ(w0, "c916e54bb91c4b235191f4262ab77936c2276f8faa675d921284ad16c6642566");
 }
 
 TEST(MethodRolesTest, EveryMethodOfBothServicesHasRoles) {
@@ -90,7 +128,9 @@ class AuthorizerTest : public ::testing::Test {
                                                   " w0\nsha256:" + Sha256Hex("nobody-token") +
                                                   " nobody\n");
     options.policy_file = WriteTemp(
-        "policy", "token:ops admin\ntoken:w0 worker w0\ncert:spiffe://sluice/worker/w1 worker w1\n");
+        "policy",
+        "token:ops admin\ntoken:w0 worker w0 address=127.0.0.1:*\n"
+        "cert:spiffe://sluice/worker/w1 worker w1 address=127.0.0.1:*\n");
     options.client_certificates = true;
     auto authz = Authorizer::Create(options, {"sluice.v1.SupervisorService"});
     ASSERT_TRUE(authz.ok()) << authz.status();
@@ -126,6 +166,34 @@ TEST_F(AuthorizerTest, RolesDecide) {
   EXPECT_TRUE(caller->authenticated);
   EXPECT_EQ(Code({"", "spiffe://sluice/worker/w1"}, "ResetOffsets"),
             absl::StatusCode::kPermissionDenied);
+}
+
+TEST(AuthorizerBindingTest, AWorkersServerAcceptsOnlySupervisorPrincipalsBoundToIt) {
+  AuthOptions options;
+  options.tokens_file = ::testing::TempDir() + "/binding-tokens";
+  std::ofstream(options.tokens_file)
+      << "sha256:" << Sha256Hex(SupervisorTokenForWorker("k", "w0")) << " supervisor@w0\n"
+      << "sha256:" << Sha256Hex(SupervisorTokenForWorker("k", "w1")) << " supervisor@w1\n"
+      << "sha256:" << Sha256Hex("plain") << " supervisor\n";
+  options.policy_file = ::testing::TempDir() + "/binding-policy";
+  std::ofstream(options.policy_file) << "token:supervisor@w0 supervisor w0\n"
+                                        "token:supervisor@w1 supervisor w1\n"
+                                        "token:supervisor supervisor\n"
+                                        "cert:sluice-supervisor supervisor\n";
+  options.client_certificates = true;
+  options.server_worker_id = "w0";
+  auto authz = Authorizer::Create(options, {"sluice.v1.TaskService"});
+  ASSERT_TRUE(authz.ok()) << authz.status();
+  auto call = [&](const CallIdentity& id) {
+    return (*authz)->Authorize(id, "/sluice.v1.TaskService/StopTask").status();
+  };
+  EXPECT_TRUE(call({"Bearer " + SupervisorTokenForWorker("k", "w0"), ""}).ok());
+  absl::Status other = call({"Bearer " + SupervisorTokenForWorker("k", "w1"), ""});
+  EXPECT_EQ(other.code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(other.message(), "supervisor principal token:supervisor@w1 is bound to worker w1; this is worker w0");
+  EXPECT_EQ(call({"Bearer plain", ""}).code(), absl::StatusCode::kPermissionDenied);
+  // A certificate cannot be replayed: it may be unbound.
+  EXPECT_TRUE(call({"", "sluice-supervisor"}).ok());
 }
 
 TEST(AuthorizerCreateTest, NoAuthenticationIsAnExplicitChoice) {

@@ -81,10 +81,15 @@ absl::StatusOr<Caller> Authorizer::Authorize(const CallIdentity& identity,
   }
   for (v1::Role role : grant->roles) {
     if (allowed->count(role)) {
+      if (role == v1::ROLE_SUPERVISOR && !server_worker_id_.empty()) {
+        SLUICE_RETURN_IF_ERROR(CheckSupervisorBinding(principal, *grant));
+      }
       Caller caller;
       caller.principal = std::move(principal);
       caller.roles = grant->roles;
       caller.worker_id = grant->worker_id;
+      caller.worker_address_pattern = grant->address_pattern;
+      caller.max_capacity = grant->max_capacity;
       caller.authenticated = true;
       return caller;
     }
@@ -92,6 +97,23 @@ absl::StatusOr<Caller> Authorizer::Authorize(const CallIdentity& identity,
   return absl::PermissionDeniedError(absl::StrCat("principal ", principal, " (role ",
                                                   RoleList(grant->roles), ") may not call ",
                                                   method, "; it needs: ", RoleList(*allowed)));
+}
+
+absl::Status Authorizer::CheckSupervisorBinding(const std::string& principal,
+                                                const Grant& grant) const {
+  if (grant.worker_id.empty()) {
+    if (absl::StartsWith(principal, "cert:")) return absl::OkStatus();
+    return absl::PermissionDeniedError(absl::StrCat(
+        "supervisor principal ", principal, " is not bound to a worker; worker ",
+        server_worker_id_, " accepts only a supervisor token bound to it (policy line \"",
+        principal, " supervisor ", server_worker_id_, "\")"));
+  }
+  if (grant.worker_id != server_worker_id_) {
+    return absl::PermissionDeniedError(absl::StrCat("supervisor principal ", principal,
+                                                    " is bound to worker ", grant.worker_id,
+                                                    "; this is worker ", server_worker_id_));
+  }
+  return absl::OkStatus();
 }
 
 bool IsLoopbackAddress(absl::string_view host_port) {

@@ -36,6 +36,10 @@ struct AuthOptions {
   // Every caller is Caller::Anonymous(). An explicit choice, for the demo and
   // tests on loopback.
   bool insecure_no_auth = false;
+  // A task worker's server: its worker id. A supervisor principal is then
+  // accepted only when bound to this worker (a token must be bound; a
+  // certificate may be unbound).
+  std::string server_worker_id;
 };
 
 class Authorizer {
@@ -58,7 +62,12 @@ class Authorizer {
         tokens_(std::move(tokens)),
         policy_(std::move(policy)),
         insecure_(options.insecure_no_auth),
-        client_certificates_(options.client_certificates) {}
+        client_certificates_(options.client_certificates),
+        server_worker_id_(options.server_worker_id) {}
+
+  // On a worker's server: PERMISSION_DENIED unless a supervisor principal is
+  // bound to this worker (or is an unbound certificate).
+  absl::Status CheckSupervisorBinding(const std::string& principal, const Grant& grant) const;
 
   // The principal of the call (token first), or UNAUTHENTICATED.
   absl::StatusOr<std::string> Authenticate(const CallIdentity& identity) const;
@@ -68,6 +77,7 @@ class Authorizer {
   const Policy policy_;
   const bool insecure_;
   const bool client_certificates_;
+  const std::string server_worker_id_;
 };
 
 // True for a listen address on the loopback interface (127.0.0.0/8, [::1],

@@ -28,6 +28,10 @@ struct Caller {
   // The worker id a worker principal is bound to; empty when the caller is
   // not bound (authentication off, or not a worker).
   std::string worker_id;
+  // Workers: where they may register and the most slots they may claim
+  // (policy.h's address= and max_capacity=); empty / 0: unbound.
+  std::string worker_address_pattern;
+  int max_capacity = 0;
   // False when the server runs with --insecure_no_auth.
   bool authenticated = false;
 
@@ -46,6 +50,8 @@ struct Caller {
 // What a client presents besides its TLS certificate.
 struct ClientAuth {
   // Sent as "authorization: Bearer <token>" on every call; empty: none.
+  // The supervisor never sends its own: it is the key each worker's token is
+  // derived from (worker_token.h).
   std::string bearer_token;
 };
 

@@ -5,7 +5,7 @@
 //   # sha256 of the token                                                principal
 //   sha256:5f2b...e1c0                                                    ops-admin
 //
-// `printf %s "$TOKEN" | sha256sum` or `sluicectl hash-token` prints the hash.
+// `printf %s "$TOKEN" | sha256sum` prints the hash.
 // Tokens themselves never reach the server's disk or logs. Several hashes may
 // map to one principal (rotation: add the new token, move clients, delete the
 // old line, restart the server; the files are read at start: see

@@ -1,7 +1,8 @@
 // Process level, authentication on (the cluster's fresh bearer tokens): the
 // attacks of a caller on the same machine, each refused with the right code
 // while the datasource ingests, nothing moved by any of them, and the
-// exactly-once audit passing at the end. Also: a spec cannot make the
+// exactly-once audit passing at the end. Among them, a worker's token trying
+// to redirect the supervisor's calls or replay what it was sent. Also: a spec cannot make the
 // supervisor run a command or load code, a secret never shows in an answer
 // or a log line, and what the processes write is private to their user.
 #include <gtest/gtest.h>
@@ -14,8 +15,10 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/auth/grpc_auth.h"
+#include "common/auth/worker_token.h"
 #include "common/file_util.h"
 #include "common/offsets.h"
+#include "sluice/v1/task_service.grpc.pb.h"
 #include "tests/fault/fault_scenario.h"
 #include "tests/fault/scenario_test_util.h"
 #include "tools/cluster/wiki_datasource.h"
@@ -159,6 +162,66 @@ TEST_F(TrustAttacksTest, ForgedTaskCallsAreRefusedAndMoveNothing) {
     }
   }
   ASSERT_OK(s_->Resume());
+  ASSERT_OK(s_->Finish());
+}
+
+TEST_F(TrustAttacksTest, AWorkerCannotRedirectNorReplayTheSupervisorsCalls) {
+  s_ = StartScenario("trust_worker_redirect", 43);
+  ASSERT_NE(s_, nullptr);
+  s_->StartProducing(kRecords, kProduceFor);
+  ASSERT_OK(s_->WaitUntilCommittedSequences(1));
+  absl::StatusOr<int> victim_index = s_->WaitForWorkerWithTasks();
+  ASSERT_TRUE(victim_index.ok()) << victim_index.status();
+  const std::string victim = cluster::WorkerName(*victim_index);
+  const std::string attacker = cluster::WorkerName(1 - *victim_index);
+  const std::string victim_address = s_->cluster().worker_address(*victim_index);
+  auto tasks = s_->Tasks();
+  ASSERT_TRUE(tasks.ok()) << tasks.status();
+  std::string victim_task;
+  for (const v1::SupervisorTaskRecord& t : tasks->tasks()) {
+    if (t.worker_id() == victim) victim_task = t.task_id();
+  }
+  ASSERT_FALSE(victim_task.empty());
+
+  // The attacker's worker token re-registers it elsewhere: at a listener of
+  // its own, or at the victim's address. The supervisor would then send its
+  // calls (and new tasks) there.
+  for (const std::string& address : {std::string("127.0.0.1:1"), victim_address}) {
+    v1::RegisterWorkerRequest request;
+    request.mutable_worker()->set_worker_id(attacker);
+    request.mutable_worker()->set_address(address);
+    request.mutable_worker()->set_capacity(4);
+    v1::RegisterWorkerResponse registered;
+    grpc::Status status = Call(*As(attacker), &Stub::RegisterWorker, request, &registered);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED)
+        << address << ": " << status.error_message();
+  }
+
+  // What the supervisor presents to the attacker's worker, replayed against
+  // the victim's: refused. So is the supervisor's key itself.
+  auto key = auth::ReadTokenFile(s_->cluster().token_file("supervisor"));
+  ASSERT_TRUE(key.ok()) << key.status();
+  for (const std::string& token : {auth::SupervisorTokenForWorker(*key, attacker), *key}) {
+    auto stub = v1::TaskService::NewStub(
+        auth::NewChannel(victim_address, grpc::InsecureChannelCredentials(), {token}));
+    v1::StopTaskRequest stop;
+    stop.set_task_id(victim_task);
+    stop.set_mode(v1::STOP_MODE_KILL);
+    v1::StopTaskResponse stopped;
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    grpc::Status status = stub->StopTask(&context, stop, &stopped);
+    EXPECT_TRUE(status.error_code() == grpc::StatusCode::PERMISSION_DENIED ||
+                status.error_code() == grpc::StatusCode::UNAUTHENTICATED)
+        << status.error_code() << " " << status.error_message();
+  }
+
+  // The victim's task kept running, and everything lands exactly once.
+  auto after = s_->Tasks();
+  ASSERT_TRUE(after.ok()) << after.status();
+  bool running = false;
+  for (const v1::SupervisorTaskRecord& t : after->tasks()) running |= t.task_id() == victim_task;
+  EXPECT_TRUE(running) << victim_task << " was stopped by a replayed token";
   ASSERT_OK(s_->Finish());
 }
 

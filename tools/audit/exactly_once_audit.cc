@@ -244,6 +244,14 @@ AuditReport RunAudit(const v1::GetCommitLogResponse& log,
       fail(absl::StrCat("segment ", segment.id(), " file checksum ", verified->checksum,
                         " differs from the recorded ", segment.checksum()));
     }
+    // CRC-32C finds accidents; the SHA-256 the supervisor recorded at commit
+    // finds a file rewritten with its values changed and its CRC kept.
+    if (!segment.sha256().empty() && !verified->sha256.empty() &&
+        verified->sha256 != segment.sha256()) {
+      fail(absl::StrCat("segment ", segment.id(), " file ", segment.path(), " has SHA-256 ",
+                        verified->sha256, " but ", segment.sha256(),
+                        " was recorded when it was committed"));
+    }
     if (!verified->segment_id.empty() && verified->segment_id != segment.id()) {
       fail(absl::StrCat("segment ", segment.id(), " file ", segment.path(), " holds segment ",
                         verified->segment_id));

@@ -67,6 +67,8 @@ class RecordCounter {
 struct VerifiedSegment {
   int64_t num_rows = 0;
   std::string checksum;
+  // "sha256:<64 hex>" of the file's bytes; empty: not computed.
+  std::string sha256;
   // What the file says about itself, compared with the metadata store when
   // given: its segment id (empty: not checked) and its Kafka provenance
   // (topic, ranges and the rows of each partition).

@@ -305,6 +305,19 @@ TEST_F(AuditTest, ChecksumMismatch) {
   ExpectFailure("differs from the recorded");
 }
 
+TEST_F(AuditTest, AFileRewrittenBehindItsChecksumIsFoundByTheRecordedDigest) {
+  // Same rows, same CRC-32C, other bytes: only the SHA-256 tells.
+  segments_.back().set_sha256("sha256:" + std::string(64, 'a'));
+  verifier_.files["file:///deep/s1"].sha256 = "sha256:" + std::string(64, 'b');
+  ExpectFailure("was recorded when it was committed");
+}
+
+TEST_F(AuditTest, TheRecordedDigestOfAnIntactFilePasses) {
+  segments_.back().set_sha256("sha256:" + std::string(64, 'a'));
+  verifier_.files["file:///deep/s1"].sha256 = "sha256:" + std::string(64, 'a');
+  for (const std::string& d : Run().discrepancies) EXPECT_EQ(d.find("SHA-256"), std::string::npos) << d;
+}
+
 TEST_F(AuditTest, RowCountMismatch) {
   verifier_.files["file:///deep/s1"].num_rows = 4;
   ExpectFailure("has 4 rows in its file but 3");

@@ -4,6 +4,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/s3/digest.h"
 #include "common/segment/segment_reader.h"
 #include "common/status_macros.h"
 
@@ -55,6 +56,7 @@ absl::StatusOr<VerifiedSegment> SegmentFileVerifier::VerifyLocal(const std::stri
   VerifiedSegment verified;
   verified.num_rows = static_cast<int64_t>(reader->num_rows());
   verified.checksum = reader->checksum();
+  verified.sha256 = absl::StrCat("sha256:", s3::HexOf(s3::Sha256Of(reader->bytes())));
   verified.segment_id = header.metadata.segment_id;
   verified.has_provenance = true;
   verified.provenance.set_topic(header.metadata.provenance.topic);

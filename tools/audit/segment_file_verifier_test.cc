@@ -3,6 +3,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "common/s3/digest.h"
 #include "gtest/gtest.h"
 #include "tests/testing/subprocess.h"
 #include "tools/segment/segment_fixture.h"
@@ -28,6 +29,10 @@ TEST_F(SegmentFileVerifierTest, ReportsWhatTheFileSaysAboutItself) {
   EXPECT_EQ(verified->num_rows, 4);
   EXPECT_EQ(verified->checksum.rfind("crc32c:", 0), 0u) << verified->checksum;
   EXPECT_FALSE(verified->segment_id.empty());
+  // The SHA-256 of the file's bytes, as the supervisor records it at commit.
+  std::ifstream in(fixture_.segment, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(verified->sha256, "sha256:" + s3::HexOf(s3::Sha256Of(bytes)));
   ASSERT_TRUE(verified->has_provenance);
   // The fixture's provenance: partition 0 [0, 5) with its 5 records, and an
   // empty range of partition 1.

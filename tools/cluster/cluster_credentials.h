@@ -1,7 +1,9 @@
 // Throwaway bearer tokens for a local cluster (the fault suite, the demo):
-// one per principal (an admin, the supervisor, each worker), random, written
-// under a directory (0700) as the files the binaries take: the hashed tokens
-// file, the policy, and one token file per principal. Nothing is reused
+// one per principal (an admin, a reader, each worker), the supervisor's key
+// and the token derived from it for each worker (auth/worker_token.h),
+// random, written under a directory (0700) as the files the binaries take:
+// the hashed tokens file, the policy (each worker bound to its address), and
+// one token file per principal ("supervisor": the key). Nothing is reused
 // across runs.
 #ifndef SLUICE_TOOLS_CLUSTER_CLUSTER_CREDENTIALS_H_
 #define SLUICE_TOOLS_CLUSTER_CLUSTER_CREDENTIALS_H_
@@ -19,7 +21,7 @@ struct ClusterCredentials {
   // --auth_tokens_file and --auth_policy_file of every server.
   std::string tokens_file;
   std::string policy_file;
-  // Token files: "admin", "reader", "supervisor" and each worker id.
+  // Token files: "admin", "reader", "supervisor" (the key) and each worker id.
   std::map<std::string, std::string> token_files;
   // The admin token itself (for the cluster's own channels).
   std::string admin_token;
@@ -28,8 +30,11 @@ struct ClusterCredentials {
 // 32 random bytes as hex, from /dev/urandom.
 absl::StatusOr<std::string> RandomToken();
 
+// `worker_addresses`: where each worker may register (host:port patterns,
+// policy.h); empty: anywhere on 127.0.0.1.
 absl::StatusOr<ClusterCredentials> MakeClusterCredentials(
-    const std::string& dir, const std::vector<std::string>& worker_ids);
+    const std::string& dir, const std::vector<std::string>& worker_ids,
+    const std::vector<std::string>& worker_addresses = {});
 
 }  // namespace cluster
 }  // namespace sluice

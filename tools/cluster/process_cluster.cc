@@ -149,7 +149,7 @@ absl::StatusOr<std::unique_ptr<ProcessCluster>> ProcessCluster::Create(
     std::vector<std::string> ids;
     for (int i = 0; i < o.workers; ++i) ids.push_back(WorkerName(i));
     absl::StatusOr<ClusterCredentials> creds =
-        MakeClusterCredentials(o.root_dir + "/auth", ids);
+        MakeClusterCredentials(o.root_dir + "/auth", ids, cluster->worker_addresses_);
     if (!creds.ok()) return creds.status();
     cluster->credentials_ = *std::move(creds);
     const ClusterCredentials& c = cluster->credentials_;
