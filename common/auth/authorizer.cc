@@ -94,6 +94,31 @@ absl::StatusOr<Caller> Authorizer::Authorize(const CallIdentity& identity,
                                                   method, "; it needs: ", RoleList(*allowed)));
 }
 
+absl::StatusOr<Caller> Authorizer::AuthorizeRoles(const CallIdentity& identity,
+                                                  const std::set<v1::Role>& roles,
+                                                  absl::string_view what) const {
+  if (insecure_) return Caller::Anonymous();
+  SLUICE_ASSIGN_OR_RETURN(std::string principal, Authenticate(identity));
+  const Grant* grant = policy_.Find(principal);
+  if (grant == nullptr) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("principal ", principal, " has no role on this server"));
+  }
+  for (v1::Role role : grant->roles) {
+    if (roles.count(role)) {
+      Caller caller;
+      caller.principal = std::move(principal);
+      caller.roles = grant->roles;
+      caller.worker_id = grant->worker_id;
+      caller.authenticated = true;
+      return caller;
+    }
+  }
+  return absl::PermissionDeniedError(absl::StrCat("principal ", principal, " (role ",
+                                                  RoleList(grant->roles), ") may not read ", what,
+                                                  "; it needs: ", RoleList(roles)));
+}
+
 bool IsLoopbackAddress(absl::string_view host_port) {
   absl::string_view host = host_port;
   const size_t colon = host.rfind(':');

@@ -48,6 +48,12 @@ class Authorizer {
 
   absl::StatusOr<Caller> Authorize(const CallIdentity& identity, absl::string_view method) const;
 
+  // The same for what is not a gRPC method (e.g. the HTTP metrics endpoint):
+  // the caller needs one of `roles`; `what` names the resource in messages.
+  absl::StatusOr<Caller> AuthorizeRoles(const CallIdentity& identity,
+                                        const std::set<v1::Role>& roles,
+                                        absl::string_view what) const;
+
   bool enabled() const { return !insecure_; }
   const MethodRoles& methods() const { return methods_; }
 
