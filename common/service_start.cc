@@ -71,6 +71,17 @@ absl::StatusOr<SecurityOptions> LoadSecurityOptions(const SecurityFlags& flags) 
   if (!flags.kafka_secret_env_prefix.empty()) {
     settings.kafka_policy.secret_env_prefix = flags.kafka_secret_env_prefix;
   }
+  if (!flags.kafka_secret_destinations_file.empty()) {
+    absl::StatusOr<kafka::SecretDestinations> destinations =
+        kafka::SecretDestinations::Load(flags.kafka_secret_destinations_file);
+    if (!destinations.ok()) {
+      return absl::Status(destinations.status().code(),
+                          absl::StrCat("--kafka_secret_destinations_file: ",
+                                       destinations.status().message()));
+    }
+    settings.kafka_policy.secret_destinations =
+        std::make_shared<const kafka::SecretDestinations>(*std::move(destinations));
+  }
   return settings;
 }
 

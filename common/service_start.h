@@ -54,6 +54,9 @@ struct SecurityFlags {
   std::string kafka_denied_properties;
   bool kafka_allow_oidc_token_endpoint = false;
   std::string kafka_secret_env_prefix;
+  // Where each secret reference may be sent (kafka/secret_destinations.h);
+  // empty: nowhere, so specs cannot use references.
+  std::string kafka_secret_destinations_file;
 };
 
 struct SecurityOptions {

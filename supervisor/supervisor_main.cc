@@ -73,6 +73,11 @@ DEFINE_bool(kafka_allow_oidc_token_endpoint, false,
             "allow specs to set sasl.oauthbearer.method=oidc and its token endpoint URL");
 DEFINE_string(kafka_secret_env_prefix, "SLUICE_SECRET_",
               "${env:NAME} secret references must name a variable with this prefix");
+DEFINE_string(kafka_secret_destinations_file, "",
+              "file binding each ${env:}/${file:} secret reference to the Kafka servers "
+              "(host:port, * in the host) it may be sent to; a reference resolves only when "
+              "every bootstrap server of the spec is allowed for it. Empty: specs cannot use "
+              "references (see docs/operations.md)");
 DEFINE_bool(leader_election, false,
             "several supervisors over one PostgreSQL --metadata_store elect one leader through a "
             "lease with an epoch; the others are standbys (not ready; calls answered UNAVAILABLE "
@@ -102,7 +107,7 @@ int main(int argc, char** argv) {
   auto security = sluice::LoadSecurityOptions(
       {FLAGS_auth_tokens_file, FLAGS_auth_policy_file, FLAGS_insecure_no_auth, FLAGS_auth_token_file,
        FLAGS_kafka_files_dir, FLAGS_kafka_denied_properties, FLAGS_kafka_allow_oidc_token_endpoint,
-       FLAGS_kafka_secret_env_prefix});
+       FLAGS_kafka_secret_env_prefix, FLAGS_kafka_secret_destinations_file});
   if (!security.ok()) {
     LOG(ERROR) << "[supervisor] " << security.status();
     return 2;
