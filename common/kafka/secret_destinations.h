@@ -12,7 +12,9 @@
 //   ${env:SLUICE_SECRET_KAFKA_PASSWORD}    kafka-0.kafka:9093, kafka-1.kafka:9093
 //   ${file:/etc/sluice/kafka/ingest.pw}    *.kafka.prod.svc:9093
 //
-// A reference is written exactly as specs write it. A server is host:port
+// A reference is written exactly as specs write it (a ${file:} path without
+// spaces; another spelling of the same file is another, unbound, reference).
+// A server is host:port
 // ([v6]:port for IPv6); `*` in the host stands for one or more characters
 // other than '.' and ':' (one DNS label or part of one: "*.kafka:9093" takes
 // "b0.kafka:9093", not "b0.evil.example.kafka:9093" nor "kafka:9093"). Hosts
