@@ -3,6 +3,8 @@
 #include <glog/logging.h>
 #include <sys/stat.h>
 
+#include <functional>
+
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -13,13 +15,32 @@ namespace sluice {
 
 absl::StatusOr<std::unique_ptr<metrics::MetricsHttpServer>> StartServiceBasics(
     absl::string_view component, const std::string& fault_points,
-    const std::string& metrics_listen, metrics::Registry* registry) {
+    const std::string& metrics_listen, metrics::Registry* registry,
+    const auth::AuthOptions& auth) {
   ::umask(077);
   if (absl::Status faults = ConfigureFaultPoints(fault_points); !faults.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("--fault_points: ", faults.message()));
   }
+  std::function<absl::Status(const std::string&)> authorize;
+  if (!metrics_listen.empty() && !auth.insecure_no_auth) {
+    // The same tokens and policy as the gRPC server's. Plain HTTP carries no
+    // client certificate: only bearer tokens get past this check.
+    absl::StatusOr<std::unique_ptr<auth::Authorizer>> created = auth::Authorizer::Create(auth, {});
+    if (!created.ok()) return created.status();
+    if (auth.tokens_file.empty()) {
+      LOG(WARNING) << component << " --auth_tokens_file is not set: only /healthz of the metrics "
+                   << "endpoint answers (scrapes need a bearer token with the reader role)";
+    }
+    std::shared_ptr<const auth::Authorizer> authorizer = *std::move(created);
+    authorize = [authorizer](const std::string& authorization) -> absl::Status {
+      auth::CallIdentity identity;
+      identity.authorization = authorization;
+      return authorizer->AuthorizeRoles(identity, MetricsRoles(), "the metrics endpoint")
+          .status();
+    };
+  }
   absl::StatusOr<std::unique_ptr<metrics::MetricsHttpServer>> http =
-      metrics::MetricsHttpServer::StartIfListening(metrics_listen, registry);
+      metrics::MetricsHttpServer::StartIfListening(metrics_listen, registry, std::move(authorize));
   if (!http.ok()) {
     return absl::Status(http.status().code(),
                         absl::StrCat("cannot serve metrics: ", http.status().message()));
@@ -49,6 +70,17 @@ absl::StatusOr<SecurityOptions> LoadSecurityOptions(const SecurityFlags& flags) 
   settings.kafka_policy.allow_oidc_token_endpoint = flags.kafka_allow_oidc_token_endpoint;
   if (!flags.kafka_secret_env_prefix.empty()) {
     settings.kafka_policy.secret_env_prefix = flags.kafka_secret_env_prefix;
+  }
+  if (!flags.kafka_secret_destinations_file.empty()) {
+    absl::StatusOr<kafka::SecretDestinations> destinations =
+        kafka::SecretDestinations::Load(flags.kafka_secret_destinations_file);
+    if (!destinations.ok()) {
+      return absl::Status(destinations.status().code(),
+                          absl::StrCat("--kafka_secret_destinations_file: ",
+                                       destinations.status().message()));
+    }
+    settings.kafka_policy.secret_destinations =
+        std::make_shared<const kafka::SecretDestinations>(*std::move(destinations));
   }
   return settings;
 }

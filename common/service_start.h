@@ -6,6 +6,7 @@
 #define SLUICE_COMMON_SERVICE_START_H_
 
 #include <memory>
+#include <set>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -23,9 +24,23 @@ namespace sluice {
 // `metrics_listen` is not empty, starts the metrics endpoint on `registry`
 // (which must outlive it) and logs its port under `component` ("[worker]").
 // Returns the endpoint, or null when metrics are off.
+//
+// The endpoint checks the server's own credentials (`auth`, as the gRPC
+// server gets them): unless auth.insecure_no_auth, every path but /healthz
+// needs "Authorization: Bearer <token>" for a principal with the reader or
+// admin role (MetricsRoles()); errors of the token and policy files as
+// Authorizer::Create gives them.
 absl::StatusOr<std::unique_ptr<metrics::MetricsHttpServer>> StartServiceBasics(
     absl::string_view component, const std::string& fault_points,
-    const std::string& metrics_listen, metrics::Registry* registry);
+    const std::string& metrics_listen, metrics::Registry* registry,
+    const auth::AuthOptions& auth);
+
+// The roles that may read the HTTP endpoint's /metrics (and any path but
+// /healthz) when authentication is on.
+inline const std::set<v1::Role>& MetricsRoles() {
+  static const std::set<v1::Role>* roles = new std::set<v1::Role>{v1::ROLE_READER, v1::ROLE_ADMIN};
+  return *roles;
+}
 
 // The security flags both binaries take, as given.
 struct SecurityFlags {
@@ -39,6 +54,9 @@ struct SecurityFlags {
   std::string kafka_denied_properties;
   bool kafka_allow_oidc_token_endpoint = false;
   std::string kafka_secret_env_prefix;
+  // Where each secret reference may be sent (kafka/secret_destinations.h);
+  // empty: nowhere, so specs cannot use references.
+  std::string kafka_secret_destinations_file;
 };
 
 struct SecurityOptions {

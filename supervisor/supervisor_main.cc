@@ -36,7 +36,8 @@ DEFINE_int32(s3_max_attempts, 6,
              "S3 requests are tried this often on 5xx, throttling and timeouts, then fail");
 DEFINE_int32(s3_request_timeout_ms, 120000, "deadline of one S3 request (one part for uploads)");
 DEFINE_string(metrics_listen, "",
-              "host:port to serve Prometheus /metrics and /healthz on, plain HTTP (empty: off)");
+              "host:port to serve Prometheus /metrics and /healthz on, plain HTTP (empty: off); "
+              "with authentication on, all but /healthz need a reader or admin bearer token");
 DEFINE_string(tls_cert, "", "PEM certificate chain for the gRPC server and outgoing calls");
 DEFINE_string(tls_key, "", "PEM private key of --tls_cert");
 DEFINE_string(tls_ca, "", "PEM CA bundle: peers must present certificates it signed (mutual TLS)");
@@ -72,6 +73,11 @@ DEFINE_bool(kafka_allow_oidc_token_endpoint, false,
             "allow specs to set sasl.oauthbearer.method=oidc and its token endpoint URL");
 DEFINE_string(kafka_secret_env_prefix, "SLUICE_SECRET_",
               "${env:NAME} secret references must name a variable with this prefix");
+DEFINE_string(kafka_secret_destinations_file, "",
+              "file binding each ${env:}/${file:} secret reference to the Kafka servers "
+              "(host:port, * in the host) it may be sent to; a reference resolves only when "
+              "every bootstrap server of the spec is allowed for it. Empty: specs cannot use "
+              "references (see docs/operations.md)");
 DEFINE_bool(leader_election, false,
             "several supervisors over one PostgreSQL --metadata_store elect one leader through a "
             "lease with an epoch; the others are standbys (not ready; calls answered UNAVAILABLE "
@@ -98,23 +104,26 @@ int main(int argc, char** argv) {
   FLAGS_logtostderr = true;
   google::InitGoogleLogging(argv[0]);
 
+  auto security = sluice::LoadSecurityOptions(
+      {FLAGS_auth_tokens_file, FLAGS_auth_policy_file, FLAGS_insecure_no_auth, FLAGS_auth_token_file,
+       FLAGS_kafka_files_dir, FLAGS_kafka_denied_properties, FLAGS_kafka_allow_oidc_token_endpoint,
+       FLAGS_kafka_secret_env_prefix, FLAGS_kafka_secret_destinations_file});
+  if (!security.ok()) {
+    LOG(ERROR) << "[supervisor] " << security.status();
+    return 2;
+  }
   // Outlives the gRPC server and the metrics endpoint (both point into it).
   sluice::metrics::Registry registry;
+  // The metrics endpoint checks the credentials the gRPC server accepts.
+  sluice::auth::AuthOptions metrics_auth = security->auth;
+  metrics_auth.client_certificates = !FLAGS_tls_ca.empty();
   auto metrics_http = sluice::StartServiceBasics("[supervisor]", FLAGS_fault_points,
-                                                 FLAGS_metrics_listen, &registry);
+                                                 FLAGS_metrics_listen, &registry, metrics_auth);
   if (!metrics_http.ok()) {
     LOG(ERROR) << "[supervisor] " << metrics_http.status();
     return metrics_http.status().code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
   }
 
-  auto security = sluice::LoadSecurityOptions(
-      {FLAGS_auth_tokens_file, FLAGS_auth_policy_file, FLAGS_insecure_no_auth, FLAGS_auth_token_file,
-       FLAGS_kafka_files_dir, FLAGS_kafka_denied_properties, FLAGS_kafka_allow_oidc_token_endpoint,
-       FLAGS_kafka_secret_env_prefix});
-  if (!security.ok()) {
-    LOG(ERROR) << "[supervisor] " << security.status();
-    return 2;
-  }
   sluice::supervisor::SupervisorServerOptions options;
   options.listen_address = FLAGS_listen;
   options.data_dir = FLAGS_data_dir;

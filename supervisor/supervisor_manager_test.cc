@@ -40,6 +40,49 @@ class SupervisorManagerTest : public testing::ManagerHarness {
   }
 };
 
+// A secret reference resolves only towards the bootstrap servers the
+// operator bound it to; by default it is bound to none.
+TEST_F(SupervisorManagerTest, ASecretReferenceIsRefusedTowardsABrokerItIsNotBoundTo) {
+  v1::SupervisorSpec spec = Spec();
+  auto& props = *spec.mutable_io_config()->mutable_consumer_properties();
+  props["security.protocol"] = "SASL_PLAINTEXT";
+  props["sasl.mechanisms"] = "PLAIN";
+  props["sasl.username"] = "ingest";
+  props["sasl.password"] = "${env:SLUICE_SECRET_KAFKA}";
+  props["bootstrap.servers"] = "kafka-0.example:9093,attacker.example:9092";
+  auto refused = manager_->Submit(spec);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(refused.status().message(), "sasl.password")) << refused.status();
+  EXPECT_TRUE(absl::StrContains(refused.status().message(), "${env:SLUICE_SECRET_KAFKA}"))
+      << refused.status();
+  EXPECT_FALSE(manager_->Get("wiki").ok());
+  EXPECT_TRUE(absl::StrContains(refused.status().message(), "--kafka_secret_destinations_file"))
+      << refused.status();
+
+  // Bound by the operator to kafka-0.example:9093 only.
+  auto bound = kafka::SecretDestinations::Parse(
+      "${env:SLUICE_SECRET_KAFKA} kafka-0.example:9093\n", "destinations");
+  ASSERT_TRUE(bound.ok()) << bound.status();
+  kafka_policy_.secret_destinations =
+      std::make_shared<const kafka::SecretDestinations>(*std::move(bound));
+  StartManager();
+  refused = manager_->Submit(spec);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(refused.status().message(),
+                                "\"sasl.password\" references ${env:SLUICE_SECRET_KAFKA}, which "
+                                "may not be sent to attacker.example:9092"))
+      << refused.status();
+  EXPECT_FALSE(manager_->Get("wiki").ok());
+  props["bootstrap.servers"] = "kafka-0.example:9093";
+  auto admitted = manager_->Submit(spec);
+  ASSERT_TRUE(admitted.ok()) << admitted.status();
+  // Stored and shown as written: a reference is not a secret.
+  auto got = manager_->Get("wiki");
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->spec().io_config().consumer_properties().at("sasl.password"),
+            "${env:SLUICE_SECRET_KAFKA}");
+}
+
 TEST_F(SupervisorManagerTest, SpecsAreValidatedStoredWithHistoryAndUnchangedResubmitsAreNoOps) {
   v1::SupervisorSpec bad = Spec();
   bad.mutable_io_config()->set_task_count(-1);

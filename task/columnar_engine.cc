@@ -135,6 +135,27 @@ class ColumnarEngine final : public SegmentEngine {
     return NewColumnarIndex(schema_, range, std::make_shared<segment::SegmentDimensions>());
   }
 
+  absl::StatusOr<std::unique_ptr<SegmentIndex>> RestoreIndex(
+      const v1::Interval& interval, const std::vector<std::string>& spill_paths) override {
+    segment::Interval range;
+    range.start_ms = interval.start_ms();
+    range.end_ms = interval.end_ms();
+    auto dimensions = std::make_shared<segment::SegmentDimensions>();
+    if (schema_.discover_dimensions()) {
+      // The names already in the segment count against its bound (taken even
+      // past it: then no new name is admitted).
+      for (const std::string& path : spill_paths) {
+        absl::StatusOr<std::vector<std::string>> names = segment::ReadSpillDimensions(path);
+        if (!names.ok()) {
+          return Annotate(names.status(),
+                          absl::StrCat("reading the discovered dimensions of spill ", path));
+        }
+        for (const std::string& name : *names) dimensions->Add(name);
+      }
+    }
+    return std::unique_ptr<SegmentIndex>(NewColumnarIndex(schema_, range, std::move(dimensions)));
+  }
+
   absl::StatusOr<BuiltSegment> BuildSegment(const std::vector<std::string>& spills,
                                             const SegmentBuildInfo& info,
                                             const std::string& out_path) override {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <memory>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -255,6 +257,35 @@ TEST(KafkaConsumerPropertiesTest, APrefetchBoundSetsTheQueueLimitsTheSpecLeavesO
   ASSERT_TRUE(spec.ok()) << spec.status();
   EXPECT_EQ(spec->at("queued.max.messages.kbytes"), "200000");
   EXPECT_EQ(spec->at("queued.min.messages"), "500000");
+}
+
+// The worker checks a secret reference's binding again before it creates a
+// consumer: a stored spec (or one from a supervisor with another policy)
+// pointing the reference elsewhere resolves nothing.
+TEST(KafkaConsumerPropertiesTest, ASecretReferenceResolvesOnlyTowardsItsBoundServers) {
+  setenv("SLUICE_SECRET_CONSUMER_TEST", "s3cr3t", 1);
+  KafkaConsumerOptions options;
+  options.topic = "wiki";
+  options.cluster_kind = kafka::ClusterKind::kDevBroker;
+  options.properties = {{"bootstrap.servers", "attacker.example:9092"},
+                        {"security.protocol", "SASL_PLAINTEXT"},
+                        {"sasl.mechanisms", "PLAIN"},
+                        {"sasl.username", "u"},
+                        {"sasl.password", "${env:SLUICE_SECRET_CONSUMER_TEST}"}};
+  auto unbound = KafkaConsumer::Properties(options);
+  EXPECT_EQ(unbound.status().code(), absl::StatusCode::kInvalidArgument) << unbound.status();
+  auto destinations = kafka::SecretDestinations::Parse(
+      "${env:SLUICE_SECRET_CONSUMER_TEST} 127.0.0.1:9092\n", "test");
+  ASSERT_TRUE(destinations.ok()) << destinations.status();
+  options.policy.secret_destinations =
+      std::make_shared<const kafka::SecretDestinations>(*std::move(destinations));
+  auto elsewhere = KafkaConsumer::Properties(options);
+  EXPECT_EQ(elsewhere.status().code(), absl::StatusCode::kInvalidArgument) << elsewhere.status();
+  EXPECT_EQ(elsewhere.status().message().find("s3cr3t"), std::string::npos);
+  options.properties["bootstrap.servers"] = "127.0.0.1:9092";
+  auto bound = KafkaConsumer::Properties(options);
+  ASSERT_TRUE(bound.ok()) << bound.status();
+  EXPECT_EQ(bound->at("sasl.password"), "s3cr3t");
 }
 
 // A consumer slower than the broker fills librdkafka's local queue; librdkafka

@@ -99,9 +99,24 @@ absl::StatusOr<SegmentBuild*> OpenSegments::For(const Sequence& sequence, int64_
   return build;
 }
 
-void OpenSegments::Restore(const state::SegmentState& record) {
+absl::Status OpenSegments::Restore(const state::SegmentState& record,
+                                   const std::string& spill_dir) {
   SegmentBuild build;
   build.record = record;
+  if (record.spill_files_size() > 0) {
+    std::vector<std::string> paths;
+    for (const std::string& name : record.spill_files()) {
+      paths.push_back(absl::StrCat(spill_dir, "/", name));
+    }
+    v1::Interval interval;
+    interval.set_start_ms(record.interval_start_ms());
+    interval.set_end_ms(record.interval_end_ms());
+    absl::StatusOr<std::unique_ptr<SegmentIndex>> index = engine_->RestoreIndex(interval, paths);
+    if (!index.ok()) {
+      return Annotate(index.status(), absl::StrCat("restoring segment ", record.segment_id()));
+    }
+    build.next_index = *std::move(index);
+  }
   build.rows_total = record.spilled_rows();
   build.records_per_slot.assign(partition_of_slot_.size(), 0);
   for (const auto& [p, n] : record.records_by_partition()) {
@@ -112,6 +127,7 @@ void OpenSegments::Restore(const state::SegmentState& record) {
   }
   segments_.emplace(std::make_pair(record.sequence_id(), record.interval_start_ms()),
                     std::move(build));
+  return absl::OkStatus();
 }
 
 void OpenSegments::Prune(int32_t published_id) {

@@ -100,8 +100,11 @@ class OpenSegments {
   // index: allocated (and checked to be for that interval) on first use.
   absl::StatusOr<SegmentBuild*> For(const Sequence& sequence, int64_t timestamp_ms);
 
-  // A segment of the restore point (its spills exist).
-  void Restore(const state::SegmentState& record);
+  // A segment of the restore point (its spills exist, in `spill_dir`): its
+  // next rows go to the engine's RestoreIndex over those spills, so what the
+  // segment's indexes share (its discovered dimension names) survives the
+  // restart. Errors of reading the spills.
+  absl::Status Restore(const state::SegmentState& record, const std::string& spill_dir);
   // Drops the segments of sequences up to `published_id`.
   void Prune(int32_t published_id);
   // Moves every non-empty index out, each with the path of its new spill

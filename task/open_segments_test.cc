@@ -167,7 +167,7 @@ TEST_F(OpenSegmentsTest, RestoredSegmentsAndPruning) {
   record.add_spill_files("4_0_1.spill");
   (*record.mutable_records_by_partition())[3] = 12;
   (*record.mutable_records_by_partition())[9] = 1;  // not ours: dropped
-  segments_.Restore(record);
+  ASSERT_TRUE(segments_.Restore(record, "/nonexistent").ok());
   absl::StatusOr<SegmentBuild*> build = segments_.For(Seq(4), 5);
   ASSERT_TRUE(build.ok());
   EXPECT_EQ(allocator_.calls, 0);  // restored with its allocation

@@ -236,7 +236,7 @@ absl::Status ReadLoop::Restore(const state::RestorePoint& point) {
       }
     }
     router_.AddRows(record.sequence_id(), record.spilled_rows());
-    segments_.Restore(record);
+    SLUICE_RETURN_IF_ERROR(segments_.Restore(record, files_.spill_dir()));
   }
   for (const state::SequenceStats& stats : point.sequence_stats()) router_.RestoreCounts(stats);
   counters_.processed = point.counters().processed();

@@ -339,6 +339,49 @@ TEST_F(ReadLoopTest, ARecordPastTheSegmentsDiscoveredDimensionsIsAParseError) {
             "limit of 8192");
 }
 
+// The bound holds across a restart: the restored task counts the names its
+// segment's spills already hold, so a record past the bound after the
+// restart is a parse error too, and the segment builds.
+TEST_F(ReadLoopTest, TheDiscoveredDimensionBoundHoldsAcrossARestart) {
+  auto wide = [](int64_t n, int first, int count) {
+    std::string value = absl::StrCat(R"({"timestamp":)", kBaseTimeMs + n * 1000);
+    for (int i = first; i < first + count; ++i) absl::StrAppend(&value, ",\"f", i, "\":\"v\"");
+    return value + "}";
+  };
+  std::vector<std::string> values;
+  for (int r = 0; r < 8; ++r) values.push_back(wide(r, r * 1024, 1024));  // 8192 names
+  ASSERT_TRUE(kafka_->Produce("wiki", 0, values).ok());
+  v1::TaskSpec spec = Spec(kafka_->bootstrap(), 1000000);
+  spec.mutable_tuning_config()->set_max_rows_in_memory(3);
+  {
+    Task task(spec, dir_ + "/task", &supervisor_, deep_.get());
+    ASSERT_TRUE(task.WaitForOffset(8));
+    task.Shutdown();  // persists what it holds; the segment lives in spills only
+    EXPECT_FALSE(task.control().finished());
+  }
+  ASSERT_TRUE(kafka_->Produce("wiki", 0, {wide(8, 8192, 1),  // one more name: refused
+                                          wide(9, 0, 3)})    // known names
+                  .ok());
+  Task task(spec, dir_ + "/task", &supervisor_, deep_.get());
+  ASSERT_TRUE(task.WaitForOffset(10));
+  task.FinishAt(10);
+  EXPECT_EQ(task.final_state(), v1::TASK_STATE_SUCCESS) << task.final_error();
+  const std::vector<v1::PublishSegmentsRequest> publishes = supervisor_.publishes();
+  ASSERT_EQ(publishes.size(), 1u);
+  EXPECT_EQ(PublishedRows(publishes[0]), 9);
+  ASSERT_EQ(publishes[0].partition_stats_size(), 1);
+  EXPECT_EQ(publishes[0].partition_stats(0).rows(), 9);
+  EXPECT_EQ(publishes[0].partition_stats(0).unparseable(), 1);
+  v1::TaskStatus status;
+  task.control().FillStatus({}, &status);
+  ASSERT_EQ(status.recent_parse_errors_size(), 1);
+  EXPECT_EQ(status.recent_parse_errors(0).offset(), 8);
+  EXPECT_EQ(status.recent_parse_errors(0).kind(), "VALUE_TOO_LARGE");
+  EXPECT_EQ(status.recent_parse_errors(0).message(),
+            "dimension \"f8192\" would be discovered dimension 8193 of the segment, beyond the "
+            "limit of 8192");
+}
+
 TEST_F(ReadLoopTest, ALatestSegmentAtMaxRowsPerSegmentAsksForACheckpoint) {
   Produce(0, 10);
   // 10 records over two hours: the first-hour segment reaches 3 rows.

@@ -119,6 +119,17 @@ class SegmentEngine {
   virtual ~SegmentEngine() = default;
   virtual std::unique_ptr<RowParser> NewParser() = 0;
   virtual std::unique_ptr<SegmentIndex> NewIndex(const v1::Interval& interval) = 0;
+  // The index for the next rows of a segment restored from `spill_paths` (a
+  // task restarted): it continues what the segment's indexes share, as
+  // read back from the spills (the discovered dimension names, so that their
+  // bound holds across restarts too). Errors of reading the spills (DATA_LOSS
+  // for a damaged one). The default: NewIndex, for engines with nothing
+  // shared.
+  virtual absl::StatusOr<std::unique_ptr<SegmentIndex>> RestoreIndex(
+      const v1::Interval& interval, const std::vector<std::string>& spill_paths) {
+    (void)spill_paths;
+    return NewIndex(interval);
+  }
   // Merges `spills` (in any order; the result does not depend on it, nor on
   // how rows were split between spills) into a segment file at `out_path`,
   // durably. DATA_LOSS if a spill is damaged.

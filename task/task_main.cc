@@ -47,7 +47,8 @@ DEFINE_int64(ingestion_memory_bytes, 0,
              "a task's maxBytesInMemory is at most its share (Druid's Indexer "
              "globalIngestionHeapLimitBytes); 0: each task's spec decides");
 DEFINE_string(metrics_listen, "",
-              "host:port to serve Prometheus /metrics and /healthz on, plain HTTP (empty: off)");
+              "host:port to serve Prometheus /metrics and /healthz on, plain HTTP (empty: off); "
+              "with authentication on, all but /healthz need a reader or admin bearer token");
 DEFINE_string(tls_cert, "", "PEM certificate chain for the gRPC server and outgoing calls");
 DEFINE_string(tls_key, "", "PEM private key of --tls_cert");
 DEFINE_string(tls_ca, "", "PEM CA bundle: peers must present certificates it signed (mutual TLS)");
@@ -84,6 +85,11 @@ DEFINE_bool(kafka_allow_oidc_token_endpoint, false,
             "allow specs to set sasl.oauthbearer.method=oidc and its token endpoint URL");
 DEFINE_string(kafka_secret_env_prefix, "SLUICE_SECRET_",
               "${env:NAME} secret references must name a variable with this prefix");
+DEFINE_string(kafka_secret_destinations_file, "",
+              "file binding each ${env:}/${file:} secret reference to the Kafka servers "
+              "(host:port, * in the host) it may be sent to; a reference resolves only when "
+              "every bootstrap server of the spec is allowed for it. Empty: specs cannot use "
+              "references (see docs/operations.md)");
 DEFINE_string(fault_points, "",
               "test only: fault points, e.g. task.after_push=crash (see common/fault_injection.h)");
 DEFINE_string(port_file, "", "if set, the bound host:port is written there once serving");
@@ -117,23 +123,26 @@ int main(int argc, char** argv) {
   FLAGS_logtostderr = true;
   google::InitGoogleLogging(argv[0]);
 
+  auto security = sluice::LoadSecurityOptions(
+      {FLAGS_auth_tokens_file, FLAGS_auth_policy_file, FLAGS_insecure_no_auth, FLAGS_auth_token_file,
+       FLAGS_kafka_files_dir, FLAGS_kafka_denied_properties, FLAGS_kafka_allow_oidc_token_endpoint,
+       FLAGS_kafka_secret_env_prefix, FLAGS_kafka_secret_destinations_file});
+  if (!security.ok()) {
+    LOG(ERROR) << "[worker] " << security.status();
+    return 2;
+  }
   // Outlives the gRPC server and the metrics endpoint (both point into it).
   sluice::metrics::Registry registry;
+  // The metrics endpoint checks the credentials the gRPC server accepts.
+  sluice::auth::AuthOptions metrics_auth = security->auth;
+  metrics_auth.client_certificates = !FLAGS_tls_ca.empty();
   auto metrics_http = sluice::StartServiceBasics("[worker]", FLAGS_fault_points,
-                                                 FLAGS_metrics_listen, &registry);
+                                                 FLAGS_metrics_listen, &registry, metrics_auth);
   if (!metrics_http.ok()) {
     LOG(ERROR) << "[worker] " << metrics_http.status();
     return metrics_http.status().code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
   }
 
-  auto security = sluice::LoadSecurityOptions(
-      {FLAGS_auth_tokens_file, FLAGS_auth_policy_file, FLAGS_insecure_no_auth, FLAGS_auth_token_file,
-       FLAGS_kafka_files_dir, FLAGS_kafka_denied_properties, FLAGS_kafka_allow_oidc_token_endpoint,
-       FLAGS_kafka_secret_env_prefix});
-  if (!security.ok()) {
-    LOG(ERROR) << "[worker] " << security.status();
-    return 2;
-  }
   sluice::task::WorkerServerOptions options;
   options.listen_address = FLAGS_listen;
   options.data_dir = FLAGS_data_dir;

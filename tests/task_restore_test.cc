@@ -256,5 +256,63 @@ TEST_F(TaskRestoreTest, KillNineWhileReading) {
   EXPECT_EQ(exits_, std::vector<int>{-9});
 }
 
+// A schemaless datasource keeps its bound of 8192 discovered dimensions per
+// segment across a kill -9: the restarted task counts the names already in
+// the segment's spills, so a record bringing one more is a VALUE_TOO_LARGE
+// parse error after the restart as before it, and the segment publishes.
+TEST_F(TaskRestoreTest, KillNineKeepsTheDiscoveredDimensionBound) {
+  log_ = dir_ + "/worker.log";
+  auto wide = [](int64_t n, int first, int count) {
+    std::string value = absl::StrCat(R"({"timestamp":)", kBaseTimeMs + n * 1000);
+    for (int i = first; i < first + count; ++i) absl::StrAppend(&value, ",\"f", i, "\":\"v\"");
+    return value + "}";
+  };
+  std::vector<std::string> values;
+  for (int r = 0; r < 8; ++r) values.push_back(wide(r, r * 1024, 1024));  // 8192 names
+  ASSERT_TRUE(kafka_->Produce("wiki", 0, values).ok());
+  produced_[0] = values;
+  produced_[1] = {};
+  SpecOptions spec;
+  spec.task_id = task_id_;
+  spec.base_sequence_name = kBase;
+  spec.bootstrap = kafka_->bootstrap();
+  spec.start = {{0, 0}, {1, 0}};
+  spec.max_rows_in_memory = 3;  // persists at 3 and 6 rows
+  StartWorker("");
+  ASSERT_TRUE(client_->RunTask(MakeSpec(spec)).ok());
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto status = client_->Status(task_id_);
+        return status.ok() && status->row_stats().persists() >= 2 &&
+               FromProto(status->current_offsets()) == ProducedEnd();
+      },
+      absl::Seconds(20)));
+  worker_.Kill();
+  const std::vector<std::string> after = {wide(8, 8192, 1),  // one name more: refused
+                                          wide(9, 0, 3)};    // known names
+  ASSERT_TRUE(kafka_->Produce("wiki", 0, after).ok());
+  produced_[0].insert(produced_[0].end(), after.begin(), after.end());
+  WaitUntilReadAll();  // restarts the worker
+  EXPECT_EQ(exits_, std::vector<int>{-9});
+  auto status = client_->Status(task_id_);
+  ASSERT_TRUE(status.ok()) << status.status();
+  EXPECT_EQ(status->row_stats().unparseable(), 1);
+  ASSERT_EQ(status->recent_parse_errors_size(), 1);
+  EXPECT_EQ(status->recent_parse_errors(0).offset(), 8);
+  EXPECT_EQ(status->recent_parse_errors(0).kind(), "VALUE_TOO_LARGE");
+  Round(/*finish=*/true);
+  const v1::TaskStatus final_status = WaitUntilSuccess();
+  ASSERT_EQ(final_status.state(), v1::TASK_STATE_SUCCESS) << final_status.error();
+  const auto log = supervisor_->CommitLog();
+  ASSERT_EQ(log.size(), 1u);
+  int64_t rows = 0, unparseable = 0;
+  for (const auto& stats : log[0].partition_stats()) {
+    rows += stats.rows();
+    unparseable += stats.unparseable();
+  }
+  EXPECT_EQ(rows, 9);
+  EXPECT_EQ(unparseable, 1);
+}
+
 }  // namespace
 }  // namespace sluice::testing

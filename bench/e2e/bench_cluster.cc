@@ -6,6 +6,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "common/auth/grpc_auth.h"
 #include "common/metrics/http_get.h"
 #include "common/status_macros.h"
 #include "tools/cluster/free_ports.h"
@@ -16,8 +17,14 @@ namespace {
 
 constexpr absl::Duration kStartTimeout = absl::Seconds(60);
 
-absl::StatusOr<std::string> Scrape(int port) {
-  SLUICE_ASSIGN_OR_RETURN(metrics::HttpGetResponse response, metrics::HttpGet(port, "/metrics"));
+// With authentication on, the endpoint needs a reader's bearer token.
+absl::StatusOr<std::string> Scrape(int port, const cluster::ProcessCluster& cluster) {
+  std::string token;
+  if (const std::string file = cluster.token_file("reader"); !file.empty()) {
+    SLUICE_ASSIGN_OR_RETURN(token, auth::ReadTokenFile(file));
+  }
+  SLUICE_ASSIGN_OR_RETURN(metrics::HttpGetResponse response,
+                          metrics::HttpGet(port, "/metrics", token));
   if (response.status != 200) {
     return absl::UnavailableError(
         absl::StrCat("GET /metrics on port ", port, ": HTTP ", response.status));
@@ -69,11 +76,11 @@ absl::Status BenchCluster::RestartWorkers() {
 }
 
 absl::StatusOr<std::string> BenchCluster::ScrapeSupervisor() const {
-  return Scrape(supervisor_metrics_port_);
+  return Scrape(supervisor_metrics_port_, *cluster_);
 }
 
 absl::StatusOr<std::string> BenchCluster::ScrapeWorker(int i) const {
-  return Scrape(worker_metrics_ports_[i]);
+  return Scrape(worker_metrics_ports_[i], *cluster_);
 }
 
 absl::StatusOr<int64_t> PeakRssBytes(pid_t pid) {

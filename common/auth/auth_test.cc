@@ -148,6 +148,23 @@ TEST_F(AuthorizerTest, UnauthenticatedWithoutOrWithBadCredentials) {
   EXPECT_EQ(Code({"Basic YWRtaW4=", ""}, "ListSegments"), absl::StatusCode::kUnauthenticated);
 }
 
+TEST_F(AuthorizerTest, RolesForWhatIsNotAMethod) {
+  const std::set<v1::Role> readers = {v1::ROLE_READER, v1::ROLE_ADMIN};
+  EXPECT_EQ(authz_->AuthorizeRoles({}, readers, "the metrics endpoint").status().code(),
+            absl::StatusCode::kUnauthenticated);
+  EXPECT_EQ(authz_->AuthorizeRoles({"Bearer wrong", ""}, readers, "x").status().code(),
+            absl::StatusCode::kUnauthenticated);
+  auto admin = authz_->AuthorizeRoles({"Bearer admin-token", ""}, readers, "x");
+  ASSERT_TRUE(admin.ok()) << admin.status();
+  EXPECT_EQ(admin->principal, "token:ops");
+  auto worker = authz_->AuthorizeRoles({"Bearer worker-token", ""}, readers, "the metrics endpoint");
+  EXPECT_EQ(worker.status().code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_NE(worker.status().message().find("may not read the metrics endpoint"), std::string::npos)
+      << worker.status();
+  EXPECT_EQ(authz_->AuthorizeRoles({"Bearer nobody-token", ""}, readers, "x").status().code(),
+            absl::StatusCode::kPermissionDenied);
+}
+
 TEST_F(AuthorizerTest, RolesDecide) {
   EXPECT_EQ(Code({"Bearer admin-token", ""}, "SubmitSupervisor"), absl::StatusCode::kOk);
   EXPECT_EQ(Code({"Bearer admin-token", ""}, "PublishSegments"),

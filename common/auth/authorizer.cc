@@ -72,6 +72,18 @@ absl::StatusOr<Caller> Authorizer::Authorize(const CallIdentity& identity,
     return absl::PermissionDeniedError(
         absl::StrCat("method ", method, " is not in this server's role table"));
   }
+  return Admit(identity, *allowed, absl::StrCat("call ", method));
+}
+
+absl::StatusOr<Caller> Authorizer::AuthorizeRoles(const CallIdentity& identity,
+                                                  const std::set<v1::Role>& roles,
+                                                  absl::string_view what) const {
+  return Admit(identity, roles, absl::StrCat("read ", what));
+}
+
+absl::StatusOr<Caller> Authorizer::Admit(const CallIdentity& identity,
+                                         const std::set<v1::Role>& allowed,
+                                         absl::string_view action) const {
   if (insecure_) return Caller::Anonymous();
   SLUICE_ASSIGN_OR_RETURN(std::string principal, Authenticate(identity));
   const Grant* grant = policy_.Find(principal);
@@ -80,7 +92,7 @@ absl::StatusOr<Caller> Authorizer::Authorize(const CallIdentity& identity,
         absl::StrCat("principal ", principal, " has no role on this server"));
   }
   for (v1::Role role : grant->roles) {
-    if (allowed->count(role)) {
+    if (allowed.count(role)) {
       if (role == v1::ROLE_SUPERVISOR && !server_worker_id_.empty()) {
         SLUICE_RETURN_IF_ERROR(CheckSupervisorBinding(principal, *grant));
       }
@@ -95,8 +107,8 @@ absl::StatusOr<Caller> Authorizer::Authorize(const CallIdentity& identity,
     }
   }
   return absl::PermissionDeniedError(absl::StrCat("principal ", principal, " (role ",
-                                                  RoleList(grant->roles), ") may not call ",
-                                                  method, "; it needs: ", RoleList(*allowed)));
+                                                  RoleList(grant->roles), ") may not ", action,
+                                                  "; it needs: ", RoleList(allowed)));
 }
 
 absl::Status Authorizer::CheckSupervisorBinding(const std::string& principal,

@@ -52,6 +52,12 @@ class Authorizer {
 
   absl::StatusOr<Caller> Authorize(const CallIdentity& identity, absl::string_view method) const;
 
+  // The same for what is not a gRPC method (e.g. the HTTP metrics endpoint):
+  // the caller needs one of `roles`; `what` names the resource in messages.
+  absl::StatusOr<Caller> AuthorizeRoles(const CallIdentity& identity,
+                                        const std::set<v1::Role>& roles,
+                                        absl::string_view what) const;
+
   bool enabled() const { return !insecure_; }
   const MethodRoles& methods() const { return methods_; }
 
@@ -64,6 +70,10 @@ class Authorizer {
         insecure_(options.insecure_no_auth),
         client_certificates_(options.client_certificates),
         server_worker_id_(options.server_worker_id) {}
+
+  // The caller, if it has one of `allowed`; refusals say it may not `action`.
+  absl::StatusOr<Caller> Admit(const CallIdentity& identity, const std::set<v1::Role>& allowed,
+                               absl::string_view action) const;
 
   // On a worker's server: PERMISSION_DENIED unless a supervisor principal is
   // bound to this worker (or is an unbound certificate).

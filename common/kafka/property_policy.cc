@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/strip.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "common/file_util.h"
 #include "common/status_macros.h"
 
@@ -80,6 +81,37 @@ absl::StatusOr<std::string> InsideFilesDir(absl::string_view name, absl::string_
   return std::string(resolved);
 }
 
+// OK when the operator bound `reference` to every server the connection
+// `properties` describe sends to.
+absl::Status CheckBoundDestinations(absl::string_view name, absl::string_view reference,
+                                    const KafkaProperties& properties,
+                                    const PropertyPolicyOptions& options) {
+  if (options.secret_destinations == nullptr || !options.secret_destinations->Declares(reference)) {
+    return Refuse(name, absl::StrCat("references ", reference,
+                                     ", which this cluster's operator has not bound to any Kafka "
+                                     "server: a secret reference resolves only towards the "
+                                     "servers --kafka_secret_destinations_file lists for it"));
+  }
+  SLUICE_ASSIGN_OR_RETURN(std::vector<std::string> destinations,
+                          ConnectionDestinations(properties));
+  if (destinations.empty()) {
+    return Refuse(name, absl::StrCat("references ", reference,
+                                     ", but the connection names no bootstrap.servers to check "
+                                     "where it would be sent"));
+  }
+  for (const std::string& server : destinations) {
+    if (!options.secret_destinations->Allows(reference, server)) {
+      return Refuse(name, absl::StrCat("references ", reference, ", which may not be sent to ",
+                                       server, ": --kafka_secret_destinations_file allows it only "
+                                       "to ",
+                                       absl::StrJoin(options.secret_destinations->ServersOf(
+                                                         reference),
+                                                     ", ")));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 bool IsSecretProperty(absl::string_view name) {
@@ -137,6 +169,10 @@ absl::Status CheckProperties(const KafkaProperties& properties,
       }
       // Checked for policy here; resolved where the connection is made.
       KafkaProperties one{{name, value}};
+      for (const char* destination : {"bootstrap.servers", "metadata.broker.list",
+                                      "sasl.oauthbearer.token.endpoint.url"}) {
+        if (auto it = properties.find(destination); it != properties.end()) one.insert(*it);
+      }
       absl::StatusOr<KafkaProperties> resolved = ResolveSecretReferences(one, options);
       if (absl::IsInvalidArgument(resolved.status())) return resolved.status();
       effective = "placeholder";
@@ -167,6 +203,7 @@ absl::StatusOr<KafkaProperties> ResolveSecretReferences(const KafkaProperties& p
                                          "\"; only names starting with \"",
                                          options.secret_env_prefix, "\" may be referenced"));
       }
+      SLUICE_RETURN_IF_ERROR(CheckBoundDestinations(name, value, properties, options));
       const char* env = std::getenv(var.c_str());
       if (env == nullptr) {
         return absl::NotFoundError(absl::StrCat(Field(name), " references environment variable ",
@@ -175,6 +212,7 @@ absl::StatusOr<KafkaProperties> ResolveSecretReferences(const KafkaProperties& p
       value = env;
     } else if (absl::ConsumePrefix(&ref, "${file:")) {
       SLUICE_ASSIGN_OR_RETURN(std::string path, InsideFilesDir(name, ref, options));
+      SLUICE_RETURN_IF_ERROR(CheckBoundDestinations(name, value, properties, options));
       absl::StatusOr<std::string> contents = ReadFile(path);
       if (!contents.ok()) {
         return absl::Status(contents.status().code(),

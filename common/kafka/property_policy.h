@@ -22,15 +22,23 @@
 //                 operator's prefix (default SLUICE_SECRET_)
 //   ${file:PATH}  the contents of PATH (trailing newline trimmed), which must
 //                 lie inside --kafka_files_dir
+// and only towards the servers the operator bound the reference to
+// (--kafka_secret_destinations_file, secret_destinations.h): every server of
+// bootstrap.servers / metadata.broker.list (and the OAUTHBEARER token
+// endpoint, when set) must be allowed for it. A reference the operator did not
+// bind is refused, so without that file no reference resolves. Both checks
+// run at submit (CheckProperties) and again before each connection.
 #ifndef SLUICE_COMMON_KAFKA_PROPERTY_POLICY_H_
 #define SLUICE_COMMON_KAFKA_PROPERTY_POLICY_H_
 
+#include <memory>
 #include <set>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "common/kafka/config.h"
+#include "common/kafka/secret_destinations.h"
 
 namespace sluice::kafka {
 
@@ -44,6 +52,9 @@ struct PropertyPolicyOptions {
   bool allow_oidc_token_endpoint = false;
   // ${env:NAME} references must name a variable with this prefix.
   std::string secret_env_prefix = "SLUICE_SECRET_";
+  // Where each ${env:} / ${file:} reference may be sent. Null: no reference
+  // is bound to any server, so every reference is refused.
+  std::shared_ptr<const SecretDestinations> secret_destinations;
 };
 
 // The value shown instead of a secret in every answer and log line.
@@ -58,13 +69,16 @@ bool IsSecretProperty(absl::string_view name);
 bool IsSecretReference(absl::string_view value);
 
 // The check above. INVALID_ARGUMENT names the property ("ioConfig.
-// consumerProperties.\"<name>\" ...") and why.
+// consumerProperties.\"<name>\" ...") and why (for a reference: the
+// reference, and the server it may not be sent to; never a value).
 absl::Status CheckProperties(const KafkaProperties& properties,
                              const PropertyPolicyOptions& options);
 
 // The properties with every ${env:} / ${file:} reference replaced by its
-// value. INVALID_ARGUMENT for a reference outside the policy; NOT_FOUND for
-// an unset variable or a missing file (the name, never a value, in messages).
+// value. INVALID_ARGUMENT for a reference outside the policy (including one
+// not bound to every destination of `properties`), checked before anything
+// is read; NOT_FOUND for an unset variable or a missing file (the name, never
+// a value, in messages).
 absl::StatusOr<KafkaProperties> ResolveSecretReferences(const KafkaProperties& properties,
                                                         const PropertyPolicyOptions& options);
 

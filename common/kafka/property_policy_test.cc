@@ -76,9 +76,23 @@ TEST_F(FilesDirTest, PathsOnlyInsideTheOperatorsDirectory) {
             absl::StatusCode::kInvalidArgument);
 }
 
+// Binds the references the tests use to the broker "b:1" (and *.b:1).
+std::shared_ptr<const SecretDestinations> Bound(const std::string& files_dir) {
+  auto parsed = SecretDestinations::Parse(
+      "${env:SLUICE_SECRET_KAFKA} b:1 *.b:1\n"
+      "${env:SLUICE_SECRET_NOPE} b:1\n"
+      "${env:HOME_SECRET} b:1\n"
+      "${file:/etc/shadow} b:1\n"
+      "${file:" + files_dir + "/password.txt} b:1\n",
+      "test");
+  EXPECT_TRUE(parsed.ok()) << parsed.status();
+  return std::make_shared<const SecretDestinations>(*std::move(parsed));
+}
+
 TEST_F(FilesDirTest, SecretReferences) {
   setenv("SLUICE_SECRET_KAFKA", "from-env", 1);
   setenv("HOME_SECRET", "nope", 1);
+  options_.secret_destinations = Bound(dir_);
   KafkaProperties props{{"sasl.password", "${env:SLUICE_SECRET_KAFKA}"},
                         {"ssl.key.password", "${file:" + dir_ + "/password.txt}"},
                         {"bootstrap.servers", "b:1"}};
@@ -95,8 +109,73 @@ TEST_F(FilesDirTest, SecretReferences) {
   // References are for secrets only.
   EXPECT_EQ(Check({{"client.id", "${env:SLUICE_SECRET_KAFKA}"}}, options_),
             absl::StatusCode::kInvalidArgument);
-  auto unset = ResolveSecretReferences({{"sasl.password", "${env:SLUICE_SECRET_NOPE}"}}, options_);
+  auto unset = ResolveSecretReferences(
+      {{"sasl.password", "${env:SLUICE_SECRET_NOPE}"}, {"bootstrap.servers", "b:1"}}, options_);
   EXPECT_EQ(unset.status().code(), absl::StatusCode::kNotFound);
+}
+
+// A bound reference goes only where it is bound: every bootstrap server (and
+// the token endpoint) must be allowed for it, at submit and at connection.
+TEST_F(FilesDirTest, ABoundReferenceGoesOnlyToItsServers) {
+  setenv("SLUICE_SECRET_KAFKA", "from-env", 1);
+  options_.secret_destinations = Bound(dir_);
+  auto status_of = [&](KafkaProperties props) {
+    props.emplace("sasl.password", "${env:SLUICE_SECRET_KAFKA}");
+    absl::Status checked = CheckProperties(props, options_);
+    absl::Status resolved = ResolveSecretReferences(props, options_).status();
+    EXPECT_EQ(checked.code(), resolved.code()) << checked << " / " << resolved;
+    EXPECT_EQ(resolved.message().find("from-env"), std::string::npos) << resolved;
+    return resolved;
+  };
+  EXPECT_TRUE(status_of({{"bootstrap.servers", "b:1"}}).ok());
+  EXPECT_TRUE(status_of({{"bootstrap.servers", "SASL_SSL://B:1, x.b:1"}}).ok());
+  EXPECT_TRUE(status_of({{"metadata.broker.list", "x.b:1"}}).ok());
+  for (const KafkaProperties& elsewhere : std::vector<KafkaProperties>{
+           {{"bootstrap.servers", "attacker.example:9092"}},
+           {{"bootstrap.servers", "b:1,attacker.example:1"}},
+           {{"bootstrap.servers", "b:2"}},
+           {{"bootstrap.servers", "b"}},  // port 9092
+           {{"bootstrap.servers", "x.y.b:1"}},
+           {{"bootstrap.servers", "b:1"}, {"metadata.broker.list", "attacker.example:1"}},
+       }) {
+    absl::Status status = status_of(elsewhere);
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+    EXPECT_NE(status.message().find("sasl.password"), std::string::npos) << status;
+    EXPECT_NE(status.message().find("${env:SLUICE_SECRET_KAFKA}"), std::string::npos) << status;
+    EXPECT_NE(status.message().find("may not be sent to"), std::string::npos) << status;
+  }
+  // No server at all: nothing to check against.
+  EXPECT_EQ(ResolveSecretReferences({{"sasl.password", "${env:SLUICE_SECRET_KAFKA}"}}, options_)
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+  // Another reference, bound nowhere, stays refused.
+  absl::Status other = CheckProperties(
+      {{"sasl.password", "${env:SLUICE_SECRET_OTHER}"}, {"bootstrap.servers", "b:1"}}, options_);
+  EXPECT_EQ(other.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(other.message().find("--kafka_secret_destinations_file"), std::string::npos) << other;
+}
+
+// A reference the operator has not bound to a destination is resolved
+// nowhere: an admin could otherwise point bootstrap.servers at their own
+// broker and receive the secret.
+TEST_F(FilesDirTest, AnUndeclaredReferenceIsResolvedNowhere) {
+  setenv("SLUICE_SECRET_KAFKA", "from-env", 1);
+  for (const std::string& reference :
+       {std::string("${env:SLUICE_SECRET_KAFKA}"), "${file:" + dir_ + "/password.txt}"}) {
+    const KafkaProperties props{{"sasl.password", reference},
+                                {"bootstrap.servers", "attacker.example:9092"}};
+    for (const absl::Status& status :
+         {CheckProperties(props, options_), ResolveSecretReferences(props, options_).status()}) {
+      EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << reference;
+      EXPECT_NE(status.message().find("sasl.password"), std::string::npos) << status;
+      EXPECT_NE(status.message().find(reference), std::string::npos) << status;
+      EXPECT_NE(status.message().find("--kafka_secret_destinations_file"), std::string::npos)
+          << status;
+      EXPECT_EQ(status.message().find("from-env"), std::string::npos) << status;
+      EXPECT_EQ(status.message().find("hunter2"), std::string::npos) << status;
+    }
+  }
 }
 
 TEST(RedactedTest, SecretsOnly) {

@@ -14,7 +14,8 @@
 namespace sluice {
 namespace metrics {
 
-absl::StatusOr<HttpGetResponse> HttpGet(int port, const std::string& path) {
+absl::StatusOr<HttpGetResponse> HttpGet(int port, const std::string& path,
+                                        const std::string& bearer_token) {
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return absl::UnavailableError(absl::StrCat("socket: ", strerror(errno)));
   timeval tv{5, 0};
@@ -23,8 +24,9 @@ absl::StatusOr<HttpGetResponse> HttpGet(int port, const std::string& path) {
   addr.sin_family = AF_INET;
   addr.sin_port = htons(port);
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  std::string request =
-      absl::StrCat("GET ", path, " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+  std::string request = absl::StrCat("GET ", path, " HTTP/1.1\r\nHost: 127.0.0.1\r\n");
+  if (!bearer_token.empty()) absl::StrAppend(&request, "Authorization: Bearer ", bearer_token, "\r\n");
+  absl::StrAppend(&request, "Connection: close\r\n\r\n");
   std::string reply;
   absl::Status status;
   if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||

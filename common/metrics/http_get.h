@@ -15,9 +15,11 @@ struct HttpGetResponse {
   std::string body;
 };
 
-// GET http://127.0.0.1:<port><path> with "Connection: close", read to EOF.
+// GET http://127.0.0.1:<port><path> with "Connection: close", read to EOF;
+// with "Authorization: Bearer <bearer_token>" unless the token is empty.
 // UNAVAILABLE when the connection fails; a 5 s receive timeout.
-absl::StatusOr<HttpGetResponse> HttpGet(int port, const std::string& path);
+absl::StatusOr<HttpGetResponse> HttpGet(int port, const std::string& path,
+                                        const std::string& bearer_token = "");
 
 }  // namespace metrics
 }  // namespace sluice

@@ -119,6 +119,10 @@ HttpParseResult ParseHttpRequest(absl::string_view buffer, size_t max_bytes) {
       }
       have_length = true;
       content_length = length;
+    } else if (name == "authorization") {
+      // Two credentials would leave it open which one was checked.
+      if (!request.authorization.empty()) return Invalid(400, "more than one Authorization header");
+      request.authorization = std::string(value);
     } else if (name == "transfer-encoding") {
       return Invalid(501, "Transfer-Encoding is not supported");
     }
@@ -140,6 +144,10 @@ const char* HttpReason(int status) {
       return "OK";
     case 400:
       return "Bad Request";
+    case 401:
+      return "Unauthorized";
+    case 403:
+      return "Forbidden";
     case 404:
       return "Not Found";
     case 405:

@@ -19,6 +19,9 @@ struct HttpRequest {
   // Whether the connection stays open after the response: HTTP/1.1 unless
   // "Connection: close", HTTP/1.0 only with "Connection: keep-alive".
   bool keep_alive = true;
+  // The Authorization header's value (e.g. "Bearer <token>"); empty when
+  // absent. Never logged.
+  std::string authorization;
 };
 
 struct HttpParseResult {

@@ -100,12 +100,25 @@ TEST(ParseHttpRequest, RejectsMalformedRequests) {
            Case{"GET / HTTP/1.1\r\nContent-Length: 99999999999999999999\r\n\r\n", 400},
            Case{"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", 501},
            Case{"POST / HTTP/1.1\r\nContent-Length: 9000\r\n\r\n", 413},
+           Case{"GET / HTTP/1.1\r\nAuthorization: Bearer a\r\nauthorization: Bearer b\r\n\r\n",
+                400},
        }) {
     HttpParseResult r = ParseHttpRequest(c.request, 8192);
     EXPECT_EQ(r.state, State::kInvalid) << c.request;
     EXPECT_EQ(r.error_status, c.status) << c.request;
     EXPECT_FALSE(r.error.empty()) << c.request;
   }
+}
+
+TEST(ParseHttpRequest, AuthorizationHeader) {
+  HttpParseResult r = ParseHttpRequest("GET /metrics HTTP/1.1\r\nHost: x\r\n"
+                                       "AUTHORIZATION:   Bearer s3cr3t  \r\n\r\n",
+                                       8192);
+  ASSERT_EQ(r.state, State::kComplete);
+  EXPECT_EQ(r.request.authorization, "Bearer s3cr3t");
+  r = ParseHttpRequest("GET /metrics HTTP/1.1\r\n\r\n", 8192);
+  ASSERT_EQ(r.state, State::kComplete);
+  EXPECT_EQ(r.request.authorization, "");
 }
 
 TEST(ParseHttpRequest, HeadLongerThanTheLimit) {

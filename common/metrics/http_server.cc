@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "common/metrics/http_message.h"
 
@@ -149,11 +150,13 @@ absl::StatusOr<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Start(
 }
 
 absl::StatusOr<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::StartIfListening(
-    const std::string& listen, Registry* registry) {
+    const std::string& listen, Registry* registry,
+    std::function<absl::Status(const std::string& authorization)> authorize) {
   if (listen.empty()) return std::unique_ptr<MetricsHttpServer>();
   MetricsHttpServerOptions options;
   options.listen = listen;
   options.registry = registry;
+  options.authorize = std::move(authorize);
   return Start(std::move(options));
 }
 
@@ -368,6 +371,21 @@ std::string MetricsHttpServer::Route(const HttpRequest& request, bool* close) {
   const bool get_or_head = head || request.method == "GET";
   // HTTP/1.0 clients that asked for keep-alive are told it is on.
   std::string extra = request.minor_version == 0 && !*close ? "Connection: keep-alive\r\n" : "";
+  // Liveness is open to probes; everything else (unknown paths too, so
+  // nothing is told without a credential) needs one when authentication is on.
+  if (request.path != "/healthz" && options_.authorize) {
+    absl::Status allowed = options_.authorize(request.authorization);
+    if (!allowed.ok()) {
+      const bool unauthenticated = absl::IsUnauthenticated(allowed);
+      // The message names the principal or the reason, never the credential.
+      LOG_EVERY_N(WARNING, 100) << "[metrics] refused " << request.method << " "
+                                << absl::CHexEscape(request.path.substr(0, 100)) << ": "
+                                << allowed.message() << " (one refusal in 100 is logged)";
+      return FormatHttpResponse(unauthenticated ? 401 : 403, kTextContentType,
+                                absl::StrCat(allowed.message(), "\n"), *close, head,
+                                unauthenticated ? extra + "WWW-Authenticate: Bearer\r\n" : extra);
+    }
+  }
   if (request.path == "/metrics" || request.path == "/healthz") {
     if (!get_or_head) {
       return FormatHttpResponse(405, kTextContentType, "use GET or HEAD\n", *close, false,

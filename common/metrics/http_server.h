@@ -2,6 +2,11 @@
 //   GET|HEAD /metrics  -> 200, the registry in text format 0.0.4
 //   GET|HEAD /healthz  -> 200 "ok", or 503 with the health check's message
 //   other paths        -> 404; other methods on those paths -> 405
+// With an `authorize` check (authentication on), every path but /healthz
+// first needs the credential it accepts ("Authorization: Bearer <token>"):
+// 401 with "WWW-Authenticate: Bearer" without one or for an unknown one, 403
+// for a caller without the role. /healthz stays open: it is what liveness and
+// readiness probes ask, and it tells nothing but "ok" or why not.
 // Keep-alive (HTTP/1.1 default, "Connection: close" honoured), pipelined
 // requests answered in order, requests bounded in size and in time (a request
 // must arrive whole within request_timeout of its first byte, so a client
@@ -10,13 +15,15 @@
 // them closes the one that has been quiet longest, so slow or idle clients
 // cannot keep a liveness probe out.
 //
-// Usage (in main; see docs/operations.md for the flag):
+// Usage (in main, through StartServiceBasics; see docs/operations.md for the
+// flag):
 //   SLUICE_ASSIGN_OR_RETURN(auto server, metrics::MetricsHttpServer::Start(
 //       {.listen = FLAGS_metrics_listen, .registry = &registry}));
 //   LOG(INFO) << "metrics on port " << server->port();
 //
 // One thread serves every connection with poll(); rendering happens on that
-// thread. Plain HTTP only: expose the port inside the cluster, not beyond.
+// thread. Plain HTTP only: bearer tokens cross the network in clear, so
+// expose the port inside the cluster, not beyond.
 #ifndef SLUICE_COMMON_METRICS_HTTP_SERVER_H_
 #define SLUICE_COMMON_METRICS_HTTP_SERVER_H_
 
@@ -46,6 +53,12 @@ struct MetricsHttpServerOptions {
   // Answers /healthz: OK gives 200 "ok", an error 503 with its message.
   // Runs on the server thread. Unset: always healthy while the server runs.
   std::function<absl::Status()> health;
+  // Checks the Authorization header's value ("" when absent) of every request
+  // but /healthz, on the server thread: OK serves it, UNAUTHENTICATED answers
+  // 401 (with "WWW-Authenticate: Bearer"), any other error 403; the status's
+  // message is the body and must not hold the credential. Unset: every
+  // request is served (authentication off).
+  std::function<absl::Status(const std::string& authorization)> authorize;
   // Longest request (head and body) accepted; longer ones get 431/413.
   size_t max_request_bytes = 8192;
   // Open connections; a new one beyond this closes the quietest.
@@ -63,9 +76,10 @@ class MetricsHttpServer {
   static absl::StatusOr<std::unique_ptr<MetricsHttpServer>> Start(MetricsHttpServerOptions options);
 
   // For mains: null when `listen` is empty (metrics off), else
-  // Start({.listen = listen, .registry = registry}).
+  // Start({.listen = listen, .registry = registry, .authorize = authorize}).
   static absl::StatusOr<std::unique_ptr<MetricsHttpServer>> StartIfListening(
-      const std::string& listen, Registry* registry);
+      const std::string& listen, Registry* registry,
+      std::function<absl::Status(const std::string& authorization)> authorize = nullptr);
 
   MetricsHttpServer(const MetricsHttpServer&) = delete;
   MetricsHttpServer& operator=(const MetricsHttpServer&) = delete;

@@ -248,6 +248,56 @@ TEST_F(MetricsHttpServerTest, HealthCheckFailureIs503) {
   EXPECT_TRUE(absl::StrContains(r.body, "metadata store is closed")) << r.body;
 }
 
+TEST_F(MetricsHttpServerTest, EverythingButLivenessNeedsTheCredential) {
+  MetricsHttpServerOptions options;
+  std::vector<std::string> seen;
+  options.authorize = [&seen](const std::string& authorization) -> absl::Status {
+    seen.push_back(authorization);
+    if (authorization == "Bearer reader-token") return absl::OkStatus();
+    if (authorization == "Bearer worker-token") {
+      return absl::PermissionDeniedError("principal token:w0 (role worker) may not read metrics");
+    }
+    return absl::UnauthenticatedError("authentication required");
+  };
+  StartServer(std::move(options));
+  Client client(server_->port());
+  ASSERT_TRUE(client.connected());
+  // Liveness: no credential needed, none asked for.
+  client.Send("GET /healthz HTTP/1.1\r\n\r\n");
+  Client::Response r = client.Read();
+  EXPECT_EQ(r.status, 200);
+  EXPECT_TRUE(seen.empty());
+  // No credential, an unknown one: 401 with the scheme to use.
+  for (const std::string& header : {std::string(), std::string("Authorization: Bearer nope\r\n"),
+                                    std::string("Authorization: Basic dXNlcjpwYXNz\r\n")}) {
+    client.Send("GET /metrics HTTP/1.1\r\n" + header + "\r\n");
+    r = client.Read();
+    EXPECT_EQ(r.status, 401) << header;
+    EXPECT_EQ(r.headers["www-authenticate"], "Bearer") << header;
+    EXPECT_FALSE(absl::StrContains(r.body, "rows_total")) << r.body;
+  }
+  // HEAD and unknown paths too: nothing is told without a credential.
+  client.Send("HEAD /metrics HTTP/1.1\r\n\r\n");
+  EXPECT_EQ(client.Read(/*head_only=*/true).status, 401);
+  client.Send("GET /elsewhere HTTP/1.1\r\n\r\n");
+  EXPECT_EQ(client.Read().status, 401);
+  // Authenticated, without the role.
+  client.Send("GET /metrics HTTP/1.1\r\nAuthorization: Bearer worker-token\r\n\r\n");
+  r = client.Read();
+  EXPECT_EQ(r.status, 403);
+  EXPECT_EQ(r.headers.count("www-authenticate"), 0u);
+  EXPECT_TRUE(absl::StrContains(r.body, "may not read metrics")) << r.body;
+  // The role: the scrape, on the same connection.
+  client.Send("GET /metrics HTTP/1.1\r\nAuthorization: Bearer reader-token\r\n\r\n");
+  r = client.Read();
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, registry_.Render());
+  client.Send("GET /elsewhere HTTP/1.1\r\nAuthorization: Bearer reader-token\r\n\r\n");
+  EXPECT_EQ(client.Read().status, 404);
+  // The check saw the header as sent.
+  EXPECT_EQ(seen[1], "Bearer nope");
+}
+
 TEST_F(MetricsHttpServerTest, IdleConnectionsAreClosed) {
   MetricsHttpServerOptions options;
   options.idle_timeout = absl::Milliseconds(200);

@@ -18,6 +18,7 @@
 #include "common/segment/segment_reader.h"
 #include "common/segment/segment_verify.h"
 #include "common/segment/segment_writer.h"
+#include "common/segment/spill.h"
 
 namespace sluice {
 namespace segment {
@@ -187,6 +188,57 @@ TEST(FormatLimits, WriterRefusesWhatTheReaderWouldRefuse) {
                                  std::vector<std::vector<absl::string_view>>(h.dimensions.size()));
   ASSERT_FALSE(writer.ok());
   EXPECT_EQ(writer.status().code(), absl::StatusCode::kInvalidArgument) << writer.status();
+}
+
+// Runs that hold more dimensions together than a file may have (which the
+// per-segment bound on discovered names keeps from happening) are refused by
+// the merge at once, before any dictionary is merged, with a reason that says
+// building again cannot help.
+TEST(FormatLimits, AMergePastTheDimensionLimitIsRefusedAtOnce) {
+  const size_t per_run = kMaxDimensions / 2 + 1;  // two runs: one name too many
+  std::vector<std::string> spills;
+  for (int run = 0; run < 2; ++run) {
+    IndexOptions options;
+    options.schema = DiscoverSchema();
+    options.interval = {kStart, kStart + kHour};
+    options.segment_dimensions = std::make_shared<SegmentDimensions>(kMaxDimensions);
+    auto index = IncrementalIndex::Create(options);
+    ASSERT_TRUE(index.ok()) << index.status();
+    std::vector<std::string> names;
+    for (size_t i = 0; i < per_run; ++i) names.push_back(absl::StrCat("r", run, "_", i));
+    InputRow row;
+    row.timestamp_ms = kStart;
+    row.metrics.resize(1);
+    for (const std::string& name : names) row.discovered.emplace_back(name, "v");
+    ASSERT_TRUE((*index)->Add(row, 0, run).ok());
+    SpillOptions spill;
+    spill.directory = std::getenv("TEST_TMPDIR");
+    spill.name = absl::StrCat("wide", run);
+    auto written = PersistIndex(index->get(), spill);
+    ASSERT_TRUE(written.ok()) << written.status();
+    spills.push_back(written->path);
+    auto dims = ReadSpillDimensions(written->path);
+    ASSERT_TRUE(dims.ok()) << dims.status();
+    EXPECT_EQ(dims->size(), per_run);
+  }
+  BuildOptions build;
+  build.path = TestPath("too_wide.sluice");
+  build.schema = DiscoverSchema();
+  build.metadata.datasource = "wiki";
+  build.metadata.interval = {kStart, kStart + kHour};
+  build.metadata.version = "v1";
+  build.metadata.segment_id = "wiki_too_wide";
+  build.metadata.provenance.topic = "wiki";
+  PartitionRange range;
+  range.partition = 0;
+  range.start_offset = 0;
+  range.end_offset = 2;
+  build.metadata.provenance.ranges.push_back(range);
+  build.spill_paths = spills;
+  auto built = BuildSegment(build);
+  ASSERT_FALSE(built.ok());
+  EXPECT_EQ(built.status().code(), absl::StatusCode::kFailedPrecondition) << built.status();
+  EXPECT_NE(built.status().message().find("cannot be built"), std::string::npos) << built.status();
 }
 
 // The expansion bound the reader applies holds for the most compressible

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "common/segment/format_limits.h"
 
 namespace sluice {
 namespace segment {
@@ -234,6 +235,13 @@ absl::StatusOr<WrittenFile> MergeRuns(const std::vector<SortedRun*>& runs, Merge
     dims.erase(std::unique(dims.begin(), dims.end()), dims.end());
   }
   const size_t num_dims = dims.size();
+  // The format's limit, before any dictionary is merged: a file past it can
+  // never be written, so building again cannot help.
+  if (num_dims > kMaxDimensions) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the runs hold ", num_dims, " distinct dimensions together, beyond the "
+                     "format's limit of ", kMaxDimensions, ": this segment cannot be built"));
+  }
   // position[r][d]: output position of dimension d of run r.
   std::map<absl::string_view, size_t> dim_position;
   for (size_t d = 0; d < num_dims; ++d) dim_position[dims[d]] = d;

@@ -85,6 +85,18 @@ absl::StatusOr<SpillDescriptor> ReadSpill(const std::string& path) {
   return Describe(path, **reader);
 }
 
+absl::StatusOr<std::vector<std::string>> ReadSpillDimensions(const std::string& path) {
+  SegmentReader::Options options;
+  options.verify_checksum = false;
+  options.load_dictionaries = false;
+  absl::StatusOr<std::unique_ptr<SegmentReader>> reader = SegmentReader::Open(path, options);
+  if (!reader.ok()) return reader.status();
+  if ((*reader)->header().kind != FileKind::kSpill) {
+    return absl::FailedPreconditionError(absl::StrCat(path, " is a segment, not a spill"));
+  }
+  return (*reader)->header().dimensions;
+}
+
 absl::StatusOr<std::vector<SpillDescriptor>> ListSpills(const std::string& directory) {
   SLUICE_ASSIGN_OR_RETURN(std::vector<std::string> entries, ListDirectory(directory));
   std::vector<std::string> names;

@@ -68,6 +68,13 @@ absl::StatusOr<SpillDescriptor> ReadSpill(const std::string& path);
 // damaged (the caller then re-reads its records from Kafka).
 absl::StatusOr<std::vector<SpillDescriptor>> ListSpills(const std::string& directory);
 
+// The dimension columns of a spill, in order (for a datasource that
+// discovers its dimensions: every name its rows discovered), from the header
+// alone: no checksum pass and no dictionary (building the segment checks the
+// whole file). DATA_LOSS for a damaged header, FAILED_PRECONDITION for a
+// segment file.
+absl::StatusOr<std::vector<std::string>> ReadSpillDimensions(const std::string& path);
+
 // Deletes a spill (after its segment is published).
 absl::Status RemoveSpill(const std::string& path);
 

@@ -43,6 +43,7 @@ void ManagerHarness::StartManager() {
   options.background_stream_queries = background_stream_queries_;
   options.pauseless_checkpoints = pauseless_checkpoints_;
   options.pauseless_margin = pauseless_margin_;
+  options.kafka_policy = kafka_policy_;
   options.loop_timeout = absl::Seconds(20);
   options.metrics = &metrics_;
   auto manager = SupervisorManager::Create(options);

@@ -59,6 +59,9 @@ class ManagerHarness : public ::testing::Test {
   // StartManager().
   bool pauseless_checkpoints_ = false;
   PauselessMarginOptions pauseless_margin_;
+  // What specs' Kafka properties may do (the default: the built-in rules, no
+  // files, no secret reference bound anywhere). Set before StartManager().
+  kafka::PropertyPolicyOptions kafka_policy_;
   TempDir dir_;
   FakeClock clock_;
   // The manager's metrics (declared before it: it outlives it).

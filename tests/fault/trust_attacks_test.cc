@@ -2,8 +2,9 @@
 // attacks of a caller on the same machine, each refused with the right code
 // while the datasource ingests, nothing moved by any of them, and the
 // exactly-once audit passing at the end. Among them, a worker's token trying
-// to redirect the supervisor's calls or replay what it was sent. Also: a spec cannot make the
-// supervisor run a command or load code, a secret never shows in an answer
+// to redirect the supervisor's calls or replay what it was sent. Also: a spec
+// cannot make the supervisor run a command or load code, nor send a secret
+// reference to a broker it is not bound to, a secret never shows in an answer
 // or a log line, and what the processes write is private to their user.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -241,6 +242,13 @@ TEST_F(TrustAttacksTest, SpecsAreDataAndSecretsAreWriteOnly) {
       {"plugin.library.paths", {{"plugin.library.paths", s_->root_dir() + "/evil"}}},
       {"ssl.ca.location", {{"security.protocol", "SSL"}, {"ssl.ca.location", "/etc/shadow"}}},
       {"fetch.wait.max.msx", {{"fetch.wait.max.msx", "10"}}},
+      // A secret reference the operator did not bind to this broker (no
+      // --kafka_secret_destinations_file): resolved nowhere.
+      {"sasl.password",
+       {{"security.protocol", "SASL_PLAINTEXT"},
+        {"sasl.mechanisms", "PLAIN"},
+        {"sasl.username", "sluice"},
+        {"sasl.password", "${env:SLUICE_SECRET_KAFKA_PASSWORD}"}}},
   };
   auto admin = As("admin");
   for (const auto& [property, properties] : attacks) {

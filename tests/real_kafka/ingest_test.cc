@@ -106,7 +106,8 @@ TEST(RealKafkaIngest, PartitionsAddedToALiveTopic) {
 // password (a ${file:} reference): the supervisor's status says the login
 // failed, nothing is read. Then the right one (an ${env:SLUICE_SECRET_*}
 // reference, in the environment of the supervisor and the workers only):
-// everything is ingested, audited through the plain listener.
+// everything is ingested, audited through the plain listener. Both references
+// are bound to the listener's servers (--kafka_secret_destinations_file).
 TEST(RealKafkaIngest, SaslSslWithSecretReferencesAndAWrongPasswordFirst) {
   kafka::RealKafka* kafka = RealKafkaEnv();
   ASSERT_NE(kafka, nullptr);
@@ -129,8 +130,16 @@ TEST(RealKafkaIngest, SaslSslWithSecretReferencesAndAWrongPasswordFirst) {
       {"sasl.username", kSaslUser},
       {"sasl.password", absl::StrCat("${file:", files_dir, "/wrong-password}")},
       {"ssl.ca.location", files_dir + "/ca.pem"}};
+  // Both references are bound to the SASL_SSL listener: they resolve only
+  // for a spec whose every bootstrap server is one of its addresses.
+  const std::string destinations = testing::TestTmpDir() + "/secret-destinations";
+  std::ofstream(destinations) << "${file:" << files_dir << "/wrong-password} "
+                              << kafka->sasl_ssl_bootstrap_servers() << "\n"
+                              << "${env:SLUICE_SECRET_KAFKA_PASSWORD} "
+                              << kafka->sasl_ssl_bootstrap_servers() << "\n";
   for (const char* process : {"supervisor", "worker"}) {
-    options.extra_flags[process] = {"--kafka_files_dir=" + files_dir};
+    options.extra_flags[process] = {"--kafka_files_dir=" + files_dir,
+                                    "--kafka_secret_destinations_file=" + destinations};
   }
   std::unique_ptr<FaultScenario> s = StartRealKafkaScenario(options);
   ASSERT_NE(s, nullptr);
