@@ -41,6 +41,12 @@ if ! command -v cargo >/dev/null 2>&1; then
   echo "[iceberg-ffi] cargo is missing (the machine's Rust toolchain builds iceberg/ffi)" >&2
   exit 1
 fi
+# rustup's and cargo's homes default to $HOME, which CI and Bazel move:
+# the password database's home holds the toolchain and the crate registry.
+if [[ -n "$user_home" ]]; then
+  [[ -d "$user_home/.cargo" ]] && export CARGO_HOME="${CARGO_HOME:-$user_home/.cargo}"
+  [[ -d "$user_home/.rustup" ]] && export RUSTUP_HOME="${RUSTUP_HOME:-$user_home/.rustup}"
+fi
 echo "[iceberg-ffi] building $crate ($stamp) into $cache (about two minutes cold)"
 mkdir -p "$cache"
 ZSTD_SYS_USE_PKG_CONFIG=1 CARGO_TARGET_DIR="$cache/target" \

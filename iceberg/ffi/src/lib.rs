@@ -18,7 +18,6 @@ use serde::Deserialize;
 use serde_json::Value as Json;
 
 use crate::avro_files::{ManifestDataFile, ManifestFileInfo, PartitionSpec};
-use crate::bounds::TimeTransform;
 use crate::error::{Error, Result};
 use crate::parquet_writer::{ColumnValues, DataFileMetrics, PartitionRequest};
 use crate::schema::{FieldType, Schema};
@@ -360,6 +359,3 @@ pub extern "C" fn sluice_iceberg_append_snapshot(
 pub extern "C" fn sluice_iceberg_test_panic(error_out: *mut SluiceIcebergBytes) -> i32 {
     guarded(error_out, || panic!("test panic"))
 }
-
-#[allow(dead_code)]
-fn _unused(_: TimeTransform) {}

@@ -379,12 +379,10 @@ pub fn write_data_file(
                 let mut defs = Vec::new();
                 let mut reps = Vec::new();
                 let mut range = StringRange::default();
-                let mut null_rows = 0i64;
                 for i in 0..rows {
                     if !is_valid(*valid, i) {
                         defs.push(0);
                         reps.push(0);
-                        null_rows += 1;
                         continue;
                     }
                     let (start, end) = (list_offsets[i], list_offsets[i + 1]);
@@ -418,7 +416,6 @@ pub fn write_data_file(
                 // elements plus the null and empty lists' slots.
                 m.value_count = defs.len() as i64;
                 m.null_value_count = defs.iter().filter(|&&x| x < d).count() as i64;
-                let _ = null_rows;
                 // No bounds for repeated fields: engines do not prune on them.
             }
             (t, _) => {
