@@ -425,6 +425,17 @@ fn remap(target: &AvroSchema, source: &AvroSchema, value: Value, what: &str) -> 
             let t = tu.variants().iter().find(|v| !matches!(v, AvroSchema::Null)).unwrap();
             Ok(some(remap(t, s, v, what)?))
         }
+        // Optional in the writer's schema, required in ours.
+        (t, AvroSchema::Union(su), Value::Union(i, inner)) => {
+            if matches!(*inner, Value::Null) {
+                return Err(Error::invalid(format!("{what}: a required value is null")));
+            }
+            let s = su
+                .variants()
+                .get(i as usize)
+                .ok_or_else(|| Error::invalid(format!("{what}: bad union branch")))?;
+            remap(t, s, *inner, what)
+        }
         (AvroSchema::Record(t), AvroSchema::Record(s), Value::Record(fields)) => {
             let mut by_id: BTreeMap<i64, (&AvroSchema, Value)> = BTreeMap::new();
             for (sf, (_, v)) in s.fields.iter().zip(fields) {
