@@ -32,7 +32,8 @@ struct DataFile {
   std::optional<int32_t> partition_value;
   // By field id (a list's element id).
   std::map<int32_t, ColumnMetrics> columns;
-  // The same, as the library returned it (passed back to WriteManifest).
+  // The same, as the library returned it: what WriteManifest records (the
+  // fields above are for reading; changing them does not reach a manifest).
   std::string metrics_json;
 };
 

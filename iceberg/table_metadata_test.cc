@@ -84,6 +84,13 @@ TEST(TableMetadataTest, NewTable) {
             "__time_hour");
   EXPECT_EQ(std::string_view(doc["properties"]["sluice.datasource"]), "wiki");
   EXPECT_EQ(simdjson::dom::array(doc["snapshots"]).size(), 0u);
+  EXPECT_EQ(int64_t(doc["current-snapshot-id"]), -1);
+  absl::StatusOr<AppendPlan> plan = PlanAppend(*metadata, Options().fields);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_FALSE(plan->parent_snapshot_id.has_value());
+  EXPECT_FALSE(plan->parent_manifest_list.has_value());
+  EXPECT_EQ(plan->sequence_number, 1);
+  EXPECT_FALSE(plan->schema_changed);
   // Deterministic: the same options give the same document.
   EXPECT_EQ(*metadata, *NewTableMetadata(Options()));
 }

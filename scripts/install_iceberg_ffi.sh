@@ -47,7 +47,7 @@ if [[ -n "$user_home" ]]; then
   [[ -d "$user_home/.cargo" ]] && export CARGO_HOME="${CARGO_HOME:-$user_home/.cargo}"
   [[ -d "$user_home/.rustup" ]] && export RUSTUP_HOME="${RUSTUP_HOME:-$user_home/.rustup}"
 fi
-echo "[iceberg-ffi] building $crate ($stamp) into $cache (about two minutes cold)"
+echo "[iceberg-ffi] building $crate ($stamp) into $cache (about 2-5 minutes the first time)"
 mkdir -p "$cache"
 ZSTD_SYS_USE_PKG_CONFIG=1 CARGO_TARGET_DIR="$cache/target" \
   cargo build --release --locked --quiet -j "${SLUICE_CARGO_JOBS:-2}" \

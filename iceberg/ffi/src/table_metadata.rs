@@ -166,6 +166,9 @@ pub fn new_table(req: &NewTableRequest) -> Result<Json> {
         "default-sort-order-id": 0,
         "sort-orders": [{"order-id": 0, "fields": []}],
         "properties": req.properties,
+        // -1: no snapshot yet, as Java's writer puts it (readers take -1,
+        // null or no field alike).
+        "current-snapshot-id": -1,
         "snapshots": [],
         "snapshot-log": [],
         "metadata-log": [],
