@@ -92,10 +92,24 @@ TEST(ManifestWriterTest, ManifestListCarriesTheParentsManifests) {
   EXPECT_THAT(status.message(), HasSubstr("avro"));
 }
 
-TEST(ManifestWriterTest, EmptyManifestIsRefused) {
+TEST(ManifestWriterTest, EmptyOrOversizedManifestIsRefused) {
   const AppendPlan plan = Plan();
   EXPECT_THAT(WriteManifest(plan, 1, "m.avro", {}).status().message(),
               HasSubstr("at least one data file"));
+  const std::vector<ManifestEntry> entries(100001, Entry(plan, "file:///tmp/wiki/data/a.parquet", kT0));
+  absl::Status status = WriteManifest(plan, 1, "m.avro", entries).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(status.message(), HasSubstr("100001 data files in one manifest, more than the limit of 100000"));
+}
+
+TEST(ManifestWriterTest, MetricsOfAnUnknownFieldAreRefused) {
+  const AppendPlan plan = Plan();
+  ManifestEntry entry = Entry(plan, "file:///tmp/wiki/data/a.parquet", kT0);
+  AppendPlan narrower = plan;
+  narrower.schema_json =
+      R"({"type":"struct","schema-id":0,"fields":[{"id":2,"name":"page","required":false,"type":"string"}]})";
+  EXPECT_THAT(WriteManifest(narrower, 1, "m.avro", {entry}).status().message(),
+              HasSubstr("metrics for field id 1, which the schema does not have"));
 }
 
 }  // namespace

@@ -151,6 +151,30 @@ TEST(ParquetFileWriterTest, RowsOfTwoPartitionsAreRefused) {
   EXPECT_THAT(written.status().message(), HasSubstr("more than one day partition"));
 }
 
+TEST(ParquetFileWriterTest, PartitionValueOfEachGranularity) {
+  struct Case {
+    TimePartitioning partitioning;
+    int32_t value;  // of 2024-02-29T13:00:00Z
+  };
+  for (const Case& c : {Case{TimePartitioning::kHour, 19782 * 24 + 13},
+                        Case{TimePartitioning::kDay, 19782},
+                        Case{TimePartitioning::kMonth, 54 * 12 + 1},
+                        Case{TimePartitioning::kYear, 54}}) {
+    NewTableOptions options;
+    options.table_uuid = "9c12d441-03fe-4693-9a96-a0705ddf69c1";
+    options.location = "file:///tmp/t";
+    options.fields = {{"__time", FieldType::kTimestamptz, true}};
+    options.time_column = "__time";
+    options.partitioning = c.partitioning;
+    absl::StatusOr<AppendPlan> plan = PlanAppend(*NewTableMetadata(options), options.fields);
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    absl::StatusOr<WrittenDataFile> written =
+        WriteParquetDataFile(*plan, {Int64Column("__time", {kT0})}, 1);
+    ASSERT_TRUE(written.ok()) << written.status();
+    EXPECT_EQ(written->file.partition_value, c.value) << TimePartitioningName(c.partitioning);
+  }
+}
+
 TEST(ParquetFileWriterTest, BadColumnsAreRefused) {
   const AppendPlan plan = Plan();
   std::vector<Column> unknown = {Int64Column("__time", {kT0}), Int64Column("nope", {1})};
@@ -176,7 +200,32 @@ TEST(ParquetFileWriterTest, OversizedStringIsRefusedByTheWrapper) {
   EXPECT_THAT(status.message(), HasSubstr("1048577 bytes, more than the limit of 1048576"));
 }
 
-// The library checks the same limit when called directly.
+TEST(ParquetFileWriterTest, TooManyRowsOrListElementsAreRefused) {
+  const AppendPlan plan = Plan();
+  absl::Status status = WriteParquetDataFile(plan, {}, 50000001).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(status.message(), HasSubstr("50000001 rows, more than the limit of 50000000"));
+
+  const std::vector<std::optional<std::vector<std::string>>> tags = {
+      std::vector<std::string>(10001, "t")};
+  std::vector<Column> columns = {Int64Column("__time", {kT0}), StringListColumn("tags", tags)};
+  status = WriteParquetDataFile(plan, columns, 1).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(status.message(), HasSubstr("a list of 10001 elements, more than the limit of 10000"));
+}
+
+// The library checks the same limits when called directly.
+TEST(ParquetFileWriterTest, TooManyRowsAreRefusedByTheLibrary) {
+  const char* request =
+      R"({"schema":{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"n","required":false,"type":"long"}]}})";
+  SluiceIcebergBytes file{}, metrics{}, error{};
+  EXPECT_EQ(sluice_iceberg_write_parquet(request, nullptr, 0, 50000001, &file, &metrics, &error),
+            SLUICE_ICEBERG_LIMIT_EXCEEDED);
+  EXPECT_THAT(std::string(reinterpret_cast<const char*>(error.data), error.len),
+              HasSubstr("more than the limit of 50000000"));
+  sluice_iceberg_bytes_free(error);
+}
+
 TEST(ParquetFileWriterTest, OversizedStringIsRefusedByTheLibrary) {
   const std::string big((1 << 20) + 1, 'x');
   const uint64_t offsets[] = {0, big.size()};

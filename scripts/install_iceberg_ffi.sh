@@ -52,10 +52,11 @@ mkdir -p "$cache"
 ZSTD_SYS_USE_PKG_CONFIG=1 CARGO_TARGET_DIR="$cache/target" \
   cargo build --release --locked --quiet -j "${SLUICE_CARGO_JOBS:-2}" \
   --manifest-path "$crate/Cargo.toml"
-mkdir -p "$lib_dir.tmp"
-cp "$cache/target/release/libsluice_iceberg.a" "$lib_dir.tmp/"
-rm -rf "$lib_dir"
-mv "$lib_dir.tmp" "$lib_dir"
+# Another checkout may finish the same stamp at the same time: the first
+# rename wins, the other copy goes.
+tmp=$(mktemp -d "$cache/.lib-$stamp.XXXXXX")
+cp "$cache/target/release/libsluice_iceberg.a" "$tmp/"
+mv -T "$tmp" "$lib_dir" 2>/dev/null || rm -rf "$tmp"
 mkdir -p "$crate/out"
 ln -sfn "$lib" "$link"
 echo "$lib"
