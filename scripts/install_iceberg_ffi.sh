@@ -55,6 +55,7 @@ ZSTD_SYS_USE_PKG_CONFIG=1 CARGO_TARGET_DIR="$cache/target" \
 # Another checkout may finish the same stamp at the same time: the first
 # rename wins, the other copy goes.
 tmp=$(mktemp -d "$cache/.lib-$stamp.XXXXXX")
+chmod 755 "$tmp"
 cp "$cache/target/release/libsluice_iceberg.a" "$tmp/"
 mv -T "$tmp" "$lib_dir" 2>/dev/null || rm -rf "$tmp"
 mkdir -p "$crate/out"
