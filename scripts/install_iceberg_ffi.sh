@@ -14,7 +14,8 @@
 # Idempotent: with the library of the current stamp in place it does
 # nothing and needs no network. zstd comes from Debian's libzstd
 # (ZSTD_SYS_USE_PKG_CONFIG=1), the one the rest of sluice links. Needs cargo
-# (rustc 1.88+, parquet 60's minimum; rustup, Debian 12's is older) and pkg-config. Prints the library's path on its last line.
+# with rustc 1.88+ (parquet 60's minimum; from rustup, Debian 12's is older)
+# and pkg-config. Prints the library's path on its last line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
