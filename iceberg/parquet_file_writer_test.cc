@@ -186,6 +186,9 @@ TEST(ParquetFileWriterTest, BadColumnsAreRefused) {
   std::vector<Column> no_time = {Int64Column("added", {1})};
   EXPECT_THAT(WriteParquetDataFile(plan, no_time, 1).status().message(),
               HasSubstr("required column \"__time\" has no values"));
+  std::vector<Column> empty = {Int64Column("__time", {})};
+  EXPECT_THAT(WriteParquetDataFile(plan, empty, 0).status().message(),
+              HasSubstr("at least one row"));
   std::vector<Column> null_time = {Int64Column("__time", {kT0}, {0})};
   EXPECT_THAT(WriteParquetDataFile(plan, null_time, 1).status().message(),
               HasSubstr("required but has a null"));

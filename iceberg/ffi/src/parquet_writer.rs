@@ -222,6 +222,9 @@ pub fn write_data_file(
             schema.fields.len()
         )));
     }
+    if row_count == 0 {
+        return Err(Error::invalid("a data file needs at least one row"));
+    }
     if row_count > limits::MAX_ROWS {
         return Err(Error::limit(format!(
             "{row_count} rows, more than the limit of {} per data file",
