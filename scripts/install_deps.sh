@@ -4,6 +4,10 @@
 #   scripts/install_deps.sh            build and run: the Debian 12 packages
 #                                      Bazel builds the binaries with (what
 #                                      scripts/demo.sh and the image need)
+#                                      and the Iceberg/Parquet writer library
+#                                      (scripts/install_iceberg_ffi.sh: the
+#                                      Rust crate iceberg/ffi, `cargo build
+#                                      --locked`; needs cargo, rustc 1.88+)
 #   scripts/install_deps.sh --kafka    and the real Apache Kafka broker
 #                                      (scripts/demo.sh --kafka=real)
 #   scripts/install_deps.sh --tests    and everything the test suite uses
@@ -22,6 +26,9 @@
 #     its sha512 in third_party/buf/package-lock.json),
 #   - the S3-compatible server s3s-fs (scripts/install_s3_server.sh,
 #     `cargo install --locked` from crates.io),
+#   - pyiceberg and DuckDB, the iceberg tier's independent readers (a
+#     venv from tests/iceberg/requirements.txt, hashes pinned;
+#     scripts/install_iceberg_readers.sh),
 #   - the example clients' toolchains (scripts/install_clients.sh: a pinned
 #     grpcio venv and the Go protoc plugins and modules; Go 1.26+).
 # Each step's wall time is printed as `[deps] <step>: N s`.
@@ -120,6 +127,11 @@ if ((${#missing[@]} == 0)); then
 else
   step "Debian packages" apt_install
 fi
+# The image's build stage (Dockerfile) runs this script alone, before the
+# sources are copied in: the library is built where its crate is present.
+if [[ -f "$here/../iceberg/ffi/Cargo.toml" ]]; then
+  step iceberg-ffi bash -o pipefail -c "'$here/install_iceberg_ffi.sh' | grep -v '^/'"
+fi
 if ((want_kafka)); then
   step "Apache Kafka jars" bash -o pipefail -c "'$here/install_kafka.sh' | grep -v '^/'"
 fi
@@ -128,5 +140,6 @@ if ((want_tests)); then
   step grpcurl bash -o pipefail -c "'$here/install_grpcurl.sh' | grep -v '^/'"
   step buf bash -o pipefail -c "'$here/install_buf.sh' | grep -v '^/'"
   step s3s-fs bash -o pipefail -c "'$here/install_s3_server.sh' | grep -v '^/'"
+  step "iceberg readers" bash -o pipefail -c "'$here/install_iceberg_readers.sh' | grep -v '^/'"
   step "example clients' toolchains" "$here/install_clients.sh"
 fi

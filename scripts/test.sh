@@ -4,14 +4,14 @@
 #      tool once into ~/.cache/sluice, keyed by its pinned version);
 #   2. the regular build (gcc, opt) of every test target, then every test:
 #      unit, in-process clusters, process-level fault tests, and the
-#      real_kafka, postgresql, s3, grpcurl and clients tiers;
+#      real_kafka, postgresql, s3, grpcurl, clients and iceberg tiers;
 #   3. the checks build: every target once more with clang carrying all the
 #      compiler checks at once (--config=checks in .bazelrc:
 #      -Werror=thread-safety, so each ABSL_GUARDED_BY is checked, with
 #      AddressSanitizer + UBSan and libFuzzer's coverage instrumentation);
 #      it counts as one test;
-#   4. from that build, the unit tests (//common, //task, //supervisor,
-#      //tools; not the PostgreSQL twins) under the sanitizers, then each libFuzzer target of //fuzz for a few seconds
+#   4. from that build, the unit tests (//common, //iceberg, //task,
+#      //supervisor, //tools; not the PostgreSQL twins) under the sanitizers, then each libFuzzer target of //fuzz for a few seconds
 #      from its checked-in corpus (scripts/fuzz.sh; one test per target).
 # Every phase's wall time is printed as it ends and again in a table at the
 # end, with the test-seconds of each tier and the slowest test targets.
@@ -108,7 +108,7 @@ if ((full)); then
 
   # Every unit tier (beside the code); the in-process and process-level tiers
   # stay on the regular build.
-  mapfile -t sanitized < <(bazel query "tests(set(//common/... //task/... //supervisor/... //tools/...)) except attr(tags, 'postgresql', //...)" 2>/dev/null | sort)
+  mapfile -t sanitized < <(bazel query "tests(set(//common/... //iceberg/... //task/... //supervisor/... //tools/...)) except attr(tags, 'postgresql', //...)" 2>/dev/null | sort)
   begin_phase "sanitizer tests (ASan+UBSan)"
   echo "[test] AddressSanitizer + UBSan: ${#sanitized[@]} targets"
   bazel test --config=checks --nocache_test_results --keep_going "${sanitized[@]}" 2>&1 | tee "$logs/sanitized"

@@ -8,7 +8,7 @@ FLAKY) and prints, per tier, how many targets ran and their summed
 seconds, then the N slowest targets. Tests run two at a time, so a tier's
 sum is test-seconds, not wall time. Tiers follow the suite's layout:
 postgresql (the `*_postgresql_test` twins and the failover scenarios),
-fault, real_kafka, s3, grpcurl, clients (their packages under tests/),
+fault, real_kafka, s3, grpcurl, clients, iceberg (their packages under tests/),
 cluster (the in-process clusters, tests/*_test), unit (tests beside the code).
 """
 import re
@@ -21,7 +21,7 @@ SECONDS = re.compile(r"([\d.]+)s\s*$")
 def tier(label):
     if label.endswith("_postgresql_test") or "failover" in label:
         return "postgresql"
-    for pkg in ("fault", "real_kafka", "s3", "grpcurl", "clients"):
+    for pkg in ("fault", "real_kafka", "s3", "grpcurl", "clients", "iceberg"):
         if label.startswith(f"//tests/{pkg}"):
             return pkg
     if label.startswith("//tests:") or label.startswith("//tests/"):
@@ -31,7 +31,7 @@ def tier(label):
 
 # The tiers whose targets run longest start first (--order), so the two test
 # slots are not left with one long scenario each at the end of the run.
-LONGEST_FIRST = ["fault", "postgresql", "real_kafka", "s3", "clients", "grpcurl", "cluster", "unit"]
+LONGEST_FIRST = ["fault", "postgresql", "real_kafka", "s3", "clients", "grpcurl", "iceberg", "cluster", "unit"]
 
 
 def order(labels):

@@ -1,0 +1,25 @@
+// The size limits of the Iceberg writers, the same numbers the Rust library
+// enforces (ffi/sluice_iceberg.h): the C++ wrapper refuses oversized input
+// before crossing the C boundary, with the same kind of message.
+#ifndef SLUICE_ICEBERG_LIMITS_H_
+#define SLUICE_ICEBERG_LIMITS_H_
+
+#include <cstddef>
+#include <cstdint>
+
+namespace sluice {
+namespace iceberg {
+
+inline constexpr size_t kMaxFields = 1000;
+inline constexpr size_t kMaxNameBytes = 255;
+inline constexpr size_t kMaxStringBytes = size_t{1} << 20;
+inline constexpr size_t kMaxListElements = 10000;
+inline constexpr uint64_t kMaxRowsPerDataFile = 50000000;
+inline constexpr size_t kMaxFilesPerManifest = 100000;
+inline constexpr size_t kMaxProperties = 1000;
+inline constexpr size_t kMaxPropertyBytes = size_t{64} << 10;
+
+}  // namespace iceberg
+}  // namespace sluice
+
+#endif  // SLUICE_ICEBERG_LIMITS_H_
