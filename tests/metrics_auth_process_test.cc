@@ -14,6 +14,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/auth/grpc_auth.h"
+#include "common/auth/worker_token.h"
 #include "common/metrics/http_get.h"
 #include "tests/testing/subprocess.h"
 #include "tools/cluster/free_ports.h"
@@ -75,7 +76,9 @@ TEST(MetricsAuthProcessTest, OnlyLivenessAnswersWithoutAReaderToken) {
   const std::string reader = Token(*s.cluster, "reader");
   const std::string admin = Token(*s.cluster, "admin");
   const std::string worker = Token(*s.cluster, cluster::WorkerName(0));
-  const std::string supervisor = Token(*s.cluster, "supervisor");
+  // What the supervisor presents to worker 0 (derived from its key).
+  const std::string supervisor =
+      auth::SupervisorTokenForWorker(Token(*s.cluster, "supervisor"), cluster::WorkerName(0));
   for (int port : {s.supervisor_port, s.worker_port}) {
     SCOPED_TRACE(absl::StrCat("port ", port));
     EXPECT_EQ(Status(port, "/healthz"), 200);
