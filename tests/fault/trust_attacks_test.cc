@@ -226,6 +226,52 @@ TEST_F(TrustAttacksTest, AWorkerCannotRedirectNorReplayTheSupervisorsCalls) {
   ASSERT_OK(s_->Finish());
 }
 
+// An out-of-range report from the task's own worker (its real token), for
+// offsets Kafka still holds, with made-up earliest offsets: with
+// resetOffsetAutomatically on, a believed report would move the stored
+// offsets (skipping 700 records, or re-reading a committed range). The
+// supervisor asks Kafka instead: nothing is reset and the audit passes.
+TEST_F(TrustAttacksTest, AnOutOfRangeReportForOffsetsKafkaHoldsMovesNothing) {
+  s_ = StartScenario("trust_out_of_range", 47);
+  ASSERT_NE(s_, nullptr);
+  s_->StartProducing(kRecords, kProduceFor);
+  ASSERT_OK(s_->WaitUntilCommittedSequences(1));
+  ASSERT_OK(s_->ChangeSpec(
+      [](v1::SupervisorSpec* spec) { spec->mutable_tuning_config()->set_reset_offset_automatically(true); }));
+  ASSERT_OK(s_->WaitUntilCommittedSequences(2));
+  absl::StatusOr<int> worker_index = s_->WaitForWorkerWithTasks();
+  ASSERT_TRUE(worker_index.ok()) << worker_index.status();
+  const std::string worker = cluster::WorkerName(*worker_index);
+  auto tasks = s_->Tasks();
+  ASSERT_TRUE(tasks.ok()) << tasks.status();
+  const v1::SupervisorTaskRecord* task = nullptr;
+  for (const v1::SupervisorTaskRecord& t : tasks->tasks()) {
+    if (t.worker_id() == worker && t.state() == v1::TASK_STATE_READING) task = &t;
+  }
+  ASSERT_NE(task, nullptr);
+  const OffsetMap before = Committed();
+  v1::ReportOffsetOutOfRangeRequest report;
+  report.set_datasource(kDatasource);
+  report.set_task_id(task->task_id());
+  for (const auto& [p, offset] : before) {
+    if (p % 2 != task->group_id()) continue;  // the group's partitions (taskCount 2)
+    (*report.mutable_offsets())[p] = offset;
+    (*report.mutable_earliest_offsets())[p] = offset + 700;
+  }
+  ASSERT_GT(report.offsets_size(), 0);
+  v1::ReportOffsetOutOfRangeResponse answer;
+  grpc::Status status = Call(*As(worker), &Stub::ReportOffsetOutOfRange, report, &answer);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_FALSE(answer.reset()) << answer.message();
+  auto log = s_->CommitLog();
+  ASSERT_TRUE(log.ok()) << log.status();
+  EXPECT_EQ(log->resets_size(), 0) << "a report contradicting Kafka reset the offsets";
+  for (const auto& [p, offset] : Committed()) {
+    EXPECT_GE(offset, before.at(p)) << "partition " << p << " moved backwards";
+  }
+  ASSERT_OK(s_->Finish());
+}
+
 TEST_F(TrustAttacksTest, SpecsAreDataAndSecretsAreWriteOnly) {
   s_ = StartScenario("trust_specs_and_secrets", 42);
   ASSERT_NE(s_, nullptr);
