@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/metrics/registry.h"
+#include "tests/testing/raw_call.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpc/reflection/v1alpha/reflection.grpc.pb.h"
 
@@ -38,28 +39,7 @@ int ThreadsOfThisProcess() {
   return -1;
 }
 
-grpc::Status CallRaw(const std::shared_ptr<grpc::Channel>& channel, const std::string& method,
-                     const std::string& payload) {
-  grpc::GenericStub stub(channel);
-  grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
-  grpc::Slice slice(payload);
-  grpc::ByteBuffer request(&slice, 1);
-  grpc::ByteBuffer response;
-  grpc::Status status;
-  bool done = false;
-  std::mutex mu;
-  std::condition_variable cv;
-  stub.UnaryCall(&ctx, method, grpc::StubOptions(), &request, &response, [&](grpc::Status s) {
-    std::lock_guard<std::mutex> lock(mu);
-    status = std::move(s);
-    done = true;
-    cv.notify_one();
-  });
-  std::unique_lock<std::mutex> lock(mu);
-  cv.wait(lock, [&] { return done; });
-  return status;
-}
+using testing::CallRaw;
 
 class GrpcServerBoundsTest : public ::testing::Test {
  protected:

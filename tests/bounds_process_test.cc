@@ -29,6 +29,7 @@
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpc/reflection/v1alpha/reflection.grpc.pb.h"
 #include "sluice/v1/supervisor_service.grpc.pb.h"
+#include "tests/testing/raw_call.h"
 #include "tests/testing/subprocess.h"
 #include "tools/cluster/process_cluster.h"
 
@@ -49,28 +50,7 @@ int64_t ProcStatus(pid_t pid, const std::string& key) {
   return -1;
 }
 
-grpc::Status CallRaw(const std::shared_ptr<grpc::Channel>& channel, const std::string& method,
-                     const std::string& payload) {
-  grpc::GenericStub stub(channel);
-  grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
-  grpc::Slice slice(payload);
-  grpc::ByteBuffer request(&slice, 1);
-  grpc::ByteBuffer response;
-  grpc::Status status;
-  bool done = false;
-  std::mutex mu;
-  std::condition_variable cv;
-  stub.UnaryCall(&ctx, method, grpc::StubOptions(), &request, &response, [&](grpc::Status s) {
-    std::lock_guard<std::mutex> lock(mu);
-    status = std::move(s);
-    done = true;
-    cv.notify_one();
-  });
-  std::unique_lock<std::mutex> lock(mu);
-  cv.wait(lock, [&] { return done; });
-  return status;
-}
+using testing::CallRaw;
 
 std::shared_ptr<grpc::Channel> Dial(const std::string& address) {
   grpc::ChannelArguments args;
