@@ -94,7 +94,7 @@ TEST(MetricsAuthProcessTest, OnlyLivenessAnswersWithoutAReaderToken) {
     EXPECT_TRUE(absl::StrContains(scraped->body, "# TYPE ")) << scraped->body.substr(0, 200);
   }
   // No token reaches a log line.
-  for (const std::string name : {std::string(cluster::kSupervisor), cluster::WorkerName(0)}) {
+  for (const std::string& name : {std::string(cluster::kSupervisor), cluster::WorkerName(0)}) {
     std::ifstream in(s.cluster->log_path(name));
     std::string log((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     for (const std::string& token : {reader, admin, worker, supervisor}) {
