@@ -64,7 +64,7 @@ TEST(SpecFileTest, SyntaxErrorsPointAtTheLine) {
 TEST(SpecFileTest, UnknownTopLevelField) {
   EXPECT_EQ(ErrorOf("{\n  \"datasource\": \"wiki\",\n  \"ioConfg\": {}\n}"),
             "spec.json:3:3: unknown field \"ioConfg\" in the spec (SupervisorSpec); known "
-            "fields: datasource, ioConfig, dataSchema, tuningConfig, suspended");
+            "fields: datasource, ioConfig, dataSchema, tuningConfig, suspended, icebergTable");
 }
 
 TEST(SpecFileTest, UnknownNestedField) {
