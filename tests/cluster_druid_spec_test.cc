@@ -198,10 +198,12 @@ TEST_F(ClusterDruidSpecTest, DruidSpecsSluiceCannotTakeAreInvalidArgumentNamingT
             std::string::npos)
       << status.error_message();
 
-  // The request bound: at most 1 MiB of Druid JSON.
+  // The request bound: at most 1 MiB of Druid JSON, SubmitSupervisor's
+  // bound (limits.proto's method_limits), refused before the handler.
   status = Submit(std::string(1048577, ' '), false, &response);
-  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_NE(status.error_message().find("druidSpecJson"), std::string::npos)
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_NE(status.error_message().find("SubmitSupervisor requests are bounded to 1048576 bytes"),
+            std::string::npos)
       << status.error_message();
 
   // A property that runs a command is refused as in sluice's own form.
