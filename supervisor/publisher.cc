@@ -4,7 +4,9 @@
 
 #include <set>
 
+#include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "common/fault_injection.h"
 #include "common/names.h"
 #include "common/retry.h"
@@ -168,7 +170,97 @@ absl::StatusOr<v1::PublishSegmentsResponse> Publisher::Publish(
     const v1::PublishSegmentsRequest& request, const std::string& base_sequence_name) {
   SLUICE_RETURN_IF_ERROR(ValidatePublishRequest(request));
   SLUICE_ASSIGN_OR_RETURN(const auto digests, CheckFiles(request));
+  // An Iceberg datasource: the snapshot staged before the transaction, its
+  // catalog swap inside it; a swap that misses (another writer moved the
+  // table) stages again on top of it.
+  for (int attempt = 1;; ++attempt) {
+    SLUICE_ASSIGN_OR_RETURN(std::optional<IcebergPlan> iceberg, StageIceberg(request));
+    if (iceberg && options_.after_iceberg_stage) options_.after_iceberg_stage();
+    absl::StatusOr<v1::PublishSegmentsResponse> response =
+        Commit(request, base_sequence_name, digests, iceberg ? &*iceberg : nullptr);
+    if (response.ok() || !IsIcebergSwapMiss(response.status())) return response;
+    LOG(WARNING) << "[supervisor " << request.datasource() << "] publish of "
+                 << request.sequence_name() << ": " << response.status().message()
+                 << " (attempt " << attempt << " of " << kIcebergCommitAttempts << ")";
+    if (attempt >= kIcebergCommitAttempts) {
+      return absl::UnavailableError(absl::StrCat(
+          "Iceberg table ", iceberg->target.QualifiedName(), " of datasource ",
+          request.datasource(), " was moved by another writer during each of ",
+          kIcebergCommitAttempts, " attempts to commit sequence ", request.sequence_name(),
+          "; nothing was committed (retry)"));
+    }
+  }
+}
 
+absl::StatusOr<std::optional<Publisher::IcebergPlan>> Publisher::StageIceberg(
+    const v1::PublishSegmentsRequest& request) {
+  const std::string& ds = request.datasource();
+  std::optional<SpecRecord> spec;
+  std::optional<std::string> base;
+  std::optional<std::string> topic;
+  bool committed = false;
+  SLUICE_RETURN_IF_ERROR(options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
+    SLUICE_ASSIGN_OR_RETURN(spec, txn.LatestSpec(ds));
+    if (!spec.has_value() || !spec->spec.has_iceberg_table()) return absl::OkStatus();
+    SLUICE_ASSIGN_OR_RETURN(auto sequence, txn.CommittedSequence(ds, request.sequence_name()));
+    committed = sequence.has_value();
+    SLUICE_ASSIGN_OR_RETURN(topic, txn.CommitTopic(ds));
+    SLUICE_ASSIGN_OR_RETURN(base, txn.IcebergMetadataLocation(
+                                      spec->spec.iceberg_table().table_namespace(),
+                                      spec->spec.iceberg_table().table_name()));
+    return absl::OkStatus();
+  }));
+  if (!spec.has_value() || !spec->spec.has_iceberg_table() || committed) {
+    return std::optional<IcebergPlan>();  // a repeat is refused by the commit
+  }
+  if (options_.deep_storage == nullptr) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("datasource ", ds, " names an Iceberg table; the supervisor needs deep "
+                     "storage to write it"));
+  }
+  IcebergPlan plan;
+  plan.target = *IcebergTargetOf(spec->spec, *options_.deep_storage);
+  IcebergCommitInput input;
+  input.sequence_name = request.sequence_name();
+  input.segments.assign(request.segments().begin(), request.segments().end());
+  input.now_ms = options_.clock->NowMs();
+  // The Kafka range of every partition of the sequence, by topic and
+  // partition: exactly-once can be checked from the table alone.
+  std::map<int32_t, const v1::PartitionRange*> named;
+  for (const v1::PartitionRange& r : request.partition_stats()) named[r.partition()] = &r;
+  const OffsetMap end = FromProto(request.end_offsets());
+  for (const auto& [partition, start] : FromProto(request.start_offsets())) {
+    std::string t = topic.value_or("");
+    int32_t p = partition;
+    auto it = named.find(partition);
+    if (it != named.end() && !it->second->topic().empty()) {
+      t = it->second->topic();
+      p = it->second->topic_partition();
+    } else if (!request.segments().empty() && t.empty()) {
+      t = request.segments(0).provenance().topic();
+    }
+    input.kafka_ranges[absl::StrCat("sluice.kafka.", t, ".", p)] =
+        absl::StrCat(start, "-", end.at(partition));
+  }
+  const absl::Time started = absl::Now();
+  SLUICE_ASSIGN_OR_RETURN(plan.staged,
+                          StageIcebergCommit(options_.deep_storage, options_.scratch_dir,
+                                             plan.target, base, input));
+  plan.staging_ms = absl::ToInt64Milliseconds(absl::Now() - started);
+  return std::optional<IcebergPlan>(std::move(plan));
+}
+
+namespace {
+constexpr char kIcebergSwapMissPayload[] = "sluice.iceberg/swap-missed";
+}  // namespace
+
+bool Publisher::IsIcebergSwapMiss(const absl::Status& status) {
+  return absl::IsAborted(status) && status.GetPayload(kIcebergSwapMissPayload).has_value();
+}
+
+absl::StatusOr<v1::PublishSegmentsResponse> Publisher::Commit(
+    const v1::PublishSegmentsRequest& request, const std::string& base_sequence_name,
+    const std::map<std::string, std::string>& digests, const IcebergPlan* iceberg) {
   const std::string& ds = request.datasource();
   const OffsetMap start = FromProto(request.start_offsets());
   const OffsetMap end = FromProto(request.end_offsets());
@@ -272,6 +364,21 @@ absl::StatusOr<v1::PublishSegmentsResponse> Publisher::Publish(
       response.add_inserted_segment_ids(segment.id());
     }
     SLUICE_RETURN_IF_ERROR(txn.SetCommittedOffsets(ds, *topic, end, now_ms));
+    if (iceberg != nullptr) {
+      SLUICE_ASSIGN_OR_RETURN(
+          const bool swapped,
+          txn.SwapIcebergMetadataLocation(iceberg->target.table_namespace,
+                                          iceberg->target.table_name, iceberg->staged.base,
+                                          iceberg->staged.metadata_location));
+      if (!swapped) {
+        absl::Status miss = absl::AbortedError(absl::StrCat(
+            "Iceberg table ", iceberg->target.QualifiedName(), " no longer points at ",
+            iceberg->staged.base.value_or("(no table)"),
+            ": another writer committed first; staging again on top of it"));
+        miss.SetPayload(kIcebergSwapMissPayload, absl::Cord("1"));
+        return miss;
+      }
+    }
     SLUICE_ASSIGN_OR_RETURN(OffsetMap after, txn.CommittedOffsets(ds));
     ToProto(after, response.mutable_committed_offsets());
     return SLUICE_FAULT_POINT("supervisor.publish.before_commit");
@@ -289,7 +396,15 @@ absl::StatusOr<v1::PublishSegmentsResponse> Publisher::Publish(
             << " of task " << request.task_id() << ": " << request.segments_size() << " segments ("
             << response.inserted_segment_ids_size() << " new, " << skipped
             << " already present), offsets " << FormatOffsets(start) << " -> "
-            << FormatOffsets(end);
+            << FormatOffsets(end)
+            << (iceberg == nullptr
+                    ? std::string()
+                    : absl::StrCat(", Iceberg snapshot ", iceberg->staged.snapshot_id, " of ",
+                                   iceberg->target.QualifiedName(), " (",
+                                   iceberg->staged.data_files, " data files, ",
+                                   iceberg->staged.records, " rows, staged in ",
+                                   iceberg->staging_ms, " ms) at ",
+                                   iceberg->staged.metadata_location));
   SLUICE_RETURN_IF_ERROR(SLUICE_FAULT_POINT("supervisor.publish.after_commit"));
   return response;
 }
