@@ -1,5 +1,6 @@
 #include "supervisor/iceberg_commit.h"
 
+#include <simdjson.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -127,6 +128,32 @@ int MetadataVersion(const std::string& location) {
   int version = 0;
   if (!absl::SimpleAtoi(name.substr(0, name.find('-')), &version)) return 0;
   return version;
+}
+
+// The newest offset reset id the table's snapshots of `datasource`
+// recorded; nullopt when none of them did.
+std::optional<int64_t> RecordedResetsThrough(absl::string_view metadata,
+                                             const std::string& datasource) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  simdjson::padded_string padded(metadata.data(), metadata.size());
+  if (parser.parse(padded).get(doc) != simdjson::SUCCESS) return std::nullopt;
+  simdjson::dom::array snapshots;
+  if (doc["snapshots"].get(snapshots) != simdjson::SUCCESS) return std::nullopt;
+  std::optional<int64_t> through;
+  for (simdjson::dom::element snapshot : snapshots) {
+    std::string_view ds, text;
+    if (snapshot["summary"]["sluice.datasource"].get(ds) != simdjson::SUCCESS ||
+        ds != datasource ||
+        snapshot["summary"]["sluice.offset-resets.through"].get(text) != simdjson::SUCCESS) {
+      continue;
+    }
+    int64_t id = 0;
+    if (absl::SimpleAtoi(absl::string_view(text.data(), text.size()), &id)) {
+      through = std::max(through.value_or(id), id);
+    }
+  }
+  return through;
 }
 
 absl::Status AsPrecondition(const absl::Status& status, const IcebergTarget& target) {
@@ -392,6 +419,25 @@ absl::StatusOr<StagedIcebergCommit> Stage(DeepStorage* storage, const std::strin
   commit.summary = input.kafka_ranges;
   commit.summary["sluice.datasource"] = target.datasource;
   commit.summary["sluice.sequence"] = input.sequence_name;
+  // Offset resets since the table's last snapshot of this datasource.
+  int64_t newest = 0;
+  for (const IcebergCommitInput::OffsetReset& r : input.offset_resets) newest = std::max(newest, r.id);
+  const std::optional<int64_t> through = RecordedResetsThrough(metadata, target.datasource);
+  if (through.has_value()) {
+    int listed = 0, omitted = 0;
+    for (const IcebergCommitInput::OffsetReset& r : input.offset_resets) {
+      if (r.id <= *through) continue;
+      if (listed < kMaxResetsPerSnapshot) {
+        commit.summary[absl::StrCat("sluice.offset-reset.", r.id)] = r.description;
+        ++listed;
+      } else {
+        ++omitted;
+      }
+    }
+    if (omitted > 0) commit.summary["sluice.offset-resets.omitted"] = absl::StrCat(omitted);
+    newest = std::max(newest, *through);
+  }
+  commit.summary["sluice.offset-resets.through"] = absl::StrCat(newest);
   commit.previous_metadata_location = base;
   SLUICE_ASSIGN_OR_RETURN(std::string next, iceberg::AppendSnapshot(metadata, plan, commit));
   const int version = base.has_value() ? MetadataVersion(*base) + 1 : 0;

@@ -80,8 +80,22 @@ struct IcebergCommitInput {
   // Extra snapshot summary entries: "sluice.kafka.<topic>.<partition>" ->
   // "<start>-<end>".
   std::map<std::string, std::string> kafka_ranges;
+  // Every offset reset of the datasource (operator resets, automatic ones),
+  // by ascending id, with the text the summary gives it. The snapshot lists
+  // those after the last id the table's snapshots of this datasource
+  // recorded ("sluice.offset-reset.<id>", at most kMaxResetsPerSnapshot) and
+  // records the newest id ("sluice.offset-resets.through"), so a reader can
+  // tell a reset from loss or duplication between two snapshots' ranges. A
+  // table's first snapshot lists none (nothing before it to explain).
+  struct OffsetReset {
+    int64_t id = 0;
+    std::string description;
+  };
+  std::vector<OffsetReset> offset_resets;
   int64_t now_ms = 0;
 };
+
+inline constexpr int kMaxResetsPerSnapshot = 100;
 
 struct StagedIcebergCommit {
   // The metadata location the staged document was planned on; nullopt: the

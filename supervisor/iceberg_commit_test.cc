@@ -272,6 +272,44 @@ TEST_F(IcebergCommitTest, EachPublishIsASnapshotSwappedInWithTheOffsets) {
   EXPECT_EQ(CatalogLocation(), v2);
 }
 
+// An operator's reset of the offsets is recorded in the next snapshot, so
+// the jump between two snapshots' ranges reads as a reset, not as loss.
+TEST_F(IcebergCommitTest, OffsetResetsAreListedInTheNextSnapshot) {
+  Publisher publisher = MakePublisher();
+  ASSERT_TRUE(publisher.Publish(Request("wiki_r_0", 0, 50, {PushedSegment("wiki_r_0", 0, 50)}))
+                  .ok());
+  ASSERT_TRUE(store_
+                  ->InTransaction([&](StoreTxn& txn) -> absl::Status {
+                    SLUICE_RETURN_IF_ERROR(
+                        txn.RecordOffsetReset("wiki", 0, 50, 80, "operator reset", 1000));
+                    return txn.SetCommittedOffsets("wiki", "events", {{0, 80}}, 1000);
+                  })
+                  .ok());
+  ASSERT_TRUE(publisher.Publish(Request("wiki_r_1", 80, 100, {PushedSegment("wiki_r_1", 80, 100)}))
+                  .ok());
+  ASSERT_TRUE(publisher.Publish(Request("wiki_r_2", 100, 110, {})).ok());
+
+  auto json = ReadFile(LocalPath(*CatalogLocation()));
+  ASSERT_TRUE(json.ok());
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(*json).get(doc), simdjson::SUCCESS);
+  simdjson::dom::array snapshots = doc["snapshots"];
+  ASSERT_EQ(snapshots.size(), 3u);
+  std::vector<std::string> through, listed;
+  for (simdjson::dom::element s : snapshots) {
+    through.push_back(std::string(std::string_view(s["summary"]["sluice.offset-resets.through"])));
+    std::string_view reset;
+    listed.push_back(s["summary"]["sluice.offset-reset.1"].get(reset) == simdjson::SUCCESS
+                         ? std::string(reset)
+                         : "");
+  }
+  EXPECT_EQ(through, (std::vector<std::string>{"0", "1", "1"}));
+  EXPECT_EQ(listed[0], "");
+  EXPECT_EQ(listed[1], "sluice.kafka.events.0 50 -> 80 at 1970-01-01T00:00:01.000Z: operator reset");
+  EXPECT_EQ(listed[2], "");
+}
+
 TEST_F(IcebergCommitTest, AStaleStartCommitsNoSnapshot) {
   Publisher publisher = MakePublisher();
   ASSERT_TRUE(publisher.Publish(Request("wiki_b_0", 0, 50, {PushedSegment("wiki_b_0", 0, 50)}))

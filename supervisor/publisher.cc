@@ -198,6 +198,8 @@ absl::StatusOr<std::optional<Publisher::IcebergPlan>> Publisher::StageIceberg(
   std::optional<SpecRecord> spec;
   std::optional<std::string> base;
   std::optional<std::string> topic;
+  std::vector<v1::OffsetReset> resets;
+  std::vector<v1::StreamPartition> stream_partitions;
   bool committed = false;
   SLUICE_RETURN_IF_ERROR(options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
     SLUICE_ASSIGN_OR_RETURN(spec, txn.LatestSpec(ds));
@@ -205,6 +207,8 @@ absl::StatusOr<std::optional<Publisher::IcebergPlan>> Publisher::StageIceberg(
     SLUICE_ASSIGN_OR_RETURN(auto sequence, txn.CommittedSequence(ds, request.sequence_name()));
     committed = sequence.has_value();
     SLUICE_ASSIGN_OR_RETURN(topic, txn.CommitTopic(ds));
+    SLUICE_ASSIGN_OR_RETURN(resets, txn.OffsetResets(ds));
+    SLUICE_ASSIGN_OR_RETURN(stream_partitions, txn.StreamPartitions(ds));
     SLUICE_ASSIGN_OR_RETURN(base, txn.IcebergMetadataLocation(
                                       spec->spec.iceberg_table().table_namespace(),
                                       spec->spec.iceberg_table().table_name()));
@@ -226,21 +230,34 @@ absl::StatusOr<std::optional<Publisher::IcebergPlan>> Publisher::StageIceberg(
   input.now_ms = options_.clock->NowMs();
   // The Kafka range of every partition of the sequence, by topic and
   // partition: exactly-once can be checked from the table alone.
-  std::map<int32_t, const v1::PartitionRange*> named;
-  for (const v1::PartitionRange& r : request.partition_stats()) named[r.partition()] = &r;
+  // Topic-pattern datasources name their stream partitions in the store.
+  std::map<int32_t, std::pair<std::string, int32_t>> named;
+  for (const v1::StreamPartition& p : stream_partitions) named[p.id()] = {p.topic(), p.partition()};
+  for (const v1::PartitionRange& r : request.partition_stats()) {
+    if (!r.topic().empty()) named[r.partition()] = {r.topic(), r.topic_partition()};
+  }
+  std::string plain_topic = topic.value_or("");
+  if (plain_topic.empty() && !request.segments().empty()) {
+    plain_topic = request.segments(0).provenance().topic();
+  }
+  auto kafka_key = [&](int32_t partition) {
+    auto it = named.find(partition);
+    return it != named.end()
+               ? absl::StrCat("sluice.kafka.", it->second.first, ".", it->second.second)
+               : absl::StrCat("sluice.kafka.", plain_topic, ".", partition);
+  };
   const OffsetMap end = FromProto(request.end_offsets());
   for (const auto& [partition, start] : FromProto(request.start_offsets())) {
-    std::string t = topic.value_or("");
-    int32_t p = partition;
-    auto it = named.find(partition);
-    if (it != named.end() && !it->second->topic().empty()) {
-      t = it->second->topic();
-      p = it->second->topic_partition();
-    } else if (!request.segments().empty() && t.empty()) {
-      t = request.segments(0).provenance().topic();
-    }
-    input.kafka_ranges[absl::StrCat("sluice.kafka.", t, ".", p)] =
-        absl::StrCat(start, "-", end.at(partition));
+    input.kafka_ranges[kafka_key(partition)] = absl::StrCat(start, "-", end.at(partition));
+  }
+  for (const v1::OffsetReset& r : resets) {
+    input.offset_resets.push_back(
+        {r.reset_id(),
+         absl::StrCat(kafka_key(r.partition()), " ",
+                      r.has_old_offset() ? absl::StrCat(r.old_offset()) : std::string("none"),
+                      " -> ",
+                      r.has_new_offset() ? absl::StrCat(r.new_offset()) : std::string("none"),
+                      " at ", FormatIsoInstant(r.reset_at_ms()), ": ", r.reason())});
   }
   const absl::Time started = absl::Now();
   SLUICE_ASSIGN_OR_RETURN(plan.staged,
