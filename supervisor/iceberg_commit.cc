@@ -25,20 +25,6 @@ namespace {
 
 using iceberg::TimePartitioning;
 
-// A key component from free text: characters deep storage keys take, others
-// "_".
-std::string KeyComponent(absl::string_view text) {
-  std::string out(text);
-  for (char& c : out) {
-    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-' &&
-        c != ':' && c != '+') {
-      c = '_';
-    }
-  }
-  if (out.empty() || out[0] == '.') out.insert(0, "_");
-  return out;
-}
-
 std::string ShortDigest(absl::string_view bytes) {
   return s3::HexOf(s3::Sha256Of(bytes)).substr(0, 16);
 }
@@ -371,9 +357,13 @@ absl::StatusOr<StagedIcebergCommit> Stage(DeepStorage* storage, const std::strin
     SLUICE_ASSIGN_OR_RETURN(std::vector<SegmentDataFile> files,
                             SegmentToDataFiles(locals[i], plan));
     for (SegmentDataFile& f : files) {
+      // Short (S3-compatible stores that name files after keys have limits):
+      // the partition, a digest of the segment id (two segments may hold
+      // equal rows) and of the bytes.
       const std::string key =
-          absl::StrCat(target.location_key, "/data/", KeyComponent(input.segments[i].id()), "-p",
-                       f.partition_value, "-", ShortDigest(f.file.bytes), ".parquet");
+          absl::StrCat(target.location_key, "/data/p", f.partition_value, "-",
+                       ShortDigest(input.segments[i].id()), "-", ShortDigest(f.file.bytes),
+                       ".parquet");
       SLUICE_ASSIGN_OR_RETURN(std::string uri, Put(storage, scratch_dir, key, f.file.bytes));
       commit.AddDataFile(f.file.file);
       out.records += f.file.file.record_count;
@@ -381,7 +371,7 @@ absl::StatusOr<StagedIcebergCommit> Stage(DeepStorage* storage, const std::strin
       entries.push_back(iceberg::ManifestEntry{uri, std::move(f.file.file)});
     }
   }
-  const std::string stem = KeyComponent(input.sequence_name);
+  const std::string stem = ShortDigest(input.sequence_name);
   std::vector<iceberg::ManifestFile> manifests;
   if (!entries.empty()) {
     // Named by a digest of its bytes, written once for the name and once

@@ -11,7 +11,8 @@
 //
 // Layout under the deep storage root: iceberg/<namespace>/<table>/data/ and
 // iceberg/<namespace>/<table>/metadata/. Every name is a function of what
-// the file holds (segment id or sequence name plus a digest of the bytes),
+// the file holds (digests of the segment id or sequence name and of the
+// bytes; short, as S3-compatible stores keeping objects as files limit them),
 // so a retry writes the same paths and a file already there with the same
 // bytes is taken as written; a file is never overwritten.
 #ifndef SLUICE_SUPERVISOR_ICEBERG_COMMIT_H_
