@@ -2,10 +2,14 @@
 sluice did not write, and compares it with what the cluster says natively
 (iceberg_cluster_test.cc writes EXPECTED):
 
-  check_cluster_table.py STORE.db WAREHOUSE_DIR EXPECTED.json
+  check_cluster_table.py STORE.db EXPECTED.json
+
+EXPECTED also says how to reach the files: the warehouse, the catalog
+properties (S3 endpoint and keys for a table on S3) and, for DuckDB, the
+local path of each location prefix.
 
 - pyiceberg's SqlCatalog on the supervisor's metadata store (SQLite) loads
-  sluice.wiki_edits; a full scan has the native segments' row count, the sum
+  sluice.<table>; a full scan has the native segments' row count, the sum
   of the count metric is every record produced (once), the sum of "added" is
   what was produced;
 - one snapshot per committed sequence, in commit order, each naming its
@@ -31,13 +35,22 @@ def check(what, got, want):
     print(f"ok  {what}: {got!r}")
 
 
-def main(store, warehouse, expected_path):
+def local_path(location, prefixes):
+    for prefix, local in prefixes.items():
+        if location.startswith(prefix):
+            return local + location[len(prefix):]
+    sys.exit(f"check_cluster_table: no local path for {location}")
+
+
+def main(store, expected_path):
     with open(expected_path) as f:
         expected = json.load(f)
-    catalog = SqlCatalog("sluice", uri=f"sqlite:///{store}", warehouse=f"file://{warehouse}")
+    catalog = SqlCatalog("sluice", uri=f"sqlite:///{store}", warehouse=expected["warehouse"],
+                         **expected["catalog_properties"])
     check("namespaces", [tuple(n) for n in catalog.list_namespaces()], [("sluice",)])
-    check("tables", [tuple(t) for t in catalog.list_tables("sluice")], [("sluice", "wiki_edits")])
-    table = catalog.load_table("sluice.wiki_edits")
+    name = expected["table"]
+    check("tables", [tuple(t) for t in catalog.list_tables("sluice")], [("sluice", name)])
+    table = catalog.load_table(f"sluice.{name}")
 
     check("schema", [(f.name, str(f.field_type)) for f in table.schema().fields],
           [("__time", "timestamptz"), ("page", "string"), ("channel", "string"),
@@ -58,7 +71,7 @@ def main(store, warehouse, expected_path):
                        if k.startswith("sluice.kafka.")}} for s in snapshots]
     check("snapshots = commit log (sequence and Kafka ranges)", got, expected["sequences"])
     check("every snapshot names the datasource",
-          {s.summary["sluice.datasource"] for s in snapshots}, {"wiki-edits"})
+          {s.summary["sluice.datasource"] for s in snapshots}, {expected["datasource"]})
     for p in range(expected["partitions"]):
         key = f"sluice.kafka.wiki.{p}"
         ranges = [tuple(int(x) for x in s.summary[key].split("-")) for s in snapshots
@@ -88,8 +101,12 @@ def main(store, warehouse, expected_path):
         check("a filtered scan skips the other hours' files", len(hour_files) < len(all_files),
               True)
 
-    paths = ", ".join("'" + t.file.file_path.removeprefix("file://").replace("'", "''") + "'"
-                      for t in all_files)
+    check("data files are under the warehouse",
+          all(t.file.file_path.startswith(expected["warehouse"] + f"/iceberg/sluice/{name}/data/")
+              for t in all_files), True)
+    paths = ", ".join(
+        "'" + local_path(t.file.file_path, expected["local_prefixes"]).replace("'", "''") + "'"
+        for t in all_files)
     check("DuckDB count(*), sum(count), sum(added)",
           duckdb.sql(f"""SELECT count(*), sum("count"), sum(added) FROM read_parquet([{paths}])""")
           .fetchall()[0],
@@ -97,4 +114,4 @@ def main(store, warehouse, expected_path):
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:4])
+    main(*sys.argv[1:3])
