@@ -4,6 +4,7 @@
 #include <simdjson.h>
 
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -315,11 +316,22 @@ TEST_F(IcebergCommitTest, AStaleStartCommitsNoSnapshot) {
   ASSERT_TRUE(publisher.Publish(Request("wiki_b_0", 0, 50, {PushedSegment("wiki_b_0", 0, 50)}))
                   .ok());
   const std::optional<std::string> v0 = CatalogLocation();
-  // Ahead of the stored offsets: refused, and the table does not move.
+  auto table_files = [&]() {
+    int n = 0;
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(
+             dir_.path() + "/deep/iceberg/sluice/wiki")) {
+      n += entry.is_regular_file() ? 1 : 0;
+    }
+    return n;
+  };
+  const int files = table_files();
+  // Ahead of the stored offsets: refused, the table does not move, and
+  // nothing was staged (the checks come first).
   auto ahead = publisher.Publish(Request("wiki_b_2", 70, 80, {PushedSegment("wiki_b_2", 70, 80)}));
   EXPECT_EQ(ahead.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_EQ(CatalogLocation(), v0);
   EXPECT_EQ(Offsets(), (OffsetMap{{0, 50}}));
+  EXPECT_EQ(table_files(), files);
 }
 
 TEST_F(IcebergCommitTest, ASwapThatMissesIsStagedAgainOnTopOfTheOtherWriter) {

@@ -170,25 +170,35 @@ absl::StatusOr<v1::PublishSegmentsResponse> Publisher::Publish(
     const v1::PublishSegmentsRequest& request, const std::string& base_sequence_name) {
   SLUICE_RETURN_IF_ERROR(ValidatePublishRequest(request));
   SLUICE_ASSIGN_OR_RETURN(const auto digests, CheckFiles(request));
-  // An Iceberg datasource: the snapshot staged before the transaction, its
-  // catalog swap inside it; a swap that misses (another writer moved the
-  // table) stages again on top of it.
-  for (int attempt = 1;; ++attempt) {
-    SLUICE_ASSIGN_OR_RETURN(std::optional<IcebergPlan> iceberg, StageIceberg(request));
-    if (iceberg && options_.after_iceberg_stage) options_.after_iceberg_stage();
+  // An Iceberg datasource: the transaction finds the spec naming a table
+  // and asks for the snapshot (staged before it, outside it), then runs
+  // again and swaps the catalog pointer; a swap that misses (another writer
+  // moved the table) stages again on top of it. Other datasources commit in
+  // one transaction, as before.
+  std::optional<IcebergPlan> iceberg;
+  int misses = 0;
+  for (int round = 0;; ++round) {
     absl::StatusOr<v1::PublishSegmentsResponse> response =
         Commit(request, base_sequence_name, digests, iceberg ? &*iceberg : nullptr);
-    if (response.ok() || !IsIcebergSwapMiss(response.status())) return response;
-    LOG(WARNING) << "[supervisor " << request.datasource() << "] publish of "
-                 << request.sequence_name() << ": " << response.status().message()
-                 << " (attempt " << attempt << " of " << kIcebergCommitAttempts << ")";
-    if (attempt >= kIcebergCommitAttempts) {
+    if (response.ok()) return response;
+    const IcebergRetry retry = IcebergRetryOf(response.status());
+    if (retry == IcebergRetry::kNone) return response;
+    if (retry == IcebergRetry::kSwapMissed) {
+      ++misses;
+      LOG(WARNING) << "[supervisor " << request.datasource() << "] publish of "
+                   << request.sequence_name() << ": " << response.status().message()
+                   << " (attempt " << misses << " of " << kIcebergCommitAttempts << ")";
+    }
+    if (misses >= kIcebergCommitAttempts || round > 2 * kIcebergCommitAttempts) {
       return absl::UnavailableError(absl::StrCat(
-          "Iceberg table ", iceberg->target.QualifiedName(), " of datasource ",
-          request.datasource(), " was moved by another writer during each of ",
-          kIcebergCommitAttempts, " attempts to commit sequence ", request.sequence_name(),
+          iceberg ? absl::StrCat("Iceberg table ", iceberg->target.QualifiedName())
+                  : std::string("the Iceberg table"),
+          " of datasource ", request.datasource(), " was moved by another writer during each of ",
+          misses, " attempts to commit sequence ", request.sequence_name(),
           "; nothing was committed (retry)"));
     }
+    SLUICE_ASSIGN_OR_RETURN(iceberg, StageIceberg(request));
+    if (iceberg && options_.after_iceberg_stage) options_.after_iceberg_stage();
   }
 }
 
@@ -268,11 +278,22 @@ absl::StatusOr<std::optional<Publisher::IcebergPlan>> Publisher::StageIceberg(
 }
 
 namespace {
-constexpr char kIcebergSwapMissPayload[] = "sluice.iceberg/swap-missed";
+// On an ABORTED the publish transaction returns to have the snapshot staged
+// (again): "stage" (none staged, or for another table) or "swap-missed".
+constexpr char kIcebergRetryPayload[] = "sluice.iceberg/retry";
+
+absl::Status IcebergRetryStatus(const std::string& why, const std::string& message) {
+  absl::Status status = absl::AbortedError(message);
+  status.SetPayload(kIcebergRetryPayload, absl::Cord(why));
+  return status;
+}
 }  // namespace
 
-bool Publisher::IsIcebergSwapMiss(const absl::Status& status) {
-  return absl::IsAborted(status) && status.GetPayload(kIcebergSwapMissPayload).has_value();
+Publisher::IcebergRetry Publisher::IcebergRetryOf(const absl::Status& status) {
+  if (!absl::IsAborted(status)) return IcebergRetry::kNone;
+  const auto why = status.GetPayload(kIcebergRetryPayload);
+  if (!why.has_value()) return IcebergRetry::kNone;
+  return *why == "swap-missed" ? IcebergRetry::kSwapMissed : IcebergRetry::kStage;
 }
 
 absl::StatusOr<v1::PublishSegmentsResponse> Publisher::Commit(
@@ -381,20 +402,33 @@ absl::StatusOr<v1::PublishSegmentsResponse> Publisher::Commit(
       response.add_inserted_segment_ids(segment.id());
     }
     SLUICE_RETURN_IF_ERROR(txn.SetCommittedOffsets(ds, *topic, end, now_ms));
-    if (iceberg != nullptr) {
+    // The Iceberg table the spec names now (a live change included): the
+    // staged snapshot of that table is swapped in, or the transaction
+    // rolls back to have it staged.
+    SLUICE_ASSIGN_OR_RETURN(std::optional<SpecRecord> spec, txn.LatestSpec(ds));
+    if (spec.has_value() && spec->spec.has_iceberg_table()) {
+      const v1::IcebergTable& table = spec->spec.iceberg_table();
+      if (iceberg == nullptr || iceberg->target.table_namespace != table.table_namespace() ||
+          iceberg->target.table_name != table.table_name()) {
+        return IcebergRetryStatus(
+            "stage", absl::StrCat("datasource ", ds, " writes Iceberg table ",
+                                  table.table_namespace(), ".", table.table_name(),
+                                  "; staging its snapshot"));
+      }
       SLUICE_ASSIGN_OR_RETURN(
           const bool swapped,
           txn.SwapIcebergMetadataLocation(iceberg->target.table_namespace,
                                           iceberg->target.table_name, iceberg->staged.base,
                                           iceberg->staged.metadata_location));
       if (!swapped) {
-        absl::Status miss = absl::AbortedError(absl::StrCat(
-            "Iceberg table ", iceberg->target.QualifiedName(), " no longer points at ",
-            iceberg->staged.base.value_or("(no table)"),
-            ": another writer committed first; staging again on top of it"));
-        miss.SetPayload(kIcebergSwapMissPayload, absl::Cord("1"));
-        return miss;
+        return IcebergRetryStatus(
+            "swap-missed",
+            absl::StrCat("Iceberg table ", iceberg->target.QualifiedName(), " no longer points at ",
+                         iceberg->staged.base.value_or("(no table)"),
+                         ": another writer committed first; staging again on top of it"));
       }
+    } else {
+      iceberg = nullptr;  // the spec names no table (any more): nothing to swap
     }
     SLUICE_ASSIGN_OR_RETURN(OffsetMap after, txn.CommittedOffsets(ds));
     ToProto(after, response.mutable_committed_offsets());

@@ -113,13 +113,17 @@ class Publisher {
   // a table (nullopt otherwise, or when the sequence is committed already).
   absl::StatusOr<std::optional<IcebergPlan>> StageIceberg(
       const v1::PublishSegmentsRequest& request);
-  // The publish transaction; with `iceberg`, it also swaps the table's
-  // catalog pointer to the staged snapshot (IsIcebergSwapMiss when the
-  // table moved, and nothing is committed).
+  // The publish transaction. When the spec names an Iceberg table it also
+  // swaps the table's catalog pointer to `iceberg`'s staged snapshot;
+  // without one (or one of another table) it commits nothing and asks for
+  // it (IcebergRetry::kStage), and when the table moved it commits nothing
+  // either (kSwapMissed).
   absl::StatusOr<v1::PublishSegmentsResponse> Commit(
       const v1::PublishSegmentsRequest& request, const std::string& base_sequence_name,
       const std::map<std::string, std::string>& digests, const IcebergPlan* iceberg);
-  static bool IsIcebergSwapMiss(const absl::Status& status);
+  // Why a Commit asks for the snapshot to be staged (again), if it does.
+  enum class IcebergRetry { kNone, kStage, kSwapMissed };
+  static IcebergRetry IcebergRetryOf(const absl::Status& status);
 
   // Checks the request's files; on OK, the SHA-256 of each file checked, by
   // segment id (none without deep storage), to record with the commit.
