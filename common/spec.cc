@@ -369,7 +369,63 @@ void ApplyAutoScalerDefaults(v1::AutoScalerConfig* c) {
   }
 }
 
+// An Iceberg namespace or table name: 1-255 characters of [A-Za-z0-9_],
+// starting with a letter (what every engine takes unquoted).
+absl::Status ValidateIcebergName(absl::string_view field, const std::string& name) {
+  if (name.empty() || name.size() > 255) {
+    return Invalid(field, absl::StrCat("must be 1 to 255 characters (got ", name.size(), ")"));
+  }
+  if (!absl::ascii_isalpha(static_cast<unsigned char>(name[0]))) {
+    return Invalid(field, absl::StrCat("\"", name, "\" must start with a letter"));
+  }
+  for (char c : name) {
+    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '_') {
+      return Invalid(field, absl::StrCat("\"", name, "\" may hold only letters, digits and '_'"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// What an Iceberg table cannot hold: a column name longer than Iceberg's
+// 255 bytes (the writer's limit), or the name of the partition field
+// ("__time_hour", ...), which engines refuse as a column name.
+absl::Status ValidateIcebergColumns(const v1::SupervisorSpec& spec) {
+  const v1::DataSchema& schema = spec.data_schema();
+  auto check = [](const std::string& field, const std::string& name) -> absl::Status {
+    if (name.size() > 255) {
+      return Invalid(field, absl::StrCat("is ", name.size(),
+                                         " bytes; an Iceberg column name (icebergTable) is at "
+                                         "most 255"));
+    }
+    for (const char* reserved : {"__time_hour", "__time_day", "__time_month", "__time_year"}) {
+      if (name == reserved) {
+        return Invalid(field, absl::StrCat("\"", name,
+                                           "\" is the Iceberg table's partition field "
+                                           "(icebergTable); rename the column"));
+      }
+    }
+    return absl::OkStatus();
+  };
+  for (int i = 0; i < schema.dimensions_spec().dimensions_size(); ++i) {
+    SLUICE_RETURN_IF_ERROR(check(absl::StrCat("dataSchema.dimensionsSpec.dimensions[", i, "]"),
+                                 schema.dimensions_spec().dimensions(i)));
+  }
+  for (int i = 0; i < schema.metrics_spec_size(); ++i) {
+    SLUICE_RETURN_IF_ERROR(check(absl::StrCat("dataSchema.metricsSpec[", i, "].name"),
+                                 schema.metrics_spec(i).name()));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+std::string DefaultIcebergTableName(absl::string_view datasource) {
+  std::string name(datasource);
+  for (char& c : name) {
+    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '_') c = '_';
+  }
+  return name;
+}
 
 void ApplyInputFormatDefaults(v1::InputFormat* format) {
   DefaultString(format->mutable_type(), "json");
@@ -413,6 +469,14 @@ void ApplySpecDefaults(v1::SupervisorSpec* spec) {
     std::string* encoding = io->mutable_header_based_filter_config()->mutable_encoding();
     if (auto parsed = segment::ParseHeaderEncoding(*encoding); parsed.ok()) {
       *encoding = segment::HeaderEncodingName(*parsed);
+    }
+  }
+
+  if (spec->has_iceberg_table()) {
+    v1::IcebergTable* table = spec->mutable_iceberg_table();
+    DefaultString(table->mutable_table_namespace(), kDefaultIcebergNamespace);
+    if (table->table_name().empty()) {
+      table->set_table_name(DefaultIcebergTableName(spec->datasource()));
     }
   }
 
@@ -574,6 +638,13 @@ absl::Status ValidateSpec(const v1::SupervisorSpec& spec) {
   }
   if (io.has_auto_scaler_config()) {
     SLUICE_RETURN_IF_ERROR(ValidateAutoScaler(io.auto_scaler_config()));
+  }
+  if (spec.has_iceberg_table()) {
+    SLUICE_RETURN_IF_ERROR(ValidateIcebergName("icebergTable.tableNamespace",
+                                               spec.iceberg_table().table_namespace()));
+    SLUICE_RETURN_IF_ERROR(
+        ValidateIcebergName("icebergTable.tableName", spec.iceberg_table().table_name()));
+    SLUICE_RETURN_IF_ERROR(ValidateIcebergColumns(spec));
   }
 
   const v1::TuningConfig& tuning = spec.tuning_config();

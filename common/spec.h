@@ -9,8 +9,10 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "sluice/v1/spec.pb.h"
 
@@ -26,6 +28,12 @@ inline constexpr int32_t kDefaultChatRetries = 8;
 
 // The END_OF_PARTITION marker: an end offset meaning "read until told".
 inline constexpr int64_t kEndOfPartition = INT64_MAX;
+
+// icebergTable's defaults: namespace "sluice", table the datasource's name
+// with every character outside [A-Za-z0-9_] replaced by "_" (a datasource
+// whose name does not start with a letter must name its table).
+inline constexpr char kDefaultIcebergNamespace[] = "sluice";
+std::string DefaultIcebergTableName(absl::string_view datasource);
 
 // Fills every unset field with its default. Idempotent.
 void ApplySpecDefaults(v1::SupervisorSpec* spec);

@@ -55,6 +55,53 @@ TEST(NormalizeSpec, FillsDefaults) {
   EXPECT_EQ(again->SerializeAsString(), spec->SerializeAsString());
 }
 
+TEST(NormalizeSpec, IcebergTableTakesItsDefaultsAndIsCheckedByField) {
+  // Unset: no table, no defaults shown.
+  auto plain = NormalizeSpec(ValidSpec());
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(plain->has_iceberg_table());
+
+  v1::SupervisorSpec spec = ValidSpec();
+  spec.set_datasource("wiki-edits.v2");
+  spec.mutable_iceberg_table();
+  auto normalized = NormalizeSpec(spec);
+  ASSERT_TRUE(normalized.ok()) << normalized.status();
+  EXPECT_EQ(normalized->iceberg_table().table_namespace(), "sluice");
+  EXPECT_EQ(normalized->iceberg_table().table_name(), "wiki_edits_v2");
+
+  auto refused = [](std::function<void(v1::SupervisorSpec*)> change) {
+    v1::SupervisorSpec s = ValidSpec();
+    s.mutable_iceberg_table();
+    change(&s);
+    return NormalizeSpec(s).status();
+  };
+  auto names = [](const absl::Status& status, const std::string& field) {
+    return status.code() == absl::StatusCode::kInvalidArgument &&
+           status.message().find(field) != absl::string_view::npos;
+  };
+  EXPECT_TRUE(names(refused([](auto* s) { s->mutable_iceberg_table()->set_table_name("bad-name"); }),
+                    "icebergTable.tableName"));
+  EXPECT_TRUE(names(refused([](auto* s) { s->mutable_iceberg_table()->set_table_namespace("9ns"); }),
+                    "icebergTable.tableNamespace"));
+  // The default of a datasource not starting with a letter is no table name.
+  EXPECT_TRUE(names(refused([](auto* s) { s->set_datasource("2024wiki"); }),
+                    "icebergTable.tableName"));
+  EXPECT_TRUE(names(refused([](auto* s) {
+                      s->mutable_data_schema()->mutable_dimensions_spec()->set_dimensions(
+                          0, "__time_day");
+                    }),
+                    "dataSchema.dimensionsSpec.dimensions[0]"));
+  EXPECT_TRUE(names(refused([](auto* s) {
+                      s->mutable_data_schema()->mutable_metrics_spec(1)->set_name(
+                          std::string(256, 'm'));
+                    }),
+                    "dataSchema.metricsSpec[1].name"));
+  // The same names are fine without a table.
+  v1::SupervisorSpec native = ValidSpec();
+  native.mutable_data_schema()->mutable_dimensions_spec()->set_dimensions(0, "__time_day");
+  EXPECT_TRUE(NormalizeSpec(native).ok());
+}
+
 TEST(NormalizeSpec, ATopicPatternStandsInForTheTopic) {
   v1::SupervisorSpec spec = ValidSpec();
   spec.mutable_io_config()->clear_topic();

@@ -268,6 +268,32 @@ constexpr char kSchemaV7[] = R"sql(
 ALTER TABLE segments ADD COLUMN sha256 TEXT;
 )sql";
 
+// The Iceberg SQL catalog (docs/iceberg.md): the two tables of pyiceberg's
+// SqlCatalog and Java's JdbcCatalog, column for column, so those catalogs
+// (and Spark, Trino, Flink through them) open the tables sluice commits with
+// no sluice code. Not STRICT and VARCHAR: the DDL those catalogs would run
+// themselves (they create the tables only when missing). sluice's rows have
+// catalog_name 'sluice'; a table's metadata_location is swapped in the same
+// transaction as the datasource's offsets.
+constexpr char kSchemaV8[] = R"sql(
+CREATE TABLE iceberg_tables (
+  catalog_name VARCHAR(255) NOT NULL,
+  table_namespace VARCHAR(255) NOT NULL,
+  table_name VARCHAR(255) NOT NULL,
+  metadata_location VARCHAR(1000),
+  previous_metadata_location VARCHAR(1000),
+  iceberg_type VARCHAR(5),
+  PRIMARY KEY (catalog_name, table_namespace, table_name)
+);
+CREATE TABLE iceberg_namespace_properties (
+  catalog_name VARCHAR(255) NOT NULL,
+  namespace VARCHAR(255) NOT NULL,
+  property_key VARCHAR(255) NOT NULL,
+  property_value VARCHAR(1000) NOT NULL,
+  PRIMARY KEY (catalog_name, namespace, property_key)
+);
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& SchemaMigrations() {
@@ -280,6 +306,7 @@ const std::vector<Migration>& SchemaMigrations() {
       {5, "autoscaled task count and scaling decisions (ioConfig.autoScalerConfig)", kSchemaV5},
       {6, "stream partition ids of topic-pattern datasources (ioConfig.topicPattern)", kSchemaV6},
       {7, "SHA-256 of each published segment file", kSchemaV7},
+      {8, "Iceberg SQL catalog tables (iceberg_tables, iceberg_namespace_properties)", kSchemaV8},
   };
   return *migrations;
 }

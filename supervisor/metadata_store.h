@@ -281,6 +281,21 @@ class StoreTxn {
   absl::StatusOr<std::map<std::string, v1::HandoffState>> HandoffStates(
       const std::string& datasource, const std::vector<std::string>& ids);
 
+  // ---- the Iceberg SQL catalog (catalog_name 'sluice', docs/iceberg.md) ----
+  // The table's metadata_location; nullopt when the catalog has no such table.
+  absl::StatusOr<std::optional<std::string>> IcebergMetadataLocation(
+      const std::string& table_namespace, const std::string& table_name);
+  // The catalog's compare-and-swap: points the table at `next` (and
+  // previous_metadata_location at `expected`) when it still points at
+  // `expected`; with `expected` nullopt, inserts the table (iceberg_type
+  // 'TABLE') when the catalog has none and records the namespace (property
+  // "exists" = "true", as pyiceberg does) when missing. False: another
+  // writer moved (or created) the table first; nothing was changed.
+  absl::StatusOr<bool> SwapIcebergMetadataLocation(const std::string& table_namespace,
+                                                   const std::string& table_name,
+                                                   const std::optional<std::string>& expected,
+                                                   const std::string& next);
+
   // ---- task groups ----
   // Inserts the group with its first checkpoint (sequence 0 = start
   // offsets). A finished (DONE/ABANDONED) group of the same name is replaced;

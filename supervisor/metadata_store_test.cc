@@ -214,6 +214,56 @@ TEST_P(StoreTest, SegmentDigestColumnIsAddedWithOldRowsLeftWithout) {
   EXPECT_EQ(*(*db)->QueryText("SELECT id FROM segments WHERE sha256 IS NULL"), "old");
 }
 
+// Version 8: the Iceberg SQL catalog's tables, column for column what
+// pyiceberg's SqlCatalog and Java's JdbcCatalog use, and the catalog's
+// compare-and-swap on metadata_location.
+TEST_P(StoreTest, IcebergCatalogTablesComeWithVersion8AndSwapLikeTheSqlCatalog) {
+  {
+    auto old = Open(/*target_version=*/7);
+    ASSERT_TRUE(old.ok()) << old.status();
+    EXPECT_FALSE((*old)
+                     ->InTransaction([](StoreTxn& txn) {
+                       return txn.IcebergMetadataLocation("sluice", "wiki").status();
+                     })
+                     .ok());
+  }
+  auto store = Open();
+  ASSERT_TRUE(store.ok()) << store.status();
+  auto swap = [&](std::optional<std::string> expected, const std::string& next) {
+    bool swapped = false;
+    EXPECT_TRUE((*store)
+                    ->InTransaction([&](StoreTxn& txn) -> absl::Status {
+                      SLUICE_ASSIGN_OR_RETURN(swapped, txn.SwapIcebergMetadataLocation(
+                                                           "sluice", "wiki", expected, next));
+                      return absl::OkStatus();
+                    })
+                    .ok());
+    return swapped;
+  };
+  EXPECT_TRUE(swap(std::nullopt, "file:///t/metadata/00000-a.metadata.json"));
+  EXPECT_FALSE(swap(std::nullopt, "file:///t/metadata/00000-b.metadata.json"));  // exists
+  EXPECT_FALSE(swap("file:///t/metadata/00009-x.metadata.json", "file:///t/m/2"));
+  EXPECT_TRUE(swap("file:///t/metadata/00000-a.metadata.json",
+                   "file:///t/metadata/00001-c.metadata.json"));
+  auto db = Raw();
+  ASSERT_TRUE(db.ok()) << db.status();
+  EXPECT_EQ(*(*db)->QueryText("SELECT catalog_name || '|' || table_namespace || '|' || table_name "
+                              "|| '|' || metadata_location || '|' || previous_metadata_location "
+                              "|| '|' || iceberg_type FROM iceberg_tables"),
+            "sluice|sluice|wiki|file:///t/metadata/00001-c.metadata.json|"
+            "file:///t/metadata/00000-a.metadata.json|TABLE");
+  EXPECT_EQ(*(*db)->QueryText("SELECT catalog_name || '|' || namespace || '|' || property_key || "
+                              "'|' || property_value FROM iceberg_namespace_properties"),
+            "sluice|sluice|exists|true");
+  // The DDL a SQL catalog runs itself finds the tables already there: the
+  // columns it inserts and reads exist (a pyiceberg-style row).
+  ASSERT_TRUE((*db)
+                  ->Exec("INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, "
+                         "metadata_location, previous_metadata_location, iceberg_type) VALUES "
+                         "('other', 'default', 't', NULL, NULL, 'TABLE')")
+                  .ok());
+}
+
 TEST_P(StoreTest, RefusesANewerSchemaAndLeavesItUntouched) {
   {
     auto store = Open();

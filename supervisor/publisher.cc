@@ -4,7 +4,9 @@
 
 #include <set>
 
+#include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "common/fault_injection.h"
 #include "common/names.h"
 #include "common/retry.h"
@@ -168,7 +170,135 @@ absl::StatusOr<v1::PublishSegmentsResponse> Publisher::Publish(
     const v1::PublishSegmentsRequest& request, const std::string& base_sequence_name) {
   SLUICE_RETURN_IF_ERROR(ValidatePublishRequest(request));
   SLUICE_ASSIGN_OR_RETURN(const auto digests, CheckFiles(request));
+  // An Iceberg datasource: the transaction finds the spec naming a table
+  // and asks for the snapshot (staged before it, outside it), then runs
+  // again and swaps the catalog pointer; a swap that misses (another writer
+  // moved the table) stages again on top of it. Other datasources commit in
+  // one transaction, as before.
+  std::optional<IcebergPlan> iceberg;
+  int misses = 0;
+  for (int round = 0;; ++round) {
+    absl::StatusOr<v1::PublishSegmentsResponse> response =
+        Commit(request, base_sequence_name, digests, iceberg ? &*iceberg : nullptr);
+    if (response.ok()) return response;
+    const IcebergRetry retry = IcebergRetryOf(response.status());
+    if (retry == IcebergRetry::kNone) return response;
+    if (retry == IcebergRetry::kSwapMissed) {
+      ++misses;
+      LOG(WARNING) << "[supervisor " << request.datasource() << "] publish of "
+                   << request.sequence_name() << ": " << response.status().message()
+                   << " (attempt " << misses << " of " << kIcebergCommitAttempts << ")";
+    }
+    if (misses >= kIcebergCommitAttempts || round > 2 * kIcebergCommitAttempts) {
+      return absl::UnavailableError(absl::StrCat(
+          iceberg ? absl::StrCat("Iceberg table ", iceberg->target.QualifiedName())
+                  : std::string("the Iceberg table"),
+          " of datasource ", request.datasource(), " was moved by another writer during each of ",
+          misses, " attempts to commit sequence ", request.sequence_name(),
+          "; nothing was committed (retry)"));
+    }
+    SLUICE_ASSIGN_OR_RETURN(iceberg, StageIceberg(request));
+    if (iceberg && options_.after_iceberg_stage) options_.after_iceberg_stage();
+  }
+}
 
+absl::StatusOr<std::optional<Publisher::IcebergPlan>> Publisher::StageIceberg(
+    const v1::PublishSegmentsRequest& request) {
+  const std::string& ds = request.datasource();
+  std::optional<SpecRecord> spec;
+  std::optional<std::string> base;
+  std::optional<std::string> topic;
+  std::vector<v1::OffsetReset> resets;
+  std::vector<v1::StreamPartition> stream_partitions;
+  bool committed = false;
+  SLUICE_RETURN_IF_ERROR(options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
+    SLUICE_ASSIGN_OR_RETURN(spec, txn.LatestSpec(ds));
+    if (!spec.has_value() || !spec->spec.has_iceberg_table()) return absl::OkStatus();
+    SLUICE_ASSIGN_OR_RETURN(auto sequence, txn.CommittedSequence(ds, request.sequence_name()));
+    committed = sequence.has_value();
+    SLUICE_ASSIGN_OR_RETURN(topic, txn.CommitTopic(ds));
+    SLUICE_ASSIGN_OR_RETURN(resets, txn.OffsetResets(ds));
+    SLUICE_ASSIGN_OR_RETURN(stream_partitions, txn.StreamPartitions(ds));
+    SLUICE_ASSIGN_OR_RETURN(base, txn.IcebergMetadataLocation(
+                                      spec->spec.iceberg_table().table_namespace(),
+                                      spec->spec.iceberg_table().table_name()));
+    return absl::OkStatus();
+  }));
+  if (!spec.has_value() || !spec->spec.has_iceberg_table() || committed) {
+    return std::optional<IcebergPlan>();  // a repeat is refused by the commit
+  }
+  if (options_.deep_storage == nullptr) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("datasource ", ds, " names an Iceberg table; the supervisor needs deep "
+                     "storage to write it"));
+  }
+  IcebergPlan plan;
+  plan.target = *IcebergTargetOf(spec->spec, *options_.deep_storage);
+  IcebergCommitInput input;
+  input.sequence_name = request.sequence_name();
+  input.segments.assign(request.segments().begin(), request.segments().end());
+  input.now_ms = options_.clock->NowMs();
+  // The Kafka range of every partition of the sequence, by topic and
+  // partition: exactly-once can be checked from the table alone.
+  // Topic-pattern datasources name their stream partitions in the store.
+  std::map<int32_t, std::pair<std::string, int32_t>> named;
+  for (const v1::StreamPartition& p : stream_partitions) named[p.id()] = {p.topic(), p.partition()};
+  for (const v1::PartitionRange& r : request.partition_stats()) {
+    if (!r.topic().empty()) named[r.partition()] = {r.topic(), r.topic_partition()};
+  }
+  std::string plain_topic = topic.value_or("");
+  if (plain_topic.empty() && !request.segments().empty()) {
+    plain_topic = request.segments(0).provenance().topic();
+  }
+  auto kafka_key = [&](int32_t partition) {
+    auto it = named.find(partition);
+    return it != named.end()
+               ? absl::StrCat("sluice.kafka.", it->second.first, ".", it->second.second)
+               : absl::StrCat("sluice.kafka.", plain_topic, ".", partition);
+  };
+  const OffsetMap end = FromProto(request.end_offsets());
+  for (const auto& [partition, start] : FromProto(request.start_offsets())) {
+    input.kafka_ranges[kafka_key(partition)] = absl::StrCat(start, "-", end.at(partition));
+  }
+  for (const v1::OffsetReset& r : resets) {
+    input.offset_resets.push_back(
+        {r.reset_id(),
+         absl::StrCat(kafka_key(r.partition()), " ",
+                      r.has_old_offset() ? absl::StrCat(r.old_offset()) : std::string("none"),
+                      " -> ",
+                      r.has_new_offset() ? absl::StrCat(r.new_offset()) : std::string("none"),
+                      " at ", FormatIsoInstant(r.reset_at_ms()), ": ", r.reason())});
+  }
+  const absl::Time started = absl::Now();
+  SLUICE_ASSIGN_OR_RETURN(plan.staged,
+                          StageIcebergCommit(options_.deep_storage, options_.scratch_dir,
+                                             plan.target, base, input));
+  plan.staging_ms = absl::ToInt64Milliseconds(absl::Now() - started);
+  return std::optional<IcebergPlan>(std::move(plan));
+}
+
+namespace {
+// On an ABORTED the publish transaction returns to have the snapshot staged
+// (again): "stage" (none staged, or for another table) or "swap-missed".
+constexpr char kIcebergRetryPayload[] = "sluice.iceberg/retry";
+
+absl::Status IcebergRetryStatus(const std::string& why, const std::string& message) {
+  absl::Status status = absl::AbortedError(message);
+  status.SetPayload(kIcebergRetryPayload, absl::Cord(why));
+  return status;
+}
+}  // namespace
+
+Publisher::IcebergRetry Publisher::IcebergRetryOf(const absl::Status& status) {
+  if (!absl::IsAborted(status)) return IcebergRetry::kNone;
+  const auto why = status.GetPayload(kIcebergRetryPayload);
+  if (!why.has_value()) return IcebergRetry::kNone;
+  return *why == "swap-missed" ? IcebergRetry::kSwapMissed : IcebergRetry::kStage;
+}
+
+absl::StatusOr<v1::PublishSegmentsResponse> Publisher::Commit(
+    const v1::PublishSegmentsRequest& request, const std::string& base_sequence_name,
+    const std::map<std::string, std::string>& digests, const IcebergPlan* iceberg) {
   const std::string& ds = request.datasource();
   const OffsetMap start = FromProto(request.start_offsets());
   const OffsetMap end = FromProto(request.end_offsets());
@@ -272,6 +402,34 @@ absl::StatusOr<v1::PublishSegmentsResponse> Publisher::Publish(
       response.add_inserted_segment_ids(segment.id());
     }
     SLUICE_RETURN_IF_ERROR(txn.SetCommittedOffsets(ds, *topic, end, now_ms));
+    // The Iceberg table the spec names now (a live change included): the
+    // staged snapshot of that table is swapped in, or the transaction
+    // rolls back to have it staged.
+    SLUICE_ASSIGN_OR_RETURN(std::optional<SpecRecord> spec, txn.LatestSpec(ds));
+    if (spec.has_value() && spec->spec.has_iceberg_table()) {
+      const v1::IcebergTable& table = spec->spec.iceberg_table();
+      if (iceberg == nullptr || iceberg->target.table_namespace != table.table_namespace() ||
+          iceberg->target.table_name != table.table_name()) {
+        return IcebergRetryStatus(
+            "stage", absl::StrCat("datasource ", ds, " writes Iceberg table ",
+                                  table.table_namespace(), ".", table.table_name(),
+                                  "; staging its snapshot"));
+      }
+      SLUICE_ASSIGN_OR_RETURN(
+          const bool swapped,
+          txn.SwapIcebergMetadataLocation(iceberg->target.table_namespace,
+                                          iceberg->target.table_name, iceberg->staged.base,
+                                          iceberg->staged.metadata_location));
+      if (!swapped) {
+        return IcebergRetryStatus(
+            "swap-missed",
+            absl::StrCat("Iceberg table ", iceberg->target.QualifiedName(), " no longer points at ",
+                         iceberg->staged.base.value_or("(no table)"),
+                         ": another writer committed first; staging again on top of it"));
+      }
+    } else {
+      iceberg = nullptr;  // the spec names no table (any more): nothing to swap
+    }
     SLUICE_ASSIGN_OR_RETURN(OffsetMap after, txn.CommittedOffsets(ds));
     ToProto(after, response.mutable_committed_offsets());
     return SLUICE_FAULT_POINT("supervisor.publish.before_commit");
@@ -289,7 +447,15 @@ absl::StatusOr<v1::PublishSegmentsResponse> Publisher::Publish(
             << " of task " << request.task_id() << ": " << request.segments_size() << " segments ("
             << response.inserted_segment_ids_size() << " new, " << skipped
             << " already present), offsets " << FormatOffsets(start) << " -> "
-            << FormatOffsets(end);
+            << FormatOffsets(end)
+            << (iceberg == nullptr
+                    ? std::string()
+                    : absl::StrCat(", Iceberg snapshot ", iceberg->staged.snapshot_id, " of ",
+                                   iceberg->target.QualifiedName(), " (",
+                                   iceberg->staged.data_files, " data files, ",
+                                   iceberg->staged.records, " rows, staged in ",
+                                   iceberg->staging_ms, " ms) at ",
+                                   iceberg->staged.metadata_location));
   SLUICE_RETURN_IF_ERROR(SLUICE_FAULT_POINT("supervisor.publish.after_commit"));
   return response;
 }

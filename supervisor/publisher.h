@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "common/deep_storage.h"
 #include "sluice/v1/supervisor_service.pb.h"
 #include "supervisor/clock.h"
+#include "supervisor/iceberg_commit.h"
 #include "supervisor/metadata_store.h"
 
 namespace sluice::supervisor {
@@ -57,6 +59,9 @@ struct PublisherOptions {
   // Called (on the publishing RPC's thread) for each diverging segment of a
   // replica's late publish; null: logged only.
   std::function<void(const ReplicaDivergence&)> on_replica_divergence;
+  // Tests: called after an Iceberg snapshot is staged, before the
+  // transaction that swaps it in (another writer moving the table then).
+  std::function<void()> after_iceberg_stage;
 };
 
 class Publisher {
@@ -79,6 +84,13 @@ class Publisher {
   //   partition has no stored offset (the datasource was reset);
   // - PERMISSION_DENIED: with `base_sequence_name`, a range other than the
   //   one recorded for the sequence.
+  // When the datasource's spec names an Iceberg table (iceberg_commit.h), the
+  // same transaction also swaps the table's catalog pointer to the
+  // sequence's snapshot, staged before it; when another writer moved the
+  // table meanwhile the snapshot is staged again on top of it, up to
+  // kIcebergCommitAttempts times, then UNAVAILABLE naming the table (retry;
+  // nothing was committed). FAILED_PRECONDITION when the table cannot take
+  // the rows (e.g. a column changed type).
   // With `base_sequence_name` (the publishing task's group), the
   // transaction also checks the sequence's range against the group's
   // recorded checkpoints (task_claims.h CheckSequenceRangeIn), atomically
@@ -91,6 +103,28 @@ class Publisher {
       const v1::GetPublishedSegmentsRequest& request);
 
  private:
+  // A datasource's Iceberg table and the snapshot staged for this publish.
+  struct IcebergPlan {
+    IcebergTarget target;
+    StagedIcebergCommit staged;
+    int64_t staging_ms = 0;  // converting and writing the files
+  };
+  // Stages the sequence's Iceberg snapshot when the datasource's spec names
+  // a table (nullopt otherwise, or when the sequence is committed already).
+  absl::StatusOr<std::optional<IcebergPlan>> StageIceberg(
+      const v1::PublishSegmentsRequest& request);
+  // The publish transaction. When the spec names an Iceberg table it also
+  // swaps the table's catalog pointer to `iceberg`'s staged snapshot;
+  // without one (or one of another table) it commits nothing and asks for
+  // it (IcebergRetry::kStage), and when the table moved it commits nothing
+  // either (kSwapMissed).
+  absl::StatusOr<v1::PublishSegmentsResponse> Commit(
+      const v1::PublishSegmentsRequest& request, const std::string& base_sequence_name,
+      const std::map<std::string, std::string>& digests, const IcebergPlan* iceberg);
+  // Why a Commit asks for the snapshot to be staged (again), if it does.
+  enum class IcebergRetry { kNone, kStage, kSwapMissed };
+  static IcebergRetry IcebergRetryOf(const absl::Status& status);
+
   // Checks the request's files; on OK, the SHA-256 of each file checked, by
   // segment id (none without deep storage), to record with the commit.
   absl::StatusOr<std::map<std::string, std::string>> CheckFiles(

@@ -1,6 +1,7 @@
 #include "supervisor/spec_admission.h"
 
 
+#include <map>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -34,6 +35,58 @@ absl::StatusOr<SubmittedSpec> SpecOfSubmitRequest(const v1::SubmitSupervisorRequ
   return SubmittedSpec{std::move(converted->spec), std::move(converted->warnings)};
 }
 
+namespace {
+
+// A column's Iceberg type as a spec makes it: dimensions "string", long
+// metrics "long", double metrics "double".
+std::map<std::string, std::string> IcebergColumnTypes(const v1::SupervisorSpec& spec) {
+  static const std::set<std::string> kLong = {"count", "longSum", "longMin", "longMax"};
+  std::map<std::string, std::string> types;
+  for (const std::string& d : spec.data_schema().dimensions_spec().dimensions()) {
+    types[d] = "string";
+  }
+  for (const v1::MetricSpec& m : spec.data_schema().metrics_spec()) {
+    types[m.name()] = kLong.count(m.type()) ? "long" : "double";
+  }
+  return types;
+}
+
+// An Iceberg column keeps its type: a spec that would write another type
+// into a column of the table the live spec writes is refused, naming the
+// field (the publishes would fail; Iceberg does not narrow or widen across
+// string/long/double). A new name is a new column.
+absl::Status CheckIcebergColumnTypes(const v1::SupervisorSpec& spec,
+                                     const v1::SupervisorSpec& stored) {
+  if (!spec.has_iceberg_table() || !stored.has_iceberg_table() ||
+      spec.iceberg_table().SerializeAsString() != stored.iceberg_table().SerializeAsString()) {
+    return absl::OkStatus();
+  }
+  const std::map<std::string, std::string> before = IcebergColumnTypes(stored);
+  const v1::DataSchema& schema = spec.data_schema();
+  auto check = [&](const std::string& field, const std::string& name,
+                   const std::string& type) -> absl::Status {
+    auto it = before.find(name);
+    if (it == before.end() || it->second == type) return absl::OkStatus();
+    return absl::InvalidArgumentError(absl::StrCat(
+        field, ": column \"", name, "\" of Iceberg table ", spec.iceberg_table().table_namespace(),
+        ".", spec.iceberg_table().table_name(), " is ", it->second, "; it cannot become ", type,
+        " (give the column a new name)"));
+  };
+  for (int i = 0; i < schema.dimensions_spec().dimensions_size(); ++i) {
+    SLUICE_RETURN_IF_ERROR(check(absl::StrCat("dataSchema.dimensionsSpec.dimensions[", i, "]"),
+                                 schema.dimensions_spec().dimensions(i), "string"));
+  }
+  const std::map<std::string, std::string> after = IcebergColumnTypes(spec);
+  for (int i = 0; i < schema.metrics_spec_size(); ++i) {
+    const std::string& name = schema.metrics_spec(i).name();
+    SLUICE_RETURN_IF_ERROR(
+        check(absl::StrCat("dataSchema.metricsSpec[", i, "].type"), name, after.at(name)));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<v1::SupervisorSpec> AdmitSpec(const v1::SupervisorSpec& submitted,
                                              const v1::SupervisorSpec* stored,
                                              const kafka::PropertyPolicyOptions& policy) {
@@ -44,6 +97,7 @@ absl::StatusOr<v1::SupervisorSpec> AdmitSpec(const v1::SupervisorSpec& submitted
   const kafka::KafkaProperties properties(spec.io_config().consumer_properties().begin(),
                                           spec.io_config().consumer_properties().end());
   SLUICE_RETURN_IF_ERROR(kafka::CheckProperties(properties, policy));
+  if (stored != nullptr) SLUICE_RETURN_IF_ERROR(CheckIcebergColumnTypes(spec, *stored));
   return spec;
 }
 

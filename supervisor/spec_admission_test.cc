@@ -29,6 +29,42 @@ TEST(AdmitSpecTest, KeepsAStoredSecretAndRefusesOneWithoutAStoredValue) {
   EXPECT_EQ(AdmitSpec(submitted, nullptr, {}).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+TEST(AdmitSpecTest, AnIcebergColumnKeepsItsType) {
+  v1::SupervisorSpec stored = testing::TestSpec("ds");
+  stored.mutable_iceberg_table();
+  stored.mutable_data_schema()->mutable_dimensions_spec()->add_dimensions("page");
+  v1::MetricSpec* added = stored.mutable_data_schema()->add_metrics_spec();
+  added->set_type("longSum");
+  added->set_name("added");
+  stored = *AdmitSpec(stored, nullptr, {});
+  const int added_index = stored.data_schema().metrics_spec_size() - 1;
+
+  v1::SupervisorSpec doubled = stored;
+  doubled.mutable_data_schema()->mutable_metrics_spec(added_index)->set_type("doubleSum");
+  absl::Status status = AdmitSpec(doubled, &stored, {}).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(
+      status.message(), absl::StrCat("dataSchema.metricsSpec[", added_index, "].type")))
+      << status;
+  // A dimension cannot become a metric of the same name either.
+  v1::SupervisorSpec moved = stored;
+  moved.mutable_data_schema()->mutable_dimensions_spec()->clear_dimensions();
+  v1::MetricSpec* page = moved.mutable_data_schema()->add_metrics_spec();
+  page->set_type("count");
+  page->set_name("page");
+  EXPECT_EQ(AdmitSpec(moved, &stored, {}).status().code(), absl::StatusCode::kInvalidArgument);
+  // Fine: without a table, into another table, or under a new name.
+  v1::SupervisorSpec native = doubled;
+  native.clear_iceberg_table();
+  EXPECT_TRUE(AdmitSpec(native, &stored, {}).ok());
+  v1::SupervisorSpec other = doubled;
+  other.mutable_iceberg_table()->set_table_name("ds_v2");
+  EXPECT_TRUE(AdmitSpec(other, &stored, {}).ok());
+  v1::SupervisorSpec renamed = doubled;
+  renamed.mutable_data_schema()->mutable_metrics_spec(added_index)->set_name("added_d");
+  EXPECT_TRUE(AdmitSpec(renamed, &stored, {}).ok());
+}
+
 TEST(AdmitSpecTest, RefusesPropertiesThePolicyForbids) {
   v1::SupervisorSpec submitted = testing::TestSpec("ds");
   (*submitted.mutable_io_config()->mutable_consumer_properties())["plugin.library.paths"] = "x.so";

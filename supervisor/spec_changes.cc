@@ -61,6 +61,9 @@ constexpr const char* kLiveFields[] = {
     "tuningConfig.maxSavedParseExceptions",
     "tuningConfig.resetOffsetAutomatically",
     "tuningConfig.checkpointRetryPeriod",
+    // Written by the supervisor at each publish, from the latest spec; never
+    // part of a segment.
+    "icebergTable.",
 };
 
 bool IsLive(const std::string& path) {

@@ -61,6 +61,8 @@ TEST(AppliesLiveTest, CountsDurationsAndTriggersAreLive) {
                            "ioConfig.stopTaskCount", "ioConfig.taskDuration",
                            "ioConfig.idleConfig.enabled", "ioConfig.idleConfig.inactiveAfterMillis",
                            "tuningConfig.maxRowsPerSegment", "tuningConfig.maxTotalRows"}));
+  // The Iceberg table is written by the supervisor at each publish.
+  EXPECT_TRUE(AppliesLive({"icebergTable.tableNamespace", "icebergTable.tableName"}));
 }
 
 TEST(AppliesLiveTest, WhatARecordBecomesIsNot) {

@@ -1,0 +1,229 @@
+// A datasource whose spec names an Iceberg table, end to end on the
+// in-process cluster (supervisor and a task worker reading the in-process
+// mock Kafka): every commit is an Iceberg snapshot in the metadata store's
+// SQL catalog, and readers no one here wrote check it while the cluster
+// runs: pyiceberg's SqlCatalog on the supervisor's SQLite file loads
+// sluice.wiki_edits, and its rows, the sum of the count metric (every
+// record once) and of a long metric, and the snapshots' Kafka ranges
+// (contiguous, the commit log's) must be what the native segments and the
+// commit log say; DuckDB reads the data files (check_cluster_table.py).
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+#include <pwd.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "sluice/v1/supervisor_service.grpc.pb.h"
+#include "tests/task_test_util.h"
+#include "tests/wiki_cluster_test.h"
+#include "tests/wiki_count_spec.h"
+#ifdef ICEBERG_TEST_S3
+#include <filesystem>
+
+#include "common/file_util.h"
+#include "tests/s3/s3_server.h"
+#endif
+
+namespace sluice {
+namespace {
+
+constexpr int kPartitions = 2;
+#ifdef ICEBERG_TEST_S3
+// s3s-fs keeps an object's metadata (the SHA-256 sluice checks on a repeated
+// push) in a file named after the whole key, which a longer datasource name
+// pushes past the file system's 255-byte name limit.
+constexpr char kDatasource[] = "wiki";
+constexpr char kTable[] = "wiki";
+#else
+constexpr char kDatasource[] = "wiki-edits";
+constexpr char kTable[] = "wiki_edits";  // the default: "-" becomes "_"
+#endif
+
+std::string ReadersPython() {
+  if (const char* cache = std::getenv("SLUICE_ICEBERG_READERS_CACHE")) {
+    return absl::StrCat(cache, "/venv/bin/python");
+  }
+  const passwd* pw = getpwuid(getuid());
+  const std::string home = pw != nullptr ? pw->pw_dir : std::getenv("HOME");
+  return absl::StrCat(home, "/.cache/sluice/iceberg-readers/venv/bin/python");
+}
+
+class IcebergClusterTest : public testing::WikiClusterTest {
+ protected:
+  void SetUp() override {
+    testing::InProcessClusterOptions options;
+#ifdef ICEBERG_TEST_S3
+    server_ = s3::testing::SharedS3Server();
+    ASSERT_NE(server_, nullptr);
+    bucket_ = s3::testing::UniqueBucket();
+    ASSERT_TRUE(server_->CreateBucket(bucket_).ok());
+    options.deep_storage_uri = absl::StrCat("s3://", bucket_, "/deep");
+    options.deep_storage_options.s3 = server_->Options();
+#endif
+    StartWikiCluster(kPartitions, options);
+  }
+
+  // What the readers need besides the expected numbers: catalog properties
+  // (how to reach S3) and where a data file's bytes are locally (DuckDB
+  // reads local files).
+  std::string ReaderSettings() {
+#ifdef ICEBERG_TEST_S3
+    return absl::StrCat(
+        "\"warehouse\": \"s3://", bucket_, "/deep\", \"catalog_properties\": {",
+        "\"s3.endpoint\": \"", server_->endpoint(), "\", \"s3.region\": \"us-east-1\", ",
+        "\"s3.access-key-id\": \"", server_->credentials().access_key_id, "\", ",
+        "\"s3.secret-access-key\": \"", server_->credentials().secret_access_key, "\"}, ",
+        "\"local_prefixes\": {\"s3://", bucket_, "/\": \"", server_->data_dir(), "/", bucket_,
+        "/\"}");
+#else
+    return absl::StrCat("\"warehouse\": \"file://", cluster_->dir(),
+                        "/deep\", \"catalog_properties\": {}, \"local_prefixes\": {\"file://\": \"\"}");
+#endif
+  }
+
+#ifdef ICEBERG_TEST_S3
+  s3::testing::S3Server* server_ = nullptr;
+  std::string bucket_;
+#endif
+
+  // `n` records to each partition: a page, a channel, an "added" count.
+  void Produce(int n) {
+    for (int32_t p = 0; p < kPartitions; ++p) {
+      std::vector<std::string> values;
+      for (int i = 0; i < n; ++i) {
+        const int64_t added = (produced_ + i) % 13;
+        added_ += added;
+        // Three records in a row share time, page and channel: rollup
+        // makes them one row.
+        const int n = (produced_ + i) / 3;
+        values.push_back(absl::StrCat(R"({"timestamp": )", 1796000000000 + n * 2991,
+                                      R"(, "page": "p)", n % 11, R"(", "channel": "#)", p,
+                                      R"(", "added": )", added, "}"));
+      }
+      ASSERT_TRUE(kafka_->Produce("wiki", p, values).ok());
+    }
+    produced_ += n;
+  }
+
+  v1::GetCommitLogResponse CommitLog() {
+    v1::GetCommitLogRequest request;
+    request.set_datasource(kDatasource);
+    v1::GetCommitLogResponse response;
+    grpc::ClientContext ctx;
+    EXPECT_TRUE(stub_->GetCommitLog(&ctx, request, &response).ok());
+    return response;
+  }
+
+  bool CommittedAt(int64_t offset) {
+    const v1::GetCommitLogResponse log = CommitLog();
+    if (log.committed_offsets().size() != kPartitions) return false;
+    for (const auto& [p, o] : log.committed_offsets()) {
+      if (o != offset) return false;
+    }
+    return true;
+  }
+
+  int produced_ = 0;
+  int64_t added_ = 0;
+};
+
+TEST_F(IcebergClusterTest, EveryCommitIsASnapshotPyicebergReads) {
+  v1::SupervisorSpec spec = testing::WikiCountSpec(
+      {.datasource = kDatasource, .bootstrap_servers = kafka_->bootstrap()});
+  spec.mutable_data_schema()->mutable_dimensions_spec()->add_dimensions("page");
+  spec.mutable_data_schema()->mutable_dimensions_spec()->add_dimensions("channel");
+  v1::MetricSpec* added = spec.mutable_data_schema()->add_metrics_spec();
+  added->set_type("longSum");
+  added->set_name("added");
+  // Several sequences: a handoff every 2 s while records arrive.
+  spec.mutable_tuning_config()->set_intermediate_handoff_period("PT2S");
+  spec.mutable_iceberg_table();  // defaults: sluice.<datasource, "-" as "_">
+  ASSERT_TRUE(testing::SubmitSpec(stub_.get(), spec).ok());
+
+  const absl::Time start = absl::Now();
+  Produce(300);
+  ASSERT_TRUE(testing::WaitFor([&] { return CommittedAt(300); }, absl::Seconds(90)))
+      << CommitLog().DebugString();
+  Produce(200);
+  ASSERT_TRUE(testing::WaitFor([&] { return CommittedAt(500); }, absl::Seconds(90)))
+      << CommitLog().DebugString();
+  const absl::Duration ingest = absl::Now() - start;
+
+  // What the native side holds: segments (rows after rollup) and the
+  // commit log's ranges.
+  v1::ListSegmentsRequest list;
+  list.set_datasource(kDatasource);
+  v1::ListSegmentsResponse segments;
+  grpc::ClientContext list_ctx;
+  ASSERT_TRUE(stub_->ListSegments(&list_ctx, list, &segments).ok());
+  int64_t rows = 0;
+  for (const v1::SegmentDescriptor& s : segments.segments()) rows += s.num_rows();
+  const v1::GetCommitLogResponse log = CommitLog();
+  std::vector<std::string> sequences;
+  for (const v1::CommittedSequence& sequence : log.sequences()) {
+    std::vector<std::string> ranges;
+    for (const auto& [p, s] : sequence.start_offsets()) {
+      ranges.push_back(absl::StrCat("\"sluice.kafka.wiki.", p, "\": \"", s, "-",
+                                    sequence.end_offsets().at(p), "\""));
+    }
+    sequences.push_back(absl::StrCat("{\"sequence\": \"", sequence.sequence_name(),
+                                     "\", \"ranges\": {", absl::StrJoin(ranges, ", "), "}}"));
+  }
+  const std::string tmp = std::getenv("TEST_TMPDIR") ? std::getenv("TEST_TMPDIR") : "/tmp";
+  const std::string expected = tmp + "/expected.json";
+  {
+    std::ofstream out(expected);
+    out << "{" << ReaderSettings() << ", \"datasource\": \"" << kDatasource
+        << "\", \"table\": \"" << kTable << "\", \"records\": " << produced_ * kPartitions << ", \"added\": " << added_
+        << ", \"rows\": " << rows << ", \"end_offset\": " << produced_
+        << ", \"partitions\": " << kPartitions << ", \"sequences\": ["
+        << absl::StrJoin(sequences, ", ") << "]}\n";
+  }
+  std::printf("[iceberg cluster] %d records, %lld rows in %d segments, %d sequences, in %s\n",
+              produced_ * kPartitions, static_cast<long long>(rows), segments.segments_size(),
+              log.sequences_size(), absl::FormatDuration(ingest).c_str());
+
+  // The readers, while the cluster runs (SQLite in WAL mode reads fine).
+  const std::string command =
+      absl::StrCat(ReadersPython(), " tests/iceberg/check_cluster_table.py ", cluster_->dir(),
+                   "/supervisor/metadata.db ", expected);
+  std::printf("[iceberg cluster] %s\n", command.c_str());
+  std::fflush(stdout);
+  EXPECT_EQ(std::system(command.c_str()), 0) << "the readers disagree (see above)";
+
+#ifdef ICEBERG_TEST_S3
+  // Credentials appear in no file of the table (metadata, manifests, lists,
+  // data), nor in the catalog.
+  const std::string table_dir =
+      server_->ObjectPath(bucket_, absl::StrCat("deep/iceberg/sluice/", kTable));
+  int files = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(table_dir)) {
+    if (!entry.is_regular_file()) continue;
+    ++files;
+    absl::StatusOr<std::string> bytes = ReadFile(entry.path().string());
+    ASSERT_TRUE(bytes.ok()) << bytes.status();
+    EXPECT_FALSE(absl::StrContains(*bytes, server_->credentials().access_key_id))
+        << entry.path();
+    EXPECT_FALSE(absl::StrContains(*bytes, server_->credentials().secret_access_key))
+        << entry.path();
+  }
+  EXPECT_GE(files, 3 + 2 * log.sequences_size()) << table_dir;
+  absl::StatusOr<std::string> store = ReadFile(cluster_->dir() + "/supervisor/metadata.db");
+  ASSERT_TRUE(store.ok());
+  EXPECT_FALSE(absl::StrContains(*store, server_->credentials().secret_access_key));
+  std::printf("[iceberg cluster] %d files of the table on S3, no credentials in any\n", files);
+#endif
+}
+
+}  // namespace
+}  // namespace sluice
