@@ -27,4 +27,10 @@ echo "[demo] building with bazel (the first build takes several minutes)..."
 # Only errors are shown (no compiler warnings or action output).
 bazel build --output_filter='^$' //tools:sluice-demo
 
-exec bazel-bin/tools/sluice-demo "$@"
+# The readers the demo ends with (pyiceberg and DuckDB, pinned wheels in a
+# venv under ~/.cache/sluice; its python is the script's last line).
+echo "[demo] installing the Iceberg readers (pyiceberg, DuckDB)..."
+iceberg_python=$(scripts/install_iceberg_readers.sh | tail -n 1)
+
+exec bazel-bin/tools/sluice-demo --iceberg_python="$iceberg_python" \
+  --iceberg_query_script="$PWD/tools/demo/query_table.py" "$@"

@@ -59,6 +59,7 @@ BUILD_PACKAGES=(
   libzstd-dev liblz4-dev libroaring-dev libsimdjson-dev libxxhash-dev
   libcurl4-openssl-dev  # the S3 deep-storage client (common/s3)
   python3 procps ca-certificates
+  python3-venv  # the Iceberg readers the demo queries its table with
 )
 # The real Kafka broker (tools/kafka): Java 17 runs it, Maven fetches its jars.
 KAFKA_PACKAGES=(openjdk-17-jre-headless maven)
@@ -70,7 +71,7 @@ TEST_PACKAGES=(
   # (tests/testing/postgres_server.h)
   postgresql-15
   clang-14 libclang-rt-14-dev  # libFuzzer targets and the thread-safety build
-  openssl python3-venv nodejs curl
+  openssl nodejs curl
 )
 
 PACKAGES=("${BUILD_PACKAGES[@]}")

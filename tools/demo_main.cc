@@ -37,6 +37,10 @@ DEFINE_string(root_dir, "",
               "directory for the processes' data and logs (default: a new /tmp/sluice-demo.*, "
               "removed after a successful run)");
 DEFINE_bool(keep_data, false, "keep the data directory after a successful run");
+DEFINE_string(iceberg_python, "",
+              "a Python with pyiceberg and DuckDB; with --iceberg_query_script, the demo ends by "
+              "querying its Iceberg table (scripts/demo.sh passes both)");
+DEFINE_string(iceberg_query_script, "", "tools/demo/query_table.py");
 DEFINE_bool(keep_running, false,
             "after the audit, keep the processes running for exploring (Ctrl-C stops them)");
 
@@ -86,6 +90,8 @@ int main(int argc, char** argv) {
   options.root_dir = FLAGS_root_dir;
   options.keep_data = FLAGS_keep_data;
   options.keep_running = FLAGS_keep_running;
+  options.iceberg_python = FLAGS_iceberg_python;
+  options.iceberg_query_script = FLAGS_iceberg_query_script;
   options.interrupted = [] { return interrupted.load(); };
   return sluice::demo::RunDemo(options, std::cout);
 }

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <optional>
@@ -131,6 +132,9 @@ class Demo {
   int Ingest(std::map<int32_t, produce::PartitionCount>* produced_counts, int64_t* malformed);
   int ShowSegments();
   int Audit(const std::map<int32_t, produce::PartitionCount>& produced, int64_t malformed);
+  // The Iceberg table read by pyiceberg and queried with DuckDB; its count
+  // of edits must be the parseable records produced.
+  int QueryTable(int64_t malformed);
   void KeepRunning(int64_t records);
   int Stop(int code);
 
@@ -200,7 +204,10 @@ int Demo::Ingest(std::map<int32_t, produce::PartitionCount>* produced_counts, in
   spec.max_rows_per_segment = options_.max_rows_per_segment;
   spec.task_duration = options_.task_duration;
   spec.period = "PT1S";
-  if (absl::Status s = cluster::SubmitSpec(*stub_, cluster::WikiSpec(spec)); !s.ok()) {
+  v1::SupervisorSpec wiki = cluster::WikiSpec(spec);
+  // Every commit is also a snapshot of the Iceberg table sluice.wiki.
+  wiki.mutable_iceberg_table();
+  if (absl::Status s = cluster::SubmitSpec(*stub_, wiki); !s.ok()) {
     return Fail(s.ToString());
   }
   Say(absl::StrCat("\nsubmitted the spec of datasource ", kDatasource, ": taskCount ",
@@ -372,6 +379,28 @@ int Demo::Audit(const std::map<int32_t, produce::PartitionCount>& produced, int6
   return kDemoOk;
 }
 
+int Demo::QueryTable(int64_t malformed) {
+  if (options_.iceberg_python.empty() || options_.iceberg_query_script.empty()) return kDemoOk;
+  const std::string store = absl::StrCat(root_, "/supervisor/metadata.db");
+  const std::string command =
+      absl::StrCat("'", options_.iceberg_python, "' '", options_.iceberg_query_script, "' '", store,
+                   "' ", kDatasource, " ", options_.records - malformed, " 2>&1");
+  Say(absl::StrCat("\nthe Iceberg table sluice.", kDatasource,
+                   ", read by pyiceberg (SqlCatalog on the metadata store) and queried with "
+                   "DuckDB (tools/demo/query_table.py):"));
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return Fail("cannot start the Iceberg query");
+  char line[4096];
+  while (fgets(line, sizeof(line), pipe) != nullptr) {
+    std::string text(line);
+    while (!text.empty() && text.back() == '\n') text.pop_back();
+    Say(absl::StrCat("  ", text));
+  }
+  const int status = pclose(pipe);
+  if (status != 0) return Fail("the Iceberg table does not hold what was ingested");
+  return kDemoOk;
+}
+
 void Demo::KeepRunning(int64_t records) {
   const std::string ctl = ToolPath("tools/sluicectl");
   const std::string ds = kDatasource;
@@ -479,6 +508,7 @@ int Demo::Run() {
   int code = Ingest(&produced, &malformed);
   if (code == kDemoOk) code = ShowSegments();
   if (code == kDemoOk) code = Audit(produced, malformed);
+  if (code == kDemoOk) code = QueryTable(malformed);
   if (code == kDemoOk) {
     Say(absl::StrCat("\nall ", options_.records,
                      " records are in published segments exactly "

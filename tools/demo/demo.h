@@ -70,6 +70,12 @@ struct DemoOptions {
   // After the audit, keep everything running (printing the addresses and
   // commands to try) until `interrupted` returns true.
   bool keep_running = false;
+  // After the audit, read the datasource's Iceberg table with engines sluice
+  // did not write: `iceberg_python` (a Python with pyiceberg and DuckDB,
+  // scripts/install_iceberg_readers.sh) runs `iceberg_query_script`
+  // (tools/demo/query_table.py) on the metadata store. Empty: no query.
+  std::string iceberg_python;
+  std::string iceberg_query_script;
   // Polled throughout; true stops the demo (and the processes) early.
   std::function<bool()> interrupted;
 };
