@@ -599,6 +599,20 @@ absl::StatusOr<std::string> RunE2eBench(const E2eBenchOptions& options) {
           RunOnce(*processes, bootstrap, range, absl::StrCat("rollup_off_", round), run));
       f.off.push_back(std::move(off));
     }
+    if (options.only.count("iceberg") > 0) {
+      SluiceRunOptions iceberg = run;
+      iceberg.iceberg_table = true;
+      SLUICE_ASSIGN_OR_RETURN(
+          SluiceRunResult with_table,
+          RunOnce(*processes, bootstrap, range, absl::StrCat("iceberg_off_", round), iceberg));
+      if (!f.off.empty() && f.off.back().RecordsPerSecond() > 0) {
+        Progress(absl::StrFormat(
+            "round %d, rollup off: Iceberg table / native segments = %.2fx records/s, "
+            "worker CPU per record %.2fx",
+            round, with_table.RecordsPerSecond() / f.off.back().RecordsPerSecond(),
+            with_table.WorkerCpuPerRecordNs() / f.off.back().WorkerCpuPerRecordNs()));
+      }
+    }
     // Rollup merges rows only when dimension values repeat: page and user
     // (200k and 30k values) make nearly every row unique, so this run keeps
     // the four low-cardinality dimensions, as a rollup datasource would.

@@ -55,8 +55,10 @@ struct E2eBenchOptions {
 
   // Parts to run, for experiments: any of "baselines", "off", "on",
   // "replicas", "scaling" (rollup off with 1, 2 and 4 tasks), "one_worker"
-  // (4 tasks on one worker sharing maxBytesInMemory); empty: all (only a
-  // full run belongs in docs/benchmarks.md).
+  // (4 tasks on one worker sharing maxBytesInMemory), "iceberg" (rollup off
+  // into an Iceberg table, after each round's "off" run, with the ratio;
+  // only when named); empty: all (only a full run belongs in
+  // docs/benchmarks.md).
   std::set<std::string> only;
   // Checkpoint rounds pause every replica (BenchClusterOptions).
   bool classic_checkpoints = false;

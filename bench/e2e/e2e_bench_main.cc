@@ -38,8 +38,9 @@ DEFINE_string(out_doc, "", "Markdown file whose \"## End to end\" section is rep
 DEFINE_string(kcat, "", "kcat binary (default: from PATH)");
 DEFINE_string(git_revision, "", "for the report");
 DEFINE_string(only, "",
-              "experiments: run only these parts, comma-separated: baselines, off, on, replicas "
-              "(the docs are not written then)");
+              "experiments: run only these parts, comma-separated: baselines, off, on, replicas, "
+              "scaling, one_worker, iceberg (rollup off into an Iceberg table, compared with "
+              "off) (the docs are not written then)");
 DEFINE_double(checkpoint_live_rate, 0,
               "records/s of a live producer the 2-replica run reads while it runs "
               "(0: a preloaded backlog)");

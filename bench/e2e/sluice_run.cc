@@ -53,6 +53,7 @@ v1::SupervisorSpec MakeSpec(const SluiceRunOptions& options) {
   if (options.max_bytes_in_memory > 0) {
     spec.mutable_tuning_config()->set_max_bytes_in_memory(options.max_bytes_in_memory);
   }
+  if (options.iceberg_table) spec.mutable_iceberg_table();
   return spec;
 }
 

@@ -52,6 +52,9 @@ struct SluiceRunOptions {
   int64_t max_rows_per_segment = 0;  // 0: the spec default
   int64_t max_rows_in_memory = 0;
   int64_t max_bytes_in_memory = 0;
+  // The spec names an Iceberg table (sluice.<datasource>): every commit is
+  // also a snapshot (docs/iceberg.md).
+  bool iceberg_table = false;
   absl::Duration poll_interval = absl::Milliseconds(10);
   // Runs once the spec is submitted (e.g. starts a live producer filling
   // the topic up to end_offsets).
