@@ -170,19 +170,40 @@ absl::StatusOr<v1::PublishSegmentsResponse> Publisher::Publish(
     const v1::PublishSegmentsRequest& request, const std::string& base_sequence_name) {
   SLUICE_RETURN_IF_ERROR(ValidatePublishRequest(request));
   SLUICE_ASSIGN_OR_RETURN(const auto digests, CheckFiles(request));
+  std::optional<IcebergPlan> iceberg;
+  bool names_table = false;
+  absl::StatusOr<v1::PublishSegmentsResponse> response =
+      CommitWithIceberg(request, base_sequence_name, digests, iceberg, names_table);
+  if (options_.iceberg_activity != nullptr && names_table) {
+    const int64_t now_ms = options_.clock->NowMs();
+    if (response.ok() && iceberg.has_value()) {
+      options_.iceberg_activity->NoteCommit(request.datasource(), iceberg->staged.snapshot_id,
+                                            now_ms);
+    } else if (!response.ok()) {
+      options_.iceberg_activity->NoteFailure(request.datasource(), response.status(), now_ms);
+    }
+  }
+  return response;
+}
+
+absl::StatusOr<v1::PublishSegmentsResponse> Publisher::CommitWithIceberg(
+    const v1::PublishSegmentsRequest& request, const std::string& base_sequence_name,
+    const std::map<std::string, std::string>& digests, std::optional<IcebergPlan>& iceberg,
+    bool& names_table) {
   // An Iceberg datasource: the transaction finds the spec naming a table
   // and asks for the snapshot (staged before it, outside it), then runs
   // again and swaps the catalog pointer; a swap that misses (another writer
   // moved the table) stages again on top of it. Other datasources commit in
   // one transaction, as before.
-  std::optional<IcebergPlan> iceberg;
   int misses = 0;
   for (int round = 0;; ++round) {
     absl::StatusOr<v1::PublishSegmentsResponse> response =
         Commit(request, base_sequence_name, digests, iceberg ? &*iceberg : nullptr);
+    if (iceberg.has_value()) names_table = true;
     if (response.ok()) return response;
     const IcebergRetry retry = IcebergRetryOf(response.status());
     if (retry == IcebergRetry::kNone) return response;
+    names_table = true;
     if (retry == IcebergRetry::kSwapMissed) {
       ++misses;
       LOG(WARNING) << "[supervisor " << request.datasource() << "] publish of "

@@ -16,6 +16,7 @@
 #include "sluice/v1/supervisor_service.pb.h"
 #include "supervisor/clock.h"
 #include "supervisor/iceberg_commit.h"
+#include "supervisor/iceberg_table_activity.h"
 #include "supervisor/metadata_store.h"
 
 namespace sluice::supervisor {
@@ -62,6 +63,9 @@ struct PublisherOptions {
   // Tests: called after an Iceberg snapshot is staged, before the
   // transaction that swaps it in (another writer moving the table then).
   std::function<void()> after_iceberg_stage;
+  // Where the outcome of each publish to an Iceberg table is recorded for
+  // the status; null: nowhere.
+  IcebergTableActivity* iceberg_activity = nullptr;
 };
 
 class Publisher {
@@ -109,6 +113,12 @@ class Publisher {
     StagedIcebergCommit staged;
     int64_t staging_ms = 0;  // converting and writing the files
   };
+  // The commit loop of Publish: `iceberg` ends holding the last plan staged
+  // (nullopt: none), `names_table` whether the datasource's spec names a
+  // table.
+  absl::StatusOr<v1::PublishSegmentsResponse> CommitWithIceberg(
+      const v1::PublishSegmentsRequest& request, const std::string& base_sequence_name,
+      const std::map<std::string, std::string>& digests, std::optional<IcebergPlan>& iceberg, bool& names_table);
   // Stages the sequence's Iceberg snapshot when the datasource's spec names
   // a table (nullopt otherwise, or when the sequence is committed already).
   absl::StatusOr<std::optional<IcebergPlan>> StageIceberg(

@@ -3,7 +3,9 @@
 #include <glog/logging.h>
 
 #include <algorithm>
+#include <optional>
 #include <set>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -537,6 +539,11 @@ void StreamSupervisor::PublishView() {
   in.now = options_.clock->Now();
   View view;
   view.status = BuildStatus(in);
+  if (spec_.spec.has_iceberg_table()) {
+    v1::IcebergTableStatus* table = view.status.mutable_iceberg_table();
+    table->set_table_namespace(spec_.spec.iceberg_table().table_namespace());
+    table->set_table_name(spec_.spec.iceberg_table().table_name());
+  }
   if (autoscaler_ != nullptr) {
     v1::AutoScalerStatus* scaler = view.status.mutable_auto_scaler();
     scaler->set_task_count(TaskCount());
@@ -564,14 +571,26 @@ v1::SupervisorStatus StreamSupervisor::Status() {
   OffsetMap committed;
   int64_t segments = 0;
   int64_t failing = 0;
+  std::optional<std::string> metadata_location;
   options_.store
       ->InTransaction([&](StoreTxn& txn) -> absl::Status {
         SLUICE_ASSIGN_OR_RETURN(committed, txn.CommittedOffsets(datasource_));
         SLUICE_ASSIGN_OR_RETURN(segments, txn.CountSegments(datasource_));
         SLUICE_ASSIGN_OR_RETURN(failing, txn.CountFailedSegments(datasource_));
+        if (status.has_iceberg_table()) {
+          SLUICE_ASSIGN_OR_RETURN(metadata_location,
+                                  txn.IcebergMetadataLocation(
+                                      status.iceberg_table().table_namespace(),
+                                      status.iceberg_table().table_name()));
+        }
         return absl::OkStatus();
       })
       .IgnoreError();
+  if (status.has_iceberg_table()) {
+    v1::IcebergTableStatus* table = status.mutable_iceberg_table();
+    table->set_metadata_location(metadata_location.value_or(""));
+    if (options_.iceberg_activity != nullptr) options_.iceberg_activity->Fill(datasource_, table);
+  }
   return WithStoredFacts(std::move(status), committed, segments, failing);
 }
 

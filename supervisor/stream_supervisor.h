@@ -40,6 +40,7 @@
 #include "common/spec.h"
 #include "sluice/v1/supervisor_service.pb.h"
 #include "supervisor/clock.h"
+#include "supervisor/iceberg_table_activity.h"
 #include "supervisor/idle_tracker.h"
 #include "supervisor/metadata_store.h"
 #include "supervisor/strand_executor.h"
@@ -83,6 +84,9 @@ struct StreamSupervisorOptions {
   PauselessMarginOptions pauseless_margin;
   // See TaskActionsOptions::publisher_decodes_segments.
   bool publisher_decodes_segments = false;
+  // The publisher's record of commits to Iceberg tables, shown in the
+  // status of a datasource that names a table; null: not shown.
+  const IcebergTableActivity* iceberg_activity = nullptr;
   // The pools the loop and the background Kafka queries run on, shared by
   // every datasource (not owned; they must outlive the supervisor). Null:
   // the supervisor makes a one-thread pool of its own (on `clock` for the

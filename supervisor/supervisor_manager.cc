@@ -83,8 +83,13 @@ class SupervisorManager::DatasourceAdminLock {
 SupervisorManager::SupervisorManager(SupervisorManagerOptions options)
     : options_(std::move(options)),
       instance_id_(RandomHex(16)),
-      publisher_({options_.store, options_.deep_storage, options_.clock, options_.scratch_dir,
-                  [this](const ReplicaDivergence& d) { OnReplicaDivergence(d); }}),
+      publisher_({.store = options_.store,
+                  .deep_storage = options_.deep_storage,
+                  .clock = options_.clock,
+                  .scratch_dir = options_.scratch_dir,
+                  .on_replica_divergence =
+                      [this](const ReplicaDivergence& d) { OnReplicaDivergence(d); },
+                  .iceberg_activity = &iceberg_activity_}),
       allocator_({options_.store, options_.clock}),
       handoff_(HandoffOptions(options_)),
       reverify_(ReverifyOptions(options_)) {
@@ -305,6 +310,7 @@ absl::Status SupervisorManager::StartSupervisor(SpecRecord spec) {
   deps.pauseless_margin = options_.pauseless_margin;
   // The publisher checks every pushed copy in full when it has deep storage.
   deps.publisher_decodes_segments = options_.deep_storage != nullptr;
+  deps.iceberg_activity = &iceberg_activity_;
   deps.metrics = options_.metrics;
   deps.loops = loops_.get();
   deps.queries = queries_.get();

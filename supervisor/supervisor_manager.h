@@ -206,6 +206,8 @@ class SupervisorManager {
   std::unique_ptr<WorkerRegistry> registry_;
   // Registrations, heartbeats and task statuses (worker_reports.h).
   std::unique_ptr<WorkerReports> reports_;
+  // Declared before the publisher, which records into it.
+  IcebergTableActivity iceberg_activity_;
   Publisher publisher_;
   Allocator allocator_;
   HandoffVerifier handoff_;

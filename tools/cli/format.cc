@@ -285,6 +285,24 @@ std::string FormatStatus(const v1::SupervisorStatus& status) {
                                          " used segment(s) fail deep-storage verification "
                                          "(sluicectl segments shows which)"));
   }
+  if (status.has_iceberg_table()) {
+    const v1::IcebergTableStatus& t = status.iceberg_table();
+    out += Label("iceberg table",
+                 absl::StrCat(t.table_namespace(), ".", t.table_name(), " at ",
+                              t.metadata_location().empty() ? "- (no commit yet)"
+                                                            : t.metadata_location()));
+    if (t.last_commit_ms() > 0) {
+      out += Label("last snapshot", absl::StrCat(t.last_snapshot_id(), " at ",
+                                                 FormatTimeMs(t.last_commit_ms())));
+    }
+    if (!t.last_commit_error().empty()) {
+      out += Label("table error", absl::StrCat(FormatTimeMs(t.last_commit_error_ms()), ": ",
+                                               t.last_commit_error()));
+    }
+    if (t.orphan_files_removed() > 0) {
+      out += Label("orphans removed", absl::StrCat(t.orphan_files_removed(), " file(s)"));
+    }
+  }
   out += Label("lag", absl::StrCat(status.aggregate_lag(), " record(s) in total, offsets as of ",
                                    FormatTimeMs(status.offsets_last_updated_ms())));
   if (!status.time_lag_ms().empty()) {

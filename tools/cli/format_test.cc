@@ -82,6 +82,31 @@ TEST(FormatTest, StatusShowsSegmentsFailingVerification) {
       << damaged;
 }
 
+TEST(FormatTest, StatusShowsTheIcebergTableAndItsLastError) {
+  v1::SupervisorStatus status;
+  status.set_datasource("wiki");
+  const std::string native = FormatStatus(status);
+  EXPECT_EQ(native.find("iceberg table"), std::string::npos) << native;
+  v1::IcebergTableStatus* t = status.mutable_iceberg_table();
+  t->set_table_namespace("sluice");
+  t->set_table_name("wiki");
+  const std::string fresh = FormatStatus(status);
+  EXPECT_NE(fresh.find("sluice.wiki at - (no commit yet)"), std::string::npos) << fresh;
+  t->set_metadata_location("file:///deep/iceberg/sluice/wiki/metadata/00001-a.metadata.json");
+  t->set_last_snapshot_id(77);
+  t->set_last_commit_ms(1000);
+  t->set_last_commit_error("UNAVAILABLE: moved by another writer");
+  t->set_last_commit_error_ms(2000);
+  t->set_orphan_files_removed(3);
+  const std::string shown = FormatStatus(status);
+  EXPECT_NE(shown.find("sluice.wiki at file:///deep/iceberg/sluice/wiki/metadata/00001-a.metadata.json"),
+            std::string::npos)
+      << shown;
+  EXPECT_NE(shown.find("77 at "), std::string::npos) << shown;
+  EXPECT_NE(shown.find("UNAVAILABLE: moved by another writer"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("3 file(s)"), std::string::npos) << shown;
+}
+
 TEST(FormatTest, StatusShowsPartitionsGroupsTasksAndErrors) {
   v1::SupervisorStatus status;
   status.set_datasource("wiki");
