@@ -19,6 +19,14 @@ inline constexpr size_t kMaxFilesPerManifest = 100000;
 inline constexpr size_t kMaxProperties = 1000;
 inline constexpr size_t kMaxPropertyBytes = size_t{64} << 10;
 
+// What the readers (table_reader.h) accept.
+inline constexpr size_t kMaxMetadataJsonBytes = size_t{64} << 20;
+inline constexpr size_t kMaxSnapshots = 100000;
+inline constexpr size_t kMaxReadSummaryProperties = 2000;
+inline constexpr size_t kMaxAvroFileBytes = size_t{256} << 20;
+inline constexpr size_t kMaxManifestsPerList = 100000;
+inline constexpr size_t kMaxParquetFileBytes = size_t{2} << 30;
+
 }  // namespace iceberg
 }  // namespace sluice
 

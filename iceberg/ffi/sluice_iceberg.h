@@ -118,6 +118,27 @@ int32_t sluice_iceberg_append_snapshot(const char* metadata_json,
                                        SluiceIcebergBytes* metadata_json_out,
                                        SluiceIcebergBytes* error_out);
 
+/* Readers, for audits: each reads one file the caller loaded and fills
+ * *summary_json_out with what it says (shapes in iceberg/table_reader.h).
+ * Files of any writer are read; limits: 64 MiB of table metadata, 100000
+ * snapshots, 2000 summary properties per snapshot, 256 MiB per manifest or
+ * manifest list, 100000 manifests per list, 100000 entries per manifest,
+ * 2 GiB and 50 million rows per Parquet file. */
+int32_t sluice_iceberg_read_table_metadata(const uint8_t* metadata, size_t metadata_len,
+                                           SluiceIcebergBytes* summary_json_out,
+                                           SluiceIcebergBytes* error_out);
+int32_t sluice_iceberg_read_manifest_list(const uint8_t* list, size_t list_len,
+                                          SluiceIcebergBytes* summary_json_out,
+                                          SluiceIcebergBytes* error_out);
+int32_t sluice_iceberg_read_manifest(const uint8_t* manifest, size_t manifest_len,
+                                     SluiceIcebergBytes* summary_json_out,
+                                     SluiceIcebergBytes* error_out);
+/* Decodes every row of a Parquet file; request_json: {"sum_column": <an
+ * optional top-level integer column whose non-null values are summed>}. */
+int32_t sluice_iceberg_read_parquet(const char* request_json, const uint8_t* file,
+                                    size_t file_len, SluiceIcebergBytes* summary_json_out,
+                                    SluiceIcebergBytes* error_out);
+
 /* Panics inside the library's guard (tests of the boundary). */
 int32_t sluice_iceberg_test_panic(SluiceIcebergBytes* error_out);
 

@@ -8,6 +8,7 @@ mod bounds;
 mod error;
 mod limits;
 mod parquet_writer;
+mod readers;
 mod schema;
 mod table_metadata;
 
@@ -350,6 +351,86 @@ pub extern "C" fn sluice_iceberg_append_snapshot(
         let req: table_metadata::AppendRequest = serde_json::from_str(c_str(request_json, "request")?)?;
         let out = table_metadata::append_snapshot(&m, &req)?;
         give(metadata_json_out, serde_json::to_vec_pretty(&out)?);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn sluice_iceberg_read_table_metadata(
+    metadata: *const u8,
+    metadata_len: usize,
+    summary_json_out: *mut SluiceIcebergBytes,
+    error_out: *mut SluiceIcebergBytes,
+) -> i32 {
+    clear(summary_json_out);
+    guarded(error_out, || {
+        // SAFETY: the caller passes metadata_len bytes.
+        let bytes = unsafe { slice(metadata, metadata_len, "table metadata")? };
+        let text = std::str::from_utf8(bytes).map_err(|_| Error::invalid("table metadata is not UTF-8"))?;
+        give(summary_json_out, serde_json::to_vec(&readers::read_table_metadata(text)?)?);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn sluice_iceberg_read_manifest_list(
+    list: *const u8,
+    list_len: usize,
+    summary_json_out: *mut SluiceIcebergBytes,
+    error_out: *mut SluiceIcebergBytes,
+) -> i32 {
+    clear(summary_json_out);
+    guarded(error_out, || {
+        // SAFETY: the caller passes list_len bytes.
+        let bytes = unsafe { slice(list, list_len, "manifest list")? };
+        give(summary_json_out, serde_json::to_vec(&readers::read_manifest_list(bytes)?)?);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn sluice_iceberg_read_manifest(
+    manifest: *const u8,
+    manifest_len: usize,
+    summary_json_out: *mut SluiceIcebergBytes,
+    error_out: *mut SluiceIcebergBytes,
+) -> i32 {
+    clear(summary_json_out);
+    guarded(error_out, || {
+        // SAFETY: the caller passes manifest_len bytes.
+        let bytes = unsafe { slice(manifest, manifest_len, "manifest")? };
+        give(summary_json_out, serde_json::to_vec(&readers::read_manifest(bytes)?)?);
+        Ok(())
+    })
+}
+
+#[derive(Deserialize)]
+struct ReadParquetRequest {
+    #[serde(default)]
+    sum_column: Option<String>,
+}
+
+#[no_mangle]
+pub extern "C" fn sluice_iceberg_read_parquet(
+    request_json: *const c_char,
+    file: *const u8,
+    file_len: usize,
+    summary_json_out: *mut SluiceIcebergBytes,
+    error_out: *mut SluiceIcebergBytes,
+) -> i32 {
+    clear(summary_json_out);
+    guarded(error_out, || {
+        let req: ReadParquetRequest = serde_json::from_str(c_str(request_json, "request")?)?;
+        if file_len > limits::MAX_PARQUET_BYTES {
+            return Err(Error::limit(format!(
+                "Parquet file of {file_len} bytes, more than the limit of {}",
+                limits::MAX_PARQUET_BYTES
+            )));
+        }
+        // SAFETY: the caller passes file_len bytes.
+        let bytes = unsafe { slice(file, file_len, "Parquet file")? };
+        let summary = readers::read_parquet(bytes.to_vec(), req.sum_column.as_deref())?;
+        give(summary_json_out, serde_json::to_vec(&summary)?);
         Ok(())
     })
 }

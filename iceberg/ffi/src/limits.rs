@@ -20,3 +20,16 @@ pub const MAX_SUMMARY_PROPERTIES: usize = 1000;
 pub const MAX_PROPERTY_BYTES: usize = 64 << 10;
 /// Characters kept of a string bound (Iceberg's default `truncate(16)`).
 pub const STRING_BOUND_CHARS: usize = 16;
+
+// Readers (readers.rs): what a file handed to a reader may hold.
+/// Snapshots of one table metadata document.
+pub const MAX_SNAPSHOTS: usize = 100_000;
+/// Summary properties of one snapshot read (sluice's own 1000 plus
+/// Iceberg's and other writers').
+pub const MAX_READ_SUMMARY_PROPERTIES: usize = 2_000;
+/// Bytes of one manifest or manifest list.
+pub const MAX_AVRO_BYTES: usize = 256 << 20;
+/// Manifests of one manifest list.
+pub const MAX_MANIFESTS_PER_LIST: usize = 100_000;
+/// Bytes of one Parquet data file read.
+pub const MAX_PARQUET_BYTES: usize = 2 << 30;
