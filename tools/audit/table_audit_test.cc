@@ -1,0 +1,365 @@
+// The table audit on tables written by the real writers (//iceberg) into a
+// temporary directory: a consistent table passes; each kind of damage fails
+// naming the snapshot, file or partition.
+#include "tools/audit/table_audit.h"
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "iceberg/manifest_writer.h"
+#include "iceberg/parquet_file_writer.h"
+#include "iceberg/table_metadata.h"
+#include "tests/testing/subprocess.h"
+
+namespace sluice::audit {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::Contains;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+constexpr int64_t kT0 = 1709211600000000;  // 2024-02-29T13:00:00Z
+
+void WriteBytes(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << bytes;
+}
+
+struct TestSnapshot {
+  std::string sequence;
+  std::map<int32_t, std::pair<int64_t, int64_t>> ranges;  // partition -> [start, end)
+  std::vector<int64_t> counts;  // one row per value: the count column
+  std::map<std::string, std::string> extra_summary;
+  int64_t record_count_delta = 0;  // added to the manifest's record_count
+};
+
+std::vector<iceberg::FieldSpec> Fields() {
+  return {{"__time", iceberg::FieldType::kTimestamptz, true},
+          {"page", iceberg::FieldType::kString},
+          {"count", iceberg::FieldType::kLong}};
+}
+
+// A table in dir/wiki written snapshot by snapshot with the writer API, as
+// the supervisor's publisher does.
+class TestTable {
+ public:
+  explicit TestTable(std::string dir) : root_(dir + "/wiki") {
+    std::filesystem::create_directories(root_ + "/data");
+    std::filesystem::create_directories(root_ + "/metadata");
+    iceberg::NewTableOptions options;
+    options.table_uuid = "9c12d441-03fe-4693-9a96-a0705ddf69c1";
+    options.location = Uri("");
+    options.fields = Fields();
+    options.time_column = "__time";
+    options.partitioning = iceberg::TimePartitioning::kDay;
+    metadata_ = *iceberg::NewTableMetadata(options);
+  }
+
+  std::string Uri(const std::string& rel) const { return "file://" + root_ + rel; }
+  std::string Path(const std::string& rel) const { return root_ + rel; }
+  const std::string& metadata_location() const { return metadata_location_; }
+
+  // Returns the data file's path (under root).
+  std::string Append(const TestSnapshot& s) {
+    ++version_;
+    const int64_t id = 1000 + version_;
+    absl::StatusOr<iceberg::AppendPlan> plan = iceberg::PlanAppend(metadata_, Fields());
+    EXPECT_TRUE(plan.ok()) << plan.status();
+    std::vector<iceberg::ManifestFile> manifests;
+    iceberg::SnapshotCommit commit;
+    std::string data_rel;
+    if (!s.counts.empty()) {
+      std::vector<int64_t> times(s.counts.size(), kT0);
+      std::vector<std::optional<std::string>> pages(s.counts.size(), std::string("Main"));
+      absl::StatusOr<iceberg::WrittenDataFile> data = iceberg::WriteParquetDataFile(
+          *plan,
+          {iceberg::Int64Column("__time", times), iceberg::StringColumn("page", pages),
+           iceberg::Int64Column("count", s.counts)},
+          s.counts.size());
+      EXPECT_TRUE(data.ok()) << data.status();
+      data_rel = absl::StrCat("/data/", s.sequence, ".parquet");
+      WriteBytes(Path(data_rel), data->bytes);
+      iceberg::DataFile file = data->file;
+      if (s.record_count_delta != 0) {
+        file.metrics_json = absl::StrReplaceAll(
+            file.metrics_json, {{absl::StrCat("\"record_count\":", file.record_count),
+                                 absl::StrCat("\"record_count\":",
+                                              file.record_count + s.record_count_delta)}});
+      }
+      const std::string manifest_rel = absl::StrCat("/metadata/", s.sequence, "-m0.avro");
+      absl::StatusOr<iceberg::WrittenManifest> manifest =
+          iceberg::WriteManifest(*plan, id, Uri(manifest_rel), {{Uri(data_rel), file}});
+      EXPECT_TRUE(manifest.ok()) << manifest.status();
+      WriteBytes(Path(manifest_rel), manifest->bytes);
+      manifests.push_back(manifest->file);
+      file.record_count += s.record_count_delta;
+      commit.AddDataFile(file);
+    }
+    std::optional<std::string> parent;
+    if (plan->parent_manifest_list.has_value()) {
+      std::ifstream in(plan->parent_manifest_list->substr(7), std::ios::binary);
+      parent = std::string(std::istreambuf_iterator<char>(in), {});
+    }
+    std::optional<absl::string_view> parent_view;
+    if (parent.has_value()) parent_view = *parent;
+    const std::string list_rel = absl::StrCat("/metadata/snap-", id, ".avro");
+    absl::StatusOr<std::string> list =
+        iceberg::WriteManifestList(*plan, id, Uri(list_rel), parent_view, manifests);
+    EXPECT_TRUE(list.ok()) << list.status();
+    WriteBytes(Path(list_rel), *list);
+    commit.snapshot_id = id;
+    commit.timestamp_ms = 1709211600000 + version_;
+    commit.manifest_list = Uri(list_rel);
+    commit.summary = s.extra_summary;
+    commit.summary["sluice.datasource"] = "wiki";
+    commit.summary["sluice.sequence"] = s.sequence;
+    for (const auto& [p, r] : s.ranges) {
+      commit.summary[absl::StrCat("sluice.kafka.wiki.", p)] = absl::StrCat(r.first, "-", r.second);
+    }
+    if (!metadata_location_.empty()) commit.previous_metadata_location = metadata_location_;
+    absl::StatusOr<std::string> next = iceberg::AppendSnapshot(metadata_, *plan, commit);
+    EXPECT_TRUE(next.ok()) << next.status();
+    metadata_ = *next;
+    const std::string rel = absl::StrCat("/metadata/", version_, ".metadata.json");
+    WriteBytes(Path(rel), metadata_);
+    metadata_location_ = Uri(rel);
+    return data_rel;
+  }
+
+ private:
+  std::string root_;
+  std::string metadata_;
+  std::string metadata_location_;
+  int version_ = 0;
+};
+
+// The commit log and segments of the same sequences, and Kafka's counts.
+struct Committed {
+  v1::GetCommitLogResponse log;
+  std::vector<v1::SegmentDescriptor> segments;
+  KafkaCounts counts;
+
+  Committed() {
+    log.set_datasource("wiki");
+    log.set_topic("wiki");
+  }
+  // `records` per partition in Kafka; `rows` in the segments; unparseable
+  // records on partition 0.
+  void Add(const TestSnapshot& s, std::map<int32_t, int64_t> records, int64_t rows,
+           int64_t unparseable = 0) {
+    v1::CommittedSequence* seq = log.add_sequences();
+    seq->set_sequence_name(s.sequence);
+    seq->set_committed_at_ms(1000 * log.sequences_size());
+    for (const auto& [p, r] : s.ranges) {
+      (*seq->mutable_start_offsets())[p] = r.first;
+      (*seq->mutable_end_offsets())[p] = r.second;
+      v1::PartitionRange* stats = seq->add_partition_stats();
+      stats->set_partition(p);
+      if (p == 0) stats->set_unparseable(unparseable);
+      counts[s.sequence][p] = records[p];
+    }
+    v1::SegmentDescriptor segment;
+    segment.set_id(s.sequence + "-seg");
+    segment.set_sequence_name(s.sequence);
+    segment.set_num_rows(rows);
+    seq->add_segment_ids(segment.id());
+    segments.push_back(segment);
+  }
+};
+
+TableAuditReport Audit(const TestTable& table, const Committed& c) {
+  DeepStorageFileReader files(nullptr, "");
+  TableAuditOptions options;
+  options.metadata_location = table.metadata_location();
+  options.count_column = "count";
+  TableAuditReport report = RunTableAudit(c.log, c.segments, c.counts, options, &files);
+  return report;
+}
+
+// Three sequences over partitions 0 and 1: s1 [0,10) [0,5), s2 [10,20)
+// [5,5) (nothing new on 1), s3 [20,25) [5,9). Rows rolled up: the count
+// column sums to the records that became rows.
+class TableAuditTest : public ::testing::Test {
+ protected:
+  void SetUp() override { dir_ = *testing::MakeTempDir("table_audit"); }
+
+  std::vector<TestSnapshot> Snapshots() {
+    return {{"s1", {{0, {0, 10}}, {1, {0, 5}}}, {5, 4, 3, 2, 1}},      // 15 records
+            {"s2", {{0, {10, 20}}, {1, {5, 5}}}, {9}},                 // 9 (+1 unparseable)
+            {"s3", {{0, {20, 25}}, {1, {5, 9}}}, {4, 4, 1}}};          // 9
+  }
+  void Commit(Committed* c, const TestSnapshot& s) {
+    int64_t records = 0;
+    for (int64_t n : s.counts) records += n;
+    if (s.sequence == "s1") c->Add(s, {{0, 10}, {1, 5}}, s.counts.size());
+    if (s.sequence == "s2") c->Add(s, {{0, 10}, {1, 0}}, s.counts.size(), 1);
+    if (s.sequence == "s3") c->Add(s, {{0, 5}, {1, 4}}, s.counts.size());
+  }
+  // Writes and commits every snapshot; returns the data files' paths.
+  std::vector<std::string> WriteAll(TestTable* table, Committed* c,
+                                    const std::vector<TestSnapshot>& snapshots) {
+    std::vector<std::string> files;
+    for (const TestSnapshot& s : snapshots) {
+      files.push_back(table->Append(s));
+      Commit(c, s);
+    }
+    return files;
+  }
+
+  std::string dir_;
+};
+
+TEST_F(TableAuditTest, ConsistentTablePasses) {
+  TestTable table(dir_);
+  Committed c;
+  WriteAll(&table, &c, Snapshots());
+  const TableAuditReport report = Audit(table, c);
+  EXPECT_TRUE(report.ok()) << report.ToString();
+  EXPECT_EQ(report.snapshots, 3);
+  EXPECT_EQ(report.data_files, 3);
+  EXPECT_EQ(report.rows, 9);
+  EXPECT_EQ(report.records, 33);
+  EXPECT_THAT(report.notes, IsEmpty());
+  EXPECT_THAT(report.ToString(), HasSubstr("Iceberg table: PASS"));
+}
+
+TEST_F(TableAuditTest, DeletedDataFileFails) {
+  TestTable table(dir_);
+  Committed c;
+  const std::vector<std::string> files = WriteAll(&table, &c, Snapshots());
+  std::filesystem::remove(table.Path(files[1]));
+  const TableAuditReport report = Audit(table, c);
+  EXPECT_FALSE(report.ok());
+  EXPECT_THAT(report.discrepancies,
+              Contains(AllOf(HasSubstr("snapshot 1002 (sequence s2): data file"),
+                             HasSubstr("s2.parquet is missing"))));
+  EXPECT_THAT(report.ToString(), HasSubstr("Iceberg table: FAIL"));
+}
+
+TEST_F(TableAuditTest, TruncatedDataFileFails) {
+  TestTable table(dir_);
+  Committed c;
+  const std::vector<std::string> files = WriteAll(&table, &c, Snapshots());
+  const std::string path = table.Path(files[2]);
+  std::filesystem::resize_file(path, std::filesystem::file_size(path) - 20);
+  const TableAuditReport report = Audit(table, c);
+  EXPECT_THAT(report.discrepancies,
+              Contains(AllOf(HasSubstr("snapshot 1003 (sequence s3): data file"),
+                             HasSubstr("s3.parquet is not a readable Parquet file"))));
+  EXPECT_THAT(report.discrepancies, Contains(HasSubstr("bytes, the manifest records")));
+}
+
+TEST_F(TableAuditTest, ManifestRecordCountThatDisagreesFails) {
+  TestTable table(dir_);
+  Committed c;
+  std::vector<TestSnapshot> snapshots = Snapshots();
+  snapshots[0].record_count_delta = 1;
+  WriteAll(&table, &c, snapshots);
+  const TableAuditReport report = Audit(table, c);
+  EXPECT_THAT(report.discrepancies,
+              Contains(AllOf(HasSubstr("snapshot 1001 (sequence s1): data file"),
+                             HasSubstr("s1.parquet holds 5 rows, the manifest records 6"))));
+}
+
+TEST_F(TableAuditTest, GapOrOverlapInTheSummaryRangesFails) {
+  {
+    TestTable table(dir_ + "/gap");
+    Committed c;
+    std::vector<TestSnapshot> snapshots = Snapshots();
+    snapshots[1].ranges[0] = {12, 20};
+    WriteAll(&table, &c, snapshots);
+    const TableAuditReport report = Audit(table, c);
+    EXPECT_THAT(report.discrepancies,
+                Contains(HasSubstr("snapshot 1002 (sequence s2): sluice.kafka.wiki.0 gap [10, 12) "
+                                   "after the previous snapshot")));
+  }
+  {
+    TestTable table(dir_ + "/overlap");
+    Committed c;
+    std::vector<TestSnapshot> snapshots = Snapshots();
+    snapshots[2].ranges[1] = {4, 9};
+    WriteAll(&table, &c, snapshots);
+    const TableAuditReport report = Audit(table, c);
+    EXPECT_THAT(report.discrepancies,
+                Contains(HasSubstr("snapshot 1003 (sequence s3): sluice.kafka.wiki.1 overlap [4, 5)")));
+  }
+  {
+    // The same jump, explained by a listed offset reset: declared, passes.
+    TestTable table(dir_ + "/reset");
+    Committed c;
+    std::vector<TestSnapshot> snapshots = Snapshots();
+    snapshots[1].ranges[0] = {12, 20};
+    snapshots[1].extra_summary["sluice.offset-reset.7"] =
+        "sluice.kafka.wiki.0 10 -> 12 at 2024-02-29T13:00:00Z: operator";
+    WriteAll(&table, &c, snapshots);
+    const TableAuditReport report = Audit(table, c);
+    EXPECT_TRUE(report.ok()) << report.ToString();
+    EXPECT_THAT(report.declared, Contains(HasSubstr("gap [10, 12): offset reset 7")));
+  }
+}
+
+TEST_F(TableAuditTest, SummaryThatDiffersFromTheCommitLogFails) {
+  TestTable table(dir_);
+  Committed c;
+  std::vector<TestSnapshot> snapshots = Snapshots();
+  WriteAll(&table, &c, snapshots);
+  (*c.log.mutable_sequences(1)->mutable_end_offsets())[0] = 21;
+  const TableAuditReport report = Audit(table, c);
+  EXPECT_THAT(report.discrepancies,
+              Contains(HasSubstr("snapshot 1002 (sequence s2): sluice.kafka.wiki.0 is [10, 20), "
+                                 "the commit log has [10, 21)")));
+}
+
+TEST_F(TableAuditTest, SnapshotMissingForACommittedSequenceFails) {
+  TestTable table(dir_);
+  Committed c;
+  const std::vector<TestSnapshot> snapshots = Snapshots();
+  table.Append(snapshots[0]);
+  Commit(&c, snapshots[0]);
+  Commit(&c, snapshots[1]);  // committed, never in the table
+  table.Append(snapshots[2]);
+  Commit(&c, snapshots[2]);
+  const TableAuditReport report = Audit(table, c);
+  EXPECT_THAT(report.discrepancies,
+              Contains(HasSubstr("sequence s2 was committed (at 2000 ms) but the table has no "
+                                 "snapshot of it")));
+}
+
+TEST_F(TableAuditTest, RecordsThatDifferFromKafkaFail) {
+  TestTable table(dir_);
+  Committed c;
+  WriteAll(&table, &c, Snapshots());
+  c.counts["s3"][1] = 5;  // Kafka holds one record more than the table
+  TableAuditReport report = Audit(table, c);
+  EXPECT_THAT(report.discrepancies,
+              Contains(HasSubstr("snapshot 1003 (sequence s3): Kafka holds 10 records in its "
+                                 "ranges; minus 0 unparseable and 0 thrown away that is 10, but "
+                                 "its data files hold 9 (sum of count)")));
+  // And rows that are not the segments'.
+  c.counts["s3"][1] = 4;
+  c.segments[0].set_num_rows(6);
+  report = Audit(table, c);
+  EXPECT_THAT(report.discrepancies,
+              Contains(HasSubstr("snapshot 1001 (sequence s1): its data files hold 5 rows, the "
+                                 "sequence's segments 6")));
+}
+
+TEST_F(TableAuditTest, UnreadableMetadataFails) {
+  Committed c;
+  DeepStorageFileReader files(nullptr, "");
+  TableAuditOptions options;
+  options.metadata_location = "file://" + dir_ + "/nope.metadata.json";
+  const TableAuditReport report = RunTableAudit(c.log, c.segments, c.counts, options, &files);
+  EXPECT_THAT(report.discrepancies, Contains(HasSubstr("nope.metadata.json cannot be read")));
+}
+
+}  // namespace
+}  // namespace sluice::audit
