@@ -27,10 +27,12 @@
 #include "tests/task_test_util.h"
 #include "tests/wiki_cluster_test.h"
 #include "tests/wiki_count_spec.h"
+#include "tools/audit/live_audit.h"
 #ifdef ICEBERG_TEST_S3
 #include <filesystem>
 
 #include "common/file_util.h"
+#include "common/open_deep_storage.h"
 #include "tests/s3/s3_server.h"
 #endif
 
@@ -200,6 +202,31 @@ TEST_F(IcebergClusterTest, EveryCommitIsASnapshotPyicebergReads) {
   std::printf("[iceberg cluster] %s\n", command.c_str());
   std::fflush(stdout);
   EXPECT_EQ(std::system(command.c_str()), 0) << "the readers disagree (see above)";
+
+  // sluicectl verify's audit, the table's included: every snapshot against
+  // the commit log and the records Kafka holds, every data file read back.
+  audit::LiveAuditOptions audit_options;
+  audit_options.datasource = kDatasource;
+  audit_options.kafka_cluster = kafka::ClusterKind::kDevBroker;
+  audit_options.expect_records = produced_ * kPartitions;
+#ifdef ICEBERG_TEST_S3
+  absl::StatusOr<std::unique_ptr<DeepStorage>> storage =
+      OpenDeepStorage(absl::StrCat("s3://", bucket_, "/deep"), {.s3 = server_->Options()});
+  ASSERT_TRUE(storage.ok()) << storage.status();
+  audit_options.segment_files.deep_storage = storage->get();
+  audit_options.segment_files.scratch_dir = cluster_->dir() + "/verify-scratch";
+  ASSERT_TRUE(MakeDirs(audit_options.segment_files.scratch_dir).ok());
+#endif
+  absl::StatusOr<audit::LiveAuditResult> audited = audit::RunLiveAudit(*stub_, audit_options);
+  ASSERT_TRUE(audited.ok()) << audited.status();
+  std::printf("%s", audited->ToString().c_str());
+  EXPECT_TRUE(audited->report.ok()) << audited->ToString();
+  ASSERT_TRUE(audited->table.has_value()) << audited->ToString();
+  EXPECT_TRUE(audited->table->ok());
+  EXPECT_EQ(audited->table->snapshots, log.sequences_size());
+  EXPECT_EQ(audited->table->rows, rows);
+  EXPECT_EQ(audited->table->records, produced_ * kPartitions);
+  EXPECT_TRUE(audited->table->notes.empty()) << audited->ToString();
 
 #ifdef ICEBERG_TEST_S3
   // Credentials appear in no file of the table (metadata, manifests, lists,

@@ -328,6 +328,7 @@ AuditReport RunAudit(const v1::GetCommitLogResponse& log,
       const int64_t thrown_away = s ? s->thrown_away() : 0;
       report.records_in_kafka += *in_kafka;
       report.records_by_partition[p] += *in_kafka;
+      report.records_by_sequence[seq.sequence_name()][p] = *in_kafka;
       report.rows_ingested += rows;
       report.unparseable += unparseable;
       report.thrown_away += thrown_away;

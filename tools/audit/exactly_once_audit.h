@@ -94,6 +94,10 @@ struct AuditReport {
   int64_t segment_rows = 0;  // rows in segment files (after rollup)
   // Records in the committed ranges, per partition.
   std::map<int32_t, int64_t> records_by_partition;
+  // Records Kafka holds in each range it counted: sequence name ->
+  // partition -> records (what the table audit compares a snapshot with;
+  // ranges not re-readable or not counted are absent).
+  std::map<std::string, std::map<int32_t, int64_t>> records_by_sequence;
   // The offset resets in the commit log, each with the range it skipped or
   // made read again: declared, so not discrepancies.
   std::vector<std::string> declared_resets;

@@ -126,6 +126,19 @@ absl::StatusOr<AuditInputs> FetchAuditInputs(v1::SupervisorService::StubInterfac
     list.set_limit(kSegmentLimit);
     SLUICE_RETURN_IF_ERROR(Call(&v1::SupervisorService::StubInterface::ListSegments, stub,
                                 rpc_timeout, "ListSegments", list, &inputs.segments));
+    // Between the two equal commit logs: the table's metadata_location is
+    // swapped in the same transaction as a commit log entry is inserted.
+    v1::GetSupervisorStatusRequest status_request;
+    status_request.set_datasource(datasource);
+    v1::GetSupervisorStatusResponse status;
+    const absl::Status got_status =
+        Call(&v1::SupervisorService::StubInterface::GetSupervisorStatus, stub, rpc_timeout,
+             "GetSupervisorStatus", status_request, &status);
+    if (got_status.ok()) {
+      inputs.status = status.status();
+    } else if (!absl::IsNotFound(got_status) && !absl::IsUnimplemented(got_status)) {
+      return got_status;
+    }
     v1::GetCommitLogResponse again;
     SLUICE_RETURN_IF_ERROR(Call(&v1::SupervisorService::StubInterface::GetCommitLog, stub,
                                 rpc_timeout, "GetCommitLog", ref, &again));
@@ -148,6 +161,7 @@ std::string LiveAuditResult::ToString() const {
   return absl::StrCat("verify ", report.datasource, ": topic ", topic, " at ", bootstrap_servers,
                       ", ", records_read, " records read back from Kafka in ",
                       absl::StrFormat("%.1fs", absl::ToDoubleSeconds(elapsed)), "\n",
+                      table.has_value() ? absl::StrCat(table->ToString(), "\n") : std::string(),
                       report.ToString(), "\n");
 }
 
@@ -217,6 +231,25 @@ absl::StatusOr<LiveAuditResult> RunLiveAudit(v1::SupervisorService::StubInterfac
   auto fail = [&report](std::string message) {
     report.discrepancies.push_back(std::move(message));
   };
+  // The Iceberg table, from its own files, with the Kafka counts above.
+  if (inputs.status.has_value() && inputs.status->has_iceberg_table() &&
+      !inputs.status->iceberg_table().metadata_location().empty()) {
+    const v1::IcebergTableStatus& table = inputs.status->iceberg_table();
+    TableAuditOptions table_options;
+    table_options.metadata_location = table.metadata_location();
+    if (got_spec.ok()) SetRecordAccounting(spec.spec(), &table_options);
+    DeepStorageFileReader files(options.segment_files.deep_storage,
+                                options.segment_files.scratch_dir);
+    // Every segment of a sequence, used or since dropped: the snapshot
+    // keeps the rows it was published with.
+    result.table = RunTableAudit(log, used, report.records_by_sequence,
+                                 table_options, &files);
+    if (!result.table->ok()) {
+      fail(absl::StrCat("the Iceberg table ", table.table_namespace(), ".", table.table_name(),
+                        " fails its audit (", result.table->discrepancies.size(),
+                        " discrepancies, listed above)"));
+    }
+  }
   if (segments.segments_size() >= kSegmentLimit) {
     fail(absl::StrCat("the supervisor listed ", segments.segments_size(),
                       " segments, the most one call returns: the audit may have missed some"));

@@ -2,8 +2,11 @@
 // commit log and the used segments from the supervisor, counts the records
 // of every committed range in Kafka (KafkaRecordCounter), verifies every
 // segment file in deep storage (SegmentFileVerifier), and optionally checks
-// the "total" view: everything produced is in the committed ranges.
-// `sluicectl verify`, the demo and the fault suite run it.
+// the "total" view: everything produced is in the committed ranges. For a
+// datasource with an Iceberg table (its status names the table's
+// metadata_location), it also audits the table from its files
+// (table_audit.h) with the same Kafka counts; the overall PASS/FAIL
+// includes it. `sluicectl verify`, the demo and the fault suite run it.
 //
 //   LiveAuditOptions options;
 //   options.datasource = "wiki";
@@ -16,6 +19,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +29,7 @@
 #include "sluice/v1/supervisor_service.grpc.pb.h"
 #include "tools/audit/exactly_once_audit.h"
 #include "tools/audit/segment_file_verifier.h"
+#include "tools/audit/table_audit.h"
 
 namespace sluice::audit {
 
@@ -47,8 +52,8 @@ struct LiveAuditOptions {
   // Deadline of each supervisor call; how long a Kafka read may stall.
   absl::Duration rpc_timeout = absl::Seconds(30);
   absl::Duration kafka_idle_timeout = absl::Seconds(30);
-  // How segment files are read: file:// in place; other URIs (s3://) through
-  // the deep storage given here.
+  // How segment files (and the Iceberg table's files) are read: file:// in
+  // place; other URIs (s3://) through the deep storage given here.
   SegmentFileVerifierOptions segment_files;
 };
 
@@ -63,6 +68,10 @@ struct AuditInputs {
   v1::ListSegmentsResponse segments;
   // The used ones among them.
   std::vector<v1::SegmentDescriptor> used_segments;
+  // The supervisor's status (its Iceberg table's metadata_location, read in
+  // the same store as the commit log); absent for a datasource without a
+  // supervisor (terminated) or a supervisor that does not answer it.
+  std::optional<v1::SupervisorStatus> status;
 };
 absl::StatusOr<AuditInputs> FetchAuditInputs(v1::SupervisorService::StubInterface& stub,
                                              const std::string& datasource,
@@ -70,13 +79,17 @@ absl::StatusOr<AuditInputs> FetchAuditInputs(v1::SupervisorService::StubInterfac
 
 struct LiveAuditResult {
   AuditReport report;
+  // The Iceberg table's audit, when the datasource has a table; its
+  // failures are also one discrepancy of `report`.
+  std::optional<TableAuditReport> table;
   std::string topic;
   std::string bootstrap_servers;
   // Records read back from Kafka and how long the whole audit took.
   int64_t records_read = 0;
   absl::Duration elapsed;
 
-  // "verify wiki: topic wiki at HOST:PORT, ..." then the report (PASS/FAIL).
+  // "verify wiki: topic wiki at HOST:PORT, ...", the table's audit if any,
+  // then the report (PASS/FAIL, overall).
   std::string ToString() const;
 };
 

@@ -153,5 +153,51 @@ TEST_F(LiveAuditTest, KafkaInputFormatRecordsAreReparsedWithTheirEnvelope) {
   EXPECT_TRUE(result->report.ok()) << result->ToString();
 }
 
+// A datasource whose status names an Iceberg table has the table audited
+// too, and the overall result includes it; without a table (or a status),
+// nothing more is audited.
+TEST_F(LiveAuditTest, AnIcebergTableInTheStatusIsAuditedAndCounts) {
+  std::vector<kafka::OutgoingRecord> records(2);
+  for (kafka::OutgoingRecord& r : records) r.value = "x";
+  ASSERT_NO_FATAL_FAILURE(Produce(records));
+  v1::GetSupervisorResponse got;
+  got.mutable_spec()->set_datasource("wiki");
+  (*got.mutable_spec()->mutable_io_config()->mutable_consumer_properties())["bootstrap.servers"] =
+      broker_->bootstrap_servers();
+  fake_->SetResponse("GetSupervisor", got);
+  CommitRange(2, /*unparseable=*/2, /*thrown_away=*/0);
+
+  absl::StatusOr<LiveAuditResult> result = Audit();
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_TRUE(result->report.ok()) << result->ToString();
+  EXPECT_FALSE(result->table.has_value());
+
+  v1::GetSupervisorStatusResponse status;
+  v1::IcebergTableStatus* table = status.mutable_status()->mutable_iceberg_table();
+  table->set_table_namespace("sluice");
+  table->set_table_name("wiki");
+  fake_->SetResponse("GetSupervisorStatus", status);
+  result = Audit();
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_FALSE(result->table.has_value()) << "no commit yet: no metadata_location";
+
+  table->set_metadata_location("file:///nonexistent/wiki/metadata/00001-x.metadata.json");
+  fake_->SetResponse("GetSupervisorStatus", status);
+  result = Audit();
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_TRUE(result->table.has_value());
+  EXPECT_FALSE(result->table->ok());
+  EXPECT_FALSE(result->report.ok());
+  const std::string text = result->ToString();
+  EXPECT_NE(text.find("FAIL: table metadata file:///nonexistent/wiki/metadata/00001-x.metadata.json "
+                      "cannot be read"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("the Iceberg table sluice.wiki fails its audit (1 discrepancies"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.rfind("FAIL (1 discrepancies)"), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace sluice::audit

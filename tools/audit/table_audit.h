@@ -102,9 +102,10 @@ struct TableAuditReport {
 };
 
 // Runs every check; reading errors are discrepancies (the metadata document
-// unreadable: one discrepancy naming it).
+// unreadable: one discrepancy naming it). `segments`: the datasource's
+// segments, used or not (a snapshot keeps what its sequence published).
 TableAuditReport RunTableAudit(const v1::GetCommitLogResponse& commit_log,
-                               const std::vector<v1::SegmentDescriptor>& used_segments,
+                               const std::vector<v1::SegmentDescriptor>& segments,
                                const KafkaCounts& kafka_counts, const TableAuditOptions& options,
                                TableFileReader* files);
 

@@ -380,8 +380,8 @@ const CommandSpec kCommands[] = {
     {"commit-log", "DATASOURCE", "committed offsets, every committed sequence and scaling decision", 1, 1,
      &CommitLog},
     {"verify", "DATASOURCE",
-     "exactly-once audit: commit log, segments, Kafka records, segment files "
-     "(--expect_records, --bootstrap, --kafka_cluster)",
+     "exactly-once audit: commit log, segments, Kafka records, segment files, "
+     "and the Iceberg table if any (--expect_records, --bootstrap, --kafka_cluster)",
      1, 1, &Verify},
     {"help", "", "this text", 0, 0, &Help},
 };

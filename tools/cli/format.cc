@@ -497,6 +497,23 @@ std::string AuditJson(const audit::LiveAuditResult& result) {
   for (const std::string& d : r.declared_resets) declared->add_values()->set_string_value(d);
   auto* list = fields["discrepancies"].mutable_list_value();
   for (const std::string& d : r.discrepancies) list->add_values()->set_string_value(d);
+  if (result.table.has_value()) {
+    const audit::TableAuditReport& t = *result.table;
+    auto& table = *fields["icebergTable"].mutable_struct_value()->mutable_fields();
+    table["pass"].set_bool_value(t.ok());
+    table["metadataLocation"].set_string_value(t.metadata_location);
+    table["snapshots"].set_number_value(static_cast<double>(t.snapshots));
+    table["otherSnapshots"].set_number_value(static_cast<double>(t.other_snapshots));
+    table["dataFiles"].set_number_value(static_cast<double>(t.data_files));
+    table["rows"].set_number_value(static_cast<double>(t.rows));
+    table["records"].set_number_value(static_cast<double>(t.records));
+    auto* declared_jumps = table["declared"].mutable_list_value();
+    for (const std::string& d : t.declared) declared_jumps->add_values()->set_string_value(d);
+    auto* notes = table["notChecked"].mutable_list_value();
+    for (const std::string& n : t.notes) notes->add_values()->set_string_value(n);
+    auto* failures = table["discrepancies"].mutable_list_value();
+    for (const std::string& d : t.discrepancies) failures->add_values()->set_string_value(d);
+  }
   return ToJson(json);
 }
 
