@@ -13,9 +13,7 @@
 #include "absl/strings/str_replace.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "iceberg/manifest_writer.h"
-#include "iceberg/parquet_file_writer.h"
-#include "iceberg/table_metadata.h"
+#include "iceberg/test_table.h"
 #include "tests/testing/subprocess.h"
 
 namespace sluice::audit {
@@ -26,120 +24,8 @@ using ::testing::Contains;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-constexpr int64_t kT0 = 1709211600000000;  // 2024-02-29T13:00:00Z
-
-void WriteBytes(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << bytes;
-}
-
-struct TestSnapshot {
-  std::string sequence;
-  std::map<int32_t, std::pair<int64_t, int64_t>> ranges;  // partition -> [start, end)
-  std::vector<int64_t> counts;  // one row per value: the count column
-  std::map<std::string, std::string> extra_summary;
-  int64_t record_count_delta = 0;  // added to the manifest's record_count
-};
-
-std::vector<iceberg::FieldSpec> Fields() {
-  return {{"__time", iceberg::FieldType::kTimestamptz, true},
-          {"page", iceberg::FieldType::kString},
-          {"count", iceberg::FieldType::kLong}};
-}
-
-// A table in dir/wiki written snapshot by snapshot with the writer API, as
-// the supervisor's publisher does.
-class TestTable {
- public:
-  explicit TestTable(std::string dir) : root_(dir + "/wiki") {
-    std::filesystem::create_directories(root_ + "/data");
-    std::filesystem::create_directories(root_ + "/metadata");
-    iceberg::NewTableOptions options;
-    options.table_uuid = "9c12d441-03fe-4693-9a96-a0705ddf69c1";
-    options.location = Uri("");
-    options.fields = Fields();
-    options.time_column = "__time";
-    options.partitioning = iceberg::TimePartitioning::kDay;
-    metadata_ = *iceberg::NewTableMetadata(options);
-  }
-
-  std::string Uri(const std::string& rel) const { return "file://" + root_ + rel; }
-  std::string Path(const std::string& rel) const { return root_ + rel; }
-  const std::string& metadata_location() const { return metadata_location_; }
-
-  // Returns the data file's path (under root).
-  std::string Append(const TestSnapshot& s) {
-    ++version_;
-    const int64_t id = 1000 + version_;
-    absl::StatusOr<iceberg::AppendPlan> plan = iceberg::PlanAppend(metadata_, Fields());
-    EXPECT_TRUE(plan.ok()) << plan.status();
-    std::vector<iceberg::ManifestFile> manifests;
-    iceberg::SnapshotCommit commit;
-    std::string data_rel;
-    if (!s.counts.empty()) {
-      std::vector<int64_t> times(s.counts.size(), kT0);
-      std::vector<std::optional<std::string>> pages(s.counts.size(), std::string("Main"));
-      absl::StatusOr<iceberg::WrittenDataFile> data = iceberg::WriteParquetDataFile(
-          *plan,
-          {iceberg::Int64Column("__time", times), iceberg::StringColumn("page", pages),
-           iceberg::Int64Column("count", s.counts)},
-          s.counts.size());
-      EXPECT_TRUE(data.ok()) << data.status();
-      data_rel = absl::StrCat("/data/", s.sequence, ".parquet");
-      WriteBytes(Path(data_rel), data->bytes);
-      iceberg::DataFile file = data->file;
-      if (s.record_count_delta != 0) {
-        file.metrics_json = absl::StrReplaceAll(
-            file.metrics_json, {{absl::StrCat("\"record_count\":", file.record_count),
-                                 absl::StrCat("\"record_count\":",
-                                              file.record_count + s.record_count_delta)}});
-      }
-      const std::string manifest_rel = absl::StrCat("/metadata/", s.sequence, "-m0.avro");
-      absl::StatusOr<iceberg::WrittenManifest> manifest =
-          iceberg::WriteManifest(*plan, id, Uri(manifest_rel), {{Uri(data_rel), file}});
-      EXPECT_TRUE(manifest.ok()) << manifest.status();
-      WriteBytes(Path(manifest_rel), manifest->bytes);
-      manifests.push_back(manifest->file);
-      file.record_count += s.record_count_delta;
-      commit.AddDataFile(file);
-    }
-    std::optional<std::string> parent;
-    if (plan->parent_manifest_list.has_value()) {
-      std::ifstream in(plan->parent_manifest_list->substr(7), std::ios::binary);
-      parent = std::string(std::istreambuf_iterator<char>(in), {});
-    }
-    std::optional<absl::string_view> parent_view;
-    if (parent.has_value()) parent_view = *parent;
-    const std::string list_rel = absl::StrCat("/metadata/snap-", id, ".avro");
-    absl::StatusOr<std::string> list =
-        iceberg::WriteManifestList(*plan, id, Uri(list_rel), parent_view, manifests);
-    EXPECT_TRUE(list.ok()) << list.status();
-    WriteBytes(Path(list_rel), *list);
-    commit.snapshot_id = id;
-    commit.timestamp_ms = 1709211600000 + version_;
-    commit.manifest_list = Uri(list_rel);
-    commit.summary = s.extra_summary;
-    commit.summary["sluice.datasource"] = "wiki";
-    commit.summary["sluice.sequence"] = s.sequence;
-    for (const auto& [p, r] : s.ranges) {
-      commit.summary[absl::StrCat("sluice.kafka.wiki.", p)] = absl::StrCat(r.first, "-", r.second);
-    }
-    if (!metadata_location_.empty()) commit.previous_metadata_location = metadata_location_;
-    absl::StatusOr<std::string> next = iceberg::AppendSnapshot(metadata_, *plan, commit);
-    EXPECT_TRUE(next.ok()) << next.status();
-    metadata_ = *next;
-    const std::string rel = absl::StrCat("/metadata/", version_, ".metadata.json");
-    WriteBytes(Path(rel), metadata_);
-    metadata_location_ = Uri(rel);
-    return data_rel;
-  }
-
- private:
-  std::string root_;
-  std::string metadata_;
-  std::string metadata_location_;
-  int version_ = 0;
-};
+using iceberg::testing::TestSnapshot;
+using iceberg::testing::TestTable;
 
 // The commit log and segments of the same sequences, and Kafka's counts.
 struct Committed {
@@ -218,7 +104,7 @@ class TableAuditTest : public ::testing::Test {
 };
 
 TEST_F(TableAuditTest, ConsistentTablePasses) {
-  TestTable table(dir_);
+  TestTable table(dir_ + "/wiki");
   Committed c;
   WriteAll(&table, &c, Snapshots());
   const TableAuditReport report = Audit(table, c);
@@ -232,7 +118,7 @@ TEST_F(TableAuditTest, ConsistentTablePasses) {
 }
 
 TEST_F(TableAuditTest, DeletedDataFileFails) {
-  TestTable table(dir_);
+  TestTable table(dir_ + "/wiki");
   Committed c;
   const std::vector<std::string> files = WriteAll(&table, &c, Snapshots());
   std::filesystem::remove(table.Path(files[1]));
@@ -245,7 +131,7 @@ TEST_F(TableAuditTest, DeletedDataFileFails) {
 }
 
 TEST_F(TableAuditTest, TruncatedDataFileFails) {
-  TestTable table(dir_);
+  TestTable table(dir_ + "/wiki");
   Committed c;
   const std::vector<std::string> files = WriteAll(&table, &c, Snapshots());
   const std::string path = table.Path(files[2]);
@@ -258,7 +144,7 @@ TEST_F(TableAuditTest, TruncatedDataFileFails) {
 }
 
 TEST_F(TableAuditTest, ManifestRecordCountThatDisagreesFails) {
-  TestTable table(dir_);
+  TestTable table(dir_ + "/wiki");
   Committed c;
   std::vector<TestSnapshot> snapshots = Snapshots();
   snapshots[0].record_count_delta = 1;
@@ -271,7 +157,7 @@ TEST_F(TableAuditTest, ManifestRecordCountThatDisagreesFails) {
 
 TEST_F(TableAuditTest, GapOrOverlapInTheSummaryRangesFails) {
   {
-    TestTable table(dir_ + "/gap");
+    TestTable table(dir_ + "/gap/wiki");
     Committed c;
     std::vector<TestSnapshot> snapshots = Snapshots();
     snapshots[1].ranges[0] = {12, 20};
@@ -282,7 +168,7 @@ TEST_F(TableAuditTest, GapOrOverlapInTheSummaryRangesFails) {
                                    "after the previous snapshot")));
   }
   {
-    TestTable table(dir_ + "/overlap");
+    TestTable table(dir_ + "/overlap/wiki");
     Committed c;
     std::vector<TestSnapshot> snapshots = Snapshots();
     snapshots[2].ranges[1] = {4, 9};
@@ -293,7 +179,7 @@ TEST_F(TableAuditTest, GapOrOverlapInTheSummaryRangesFails) {
   }
   {
     // The same jump, explained by a listed offset reset: declared, passes.
-    TestTable table(dir_ + "/reset");
+    TestTable table(dir_ + "/reset/wiki");
     Committed c;
     std::vector<TestSnapshot> snapshots = Snapshots();
     snapshots[1].ranges[0] = {12, 20};
@@ -307,7 +193,7 @@ TEST_F(TableAuditTest, GapOrOverlapInTheSummaryRangesFails) {
 }
 
 TEST_F(TableAuditTest, SummaryThatDiffersFromTheCommitLogFails) {
-  TestTable table(dir_);
+  TestTable table(dir_ + "/wiki");
   Committed c;
   std::vector<TestSnapshot> snapshots = Snapshots();
   WriteAll(&table, &c, snapshots);
@@ -319,7 +205,7 @@ TEST_F(TableAuditTest, SummaryThatDiffersFromTheCommitLogFails) {
 }
 
 TEST_F(TableAuditTest, SnapshotMissingForACommittedSequenceFails) {
-  TestTable table(dir_);
+  TestTable table(dir_ + "/wiki");
   Committed c;
   const std::vector<TestSnapshot> snapshots = Snapshots();
   table.Append(snapshots[0]);
@@ -334,7 +220,7 @@ TEST_F(TableAuditTest, SnapshotMissingForACommittedSequenceFails) {
 }
 
 TEST_F(TableAuditTest, RecordsThatDifferFromKafkaFail) {
-  TestTable table(dir_);
+  TestTable table(dir_ + "/wiki");
   Committed c;
   WriteAll(&table, &c, Snapshots());
   c.counts["s3"][1] = 5;  // Kafka holds one record more than the table
