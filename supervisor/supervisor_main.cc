@@ -46,6 +46,9 @@ DEFINE_int32(heartbeat_interval_ms, 2000,
              "heartbeat interval told to workers; a worker silent for 3 intervals is lost");
 DEFINE_int32(min_worker_lost_timeout_ms, 10000, "a worker is never lost sooner than this");
 DEFINE_int32(handoff_period_ms, 2000, "period of the deep-storage verification of segments");
+DEFINE_int64(iceberg_orphan_min_age_s, 3600,
+             "an Iceberg table's file no snapshot references is removed once seen so for this "
+             "many seconds; must exceed the longest publish (staging to commit); 0: never");
 DEFINE_bool(pauseless_checkpoints, true,
             "incremental checkpoints set end offsets (max + margin) on reading replicas; "
             "false: every round pauses them (docs/protocol.md)");
@@ -145,6 +148,11 @@ int main(int argc, char** argv) {
   options.heartbeat_interval = absl::Milliseconds(FLAGS_heartbeat_interval_ms);
   options.min_worker_lost_timeout = absl::Milliseconds(FLAGS_min_worker_lost_timeout_ms);
   options.handoff_period = absl::Milliseconds(FLAGS_handoff_period_ms);
+  if (FLAGS_iceberg_orphan_min_age_s < 0) {
+    LOG(ERROR) << "--iceberg_orphan_min_age_s must be >= 0 (0: no sweeping)";
+    return 2;
+  }
+  options.iceberg_orphan_min_age = absl::Seconds(FLAGS_iceberg_orphan_min_age_s);
   options.pauseless_checkpoints = FLAGS_pauseless_checkpoints;
   options.pauseless_margin.min_margin = std::max<int64_t>(0, FLAGS_pauseless_min_margin);
   options.pauseless_margin.max_margin =

@@ -93,6 +93,12 @@ SupervisorManager::SupervisorManager(SupervisorManagerOptions options)
       allocator_({options_.store, options_.clock}),
       handoff_(HandoffOptions(options_)),
       reverify_(ReverifyOptions(options_)) {
+  if (options_.deep_storage != nullptr && options_.iceberg_orphan_min_age > absl::ZeroDuration()) {
+    orphan_sweeper_ = std::make_unique<IcebergOrphanSweeper>(
+        options_.deep_storage,
+        IcebergOrphanSweepOptions{.min_age = options_.iceberg_orphan_min_age,
+                                  .scratch_dir = options_.scratch_dir});
+  }
   WorkerRegistryOptions registry;
   registry.clock = options_.clock;
   registry.heartbeat_interval = options_.heartbeat_interval;
@@ -217,6 +223,7 @@ void SupervisorManager::Housekeeping() {
                   << "sequences committed, or of groups ended, more than "
                   << absl::FormatDuration(options_.pending_segment_retention) << " ago";
       }
+      SweepIcebergOrphans(now);
       next_cleanup = now + absl::Minutes(10);
     }
     if (now >= next_handoff && options_.deep_storage != nullptr) {
@@ -245,6 +252,38 @@ absl::StatusOr<int64_t> SupervisorManager::CleanUpPendingSegments() {
     return absl::OkStatus();
   }));
   return deleted;
+}
+
+int64_t SupervisorManager::SweepIcebergOrphans(absl::Time now) {
+  if (orphan_sweeper_ == nullptr) return 0;
+  int64_t total = 0;
+  for (auto& supervisor : All()) {
+    const v1::SupervisorStatus status = supervisor->Status();
+    if (!status.has_iceberg_table() || status.iceberg_table().metadata_location().empty()) continue;
+    const v1::IcebergTableStatus& table = status.iceberg_table();
+    const std::string key =
+        absl::StrCat("iceberg/", table.table_namespace(), "/", table.table_name());
+    absl::StatusOr<int64_t> removed =
+        orphan_sweeper_->Sweep(key, table.metadata_location(), now);
+    if (!removed.ok()) {
+      LOG(WARNING) << "[supervisor] Iceberg orphan sweep of " << status.datasource() << ": "
+                   << removed.status();
+      continue;
+    }
+    if (*removed == 0) continue;
+    LOG(INFO) << "[supervisor] removed " << *removed << " orphan file(s) of Iceberg table "
+              << table.table_namespace() << "." << table.table_name() << " ("
+              << status.datasource() << ")";
+    iceberg_activity_.NoteOrphansRemoved(status.datasource(), *removed);
+    if (options_.metrics != nullptr) {
+      options_.metrics
+          ->GetCounter(metrics::kSupervisorIcebergOrphansRemoved,
+                       {{"datasource", status.datasource()}})
+          ->Increment(*removed);
+    }
+    total += *removed;
+  }
+  return total;
 }
 
 void SupervisorManager::CheckWorkers() {

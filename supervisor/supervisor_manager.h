@@ -27,6 +27,7 @@
 #include "supervisor/metadata_store.h"
 #include "supervisor/publisher.h"
 #include "supervisor/strand_executor.h"
+#include "supervisor/iceberg_orphan_sweeper.h"
 #include "supervisor/stream_metadata.h"
 #include "supervisor/stream_supervisor.h"
 #include "supervisor/worker_registry.h"
@@ -72,6 +73,11 @@ struct SupervisorManagerOptions {
   // housekeeping (every 10 minutes); far beyond any completionTimeout, so no
   // replica of theirs is still running.
   absl::Duration pending_segment_retention = absl::Hours(24);
+  // Files of an Iceberg datasource's table that no metadata document
+  // references are removed by housekeeping (every 10 minutes) once seen so
+  // for this long (iceberg_orphan_sweeper.h); it must exceed the longest
+  // publish, from staging a snapshot to committing it. Zero: no sweeping.
+  absl::Duration iceberg_orphan_min_age = absl::Hours(1);
   // How long an RPC waits for a stream supervisor's loop.
   absl::Duration loop_timeout = absl::Seconds(30);
   // Threads shared by every datasource's loop, and by their background
@@ -172,6 +178,10 @@ class SupervisorManager {
   // (published or not), longer ago than pending_segment_retention
   // (housekeeping, every 10 minutes); how many.
   absl::StatusOr<int64_t> CleanUpPendingSegments();
+  // One pass of the Iceberg orphan sweeper over the table of every running
+  // Iceberg datasource (housekeeping, every 10 minutes): the files removed.
+  // A table that cannot be swept is logged and skipped.
+  int64_t SweepIcebergOrphans(absl::Time now);
 
  private:
   // Publisher callback: the metric and an alert in the datasource's status.
@@ -208,6 +218,8 @@ class SupervisorManager {
   std::unique_ptr<WorkerReports> reports_;
   // Declared before the publisher, which records into it.
   IcebergTableActivity iceberg_activity_;
+  // Null without deep storage or with iceberg_orphan_min_age zero.
+  std::unique_ptr<IcebergOrphanSweeper> orphan_sweeper_;
   Publisher publisher_;
   Allocator allocator_;
   HandoffVerifier handoff_;

@@ -49,6 +49,8 @@ struct SupervisorServerOptions {
   absl::Duration min_worker_lost_timeout = absl::Seconds(10);
   // Period of the deep-storage verification of published segments.
   absl::Duration handoff_period = absl::Seconds(2);
+  // SupervisorManagerOptions::iceberg_orphan_min_age.
+  absl::Duration iceberg_orphan_min_age = absl::Hours(1);
   // SupervisorManagerOptions::pauseless_checkpoints and pauseless_margin.
   bool pauseless_checkpoints = true;
   PauselessMarginOptions pauseless_margin;

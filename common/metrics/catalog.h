@@ -134,6 +134,11 @@ inline constexpr MetricDef kSupervisorSegmentsFailingVerification{
     "Used segments whose deep-storage copy currently fails verification (HANDOFF_FAILED).",
     "datasource"};
 
+inline constexpr MetricDef kSupervisorIcebergOrphansRemoved{
+    "sluice_supervisor_iceberg_orphan_files_removed_total", MetricType::kCounter,
+    "Files of an Iceberg datasource's table that no snapshot references (staged by publishes that "
+    "did not commit), removed by the sweeper after the safety age.",
+    "datasource"};
 inline constexpr MetricDef kSupervisorReplicaDivergences{
     "sluice_supervisor_replica_divergences_total", MetricType::kCounter,
     "Segments of a replica's late publish that differ (checksum, rows, bytes) from the committed "
@@ -193,6 +198,7 @@ inline constexpr const MetricDef* kCatalog[] = {
     &kSupervisorSegmentVerificationFailures,
     &kSupervisorSegmentsFailingVerification,
     &kSupervisorReplicaDivergences,
+    &kSupervisorIcebergOrphansRemoved,
     &kSupervisorLeader,
     &kSupervisorFencedTransactions,
     &kGrpcServerHandled,
