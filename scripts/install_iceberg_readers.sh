@@ -33,6 +33,6 @@ mkdir -p "$(dirname "$venv")"
 "$python" -m venv "$venv"
 PIP_CACHE_DIR="$cache_root/pip" PIP_DISABLE_PIP_VERSION_CHECK=1 \
   "$venv/bin/pip" install -q --require-hashes --only-binary=:all: --no-deps -r "$req"
-"$venv/bin/python" -c 'import pyiceberg.catalog.sql, pyarrow, duckdb, sqlalchemy'
+"$venv/bin/python" -c 'import pyiceberg.catalog.sql, pyiceberg.catalog.rest, pyarrow, duckdb, sqlalchemy, psycopg2'
 echo "$stamp" > "$venv/.sluice-stamp"
 echo "$venv/bin/python"
