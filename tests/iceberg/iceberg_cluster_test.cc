@@ -43,6 +43,7 @@
 #include <filesystem>
 
 #include "common/file_util.h"
+#include "common/metrics/http_get.h"
 #include "tests/s3/s3_server.h"
 #endif
 #ifdef ICEBERG_TEST_POSTGRES
@@ -286,6 +287,15 @@ TEST_F(IcebergClusterTest, EveryCommitIsASnapshotPyicebergReads) {
   ASSERT_TRUE(store.ok());
   EXPECT_FALSE(absl::StrContains(*store, server_->credentials().secret_access_key));
   std::printf("[iceberg cluster] %d files of the table on S3, no credentials in any\n", files);
+  // Nor in what the REST catalog answers: its config and the loaded table
+  // (readers bring their own S3 credentials).
+  for (const std::string path : {"/iceberg/v1/config", "/iceberg/v1/namespaces/sluice/tables/wiki"}) {
+    absl::StatusOr<metrics::HttpGetResponse> got = metrics::HttpGet(http_->port(), path, kReaderToken);
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_EQ(got->status, 200) << path << " " << got->body;
+    EXPECT_FALSE(absl::StrContains(got->body, server_->credentials().access_key_id)) << path;
+    EXPECT_FALSE(absl::StrContains(got->body, server_->credentials().secret_access_key)) << path;
+  }
 #endif
 }
 
