@@ -13,7 +13,8 @@
 // it are refused, and so is a client without a token
 // (check_rest_catalog.py). Variants: the table on S3 (ICEBERG_TEST_S3), the
 // metadata store on PostgreSQL, read by SqlCatalog through psycopg2
-// (ICEBERG_TEST_POSTGRES).
+// (ICEBERG_TEST_POSTGRES). DuckDB's iceberg extension (loaded offline)
+// scans the table and attaches the REST catalog (check_duckdb_iceberg.py).
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 #include <pwd.h>
@@ -65,14 +66,18 @@ constexpr char kDatasource[] = "wiki-edits";
 constexpr char kTable[] = "wiki_edits";  // the default: "-" becomes "_"
 #endif
 
-std::string ReadersPython() {
-  if (const char* cache = std::getenv("SLUICE_ICEBERG_READERS_CACHE")) {
-    return absl::StrCat(cache, "/venv/bin/python");
-  }
+// Where scripts/install_iceberg_readers.sh put the readers' venvs.
+std::string ReadersCache() {
+  if (const char* cache = std::getenv("SLUICE_ICEBERG_READERS_CACHE")) return cache;
   const passwd* pw = getpwuid(getuid());
   const std::string home = pw != nullptr ? pw->pw_dir : std::getenv("HOME");
-  return absl::StrCat(home, "/.cache/sluice/iceberg-readers/venv/bin/python");
+  return absl::StrCat(home, "/.cache/sluice/iceberg-readers");
 }
+
+std::string ReadersPython() { return ReadersCache() + "/venv/bin/python"; }
+
+// DuckDB 1.4.4 with its iceberg extension (a venv of its own).
+std::string DuckdbIcebergPython() { return ReadersCache() + "/duckdb-iceberg-venv/bin/python"; }
 
 class IcebergClusterTest : public testing::WikiClusterTest {
  protected:
@@ -265,6 +270,15 @@ TEST_F(IcebergClusterTest, EveryCommitIsASnapshotPyicebergReads) {
   std::printf("[iceberg cluster] %s\n", rest.c_str());
   std::fflush(stdout);
   EXPECT_EQ(std::system(rest.c_str()), 0) << "the REST catalog disagrees (see above)";
+
+  // DuckDB's own iceberg extension, loaded offline: iceberg_scan of the
+  // metadata document, and ATTACH of the REST catalog.
+  const std::string duckdb = absl::StrCat(
+      DuckdbIcebergPython(), " tests/iceberg/check_duckdb_iceberg.py http://127.0.0.1:",
+      http_->port(), "/iceberg ", kReaderToken, " ", expected);
+  std::printf("[iceberg cluster] %s\n", duckdb.c_str());
+  std::fflush(stdout);
+  EXPECT_EQ(std::system(duckdb.c_str()), 0) << "DuckDB's iceberg extension disagrees (see above)";
 
 #ifdef ICEBERG_TEST_S3
   // Credentials appear in no file of the table (metadata, manifests, lists,
