@@ -17,6 +17,7 @@
 #include "iceberg/table_metadata.h"
 #include "supervisor/allocator.h"
 #include "supervisor/clock.h"
+#include "supervisor/iceberg_table_activity.h"
 #include "supervisor/metadata_store.h"
 #include "supervisor/publisher.h"
 #include "supervisor/testing/segment_files.h"
@@ -61,6 +62,7 @@ class IcebergCommitTest : public ::testing::Test {
     options.clock = &clock_;
     options.scratch_dir = dir_.path() + "/scratch";
     options.after_iceberg_stage = std::move(after_stage);
+    options.iceberg_activity = &activity_;
     return Publisher(options);
   }
 
@@ -151,6 +153,7 @@ class IcebergCommitTest : public ::testing::Test {
   std::unique_ptr<DeepStorage> deep_;
   v1::SupervisorSpec spec_;
   std::vector<int64_t> other_snapshots_;
+  IcebergTableActivity activity_;
 };
 
 TEST(IcebergPartitioning, FollowsTheSegmentGranularity) {
@@ -238,6 +241,11 @@ TEST_F(IcebergCommitTest, EachPublishIsASnapshotSwappedInWithTheOffsets) {
       *v0, absl::StrCat("file://", dir_.path(), "/deep/iceberg/sluice/wiki/metadata/00000-")))
       << *v0;
   EXPECT_EQ(Offsets(), (OffsetMap{{0, 50}}));
+  v1::IcebergTableStatus status;
+  activity_.Fill("wiki", &status);
+  EXPECT_EQ(status.last_snapshot_id(), IcebergSnapshotId("wiki", "wiki_a_0"));
+  EXPECT_EQ(status.last_commit_ms(), clock_.NowMs());
+  EXPECT_EQ(status.last_commit_error(), "");
 
   // An empty sequence is a snapshot too: the Kafka ranges stay contiguous.
   clock_.Advance(absl::Seconds(1));
@@ -384,6 +392,12 @@ TEST_F(IcebergCommitTest, ATableThatKeepsMovingIsABoundedRetryThenUnavailable) {
   EXPECT_TRUE(absl::StrContains(published.status().message(), "sluice.wiki"))
       << published.status();
   EXPECT_EQ(stages, kIcebergCommitAttempts);
+  // The status shows why the datasource's last publish did not commit.
+  v1::IcebergTableStatus status;
+  activity_.Fill("wiki", &status);
+  EXPECT_EQ(status.last_snapshot_id(), IcebergSnapshotId("wiki", "wiki_d_0"));
+  EXPECT_TRUE(absl::StrContains(status.last_commit_error(), "moved by another writer"))
+      << status.last_commit_error();
   // Nothing of ours committed; every other writer's snapshot stays.
   EXPECT_EQ(Offsets(), (OffsetMap{{0, 50}}));
   auto json = ReadFile(LocalPath(*CatalogLocation()));
