@@ -234,11 +234,19 @@ absl::StatusOr<std::vector<SegmentDataFile>> SegmentToDataFiles(const std::strin
     by_partition[transform ? PartitionOf(*transform, times[r]) : 0].push_back(
         static_cast<uint32_t>(r));
   }
-  // Whole columns once; each file picks its rows.
+  // Whole columns once; each file picks its rows. A dimension goes to the
+  // writer as the segment's dictionary and ids: id 0 (null) gets an unused
+  // entry of its own, id i > 0 is dictionary entry i - 1.
   std::vector<std::vector<uint32_t>> dims;
-  for (const std::string& d : reader->header().dimensions) {
-    SLUICE_ASSIGN_OR_RETURN(std::vector<uint32_t> ids, reader->ReadDimensionIds(d));
+  std::vector<std::vector<absl::string_view>> dictionaries;
+  for (size_t d = 0; d < reader->header().dimensions.size(); ++d) {
+    SLUICE_ASSIGN_OR_RETURN(std::vector<uint32_t> ids,
+                            reader->ReadDimensionIds(reader->header().dimensions[d]));
     dims.push_back(std::move(ids));
+    std::vector<absl::string_view> dictionary = {absl::string_view()};
+    dictionary.insert(dictionary.end(), reader->dictionary(d).begin(),
+                      reader->dictionary(d).end());
+    dictionaries.push_back(std::move(dictionary));
   }
   const std::vector<segment::MetricSpec>& metrics = reader->header().schema.metrics;
   std::vector<std::vector<int64_t>> longs(metrics.size());
@@ -258,13 +266,21 @@ absl::StatusOr<std::vector<SegmentDataFile>> SegmentToDataFiles(const std::strin
     for (uint32_t r : picked) micros.push_back(times[r] * 1000);
     columns.push_back(iceberg::Int64Column(kIcebergTimeColumn, std::move(micros)));
     for (size_t d = 0; d < dims.size(); ++d) {
-      std::vector<std::optional<std::string>> values;
-      values.reserve(picked.size());
+      std::vector<uint32_t> ids;
+      ids.reserve(picked.size());
+      bool any_null = false;
       for (uint32_t r : picked) {
-        std::optional<absl::string_view> v = reader->DimensionValue(d, dims[d][r]);
-        values.push_back(v ? std::optional<std::string>(std::string(*v)) : std::nullopt);
+        ids.push_back(dims[d][r]);
+        any_null |= dims[d][r] == 0;
       }
-      columns.push_back(iceberg::StringColumn(reader->header().dimensions[d], values));
+      std::vector<uint8_t> validity;
+      if (any_null) {
+        validity.reserve(ids.size());
+        for (uint32_t id : ids) validity.push_back(id != 0 ? 1 : 0);
+      }
+      columns.push_back(iceberg::DictionaryStringColumn(reader->header().dimensions[d],
+                                                        dictionaries[d], std::move(ids),
+                                                        std::move(validity)));
     }
     for (size_t m = 0; m < metrics.size(); ++m) {
       if (segment::IsLongMetric(metrics[m].type)) {
