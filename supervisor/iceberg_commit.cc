@@ -71,6 +71,29 @@ absl::StatusOr<std::string> Put(DeepStorage* storage, const std::string& scratch
   return there;
 }
 
+// Each staged data file, read back from deep storage, holds exactly the
+// bytes written (their SHA-256); checked after the last file is stored and
+// before the commit makes them visible. UNAVAILABLE naming the file when a
+// copy is missing or differs (nothing is committed; the retry finds it).
+absl::Status VerifyStoredDataFiles(
+    DeepStorage* storage, const std::string& scratch_dir,
+    const std::vector<std::pair<std::string, std::string>>& uri_and_digest) {
+  for (const auto& [uri, digest] : uri_and_digest) {
+    absl::StatusOr<std::string> stored = ReadUri(storage, scratch_dir, uri);
+    if (!stored.ok()) {
+      return absl::UnavailableError(absl::StrCat("data file ", uri,
+                                                 " cannot be read back before the commit: ",
+                                                 stored.status().message()));
+    }
+    if (s3::Sha256Of(*stored) != digest) {
+      return absl::UnavailableError(absl::StrCat(
+          "data file ", uri, " in deep storage does not hold the bytes written (", stored->size(),
+          " bytes read back); not committing it"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 // The transform of the table's time partition field, from the plan's spec.
 std::optional<TimePartitioning> TransformOf(absl::string_view spec_json) {
   const size_t at = spec_json.find("\"transform\"");
@@ -369,6 +392,7 @@ absl::StatusOr<StagedIcebergCommit> Stage(DeepStorage* storage, const std::strin
 
   iceberg::SnapshotCommit commit;
   std::vector<iceberg::ManifestEntry> entries;
+  std::vector<std::pair<std::string, std::string>> stored_files;  // uri, SHA-256
   for (size_t i = 0; i < input.segments.size(); ++i) {
     SLUICE_ASSIGN_OR_RETURN(std::vector<SegmentDataFile> files,
                             SegmentToDataFiles(locals[i], plan));
@@ -381,6 +405,7 @@ absl::StatusOr<StagedIcebergCommit> Stage(DeepStorage* storage, const std::strin
                        ShortDigest(input.segments[i].id()), "-", ShortDigest(f.file.bytes),
                        ".parquet");
       SLUICE_ASSIGN_OR_RETURN(std::string uri, Put(storage, scratch_dir, key, f.file.bytes));
+      stored_files.emplace_back(uri, s3::Sha256Of(f.file.bytes));
       commit.AddDataFile(f.file.file);
       out.records += f.file.file.record_count;
       ++out.data_files;
@@ -451,6 +476,7 @@ absl::StatusOr<StagedIcebergCommit> Stage(DeepStorage* storage, const std::strin
       absl::StrFormat("%s/metadata/%05d-%s.metadata.json", target.location_key, version,
                       UuidFrom(absl::StrCat("sluice metadata\n", next)));
   SLUICE_ASSIGN_OR_RETURN(out.metadata_location, Put(storage, scratch_dir, key, next));
+  SLUICE_RETURN_IF_ERROR(VerifyStoredDataFiles(storage, scratch_dir, stored_files));
   return out;
 }
 

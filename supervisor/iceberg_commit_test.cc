@@ -36,6 +36,38 @@ int64_t LittleEndian(const std::string& bytes) {
   return v;
 }
 
+// Deep storage whose copies of Parquet files lose their last byte after the
+// push reported success (a store that damages what it was given).
+class DamagingParquetStorage : public DeepStorage {
+ public:
+  explicit DamagingParquetStorage(DeepStorage* inner) : inner_(inner) {}
+  absl::StatusOr<std::string> Push(const std::string& local_path,
+                                   const std::string& key) override {
+    SLUICE_ASSIGN_OR_RETURN(std::string uri, inner_->Push(local_path, key));
+    if (absl::EndsWith(key, ".parquet")) {
+      SLUICE_ASSIGN_OR_RETURN(std::string bytes, ReadFile(LocalPath(uri)));
+      bytes.pop_back();
+      SLUICE_RETURN_IF_ERROR(WriteFileAtomically(LocalPath(uri), bytes));
+    }
+    return uri;
+  }
+  absl::StatusOr<DeepStorageFileInfo> Stat(const std::string& uri) override {
+    return inner_->Stat(uri);
+  }
+  absl::StatusOr<std::string> LocalPathForRead(const std::string& uri,
+                                               const std::string& scratch_dir) override {
+    return inner_->LocalPathForRead(uri, scratch_dir);
+  }
+  absl::Status Delete(const std::string& uri) override { return inner_->Delete(uri); }
+  absl::StatusOr<std::vector<DeepStorageFileInfo>> List(const std::string& prefix) override {
+    return inner_->List(prefix);
+  }
+  std::string UriForKey(const std::string& key) const override { return inner_->UriForKey(key); }
+
+ private:
+  DeepStorage* inner_;
+};
+
 class IcebergCommitTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -373,6 +405,26 @@ TEST_F(IcebergCommitTest, ASwapThatMissesIsStagedAgainOnTopOfTheOtherWriter) {
                                        IcebergSnapshotId("wiki", "wiki_c_1")}));
   // Ours builds on the other writer's snapshot: both stay.
   EXPECT_EQ(int64_t(snapshots.at(2)["parent-snapshot-id"]), other_snapshots_[0]);
+}
+
+// A data file whose stored copy differs from what was written is never
+// committed: the publish fails naming it, no offsets move, no snapshot.
+TEST_F(IcebergCommitTest, ADataFileDamagedInDeepStorageIsNotCommitted) {
+  const v1::SegmentDescriptor segment = PushedSegment("wiki_x_0", 0, 50);
+  DamagingParquetStorage damaging(deep_.get());
+  PublisherOptions options;
+  options.store = store_.get();
+  options.deep_storage = &damaging;
+  options.clock = &clock_;
+  options.scratch_dir = dir_.path() + "/scratch";
+  Publisher publisher(options);
+  auto published = publisher.Publish(Request("wiki_x_0", 0, 50, {segment}));
+  EXPECT_EQ(published.status().code(), absl::StatusCode::kUnavailable) << published.status();
+  EXPECT_TRUE(absl::StrContains(published.status().message(), "does not hold the bytes written"))
+      << published.status();
+  EXPECT_TRUE(absl::StrContains(published.status().message(), ".parquet")) << published.status();
+  EXPECT_FALSE(CatalogLocation().has_value());
+  EXPECT_EQ(Offsets(), (OffsetMap{{0, 0}}));
 }
 
 TEST_F(IcebergCommitTest, ATableThatKeepsMovingIsABoundedRetryThenUnavailable) {
