@@ -12,13 +12,13 @@ use std::sync::Arc;
 use parquet::basic::{Compression, LogicalType, Repetition, TimeUnit, Type as PhysicalType, ZstdLevel};
 use parquet::data_type::{ByteArray, ByteArrayType, DoubleType, Int64Type};
 use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterVersion};
-use parquet::file::writer::SerializedFileWriter;
+use parquet::file::writer::{SerializedColumnWriter, SerializedFileWriter};
 use parquet::schema::types::{Type, TypePtr};
 
 use crate::bounds::{self, TimeTransform};
 use crate::error::{Error, Result};
 use crate::limits;
-use crate::schema::{FieldType, Schema};
+use crate::schema::{Field, FieldType, Schema};
 
 /// The writer named in every file's footer; fixed so equal input gives
 /// equal bytes (the version moves only with this crate).
@@ -216,6 +216,24 @@ impl<'a> StringRange<'a> {
     }
 }
 
+/// Writes a string column's values (`present`, the rows that are not null)
+/// and definition levels, and records its counts and bounds.
+fn write_strings(
+    col: &mut SerializedColumnWriter<'_>,
+    field: &Field,
+    present: &[ByteArray],
+    defs: &[i16],
+    range: &StringRange<'_>,
+    m: &mut ColumnMetrics,
+) -> Result<()> {
+    let w = col.typed::<ByteArrayType>();
+    w.write_batch(present, if field.required { None } else { Some(defs) }, None)?;
+    m.value_count = defs.len() as i64;
+    m.null_value_count = (defs.len() - present.len()) as i64;
+    range.fill(m);
+    Ok(())
+}
+
 /// Writes the file into memory; returns its bytes and metrics.
 pub fn write_data_file(
     schema: &Schema,
@@ -389,11 +407,7 @@ pub fn write_data_file(
                         defs.push(0);
                     }
                 }
-                let w = col.typed::<ByteArrayType>();
-                w.write_batch(&present, if field.required { None } else { Some(&defs) }, None)?;
-                m.value_count = rows as i64;
-                m.null_value_count = (rows - present.len()) as i64;
-                range.fill(&mut m);
+                write_strings(&mut col, field, &present, &defs, &range, &mut m)?;
             }
             (FieldType::String, ColumnValues::String { offsets, bytes, valid }) => {
                 check_len("offsets", name, offsets.len(), rows + 1)?;
@@ -411,11 +425,7 @@ pub fn write_data_file(
                         defs.push(0);
                     }
                 }
-                let w = col.typed::<ByteArrayType>();
-                w.write_batch(&present, if field.required { None } else { Some(&defs) }, None)?;
-                m.value_count = rows as i64;
-                m.null_value_count = (rows - present.len()) as i64;
-                range.fill(&mut m);
+                write_strings(&mut col, field, &present, &defs, &range, &mut m)?;
             }
             (
                 FieldType::StringList { .. },
