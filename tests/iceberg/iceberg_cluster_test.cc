@@ -241,6 +241,22 @@ TEST_F(IcebergClusterTest, EveryCommitIsASnapshotPyicebergReads) {
     sequences.push_back(absl::StrCat("{\"sequence\": \"", sequence.sequence_name(),
                                      "\", \"ranges\": {", absl::StrJoin(ranges, ", "), "}}"));
   }
+  // The status names the table and where its current metadata is.
+  v1::GetSupervisorStatusRequest status_request;
+  status_request.set_datasource(kDatasource);
+  v1::GetSupervisorStatusResponse status;
+  grpc::ClientContext status_ctx;
+  ASSERT_TRUE(stub_->GetSupervisorStatus(&status_ctx, status_request, &status).ok());
+  const v1::IcebergTableStatus& table = status.status().iceberg_table();
+  EXPECT_EQ(table.table_namespace(), "sluice");
+  EXPECT_EQ(table.table_name(), kTable);
+  EXPECT_TRUE(absl::StrContains(table.metadata_location(),
+                                absl::StrCat("iceberg/sluice/", kTable, "/metadata/")) &&
+              absl::EndsWith(table.metadata_location(), ".metadata.json"))
+      << table.DebugString();
+  EXPECT_NE(table.last_snapshot_id(), 0) << table.DebugString();
+  EXPECT_EQ(table.last_commit_error(), "") << table.DebugString();
+
   const std::string tmp = std::getenv("TEST_TMPDIR") ? std::getenv("TEST_TMPDIR") : "/tmp";
   const std::string expected = tmp + "/expected.json";
   {
