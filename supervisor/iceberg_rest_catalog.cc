@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
@@ -26,7 +27,8 @@ IcebergNamePage MakePage(std::vector<std::string> fetched, int page_size) {
   IcebergNamePage page;
   if (static_cast<int>(fetched.size()) > page_size) {
     fetched.resize(page_size);
-    page.next_page_token = fetched.back();
+    // Opaque and plain ASCII whatever the name holds: the last name, in hex.
+    page.next_page_token = absl::BytesToHexString(fetched.back());
   }
   for (std::string& name : fetched) {
     if (ValidName(name)) page.names.push_back(std::move(name));
@@ -60,6 +62,15 @@ absl::StatusOr<IcebergRestCatalog> IcebergRestCatalog::Create(IcebergRestCatalog
   return IcebergRestCatalog(std::move(options));
 }
 
+// The name a page token says to start after ("" for none).
+absl::StatusOr<std::string> AfterName(const std::string& page_token) {
+  if (page_token.size() % 2 != 0 || page_token.size() > 2 * 255 ||
+      page_token.find_first_not_of("0123456789abcdef") != std::string::npos) {
+    return absl::InvalidArgumentError("pageToken is not one this catalog gave");
+  }
+  return absl::HexStringToBytes(page_token);
+}
+
 absl::StatusOr<int> IcebergRestCatalog::PageSize(int page_size) const {
   if (page_size == 0) return options_.max_page_size;
   if (page_size < 0 || page_size > options_.max_page_size) {
@@ -72,9 +83,10 @@ absl::StatusOr<int> IcebergRestCatalog::PageSize(int page_size) const {
 absl::StatusOr<IcebergNamePage> IcebergRestCatalog::ListNamespaces(const std::string& page_token,
                                                                    int page_size) {
   SLUICE_ASSIGN_OR_RETURN(const int size, PageSize(page_size));
+  SLUICE_ASSIGN_OR_RETURN(const std::string after, AfterName(page_token));
   std::vector<std::string> fetched;
   SLUICE_RETURN_IF_ERROR(options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
-    SLUICE_ASSIGN_OR_RETURN(fetched, txn.IcebergNamespaces(page_token, size + 1));
+    SLUICE_ASSIGN_OR_RETURN(fetched, txn.IcebergNamespaces(after, size + 1));
     return absl::OkStatus();
   }));
   return MakePage(std::move(fetched), size);
@@ -100,6 +112,7 @@ absl::StatusOr<IcebergNamePage> IcebergRestCatalog::ListTables(const std::string
                                                                int page_size) {
   SLUICE_RETURN_IF_ERROR(ValidateIcebergRestName("the namespace", table_namespace));
   SLUICE_ASSIGN_OR_RETURN(const int size, PageSize(page_size));
+  SLUICE_ASSIGN_OR_RETURN(const std::string after, AfterName(page_token));
   std::vector<std::string> fetched;
   bool namespace_exists = false;
   SLUICE_RETURN_IF_ERROR(options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
@@ -107,7 +120,7 @@ absl::StatusOr<IcebergNamePage> IcebergRestCatalog::ListTables(const std::string
                             txn.IcebergNamespaceProperties(table_namespace, /*limit=*/1));
     namespace_exists = properties.has_value();
     if (!namespace_exists) return absl::OkStatus();
-    SLUICE_ASSIGN_OR_RETURN(fetched, txn.IcebergTableNames(table_namespace, page_token, size + 1));
+    SLUICE_ASSIGN_OR_RETURN(fetched, txn.IcebergTableNames(table_namespace, after, size + 1));
     return absl::OkStatus();
   }));
   if (!namespace_exists) {

@@ -38,7 +38,8 @@ struct IcebergRestCatalogOptions {
   int64_t max_metadata_bytes = int64_t{64} << 20;
 };
 
-// One page of a listing; next_page_token is empty on the last page.
+// One page of a listing; next_page_token is empty on the last page, else
+// opaque (the page's last name in lower-case hex).
 struct IcebergNamePage {
   std::vector<std::string> names;
   std::string next_page_token;
@@ -62,8 +63,8 @@ class IcebergRestCatalog {
   static absl::StatusOr<IcebergRestCatalog> Create(IcebergRestCatalogOptions options);
 
   // `page_token`: "" for the first page, else a next_page_token given
-  // before; `page_size` 0 for max_page_size, otherwise 1..max_page_size
-  // (INVALID_ARGUMENT beyond).
+  // before (INVALID_ARGUMENT for anything else); `page_size` 0 for
+  // max_page_size, otherwise 1..max_page_size (INVALID_ARGUMENT beyond).
   absl::StatusOr<IcebergNamePage> ListNamespaces(const std::string& page_token, int page_size);
   // NOT_FOUND for a namespace the catalog does not have.
   absl::StatusOr<std::map<std::string, std::string>> NamespaceProperties(

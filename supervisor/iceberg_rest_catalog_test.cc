@@ -113,7 +113,16 @@ TEST_F(IcebergRestCatalogTest, ListsNamespacesAndTablesPaged) {
   auto page = catalog_->ListTables("sluice", "", 1);
   ASSERT_TRUE(page.ok());
   EXPECT_EQ(page->names, (std::vector<std::string>{"edits"}));
-  EXPECT_EQ(page->next_page_token, "edits");
+  EXPECT_EQ(page->next_page_token, "6564697473");  // "edits"
+  page = catalog_->ListTables("sluice", page->next_page_token, 1);
+  ASSERT_TRUE(page.ok());
+  EXPECT_EQ(page->names, (std::vector<std::string>{"wiki"}));
+  EXPECT_EQ(page->next_page_token, "");
+  for (const char* bad : {"edits", "656", "6564697G73", "6564697473\n"}) {
+    EXPECT_EQ(catalog_->ListTables("sluice", bad, 1).status().code(),
+              absl::StatusCode::kInvalidArgument)
+        << bad;
+  }
   EXPECT_EQ(catalog_->ListTables("nope", "", 0).status().code(), absl::StatusCode::kNotFound);
 
   auto properties = catalog_->NamespaceProperties("sluice");
@@ -294,8 +303,8 @@ TEST_F(IcebergRestHttpTest, ServesTheSpecsResponsesToAReader) {
                      R"({"namespace":["sluice"],"properties":{"exists":"true"}})"));
   EXPECT_TRUE(JsonEq(
       Get("/iceberg/v1/namespaces/sluice/tables?pageSize=1").body,
-      R"({"next-page-token":"edits","identifiers":[{"name":"edits","namespace":["sluice"]}]})"));
-  EXPECT_TRUE(JsonEq(Get("/iceberg/v1/namespaces/sluice/tables?pageSize=1&pageToken=edits").body,
+      R"({"next-page-token":"6564697473","identifiers":[{"name":"edits","namespace":["sluice"]}]})"));
+  EXPECT_TRUE(JsonEq(Get("/iceberg/v1/namespaces/sluice/tables?pageSize=1&pageToken=6564697473").body,
                      R"({"identifiers":[{"name":"wiki","namespace":["sluice"]}]})"));
 
   Reply table = Get("/iceberg/v1/namespaces/sluice/tables/wiki");
@@ -328,6 +337,7 @@ TEST_F(IcebergRestHttpTest, RefusesOddPathsWithBadRequestAndReadsNothingOutside)
         "/iceberg/v1/namespaces/sluice/tables/..%2F..%2Fx",
         "/iceberg/v1/namespaces/sluice%1Fsub/tables", "/iceberg/v1/namespaces/slu%zzice",
         "/iceberg/v1/namespaces/sluice/tables?pageSize=0",
+        "/iceberg/v1/namespaces/sluice/tables?pageToken=..%2F",
         "/iceberg/v1/namespaces/sluice/tables?pageSize=5000"}) {
     Reply reply = Get(path);
     EXPECT_EQ(reply.status, 400) << path << " " << reply.body;
