@@ -33,6 +33,8 @@
 #include "common/segment/segment_builder.h"
 #include "common/segment/segment_reader.h"
 #include "common/segment/spill.h"
+#include "iceberg/table_metadata.h"
+#include "supervisor/iceberg_commit.h"
 
 namespace sluice {
 namespace bench {
@@ -398,6 +400,44 @@ void BM_Read(benchmark::State& state) {
   RemoveDir(spills.dir);
 }
 BENCHMARK(BM_Read)->Unit(benchmark::kMillisecond);
+
+// The rollup-off segment of every record as Iceberg Parquet data files (the
+// publisher's conversion of an Iceberg datasource), next to BM_MergeWrite's
+// build of the same segment from spills: the ratio is what a table costs on
+// top of the segment.
+void BM_SegmentToParquet(benchmark::State& state) {
+  const Spills spills = MakeSpills(false);
+  const segment::BuildOptions build = Build(spills, false);
+  if (!segment::BuildSegment(build).ok()) std::abort();
+  iceberg::NewTableOptions table;
+  table.table_uuid = "00000000-0000-4000-8000-000000000000";
+  table.location = "file:///bench/table";
+  table.fields = {{"__time", iceberg::FieldType::kTimestamptz, true}};
+  table.time_column = "__time";
+  table.partitioning = iceberg::TimePartitioning::kHour;
+  auto metadata = iceberg::NewTableMetadata(table);
+  if (!metadata.ok()) std::abort();
+  auto fields = supervisor::SegmentFields(build.path);
+  if (!fields.ok()) std::abort();
+  auto plan = iceberg::PlanAppend(*metadata, *fields);
+  if (!plan.ok()) std::abort();
+  uint64_t rows = 0, bytes = 0;
+  for (auto _ : state) {
+    auto files = supervisor::SegmentToDataFiles(build.path, *plan);
+    if (!files.ok()) {
+      state.SkipWithError(std::string(files.status().message()).c_str());
+      break;
+    }
+    for (const auto& f : *files) {
+      rows += f.file.file.record_count;
+      bytes += f.file.bytes.size();
+    }
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(rows));
+  state.counters["parquet_bytes_per_row"] = static_cast<double>(bytes) / rows;
+  RemoveDir(spills.dir);
+}
+BENCHMARK(BM_SegmentToParquet)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace bench

@@ -16,7 +16,7 @@ namespace sluice {
 absl::StatusOr<std::unique_ptr<metrics::MetricsHttpServer>> StartServiceBasics(
     absl::string_view component, const std::string& fault_points,
     const std::string& metrics_listen, metrics::Registry* registry,
-    const auth::AuthOptions& auth) {
+    const auth::AuthOptions& auth, metrics::HttpRoutes* routes) {
   ::umask(077);
   if (absl::Status faults = ConfigureFaultPoints(fault_points); !faults.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("--fault_points: ", faults.message()));
@@ -40,7 +40,8 @@ absl::StatusOr<std::unique_ptr<metrics::MetricsHttpServer>> StartServiceBasics(
     };
   }
   absl::StatusOr<std::unique_ptr<metrics::MetricsHttpServer>> http =
-      metrics::MetricsHttpServer::StartIfListening(metrics_listen, registry, std::move(authorize));
+      metrics::MetricsHttpServer::StartIfListening(metrics_listen, registry, std::move(authorize),
+                                                   routes);
   if (!http.ok()) {
     return absl::Status(http.status().code(),
                         absl::StrCat("cannot serve metrics: ", http.status().message()));

@@ -29,11 +29,13 @@ namespace sluice {
 // server gets them): unless auth.insecure_no_auth, every path but /healthz
 // needs "Authorization: Bearer <token>" for a principal with the reader or
 // admin role (MetricsRoles()); errors of the token and policy files as
-// Authorizer::Create gives them.
+// Authorizer::Create gives them. `routes` (may be null; must outlive the
+// endpoint): more paths the endpoint serves under the same check
+// (metrics/http_routes.h), e.g. the supervisor's Iceberg REST catalog.
 absl::StatusOr<std::unique_ptr<metrics::MetricsHttpServer>> StartServiceBasics(
     absl::string_view component, const std::string& fault_points,
     const std::string& metrics_listen, metrics::Registry* registry,
-    const auth::AuthOptions& auth);
+    const auth::AuthOptions& auth, metrics::HttpRoutes* routes = nullptr);
 
 // The roles that may read the HTTP endpoint's /metrics (and any path but
 // /healthz) when authentication is on.

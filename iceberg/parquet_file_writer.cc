@@ -113,6 +113,21 @@ Column StringColumn(std::string name, absl::Span<const std::optional<std::string
   return c;
 }
 
+Column DictionaryStringColumn(std::string name, absl::Span<const absl::string_view> dictionary,
+                              std::vector<uint32_t> ids, std::vector<uint8_t> validity) {
+  Column c;
+  c.name = std::move(name);
+  c.string_offsets.reserve(dictionary.size() + 1);
+  c.string_offsets.push_back(0);
+  for (absl::string_view entry : dictionary) {
+    c.string_bytes.append(entry.data(), entry.size());
+    c.string_offsets.push_back(c.string_bytes.size());
+  }
+  c.dictionary_ids = std::move(ids);
+  c.validity = std::move(validity);
+  return c;
+}
+
 Column StringListColumn(std::string name,
                         absl::Span<const std::optional<std::vector<std::string>>> values) {
   Column c;
@@ -199,7 +214,13 @@ absl::StatusOr<WrittenDataFile> WriteParquetDataFile(const AppendPlan& plan,
         fc.list_offsets = c.list_offsets.data();
         [[fallthrough]];
       case FieldType::kString:
-        if (field->type == FieldType::kString && c.string_offsets.size() != rows + 1) {
+        if (field->type == FieldType::kString && !c.dictionary_ids.empty()) {
+          if (c.dictionary_ids.size() != rows) {
+            return wrong_length("dictionary_ids", c.dictionary_ids.size(), rows);
+          }
+          if (c.string_offsets.empty()) return wrong_length("string_offsets", 0, 1);
+          fc.dictionary_ids = c.dictionary_ids.data();
+        } else if (field->type == FieldType::kString && c.string_offsets.size() != rows + 1) {
           return wrong_length("string_offsets", c.string_offsets.size(), rows + 1);
         }
         for (size_t i = 0; i + 1 < c.string_offsets.size(); ++i) {

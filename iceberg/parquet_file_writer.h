@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "iceberg/append_plan.h"
 #include "iceberg/data_file.h"
@@ -30,6 +31,9 @@ struct Column {
   std::vector<uint64_t> string_offsets;  // string: rows + 1; list: elements + 1
   std::string string_bytes;
   std::vector<uint8_t> validity;
+  // string: set when string_offsets/string_bytes hold a dictionary; row r's
+  // value is entry dictionary_ids[r].
+  std::vector<uint32_t> dictionary_ids;
 };
 
 Column Int64Column(std::string name, std::vector<int64_t> values,
@@ -37,6 +41,11 @@ Column Int64Column(std::string name, std::vector<int64_t> values,
 Column DoubleColumn(std::string name, std::vector<double> values,
                     std::vector<uint8_t> validity = {});
 Column StringColumn(std::string name, absl::Span<const std::optional<std::string>> values);
+// A string column as a dictionary and the entry each row holds (rows
+// sharing a value share its entry: the writer checks and copies each entry
+// once). Rows whose validity byte is 0 are null; their id is ignored.
+Column DictionaryStringColumn(std::string name, absl::Span<const absl::string_view> dictionary,
+                              std::vector<uint32_t> ids, std::vector<uint8_t> validity = {});
 Column StringListColumn(std::string name,
                         absl::Span<const std::optional<std::vector<std::string>>> values);
 

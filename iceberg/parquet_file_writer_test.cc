@@ -88,6 +88,38 @@ TEST(ParquetFileWriterTest, EqualInputGivesByteIdenticalFiles) {
   EXPECT_NE(a->bytes, c->bytes);
 }
 
+// A dictionary column is the same file as the plain column of its values:
+// only the way the values cross to the writer differs. Entries no row uses
+// (the unused null slot, "Zebra") do not widen the bounds.
+TEST(ParquetFileWriterTest, DictionaryColumnIsTheSameFileAsItsValues) {
+  const AppendPlan plan = Plan();
+  std::vector<Column> plain = SampleColumns();
+  std::vector<Column> dictionary = SampleColumns();
+  const std::vector<absl::string_view> entries = {"", "A_very_long_page_title_of_the_wiki",
+                                                  "Main_Page", "Zebra"};
+  dictionary[1] = DictionaryStringColumn("page", entries, {2, 0, 1}, {1, 0, 1});
+  absl::StatusOr<WrittenDataFile> a = WriteParquetDataFile(plan, plain, 3);
+  absl::StatusOr<WrittenDataFile> b = WriteParquetDataFile(plan, dictionary, 3);
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(a->bytes, b->bytes);
+  EXPECT_EQ(a->file.metrics_json, b->file.metrics_json);
+  const ColumnMetrics& page = b->file.columns.at(plan.schema.FindByName("page")->id);
+  EXPECT_EQ(page.lower_bound, "A_very_long_page");  // truncated to 16 characters
+  EXPECT_EQ(page.upper_bound, "Main_Page");
+  EXPECT_EQ(page.null_value_count, 1);
+
+  // An id past the dictionary is refused by the library, naming the column.
+  dictionary[1] = DictionaryStringColumn("page", entries, {2, 0, 4});
+  absl::StatusOr<WrittenDataFile> bad = WriteParquetDataFile(plan, dictionary, 3);
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument) << bad.status();
+  EXPECT_THAT(bad.status().message(), HasSubstr("dictionary id 4 of row 2"));
+  // One id per row.
+  dictionary[1] = DictionaryStringColumn("page", entries, {2, 0});
+  EXPECT_EQ(WriteParquetDataFile(plan, dictionary, 3).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 TEST(ParquetFileWriterTest, MetricsAndBounds) {
   const AppendPlan plan = Plan();
   absl::StatusOr<WrittenDataFile> written = WriteParquetDataFile(plan, SampleColumns(), 3);

@@ -32,15 +32,26 @@
 #   - the example clients' toolchains (scripts/install_clients.sh: a pinned
 #     grpcio venv and the Go protoc plugins and modules; Go 1.26+).
 # Each step's wall time is printed as `[deps] <step>: N s`.
+#
+# The test set in two halves, so the registry tools (mostly downloads) can
+# install while Bazel builds (scripts/test.sh does):
+#   scripts/install_deps.sh --tests --packages-only   Debian packages and the
+#                                                     writer library: what the
+#                                                     build needs
+#   scripts/install_deps.sh --tests --tools-only      the registry tools above
 set -euo pipefail
 
 want_tests=0
 want_kafka=0
+want_packages=1
+want_tools=1
 for arg in "$@"; do
   case "$arg" in
     --tests) want_tests=1; want_kafka=1 ;;
     --kafka) want_kafka=1 ;;
-    *) echo "usage: $0 [--kafka] [--tests]" >&2; exit 2 ;;
+    --packages-only) want_tools=0 ;;
+    --tools-only) want_packages=0 ;;
+    *) echo "usage: $0 [--kafka] [--tests] [--packages-only | --tools-only]" >&2; exit 2 ;;
   esac
 done
 
@@ -123,21 +134,28 @@ postgres_test_user() {
 }
 
 here=$(dirname "$0")
-if ((${#missing[@]} == 0)); then
-  echo "[deps] all ${#PACKAGES[@]} Debian packages present"
-else
-  step "Debian packages" apt_install
+if ((want_packages)); then
+  if ((${#missing[@]} == 0)); then
+    echo "[deps] all ${#PACKAGES[@]} Debian packages present"
+  else
+    step "Debian packages" apt_install
+  fi
+  ((want_tests)) && postgres_test_user
+  # The image's build stage (Dockerfile) runs this script alone, before the
+  # sources are copied in: the library is built where its crate is present.
+  if [[ -f "$here/../iceberg/ffi/Cargo.toml" ]]; then
+    step iceberg-ffi bash -o pipefail -c "'$here/install_iceberg_ffi.sh' | grep -v '^/'"
+  fi
 fi
-# The image's build stage (Dockerfile) runs this script alone, before the
-# sources are copied in: the library is built where its crate is present.
-if [[ -f "$here/../iceberg/ffi/Cargo.toml" ]]; then
-  step iceberg-ffi bash -o pipefail -c "'$here/install_iceberg_ffi.sh' | grep -v '^/'"
+((want_tools)) || exit 0
+if ((${#missing[@]} > 0)) && ! ((want_packages)); then
+  echo "[deps] Debian packages missing: ${missing[*]} (run without --tools-only first)" >&2
+  exit 1
 fi
 if ((want_kafka)); then
   step "Apache Kafka jars" bash -o pipefail -c "'$here/install_kafka.sh' | grep -v '^/'"
 fi
 if ((want_tests)); then
-  postgres_test_user
   step grpcurl bash -o pipefail -c "'$here/install_grpcurl.sh' | grep -v '^/'"
   step buf bash -o pipefail -c "'$here/install_buf.sh' | grep -v '^/'"
   step s3s-fs bash -o pipefail -c "'$here/install_s3_server.sh' | grep -v '^/'"

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs the whole test suite and ends with `N passed, N failed`:
 #   1. installs what the tests need (scripts/install_deps.sh --tests; each
-#      tool once into ~/.cache/sluice, keyed by its pinned version);
+#      tool once into ~/.cache/sluice, keyed by its pinned version): the
+#      Debian packages and the writer library first, the registry tools in
+#      the background while step 2 builds (the tests wait for them);
 #   2. the regular build (gcc, opt) of every test target, then every test:
 #      unit, in-process clusters, process-level fault tests, and the
 #      real_kafka, postgresql, s3, grpcurl, clients and iceberg tiers;
@@ -52,9 +54,29 @@ add_summary() {  # add_summary "N passed, N failed"
 logs=$(mktemp -d /tmp/sluice_test_logs_XXXXXX)
 trap 'rm -rf "$logs"' EXIT
 
-begin_phase installs
-scripts/install_deps.sh --tests || { echo "0 passed, 1 failed"; exit 1; }
-end_phase installs
+begin_phase "installs: packages + writer library"
+scripts/install_deps.sh --tests --packages-only || { echo "0 passed, 1 failed"; exit 1; }
+end_phase "installs: packages + writer library"
+# The registry tools only the tests use (mostly downloads) install while
+# Bazel builds; the tests wait for them.
+scripts/install_deps.sh --tests --tools-only > "$logs/tools.log" 2>&1 &
+tools_pid=$!
+tools_start=$SECONDS
+wait_for_tools() {
+  [[ -z "$tools_pid" ]] && return 0
+  begin_phase "installs: registry tools (with build)"
+  local rc=0
+  wait "$tools_pid" || rc=$?
+  tools_pid=""
+  cat "$logs/tools.log"
+  echo "[deps] registry tools: $((SECONDS - tools_start)) s since they began"
+  end_phase "installs: registry tools (with build)"
+  if ((rc != 0)); then
+    echo "[test] installing the registry tools failed ($rc); see above" >&2
+    echo "0 passed, 1 failed"
+    exit 1
+  fi
+}
 
 patterns=("$@")
 full=1
@@ -78,6 +100,7 @@ echo "[test] ${#targets[@]} test targets"
 bazel build --keep_going "${targets[@]}"
 rc=$?
 end_phase "regular build (gcc opt)"
+wait_for_tools
 
 begin_phase "regular tests"
 bazel test --nocache_test_results --keep_going "${targets[@]}" 2>&1 | tee "$logs/regular"

@@ -71,6 +71,29 @@ absl::StatusOr<std::string> Put(DeepStorage* storage, const std::string& scratch
   return there;
 }
 
+// Each staged data file, read back from deep storage, holds exactly the
+// bytes written (their SHA-256); checked after the last file is stored and
+// before the commit makes them visible. UNAVAILABLE naming the file when a
+// copy is missing or differs (nothing is committed; the retry finds it).
+absl::Status VerifyStoredDataFiles(
+    DeepStorage* storage, const std::string& scratch_dir,
+    const std::vector<std::pair<std::string, std::string>>& uri_and_digest) {
+  for (const auto& [uri, digest] : uri_and_digest) {
+    absl::StatusOr<std::string> stored = ReadUri(storage, scratch_dir, uri);
+    if (!stored.ok()) {
+      return absl::UnavailableError(absl::StrCat("data file ", uri,
+                                                 " cannot be read back before the commit: ",
+                                                 stored.status().message()));
+    }
+    if (s3::Sha256Of(*stored) != digest) {
+      return absl::UnavailableError(absl::StrCat(
+          "data file ", uri, " in deep storage does not hold the bytes written (", stored->size(),
+          " bytes read back); not committing it"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 // The transform of the table's time partition field, from the plan's spec.
 std::optional<TimePartitioning> TransformOf(absl::string_view spec_json) {
   const size_t at = spec_json.find("\"transform\"");
@@ -234,11 +257,19 @@ absl::StatusOr<std::vector<SegmentDataFile>> SegmentToDataFiles(const std::strin
     by_partition[transform ? PartitionOf(*transform, times[r]) : 0].push_back(
         static_cast<uint32_t>(r));
   }
-  // Whole columns once; each file picks its rows.
+  // Whole columns once; each file picks its rows. A dimension goes to the
+  // writer as the segment's dictionary and ids: id 0 (null) gets an unused
+  // entry of its own, id i > 0 is dictionary entry i - 1.
   std::vector<std::vector<uint32_t>> dims;
-  for (const std::string& d : reader->header().dimensions) {
-    SLUICE_ASSIGN_OR_RETURN(std::vector<uint32_t> ids, reader->ReadDimensionIds(d));
+  std::vector<std::vector<absl::string_view>> dictionaries;
+  for (size_t d = 0; d < reader->header().dimensions.size(); ++d) {
+    SLUICE_ASSIGN_OR_RETURN(std::vector<uint32_t> ids,
+                            reader->ReadDimensionIds(reader->header().dimensions[d]));
     dims.push_back(std::move(ids));
+    std::vector<absl::string_view> dictionary = {absl::string_view()};
+    dictionary.insert(dictionary.end(), reader->dictionary(d).begin(),
+                      reader->dictionary(d).end());
+    dictionaries.push_back(std::move(dictionary));
   }
   const std::vector<segment::MetricSpec>& metrics = reader->header().schema.metrics;
   std::vector<std::vector<int64_t>> longs(metrics.size());
@@ -258,13 +289,21 @@ absl::StatusOr<std::vector<SegmentDataFile>> SegmentToDataFiles(const std::strin
     for (uint32_t r : picked) micros.push_back(times[r] * 1000);
     columns.push_back(iceberg::Int64Column(kIcebergTimeColumn, std::move(micros)));
     for (size_t d = 0; d < dims.size(); ++d) {
-      std::vector<std::optional<std::string>> values;
-      values.reserve(picked.size());
+      std::vector<uint32_t> ids;
+      ids.reserve(picked.size());
+      bool any_null = false;
       for (uint32_t r : picked) {
-        std::optional<absl::string_view> v = reader->DimensionValue(d, dims[d][r]);
-        values.push_back(v ? std::optional<std::string>(std::string(*v)) : std::nullopt);
+        ids.push_back(dims[d][r]);
+        any_null |= dims[d][r] == 0;
       }
-      columns.push_back(iceberg::StringColumn(reader->header().dimensions[d], values));
+      std::vector<uint8_t> validity;
+      if (any_null) {
+        validity.reserve(ids.size());
+        for (uint32_t id : ids) validity.push_back(id != 0 ? 1 : 0);
+      }
+      columns.push_back(iceberg::DictionaryStringColumn(reader->header().dimensions[d],
+                                                        dictionaries[d], std::move(ids),
+                                                        std::move(validity)));
     }
     for (size_t m = 0; m < metrics.size(); ++m) {
       if (segment::IsLongMetric(metrics[m].type)) {
@@ -353,6 +392,7 @@ absl::StatusOr<StagedIcebergCommit> Stage(DeepStorage* storage, const std::strin
 
   iceberg::SnapshotCommit commit;
   std::vector<iceberg::ManifestEntry> entries;
+  std::vector<std::pair<std::string, std::string>> stored_files;  // uri, SHA-256
   for (size_t i = 0; i < input.segments.size(); ++i) {
     SLUICE_ASSIGN_OR_RETURN(std::vector<SegmentDataFile> files,
                             SegmentToDataFiles(locals[i], plan));
@@ -365,6 +405,7 @@ absl::StatusOr<StagedIcebergCommit> Stage(DeepStorage* storage, const std::strin
                        ShortDigest(input.segments[i].id()), "-", ShortDigest(f.file.bytes),
                        ".parquet");
       SLUICE_ASSIGN_OR_RETURN(std::string uri, Put(storage, scratch_dir, key, f.file.bytes));
+      stored_files.emplace_back(uri, s3::Sha256Of(f.file.bytes));
       commit.AddDataFile(f.file.file);
       out.records += f.file.file.record_count;
       ++out.data_files;
@@ -435,6 +476,7 @@ absl::StatusOr<StagedIcebergCommit> Stage(DeepStorage* storage, const std::strin
       absl::StrFormat("%s/metadata/%05d-%s.metadata.json", target.location_key, version,
                       UuidFrom(absl::StrCat("sluice metadata\n", next)));
   SLUICE_ASSIGN_OR_RETURN(out.metadata_location, Put(storage, scratch_dir, key, next));
+  SLUICE_RETURN_IF_ERROR(VerifyStoredDataFiles(storage, scratch_dir, stored_files));
   return out;
 }
 

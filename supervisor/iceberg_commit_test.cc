@@ -17,6 +17,7 @@
 #include "iceberg/table_metadata.h"
 #include "supervisor/allocator.h"
 #include "supervisor/clock.h"
+#include "supervisor/iceberg_table_activity.h"
 #include "supervisor/metadata_store.h"
 #include "supervisor/publisher.h"
 #include "supervisor/testing/segment_files.h"
@@ -34,6 +35,38 @@ int64_t LittleEndian(const std::string& bytes) {
   std::memcpy(&v, bytes.data(), sizeof(v));
   return v;
 }
+
+// Deep storage whose copies of Parquet files lose their last byte after the
+// push reported success (a store that damages what it was given).
+class DamagingParquetStorage : public DeepStorage {
+ public:
+  explicit DamagingParquetStorage(DeepStorage* inner) : inner_(inner) {}
+  absl::StatusOr<std::string> Push(const std::string& local_path,
+                                   const std::string& key) override {
+    SLUICE_ASSIGN_OR_RETURN(std::string uri, inner_->Push(local_path, key));
+    if (absl::EndsWith(key, ".parquet")) {
+      SLUICE_ASSIGN_OR_RETURN(std::string bytes, ReadFile(LocalPath(uri)));
+      bytes.pop_back();
+      SLUICE_RETURN_IF_ERROR(WriteFileAtomically(LocalPath(uri), bytes));
+    }
+    return uri;
+  }
+  absl::StatusOr<DeepStorageFileInfo> Stat(const std::string& uri) override {
+    return inner_->Stat(uri);
+  }
+  absl::StatusOr<std::string> LocalPathForRead(const std::string& uri,
+                                               const std::string& scratch_dir) override {
+    return inner_->LocalPathForRead(uri, scratch_dir);
+  }
+  absl::Status Delete(const std::string& uri) override { return inner_->Delete(uri); }
+  absl::StatusOr<std::vector<DeepStorageFileInfo>> List(const std::string& prefix) override {
+    return inner_->List(prefix);
+  }
+  std::string UriForKey(const std::string& key) const override { return inner_->UriForKey(key); }
+
+ private:
+  DeepStorage* inner_;
+};
 
 class IcebergCommitTest : public ::testing::Test {
  protected:
@@ -61,6 +94,7 @@ class IcebergCommitTest : public ::testing::Test {
     options.clock = &clock_;
     options.scratch_dir = dir_.path() + "/scratch";
     options.after_iceberg_stage = std::move(after_stage);
+    options.iceberg_activity = &activity_;
     return Publisher(options);
   }
 
@@ -151,6 +185,7 @@ class IcebergCommitTest : public ::testing::Test {
   std::unique_ptr<DeepStorage> deep_;
   v1::SupervisorSpec spec_;
   std::vector<int64_t> other_snapshots_;
+  IcebergTableActivity activity_;
 };
 
 TEST(IcebergPartitioning, FollowsTheSegmentGranularity) {
@@ -238,6 +273,11 @@ TEST_F(IcebergCommitTest, EachPublishIsASnapshotSwappedInWithTheOffsets) {
       *v0, absl::StrCat("file://", dir_.path(), "/deep/iceberg/sluice/wiki/metadata/00000-")))
       << *v0;
   EXPECT_EQ(Offsets(), (OffsetMap{{0, 50}}));
+  v1::IcebergTableStatus status;
+  activity_.Fill("wiki", &status);
+  EXPECT_EQ(status.last_snapshot_id(), IcebergSnapshotId("wiki", "wiki_a_0"));
+  EXPECT_EQ(status.last_commit_ms(), clock_.NowMs());
+  EXPECT_EQ(status.last_commit_error(), "");
 
   // An empty sequence is a snapshot too: the Kafka ranges stay contiguous.
   clock_.Advance(absl::Seconds(1));
@@ -367,6 +407,26 @@ TEST_F(IcebergCommitTest, ASwapThatMissesIsStagedAgainOnTopOfTheOtherWriter) {
   EXPECT_EQ(int64_t(snapshots.at(2)["parent-snapshot-id"]), other_snapshots_[0]);
 }
 
+// A data file whose stored copy differs from what was written is never
+// committed: the publish fails naming it, no offsets move, no snapshot.
+TEST_F(IcebergCommitTest, ADataFileDamagedInDeepStorageIsNotCommitted) {
+  const v1::SegmentDescriptor segment = PushedSegment("wiki_x_0", 0, 50);
+  DamagingParquetStorage damaging(deep_.get());
+  PublisherOptions options;
+  options.store = store_.get();
+  options.deep_storage = &damaging;
+  options.clock = &clock_;
+  options.scratch_dir = dir_.path() + "/scratch";
+  Publisher publisher(options);
+  auto published = publisher.Publish(Request("wiki_x_0", 0, 50, {segment}));
+  EXPECT_EQ(published.status().code(), absl::StatusCode::kUnavailable) << published.status();
+  EXPECT_TRUE(absl::StrContains(published.status().message(), "does not hold the bytes written"))
+      << published.status();
+  EXPECT_TRUE(absl::StrContains(published.status().message(), ".parquet")) << published.status();
+  EXPECT_FALSE(CatalogLocation().has_value());
+  EXPECT_EQ(Offsets(), (OffsetMap{{0, 0}}));
+}
+
 TEST_F(IcebergCommitTest, ATableThatKeepsMovingIsABoundedRetryThenUnavailable) {
   Publisher first = MakePublisher();
   ASSERT_TRUE(
@@ -384,6 +444,12 @@ TEST_F(IcebergCommitTest, ATableThatKeepsMovingIsABoundedRetryThenUnavailable) {
   EXPECT_TRUE(absl::StrContains(published.status().message(), "sluice.wiki"))
       << published.status();
   EXPECT_EQ(stages, kIcebergCommitAttempts);
+  // The status shows why the datasource's last publish did not commit.
+  v1::IcebergTableStatus status;
+  activity_.Fill("wiki", &status);
+  EXPECT_EQ(status.last_snapshot_id(), IcebergSnapshotId("wiki", "wiki_d_0"));
+  EXPECT_TRUE(absl::StrContains(status.last_commit_error(), "moved by another writer"))
+      << status.last_commit_error();
   // Nothing of ours committed; every other writer's snapshot stays.
   EXPECT_EQ(Offsets(), (OffsetMap{{0, 50}}));
   auto json = ReadFile(LocalPath(*CatalogLocation()));

@@ -217,6 +217,65 @@ absl::StatusOr<bool> StoreTxn::SwapIcebergMetadataLocation(
   return true;
 }
 
+absl::StatusOr<std::vector<std::string>> StoreTxn::IcebergNamespaces(const std::string& after,
+                                                                    int limit) {
+  SLUICE_ASSIGN_OR_RETURN(
+      auto q, db_->Prepare("SELECT n FROM (SELECT namespace AS n FROM iceberg_namespace_properties "
+                           "WHERE catalog_name = ?1 UNION SELECT table_namespace AS n FROM "
+                           "iceberg_tables WHERE catalog_name = ?1) AS names WHERE n > ?2 "
+                           "ORDER BY n LIMIT ?3"));
+  q.Bind(1, kIcebergCatalog).Bind(2, after).Bind(3, limit);
+  std::vector<std::string> names;
+  for (;;) {
+    SLUICE_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) break;
+    names.push_back(q.Text(0));
+  }
+  return names;
+}
+
+absl::StatusOr<std::optional<std::map<std::string, std::string>>>
+StoreTxn::IcebergNamespaceProperties(const std::string& table_namespace, int limit) {
+  std::map<std::string, std::string> properties;
+  {
+    SLUICE_ASSIGN_OR_RETURN(
+        auto q, db_->Prepare("SELECT property_key, property_value FROM "
+                             "iceberg_namespace_properties WHERE catalog_name = ? AND namespace = ? "
+                             "ORDER BY property_key LIMIT ?"));
+    q.Bind(1, kIcebergCatalog).Bind(2, table_namespace).Bind(3, limit);
+    for (;;) {
+      SLUICE_ASSIGN_OR_RETURN(bool row, q.Step());
+      if (!row) break;
+      properties[q.Text(0)] = q.Text(1);
+    }
+  }
+  if (properties.empty()) {
+    SLUICE_ASSIGN_OR_RETURN(
+        auto q, db_->Prepare("SELECT 1 FROM iceberg_tables WHERE catalog_name = ? AND "
+                             "table_namespace = ? LIMIT 1"));
+    q.Bind(1, kIcebergCatalog).Bind(2, table_namespace);
+    SLUICE_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) return std::optional<std::map<std::string, std::string>>();
+  }
+  return std::optional<std::map<std::string, std::string>>(std::move(properties));
+}
+
+absl::StatusOr<std::vector<std::string>> StoreTxn::IcebergTableNames(
+    const std::string& table_namespace, const std::string& after, int limit) {
+  SLUICE_ASSIGN_OR_RETURN(
+      auto q, db_->Prepare("SELECT table_name FROM iceberg_tables WHERE catalog_name = ? AND "
+                           "table_namespace = ? AND (iceberg_type IS NULL OR iceberg_type = "
+                           "'TABLE') AND table_name > ? ORDER BY table_name LIMIT ?"));
+  q.Bind(1, kIcebergCatalog).Bind(2, table_namespace).Bind(3, after).Bind(4, limit);
+  std::vector<std::string> names;
+  for (;;) {
+    SLUICE_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) break;
+    names.push_back(q.Text(0));
+  }
+  return names;
+}
+
 // ---- commit metadata ----
 
 absl::StatusOr<std::optional<std::string>> StoreTxn::CommitTopic(const std::string& datasource) {

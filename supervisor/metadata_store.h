@@ -296,6 +296,20 @@ class StoreTxn {
                                                    const std::optional<std::string>& expected,
                                                    const std::string& next);
 
+  // Reads for the Iceberg REST catalog (supervisor/iceberg_rest_catalog.h),
+  // of catalog 'sluice' only. Names sort as the database compares them;
+  // `after` (exclusive; "" = from the first) and `limit` page through them.
+  // The namespaces: those with a property row or a table.
+  absl::StatusOr<std::vector<std::string>> IcebergNamespaces(const std::string& after, int limit);
+  // The namespace's properties (at most `limit`, by key); nullopt when the
+  // catalog has neither a property row nor a table in that namespace.
+  absl::StatusOr<std::optional<std::map<std::string, std::string>>> IcebergNamespaceProperties(
+      const std::string& table_namespace, int limit);
+  // The names of the namespace's tables (iceberg_type 'TABLE' or NULL, as
+  // rows of older catalogs have; views are not tables).
+  absl::StatusOr<std::vector<std::string>> IcebergTableNames(const std::string& table_namespace,
+                                                             const std::string& after, int limit);
+
   // ---- task groups ----
   // Inserts the group with its first checkpoint (sequence 0 = start
   // offsets). A finished (DONE/ABANDONED) group of the same name is replaced;

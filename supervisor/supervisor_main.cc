@@ -37,7 +37,8 @@ DEFINE_int32(s3_max_attempts, 6,
 DEFINE_int32(s3_request_timeout_ms, 120000, "deadline of one S3 request (one part for uploads)");
 DEFINE_string(metrics_listen, "",
               "host:port to serve Prometheus /metrics and /healthz on, plain HTTP (empty: off); "
-              "with authentication on, all but /healthz need a reader or admin bearer token");
+              "with authentication on, all but /healthz need a reader or admin bearer token; "
+              "also serves the read-only Iceberg REST catalog at /iceberg (docs/iceberg.md)");
 DEFINE_string(tls_cert, "", "PEM certificate chain for the gRPC server and outgoing calls");
 DEFINE_string(tls_key, "", "PEM private key of --tls_cert");
 DEFINE_string(tls_ca, "", "PEM CA bundle: peers must present certificates it signed (mutual TLS)");
@@ -115,13 +116,16 @@ int main(int argc, char** argv) {
     LOG(ERROR) << "[supervisor] " << security.status();
     return 2;
   }
-  // Outlives the gRPC server and the metrics endpoint (both point into it).
+  // Outlive the gRPC server and the metrics endpoint (both point into them).
   sluice::metrics::Registry registry;
+  // The endpoint's further paths: the server adds the Iceberg REST catalog.
+  sluice::metrics::HttpRoutes http_routes;
   // The metrics endpoint checks the credentials the gRPC server accepts.
   sluice::auth::AuthOptions metrics_auth = security->auth;
   metrics_auth.client_certificates = !FLAGS_tls_ca.empty();
   auto metrics_http = sluice::StartServiceBasics("[supervisor]", FLAGS_fault_points,
-                                                 FLAGS_metrics_listen, &registry, metrics_auth);
+                                                 FLAGS_metrics_listen, &registry, metrics_auth,
+                                                 &http_routes);
   if (!metrics_http.ok()) {
     LOG(ERROR) << "[supervisor] " << metrics_http.status();
     return metrics_http.status().code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
@@ -167,6 +171,7 @@ int main(int argc, char** argv) {
   options.client_auth = security->client_auth;
   options.kafka_policy = security->kafka_policy;
   options.metrics = &registry;
+  if (*metrics_http != nullptr) options.http_routes = &http_routes;
   options.leader_election = FLAGS_leader_election;
   options.leader_lease = absl::Milliseconds(FLAGS_leader_lease_ms);
   options.advertise_address = FLAGS_advertise_address;

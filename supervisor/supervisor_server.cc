@@ -10,6 +10,7 @@
 #include "common/file_util.h"
 #include "common/metrics/catalog.h"
 #include "common/open_deep_storage.h"
+#include "supervisor/iceberg_rest_routes.h"
 #include "common/request_limits.h"
 #include "common/status_macros.h"
 #include "supervisor/leader_lease_rows.h"
@@ -112,6 +113,19 @@ absl::StatusOr<std::unique_ptr<SupervisorServer>> SupervisorServer::Start(
   manager_options.pauseless_margin = options.pauseless_margin;
   manager_options.scratch_dir = absl::StrCat(options.data_dir, "/scratch");
   SLUICE_RETURN_IF_ERROR(MakeDirs(manager_options.scratch_dir));
+  if (options.http_routes != nullptr) {
+    IcebergRestCatalogOptions catalog_options;
+    catalog_options.store = server->store_.get();
+    catalog_options.storage = server->deep_storage_.get();
+    catalog_options.scratch_dir = manager_options.scratch_dir;
+    SLUICE_ASSIGN_OR_RETURN(IcebergRestCatalog catalog,
+                            IcebergRestCatalog::Create(std::move(catalog_options)));
+    SLUICE_RETURN_IF_ERROR(options.http_routes->Add(
+        kIcebergRestPrefix, std::make_shared<IcebergRestHandler>(std::move(catalog))));
+    server->iceberg_routes_ = options.http_routes;
+    LOG(INFO) << "[supervisor] Iceberg REST catalog (read-only) at " << kIcebergRestPrefix
+              << " of the metrics endpoint";
+  }
   metrics::Counter* fenced_counter = nullptr;
   if (options.metrics != nullptr) {
     server->leader_gauge_ = options.metrics->GetGauge(metrics::kSupervisorLeader);
@@ -232,6 +246,12 @@ SupervisorManager* SupervisorServer::manager() {
 SupervisorServer::~SupervisorServer() { Shutdown(absl::ZeroDuration()); }
 
 void SupervisorServer::Shutdown(absl::Duration grace) {
+  // First: the catalog reads the store and deep storage this server owns
+  // (Remove waits for a request being answered).
+  if (iceberg_routes_ != nullptr) {
+    iceberg_routes_->Remove(kIcebergRestPrefix);
+    iceberg_routes_ = nullptr;
+  }
   std::thread leading;
   {
     absl::MutexLock lock(&mu_);

@@ -18,6 +18,7 @@
 #include "common/open_deep_storage.h"
 #include "common/kafka/property_policy.h"
 #include "common/grpc_server.h"
+#include "common/metrics/http_routes.h"
 #include "common/metrics/registry.h"
 #include "common/tls/credentials.h"
 #include "supervisor/leader_elector.h"
@@ -69,6 +70,11 @@ struct SupervisorServerOptions {
   // Metrics of this process (gRPC requests and what the core records); null:
   // none. Not owned; must outlive the server.
   metrics::Registry* metrics = nullptr;
+  // The HTTP endpoint's route table (main's, beside --metrics_listen): the
+  // server adds the read-only Iceberg REST catalog under /iceberg/
+  // (iceberg_rest_routes.h) and removes it at Shutdown. Null: not served.
+  // Not owned; must outlive the server.
+  metrics::HttpRoutes* http_routes = nullptr;
 
   // Leader election (supervisor/leader_elector.h): several supervisors over
   // one metadata store (PostgreSQL), one leads. A standby serves gRPC (health
@@ -130,6 +136,8 @@ class SupervisorServer {
   std::unique_ptr<SupervisorServiceImpl> service_;
   std::unique_ptr<GrpcServer> grpc_;
   metrics::Gauge* leader_gauge_ = nullptr;
+  // Set while the Iceberg REST catalog is in options_.http_routes.
+  metrics::HttpRoutes* iceberg_routes_ = nullptr;
 
   absl::Mutex mu_;
   std::unique_ptr<SupervisorManager> manager_ ABSL_GUARDED_BY(mu_);

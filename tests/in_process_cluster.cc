@@ -32,6 +32,8 @@ absl::StatusOr<std::unique_ptr<InProcessCluster>> InProcessCluster::Start(
   sopts.tls = std::move(options.supervisor_tls);
   sopts.metrics = options.supervisor_metrics;
   sopts.handoff_period = options.handoff_period;
+  sopts.metadata_store_url = options.metadata_store_url;
+  sopts.http_routes = options.supervisor_http_routes;
   SLUICE_ASSIGN_OR_RETURN(cluster->supervisor_, supervisor::SupervisorServer::Start(sopts));
 
   task::WorkerServerOptions wopts;

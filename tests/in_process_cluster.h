@@ -12,6 +12,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "common/metrics/http_routes.h"
 #include "common/metrics/registry.h"
 #include "common/open_deep_storage.h"
 #include "common/tls/credentials.h"
@@ -35,6 +36,11 @@ struct InProcessClusterOptions {
   std::string deep_storage_uri;
   DeepStorageOptions deep_storage_options;
   absl::Duration handoff_period = absl::Seconds(2);
+  // The supervisor's --metadata_store; empty: SQLite under its data dir.
+  std::string metadata_store_url;
+  // The supervisor adds its HTTP routes here (the Iceberg REST catalog);
+  // null: none. Not owned; must outlive the cluster.
+  metrics::HttpRoutes* supervisor_http_routes = nullptr;
   // Who may call each server (default: no authentication) and what each
   // presents when it calls the other (its bearer token; certificates come
   // from the TLS options).

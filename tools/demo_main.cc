@@ -32,6 +32,10 @@ DEFINE_int32(replicas, 2, "ioConfig.replicas: tasks per group, on different work
 DEFINE_int64(max_rows_per_segment, 25000,
              "tuningConfig.maxRowsPerSegment: a full segment triggers a checkpoint and a handoff");
 DEFINE_string(task_duration, "PT20S", "ioConfig.taskDuration: groups roll over after this long");
+DEFINE_string(intermediate_handoff_period, "",
+              "tuningConfig.intermediateHandoffPeriod of the demo's spec, e.g. PT5S (empty: none)");
+DEFINE_bool(live_timestamps, false,
+            "stamp each record with the wall-clock time it is produced (for measuring freshness)");
 DEFINE_int32(timeout_seconds, 300, "fail if not everything is committed after this long");
 DEFINE_string(root_dir, "",
               "directory for the processes' data and logs (default: a new /tmp/sluice-demo.*, "
@@ -86,6 +90,8 @@ int main(int argc, char** argv) {
   options.replicas = FLAGS_replicas;
   options.max_rows_per_segment = FLAGS_max_rows_per_segment;
   options.task_duration = FLAGS_task_duration;
+  options.intermediate_handoff_period = FLAGS_intermediate_handoff_period;
+  options.live_timestamps = FLAGS_live_timestamps;
   options.timeout = absl::Seconds(FLAGS_timeout_seconds);
   options.root_dir = FLAGS_root_dir;
   options.keep_data = FLAGS_keep_data;

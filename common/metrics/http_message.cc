@@ -90,6 +90,10 @@ HttpParseResult ParseHttpRequest(absl::string_view buffer, size_t max_bytes) {
   }
   if (target[0] != '/') return Invalid(400, "request target must be a path");
   request.path = std::string(target.substr(0, target.find_first_of("?#")));
+  if (target.size() > request.path.size() && target[request.path.size()] == '?') {
+    absl::string_view query = target.substr(request.path.size() + 1);
+    request.query = std::string(query.substr(0, query.find('#')));
+  }
   request.keep_alive = request.minor_version == 1;
 
   // Header fields, up to the empty line that ends the head.
@@ -142,6 +146,8 @@ const char* HttpReason(int status) {
   switch (status) {
     case 200:
       return "OK";
+    case 204:
+      return "No Content";
     case 400:
       return "Bad Request";
     case 401:
@@ -170,6 +176,12 @@ const char* HttpReason(int status) {
 
 std::string FormatHttpResponse(int status, absl::string_view content_type, absl::string_view body,
                                bool close, bool head_only, absl::string_view extra_headers) {
+  if (status == 204) {  // no content: neither Content-Type nor Content-Length (RFC 9110, 8.6)
+    body = "";
+    std::string out = absl::StrCat("HTTP/1.1 204 No Content\r\n", extra_headers);
+    if (close) out += "Connection: close\r\n";
+    return out + "\r\n";
+  }
   std::string out =
       absl::StrCat("HTTP/1.1 ", status, " ", HttpReason(status), "\r\nContent-Type: ", content_type,
                    "\r\nContent-Length: ", body.size(), "\r\n", extra_headers);

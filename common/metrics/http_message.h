@@ -15,6 +15,7 @@ namespace metrics {
 struct HttpRequest {
   std::string method;     // "GET", "HEAD", ...
   std::string path;       // the target's path, without the query string
+  std::string query;      // the query string after "?" (raw, not decoded); "" when none
   int minor_version = 1;  // HTTP/1.<minor_version>
   // Whether the connection stays open after the response: HTTP/1.1 unless
   // "Connection: close", HTTP/1.0 only with "Connection: keep-alive".
@@ -46,7 +47,7 @@ HttpParseResult ParseHttpRequest(absl::string_view buffer, size_t max_bytes);
 // "HTTP/1.1 <status> <reason>" with Content-Type, Content-Length and, when
 // `close`, "Connection: close"; `extra_headers` are complete "Name: value\r\n"
 // lines. The body is left out when `head_only` (a HEAD request), but
-// Content-Length still gives its size.
+// Content-Length still gives its size. A 204 has neither header nor body.
 std::string FormatHttpResponse(int status, absl::string_view content_type, absl::string_view body,
                                bool close, bool head_only, absl::string_view extra_headers = "");
 

@@ -141,6 +141,25 @@ TEST(FormatHttpResponse, HeadersAndBody) {
             "Allow: GET\r\nConnection: close\r\n\r\n");
 }
 
+TEST(ParseHttpRequest, KeepsTheQueryStringRawAndApart) {
+  HttpParseResult r =
+      ParseHttpRequest("GET /iceberg/v1/namespaces?pageToken=a%20b&x#frag HTTP/1.1\r\n\r\n", 8192);
+  ASSERT_EQ(r.state, State::kComplete);
+  EXPECT_EQ(r.request.path, "/iceberg/v1/namespaces");
+  EXPECT_EQ(r.request.query, "pageToken=a%20b&x");
+  r = ParseHttpRequest("GET /metrics HTTP/1.1\r\n\r\n", 8192);
+  EXPECT_EQ(r.request.query, "");
+  r = ParseHttpRequest("GET /metrics#x?y HTTP/1.1\r\n\r\n", 8192);
+  EXPECT_EQ(r.request.path, "/metrics");
+  EXPECT_EQ(r.request.query, "");
+}
+
+TEST(FormatHttpResponse, NoContentHasNoBodyHeaders) {
+  EXPECT_EQ(FormatHttpResponse(204, "application/json", "ignored", /*close=*/true,
+                               /*head_only=*/false, "X-A: 1\r\n"),
+            "HTTP/1.1 204 No Content\r\nX-A: 1\r\nConnection: close\r\n\r\n");
+}
+
 }  // namespace
 }  // namespace metrics
 }  // namespace sluice

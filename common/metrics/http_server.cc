@@ -151,12 +151,14 @@ absl::StatusOr<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Start(
 
 absl::StatusOr<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::StartIfListening(
     const std::string& listen, Registry* registry,
-    std::function<absl::Status(const std::string& authorization)> authorize) {
+    std::function<absl::Status(const std::string& authorization)> authorize,
+    HttpRoutes* routes) {
   if (listen.empty()) return std::unique_ptr<MetricsHttpServer>();
   MetricsHttpServerOptions options;
   options.listen = listen;
   options.registry = registry;
   options.authorize = std::move(authorize);
+  options.routes = routes;
   return Start(std::move(options));
 }
 
@@ -381,9 +383,27 @@ std::string MetricsHttpServer::Route(const HttpRequest& request, bool* close) {
       LOG_EVERY_N(WARNING, 100) << "[metrics] refused " << request.method << " "
                                 << absl::CHexEscape(request.path.substr(0, 100)) << ": "
                                 << allowed.message() << " (one refusal in 100 is logged)";
-      return FormatHttpResponse(unauthenticated ? 401 : 403, kTextContentType,
-                                absl::StrCat(allowed.message(), "\n"), *close, head,
-                                unauthenticated ? extra + "WWW-Authenticate: Bearer\r\n" : extra);
+      const int status = unauthenticated ? 401 : 403;
+      HttpResponse refusal;
+      refusal.status = status;
+      refusal.content_type = kTextContentType;
+      refusal.body = absl::StrCat(allowed.message(), "\n");
+      if (options_.routes != nullptr) {
+        options_.routes->Dispatch(request.path, [&](HttpHandler& handler) {
+          refusal = handler.Refusal(status, allowed.message());
+        });
+      }
+      return FormatHttpResponse(status, refusal.content_type, refusal.body, *close, head,
+                                absl::StrCat(unauthenticated ? "WWW-Authenticate: Bearer\r\n" : "",
+                                             extra, refusal.extra_headers));
+    }
+  }
+  if (options_.routes != nullptr) {
+    HttpResponse response;
+    if (options_.routes->Dispatch(request.path,
+                                  [&](HttpHandler& handler) { response = handler.Handle(request); })) {
+      return FormatHttpResponse(response.status, response.content_type, response.body, *close,
+                                head, absl::StrCat(extra, response.extra_headers));
     }
   }
   if (request.path == "/metrics" || request.path == "/healthz") {

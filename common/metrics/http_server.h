@@ -1,7 +1,8 @@
 // A minimal HTTP/1.1 server for Prometheus scrapes and liveness checks:
 //   GET|HEAD /metrics  -> 200, the registry in text format 0.0.4
 //   GET|HEAD /healthz  -> 200 "ok", or 503 with the health check's message
-//   other paths        -> 404; other methods on those paths -> 405
+//   a path under a prefix of `routes` (http_routes.h) -> that route's handler
+//   other paths        -> 404; other methods on /metrics, /healthz -> 405
 // With an `authorize` check (authentication on), every path but /healthz
 // first needs the credential it accepts ("Authorization: Bearer <token>"):
 // 401 with "WWW-Authenticate: Bearer" without one or for an unknown one, 403
@@ -39,6 +40,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "common/metrics/http_message.h"
+#include "common/metrics/http_routes.h"
 #include "common/metrics/registry.h"
 
 namespace sluice {
@@ -59,6 +61,9 @@ struct MetricsHttpServerOptions {
   // message is the body and must not hold the credential. Unset: every
   // request is served (authentication off).
   std::function<absl::Status(const std::string& authorization)> authorize;
+  // More paths, served after the `authorize` check (the route formats the
+  // refusal). Null: none. Not owned; must outlive the server.
+  HttpRoutes* routes = nullptr;
   // Longest request (head and body) accepted; longer ones get 431/413.
   size_t max_request_bytes = 8192;
   // Open connections; a new one beyond this closes the quietest.
@@ -76,10 +81,12 @@ class MetricsHttpServer {
   static absl::StatusOr<std::unique_ptr<MetricsHttpServer>> Start(MetricsHttpServerOptions options);
 
   // For mains: null when `listen` is empty (metrics off), else
-  // Start({.listen = listen, .registry = registry, .authorize = authorize}).
+  // Start({.listen = listen, .registry = registry, .authorize = authorize,
+  // .routes = routes}).
   static absl::StatusOr<std::unique_ptr<MetricsHttpServer>> StartIfListening(
       const std::string& listen, Registry* registry,
-      std::function<absl::Status(const std::string& authorization)> authorize = nullptr);
+      std::function<absl::Status(const std::string& authorization)> authorize = nullptr,
+      HttpRoutes* routes = nullptr);
 
   MetricsHttpServer(const MetricsHttpServer&) = delete;
   MetricsHttpServer& operator=(const MetricsHttpServer&) = delete;

@@ -51,7 +51,10 @@ void sluice_iceberg_bytes_free(SluiceIcebergBytes bytes);
  * With R = row_count:
  *   timestamptz, long: int64_values[R] (timestamps in microseconds, UTC)
  *   double:            double_values[R]
- *   string:            string_offsets[R + 1] into string_bytes (UTF-8)
+ *   string:            string_offsets[R + 1] into string_bytes (UTF-8);
+ *                      or, with dictionary_ids set, a dictionary:
+ *                      string_offsets[D + 1] into string_bytes holds D
+ *                      strings and row r's value is entry dictionary_ids[r]
  *   list<string>:      list_offsets[R + 1] into the elements, element e
  *                      being string_bytes[string_offsets[e] ..
  *                      string_offsets[e + 1]]
@@ -67,6 +70,7 @@ typedef struct SluiceIcebergColumn {
   const uint8_t* string_bytes;
   size_t string_byte_count;
   const uint8_t* validity;
+  const uint32_t* dictionary_ids;
 } SluiceIcebergColumn;
 
 /* A Parquet file (one row group, zstd, dictionary-encoded strings, column

@@ -2,13 +2,17 @@
 sluice did not write, and compares it with what the cluster says natively
 (iceberg_cluster_test.cc writes EXPECTED):
 
-  check_cluster_table.py STORE.db EXPECTED.json
+  check_cluster_table.py STORE EXPECTED.json
+
+STORE is the supervisor's SQLite file, or a SQLAlchemy URL of its PostgreSQL
+store (postgresql+psycopg2://...).
 
 EXPECTED also says how to reach the files: the warehouse, the catalog
 properties (S3 endpoint and keys for a table on S3) and, for DuckDB, the
 local path of each location prefix.
 
-- pyiceberg's SqlCatalog on the supervisor's metadata store (SQLite) loads
+- pyiceberg's SqlCatalog on the supervisor's metadata store (SQLite or
+  PostgreSQL) loads
   sluice.<table>; a full scan has the native segments' row count, the sum
   of the count metric is every record produced (once), the sum of "added" is
   what was produced;
@@ -45,7 +49,8 @@ def local_path(location, prefixes):
 def main(store, expected_path):
     with open(expected_path) as f:
         expected = json.load(f)
-    catalog = SqlCatalog("sluice", uri=f"sqlite:///{store}", warehouse=expected["warehouse"],
+    uri = store if "://" in store else f"sqlite:///{store}"
+    catalog = SqlCatalog("sluice", uri=uri, warehouse=expected["warehouse"],
                          **expected["catalog_properties"])
     check("namespaces", [tuple(n) for n in catalog.list_namespaces()], [("sluice",)])
     name = expected["table"]

@@ -7,6 +7,14 @@
 // record once) and of a long metric, and the snapshots' Kafka ranges
 // (contiguous, the commit log's) must be what the native segments and the
 // commit log say; DuckDB reads the data files (check_cluster_table.py).
+// Then pyiceberg's RestCatalog reads the same table through the
+// supervisor's read-only Iceberg REST catalog (its HTTP endpoint, with a
+// reader's bearer token) and finds what the SqlCatalog finds; writes through
+// it are refused, and so is a client without a token
+// (check_rest_catalog.py). Variants: the table on S3 (ICEBERG_TEST_S3), the
+// metadata store on PostgreSQL, read by SqlCatalog through psycopg2
+// (ICEBERG_TEST_POSTGRES). DuckDB's iceberg extension (loaded offline)
+// scans the table and attaches the REST catalog (check_duckdb_iceberg.py).
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 #include <pwd.h>
@@ -23,6 +31,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "common/auth/token_store.h"
+#include "common/metrics/http_routes.h"
+#include "common/metrics/http_server.h"
+#include "common/metrics/registry.h"
+#include "common/service_start.h"
 #include "sluice/v1/supervisor_service.grpc.pb.h"
 #include "tests/task_test_util.h"
 #include "tests/wiki_cluster_test.h"
@@ -34,7 +47,11 @@
 #include <filesystem>
 
 #include "common/file_util.h"
+#include "common/metrics/http_get.h"
 #include "tests/s3/s3_server.h"
+#endif
+#ifdef ICEBERG_TEST_POSTGRES
+#include "tests/testing/postgres_server.h"
 #endif
 
 namespace sluice {
@@ -52,14 +69,18 @@ constexpr char kDatasource[] = "wiki-edits";
 constexpr char kTable[] = "wiki_edits";  // the default: "-" becomes "_"
 #endif
 
-std::string ReadersPython() {
-  if (const char* cache = std::getenv("SLUICE_ICEBERG_READERS_CACHE")) {
-    return absl::StrCat(cache, "/venv/bin/python");
-  }
+// Where scripts/install_iceberg_readers.sh put the readers' venvs.
+std::string ReadersCache() {
+  if (const char* cache = std::getenv("SLUICE_ICEBERG_READERS_CACHE")) return cache;
   const passwd* pw = getpwuid(getuid());
   const std::string home = pw != nullptr ? pw->pw_dir : std::getenv("HOME");
-  return absl::StrCat(home, "/.cache/sluice/iceberg-readers/venv/bin/python");
+  return absl::StrCat(home, "/.cache/sluice/iceberg-readers");
 }
+
+std::string ReadersPython() { return ReadersCache() + "/venv/bin/python"; }
+
+// DuckDB 1.4.4 with its iceberg extension (a venv of its own).
+std::string DuckdbIcebergPython() { return ReadersCache() + "/duckdb-iceberg-venv/bin/python"; }
 
 class IcebergClusterTest : public testing::WikiClusterTest {
  protected:
@@ -73,7 +94,48 @@ class IcebergClusterTest : public testing::WikiClusterTest {
     options.deep_storage_uri = absl::StrCat("s3://", bucket_, "/deep");
     options.deep_storage_options.s3 = server_->Options();
 #endif
+#ifdef ICEBERG_TEST_POSTGRES
+    auto postgres = sluice::testing::PostgresServer::Start();
+    ASSERT_TRUE(postgres.ok()) << postgres.status();
+    postgres_ = *std::move(postgres);
+    auto url = postgres_->CreateDatabase("iceberg_cluster");
+    ASSERT_TRUE(url.ok()) << url.status();
+    options.metadata_store_url = *url;
+#endif
+    // The supervisor's HTTP endpoint as main starts it: the metrics
+    // endpoint with bearer tokens (a reader's), the REST catalog a route.
+    // The route table lives as long as the process: the cluster (a base
+    // class member) removes its route after this fixture's members are gone.
+    static metrics::HttpRoutes* routes = new metrics::HttpRoutes();
+    options.supervisor_http_routes = routes;
+    const std::string tmp = std::getenv("TEST_TMPDIR") ? std::getenv("TEST_TMPDIR") : "/tmp";
+    auth::AuthOptions auth;
+    auth.tokens_file = tmp + "/http-tokens";
+    auth.policy_file = tmp + "/http-policy";
+    std::ofstream(auth.tokens_file) << "sha256:" << auth::Sha256Hex(kReaderToken) << " bi\n";
+    std::ofstream(auth.policy_file) << "token:bi reader\n";
+    auto http = StartServiceBasics("[iceberg cluster]", "", "127.0.0.1:0", &registry_, auth, routes);
+    ASSERT_TRUE(http.ok()) << http.status();
+    http_ = *std::move(http);
     StartWikiCluster(kPartitions, options);
+  }
+
+  static constexpr char kReaderToken[] = "reader-token-of-the-test";
+  metrics::Registry registry_;
+  std::unique_ptr<metrics::MetricsHttpServer> http_;
+#ifdef ICEBERG_TEST_POSTGRES
+  std::unique_ptr<sluice::testing::PostgresServer> postgres_;
+#endif
+
+  // What SqlCatalog opens: the SQLite file, or the PostgreSQL store's URL
+  // for SQLAlchemy with psycopg2.
+  std::string StoreForReaders() {
+#ifdef ICEBERG_TEST_POSTGRES
+    return absl::StrCat("postgresql+psycopg2://postgres@127.0.0.1:", postgres_->port(),
+                        "/iceberg_cluster");
+#else
+    return absl::StrCat(cluster_->dir(), "/supervisor/metadata.db");
+#endif
   }
 
   // What the readers need besides the expected numbers: catalog properties
@@ -182,6 +244,22 @@ TEST_F(IcebergClusterTest, EveryCommitIsASnapshotPyicebergReads) {
     sequences.push_back(absl::StrCat("{\"sequence\": \"", sequence.sequence_name(),
                                      "\", \"ranges\": {", absl::StrJoin(ranges, ", "), "}}"));
   }
+  // The status names the table and where its current metadata is.
+  v1::GetSupervisorStatusRequest status_request;
+  status_request.set_datasource(kDatasource);
+  v1::GetSupervisorStatusResponse status;
+  grpc::ClientContext status_ctx;
+  ASSERT_TRUE(stub_->GetSupervisorStatus(&status_ctx, status_request, &status).ok());
+  const v1::IcebergTableStatus& table = status.status().iceberg_table();
+  EXPECT_EQ(table.table_namespace(), "sluice");
+  EXPECT_EQ(table.table_name(), kTable);
+  EXPECT_TRUE(absl::StrContains(table.metadata_location(),
+                                absl::StrCat("iceberg/sluice/", kTable, "/metadata/")) &&
+              absl::EndsWith(table.metadata_location(), ".metadata.json"))
+      << table.DebugString();
+  EXPECT_NE(table.last_snapshot_id(), 0) << table.DebugString();
+  EXPECT_EQ(table.last_commit_error(), "") << table.DebugString();
+
   const std::string tmp = std::getenv("TEST_TMPDIR") ? std::getenv("TEST_TMPDIR") : "/tmp";
   const std::string expected = tmp + "/expected.json";
   {
@@ -197,12 +275,29 @@ TEST_F(IcebergClusterTest, EveryCommitIsASnapshotPyicebergReads) {
               log.sequences_size(), absl::FormatDuration(ingest).c_str());
 
   // The readers, while the cluster runs (SQLite in WAL mode reads fine).
-  const std::string command =
-      absl::StrCat(ReadersPython(), " tests/iceberg/check_cluster_table.py ", cluster_->dir(),
-                   "/supervisor/metadata.db ", expected);
+  const std::string command = absl::StrCat(ReadersPython(), " tests/iceberg/check_cluster_table.py ",
+                                           StoreForReaders(), " ", expected);
   std::printf("[iceberg cluster] %s\n", command.c_str());
   std::fflush(stdout);
   EXPECT_EQ(std::system(command.c_str()), 0) << "the readers disagree (see above)";
+
+  // The same table through the REST catalog (the token on the command line
+  // is the test's own throwaway one).
+  const std::string rest = absl::StrCat(
+      ReadersPython(), " tests/iceberg/check_rest_catalog.py http://127.0.0.1:", http_->port(),
+      "/iceberg ", kReaderToken, " ", StoreForReaders(), " ", expected);
+  std::printf("[iceberg cluster] %s\n", rest.c_str());
+  std::fflush(stdout);
+  EXPECT_EQ(std::system(rest.c_str()), 0) << "the REST catalog disagrees (see above)";
+
+  // DuckDB's own iceberg extension, loaded offline: iceberg_scan of the
+  // metadata document, and ATTACH of the REST catalog.
+  const std::string duckdb = absl::StrCat(
+      DuckdbIcebergPython(), " tests/iceberg/check_duckdb_iceberg.py http://127.0.0.1:",
+      http_->port(), "/iceberg ", kReaderToken, " ", expected);
+  std::printf("[iceberg cluster] %s\n", duckdb.c_str());
+  std::fflush(stdout);
+  EXPECT_EQ(std::system(duckdb.c_str()), 0) << "DuckDB's iceberg extension disagrees (see above)";
 
   // sluicectl verify's audit, the table's included: every snapshot against
   // the commit log and the records Kafka holds, every data file read back.
@@ -299,6 +394,15 @@ TEST_F(IcebergClusterTest, EveryCommitIsASnapshotPyicebergReads) {
   ASSERT_TRUE(store.ok());
   EXPECT_FALSE(absl::StrContains(*store, server_->credentials().secret_access_key));
   std::printf("[iceberg cluster] %d files of the table on S3, no credentials in any\n", files);
+  // Nor in what the REST catalog answers: its config and the loaded table
+  // (readers bring their own S3 credentials).
+  for (const std::string path : {"/iceberg/v1/config", "/iceberg/v1/namespaces/sluice/tables/wiki"}) {
+    absl::StatusOr<metrics::HttpGetResponse> got = metrics::HttpGet(http_->port(), path, kReaderToken);
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_EQ(got->status, 200) << path << " " << got->body;
+    EXPECT_FALSE(absl::StrContains(got->body, server_->credentials().access_key_id)) << path;
+    EXPECT_FALSE(absl::StrContains(got->body, server_->credentials().secret_access_key)) << path;
+  }
 #endif
 }
 

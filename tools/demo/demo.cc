@@ -205,6 +205,10 @@ int Demo::Ingest(std::map<int32_t, produce::PartitionCount>* produced_counts, in
   spec.task_duration = options_.task_duration;
   spec.period = "PT1S";
   v1::SupervisorSpec wiki = cluster::WikiSpec(spec);
+  if (!options_.intermediate_handoff_period.empty()) {
+    wiki.mutable_tuning_config()->set_intermediate_handoff_period(
+        options_.intermediate_handoff_period);
+  }
   // Every commit is also a snapshot of the Iceberg table sluice.wiki.
   wiki.mutable_iceberg_table();
   if (absl::Status s = cluster::SubmitSpec(*stub_, wiki); !s.ok()) {
@@ -213,6 +217,10 @@ int Demo::Ingest(std::map<int32_t, produce::PartitionCount>* produced_counts, in
   Say(absl::StrCat("\nsubmitted the spec of datasource ", kDatasource, ": taskCount ",
                    options_.task_count, ", replicas ", options_.replicas, ", maxRowsPerSegment ",
                    options_.max_rows_per_segment, ", taskDuration ", options_.task_duration,
+                   options_.intermediate_handoff_period.empty()
+                       ? std::string()
+                       : absl::StrCat(", intermediateHandoffPeriod ",
+                                      options_.intermediate_handoff_period),
                    ", segmentGranularity HOUR"));
 
   // Timestamps end about now, one edit per millisecond on average.
@@ -225,6 +233,9 @@ int Demo::Ingest(std::map<int32_t, produce::PartitionCount>* produced_counts, in
   produce.rows.malformed_fraction = options_.malformed_fraction;
   produce.rows.mean_step_ms = 1;
   produce.rows.start_ms = absl::ToUnixMillis(absl::Now()) - options_.records;
+  if (options_.live_timestamps) {
+    produce.rows.live_clock_ms = [] { return absl::ToUnixMillis(absl::Now()); };
+  }
   Say(absl::StrCat("producing ", options_.records, " wiki edits",
                    options_.rate > 0 ? absl::StrCat(" at ", options_.rate, " records/s") : "",
                    " (a fraction ", options_.malformed_fraction, " of them malformed)\n"));

@@ -64,6 +64,13 @@ struct DemoOptions {
   int replicas = 2;
   int64_t max_rows_per_segment = 25000;
   std::string task_duration = "PT20S";
+  // tuningConfig.intermediateHandoffPeriod (ISO-8601; empty: none, the
+  // groups hand off at roll-over and when segments fill).
+  std::string intermediate_handoff_period;
+  // Stamp each record with the wall-clock time it is produced (instead of
+  // timestamps ending about now), so how soon a row is readable after it
+  // was produced can be read from the table (bench/iceberg_freshness.sh).
+  bool live_timestamps = false;
   // Give up (and fail) when not everything is committed after this long.
   absl::Duration timeout = absl::Minutes(5);
   absl::Duration progress_interval = absl::Milliseconds(1500);

@@ -47,7 +47,8 @@ std::string WikiRowGenerator::Next() {
 
 void WikiRowGenerator::AppendNext(std::string* out) {
   ++count_;
-  time_ms_ += static_cast<int64_t>(rng_() % (2 * options_.mean_step_ms + 1));
+  const int64_t step = static_cast<int64_t>(rng_() % (2 * options_.mean_step_ms + 1));
+  time_ms_ = options_.live_clock_ms ? options_.live_clock_ms() : time_ms_ + step;
   const size_t page = Skewed(options_.pages);
   const size_t user = Skewed(options_.users);
   const int added = static_cast<int>(rng_() % 400);

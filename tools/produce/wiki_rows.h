@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <random>
 #include <string>
+#include <functional>
 #include <vector>
 
 #include "common/segment/schema.h"
@@ -24,6 +25,10 @@ struct WikiRowOptions {
   // Time of the first record; later ones advance by 0..2 * mean_step_ms.
   int64_t start_ms = 1796004000000;  // 2026-11-30T02:00:00Z
   int64_t mean_step_ms = 1;
+  // Set: every record is stamped with the time this returns when it is
+  // generated (ms since the epoch), start_ms and mean_step_ms unused; for
+  // measuring how soon a record is readable after it was produced.
+  std::function<int64_t()> live_clock_ms;
   // Distinct pages and users (pages and users follow a skewed distribution).
   int pages = 200000;
   int users = 30000;

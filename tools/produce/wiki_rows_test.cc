@@ -56,6 +56,22 @@ TEST(WikiRows, MalformedRecordsAreCountedAndFailToParse) {
   EXPECT_LT(failed, 320u);
 }
 
+TEST(WikiRows, LiveClockStampsEachRecordWhenGenerated) {
+  WikiRowOptions options;
+  int64_t now_ms = 1800000000000;
+  options.live_clock_ms = [&now_ms] { return now_ms; };
+  WikiRowGenerator gen(options);
+  auto parser = segment::RowParser::Create(WikiSchema(false));
+  ASSERT_TRUE(parser.ok());
+  segment::InputRow row;
+  ASSERT_TRUE((*parser)->Parse(gen.Next(), &row).ok());
+  EXPECT_EQ(row.timestamp_ms, 1800000000000);
+  now_ms += 1234;
+  ASSERT_TRUE((*parser)->Parse(gen.Next(), &row).ok());
+  EXPECT_EQ(row.timestamp_ms, 1800000001234);
+  EXPECT_EQ(gen.last_time_ms(), 1800000001234);
+}
+
 }  // namespace
 }  // namespace bench
 }  // namespace sluice

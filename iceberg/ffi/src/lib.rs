@@ -42,6 +42,7 @@ pub struct SluiceIcebergColumn {
     pub string_bytes: *const u8,
     pub string_byte_count: usize,
     pub validity: *const u8,
+    pub dictionary_ids: *const u32,
 }
 
 pub const SLUICE_ICEBERG_OK: i32 = 0;
@@ -196,6 +197,12 @@ pub extern "C" fn sluice_iceberg_write_parquet(
                     },
                     FieldType::Double => ColumnValues::Double {
                         values: slice(c.double_values, rows, &what("double_values"))?,
+                        valid,
+                    },
+                    FieldType::String if !c.dictionary_ids.is_null() => ColumnValues::DictionaryString {
+                        offsets: slice(c.string_offsets, c.string_offset_count, &what("string_offsets"))?,
+                        bytes: slice(c.string_bytes, c.string_byte_count, &what("string_bytes"))?,
+                        ids: slice(c.dictionary_ids, rows, &what("dictionary_ids"))?,
                         valid,
                     },
                     FieldType::String => ColumnValues::String {

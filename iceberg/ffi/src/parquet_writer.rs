@@ -12,13 +12,13 @@ use std::sync::Arc;
 use parquet::basic::{Compression, LogicalType, Repetition, TimeUnit, Type as PhysicalType, ZstdLevel};
 use parquet::data_type::{ByteArray, ByteArrayType, DoubleType, Int64Type};
 use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterVersion};
-use parquet::file::writer::SerializedFileWriter;
+use parquet::file::writer::{SerializedColumnWriter, SerializedFileWriter};
 use parquet::schema::types::{Type, TypePtr};
 
 use crate::bounds::{self, TimeTransform};
 use crate::error::{Error, Result};
 use crate::limits;
-use crate::schema::{FieldType, Schema};
+use crate::schema::{Field, FieldType, Schema};
 
 /// The writer named in every file's footer; fixed so equal input gives
 /// equal bytes (the version moves only with this crate).
@@ -32,6 +32,15 @@ pub enum ColumnValues<'a> {
     Double { values: &'a [f64], valid: Option<&'a [u8]> },
     /// `offsets` has row_count + 1 entries into `bytes`.
     String { offsets: &'a [u64], bytes: &'a [u8], valid: Option<&'a [u8]> },
+    /// A dictionary of `offsets.len() - 1` strings in `bytes`; row i's value
+    /// is entry `ids[i]`. Each entry is checked and copied once, however
+    /// many rows hold it.
+    DictionaryString {
+        offsets: &'a [u64],
+        bytes: &'a [u8],
+        ids: &'a [u32],
+        valid: Option<&'a [u8]>,
+    },
     /// Row i's elements are `element_offsets[list_offsets[i]..list_offsets[i+1]]`
     /// (pairs of consecutive entries); a null row has `valid[i] == 0`.
     StringList {
@@ -207,6 +216,24 @@ impl<'a> StringRange<'a> {
     }
 }
 
+/// Writes a string column's values (`present`, the rows that are not null)
+/// and definition levels, and records its counts and bounds.
+fn write_strings(
+    col: &mut SerializedColumnWriter<'_>,
+    field: &Field,
+    present: &[ByteArray],
+    defs: &[i16],
+    range: &StringRange<'_>,
+    m: &mut ColumnMetrics,
+) -> Result<()> {
+    let w = col.typed::<ByteArrayType>();
+    w.write_batch(present, if field.required { None } else { Some(defs) }, None)?;
+    m.value_count = defs.len() as i64;
+    m.null_value_count = (defs.len() - present.len()) as i64;
+    range.fill(m);
+    Ok(())
+}
+
 /// Writes the file into memory; returns its bytes and metrics.
 pub fn write_data_file(
     schema: &Schema,
@@ -346,6 +373,42 @@ pub fn write_data_file(
                 m.lower_bound = lo.map(|v| hex(&bounds::double_bytes(v)));
                 m.upper_bound = hi.map(|v| hex(&bounds::double_bytes(v)));
             }
+            (FieldType::String, ColumnValues::DictionaryString { offsets, bytes, ids, valid }) => {
+                check_len("dictionary_ids", name, ids.len(), rows)?;
+                valid_of(*valid)?;
+                let entries = offsets.len().saturating_sub(1);
+                // Each entry a row uses, checked, bounded and copied once;
+                // the rows share it.
+                let mut used: Vec<Option<ByteArray>> = vec![None; entries];
+                let mut present = Vec::with_capacity(rows);
+                let mut defs = Vec::with_capacity(rows);
+                let mut range = StringRange::default();
+                for i in 0..rows {
+                    if is_valid(*valid, i) {
+                        let id = ids[i] as usize;
+                        if id >= entries {
+                            return Err(Error::invalid(format!(
+                                "column \"{name}\": dictionary id {id} of row {i} is outside the {entries} entries"
+                            )));
+                        }
+                        let value = match &used[id] {
+                            Some(v) => v.clone(),
+                            None => {
+                                let s = string_at(name, offsets, bytes, id)?;
+                                range.add(s);
+                                let v = ByteArray::from(s.as_bytes().to_vec());
+                                used[id] = Some(v.clone());
+                                v
+                            }
+                        };
+                        present.push(value);
+                        defs.push(1i16);
+                    } else {
+                        defs.push(0);
+                    }
+                }
+                write_strings(&mut col, field, &present, &defs, &range, &mut m)?;
+            }
             (FieldType::String, ColumnValues::String { offsets, bytes, valid }) => {
                 check_len("offsets", name, offsets.len(), rows + 1)?;
                 valid_of(*valid)?;
@@ -362,11 +425,7 @@ pub fn write_data_file(
                         defs.push(0);
                     }
                 }
-                let w = col.typed::<ByteArrayType>();
-                w.write_batch(&present, if field.required { None } else { Some(&defs) }, None)?;
-                m.value_count = rows as i64;
-                m.null_value_count = (rows - present.len()) as i64;
-                range.fill(&mut m);
+                write_strings(&mut col, field, &present, &defs, &range, &mut m)?;
             }
             (
                 FieldType::StringList { .. },
