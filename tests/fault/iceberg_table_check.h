@@ -1,0 +1,56 @@
+// The end of an Iceberg fault scenario (ScenarioOptions::iceberg_table),
+// after FaultScenario::Finish: the table read by pyiceberg and DuckDB
+// (tests/iceberg/check_cluster_table.py, the readers' venv of
+// scripts/install_iceberg_readers.sh) and compared with the native side:
+// rows = the used segments' rows, sum(count) = every parsed record once, one
+// snapshot per committed sequence with the commit log's Kafka ranges,
+// contiguous from 0 to the committed offsets, every referenced file present.
+//
+//   std::vector<StagedMetadata> staged;  // while the supervisor is down
+//   ASSERT_OK(CopyNewestMetadata(*s, &staged));
+//   ...restart, Finish...
+//   ASSERT_OK(CheckIcebergTable(*s, {.staged_at_fault = staged}));
+#ifndef SLUICE_TESTS_FAULT_ICEBERG_TABLE_CHECK_H_
+#define SLUICE_TESTS_FAULT_ICEBERG_TABLE_CHECK_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "tests/fault/fault_scenario.h"
+
+namespace sluice::fault {
+
+// A metadata document of the table, and a copy of it taken at the fault.
+struct StagedMetadata {
+  std::string location;  // file://...
+  std::string copy;      // a local path
+};
+
+// The table's metadata documents with the highest version now, copied
+// under <root>/staged-metadata/. Called while every supervisor is stopped
+// at kAfterIcebergStage: the newest version is the snapshot it staged and
+// did not commit (the catalog points at the version before). NOT_FOUND if
+// the table has no document yet.
+absl::Status CopyNewestMetadata(FaultScenario& s, std::vector<StagedMetadata>* out);
+
+struct IcebergTableCheck {
+  // Documents staged and not committed when a fault hit (CopyNewestMetadata):
+  // none may be in the table's metadata chain, and the sequence of each
+  // must be in the table once, committed after the fault.
+  std::vector<StagedMetadata> staged_at_fault;
+  // At least this many sequences staged more than once (distinct metadata
+  // documents in deep storage naming the same sequence): a replica race or
+  // a retry after a fault actually happened.
+  int min_restaged_sequences = 0;
+};
+
+// Runs the readers against the table as the (leading) supervisor reports
+// it: through pyiceberg's SqlCatalog on the SQLite store, or, on a
+// PostgreSQL store (pyiceberg has no driver for it in the venv), from the
+// metadata location the supervisor read from the store's catalog.
+absl::Status CheckIcebergTable(FaultScenario& s, const IcebergTableCheck& check = {});
+
+}  // namespace sluice::fault
+
+#endif  // SLUICE_TESTS_FAULT_ICEBERG_TABLE_CHECK_H_
