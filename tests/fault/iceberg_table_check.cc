@@ -125,7 +125,8 @@ absl::Status CheckIcebergTable(FaultScenario& s, const IcebergTableCheck& check)
       ", \"records\": ", produced.records - produced.malformed, ", \"rows\": ", rows,
       ", \"end_offsets\": {", absl::StrJoin(ends, ", "), "}, \"sequences\": [",
       absl::StrJoin(sequences, ", "), "], \"orphan_metadata\": [", absl::StrJoin(staged, ", "),
-      "], \"min_restaged_sequences\": ", check.min_restaged_sequences, "}\n");
+      "], \"min_restaged_sequences\": ", check.min_restaged_sequences,
+      ", \"orphan_files_removed\": ", status.iceberg_table().orphan_files_removed(), "}\n");
   const std::string expected_path = s.root_dir() + "/iceberg-expected.json";
   SLUICE_RETURN_IF_ERROR(WriteFileAtomically(expected_path, expected));
   // SQLite: the catalog in the supervisor's store; PostgreSQL: no catalog.

@@ -29,19 +29,22 @@ struct StagedMetadata {
 
 // The table's metadata documents with the highest version now, copied
 // under <root>/staged-metadata/. Called while every supervisor is stopped
-// at kAfterIcebergStage: the newest version is the snapshot it staged and
-// did not commit (the catalog points at the version before). NOT_FOUND if
-// the table has no document yet.
+// at kAfterIcebergStage: the snapshot it staged and did not commit is among
+// them (with, at times, the document of a replica's publish of the same
+// sequence that committed that version just before). NOT_FOUND if the
+// table has no document yet.
 absl::Status CopyNewestMetadata(FaultScenario& s, std::vector<StagedMetadata>* out);
 
 struct IcebergTableCheck {
-  // Documents staged and not committed when a fault hit (CopyNewestMetadata):
-  // none may be in the table's metadata chain, and the sequence of each
-  // must be in the table once, committed after the fault.
+  // The newest documents when a fault hit (CopyNewestMetadata): at least
+  // one is in no snapshot's chain (staged, never committed), and the
+  // sequence of each is in the table once.
   std::vector<StagedMetadata> staged_at_fault;
   // At least this many sequences staged more than once (distinct metadata
   // documents in deep storage naming the same sequence): a replica race or
-  // a retry after a fault actually happened.
+  // a retry after a fault actually happened. Not checked once the
+  // supervisor reports unreferenced files swept (status
+  // orphan_files_removed): the evidence may be gone.
   int min_restaged_sequences = 0;
 };
 
