@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstdio>
+#include <cstring>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -129,10 +130,14 @@ absl::Status CheckIcebergTable(FaultScenario& s, const IcebergTableCheck& check)
       ", \"orphan_files_removed\": ", status.iceberg_table().orphan_files_removed(), "}\n");
   const std::string expected_path = s.root_dir() + "/iceberg-expected.json";
   SLUICE_RETURN_IF_ERROR(WriteFileAtomically(expected_path, expected));
-  // SQLite: the catalog in the supervisor's store; PostgreSQL: no catalog.
-  const std::string store = s.options().metadata_store_url.empty()
-                                ? s.cluster().data_dir(cluster::kSupervisor) + "/metadata.db"
-                                : std::string("-");
+  // The catalog in the supervisor's store: its SQLite file, or the
+  // PostgreSQL URL in SQLAlchemy's form (psycopg2).
+  const std::string& url = s.options().metadata_store_url;
+  const std::string store =
+      url.empty() ? s.cluster().data_dir(cluster::kSupervisor) + "/metadata.db"
+      : absl::StartsWith(url, "postgresql://")
+          ? absl::StrCat("postgresql+psycopg2://", url.substr(strlen("postgresql://")))
+          : url;
   testing::SubprocessOptions run;
   run.binary = ReadersPython();
   run.args = {"tests/iceberg/check_cluster_table.py", store, expected_path};

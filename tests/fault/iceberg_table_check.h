@@ -48,10 +48,9 @@ struct IcebergTableCheck {
   int min_restaged_sequences = 0;
 };
 
-// Runs the readers against the table as the (leading) supervisor reports
-// it: through pyiceberg's SqlCatalog on the SQLite store, or, on a
-// PostgreSQL store (pyiceberg has no driver for it in the venv), from the
-// metadata location the supervisor read from the store's catalog.
+// Runs the readers against the table: pyiceberg's SqlCatalog on the
+// supervisors' store (SQLite, or PostgreSQL through psycopg2), which must
+// point at the metadata location the (leading) supervisor reports.
 absl::Status CheckIcebergTable(FaultScenario& s, const IcebergTableCheck& check = {});
 
 }  // namespace sluice::fault
