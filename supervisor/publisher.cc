@@ -220,6 +220,9 @@ absl::StatusOr<v1::PublishSegmentsResponse> Publisher::CommitWithIceberg(
     }
     SLUICE_ASSIGN_OR_RETURN(iceberg, StageIceberg(request));
     if (iceberg && options_.after_iceberg_stage) options_.after_iceberg_stage();
+    // Staged in deep storage, nothing committed: a crash here leaves files
+    // no snapshot references (tests/fault/iceberg_faults_test.cc).
+    if (iceberg) SLUICE_RETURN_IF_ERROR(SLUICE_FAULT_POINT("supervisor.after_iceberg_stage"));
   }
 }
 

@@ -11,52 +11,83 @@
 namespace sluice::supervisor {
 
 bool WorkerReports::OnTaskStatus(const v1::TaskStatus& status,
-                                     const std::string& reporting_worker) {
-  if (status.task_id().empty()) return false;
-  std::optional<TaskRecord> record;
-  bool foreign = false;
+                                 const std::string& reporting_worker) {
+  return OnTaskStatuses({status}, reporting_worker).front();
+}
+
+std::vector<bool> WorkerReports::OnTaskStatuses(const std::vector<v1::TaskStatus>& statuses,
+                                                const std::string& reporting_worker) {
+  // One transaction for the whole report: what each task is in the store,
+  // and the state changes the worker reports.
+  std::vector<std::optional<TaskRecord>> records(statuses.size());
   absl::Status read = options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
-    SLUICE_ASSIGN_OR_RETURN(record, txn.GetTask(status.task_id()));
-    if (!record) return absl::OkStatus();
-    // Only the worker the task was assigned to speaks for it.
-    foreign = record->worker_id != reporting_worker;
-    if (foreign) return absl::OkStatus();
-    const bool ended_by_us = IsTerminal(record->state) && !IsTerminal(status.state());
-    if (ended_by_us) return absl::OkStatus();
-    if (record->state != status.state() ||
-        (!status.error().empty() && record->error != status.error())) {
-      SLUICE_RETURN_IF_ERROR(txn.UpdateTask(status.task_id(), status.state(), status.error(),
-                                            FromProto(status.current_offsets()),
-                                            options_.clock->NowMs()));
+    for (size_t i = 0; i < statuses.size(); ++i) {
+      const v1::TaskStatus& status = statuses[i];
+      records[i].reset();
+      if (status.task_id().empty()) continue;
+      SLUICE_ASSIGN_OR_RETURN(records[i], txn.GetTask(status.task_id()));
+      const std::optional<TaskRecord>& record = records[i];
+      // Only the worker the task was assigned to speaks for it.
+      if (!record || record->worker_id != reporting_worker) continue;
+      const bool ended_by_us = IsTerminal(record->state) && !IsTerminal(status.state());
+      if (ended_by_us) continue;
+      if (record->state != status.state() ||
+          (!status.error().empty() && record->error != status.error())) {
+        SLUICE_RETURN_IF_ERROR(txn.UpdateTask(status.task_id(), status.state(), status.error(),
+                                              FromProto(status.current_offsets()),
+                                              options_.clock->NowMs()));
+      }
     }
     return absl::OkStatus();
   });
+  std::vector<bool> unwanted(statuses.size(), false);
   if (!read.ok()) {
-    LOG(WARNING) << "[supervisor] task status of " << status.task_id() << ": " << read;
-    return false;
+    LOG(WARNING) << "[supervisor] " << statuses.size() << " task status(es) from worker "
+                 << reporting_worker << ": " << read;
+    return unwanted;
   }
-  if (foreign) {
-    LOG(WARNING) << "[supervisor] worker " << reporting_worker << " reports task "
-                 << status.task_id() << ", which runs on worker " << record->worker_id
-                 << "; ignored";
-    return true;
+  for (size_t i = 0; i < statuses.size(); ++i) {
+    const v1::TaskStatus& status = statuses[i];
+    const std::optional<TaskRecord>& record = records[i];
+    if (status.task_id().empty()) continue;
+    if (record && record->worker_id != reporting_worker) {
+      LOG(WARNING) << "[supervisor] worker " << reporting_worker << " reports task "
+                   << status.task_id() << ", which runs on worker " << record->worker_id
+                   << "; ignored";
+      unwanted[i] = true;
+      continue;
+    }
+    // Only statuses of tasks the supervisor assigned are kept: what a worker
+    // says about other task ids costs no memory.
+    if (!record) {
+      unwanted[i] = !IsTerminal(status.state());
+      continue;
+    }
+    {
+      absl::MutexLock lock(&mu_);
+      reported_[status.task_id()] = status;
+    }
+    if (IsTerminal(record->state) && !IsTerminal(status.state())) {
+      unwanted[i] = true;
+      continue;
+    }
+    options_.forward(record->datasource, status);
   }
-  // Only statuses of tasks the supervisor assigned are kept: what a worker
-  // says about other task ids (any number of them) costs no memory.
-  if (!record) return !IsTerminal(status.state());
-  {
-    absl::MutexLock lock(&mu_);
-    reported_[status.task_id()] = status;
-  }
-  if (IsTerminal(record->state) && !IsTerminal(status.state())) return true;
-  options_.forward(record->datasource, status);
-  return false;
+  return unwanted;
+}
+
+absl::Status WorkerReports::CheckTaskCount(const std::string& worker_id, size_t tasks) {
+  if (tasks <= static_cast<size_t>(kMaxReportedTasks)) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "worker ", worker_id, " lists ", tasks, " tasks, more than the limit of ", kMaxReportedTasks,
+      " per registration or heartbeat (a worker forgets its ended tasks after a retention)"));
 }
 
 absl::StatusOr<v1::RegisterWorkerResponse> WorkerReports::RegisterWorker(
     const v1::RegisterWorkerRequest& request, const auth::Caller& caller) {
   SLUICE_RETURN_IF_ERROR(CheckWorkerClaim(caller, request.worker().worker_id()));
   SLUICE_RETURN_IF_ERROR(CheckWorkerPlacement(caller, request.worker()));
+  SLUICE_RETURN_IF_ERROR(CheckTaskCount(request.worker().worker_id(), request.tasks_size()));
   std::vector<v1::TaskStatus> tasks(request.tasks().begin(), request.tasks().end());
   SLUICE_RETURN_IF_ERROR(options_.registry->Register(request.worker(), tasks));
   WorkerRecord record;
@@ -67,7 +98,7 @@ absl::StatusOr<v1::RegisterWorkerResponse> WorkerReports::RegisterWorker(
   record.last_seen_ms = record.registered_at_ms;
   SLUICE_RETURN_IF_ERROR(
       options_.store->InTransaction([&](StoreTxn& txn) { return txn.UpsertWorker(record); }));
-  for (const v1::TaskStatus& task : tasks) OnTaskStatus(task, record.worker_id);
+  OnTaskStatuses(tasks, record.worker_id);
   options_.run_all();
   v1::RegisterWorkerResponse response;
   response.set_heartbeat_interval_ms(absl::ToInt64Milliseconds(options_.heartbeat_interval));
@@ -78,13 +109,15 @@ absl::StatusOr<v1::RegisterWorkerResponse> WorkerReports::RegisterWorker(
 absl::StatusOr<v1::WorkerHeartbeatResponse> WorkerReports::Heartbeat(
     const v1::WorkerHeartbeatRequest& request, const auth::Caller& caller) {
   SLUICE_RETURN_IF_ERROR(CheckWorkerClaim(caller, request.worker_id()));
+  SLUICE_RETURN_IF_ERROR(CheckTaskCount(request.worker_id(), request.tasks_size()));
   std::vector<v1::TaskStatus> tasks(request.tasks().begin(), request.tasks().end());
   SLUICE_RETURN_IF_ERROR(options_.registry->Heartbeat(request.worker_id(), tasks));
   v1::WorkerHeartbeatResponse response;
   response.set_supervisor_instance_id(options_.instance_id);
-  for (const v1::TaskStatus& task : tasks) {
-    if (OnTaskStatus(task, request.worker_id()) && !IsTerminal(task.state())) {
-      response.add_stop_task_ids(task.task_id());
+  const std::vector<bool> unwanted = OnTaskStatuses(tasks, request.worker_id());
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    if (unwanted[i] && !IsTerminal(tasks[i].state())) {
+      response.add_stop_task_ids(tasks[i].task_id());
     }
   }
   if (response.stop_task_ids_size() > 0) {

@@ -44,6 +44,11 @@ struct WorkerReportsOptions {
 
 class WorkerReports {
  public:
+  // Tasks a registration or heartbeat may list (a worker lists those it
+  // runs and those that ended within its retention); more is refused with
+  // INVALID_ARGUMENT before anything is read or stored.
+  static constexpr int kMaxReportedTasks = 1024;
+
   explicit WorkerReports(WorkerReportsOptions options) : options_(std::move(options)) {}
   WorkerReports(const WorkerReports&) = delete;
   WorkerReports& operator=(const WorkerReports&) = delete;
@@ -64,6 +69,10 @@ class WorkerReports {
   // is ignored (and that worker told to stop it).
   bool OnTaskStatus(const v1::TaskStatus& status, const std::string& reporting_worker)
       ABSL_LOCKS_EXCLUDED(mu_);
+  // The same for every status of one report, in one store transaction; one
+  // answer per status.
+  std::vector<bool> OnTaskStatuses(const std::vector<v1::TaskStatus>& statuses,
+                                   const std::string& reporting_worker) ABSL_LOCKS_EXCLUDED(mu_);
 
   // ListTasks' answer for `tasks`, with the latest reported statuses.
   v1::SupervisorServiceListTasksResponse TaskList(const std::vector<TaskRecord>& tasks,
@@ -75,6 +84,8 @@ class WorkerReports {
   std::optional<v1::TaskStatus> Latest(const std::string& task_id) ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
+  static absl::Status CheckTaskCount(const std::string& worker_id, size_t tasks);
+
   const WorkerReportsOptions options_;
   absl::Mutex mu_;
   // Latest reported status per task, for tasks in the store only.

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "supervisor/testing/test_util.h"
 
@@ -170,6 +171,58 @@ TEST_F(WorkerReportsTest, HeartbeatNamesTheTasksToStop) {
   EXPECT_EQ(response->supervisor_instance_id(), "instance-1");
   ASSERT_EQ(response->stop_task_ids_size(), 1);
   EXPECT_EQ(response->stop_task_ids(0), "ghost");
+}
+
+// One heartbeat speaks for many tasks in one store transaction: state
+// changes of its own tasks are stored, another worker's task is ignored and
+// named to stop, unknown running ones too.
+TEST_F(WorkerReportsTest, AHeartbeatOfManyTasksIsOneReport) {
+  ASSERT_TRUE(Register("w1").ok());
+  AddTask("a", "w1", v1::TASK_STATE_READING);
+  AddTask("b", "w1", v1::TASK_STATE_READING);
+  AddTask("theirs", "w2", v1::TASK_STATE_READING);
+  v1::WorkerHeartbeatRequest request;
+  request.set_worker_id("w1");
+  *request.add_tasks() = Status("a", v1::TASK_STATE_PUBLISHING);
+  *request.add_tasks() = Status("theirs", v1::TASK_STATE_FAILED);
+  *request.add_tasks() = Status("b", v1::TASK_STATE_SUCCESS);
+  for (int i = 0; i < 50; ++i) {
+    *request.add_tasks() = Status(absl::StrCat("ghost-", i), v1::TASK_STATE_READING);
+  }
+  auto response = reports_->Heartbeat(request, auth::Caller::Anonymous());
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(StoredState("a"), v1::TASK_STATE_PUBLISHING);
+  EXPECT_EQ(StoredState("b"), v1::TASK_STATE_SUCCESS);
+  EXPECT_EQ(StoredState("theirs"), v1::TASK_STATE_READING);
+  EXPECT_EQ(response->stop_task_ids_size(), 50);
+  EXPECT_FALSE(reports_->Latest("ghost-0").has_value());
+}
+
+// A report listing more tasks than any worker keeps is refused before the
+// store is read: a peer cannot make the supervisor do unbounded work.
+TEST_F(WorkerReportsTest, AReportOfTooManyTasksIsRefused) {
+  ASSERT_TRUE(Register("w1").ok());
+  v1::WorkerHeartbeatRequest beat;
+  beat.set_worker_id("w1");
+  for (int i = 0; i <= WorkerReports::kMaxReportedTasks; ++i) {
+    *beat.add_tasks() = Status(absl::StrCat("t", i), v1::TASK_STATE_SUCCESS);
+  }
+  auto answer = reports_->Heartbeat(beat, auth::Caller::Anonymous());
+  EXPECT_EQ(answer.status().code(), absl::StatusCode::kInvalidArgument) << answer.status();
+  EXPECT_TRUE(absl::StrContains(answer.status().message(), "1025 tasks, more than the limit of 1024"))
+      << answer.status();
+
+  v1::RegisterWorkerRequest registration;
+  registration.mutable_worker()->set_worker_id("w9");
+  registration.mutable_worker()->set_address("127.0.0.1:7009");
+  registration.mutable_worker()->set_capacity(2);
+  *registration.mutable_tasks() = beat.tasks();
+  EXPECT_EQ(reports_->RegisterWorker(registration, auth::Caller::Anonymous()).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(runs_, 1);  // only w1's registration woke the supervisors
+
+  beat.mutable_tasks()->RemoveLast();
+  EXPECT_TRUE(reports_->Heartbeat(beat, auth::Caller::Anonymous()).ok());
 }
 
 TEST_F(WorkerReportsTest, ReportsSpeakOnlyForTheWorkersOwnTasks) {

@@ -1,5 +1,8 @@
 #include "task/task_manager.h"
 
+#include <algorithm>
+#include <functional>
+
 #include <glog/logging.h>
 
 #include "absl/strings/str_cat.h"
@@ -245,6 +248,39 @@ int TaskManager::running() const {
     if (entry.runner != nullptr && !entry.runner->finished()) ++running;
   }
   return running;
+}
+
+int TaskManager::ForgetEndedTasks(absl::Time now) {
+  const int64_t cutoff_ms = absl::ToUnixMillis(now - options_.ended_task_retention);
+  std::vector<Entry> forgotten;  // destroyed (runners joined) outside the lock
+  {
+    absl::MutexLock lock(&mu_);
+    std::vector<std::pair<int64_t, std::string>> ended;  // end time, id
+    for (const auto& [id, entry] : tasks_) {
+      if (entry.runner != nullptr && !entry.runner->finished()) continue;
+      const int64_t end_ms = entry.runner != nullptr ? entry.runner->Status().end_time_ms()
+                                                     : entry.final_status.end_time_ms();
+      ended.emplace_back(end_ms, id);
+    }
+    std::sort(ended.begin(), ended.end(), std::greater<>());  // newest first
+    for (size_t i = 0; i < ended.size(); ++i) {
+      const auto& [end_ms, id] = ended[i];
+      if (static_cast<int>(i) < options_.max_ended_tasks && end_ms >= cutoff_ms) continue;
+      auto it = tasks_.find(id);
+      forgotten.push_back(std::move(it->second));
+      tasks_.erase(it);
+    }
+  }
+  for (const Entry& entry : forgotten) {
+    absl::Status removed = RemoveAll(TaskDir(entry.spec.task_id()));
+    if (!removed.ok()) {
+      LOG(WARNING) << "[worker] forgetting task " << entry.spec.task_id() << ": " << removed;
+    }
+  }
+  if (!forgotten.empty()) {
+    LOG(INFO) << "[worker] forgot " << forgotten.size() << " ended task(s)";
+  }
+  return static_cast<int>(forgotten.size());
 }
 
 void TaskManager::Shutdown() {

@@ -47,6 +47,12 @@ struct TaskManagerOptions {
   int64_t ingestion_memory_bytes = 0;
   // Segment builds at once across the tasks (BuildSlots); at least 1.
   int concurrent_segment_builds = 1;
+  // An ended task is remembered (answered, listed in heartbeats) for this
+  // long after it ended, and only the newest max_ended_tasks of them; then
+  // ForgetEndedTasks removes it and its directory. Heartbeats stay bounded
+  // however long the worker runs.
+  absl::Duration ended_task_retention = absl::Hours(1);
+  int max_ended_tasks = 256;
   // Where task metrics go (and the gauge of tasks by state); null: nowhere.
   // Not owned; outlives the manager.
   metrics::Registry* metrics = nullptr;
@@ -83,6 +89,9 @@ class TaskManager {
       ABSL_LOCKS_EXCLUDED(mu_);
   // Tasks not in a final state.
   int running() const ABSL_LOCKS_EXCLUDED(mu_);
+  // Forgets the ended tasks past ended_task_retention at `now` or beyond the
+  // newest max_ended_tasks, removing their directories; how many.
+  int ForgetEndedTasks(absl::Time now) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Persists and stops every running task without a final state (they are
   // restored when the worker starts again). Idempotent.

@@ -100,7 +100,12 @@ absl::StatusOr<std::unique_ptr<WorkerServer>> WorkerServer::Start(WorkerServerOp
   heartbeat.info.set_version("sluice-task 0.1");
   heartbeat.info.set_start_time_ms(NowMillis());
   TaskManager* tasks = server->manager_.get();
-  heartbeat.list_tasks = [tasks] { return tasks->ListTasks(); };
+  // Each heartbeat first forgets the tasks that ended past the retention,
+  // so what it lists stays bounded however long the worker runs.
+  heartbeat.list_tasks = [tasks] {
+    tasks->ForgetEndedTasks(absl::Now());
+    return tasks->ListTasks();
+  };
   heartbeat.stop_task = [tasks](const std::string& task_id) {
     tasks->StopTask(task_id, v1::STOP_MODE_GRACEFUL, "the supervisor no longer wants it").IgnoreError();
   };

@@ -117,7 +117,9 @@ absl::Status FaultScenario::Init() {
   for (int i = 0; i < options_.supervisors; ++i) {
     const std::string name = cluster::SupervisorName(i);
     SLUICE_RETURN_IF_ERROR(MakeDirs(root_ + "/arm/" + name));
-    o.extra_flags[name].push_back(FaultPointsFlag(root_, name, SupervisorCrashPoints(), false));
+    std::vector<std::string> points = SupervisorCrashPoints();
+    if (options_.iceberg_table) points.push_back(kAfterIcebergStage);
+    o.extra_flags[name].push_back(FaultPointsFlag(root_, name, points, false));
   }
   if (!options_.metadata_store_url.empty()) {
     o.extra_flags[cluster::kSupervisor].push_back("--metadata_store=" +
@@ -203,6 +205,7 @@ absl::Status FaultScenario::SubmitSpec(const std::function<void(v1::SupervisorSp
   wiki.start_delay = "PT0.1S";
   wiki.segment_granularity = options_.segment_granularity;
   wiki.query_granularity = "MINUTE";
+  wiki.iceberg_table = options_.iceberg_table;
   v1::SubmitSupervisorRequest request;
   v1::SupervisorSpec* spec = request.mutable_spec();
   *spec = cluster::WikiSpec(wiki);

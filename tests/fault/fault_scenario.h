@@ -60,6 +60,9 @@ namespace sluice::fault {
 
 inline constexpr char kDatasource[] = "wiki";
 inline constexpr char kTopic[] = "wiki";
+// Armable on the supervisors of an Iceberg scenario (ScenarioOptions::
+// iceberg_table): a snapshot staged in deep storage, not yet committed.
+inline constexpr char kAfterIcebergStage[] = "supervisor.after_iceberg_stage";
 
 struct ScenarioOptions {
   // Names the scenario's directory and its messages. Required.
@@ -129,6 +132,10 @@ struct ScenarioOptions {
   // Records: wiki-edit-like rows, a fraction malformed, partitions in turn.
   uint64_t seed = 1;
   double malformed_fraction = 0.01;
+  // The spec sets "icebergTable": {} (table sluice.wiki beside the
+  // segments), and the supervisors' crash points include
+  // kIcebergCrashPoints.
+  bool iceberg_table = false;
   // Extra flags by process name ("worker" = every worker), after the
   // scenario's own; see ProcessClusterOptions::extra_flags.
   std::map<std::string, std::vector<std::string>> extra_flags;

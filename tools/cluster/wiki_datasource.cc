@@ -54,6 +54,7 @@ v1::SupervisorSpec WikiSpec(const WikiSpecOptions& options) {
   schema->mutable_granularity_spec()->set_rollup(options.rollup);
   spec.mutable_tuning_config()->set_max_rows_per_segment(options.max_rows_per_segment);
   spec.mutable_tuning_config()->set_max_rows_in_memory(options.max_rows_in_memory);
+  if (options.iceberg_table) spec.mutable_iceberg_table();  // the defaults
   return spec;
 }
 

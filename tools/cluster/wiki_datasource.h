@@ -40,6 +40,9 @@ struct WikiSpecOptions {
   std::string segment_granularity = "HOUR";
   std::string query_granularity = "NONE";
   bool rollup = true;
+  // Also an Iceberg table (spec "icebergTable": {}: table sluice.<datasource>
+  // in the store's catalog, next to the segments; docs/iceberg.md).
+  bool iceberg_table = false;
 };
 
 // The spec: the six wiki dimensions, count + longSum added/deleted +
