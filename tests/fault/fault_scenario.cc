@@ -25,6 +25,7 @@
 #include "tools/audit/kafka_record_counter.h"
 #include "tools/audit/segment_file_verifier.h"
 #include "tools/audit/live_audit.h"
+#include "tools/audit/table_audit.h"
 #include "tools/cluster/wiki_datasource.h"
 #include "tools/produce/wiki_producer.h"
 
@@ -609,6 +610,30 @@ audit::AuditReport FaultScenario::Audit(const PartitionOffsets& reset) {
   audit::AuditReport report =
       audit::RunAudit(inputs->commit_log, inputs->used_segments, counter->get(), &verifier);
   CheckResetsDeclared(reset, &report);
+  // An Iceberg datasource's table, audited from its files with the same
+  // Kafka counts, as `sluicectl verify` does.
+  if (inputs->status.has_value() && inputs->status->has_iceberg_table() &&
+      !inputs->status->iceberg_table().metadata_location().empty()) {
+    audit::TableAuditOptions table_options;
+    table_options.metadata_location = inputs->status->iceberg_table().metadata_location();
+    v1::GetSupervisorRequest spec_request;
+    spec_request.set_datasource(kDatasource);
+    v1::GetSupervisorResponse spec;
+    grpc::ClientContext spec_ctx;
+    spec_ctx.set_deadline(absl::ToChronoTime(absl::Now() + kRpcTimeout));
+    if (supervisor()->GetSupervisor(&spec_ctx, spec_request, &spec).ok()) {
+      audit::SetRecordAccounting(spec.spec(), &table_options);
+    }
+    audit::DeepStorageFileReader table_files(files.deep_storage, files.scratch_dir);
+    const std::vector<v1::SegmentDescriptor> all(inputs->segments.segments().begin(),
+                                                 inputs->segments.segments().end());
+    const audit::TableAuditReport table = audit::RunTableAudit(
+        inputs->commit_log, all, report.records_by_sequence, table_options, &table_files);
+    LOG(INFO) << "[scenario " << options_.name << "] " << table.ToString();
+    for (const std::string& d : table.discrepancies) {
+      report.discrepancies.push_back(absl::StrCat("Iceberg table: ", d));
+    }
+  }
   absl::StatusOr<Produced> by_id = ProducedByStreamPartition(inputs->commit_log);
   if (!by_id.ok()) {
     report.discrepancies.push_back(std::string(by_id.status().message()));
