@@ -33,9 +33,9 @@ absl::StatusOr<std::string> Read(DeepStorage* storage, const std::string& scratc
 
 }  // namespace
 
-absl::StatusOr<int64_t> IcebergOrphanSweeper::Sweep(const std::string& location_key,
-                                                     const std::string& metadata_location,
-                                                     absl::Time now) {
+absl::StatusOr<int64_t> IcebergOrphanSweeper::Sweep(
+    const std::string& location_key, const std::string& metadata_location, absl::Time now,
+    const std::function<absl::StatusOr<std::string>()>& current_location) {
   absl::MutexLock lock(&mu_);
   // 1. Everything the current metadata references, every document read.
   std::set<std::string> referenced;
@@ -93,11 +93,31 @@ absl::StatusOr<int64_t> IcebergOrphanSweeper::Sweep(const std::string& location_
   for (auto it = seen.begin(); it != seen.end();) {
     it = unreferenced.count(it->first) ? std::next(it) : seen.erase(it);
   }
-  int64_t removed = 0;
-  absl::Status first_error;
+  std::vector<std::string> old_enough;
   for (const std::string& path : unreferenced) {
     auto [it, inserted] = seen.emplace(path, now);
-    if (inserted || now - it->second < options_.min_age) continue;
+    if (!inserted && now - it->second >= options_.min_age) old_enough.push_back(path);
+  }
+  if (old_enough.empty()) return 0;
+  // 3. No publish of the table under way, and the catalog still at the
+  // metadata read in 1: nothing judged orphan was staged or committed since.
+  if (options_.locks != nullptr && !options_.locks->TryExclusive(location_key)) return 0;
+  struct Release {
+    IcebergTableLocks* locks;
+    const std::string& key;
+    ~Release() {
+      if (locks != nullptr) locks->ReleaseExclusive(key);
+    }
+  } release{options_.locks, location_key};
+  if (current_location) {
+    absl::StatusOr<std::string> current = current_location();
+    if (!current.ok()) return context(current.status(), "reading the catalog again");
+    if (*current != metadata_location) return 0;  // committed meanwhile: next pass
+  }
+  int64_t removed = 0;
+  absl::Status first_error;
+  for (const std::string& path : old_enough) {
+    auto it = seen.find(path);
     const std::string uri = storage_->UriForKey(absl::StrCat(location_key, "/", path));
     if (absl::Status deleted = storage_->Delete(uri); !deleted.ok()) {
       if (first_error.ok()) first_error = context(deleted, uri);

@@ -33,6 +33,7 @@
 #define SLUICE_SUPERVISOR_ICEBERG_ORPHAN_SWEEPER_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 
@@ -41,6 +42,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/deep_storage.h"
+#include "supervisor/iceberg_table_locks.h"
 
 namespace sluice::supervisor {
 
@@ -49,6 +51,11 @@ struct IcebergOrphanSweepOptions {
   absl::Duration min_age = absl::Hours(1);
   // Where remote (s3://) metadata files are downloaded to be read.
   std::string scratch_dir = "/tmp";
+  // Shared with the publisher of the same process: files are removed only
+  // while no publish of the table is under way (a pass that finds one
+  // removes nothing), and only if the catalog still points at the metadata
+  // the pass read. Null: the safety age is the only guard.
+  IcebergTableLocks* locks = nullptr;
 };
 
 class IcebergOrphanSweeper {
@@ -61,8 +68,12 @@ class IcebergOrphanSweeper {
   // whose current metadata document is `metadata_location`: the number of
   // orphan files removed. Thread-safe (passes over one table are
   // serialized).
-  absl::StatusOr<int64_t> Sweep(const std::string& location_key,
-                                const std::string& metadata_location, absl::Time now)
+  // `current_location` reads the catalog's metadata location again, under
+  // the exclusive hold of the table, before anything is removed (empty:
+  // not checked).
+  absl::StatusOr<int64_t> Sweep(
+      const std::string& location_key, const std::string& metadata_location, absl::Time now,
+      const std::function<absl::StatusOr<std::string>()>& current_location = nullptr)
       ABSL_LOCKS_EXCLUDED(mu_);
 
   // Files of the table seen unreferenced and not yet removed (for tests and

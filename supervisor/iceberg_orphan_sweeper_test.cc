@@ -138,6 +138,33 @@ TEST_F(IcebergOrphanSweeperTest, AFileCommittedMeanwhileIsNeverRemoved) {
   for (const std::string& p : Referenced()) EXPECT_TRUE(std::filesystem::exists(p)) << p;
 }
 
+// A publish of the table under way (it may be reusing an old staged file
+// for its commit) or a commit since the pass read the table: nothing is
+// removed in that pass; the next one removes what is still orphan.
+TEST_F(IcebergOrphanSweeperTest, NothingGoesWhileAPublishRunsOrAfterACommitSinceTheRead) {
+  IcebergTableLocks locks;
+  IcebergOrphanSweeper sweeper(storage_.get(), {.min_age = absl::Hours(1),
+                                                .scratch_dir = root_ + "/scratch",
+                                                .locks = &locks});
+  const absl::Time t0 = absl::FromUnixSeconds(1800000000);
+  const std::vector<std::string> staged = StageUncommitted("a");
+  EXPECT_EQ(*sweeper.Sweep(kKey, table_->metadata_location(), t0), 0);
+  {
+    IcebergTableLocks::Shared publishing = locks.Publishing(kKey);
+    EXPECT_EQ(*sweeper.Sweep(kKey, table_->metadata_location(), t0 + absl::Hours(2)), 0);
+    for (const std::string& p : staged) EXPECT_TRUE(std::filesystem::exists(p)) << p;
+  }
+  const std::string read = table_->metadata_location();
+  auto moved_on = [&]() -> absl::StatusOr<std::string> { return std::string("file:///elsewhere"); };
+  EXPECT_EQ(*sweeper.Sweep(kKey, read, t0 + absl::Hours(2), moved_on), 0);
+  for (const std::string& p : staged) EXPECT_TRUE(std::filesystem::exists(p)) << p;
+  auto unchanged = [&]() -> absl::StatusOr<std::string> { return read; };
+  EXPECT_EQ(*sweeper.Sweep(kKey, read, t0 + absl::Hours(2), unchanged), 4);
+  for (const std::string& p : staged) EXPECT_FALSE(std::filesystem::exists(p)) << p;
+  EXPECT_EQ(locks.Publishes(kKey), 0);
+  EXPECT_TRUE(locks.TryExclusive(kKey));  // the sweep released its hold
+}
+
 TEST_F(IcebergOrphanSweeperTest, AnUnreadableDocumentRemovesNothing) {
   IcebergOrphanSweeper sweeper(storage_.get(), {.min_age = absl::Hours(1),
                                                 .scratch_dir = root_ + "/scratch"});

@@ -258,6 +258,9 @@ absl::StatusOr<std::optional<Publisher::IcebergPlan>> Publisher::StageIceberg(
   }
   IcebergPlan plan;
   plan.target = *IcebergTargetOf(spec->spec, *options_.deep_storage);
+  if (options_.iceberg_table_locks != nullptr) {
+    plan.publishing = options_.iceberg_table_locks->Publishing(plan.target.location_key);
+  }
   IcebergCommitInput input;
   input.sequence_name = request.sequence_name();
   input.segments.assign(request.segments().begin(), request.segments().end());

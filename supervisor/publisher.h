@@ -17,6 +17,7 @@
 #include "supervisor/clock.h"
 #include "supervisor/iceberg_commit.h"
 #include "supervisor/iceberg_table_activity.h"
+#include "supervisor/iceberg_table_locks.h"
 #include "supervisor/metadata_store.h"
 
 namespace sluice::supervisor {
@@ -66,6 +67,10 @@ struct PublisherOptions {
   // Where the outcome of each publish to an Iceberg table is recorded for
   // the status; null: nowhere.
   IcebergTableActivity* iceberg_activity = nullptr;
+  // Held shared by each publish to an Iceberg table, from before it stages
+  // until its commit ended, so the orphan sweeper of this process never
+  // removes what a publish is staging (iceberg_table_locks.h); null: none.
+  IcebergTableLocks* iceberg_table_locks = nullptr;
 };
 
 class Publisher {
@@ -112,6 +117,8 @@ class Publisher {
     IcebergTarget target;
     StagedIcebergCommit staged;
     int64_t staging_ms = 0;  // converting and writing the files
+    // The table held shared until the plan is dropped (after the commit).
+    IcebergTableLocks::Shared publishing;
   };
   // The commit loop of Publish: `iceberg` ends holding the last plan staged
   // (nullopt: none), `names_table` whether the datasource's spec names a

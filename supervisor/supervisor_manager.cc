@@ -89,7 +89,8 @@ SupervisorManager::SupervisorManager(SupervisorManagerOptions options)
                   .scratch_dir = options_.scratch_dir,
                   .on_replica_divergence =
                       [this](const ReplicaDivergence& d) { OnReplicaDivergence(d); },
-                  .iceberg_activity = &iceberg_activity_}),
+                  .iceberg_activity = &iceberg_activity_,
+                  .iceberg_table_locks = &iceberg_table_locks_}),
       allocator_({options_.store, options_.clock}),
       handoff_(HandoffOptions(options_)),
       reverify_(ReverifyOptions(options_)) {
@@ -97,7 +98,8 @@ SupervisorManager::SupervisorManager(SupervisorManagerOptions options)
     orphan_sweeper_ = std::make_unique<IcebergOrphanSweeper>(
         options_.deep_storage,
         IcebergOrphanSweepOptions{.min_age = options_.iceberg_orphan_min_age,
-                                  .scratch_dir = options_.scratch_dir});
+                                  .scratch_dir = options_.scratch_dir,
+                                  .locks = &iceberg_table_locks_});
   }
   WorkerRegistryOptions registry;
   registry.clock = options_.clock;
@@ -263,8 +265,18 @@ int64_t SupervisorManager::SweepIcebergOrphans(absl::Time now) {
     const v1::IcebergTableStatus& table = status.iceberg_table();
     const std::string key =
         absl::StrCat("iceberg/", table.table_namespace(), "/", table.table_name());
+    const std::string table_namespace = table.table_namespace();
+    const std::string table_name = table.table_name();
+    auto current_location = [&]() -> absl::StatusOr<std::string> {
+      std::optional<std::string> location;
+      SLUICE_RETURN_IF_ERROR(options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
+        SLUICE_ASSIGN_OR_RETURN(location, txn.IcebergMetadataLocation(table_namespace, table_name));
+        return absl::OkStatus();
+      }));
+      return location.value_or("");
+    };
     absl::StatusOr<int64_t> removed =
-        orphan_sweeper_->Sweep(key, table.metadata_location(), now);
+        orphan_sweeper_->Sweep(key, table.metadata_location(), now, current_location);
     if (!removed.ok()) {
       LOG(WARNING) << "[supervisor] Iceberg orphan sweep of " << status.datasource() << ": "
                    << removed.status();

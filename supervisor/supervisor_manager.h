@@ -216,8 +216,9 @@ class SupervisorManager {
   std::unique_ptr<WorkerRegistry> registry_;
   // Registrations, heartbeats and task statuses (worker_reports.h).
   std::unique_ptr<WorkerReports> reports_;
-  // Declared before the publisher, which records into it.
+  // Declared before the publisher, which records into them.
   IcebergTableActivity iceberg_activity_;
+  IcebergTableLocks iceberg_table_locks_;
   // Null without deep storage or with iceberg_orphan_min_age zero.
   std::unique_ptr<IcebergOrphanSweeper> orphan_sweeper_;
   Publisher publisher_;
