@@ -95,6 +95,7 @@ class IcebergCommitTest : public ::testing::Test {
     options.scratch_dir = dir_.path() + "/scratch";
     options.after_iceberg_stage = std::move(after_stage);
     options.iceberg_activity = &activity_;
+    options.metrics = &metrics_;
     return Publisher(options);
   }
 
@@ -186,6 +187,7 @@ class IcebergCommitTest : public ::testing::Test {
   v1::SupervisorSpec spec_;
   std::vector<int64_t> other_snapshots_;
   IcebergTableActivity activity_;
+  metrics::Registry metrics_;
 };
 
 TEST(IcebergPartitioning, FollowsTheSegmentGranularity) {
@@ -311,6 +313,17 @@ TEST_F(IcebergCommitTest, EachPublishIsASnapshotSwappedInWithTheOffsets) {
   auto again = publisher.Publish(Request("wiki_a_2", 60, 100, {third}));
   EXPECT_EQ(again.status().code(), absl::StatusCode::kAborted);
   EXPECT_EQ(CatalogLocation(), v2);
+
+  // Each snapshot staged once; each attempt's transaction timed (two per
+  // snapshot: the one asking for the stage and the one swapping it in,
+  // and the refused repeat).
+  const std::string text = metrics_.Render();
+  EXPECT_TRUE(absl::StrContains(
+      text, "sluice_supervisor_iceberg_stage_seconds_count{datasource=\"wiki\"} 3"))
+      << text;
+  EXPECT_TRUE(absl::StrContains(
+      text, "sluice_supervisor_publish_transaction_seconds_count{datasource=\"wiki\"} 7"))
+      << text;
 }
 
 // An operator's reset of the offsets is recorded in the next snapshot, so

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/fault_injection.h"
+#include "common/metrics/catalog.h"
 #include "common/names.h"
 #include "common/retry.h"
 #include "common/spec.h"
@@ -301,6 +302,11 @@ absl::StatusOr<std::optional<Publisher::IcebergPlan>> Publisher::StageIceberg(
                           StageIcebergCommit(options_.deep_storage, options_.scratch_dir,
                                              plan.target, base, input));
   plan.staging_ms = absl::ToInt64Milliseconds(absl::Now() - started);
+  if (options_.metrics != nullptr) {
+    options_.metrics
+        ->GetHistogram(metrics::kSupervisorIcebergStageSeconds, {{"datasource", ds}})
+        ->ObserveDuration(absl::Now() - started);
+  }
   return std::optional<IcebergPlan>(std::move(plan));
 }
 
@@ -337,6 +343,7 @@ absl::StatusOr<v1::PublishSegmentsResponse> Publisher::Commit(
   OffsetMap before;
   std::vector<ReplicaDivergence> divergences;
 
+  const absl::Time transaction_start = absl::Now();
   absl::Status status = options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
     response.Clear();
     skipped = 0;
@@ -461,6 +468,11 @@ absl::StatusOr<v1::PublishSegmentsResponse> Publisher::Commit(
     ToProto(after, response.mutable_committed_offsets());
     return SLUICE_FAULT_POINT("supervisor.publish.before_commit");
   });
+  if (options_.metrics != nullptr) {
+    options_.metrics
+        ->GetHistogram(metrics::kSupervisorPublishTransactionSeconds, {{"datasource", ds}})
+        ->ObserveDuration(absl::Now() - transaction_start);
+  }
   if (!status.ok()) {
     VLOG(1) << "[supervisor " << ds << "] publish of " << request.sequence_name() << " by "
             << request.task_id() << " refused: " << status;

@@ -15,6 +15,7 @@
 #include "common/deep_storage.h"
 #include "sluice/v1/supervisor_service.pb.h"
 #include "supervisor/clock.h"
+#include "common/metrics/registry.h"
 #include "supervisor/iceberg_commit.h"
 #include "supervisor/iceberg_table_activity.h"
 #include "supervisor/iceberg_table_locks.h"
@@ -71,6 +72,9 @@ struct PublisherOptions {
   // until its commit ended, so the orphan sweeper of this process never
   // removes what a publish is staging (iceberg_table_locks.h); null: none.
   IcebergTableLocks* iceberg_table_locks = nullptr;
+  // The publish transaction's and the Iceberg staging's latencies
+  // (common/metrics/catalog.h); null: not recorded.
+  metrics::Registry* metrics = nullptr;
 };
 
 class Publisher {

@@ -90,7 +90,8 @@ SupervisorManager::SupervisorManager(SupervisorManagerOptions options)
                   .on_replica_divergence =
                       [this](const ReplicaDivergence& d) { OnReplicaDivergence(d); },
                   .iceberg_activity = &iceberg_activity_,
-                  .iceberg_table_locks = &iceberg_table_locks_}),
+                  .iceberg_table_locks = &iceberg_table_locks_,
+                  .metrics = options_.metrics}),
       allocator_({options_.store, options_.clock}),
       handoff_(HandoffOptions(options_)),
       reverify_(ReverifyOptions(options_)) {

@@ -134,6 +134,16 @@ inline constexpr MetricDef kSupervisorSegmentsFailingVerification{
     "Used segments whose deep-storage copy currently fails verification (HANDOFF_FAILED).",
     "datasource"};
 
+inline constexpr MetricDef kSupervisorPublishTransactionSeconds{
+    "sluice_supervisor_publish_transaction_seconds", MetricType::kHistogram,
+    "Time of one publish transaction (offsets, segments, commit log and, for an Iceberg "
+    "datasource, the catalog's compare-and-swap), per attempt, whatever its result.",
+    "datasource", kLatencySecondsBuckets};
+inline constexpr MetricDef kSupervisorIcebergStageSeconds{
+    "sluice_supervisor_iceberg_stage_seconds", MetricType::kHistogram,
+    "Time to stage one Iceberg snapshot of a sequence (segments to Parquet, data files, manifest, "
+    "manifest list, metadata document, data files read back), per attempt.",
+    "datasource", kPublishSecondsBuckets};
 inline constexpr MetricDef kSupervisorIcebergOrphansRemoved{
     "sluice_supervisor_iceberg_orphan_files_removed_total", MetricType::kCounter,
     "Files of an Iceberg datasource's table that no snapshot references (staged by publishes that "
@@ -193,6 +203,8 @@ inline constexpr const MetricDef* kCatalog[] = {
     &kSupervisorEarlyHandoffs,
     &kSupervisorScalingActions,
     &kSupervisorPublishes,
+    &kSupervisorPublishTransactionSeconds,
+    &kSupervisorIcebergStageSeconds,
     &kSupervisorSegmentsPublished,
     &kSupervisorHandoffSeconds,
     &kSupervisorSegmentVerificationFailures,
