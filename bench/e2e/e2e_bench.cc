@@ -612,6 +612,15 @@ absl::StatusOr<std::string> RunE2eBench(const E2eBenchOptions& options) {
             round, with_table.RecordsPerSecond() / f.off.back().RecordsPerSecond(),
             with_table.WorkerCpuPerRecordNs() / f.off.back().WorkerCpuPerRecordNs()));
       }
+      Progress(absl::StrFormat(
+          "round %d, Iceberg: publish per sequence p99 %.0f ms (native %.0f ms), snapshot "
+          "staging p99 %.0f ms, publish transaction p99 %.1f ms (native %.1f ms)",
+          round, 1000 * with_table.task_publish_seconds.Quantile(0.99),
+          f.off.empty() ? 0.0 : 1000 * f.off.back().task_publish_seconds.Quantile(0.99),
+          1000 * with_table.supervisor_iceberg_stage_seconds.Quantile(0.99),
+          1000 * with_table.supervisor_publish_transaction_seconds.Quantile(0.99),
+          f.off.empty() ? 0.0
+                        : 1000 * f.off.back().supervisor_publish_transaction_seconds.Quantile(0.99)));
     }
     // Rollup merges rows only when dimension values repeat: page and user
     // (200k and 30k values) make nearly every row unique, so this run keeps

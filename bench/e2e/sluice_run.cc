@@ -265,6 +265,12 @@ absl::StatusOr<SluiceRunResult> RunSluice(BenchCluster& processes,
   SLUICE_ASSIGN_OR_RETURN(
       result.supervisor_checkpoint_seconds,
       MergedHistogram(supervisor_samples, "sluice_supervisor_checkpoint_seconds", labels));
+  SLUICE_ASSIGN_OR_RETURN(result.supervisor_publish_transaction_seconds,
+                          MergedHistogram(supervisor_samples,
+                                          "sluice_supervisor_publish_transaction_seconds", labels));
+  SLUICE_ASSIGN_OR_RETURN(
+      result.supervisor_iceberg_stage_seconds,
+      MergedHistogram(supervisor_samples, "sluice_supervisor_iceberg_stage_seconds", labels));
   result.pauseless_rounds =
       SumSamples(supervisor_samples, "sluice_supervisor_pauseless_checkpoints_total", labels);
   result.fallback_rounds =

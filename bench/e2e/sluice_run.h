@@ -87,6 +87,9 @@ struct SluiceRunResult {
   double pauseless_rounds = 0;
   double fallback_rounds = 0;
   PromHistogram task_publish_seconds;
+  // The supervisor's publish transactions and Iceberg stagings (per attempt).
+  PromHistogram supervisor_publish_transaction_seconds;
+  PromHistogram supervisor_iceberg_stage_seconds;
   PromHistogram task_persist_seconds;
   // gRPC handling time on the workers (all merged) of the calls a
   // checkpoint round makes: where a round's time goes.
