@@ -59,13 +59,17 @@ int DaysInMonth(int64_t year, int month) {
   return kDays[month - 1];
 }
 
-// The canonical form, YYYY-MM-DDTHH:MM:SS.sssZ (what FormatIsoInstant writes
-// and most producers send): read without the general parser's branches, and
-// the day number of the last date seen is kept per thread (records of a
-// stream share their date). False for anything else, including values the
-// general parser handles specially (hour 24, a leap second) or refuses; the
-// caller then runs it.
-bool ParseCanonicalInstant(absl::string_view text, int64_t* out) {
+absl::Status BadInstant(absl::string_view text, absl::string_view why) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("not an ISO-8601 instant (", why, "): \"",
+                   text.substr(0, 64), "\""));
+}
+
+}  // namespace
+
+// Read without the general parser's branches, and the day number of the last
+// date seen is kept per thread (records of a stream share their date).
+bool ParseCanonicalIsoInstant(absl::string_view text, int64_t* out) {
   static_assert(ABSL_IS_LITTLE_ENDIAN, "the word masks below are little-endian");
   if (text.size() != 24) return false;
   // Three 8-byte words, checked a word at a time: the separators where they
@@ -120,16 +124,8 @@ bool ParseCanonicalInstant(absl::string_view text, int64_t* out) {
   return true;
 }
 
-absl::Status BadInstant(absl::string_view text, absl::string_view why) {
-  return absl::InvalidArgumentError(
-      absl::StrCat("not an ISO-8601 instant (", why, "): \"",
-                   text.substr(0, 64), "\""));
-}
-
-}  // namespace
-
 absl::StatusOr<int64_t> ParseIsoInstantMillis(absl::string_view text) {
-  if (int64_t ms; ParseCanonicalInstant(text, &ms)) return ms;
+  if (int64_t ms; ParseCanonicalIsoInstant(text, &ms)) return ms;
   size_t pos = 0;
   int year, month, day;
   bool negative_year = false;

@@ -1,7 +1,6 @@
 #include "common/segment/row_parser.h"
 
 #include <simdjson.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <algorithm>
@@ -16,6 +15,7 @@
 #include "common/segment/expression.h"
 #include "common/segment/format_limits.h"
 #include "common/segment/timestamp.h"
+#include "common/time_util.h"
 
 namespace sluice {
 namespace segment {
@@ -124,9 +124,11 @@ static bool PaddingReadable(absl::string_view value) {
 #if defined(SLUICE_ROW_PARSER_ASAN)
   return false;
 #else
-  static const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  // 4 KiB, the smallest page: pages are multiples of it, so two bytes in the
+  // same 4 KiB block are in the same page whatever the page size.
+  constexpr uintptr_t kBlock = 4096;
   const uintptr_t last = reinterpret_cast<uintptr_t>(value.data()) + value.size() - 1;
-  return last / page == (last + simdjson::SIMDJSON_PADDING) / page;
+  return last / kBlock == (last + simdjson::SIMDJSON_PADDING) / kBlock;
 #endif
 }
 
@@ -183,6 +185,8 @@ struct RowParser::Impl {
   std::vector<ExprScratch> scratches;
   std::vector<std::optional<absl::string_view>> filter_values;
   std::string time_text;
+  // Where Metric and StoreMetric put the error they return false for.
+  ParseError failure;
 
   int32_t ActionFor(absl::string_view key) {
     auto it = by_name.find(key);
@@ -215,13 +219,16 @@ struct RowParser::Impl {
   // Always inlined: with two instantiations of Parse calling them, the
   // compiler would otherwise call them out of line, which costs the parser
   // without a transformSpec ~8% more instructions per record.
-  ABSL_ATTRIBUTE_ALWAYS_INLINE ParseError Metric(const FieldAction& action, od::json_type type,
-                                                 absl::string_view text, od::value& value,
-                                                 InputRow* row);
-  ABSL_ATTRIBUTE_ALWAYS_INLINE ParseError StoreMetric(const std::vector<int32_t>& metrics,
-                                                      bool is_integer, int64_t integer,
-                                                      double real, absl::string_view text,
-                                                      InputRow* row);
+  // They return false with *error set: a ParseError returned by value on
+  // success would build and destroy its message string for every metric of
+  // every record.
+  ABSL_ATTRIBUTE_ALWAYS_INLINE bool Metric(const FieldAction& action, od::json_type type,
+                                           absl::string_view text, od::value& value,
+                                           InputRow* row, ParseError* error);
+  ABSL_ATTRIBUTE_ALWAYS_INLINE bool StoreMetric(const std::vector<int32_t>& metrics,
+                                                bool is_integer, int64_t integer, double real,
+                                                absl::string_view text, InputRow* row,
+                                                ParseError* error);
   ParseError ApplyTransform(size_t row_value_bytes, InputRow* row);
 };
 
@@ -325,8 +332,9 @@ ParseError RowParser::Parse(absl::string_view value, const RecordEnvelope& envel
                              : impl_->Parse<false>(value, &envelope, row);
 }
 
-inline ParseError RowParser::Impl::Metric(const FieldAction& action, od::json_type type,
-                                   absl::string_view text, od::value& value, InputRow* row) {
+inline bool RowParser::Impl::Metric(const FieldAction& action, od::json_type type,
+                                    absl::string_view text, od::value& value, InputRow* row,
+                                    ParseError* error) {
   // A number token is parsed by simdjson once; a string's text by absl.
   bool is_integer = false;
   int64_t integer = 0;
@@ -348,31 +356,34 @@ inline ParseError RowParser::Impl::Metric(const FieldAction& action, od::json_ty
       }
     } else if (!absl::SimpleAtod(text, &real) || !std::isfinite(real)) {
       const MetricSpec& m = schema.metrics[action.metrics[0]];
-      return Error(ParseErrorKind::kBadNumber,
-                   absl::StrCat("metric \"", m.name, "\" (field \"", m.field,
-                                "\"): malformed number ", text.substr(0, 40)));
+      *error = Error(ParseErrorKind::kBadNumber,
+                     absl::StrCat("metric \"", m.name, "\" (field \"", m.field,
+                                  "\"): malformed number ", text.substr(0, 40)));
+      return false;
     }
   } else if (type == od::json_type::string) {
     if (absl::SimpleAtoi(text, &integer)) {
       is_integer = true;
     } else if (!absl::SimpleAtod(text, &real)) {
       const MetricSpec& m = schema.metrics[action.metrics[0]];
-      return Error(ParseErrorKind::kBadNumber,
-                   absl::StrCat("metric \"", m.name, "\" (field \"", m.field,
-                                "\"): not a number: \"", text.substr(0, 40), "\""));
+      *error = Error(ParseErrorKind::kBadNumber,
+                     absl::StrCat("metric \"", m.name, "\" (field \"", m.field,
+                                  "\"): not a number: \"", text.substr(0, 40), "\""));
+      return false;
     }
   } else {
     const MetricSpec& m = schema.metrics[action.metrics[0]];
-    return Error(ParseErrorKind::kBadNumber,
-                 absl::StrCat("metric \"", m.name, "\" (field \"", m.field,
-                              "\"): expected a number, got ", TypeName(type)));
+    *error = Error(ParseErrorKind::kBadNumber,
+                   absl::StrCat("metric \"", m.name, "\" (field \"", m.field,
+                                "\"): expected a number, got ", TypeName(type)));
+    return false;
   }
-  return StoreMetric(action.metrics, is_integer, integer, real, text, row);
+  return StoreMetric(action.metrics, is_integer, integer, real, text, row, error);
 }
 
-inline ParseError RowParser::Impl::StoreMetric(const std::vector<int32_t>& metrics, bool is_integer,
-                                        int64_t integer, double real, absl::string_view text,
-                                        InputRow* row) {
+inline bool RowParser::Impl::StoreMetric(const std::vector<int32_t>& metrics, bool is_integer,
+                                         int64_t integer, double real, absl::string_view text,
+                                         InputRow* row, ParseError* error) {
   for (int32_t index : metrics) {
     const MetricSpec& m = schema.metrics[index];
     MetricInput& in = row->metrics[index];
@@ -382,9 +393,10 @@ inline ParseError RowParser::Impl::StoreMetric(const std::vector<int32_t>& metri
       } else {
         // Truncate toward zero, as a cast would; refuse what does not fit.
         if (!(real > -9223372036854775808.0 && real < 9223372036854775808.0)) {
-          return Error(ParseErrorKind::kBadNumber,
-                       absl::StrCat("metric \"", m.name, "\" (field \"", m.field, "\"): ",
-                                    text.substr(0, 40), " is outside the int64 range"));
+          *error = Error(ParseErrorKind::kBadNumber,
+                         absl::StrCat("metric \"", m.name, "\" (field \"", m.field, "\"): ",
+                                      text.substr(0, 40), " is outside the int64 range"));
+          return false;
         }
         in.long_value = static_cast<int64_t>(real);
       }
@@ -393,7 +405,7 @@ inline ParseError RowParser::Impl::StoreMetric(const std::vector<int32_t>& metri
     }
     in.present = true;
   }
-  return ParseError();
+  return true;
 }
 
 template <bool kTransforming>
@@ -435,6 +447,8 @@ ParseError RowParser::Impl::Parse(absl::string_view value, const RecordEnvelope*
 
   const char* const document_end = input + value.size();
   const bool discover = schema.discover_dimensions();
+  const bool iso_timestamps = schema.timestamp_format == TimestampFormat::kIso ||
+                              schema.timestamp_format == TimestampFormat::kAuto;
   bool have_timestamp = false;
   size_t row_value_bytes = 0;
   if (envelope != nullptr && discover) {
@@ -512,7 +526,7 @@ ParseError RowParser::Impl::Parse(absl::string_view value, const RecordEnvelope*
       case od::json_type::boolean: {
         bool b;
         if (auto err = v.get_bool().get(b)) return NotJson(err);
-        text = b ? "true" : "false";
+        text = b ? absl::string_view("true", 4) : absl::string_view("false", 5);
         break;
       }
       case od::json_type::null: {
@@ -594,6 +608,14 @@ ParseError RowParser::Impl::Parse(absl::string_view value, const RecordEnvelope*
         have_timestamp = false;
         continue;
       }
+      // The canonical ISO form without a Status (TimestampFromString gives
+      // the same value for it; anything else goes there).
+      if (type == od::json_type::string && iso_timestamps &&
+          ParseCanonicalIsoInstant(text, &row->timestamp_ms) &&
+          row->timestamp_ms >= kMinTimestampMs && row->timestamp_ms <= kMaxTimestampMs) {
+        have_timestamp = true;
+        continue;
+      }
       absl::StatusOr<int64_t> ms;
       if (type == od::json_type::string) {
         ms = TimestampFromString(text, schema.timestamp_format);
@@ -623,8 +645,7 @@ ParseError RowParser::Impl::Parse(absl::string_view value, const RecordEnvelope*
         for (int32_t index : action->metrics) row->metrics[index] = MetricInput();
         continue;
       }
-      ParseError e = Metric(*action, type, text, v, row);
-      if (!e.ok()) return e;
+      if (!Metric(*action, type, text, v, row, &failure)) return std::move(failure);
     }
   }
   // Past the object there must be nothing left.
@@ -762,8 +783,9 @@ ParseError RowParser::Impl::ApplyTransform(size_t row_value_bytes, InputRow* row
                      absl::StrCat("metric \"", m.name, "\" (transform \"", FieldName(name),
                                   "\"): not a number: \"", v.text.substr(0, 40), "\""));
       }
-      ParseError e = StoreMetric(out.metrics, is_integer, integer, real, v.text, row);
-      if (!e.ok()) return e;
+      if (!StoreMetric(out.metrics, is_integer, integer, real, v.text, row, &failure)) {
+        return std::move(failure);
+      }
     }
   }
   return ParseError();
@@ -844,8 +866,9 @@ ParseError RowParser::Impl::ApplyEnvelope(const RecordEnvelope& envelope, InputR
     }
     if (!action.metrics.empty() && !row->metrics[action.metrics[0]].present) {
       od::value unused;
-      ParseError e = Metric(action, od::json_type::string, column.value, unused, row);
-      if (!e.ok()) return e;
+      if (!Metric(action, od::json_type::string, column.value, unused, row, &failure)) {
+        return std::move(failure);
+      }
     }
   }
   return ParseError();
