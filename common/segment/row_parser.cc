@@ -86,6 +86,17 @@ struct FilterInput {
 
 constexpr int32_t kUnknownField = -1;
 
+// The roles of one field of a record, as bits: what FieldAction says and
+// whether discovery takes it, worked out once per field name (and kept with
+// the cached key of each position) rather than per record.
+enum FieldRole : uint8_t {
+  kRoleTimestamp = 1,
+  kRoleDimension = 2,   // a listed dimension
+  kRoleMetric = 4,      // a metric input
+  kRoleCapture = 8,     // read by a transform or the filter
+  kRoleDiscovered = 16, // a discovered dimension
+};
+
 // A field name for an error message: at most 64 bytes of it.
 absl::string_view FieldName(absl::string_view key) { return key.substr(0, 64); }
 
@@ -142,14 +153,16 @@ struct RowParser::Impl {
   struct Cached {
     std::string key;
     int32_t action = kUnknownField;
+    uint8_t roles = 0;
     // The first 16 bytes of the key, zero-padded, and masks of its length:
     // short keys compare with two loads instead of a memcmp call.
     uint64_t word[2] = {0, 0};
     uint64_t mask[2] = {0, 0};
 
-    void Set(absl::string_view k, int32_t a) {
+    void Set(absl::string_view k, int32_t a, uint8_t r) {
       key.assign(k.data(), k.size());
       action = a;
+      roles = r;
       char bytes[16] = {};
       std::memcpy(bytes, k.data(), std::min<size_t>(k.size(), 16));
       std::memcpy(word, bytes, 16);
@@ -191,6 +204,24 @@ struct RowParser::Impl {
   int32_t ActionFor(absl::string_view key) {
     auto it = by_name.find(key);
     return it == by_name.end() ? kUnknownField : it->second;
+  }
+
+  // The FieldRole bits of a field named `key` whose action is `index`.
+  uint8_t RolesOf(int32_t index, absl::string_view key) const {
+    const FieldAction* a = index == kUnknownField ? nullptr : &actions[index];
+    uint8_t roles = 0;
+    // Discovery: every field not excluded (the timestamp, metric inputs and
+    // outputs, "__time", "" and the listed exclusions are) is a dimension.
+    if (schema.discover_dimensions() && (a == nullptr || !a->excluded) && !key.empty()) {
+      roles |= kRoleDiscovered;
+    }
+    if (a != nullptr) {
+      if (a->timestamp) roles |= kRoleTimestamp;
+      if (a->dimension >= 0) roles |= kRoleDimension;
+      if (!a->metrics.empty()) roles |= kRoleMetric;
+      if (a->capture >= 0) roles |= kRoleCapture;
+    }
+    return roles;
   }
 
   int32_t AddAction(const std::string& name) {
@@ -316,7 +347,8 @@ void RowParser::Impl::SetUpTransform(RowTransform t) {
   results.resize(outputs.size());
   scratches.resize(outputs.size());
   filter_values.resize(filter_inputs.size());
-  // Cached positions hold action indexes, which did not move; nothing to redo.
+  // Cached positions hold roles worked out from the actions, which changed.
+  by_position.clear();
 }
 
 ParseError RowParser::Parse(absl::string_view value, InputRow* row) {
@@ -446,12 +478,11 @@ ParseError RowParser::Impl::Parse(absl::string_view value, const RecordEnvelope*
   }
 
   const char* const document_end = input + value.size();
-  const bool discover = schema.discover_dimensions();
   const bool iso_timestamps = schema.timestamp_format == TimestampFormat::kIso ||
                               schema.timestamp_format == TimestampFormat::kAuto;
   bool have_timestamp = false;
   size_t row_value_bytes = 0;
-  if (envelope != nullptr && discover) {
+  if (envelope != nullptr && schema.discover_dimensions()) {
     ParseError e = DiscoverEnvelope(*envelope, row, &row_value_bytes);
     if (!e.ok()) return e;
   }
@@ -466,11 +497,13 @@ ParseError RowParser::Impl::Parse(absl::string_view value, const RecordEnvelope*
     const char* raw = field.key().raw();
     absl::string_view key;
     int32_t action_index;
+    uint8_t roles;
     if (position < by_position.size() &&
         by_position[position].key.size() < static_cast<size_t>(document_end - raw) &&
         by_position[position].Matches(raw)) {
       key = absl::string_view(raw, by_position[position].key.size());
       action_index = by_position[position].action;
+      roles = by_position[position].roles;
     } else {
       size_t length = 0;
       bool escaped = false;
@@ -489,25 +522,21 @@ ParseError RowParser::Impl::Parse(absl::string_view value, const RecordEnvelope*
         key = absl::string_view(raw, length);
       }
       action_index = ActionFor(key);
+      roles = RolesOf(action_index, key);
       if (!escaped) {
         if (position >= by_position.size()) by_position.resize(position + 1);
-        by_position[position].Set(key, action_index);
+        by_position[position].Set(key, action_index, roles);
       }
     }
     ++position;
 
-    const FieldAction* action = action_index == kUnknownField ? nullptr : &actions[action_index];
-    // Discovery: every field not excluded (the timestamp, metric inputs and
-    // outputs, "__time", "" and the listed exclusions are) is a dimension.
-    const bool discovered =
-        discover && (action == nullptr || !action->excluded) && !key.empty();
-    if (!discovered &&
-        (action == nullptr || (!action->timestamp && action->dimension < 0 &&
-                               action->metrics.empty() && (!kTransforming || action->capture < 0)))) {
-      continue;  // the object iterator skips the value
-    }
-
-    const bool is_dimension = discovered || action->dimension >= 0;
+    // Only what the spec uses is read: the object iterator skips the rest
+    // (checking only its structure).
+    constexpr uint8_t kRoles = kRoleTimestamp | kRoleDimension | kRoleMetric | kRoleDiscovered;
+    constexpr uint8_t kUsed = kTransforming ? (kRoles | kRoleCapture) : kRoles;
+    if ((roles & kUsed) == 0) continue;
+    const bool discovered = (roles & kRoleDiscovered) != 0;
+    const bool is_dimension = (roles & (kRoleDimension | kRoleDiscovered)) != 0;
     od::value v = field.value();
     od::json_type type;
     if (auto err = v.type().get(type)) return NotJson(err);
@@ -566,14 +595,12 @@ ParseError RowParser::Impl::Parse(absl::string_view value, const RecordEnvelope*
     }
 
     if constexpr (kTransforming) {
-      if (action != nullptr && action->capture >= 0) {
-        captured[action->capture] = !present ? ExprValue::Null()
-                                    : type == od::json_type::number ? ExprValue::Number(text)
-                                                                    : ExprValue::String(text);
-        if (!discovered && !action->timestamp && action->dimension < 0 &&
-            action->metrics.empty()) {
-          continue;  // read by transforms or the filter only
-        }
+      if (roles & kRoleCapture) {
+        captured[actions[action_index].capture] =
+            !present                        ? ExprValue::Null()
+            : type == od::json_type::number ? ExprValue::Number(text)
+                                            : ExprValue::String(text);
+        if ((roles & kRoles) == 0) continue;  // read by transforms or the filter only
       }
     }
     if (is_dimension && present) {
@@ -603,7 +630,9 @@ ParseError RowParser::Impl::Parse(absl::string_view value, const RecordEnvelope*
       }
       continue;
     }
-    if (action->timestamp) {
+    // Not discovered: the field has an action.
+    const FieldAction& action = actions[action_index];
+    if (roles & kRoleTimestamp) {
       if (!present) {
         have_timestamp = false;
         continue;
@@ -635,17 +664,17 @@ ParseError RowParser::Impl::Parse(absl::string_view value, const RecordEnvelope*
       have_timestamp = true;
       continue;
     }
-    if (action->dimension >= 0) {
-      DimValue& d = row->dims[action->dimension];
+    if (roles & kRoleDimension) {
+      DimValue& d = row->dims[action.dimension];
       d.present = present;
       d.text = present ? text : absl::string_view();
     }
-    if (!action->metrics.empty()) {
+    if (roles & kRoleMetric) {
       if (!present) {
-        for (int32_t index : action->metrics) row->metrics[index] = MetricInput();
+        for (int32_t index : action.metrics) row->metrics[index] = MetricInput();
         continue;
       }
-      if (!Metric(*action, type, text, v, row, &failure)) return std::move(failure);
+      if (!Metric(action, type, text, v, row, &failure)) return std::move(failure);
     }
   }
   // Past the object there must be nothing left.
