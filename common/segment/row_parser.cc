@@ -230,6 +230,24 @@ struct RowParser::Impl {
     return it->second;
   }
 
+  // The action of envelope column `i` named `name`: column names are the
+  // same record after record (but for headers), so each position's last name
+  // is kept and compared before the hash lookup.
+  struct EnvelopeCached {
+    std::string name;
+    int32_t action = kUnknownField;
+  };
+  std::vector<EnvelopeCached> envelope_actions;
+  int32_t EnvelopeActionFor(size_t i, absl::string_view name) {
+    if (i < envelope_actions.size() && envelope_actions[i].name == name) {
+      return envelope_actions[i].action;
+    }
+    if (i >= envelope_actions.size()) envelope_actions.resize(i + 1);
+    envelope_actions[i].name.assign(name.data(), name.size());
+    envelope_actions[i].action = ActionFor(name);
+    return envelope_actions[i].action;
+  }
+
   int32_t CaptureSlot(const std::string& name) {
     FieldAction& a = actions[AddAction(name)];
     if (a.capture < 0) a.capture = static_cast<int32_t>(captured.size());
@@ -845,9 +863,10 @@ ParseError CheckEnvelopeValue(const EnvelopeColumn& column, size_t* row_value_by
 
 ParseError RowParser::Impl::DiscoverEnvelope(const RecordEnvelope& envelope, InputRow* row,
                                              size_t* row_value_bytes) {
-  for (const EnvelopeColumn& column : envelope.columns) {
+  for (size_t i = 0; i < envelope.columns.size(); ++i) {
+    const EnvelopeColumn& column = envelope.columns[i];
     if (!column.present || column.name.empty()) continue;
-    const int32_t index = ActionFor(column.name);
+    const int32_t index = EnvelopeActionFor(i, column.name);
     if (index != kUnknownField && actions[index].excluded) continue;
     ParseError e = CheckEnvelopeValue(column, row_value_bytes);
     if (!e.ok()) return e;
@@ -866,7 +885,7 @@ ParseError RowParser::Impl::ApplyEnvelope(const RecordEnvelope& envelope, InputR
   for (size_t i = 0; i < envelope.columns.size(); ++i) {
     const EnvelopeColumn& column = envelope.columns[i];
     if (!column.present) continue;
-    const int32_t index = ActionFor(column.name);
+    const int32_t index = EnvelopeActionFor(i, column.name);
     if (index == kUnknownField) continue;
     const FieldAction& action = actions[index];
     // A transform may read it (unless the value had the field).
@@ -877,9 +896,13 @@ ParseError RowParser::Impl::ApplyEnvelope(const RecordEnvelope& envelope, InputR
     }
     if (action.timestamp && !*have_timestamp) {
       const bool is_number = static_cast<int32_t>(i) == envelope.timestamp_column;
-      absl::StatusOr<int64_t> ms = is_number
-                                       ? TimestampFromNumber(column.value, schema.timestamp_format)
-                                       : TimestampFromString(column.value, schema.timestamp_format);
+      // The Kafka timestamp from its number when the envelope has it, not
+      // from its text.
+      absl::StatusOr<int64_t> ms =
+          is_number && envelope.timestamp_ms.has_value()
+              ? TimestampFromInteger(*envelope.timestamp_ms, schema.timestamp_format)
+          : is_number ? TimestampFromNumber(column.value, schema.timestamp_format)
+                      : TimestampFromString(column.value, schema.timestamp_format);
       if (!ms.ok()) {
         return Error(ParseErrorKind::kBadTimestamp,
                      absl::StrCat("timestamp column \"", schema.timestamp_column,
