@@ -506,8 +506,9 @@ ParseError RowParser::Impl::Parse(absl::string_view value, const RecordEnvelope*
   }
   size_t position = 0;
   for (auto field_result : object) {
-    od::field field;
-    if (auto err = std::move(field_result).get(field)) return NotJson(err);
+    // Used in place: moving it out (get) copies the field for every field.
+    if (auto err = field_result.error()) return NotJson(err);
+    od::field& field = field_result.value_unsafe();
 
     // The key. Fast path: the key this position had last time, compared in
     // place (a cached key has no escapes, so matching bytes followed by the
