@@ -198,6 +198,8 @@ struct RowParser::Impl {
   std::vector<ExprScratch> scratches;
   std::vector<std::optional<absl::string_view>> filter_values;
   std::string time_text;
+  // Per Schema::metrics entry: IsLongMetric of its type.
+  std::vector<uint8_t> long_metric;
   // Where Metric and StoreMetric put the error they return false for.
   ParseError failure;
 
@@ -295,6 +297,7 @@ absl::StatusOr<std::unique_ptr<RowParser>> RowParser::Create(const Schema& schem
   if (absl::Status s = ValidateSchema(schema); !s.ok()) return s;
   auto impl = std::make_unique<Impl>();
   impl->schema = schema;
+  for (const MetricSpec& m : schema.metrics) impl->long_metric.push_back(IsLongMetric(m.type));
   impl->actions[impl->AddAction(schema.timestamp_column)].timestamp = true;
   for (size_t i = 0; i < schema.dimensions.size(); ++i) {
     impl->actions[impl->AddAction(schema.dimensions[i])].dimension = static_cast<int32_t>(i);
@@ -435,14 +438,14 @@ inline bool RowParser::Impl::StoreMetric(const std::vector<int32_t>& metrics, bo
                                          int64_t integer, double real, absl::string_view text,
                                          InputRow* row, ParseError* error) {
   for (int32_t index : metrics) {
-    const MetricSpec& m = schema.metrics[index];
     MetricInput& in = row->metrics[index];
-    if (IsLongMetric(m.type)) {
+    if (long_metric[index]) {
       if (is_integer) {
         in.long_value = integer;
       } else {
         // Truncate toward zero, as a cast would; refuse what does not fit.
         if (!(real > -9223372036854775808.0 && real < 9223372036854775808.0)) {
+          const MetricSpec& m = schema.metrics[index];
           *error = Error(ParseErrorKind::kBadNumber,
                          absl::StrCat("metric \"", m.name, "\" (field \"", m.field, "\"): ",
                                       text.substr(0, 40), " is outside the int64 range"));
