@@ -11,6 +11,10 @@
 //   build      merge the spills into segments, write, fsync, read back (the
 //              checksum and structure, as under a supervisor that decodes
 //              every pushed segment; --full_read_back decodes every block)
+// --kafka_timestamp runs the kafka input format instead: each record's
+// envelope built as the read loop builds it (task/record_envelope_builder:
+// key, Kafka timestamp, topic), the Kafka timestamp (the record's own time)
+// as the timestamp column, the value's "timestamp" field unused.
 // Under callgrind each pass is collected alone and dumped by name, so
 // bench/ingest_kernel.py prints instructions per record per stage: a count
 // that does not depend on what else the machine runs. Without valgrind the
@@ -23,6 +27,7 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,12 +37,17 @@
 #include "absl/strings/str_cat.h"
 #include "common/file_util.h"
 #include "common/granularity.h"
+#include "common/time_util.h"
 #include "task/columnar_engine.h"
+#include "task/record_envelope_builder.h"
 #include "tools/cluster/wiki_datasource.h"
 #include "tools/produce/wiki_rows.h"
 
 DEFINE_int64(records, 100000, "records to run through the kernel");
 DEFINE_bool(rollup, false, "rollup on (queryGranularity MINUTE, the 4 low-cardinality dimensions)");
+DEFINE_bool(kafka_timestamp, false,
+            "the kafka input format: each record's envelope beside its value, the Kafka "
+            "timestamp as the timestamp column");
 DEFINE_int64(max_rows_in_memory, 150000, "rows per persist (the spec's maxRowsInMemory)");
 DEFINE_string(dir, "", "scratch directory (default: a new one under TMPDIR)");
 DEFINE_bool(full_read_back, false,
@@ -90,7 +100,62 @@ v1::DataSchema Schema() {
     dims->clear_dimensions();
     for (const char* d : {"channel", "namespace", "countryName", "isRobot"}) dims->add_dimensions(d);
   }
+  if (FLAGS_kafka_timestamp) {
+    spec.mutable_data_schema()->mutable_timestamp_spec()->set_column("kafka.timestamp");
+    spec.mutable_data_schema()->mutable_timestamp_spec()->set_format("millis");
+  }
   return spec.data_schema();
+}
+
+// With --kafka_timestamp: the envelope of each record (its Kafka timestamp
+// the record's own time, -1 for a record without one) built per record as
+// the read loop does; nullptr without.
+class Envelopes {
+ public:
+  explicit Envelopes(const std::vector<std::string>& records) {
+    if (!FLAGS_kafka_timestamp) return;
+    v1::InputFormat format;
+    format.set_type("kafka");
+    auto builder = task::RecordEnvelopeBuilder::Create(format);
+    CHECK(builder.ok()) << builder.status();
+    builder_.emplace(std::move(*builder));
+    for (const std::string& r : records) {
+      constexpr absl::string_view kPrefix = "{\"timestamp\":\"";
+      int64_t ms = -1;
+      if (absl::string_view(r).substr(0, kPrefix.size()) == kPrefix) {
+        auto parsed = ParseIsoInstantMillis(absl::string_view(r).substr(kPrefix.size(), 24));
+        if (parsed.ok()) ms = *parsed;
+      }
+      times_.push_back(ms);
+    }
+    meta_.has_key = true;
+    meta_.key = "k";
+    meta_.topic = "wiki";
+  }
+  const segment::RecordEnvelope* Build(size_t record, int32_t partition, int64_t offset,
+                                       absl::string_view value) {
+    if (!builder_.has_value()) return nullptr;
+    meta_.timestamp_ms = times_[record];
+    meta_.partition = partition;
+    std::string error;
+    const segment::RecordEnvelope* envelope =
+        builder_->Build(task::KafkaRecord{partition, offset, value}, meta_, &error);
+    CHECK(envelope != nullptr) << error;
+    return envelope;
+  }
+
+ private:
+  std::optional<task::RecordEnvelopeBuilder> builder_;
+  std::vector<int64_t> times_;
+  task::KafkaEnvelope meta_;
+};
+
+const task::ParsedRow* ParseOne(task::RowParser& parser, Envelopes& envelopes, size_t record,
+                                int32_t partition, int64_t offset, absl::string_view value,
+                                task::RowParseError* error) {
+  const segment::RecordEnvelope* envelope = envelopes.Build(record, partition, offset, value);
+  return envelope == nullptr ? parser.Parse(value, error)
+                             : parser.Parse(value, *envelope, error);
 }
 
 // Records reach the task as Kafka delivers them: 4 partitions (record i on
@@ -133,6 +198,7 @@ struct Indexer {
   int64_t rows_in_memory = 0;
   int64_t bytes_in_memory = 0;
   int spill_number = 0;
+  Envelopes* envelopes = nullptr;
 
   void PersistAll() {
     for (auto& [bucket, index] : indexes) {
@@ -150,7 +216,8 @@ struct Indexer {
     task::RowParseError error;
     for (size_t i = 0; i < records.size(); ++i) {
       const Delivery& d = DeliveryOrder(records.size())[i];
-      const task::ParsedRow* row = parser->Parse(records[d.record], &error);
+      const task::ParsedRow* row =
+          ParseOne(*parser, *envelopes, d.record, d.partition, d.offset, records[d.record], &error);
       if (row == nullptr) continue;
       const int64_t start = hour.Truncate(row->timestamp_ms());
       std::unique_ptr<task::SegmentIndex>& index = indexes[start];
@@ -192,25 +259,29 @@ int Main() {
               static_cast<long long>(FLAGS_records), FLAGS_rollup ? "on" : "off",
               static_cast<long long>(FLAGS_max_rows_in_memory));
 
+  Envelopes envelopes(records);
   {
     auto parser = (*engine)->NewParser();
     task::RowParseError error;
     int64_t sink = 0;
     Pass pass("parse");
-    for (const std::string& r : records) {
-      const task::ParsedRow* row = parser->Parse(r, &error);
+    for (size_t i = 0; i < records.size(); ++i) {
+      const task::ParsedRow* row = ParseOne(*parser, envelopes, i, 0, static_cast<int64_t>(i),
+                                            records[i], &error);
       sink += row == nullptr ? 0 : row->timestamp_ms();
     }
     if (sink == 42) std::printf(" ");
   }
   {
     Indexer indexer{engine->get(), (*engine)->NewParser()};
+    indexer.envelopes = &envelopes;
     indexer.dir = dir + "/index";
     CHECK(MakeDirs(indexer.dir).ok());
     Pass pass("index");
     indexer.Run(records, &pass, /*collect_persists=*/false);
   }
   Indexer indexer{engine->get(), (*engine)->NewParser()};
+  indexer.envelopes = &envelopes;
   indexer.dir = dir + "/persist";
   CHECK(MakeDirs(indexer.dir).ok());
   {

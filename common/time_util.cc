@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "absl/base/config.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
@@ -58,47 +59,6 @@ int DaysInMonth(int64_t year, int month) {
   return kDays[month - 1];
 }
 
-// The canonical form, YYYY-MM-DDTHH:MM:SS.sssZ (what FormatIsoInstant writes
-// and most producers send): read without the general parser's branches, and
-// the day number of the last date seen is kept per thread (records of a
-// stream share their date). False for anything else, including values the
-// general parser handles specially (hour 24, a leap second) or refuses; the
-// caller then runs it.
-bool ParseCanonicalInstant(absl::string_view text, int64_t* out) {
-  if (text.size() != 24 || text[4] != '-' || text[7] != '-' || text[10] != 'T' ||
-      text[13] != ':' || text[16] != ':' || text[19] != '.' || text[23] != 'Z') {
-    return false;
-  }
-  const char* t = text.data();
-  static constexpr int kDigitAt[] = {0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18, 20, 21, 22};
-  for (int at : kDigitAt) {
-    if (static_cast<unsigned char>(t[at] - '0') > 9) return false;
-  }
-  auto two = [t](int at) { return (t[at] - '0') * 10 + (t[at + 1] - '0'); };
-  const int hour = two(11), minute = two(14), second = two(17);
-  if (hour > 23 || minute > 59 || second > 59) return false;
-  const int millis = (t[20] - '0') * 100 + (t[21] - '0') * 10 + (t[22] - '0');
-
-  struct LastDate {
-    char text[10] = {};
-    int64_t days = 0;
-  };
-  static thread_local LastDate last;
-  int64_t days;
-  if (std::memcmp(last.text, t, 10) == 0) {
-    days = last.days;
-  } else {
-    const int year = two(0) * 100 + two(2);
-    const int month = two(5), day = two(8);
-    if (month < 1 || month > 12 || day < 1 || day > DaysInMonth(year, month)) return false;
-    days = DaysFromCivil(year, month, day);
-    std::memcpy(last.text, t, 10);
-    last.days = days;
-  }
-  *out = (days * 86400 + hour * 3600 + minute * 60 + second) * 1000 + millis;
-  return true;
-}
-
 absl::Status BadInstant(absl::string_view text, absl::string_view why) {
   return absl::InvalidArgumentError(
       absl::StrCat("not an ISO-8601 instant (", why, "): \"",
@@ -107,8 +67,65 @@ absl::Status BadInstant(absl::string_view text, absl::string_view why) {
 
 }  // namespace
 
+// Read without the general parser's branches, and the day number of the last
+// date seen is kept per thread (records of a stream share their date).
+bool ParseCanonicalIsoInstant(absl::string_view text, int64_t* out) {
+  static_assert(ABSL_IS_LITTLE_ENDIAN, "the word masks below are little-endian");
+  if (text.size() != 24) return false;
+  // Three 8-byte words, checked a word at a time: the separators where they
+  // belong ("YYYY-MM-" "DDTHH:MM" ":SS.sssZ"), and every other byte a digit
+  // (with the separators replaced by '0', each byte's high nibble is 3 and
+  // adding 6 keeps it 3).
+  static constexpr uint64_t kSepMask[3] = {0xff0000ff00000000, 0x0000ff0000ff0000,
+                                           0xff000000ff0000ff};
+  uint64_t w[3];
+  std::memcpy(w, text.data(), 24);
+  uint64_t bad = 0;
+  for (int i = 0; i < 3; ++i) {
+    static constexpr char kSeparators[3][9] = {"\0\0\0\0-\0\0-", "\0\0T\0\0:\0\0",
+                                               ":\0\0.\0\0\0Z"};
+    uint64_t separators;
+    std::memcpy(&separators, kSeparators[i], 8);
+    const uint64_t digits = (w[i] & ~kSepMask[i]) | (0x3030303030303030 & kSepMask[i]);
+    bad |= (w[i] & kSepMask[i]) ^ separators;
+    bad |= ((digits & 0xf0f0f0f0f0f0f0f0) ^ 0x3030303030303030) |
+           (((digits + 0x0606060606060606) & 0xf0f0f0f0f0f0f0f0) ^ 0x3030303030303030);
+  }
+  if (bad != 0) return false;
+  const char* t = text.data();
+  auto two = [t](int at) { return (t[at] - '0') * 10 + (t[at + 1] - '0'); };
+  const int hour = two(11), minute = two(14), second = two(17);
+  if (hour > 23 || minute > 59 || second > 59) return false;
+  const int millis = (t[20] - '0') * 100 + (t[21] - '0') * 10 + (t[22] - '0');
+
+  // The date: its first 10 bytes, the first word and two bytes of the second.
+  struct LastDate {
+    uint64_t date = 0;
+    uint16_t date_end = 0;
+    bool set = false;
+    int64_t days = 0;
+  };
+  static thread_local LastDate last;
+  const uint16_t date_end = static_cast<uint16_t>(w[1] & 0xffff);  // little-endian: bytes 8, 9
+  int64_t days;
+  if (last.set && last.date == w[0] && last.date_end == date_end) {
+    days = last.days;
+  } else {
+    const int year = two(0) * 100 + two(2);
+    const int month = two(5), day = two(8);
+    if (month < 1 || month > 12 || day < 1 || day > DaysInMonth(year, month)) return false;
+    days = DaysFromCivil(year, month, day);
+    last.date = w[0];
+    last.date_end = date_end;
+    last.set = true;
+    last.days = days;
+  }
+  *out = (days * 86400 + hour * 3600 + minute * 60 + second) * 1000 + millis;
+  return true;
+}
+
 absl::StatusOr<int64_t> ParseIsoInstantMillis(absl::string_view text) {
-  if (int64_t ms; ParseCanonicalInstant(text, &ms)) return ms;
+  if (int64_t ms; ParseCanonicalIsoInstant(text, &ms)) return ms;
   size_t pos = 0;
   int year, month, day;
   bool negative_year = false;

@@ -37,6 +37,14 @@ inline int64_t FloorDiv(int64_t a, int64_t b) {
 // INVALID_ARGUMENT with the reason otherwise. Runs in ~20 ns.
 absl::StatusOr<int64_t> ParseIsoInstantMillis(absl::string_view text);
 
+// The canonical form only, YYYY-MM-DDTHH:MM:SS.sssZ (what FormatIsoInstant
+// writes and most producers send), without a Status: true with *out set for
+// a valid instant in that form (the value ParseIsoInstantMillis gives), false
+// for anything else, including what ParseIsoInstantMillis accepts in another
+// form or handles specially (hour 24, a leap second); callers then run
+// ParseIsoInstantMillis.
+bool ParseCanonicalIsoInstant(absl::string_view text, int64_t* out);
+
 // "2026-11-30T02:15:44.123Z".
 std::string FormatIsoInstant(int64_t epoch_ms);
 

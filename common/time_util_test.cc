@@ -41,6 +41,32 @@ TEST(ParseIsoInstant, Rejects) {
   }
 }
 
+// The fast path checks the canonical form a word at a time: any one byte
+// changed must give what the general parser gives for the same text (the
+// same instant with "+00:00" for "Z" goes through the general parser only).
+TEST(ParseIsoInstant, CanonicalFastPathAgreesWithTheGeneralParserByteByByte) {
+  const std::string canonical = "2026-11-30T02:15:44.123Z";
+  const std::string replacements = std::string("0123456789-:.TZtz +/;") + '\x00' + '\x7f' +
+                                   '\xfa' + '\xb0';
+  int accepted = 0;
+  for (size_t at = 0; at < canonical.size(); ++at) {
+    for (char c : replacements) {
+      std::string text = canonical;
+      text[at] = c;
+      absl::StatusOr<int64_t> fast = ParseIsoInstantMillis(text);
+      absl::StatusOr<int64_t> general =
+          text.back() == 'Z' ? ParseIsoInstantMillis(text.substr(0, 23) + "+00:00")
+                             : ParseIsoInstantMillis(text);
+      ASSERT_EQ(fast.ok(), general.ok()) << text;
+      if (fast.ok()) {
+        EXPECT_EQ(*fast, *general) << text;
+        ++accepted;
+      }
+    }
+  }
+  EXPECT_GT(accepted, 100);
+}
+
 TEST(FormatIsoInstant, RoundTrips) {
   for (int64_t ms : {int64_t{0}, int64_t{-1}, int64_t{1796004944123}, int64_t{951782400000},
                      int64_t{-62135596800000}}) {

@@ -65,6 +65,8 @@ const segment::RecordEnvelope* RecordEnvelopeBuilder::Build(const KafkaRecord& r
   columns.clear();
   columns.push_back({key_column_, meta.key, meta.has_key});
   envelope_.timestamp_column = static_cast<int32_t>(columns.size());
+  envelope_.timestamp_ms =
+      meta.timestamp_ms >= 0 ? std::optional<int64_t>(meta.timestamp_ms) : std::nullopt;
   columns.push_back({timestamp_column_,
                      meta.timestamp_ms >= 0 ? Decimal(meta.timestamp_ms, timestamp_text_)
                                             : absl::string_view(),

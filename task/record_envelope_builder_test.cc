@@ -83,6 +83,28 @@ TEST(RecordEnvelopeBuilder, NamedColumnsNullKeyNoTimestampAndEncodings) {
   EXPECT_EQ(Columns(*envelope).count("h_bin"), 0u);
 }
 
+// The Kafka timestamp also as a number, so that the parser takes the row
+// time without reading the text back; none when the record has none.
+TEST(RecordEnvelopeBuilder, TheKafkaTimestampAlsoAsANumber) {
+  v1::InputFormat format;
+  format.set_type("kafka");
+  auto builder = RecordEnvelopeBuilder::Create(format);
+  ASSERT_TRUE(builder.ok()) << builder.status();
+  std::string error;
+  KafkaEnvelope meta = Meta();
+  const segment::RecordEnvelope* envelope = builder->Build(KafkaRecord{0, 1, "{}"}, meta, &error);
+  ASSERT_NE(envelope, nullptr) << error;
+  ASSERT_TRUE(envelope->timestamp_ms.has_value());
+  EXPECT_EQ(*envelope->timestamp_ms, 1796004944123);
+  EXPECT_EQ(envelope->columns[envelope->timestamp_column].value, "1796004944123");
+  // The builder is reused: a record without a timestamp has no number either.
+  meta.timestamp_ms = -1;
+  envelope = builder->Build(KafkaRecord{0, 2, "{}"}, meta, &error);
+  ASSERT_NE(envelope, nullptr) << error;
+  EXPECT_FALSE(envelope->timestamp_ms.has_value());
+  EXPECT_FALSE(envelope->columns[envelope->timestamp_column].present);
+}
+
 TEST(RecordEnvelopeBuilder, InvalidUtf8IsABadHeader) {
   v1::InputFormat format;
   format.set_type("kafka");

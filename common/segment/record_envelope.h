@@ -13,6 +13,7 @@
 #define SLUICE_COMMON_SEGMENT_RECORD_ENVELOPE_H_
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "absl/strings/string_view.h"
@@ -33,6 +34,10 @@ struct RecordEnvelope {
   // millis as decimal text), or -1. When it is the schema's timestamp column
   // it is read as a number per the timestamp format.
   int32_t timestamp_column = -1;
+  // The same Kafka timestamp as a number, when the one who built the
+  // envelope has it: the row time is then taken from it (as from its text,
+  // value and errors alike) without reading the text back.
+  std::optional<int64_t> timestamp_ms;
 };
 
 }  // namespace segment

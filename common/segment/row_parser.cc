@@ -1,7 +1,6 @@
 #include "common/segment/row_parser.h"
 
 #include <simdjson.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <algorithm>
@@ -16,6 +15,7 @@
 #include "common/segment/expression.h"
 #include "common/segment/format_limits.h"
 #include "common/segment/timestamp.h"
+#include "common/time_util.h"
 
 namespace sluice {
 namespace segment {
@@ -86,6 +86,17 @@ struct FilterInput {
 
 constexpr int32_t kUnknownField = -1;
 
+// The roles of one field of a record, as bits: what FieldAction says and
+// whether discovery takes it, worked out once per field name (and kept with
+// the cached key of each position) rather than per record.
+enum FieldRole : uint8_t {
+  kRoleTimestamp = 1,
+  kRoleDimension = 2,   // a listed dimension
+  kRoleMetric = 4,      // a metric input
+  kRoleCapture = 8,     // read by a transform or the filter
+  kRoleDiscovered = 16, // a discovered dimension
+};
+
 // A field name for an error message: at most 64 bytes of it.
 absl::string_view FieldName(absl::string_view key) { return key.substr(0, 64); }
 
@@ -124,9 +135,11 @@ static bool PaddingReadable(absl::string_view value) {
 #if defined(SLUICE_ROW_PARSER_ASAN)
   return false;
 #else
-  static const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  // 4 KiB, the smallest page: pages are multiples of it, so two bytes in the
+  // same 4 KiB block are in the same page whatever the page size.
+  constexpr uintptr_t kBlock = 4096;
   const uintptr_t last = reinterpret_cast<uintptr_t>(value.data()) + value.size() - 1;
-  return last / page == (last + simdjson::SIMDJSON_PADDING) / page;
+  return last / kBlock == (last + simdjson::SIMDJSON_PADDING) / kBlock;
 #endif
 }
 
@@ -140,14 +153,16 @@ struct RowParser::Impl {
   struct Cached {
     std::string key;
     int32_t action = kUnknownField;
+    uint8_t roles = 0;
     // The first 16 bytes of the key, zero-padded, and masks of its length:
     // short keys compare with two loads instead of a memcmp call.
     uint64_t word[2] = {0, 0};
     uint64_t mask[2] = {0, 0};
 
-    void Set(absl::string_view k, int32_t a) {
+    void Set(absl::string_view k, int32_t a, uint8_t r) {
       key.assign(k.data(), k.size());
       action = a;
+      roles = r;
       char bytes[16] = {};
       std::memcpy(bytes, k.data(), std::min<size_t>(k.size(), 16));
       std::memcpy(word, bytes, 16);
@@ -183,16 +198,56 @@ struct RowParser::Impl {
   std::vector<ExprScratch> scratches;
   std::vector<std::optional<absl::string_view>> filter_values;
   std::string time_text;
+  // Per Schema::metrics entry: IsLongMetric of its type.
+  std::vector<uint8_t> long_metric;
+  // Where Metric and StoreMetric put the error they return false for.
+  ParseError failure;
 
   int32_t ActionFor(absl::string_view key) {
     auto it = by_name.find(key);
     return it == by_name.end() ? kUnknownField : it->second;
   }
 
+  // The FieldRole bits of a field named `key` whose action is `index`.
+  uint8_t RolesOf(int32_t index, absl::string_view key) const {
+    const FieldAction* a = index == kUnknownField ? nullptr : &actions[index];
+    uint8_t roles = 0;
+    // Discovery: every field not excluded (the timestamp, metric inputs and
+    // outputs, "__time", "" and the listed exclusions are) is a dimension.
+    if (schema.discover_dimensions() && (a == nullptr || !a->excluded) && !key.empty()) {
+      roles |= kRoleDiscovered;
+    }
+    if (a != nullptr) {
+      if (a->timestamp) roles |= kRoleTimestamp;
+      if (a->dimension >= 0) roles |= kRoleDimension;
+      if (!a->metrics.empty()) roles |= kRoleMetric;
+      if (a->capture >= 0) roles |= kRoleCapture;
+    }
+    return roles;
+  }
+
   int32_t AddAction(const std::string& name) {
     auto [it, inserted] = by_name.emplace(name, static_cast<int32_t>(actions.size()));
     if (inserted) actions.emplace_back();
     return it->second;
+  }
+
+  // The action of envelope column `i` named `name`: column names are the
+  // same record after record (but for headers), so each position's last name
+  // is kept and compared before the hash lookup.
+  struct EnvelopeCached {
+    std::string name;
+    int32_t action = kUnknownField;
+  };
+  std::vector<EnvelopeCached> envelope_actions;
+  int32_t EnvelopeActionFor(size_t i, absl::string_view name) {
+    if (i < envelope_actions.size() && envelope_actions[i].name == name) {
+      return envelope_actions[i].action;
+    }
+    if (i >= envelope_actions.size()) envelope_actions.resize(i + 1);
+    envelope_actions[i].name.assign(name.data(), name.size());
+    envelope_actions[i].action = ActionFor(name);
+    return envelope_actions[i].action;
   }
 
   int32_t CaptureSlot(const std::string& name) {
@@ -215,13 +270,16 @@ struct RowParser::Impl {
   // Always inlined: with two instantiations of Parse calling them, the
   // compiler would otherwise call them out of line, which costs the parser
   // without a transformSpec ~8% more instructions per record.
-  ABSL_ATTRIBUTE_ALWAYS_INLINE ParseError Metric(const FieldAction& action, od::json_type type,
-                                                 absl::string_view text, od::value& value,
-                                                 InputRow* row);
-  ABSL_ATTRIBUTE_ALWAYS_INLINE ParseError StoreMetric(const std::vector<int32_t>& metrics,
-                                                      bool is_integer, int64_t integer,
-                                                      double real, absl::string_view text,
-                                                      InputRow* row);
+  // They return false with *error set: a ParseError returned by value on
+  // success would build and destroy its message string for every metric of
+  // every record.
+  ABSL_ATTRIBUTE_ALWAYS_INLINE bool Metric(const FieldAction& action, od::json_type type,
+                                           absl::string_view text, od::value& value,
+                                           InputRow* row, ParseError* error);
+  ABSL_ATTRIBUTE_ALWAYS_INLINE bool StoreMetric(const std::vector<int32_t>& metrics,
+                                                bool is_integer, int64_t integer, double real,
+                                                absl::string_view text, InputRow* row,
+                                                ParseError* error);
   ParseError ApplyTransform(size_t row_value_bytes, InputRow* row);
 };
 
@@ -239,6 +297,7 @@ absl::StatusOr<std::unique_ptr<RowParser>> RowParser::Create(const Schema& schem
   if (absl::Status s = ValidateSchema(schema); !s.ok()) return s;
   auto impl = std::make_unique<Impl>();
   impl->schema = schema;
+  for (const MetricSpec& m : schema.metrics) impl->long_metric.push_back(IsLongMetric(m.type));
   impl->actions[impl->AddAction(schema.timestamp_column)].timestamp = true;
   for (size_t i = 0; i < schema.dimensions.size(); ++i) {
     impl->actions[impl->AddAction(schema.dimensions[i])].dimension = static_cast<int32_t>(i);
@@ -309,7 +368,8 @@ void RowParser::Impl::SetUpTransform(RowTransform t) {
   results.resize(outputs.size());
   scratches.resize(outputs.size());
   filter_values.resize(filter_inputs.size());
-  // Cached positions hold action indexes, which did not move; nothing to redo.
+  // Cached positions hold roles worked out from the actions, which changed.
+  by_position.clear();
 }
 
 ParseError RowParser::Parse(absl::string_view value, InputRow* row) {
@@ -325,8 +385,9 @@ ParseError RowParser::Parse(absl::string_view value, const RecordEnvelope& envel
                              : impl_->Parse<false>(value, &envelope, row);
 }
 
-inline ParseError RowParser::Impl::Metric(const FieldAction& action, od::json_type type,
-                                   absl::string_view text, od::value& value, InputRow* row) {
+inline bool RowParser::Impl::Metric(const FieldAction& action, od::json_type type,
+                                    absl::string_view text, od::value& value, InputRow* row,
+                                    ParseError* error) {
   // A number token is parsed by simdjson once; a string's text by absl.
   bool is_integer = false;
   int64_t integer = 0;
@@ -348,43 +409,47 @@ inline ParseError RowParser::Impl::Metric(const FieldAction& action, od::json_ty
       }
     } else if (!absl::SimpleAtod(text, &real) || !std::isfinite(real)) {
       const MetricSpec& m = schema.metrics[action.metrics[0]];
-      return Error(ParseErrorKind::kBadNumber,
-                   absl::StrCat("metric \"", m.name, "\" (field \"", m.field,
-                                "\"): malformed number ", text.substr(0, 40)));
+      *error = Error(ParseErrorKind::kBadNumber,
+                     absl::StrCat("metric \"", m.name, "\" (field \"", m.field,
+                                  "\"): malformed number ", text.substr(0, 40)));
+      return false;
     }
   } else if (type == od::json_type::string) {
     if (absl::SimpleAtoi(text, &integer)) {
       is_integer = true;
     } else if (!absl::SimpleAtod(text, &real)) {
       const MetricSpec& m = schema.metrics[action.metrics[0]];
-      return Error(ParseErrorKind::kBadNumber,
-                   absl::StrCat("metric \"", m.name, "\" (field \"", m.field,
-                                "\"): not a number: \"", text.substr(0, 40), "\""));
+      *error = Error(ParseErrorKind::kBadNumber,
+                     absl::StrCat("metric \"", m.name, "\" (field \"", m.field,
+                                  "\"): not a number: \"", text.substr(0, 40), "\""));
+      return false;
     }
   } else {
     const MetricSpec& m = schema.metrics[action.metrics[0]];
-    return Error(ParseErrorKind::kBadNumber,
-                 absl::StrCat("metric \"", m.name, "\" (field \"", m.field,
-                              "\"): expected a number, got ", TypeName(type)));
+    *error = Error(ParseErrorKind::kBadNumber,
+                   absl::StrCat("metric \"", m.name, "\" (field \"", m.field,
+                                "\"): expected a number, got ", TypeName(type)));
+    return false;
   }
-  return StoreMetric(action.metrics, is_integer, integer, real, text, row);
+  return StoreMetric(action.metrics, is_integer, integer, real, text, row, error);
 }
 
-inline ParseError RowParser::Impl::StoreMetric(const std::vector<int32_t>& metrics, bool is_integer,
-                                        int64_t integer, double real, absl::string_view text,
-                                        InputRow* row) {
+inline bool RowParser::Impl::StoreMetric(const std::vector<int32_t>& metrics, bool is_integer,
+                                         int64_t integer, double real, absl::string_view text,
+                                         InputRow* row, ParseError* error) {
   for (int32_t index : metrics) {
-    const MetricSpec& m = schema.metrics[index];
     MetricInput& in = row->metrics[index];
-    if (IsLongMetric(m.type)) {
+    if (long_metric[index]) {
       if (is_integer) {
         in.long_value = integer;
       } else {
         // Truncate toward zero, as a cast would; refuse what does not fit.
         if (!(real > -9223372036854775808.0 && real < 9223372036854775808.0)) {
-          return Error(ParseErrorKind::kBadNumber,
-                       absl::StrCat("metric \"", m.name, "\" (field \"", m.field, "\"): ",
-                                    text.substr(0, 40), " is outside the int64 range"));
+          const MetricSpec& m = schema.metrics[index];
+          *error = Error(ParseErrorKind::kBadNumber,
+                         absl::StrCat("metric \"", m.name, "\" (field \"", m.field, "\"): ",
+                                      text.substr(0, 40), " is outside the int64 range"));
+          return false;
         }
         in.long_value = static_cast<int64_t>(real);
       }
@@ -393,7 +458,7 @@ inline ParseError RowParser::Impl::StoreMetric(const std::vector<int32_t>& metri
     }
     in.present = true;
   }
-  return ParseError();
+  return true;
 }
 
 template <bool kTransforming>
@@ -434,17 +499,19 @@ ParseError RowParser::Impl::Parse(absl::string_view value, const RecordEnvelope*
   }
 
   const char* const document_end = input + value.size();
-  const bool discover = schema.discover_dimensions();
+  const bool iso_timestamps = schema.timestamp_format == TimestampFormat::kIso ||
+                              schema.timestamp_format == TimestampFormat::kAuto;
   bool have_timestamp = false;
   size_t row_value_bytes = 0;
-  if (envelope != nullptr && discover) {
+  if (envelope != nullptr && schema.discover_dimensions()) {
     ParseError e = DiscoverEnvelope(*envelope, row, &row_value_bytes);
     if (!e.ok()) return e;
   }
   size_t position = 0;
   for (auto field_result : object) {
-    od::field field;
-    if (auto err = std::move(field_result).get(field)) return NotJson(err);
+    // Used in place: moving it out (get) copies the field for every field.
+    if (auto err = field_result.error()) return NotJson(err);
+    od::field& field = field_result.value_unsafe();
 
     // The key. Fast path: the key this position had last time, compared in
     // place (a cached key has no escapes, so matching bytes followed by the
@@ -452,11 +519,13 @@ ParseError RowParser::Impl::Parse(absl::string_view value, const RecordEnvelope*
     const char* raw = field.key().raw();
     absl::string_view key;
     int32_t action_index;
+    uint8_t roles;
     if (position < by_position.size() &&
         by_position[position].key.size() < static_cast<size_t>(document_end - raw) &&
         by_position[position].Matches(raw)) {
       key = absl::string_view(raw, by_position[position].key.size());
       action_index = by_position[position].action;
+      roles = by_position[position].roles;
     } else {
       size_t length = 0;
       bool escaped = false;
@@ -475,25 +544,21 @@ ParseError RowParser::Impl::Parse(absl::string_view value, const RecordEnvelope*
         key = absl::string_view(raw, length);
       }
       action_index = ActionFor(key);
+      roles = RolesOf(action_index, key);
       if (!escaped) {
         if (position >= by_position.size()) by_position.resize(position + 1);
-        by_position[position].Set(key, action_index);
+        by_position[position].Set(key, action_index, roles);
       }
     }
     ++position;
 
-    const FieldAction* action = action_index == kUnknownField ? nullptr : &actions[action_index];
-    // Discovery: every field not excluded (the timestamp, metric inputs and
-    // outputs, "__time", "" and the listed exclusions are) is a dimension.
-    const bool discovered =
-        discover && (action == nullptr || !action->excluded) && !key.empty();
-    if (!discovered &&
-        (action == nullptr || (!action->timestamp && action->dimension < 0 &&
-                               action->metrics.empty() && (!kTransforming || action->capture < 0)))) {
-      continue;  // the object iterator skips the value
-    }
-
-    const bool is_dimension = discovered || action->dimension >= 0;
+    // Only what the spec uses is read: the object iterator skips the rest
+    // (checking only its structure).
+    constexpr uint8_t kRoles = kRoleTimestamp | kRoleDimension | kRoleMetric | kRoleDiscovered;
+    constexpr uint8_t kUsed = kTransforming ? (kRoles | kRoleCapture) : kRoles;
+    if ((roles & kUsed) == 0) continue;
+    const bool discovered = (roles & kRoleDiscovered) != 0;
+    const bool is_dimension = (roles & (kRoleDimension | kRoleDiscovered)) != 0;
     od::value v = field.value();
     od::json_type type;
     if (auto err = v.type().get(type)) return NotJson(err);
@@ -512,7 +577,7 @@ ParseError RowParser::Impl::Parse(absl::string_view value, const RecordEnvelope*
       case od::json_type::boolean: {
         bool b;
         if (auto err = v.get_bool().get(b)) return NotJson(err);
-        text = b ? "true" : "false";
+        text = b ? absl::string_view("true", 4) : absl::string_view("false", 5);
         break;
       }
       case od::json_type::null: {
@@ -552,14 +617,12 @@ ParseError RowParser::Impl::Parse(absl::string_view value, const RecordEnvelope*
     }
 
     if constexpr (kTransforming) {
-      if (action != nullptr && action->capture >= 0) {
-        captured[action->capture] = !present ? ExprValue::Null()
-                                    : type == od::json_type::number ? ExprValue::Number(text)
-                                                                    : ExprValue::String(text);
-        if (!discovered && !action->timestamp && action->dimension < 0 &&
-            action->metrics.empty()) {
-          continue;  // read by transforms or the filter only
-        }
+      if (roles & kRoleCapture) {
+        captured[actions[action_index].capture] =
+            !present                        ? ExprValue::Null()
+            : type == od::json_type::number ? ExprValue::Number(text)
+                                            : ExprValue::String(text);
+        if ((roles & kRoles) == 0) continue;  // read by transforms or the filter only
       }
     }
     if (is_dimension && present) {
@@ -589,9 +652,19 @@ ParseError RowParser::Impl::Parse(absl::string_view value, const RecordEnvelope*
       }
       continue;
     }
-    if (action->timestamp) {
+    // Not discovered: the field has an action.
+    const FieldAction& action = actions[action_index];
+    if (roles & kRoleTimestamp) {
       if (!present) {
         have_timestamp = false;
+        continue;
+      }
+      // The canonical ISO form without a Status (TimestampFromString gives
+      // the same value for it; anything else goes there).
+      if (type == od::json_type::string && iso_timestamps &&
+          ParseCanonicalIsoInstant(text, &row->timestamp_ms) &&
+          row->timestamp_ms >= kMinTimestampMs && row->timestamp_ms <= kMaxTimestampMs) {
+        have_timestamp = true;
         continue;
       }
       absl::StatusOr<int64_t> ms;
@@ -613,18 +686,17 @@ ParseError RowParser::Impl::Parse(absl::string_view value, const RecordEnvelope*
       have_timestamp = true;
       continue;
     }
-    if (action->dimension >= 0) {
-      DimValue& d = row->dims[action->dimension];
+    if (roles & kRoleDimension) {
+      DimValue& d = row->dims[action.dimension];
       d.present = present;
       d.text = present ? text : absl::string_view();
     }
-    if (!action->metrics.empty()) {
+    if (roles & kRoleMetric) {
       if (!present) {
-        for (int32_t index : action->metrics) row->metrics[index] = MetricInput();
+        for (int32_t index : action.metrics) row->metrics[index] = MetricInput();
         continue;
       }
-      ParseError e = Metric(*action, type, text, v, row);
-      if (!e.ok()) return e;
+      if (!Metric(action, type, text, v, row, &failure)) return std::move(failure);
     }
   }
   // Past the object there must be nothing left.
@@ -762,8 +834,9 @@ ParseError RowParser::Impl::ApplyTransform(size_t row_value_bytes, InputRow* row
                      absl::StrCat("metric \"", m.name, "\" (transform \"", FieldName(name),
                                   "\"): not a number: \"", v.text.substr(0, 40), "\""));
       }
-      ParseError e = StoreMetric(out.metrics, is_integer, integer, real, v.text, row);
-      if (!e.ok()) return e;
+      if (!StoreMetric(out.metrics, is_integer, integer, real, v.text, row, &failure)) {
+        return std::move(failure);
+      }
     }
   }
   return ParseError();
@@ -794,9 +867,10 @@ ParseError CheckEnvelopeValue(const EnvelopeColumn& column, size_t* row_value_by
 
 ParseError RowParser::Impl::DiscoverEnvelope(const RecordEnvelope& envelope, InputRow* row,
                                              size_t* row_value_bytes) {
-  for (const EnvelopeColumn& column : envelope.columns) {
+  for (size_t i = 0; i < envelope.columns.size(); ++i) {
+    const EnvelopeColumn& column = envelope.columns[i];
     if (!column.present || column.name.empty()) continue;
-    const int32_t index = ActionFor(column.name);
+    const int32_t index = EnvelopeActionFor(i, column.name);
     if (index != kUnknownField && actions[index].excluded) continue;
     ParseError e = CheckEnvelopeValue(column, row_value_bytes);
     if (!e.ok()) return e;
@@ -815,7 +889,7 @@ ParseError RowParser::Impl::ApplyEnvelope(const RecordEnvelope& envelope, InputR
   for (size_t i = 0; i < envelope.columns.size(); ++i) {
     const EnvelopeColumn& column = envelope.columns[i];
     if (!column.present) continue;
-    const int32_t index = ActionFor(column.name);
+    const int32_t index = EnvelopeActionFor(i, column.name);
     if (index == kUnknownField) continue;
     const FieldAction& action = actions[index];
     // A transform may read it (unless the value had the field).
@@ -826,9 +900,13 @@ ParseError RowParser::Impl::ApplyEnvelope(const RecordEnvelope& envelope, InputR
     }
     if (action.timestamp && !*have_timestamp) {
       const bool is_number = static_cast<int32_t>(i) == envelope.timestamp_column;
-      absl::StatusOr<int64_t> ms = is_number
-                                       ? TimestampFromNumber(column.value, schema.timestamp_format)
-                                       : TimestampFromString(column.value, schema.timestamp_format);
+      // The Kafka timestamp from its number when the envelope has it, not
+      // from its text.
+      absl::StatusOr<int64_t> ms =
+          is_number && envelope.timestamp_ms.has_value()
+              ? TimestampFromInteger(*envelope.timestamp_ms, schema.timestamp_format)
+          : is_number ? TimestampFromNumber(column.value, schema.timestamp_format)
+                      : TimestampFromString(column.value, schema.timestamp_format);
       if (!ms.ok()) {
         return Error(ParseErrorKind::kBadTimestamp,
                      absl::StrCat("timestamp column \"", schema.timestamp_column,
@@ -844,8 +922,9 @@ ParseError RowParser::Impl::ApplyEnvelope(const RecordEnvelope& envelope, InputR
     }
     if (!action.metrics.empty() && !row->metrics[action.metrics[0]].present) {
       od::value unused;
-      ParseError e = Metric(action, od::json_type::string, column.value, unused, row);
-      if (!e.ok()) return e;
+      if (!Metric(action, od::json_type::string, column.value, unused, row, &failure)) {
+        return std::move(failure);
+      }
     }
   }
   return ParseError();

@@ -134,6 +134,37 @@ absl::StatusOr<int64_t> TimestampFromNumber(absl::string_view token, TimestampFo
   return FromNumberText(token, format, /*allow_plus=*/false);
 }
 
+absl::StatusOr<int64_t> TimestampFromInteger(int64_t n, TimestampFormat format) {
+  // The text only for an error message, as TimestampFromNumber words it.
+  auto out_of_range = [n] { return OutOfRange(absl::StrCat(n)); };
+  auto scaled = [&](int64_t factor) -> absl::StatusOr<int64_t> {
+    int64_t ms;
+    if (__builtin_mul_overflow(n, factor, &ms)) return out_of_range();
+    if (ms < kMinTimestampMs || ms > kMaxTimestampMs) return out_of_range();
+    return ms;
+  };
+  // floor(n / divisor): ScaledDecimalFloor rounds toward negative infinity.
+  auto floored = [&](int64_t divisor) -> absl::StatusOr<int64_t> {
+    int64_t ms = n / divisor;
+    if (n % divisor != 0 && n < 0) --ms;
+    if (ms < kMinTimestampMs || ms > kMaxTimestampMs) return out_of_range();
+    return ms;
+  };
+  switch (format) {
+    case TimestampFormat::kMillis: return scaled(1);
+    case TimestampFormat::kPosix: return scaled(1000);
+    case TimestampFormat::kMicros: return floored(1000);
+    case TimestampFormat::kNanos: return floored(1000000);
+    case TimestampFormat::kAuto:
+      // Millis when |n| >= 10^11 (after 1973-03-03 as millis), else seconds.
+      return n >= 100000000000 || n <= -100000000000 ? scaled(1) : scaled(1000);
+    case TimestampFormat::kIso:
+      return absl::InvalidArgumentError(
+          absl::StrCat("expected an ISO-8601 string, got the number ", n));
+  }
+  return absl::InvalidArgumentError("unknown timestamp format");
+}
+
 absl::StatusOr<int64_t> TimestampFromString(absl::string_view text, TimestampFormat format) {
   if (text.empty()) return absl::InvalidArgumentError("timestamp is an empty string");
   if (format == TimestampFormat::kIso || format == TimestampFormat::kAuto) {

@@ -29,6 +29,10 @@ DecimalResult ScaledDecimalFloor(absl::string_view text, int scale, bool allow_p
 // range.
 absl::StatusOr<int64_t> TimestampFromNumber(absl::string_view token, TimestampFormat format);
 
+// An integer (a Kafka timestamp) in `format`: what TimestampFromNumber gives
+// for its decimal text, value and error alike, without writing the text.
+absl::StatusOr<int64_t> TimestampFromInteger(int64_t n, TimestampFormat format);
+
 // A JSON string value in `format`: an ISO-8601 instant (iso, auto) or the
 // decimal text of a number (auto, millis, posix, micros, nanos).
 absl::StatusOr<int64_t> TimestampFromString(absl::string_view text, TimestampFormat format);

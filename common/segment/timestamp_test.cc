@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <string>
+
 namespace sluice {
 namespace segment {
 namespace {
@@ -110,6 +113,33 @@ TEST(Timestamp, RejectsWithAReason) {
     EXPECT_EQ(ms.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_NE(ms.status().message().find(c.reason), absl::string_view::npos)
         << c.text << ": " << ms.status();
+  }
+}
+
+// A Kafka timestamp is read as a number: value and error must be what its
+// decimal text gives, in every format, across the edges of each.
+TEST(Timestamp, FromIntegerIsFromNumberOfItsText) {
+  const int64_t values[] = {0, 1, -1, 999, -999, 1000, -1000, 1001, -1001, 1796004944123,
+                            -1796004944123, 99999999999, -99999999999, 100000000000,
+                            -100000000000, kMaxTimestampMs, kMaxTimestampMs + 1, kMinTimestampMs,
+                            kMinTimestampMs - 1, 253402300799, 253402300800, -377705116800,
+                            -377705116801, 253402300799999999, 253402300800000000,
+                            9223372036854775, 9223372036854776, -9223372036854776,
+                            INT64_MAX, INT64_MIN, INT64_MIN + 1};
+  for (TimestampFormat format : {TimestampFormat::kAuto, TimestampFormat::kIso,
+                                 TimestampFormat::kMillis, TimestampFormat::kPosix,
+                                 TimestampFormat::kMicros, TimestampFormat::kNanos}) {
+    for (int64_t n : values) {
+      const std::string text = std::to_string(n);
+      absl::StatusOr<int64_t> want = TimestampFromNumber(text, format);
+      absl::StatusOr<int64_t> got = TimestampFromInteger(n, format);
+      ASSERT_EQ(got.ok(), want.ok()) << text << " " << static_cast<int>(format);
+      if (want.ok()) {
+        EXPECT_EQ(*got, *want) << text << " " << static_cast<int>(format);
+      } else {
+        EXPECT_EQ(got.status(), want.status()) << text << " " << static_cast<int>(format);
+      }
+    }
   }
 }
 
