@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
@@ -22,6 +23,7 @@
 #include "common/segment/incremental_index.h"
 #include "common/segment/segment_builder.h"
 #include "common/segment/segment_reader.h"
+#include "common/segment/test_damage.h"
 #include "common/segment/test_rows.h"
 
 namespace sluice {
@@ -183,6 +185,54 @@ TEST_P(Compaction, HoldsTheRowsOfOneSegmentBuiltFromAllTheRecords) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Rollup, Compaction, ::testing::Bool());
+
+// The reader's verification of a compacted segment: a partition's ranges
+// must add up to its records (rows moved between them cannot be seen: the
+// file keeps no offsets per row).
+TEST(CompactedSegment, TheReaderChecksAPartitionsRangesTogether) {
+  const Schema schema = TestSchema(false, false);
+  const std::vector<OwnedRow> rows = RandomRows(9, 600, schema, kPartitions);
+  std::vector<OwnedRow> early, late;
+  for (const OwnedRow& row : rows) (row.offset < 200 ? early : late).push_back(row);
+  const SegmentInfo a = Build(early, schema, 100, 200, "ra");
+  const SegmentInfo b = Build(late, schema, 200, 100000, "rb");
+  auto c = CompactSegments(Options({a.path, b.path}, "rc"));
+  ASSERT_TRUE(c.ok()) << c.status();
+  auto reader = SegmentReader::Open(c->path);
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  ASSERT_TRUE((*reader)->Verify().ok());
+  const FileHeader header = (*reader)->header();
+  reader->reset();
+  auto bytes = ReadFileToString(c->path);
+  ASSERT_TRUE(bytes.ok());
+  auto rewrite = [&](const FileHeader& changed) {
+    const std::string before = EncodeHeader(header), after = EncodeHeader(changed);
+    ASSERT_EQ(before.size(), after.size());
+    ASSERT_EQ(bytes->compare(0, before.size(), before), 0);
+    std::string damaged = *bytes;
+    damaged.replace(0, after.size(), after);
+    testing::ResealChecksum(&damaged);
+    std::ofstream out(c->path, std::ios::binary | std::ios::trunc);
+    out.write(damaged.data(), static_cast<std::streamsize>(damaged.size()));
+    ASSERT_TRUE(out.good());
+  };
+  FileHeader moved = header;  // one row moved from a range to the next: unseen
+  moved.metadata.provenance.ranges[0].rows -= 1;
+  moved.metadata.provenance.ranges[1].rows += 1;
+  rewrite(moved);
+  reader = SegmentReader::Open(c->path);
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  EXPECT_TRUE((*reader)->Verify().ok());
+  FileHeader extra = header;  // one row more than the partition holds
+  extra.metadata.provenance.ranges[1].rows += 1;
+  rewrite(extra);
+  reader = SegmentReader::Open(c->path);
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  const absl::Status verified = (*reader)->Verify();
+  EXPECT_EQ(verified.code(), absl::StatusCode::kDataLoss) << verified;
+  EXPECT_NE(verified.message().find("provenance of partition 0 says"), std::string::npos)
+      << verified;
+}
 
 TEST(CompactionRefuses, OverlappingProvenanceDatasourcesAndSchemas) {
   const Schema schema = TestSchema(true, false);
