@@ -294,6 +294,19 @@ CREATE TABLE iceberg_namespace_properties (
 );
 )sql";
 
+// Segments replaced by others (a compaction of an interval's segments,
+// StoreTxn::ReplaceSegments): which used segment replaced which, and when.
+// The replaced ones are marked unused in the same transaction.
+constexpr char kSchemaV9[] = R"sql(
+CREATE TABLE segment_replacements (
+  replaced_id TEXT NOT NULL REFERENCES segments(id),
+  replacing_id TEXT NOT NULL REFERENCES segments(id),
+  replaced_at_ms INTEGER NOT NULL,
+  PRIMARY KEY (replaced_id, replacing_id)
+) STRICT;
+CREATE INDEX segment_replacements_by_replacing ON segment_replacements (replacing_id);
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& SchemaMigrations() {
@@ -307,6 +320,7 @@ const std::vector<Migration>& SchemaMigrations() {
       {6, "stream partition ids of topic-pattern datasources (ioConfig.topicPattern)", kSchemaV6},
       {7, "SHA-256 of each published segment file", kSchemaV7},
       {8, "Iceberg SQL catalog tables (iceberg_tables, iceberg_namespace_properties)", kSchemaV8},
+      {9, "segment replacements (compaction)", kSchemaV9},
   };
   return *migrations;
 }

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include <algorithm>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -724,7 +725,8 @@ absl::StatusOr<std::optional<v1::CommittedSequence>> StoreTxn::CommittedSequence
     return absl::OkStatus();
   }));
   SLUICE_ASSIGN_OR_RETURN(auto segs,
-                          db_->Prepare("SELECT id FROM segments WHERE commit_id = ? ORDER BY id"));
+                          db_->Prepare("SELECT id FROM segments WHERE commit_id = ? AND "
+                                       "sequence_name <> '' ORDER BY id"));
   segs.Bind(1, commit_id);
   SLUICE_RETURN_IF_ERROR(ForEachRow(segs, [&](SqlStatement& segs) -> absl::Status {
     out.add_segment_ids(segs.Text(0));
@@ -793,6 +795,102 @@ absl::Status StoreTxn::InsertSegment(const v1::SegmentDescriptor& s, const std::
     q.Bind(17, sha256);
   }
   return q.Run();
+}
+
+absl::Status StoreTxn::ReplaceSegments(const std::string& datasource,
+                                       const std::vector<std::string>& replaced_ids,
+                                       const std::vector<v1::SegmentDescriptor>& segments,
+                                       const std::string& task_id, int64_t now_ms) {
+  if (replaced_ids.empty() || segments.empty()) {
+    return absl::InvalidArgumentError("a replacement needs segments to replace and new segments");
+  }
+  std::set<std::string> ids;
+  for (const std::string& id : replaced_ids) {
+    if (!ids.insert(id).second) {
+      return absl::InvalidArgumentError(absl::StrCat("segment ", id, " is named twice"));
+    }
+  }
+  for (const v1::SegmentDescriptor& s : segments) {
+    if (s.id().empty() || !ids.insert(s.id()).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("new segment id \"", s.id(), "\" is empty or named twice"));
+    }
+  }
+  // Every check before any write.
+  SLUICE_ASSIGN_OR_RETURN(auto q, db_->Prepare("SELECT start_ms, end_ms, used, commit_id FROM "
+                                               "segments WHERE id = ? AND datasource = ?"));
+  int64_t start_ms = 0, end_ms = 0, commit_id = 0;
+  for (size_t i = 0; i < replaced_ids.size(); ++i) {
+    q.Bind(1, replaced_ids[i]).Bind(2, datasource);
+    SLUICE_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) {
+      return absl::NotFoundError(absl::StrCat("segment ", replaced_ids[i],
+                                              " is not a segment of datasource ", datasource));
+    }
+    const int64_t start = q.Int64(0), end = q.Int64(1);
+    const bool used = q.Int64(2) == 1;
+    commit_id = std::max(commit_id, q.Int64(3));
+    SLUICE_RETURN_IF_ERROR(q.Run());
+    if (!used) {
+      return absl::AbortedError(absl::StrCat("segment ", replaced_ids[i],
+                                             " is no longer used (replaced or dropped since it "
+                                             "was read); nothing was replaced"));
+    }
+    if (i == 0) {
+      start_ms = start;
+      end_ms = end;
+    } else if (start != start_ms || end != end_ms) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "segment ", replaced_ids[i], " covers [", start, ", ", end, "), segment ",
+          replaced_ids[0], " [", start_ms, ", ", end_ms, "): one interval at a time"));
+    }
+  }
+  for (const v1::SegmentDescriptor& s : segments) {
+    if (s.datasource() != datasource || s.interval().start_ms() != start_ms ||
+        s.interval().end_ms() != end_ms) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "new segment ", s.id(), " is not of datasource ", datasource, " and interval [",
+          start_ms, ", ", end_ms, ")"));
+    }
+    SLUICE_ASSIGN_OR_RETURN(bool exists, SegmentExists(s.id()));
+    if (exists) return absl::AlreadyExistsError(absl::StrCat("segment ", s.id(), " exists"));
+  }
+  for (const v1::SegmentDescriptor& s : segments) {
+    v1::SegmentDescriptor stored = s;
+    stored.clear_sequence_name();
+    SLUICE_RETURN_IF_ERROR(InsertSegment(stored, s.sha256(), commit_id, task_id, now_ms));
+  }
+  SLUICE_ASSIGN_OR_RETURN(auto unuse, db_->Prepare("UPDATE segments SET used = 0 WHERE id = ? "
+                                                   "AND datasource = ? AND used = 1"));
+  SLUICE_ASSIGN_OR_RETURN(auto record,
+                          db_->Prepare("INSERT INTO segment_replacements (replaced_id, "
+                                       "replacing_id, replaced_at_ms) VALUES (?, ?, ?)"));
+  for (const std::string& id : replaced_ids) {
+    unuse.Bind(1, id).Bind(2, datasource);
+    SLUICE_RETURN_IF_ERROR(unuse.Run());
+    // A concurrent replacement that won the row since the check above.
+    if (unuse.Changes() != 1) {
+      return absl::AbortedError(absl::StrCat("segment ", id, " is no longer used (replaced or "
+                                             "dropped since it was read); nothing was replaced"));
+    }
+    for (const v1::SegmentDescriptor& s : segments) {
+      record.Bind(1, id).Bind(2, s.id()).Bind(3, now_ms);
+      SLUICE_RETURN_IF_ERROR(record.Run());
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<std::string>> StoreTxn::ReplacedBy(const std::string& id) {
+  SLUICE_ASSIGN_OR_RETURN(auto q, db_->Prepare("SELECT replacing_id FROM segment_replacements "
+                                               "WHERE replaced_id = ? ORDER BY replacing_id"));
+  q.Bind(1, id);
+  std::vector<std::string> out;
+  SLUICE_RETURN_IF_ERROR(ForEachRow(q, [&](SqlStatement& q) -> absl::Status {
+    out.push_back(q.Text(0));
+    return absl::OkStatus();
+  }));
+  return out;
 }
 
 absl::StatusOr<std::vector<std::string>> StoreTxn::UsedSegmentIds(

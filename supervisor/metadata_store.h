@@ -252,6 +252,25 @@ class StoreTxn {
   // empty to record none (NULL).
   absl::Status InsertSegment(const v1::SegmentDescriptor& segment, const std::string& sha256,
                              int64_t commit_id, const std::string& task_id, int64_t now_ms);
+  // Replaces used segments of `datasource` by `segments` (e.g. the
+  // compaction of them), in this transaction: every replaced segment must
+  // still be used, else ABORTED naming the first that is not (replaced or
+  // dropped since it was read) and nothing changes; NOT_FOUND for an id
+  // that is no segment of the datasource; INVALID_ARGUMENT unless the
+  // replaced and new segments all cover one interval of the datasource (or
+  // for empty or repeated ids); ALREADY_EXISTS for a new id already stored.
+  // The replaced ones become unused (segment_replacements records which
+  // replaced which); the new ones are inserted used, handoff pending, with
+  // no sequence name (they hold several sequences' records) and filed under
+  // the latest commit among the replaced ones' (a commit record still lists
+  // the segments its sequence published). Segments of the interval not
+  // named stay used.
+  absl::Status ReplaceSegments(const std::string& datasource,
+                               const std::vector<std::string>& replaced_ids,
+                               const std::vector<v1::SegmentDescriptor>& segments,
+                               const std::string& task_id, int64_t now_ms);
+  // Ids of the segments that replaced `id` (empty: not replaced).
+  absl::StatusOr<std::vector<std::string>> ReplacedBy(const std::string& id);
   // The subset of `ids` that are published and used.
   absl::StatusOr<std::vector<std::string>> UsedSegmentIds(const std::string& datasource,
                                                           const std::vector<std::string>& ids);

@@ -33,7 +33,12 @@ std::string FormatProvenance(const v1::Provenance& provenance) {
     ranges.push_back({r.partition(), r.start_offset(), r.end_offset(), r.rows()});
   }
   std::sort(ranges.begin(), ranges.end(),
-            [](const auto& a, const auto& b) { return a.partition < b.partition; });
+            [](const auto& a, const auto& b) {
+              // A compacted segment has several ranges of a partition, sorted
+              // by start in its file.
+              return a.partition != b.partition ? a.partition < b.partition
+                                                : a.start_offset < b.start_offset;
+            });
   return FormatProvenance(StreamNameOf(provenance), ranges);
 }
 

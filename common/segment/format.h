@@ -53,7 +53,10 @@ struct PartitionRange {
 
 struct Provenance {
   std::string topic;
-  std::vector<PartitionRange> ranges;  // sorted by partition in files
+  // Sorted by partition, then start offset, in files. One range per
+  // partition, except in a compacted segment (compaction.h): several
+  // disjoint ones, each with its rows.
+  std::vector<PartitionRange> ranges;
 };
 
 // What the caller knows about a segment it builds.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <map>
 #include <string>
 
@@ -291,30 +292,60 @@ absl::StatusOr<WrittenFile> MergeRuns(const std::vector<SortedRun*>& runs, Merge
     header.partitions.push_back(total);
   }
   if (header.kind == FileKind::kSegment) {
+    // Ranges sorted by (partition, start). A partition has one range (a
+    // sequence's) or, in a compacted segment, several disjoint ones, each
+    // with the rows the caller says it holds (the files compacted say so).
     std::vector<PartitionRange>& ranges = header.metadata.provenance.ranges;
     std::sort(ranges.begin(), ranges.end(), [](const PartitionRange& a, const PartitionRange& b) {
-      return a.partition < b.partition;
+      return a.partition != b.partition ? a.partition < b.partition
+                                        : a.start_offset < b.start_offset;
     });
     for (size_t i = 0; i < ranges.size(); ++i) {
-      if (i > 0 && ranges[i].partition == ranges[i - 1].partition) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("partition ", ranges[i].partition, " is listed twice in the provenance"));
-      }
       if (ranges[i].start_offset > ranges[i].end_offset) {
         return absl::InvalidArgumentError(
             absl::StrCat("provenance range of partition ", ranges[i].partition, " is reversed"));
       }
-      ranges[i].rows = 0;
+      if (i > 0 && ranges[i].partition == ranges[i - 1].partition &&
+          ranges[i].start_offset < ranges[i - 1].end_offset) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "provenance ranges [", ranges[i - 1].start_offset, ", ", ranges[i - 1].end_offset,
+            ") and [", ranges[i].start_offset, ", ", ranges[i].end_offset, ") of partition ",
+            ranges[i].partition, " overlap"));
+      }
+    }
+    for (size_t i = 0; i < ranges.size();) {
+      size_t j = i;
+      while (j < ranges.size() && ranges[j].partition == ranges[i].partition) ++j;
+      auto stats = std::find_if(header.partitions.begin(), header.partitions.end(),
+                                [&](const PartitionStats& p) { return p.partition == ranges[i].partition; });
+      const int64_t records = stats == header.partitions.end() ? 0 : stats->records;
+      if (j - i == 1) {
+        ranges[i].rows = records;
+      } else {
+        int64_t claimed = 0;
+        for (size_t k = i; k < j; ++k) claimed += ranges[k].rows;
+        if (claimed != records) {
+          return absl::FailedPreconditionError(absl::StrCat(
+              "the provenance ranges of partition ", ranges[i].partition, " claim ", claimed,
+              " rows, the runs hold ", records, " records of it"));
+        }
+      }
+      i = j;
     }
     for (const PartitionStats& p : header.partitions) {
-      auto it = std::find_if(ranges.begin(), ranges.end(),
-                             [&](const PartitionRange& r) { return r.partition == p.partition; });
-      if (it == ranges.end() || p.min_offset < it->start_offset || p.max_offset >= it->end_offset) {
+      auto first = std::find_if(ranges.begin(), ranges.end(),
+                                [&](const PartitionRange& r) { return r.partition == p.partition; });
+      auto last = first;
+      while (last != ranges.end() && std::next(last) != ranges.end() &&
+             std::next(last)->partition == p.partition) {
+        ++last;
+      }
+      if (first == ranges.end() || p.min_offset < first->start_offset ||
+          p.max_offset >= last->end_offset) {
         return absl::FailedPreconditionError(absl::StrCat(
             "records of partition ", p.partition, " at offsets ", p.min_offset, "..",
             p.max_offset, " are outside the segment's provenance ranges"));
       }
-      it->rows = p.records;
     }
   }
   header.dimensions = dims;

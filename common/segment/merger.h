@@ -32,7 +32,10 @@ struct MergeOptions {
 // FAILED_PRECONDITION when there is nothing to merge, when a run was built
 // with another schema or interval, when two runs hold records of the same
 // partition in overlapping offset ranges (the same records twice), or, for
-// segments, when a run holds records outside the provenance ranges.
+// segments, when a run holds records outside the provenance ranges or the
+// rows claimed by a partition's several ranges (a compaction) do not add up
+// to the runs' records of it; INVALID_ARGUMENT for reversed or overlapping
+// provenance ranges.
 absl::StatusOr<WrittenFile> MergeRuns(const std::vector<SortedRun*>& runs, MergeOptions options);
 
 }  // namespace segment

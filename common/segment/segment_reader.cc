@@ -659,19 +659,34 @@ absl::Status SegmentReader::Verify() {
     }
   }
   if (h.kind == FileKind::kSegment) {
-    for (const PartitionRange& r : h.metadata.provenance.ranges) {
+    // A partition's ranges (several in a compacted segment, sorted and
+    // disjoint) hold its records together: their rows sum to the records,
+    // and the offsets lie within [first start, last end).
+    const std::vector<PartitionRange>& ranges = h.metadata.provenance.ranges;
+    for (size_t i = 0; i < ranges.size();) {
+      size_t j = i + 1;
+      int64_t rows = ranges[i].rows;
+      for (; j < ranges.size() && ranges[j].partition == ranges[i].partition; ++j) {
+        if (ranges[j].start_offset < ranges[j - 1].end_offset) {
+          return Corrupt(absl::StrCat("partition ", ranges[i].partition,
+                                      ": provenance ranges unsorted or overlapping"));
+        }
+        rows += ranges[j].rows;
+      }
+      const PartitionRange& r = ranges[i];
       auto it = std::find_if(h.partitions.begin(), h.partitions.end(),
                              [&](const PartitionStats& p) { return p.partition == r.partition; });
       const int64_t records = it == h.partitions.end() ? 0 : it->records;
-      if (r.rows != records) {
-        return Corrupt(absl::StrCat("provenance of partition ", r.partition, " says ", r.rows,
+      if (rows != records) {
+        return Corrupt(absl::StrCat("provenance of partition ", r.partition, " says ", rows,
                                     " rows, the statistics say ", records));
       }
       if (it != h.partitions.end() &&
-          (it->min_offset < r.start_offset || it->max_offset >= r.end_offset)) {
+          (it->min_offset < r.start_offset || it->max_offset >= ranges[j - 1].end_offset)) {
         return Corrupt(absl::StrCat("partition ", r.partition,
                                     ": offsets outside the provenance range"));
       }
+      i = j;
     }
     // Every bitmap must hold exactly the rows with its id: the rows of each
     // id by a counting sort (ascending within an id), compared with the

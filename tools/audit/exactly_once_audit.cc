@@ -4,6 +4,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <tuple>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -19,13 +20,15 @@ struct SequenceRange {
   int64_t end;
 };
 
-// "topic p0[start,end)=rows p1[...]=rows", ranges sorted by partition.
+// "topic p0[start,end)=rows p1[...]=rows", ranges sorted by partition and
+// start (a compacted segment has several ranges of a partition).
 std::string ProvenanceText(const v1::Provenance& provenance) {
   std::vector<const v1::PartitionRange*> ranges;
   for (const v1::PartitionRange& r : provenance.ranges()) ranges.push_back(&r);
   std::sort(ranges.begin(), ranges.end(),
             [](const v1::PartitionRange* a, const v1::PartitionRange* b) {
-              return a->partition() < b->partition();
+              return a->partition() != b->partition() ? a->partition() < b->partition()
+                                                      : a->start_offset() < b->start_offset();
             });
   std::string out = StreamNameOf(provenance);
   for (const v1::PartitionRange* r : ranges) {
@@ -183,19 +186,19 @@ AuditReport RunAudit(const v1::GetCommitLogResponse& log,
     }
   }
 
-  // 2. Segments belong to committed sequences and carry their ranges.
+  // 2. Segments belong to committed sequences and carry their ranges. A
+  //    compacted segment (no sequence name) holds several sequences'
+  //    records: each of its ranges must be a committed sequence's range of
+  //    that partition, and its rows count for that sequence.
   std::map<std::string, std::map<int32_t, int64_t>> rows_by_sequence;  // name -> p -> rows
-  std::set<std::string> seen_ids;
-  for (const v1::SegmentDescriptor& segment : used_segments) {
-    if (!seen_ids.insert(segment.id()).second) {
-      fail(absl::StrCat("segment ", segment.id(), " is listed twice"));
-      continue;
-    }
+  // A segment of one sequence: the sequence is committed, lists it, and the
+  // segment carries its ranges. False: not accounted (already reported).
+  auto check_sequence_segment = [&](const v1::SegmentDescriptor& segment) -> bool {
     auto seq_it = by_name.find(segment.sequence_name());
     if (seq_it == by_name.end()) {
       fail(absl::StrCat("segment ", segment.id(), " belongs to sequence ", segment.sequence_name(),
                         ", which is not committed"));
-      continue;
+      return false;
     }
     const v1::CommittedSequence& seq = *seq_it->second;
     if (std::find(seq.segment_ids().begin(), seq.segment_ids().end(), segment.id()) ==
@@ -228,6 +231,64 @@ AuditReport RunAudit(const v1::GetCommitLogResponse& log,
                           ") differs from its sequence's"));
       }
       rows_by_sequence[seq.sequence_name()][range.partition()] += range.rows();
+    }
+    return true;
+  };
+  std::map<std::tuple<int32_t, int64_t, int64_t>, const v1::CommittedSequence*> by_range;
+  for (const v1::CommittedSequence& seq : log.sequences()) {
+    for (const auto& [p, start] : seq.start_offsets()) {
+      auto end = seq.end_offsets().find(p);
+      if (end != seq.end_offsets().end()) by_range[{p, start, end->second}] = &seq;
+    }
+  }
+  // (interval, partition, start, end) -> the used segments carrying that
+  // range in that interval: a compacted segment must be the only one (else
+  // the records are in two used segments).
+  std::map<std::tuple<int64_t, int64_t, int32_t, int64_t, int64_t>, std::vector<std::string>>
+      carriers;
+  std::set<std::string> compacted_ids;
+  std::set<std::string> sequences_in_compacted;
+  std::set<std::string> seen_ids;
+  for (const v1::SegmentDescriptor& segment : used_segments) {
+    if (!seen_ids.insert(segment.id()).second) {
+      fail(absl::StrCat("segment ", segment.id(), " is listed twice"));
+      continue;
+    }
+    for (const v1::PartitionRange& range : segment.provenance().ranges()) {
+      carriers[{segment.interval().start_ms(), segment.interval().end_ms(), range.partition(),
+                range.start_offset(), range.end_offset()}]
+          .push_back(segment.id());
+    }
+    if (segment.sequence_name().empty()) {
+      compacted_ids.insert(segment.id());
+      if (StreamNameOf(segment.provenance()) != LogStreamName(log)) {
+        fail(absl::StrCat("segment ", segment.id(), " came from \"",
+                          StreamNameOf(segment.provenance()), "\", not \"", LogStreamName(log),
+                          "\""));
+      }
+      for (const v1::PartitionRange& range : segment.provenance().ranges()) {
+        if (!log.topic_pattern().empty()) {
+          auto name = names.find(range.partition());
+          if (name == names.end() || name->second.topic != range.topic() ||
+              name->second.partition != range.topic_partition()) {
+            fail(absl::StrCat("segment ", segment.id(), " names stream partition ",
+                              range.partition(), " ",
+                              FormatTopicPartition({range.topic(), range.topic_partition()}),
+                              ", the commit log does not"));
+          }
+        }
+        auto seq = by_range.find({range.partition(), range.start_offset(), range.end_offset()});
+        if (seq == by_range.end()) {
+          fail(absl::StrCat("compacted segment ", segment.id(), " partition ", range.partition(),
+                            " range [", range.start_offset(), ", ", range.end_offset(),
+                            ") is no committed sequence's range"));
+          continue;
+        }
+        rows_by_sequence[seq->second->sequence_name()][range.partition()] += range.rows();
+        sequences_in_compacted.insert(seq->second->sequence_name());
+      }
+    } else if (!check_sequence_segment(segment)) {
+      continue;
     }
     // 4. The file itself.
     auto verified = verifier->Verify(segment.path());
@@ -266,13 +327,29 @@ AuditReport RunAudit(const v1::GetCommitLogResponse& log,
   }
   for (const v1::CommittedSequence& seq : log.sequences()) {
     for (const std::string& id : seq.segment_ids()) {
-      if (!seen_ids.count(id)) {
+      // A segment replaced by a compaction is no longer used; its records
+      // are then accounted through the compacted segment's ranges.
+      if (!seen_ids.count(id) && !sequences_in_compacted.count(seq.sequence_name())) {
         fail(absl::StrCat("sequence ", seq.sequence_name(), " committed segment ", id,
                           ", which is not a used segment"));
       }
     }
   }
 
+  for (const auto& [key, ids] : carriers) {
+    if (ids.size() < 2) continue;
+    for (const std::string& id : ids) {
+      if (!compacted_ids.count(id)) continue;
+      std::vector<std::string> others;
+      for (const std::string& other : ids) {
+        if (other != id) others.push_back(other);
+      }
+      fail(absl::StrCat("compacted segment ", id, " partition ", std::get<2>(key), " range [",
+                        std::get<3>(key), ", ", std::get<4>(key), ") is also in used segment",
+                        others.size() > 1 ? "s " : " ", absl::StrJoin(others, ", "),
+                        " of the same interval: the same records twice"));
+    }
+  }
   // 3. Record accounting against Kafka. A range starting before the earliest
   // offset Kafka still holds cannot be read again: said, not checked.
   std::map<std::pair<std::string, int32_t>, absl::StatusOr<int64_t>> earliest_offsets;

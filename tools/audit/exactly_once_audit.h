@@ -5,9 +5,13 @@
 // [initial offset, committed offset) with no gap and no overlap, except where
 // the commit log records an offset reset (operator or automatic): the range
 // it skipped or made read again is reported as declared, not as a failure; every used
-// segment must belong to a committed sequence and carry its offset ranges;
-// per sequence and partition, the records that became rows (summed over the
-// sequence's segments) plus the unparseable and thrown-away records must
+// segment must belong to a committed sequence and carry its offset ranges,
+// except a compacted segment (no sequence name), each of whose ranges must
+// be a committed sequence's range of that partition, carried by no other
+// used segment of the same interval (the segments it replaced are unused;
+// their commit records may list them); per sequence and partition, the
+// records that became rows (summed over the used segments carrying the
+// sequence's range, compacted ones included) plus the unparseable and thrown-away records must
 // equal the records Kafka holds in that range, and where the counter re-parses
 // the records, the unparseable count must be what re-parsing finds (a
 // publish's claims are checked, not trusted); every segment file must pass

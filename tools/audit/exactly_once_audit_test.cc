@@ -295,6 +295,68 @@ TEST_F(AuditTest, CommittedSegmentMissing) {
   ExpectFailure("which is not a used segment");
 }
 
+// A compaction replaced s0a and s1 (same interval) by one segment with both
+// sequences' ranges: the replaced ones are unused, their commit records still
+// list them; the rows are accounted per range.
+class CompactedAuditTest : public AuditTest {
+ protected:
+  void SetUp() override {
+    AuditTest::SetUp();
+    for (auto& s : segments_) {
+      s.mutable_interval()->set_start_ms(s.id() == "s0b" ? 3600000 : 0);
+      s.mutable_interval()->set_end_ms(s.id() == "s0b" ? 7200000 : 3600000);
+    }
+    compacted_ = Segment("c", "", {}, 14);
+    compacted_.mutable_interval()->set_end_ms(3600000);
+    auto add = [&](int32_t p, int64_t start, int64_t end, int64_t rows) {
+      auto* r = compacted_.mutable_provenance()->add_ranges();
+      r->set_partition(p);
+      r->set_start_offset(start);
+      r->set_end_offset(end);
+      r->set_rows(rows);
+    };
+    add(0, 0, 10, 5);
+    add(0, 10, 30, 20);
+    add(1, 100, 110, 6);
+    add(1, 110, 120, 0);
+    verifier_.files[compacted_.path()] = {14, compacted_.checksum()};
+  }
+  // Used: s0b and the compacted segment; `keep` of the replaced ones too.
+  void UseCompacted(const std::string& keep = "") {
+    std::vector<v1::SegmentDescriptor> used;
+    for (const auto& s : segments_) {
+      if (s.id() == "s0b" || s.id() == keep) used.push_back(s);
+    }
+    used.push_back(compacted_);
+    segments_ = used;
+  }
+  v1::SegmentDescriptor compacted_;
+};
+
+TEST_F(CompactedAuditTest, ACompactedSegmentReplacingSegmentsOfTwoSequencesPasses) {
+  UseCompacted();
+  AuditReport report = Run();
+  EXPECT_TRUE(report.ok()) << report.ToString();
+  EXPECT_EQ(report.rows_ingested, 29 + 10);
+}
+
+TEST_F(CompactedAuditTest, ACompactedSegmentWhoseRangeIsStillInAReplacedOneFails) {
+  UseCompacted("s1");
+  ExpectFailure("compacted segment c partition 0 range [10, 30) is also in used segment s1");
+}
+
+TEST_F(CompactedAuditTest, ACompactedRangeThatIsNoCommittedRangeFails) {
+  compacted_.mutable_provenance()->mutable_ranges(1)->set_end_offset(31);
+  UseCompacted();
+  ExpectFailure("compacted segment c partition 0 range [10, 31) is no committed sequence's range");
+}
+
+TEST_F(CompactedAuditTest, ACompactedSegmentMissingRowsFails) {
+  compacted_.mutable_provenance()->mutable_ranges(1)->set_rows(19);
+  UseCompacted();
+  ExpectFailure("Kafka holds 20 records but segments have 19");
+}
+
 TEST_F(AuditTest, DamagedFile) {
   verifier_.files.erase("file:///deep/s1");
   ExpectFailure("fails verification");
