@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The iceberg tier: a table written by //iceberg (write_test_table) read by
 # pyiceberg and DuckDB (check_table.py), with a pyiceberg append between two
-# of ours, and byte-identical files from two runs. The readers' venv comes from scripts/install_iceberg_readers.sh
+# of ours, byte-identical files from two runs, and a replace (compaction)
+# snapshot staged again after an append won the race. The readers' venv comes from scripts/install_iceberg_readers.sh
 # (scripts/install_deps.sh --tests); without it the test fails.
 set -euo pipefail
 writer=$1
@@ -31,3 +32,5 @@ echo "ok  two runs wrote byte-identical files ($(echo "$first_run" | wc -l) file
 "$python" "$checker" "$dir" first
 "$writer" append "$dir"
 "$python" "$checker" "$dir" final
+"$writer" replace "$dir"
+"$python" "$checker" "$dir" replaced
