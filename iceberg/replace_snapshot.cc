@@ -128,6 +128,15 @@ absl::StatusOr<StagedReplace> StageReplace(absl::string_view metadata_json,
   if (!plan.parent_snapshot_id.has_value()) {
     return absl::InvalidArgumentError("the table has no snapshot: there is nothing to replace");
   }
+  int64_t spec_id = 0;
+  {
+    simdjson::dom::parser parser;
+    simdjson::dom::element spec;
+    if (parser.parse(plan.partition_spec_json).get(spec) != simdjson::SUCCESS ||
+        spec["spec-id"].get(spec_id) != simdjson::SUCCESS) {
+      return absl::InternalError("the plan's partition spec has no spec-id");
+    }
+  }
   SLUICE_ASSIGN_OR_RETURN(std::string parent_list, load(*plan.parent_manifest_list));
   SLUICE_ASSIGN_OR_RETURN(std::vector<ManifestListEntry> manifests,
                           ReadManifestList(parent_list));
@@ -156,6 +165,11 @@ absl::StatusOr<StagedReplace> StageReplace(absl::string_view metadata_json,
     if (here.empty()) {
       ++staged.carried_manifests;
       continue;
+    }
+    if (m.partition_spec_id != spec_id) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "manifest ", m.manifest_path, " is of partition spec ", m.partition_spec_id,
+          ", not the table's default ", spec_id, ": its files cannot be rewritten"));
     }
     const std::string path =
         RewrittenManifestPath(replace.manifest_path, staged.rewritten_manifests);

@@ -85,7 +85,8 @@ struct StagedReplace {
 // to remove is not live in the current snapshot (another rewrite removed
 // it: plan again on the current metadata); FAILED_PRECONDITION when rows
 // are not conserved (added records != removed records; with rolled_up, a
-// count sum != expected_count); INVALID_ARGUMENT for an empty or repeated
+// count sum != expected_count) or when a removed file's manifest is of
+// another partition spec than the table's default; INVALID_ARGUMENT for an empty or repeated
 // list, an added path already in the table, a table without a snapshot;
 // RESOURCE_EXHAUSTED past 100000 files to remove or add, or the summary
 // limits (1000 properties, 64 KiB each); a loader error as it is.

@@ -267,6 +267,19 @@ TEST_F(ReplaceSnapshotTest, StagedAgainOnTopOfAnAppendThatWonTheRace) {
   (void)d;
 }
 
+TEST_F(ReplaceSnapshotTest, EqualInputWritesEqualBytes) {
+  ManifestEntry compacted = table_->WriteDataFile("compacted", {1, 2, 3});
+  ReplaceFiles r = Compact({a_, b_}, compacted);
+  r.snapshot_id = 5000;
+  r.manifest_path = table_->Uri("/metadata/same-m0.avro");
+  r.manifest_list_path = table_->Uri("/metadata/snap-5000.avro");
+  absl::StatusOr<StagedReplace> one = StageReplace(table_->metadata(), r, &TestTable::Load);
+  absl::StatusOr<StagedReplace> two = StageReplace(table_->metadata(), r, &TestTable::Load);
+  ASSERT_TRUE(one.ok() && two.ok());
+  EXPECT_EQ(one->files, two->files);
+  EXPECT_EQ(one->metadata_json, two->metadata_json);
+}
+
 TEST_F(ReplaceSnapshotTest, RefusesBadRequests) {
   ManifestEntry compacted = table_->WriteDataFile("compacted", {1, 2, 3});
   ReplaceFiles r = Compact({a_, a_}, compacted);
