@@ -151,6 +151,8 @@ absl::StatusOr<StagedReplace> StageReplace(absl::string_view metadata_json,
       ++staged.carried_manifests;  // delete manifests are not rewritten
       continue;
     }
+    // Without live files (a rewrite's DELETED entries): not carried.
+    if (m.added_files_count == 0 && m.existing_files_count == 0) continue;
     SLUICE_ASSIGN_OR_RETURN(std::string bytes, load(m.manifest_path));
     SLUICE_ASSIGN_OR_RETURN(std::vector<ManifestEntryInfo> entries, ReadManifest(bytes));
     std::vector<std::string> here;

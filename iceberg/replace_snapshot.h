@@ -5,7 +5,8 @@
 // files (ADDED), for each manifest of the current snapshot that holds a
 // removed file a rewritten manifest where those entries are DELETED (with
 // the new snapshot id) and the others EXISTING (sequence numbers kept),
-// the manifest list (untouched manifests carried over as they are) and the
+// the manifest list (untouched manifests carried over as they are, those
+// left without live files by an earlier rewrite dropped) and the
 // next metadata document (summary operation=replace, added/deleted files
 // and records, totals, sluice.rewritten.kafka.<topic>.<partition>).
 // Nothing is stored or swapped here: the caller stores the files, then

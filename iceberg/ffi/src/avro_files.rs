@@ -682,6 +682,14 @@ pub fn write_manifest_list(
         Some(bytes) => read_manifest_list(bytes, &schema)?,
         None => Vec::new(),
     };
+    // As Iceberg's own writers do, a parent manifest without live files
+    // (only DELETED entries: a replace's rewrite, already reported by the
+    // snapshot that wrote it) is not carried into a new snapshot.
+    let count = |r: &Value, name: &str| match r {
+        Value::Record(f) => f.iter().find(|(n, _)| n == name).and_then(|(_, v)| optional_long(v)),
+        _ => None,
+    };
+    records.retain(|r| count(r, "added_files_count") != Some(0) || count(r, "existing_files_count") != Some(0));
     // A replace snapshot lists its rewritten manifests instead of these.
     for dropped in drop_parent_manifests {
         let before = records.len();
