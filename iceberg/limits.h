@@ -16,6 +16,10 @@ inline constexpr size_t kMaxStringBytes = size_t{1} << 20;
 inline constexpr size_t kMaxListElements = 10000;
 inline constexpr uint64_t kMaxRowsPerDataFile = 50000000;
 inline constexpr size_t kMaxFilesPerManifest = 100000;
+// A replace snapshot (replace_snapshot.h) removes and adds at most this many
+// data files each (the library: as many paths to remove per rewritten
+// manifest).
+inline constexpr size_t kMaxFilesPerReplace = kMaxFilesPerManifest;
 inline constexpr size_t kMaxProperties = 1000;
 inline constexpr size_t kMaxPropertyBytes = size_t{64} << 10;
 

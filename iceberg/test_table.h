@@ -22,6 +22,7 @@
 #include "gtest/gtest.h"
 #include "iceberg/manifest_writer.h"
 #include "iceberg/parquet_file_writer.h"
+#include "iceberg/replace_snapshot.h"
 #include "iceberg/table_metadata.h"
 
 namespace sluice::iceberg::testing {
@@ -39,6 +40,7 @@ struct TestSnapshot {
   std::vector<int64_t> counts;  // one row per value: the count column
   std::map<std::string, std::string> extra_summary;
   int64_t record_count_delta = 0;  // added to the manifest's record_count
+  int64_t time_us = kT0;           // every row's __time (its partition)
 };
 
 inline std::vector<FieldSpec> Fields() {
@@ -66,6 +68,55 @@ class TestTable {
   std::string Uri(const std::string& rel) const { return "file://" + root_ + rel; }
   std::string Path(const std::string& rel) const { return root_ + rel; }
   const std::string& metadata_location() const { return metadata_location_; }
+  const std::string& metadata() const { return metadata_; }
+
+  // Reads a file:// URI of the table (a TableFileLoader).
+  static absl::StatusOr<std::string> Load(const std::string& uri) {
+    if (uri.rfind("file://", 0) != 0) return absl::InvalidArgumentError("not a file:// URI: " + uri);
+    std::ifstream in(uri.substr(7), std::ios::binary);
+    if (!in) return absl::NotFoundError("no file " + uri);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+
+  // A data file of `counts` (one row per value, at time_us) written with the
+  // current plan and stored at /data/<name>.parquet; not in any snapshot.
+  ManifestEntry WriteDataFile(const std::string& name, const std::vector<int64_t>& counts,
+                              int64_t time_us = kT0) {
+    absl::StatusOr<AppendPlan> plan = PlanAppend(metadata_, {});
+    EXPECT_TRUE(plan.ok()) << plan.status();
+    std::vector<int64_t> times(counts.size(), time_us);
+    std::vector<std::optional<std::string>> pages(counts.size(), std::string("Main"));
+    absl::StatusOr<WrittenDataFile> data = WriteParquetDataFile(
+        *plan,
+        {Int64Column("__time", times), StringColumn("page", pages), Int64Column("count", counts)},
+        counts.size());
+    EXPECT_TRUE(data.ok()) << data.status();
+    const std::string rel = absl::StrCat("/data/", name, ".parquet");
+    WriteBytes(Path(rel), data->bytes);
+    return ManifestEntry{Uri(rel), data->file};
+  }
+
+  // Stages a replace (snapshot id 1000 + the next version) on the current
+  // metadata, stores its files and makes its document current. `name` names
+  // the manifest and list files.
+  absl::StatusOr<StagedReplace> Replace(const std::string& name, ReplaceFiles r) {
+    const int64_t id = 1000 + version_ + 1;
+    r.snapshot_id = id;
+    r.timestamp_ms = 1709211600000 + version_ + 1;
+    r.manifest_path = Uri(absl::StrCat("/metadata/", name, "-m0.avro"));
+    r.manifest_list_path = Uri(absl::StrCat("/metadata/snap-", id, ".avro"));
+    r.summary["sluice.datasource"] = "wiki";
+    if (!metadata_location_.empty()) r.previous_metadata_location = metadata_location_;
+    absl::StatusOr<StagedReplace> staged = StageReplace(metadata_, r, &TestTable::Load);
+    if (!staged.ok()) return staged;
+    for (const auto& [uri, bytes] : staged->files) WriteBytes(uri.substr(7), bytes);
+    ++version_;
+    metadata_ = staged->metadata_json;
+    const std::string rel = absl::StrCat("/metadata/", version_, ".metadata.json");
+    WriteBytes(Path(rel), metadata_);
+    metadata_location_ = Uri(rel);
+    return staged;
+  }
 
   // Returns the data file's path relative to root ("/data/<sequence>.parquet").
   std::string Append(const TestSnapshot& s) {
@@ -77,7 +128,7 @@ class TestTable {
     SnapshotCommit commit;
     std::string data_rel;
     if (!s.counts.empty()) {
-      std::vector<int64_t> times(s.counts.size(), kT0);
+      std::vector<int64_t> times(s.counts.size(), s.time_us);
       std::vector<std::optional<std::string>> pages(s.counts.size(), std::string("Main"));
       absl::StatusOr<WrittenDataFile> data = WriteParquetDataFile(
           *plan,

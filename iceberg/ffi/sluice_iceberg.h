@@ -94,12 +94,30 @@ int32_t sluice_iceberg_write_manifest(const char* request_json,
                                       SluiceIcebergBytes* error_out);
 
 /* A manifest list (Avro): the parent snapshot's manifest list entries (any
- * writer's; NULL for the first snapshot) followed by the new manifests. */
+ * writer's; NULL for the first snapshot) but those named in the request's
+ * optional "drop_parent_manifests" (a replace's rewritten manifests),
+ * followed by the new manifests. */
 int32_t sluice_iceberg_write_manifest_list(const char* request_json,
                                            const uint8_t* parent_manifest_list,
                                            size_t parent_manifest_list_len,
                                            SluiceIcebergBytes* manifest_list_out,
                                            SluiceIcebergBytes* error_out);
+
+/* A replace snapshot's rewrite of one manifest (the bytes of a manifest of
+ * the current snapshot, any writer's): live entries whose file_path is in
+ * "remove_paths" become DELETED with "snapshot_id", the other live entries
+ * EXISTING, both with explicit snapshot ids and sequence numbers
+ * ("inherited_snapshot_id"/"inherited_sequence_number": the manifest list
+ * entry's, for entries that inherit them); entries already DELETED are
+ * dropped. *result_json_out: {"manifest_file": <its manifest list record>,
+ * "removed": [{"file_path", "record_count", "file_size_in_bytes"}]}.
+ * request_json: {"schema", "partition_spec", "snapshot_id",
+ * "manifest_path", "inherited_snapshot_id", "inherited_sequence_number",
+ * "remove_paths": [...]} (at most 100000 paths; 256 MiB of manifest). */
+int32_t sluice_iceberg_rewrite_manifest(const char* request_json, const uint8_t* manifest,
+                                        size_t manifest_len, SluiceIcebergBytes* manifest_out,
+                                        SluiceIcebergBytes* result_json_out,
+                                        SluiceIcebergBytes* error_out);
 
 /* A new table's first metadata JSON (no snapshots). */
 int32_t sluice_iceberg_new_table_metadata(const char* request_json,
@@ -116,7 +134,9 @@ int32_t sluice_iceberg_plan_append(const char* metadata_json,
 
 /* The table metadata JSON with an append snapshot added as current (and
  * as branch main); SLUICE_ICEBERG_CONFLICT when the metadata is not the one
- * the append was planned on. */
+ * the append was planned on. With "operation": "replace" and the
+ * "deleted_data_files", "deleted_records", "removed_files_size" of the
+ * rewrite, a replace snapshot (summary deleted-* and totals net of them). */
 int32_t sluice_iceberg_append_snapshot(const char* metadata_json,
                                        const char* request_json,
                                        SluiceIcebergBytes* metadata_json_out,

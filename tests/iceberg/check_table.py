@@ -7,6 +7,10 @@ pyarrow reads) and DuckDB (read_parquet of the data files).
       writer, for `write_test_table append` to build on)
   check_table.py DIR final    after `write_test_table append DIR`: checks
       every snapshot, pyiceberg's included
+  check_table.py DIR replaced after `write_test_table replace DIR`: the
+      append that won the race (1005) and the replace snapshot (1006) hold
+      the same rows and sums; the replace plans only the compacted file for
+      its day, is reported as operation replace
 
 Exits non-zero with the first mismatch.
 """
@@ -17,7 +21,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 from pyiceberg.catalog.sql import SqlCatalog
-from pyiceberg.expressions import EqualTo, GreaterThanOrEqual
+from pyiceberg.expressions import And, EqualTo, GreaterThanOrEqual, LessThan
 
 UTC = datetime.timezone.utc
 
@@ -110,5 +114,51 @@ def final(directory):
     check("DuckDB count, sum(added), distinct pages", duckdb_totals(paths), (10, 360, 9))
 
 
+def replaced(directory):
+    table = load(directory)
+    snapshots = table.metadata.snapshots
+    check("snapshot count", len(snapshots), 6)
+    check("current snapshot: the replace", table.metadata.current_snapshot_id, 1006)
+    check("its parent: the append that won the race", snapshots[-1].parent_snapshot_id, 1005)
+    replace = table.current_snapshot()
+    check("operation", replace.summary.operation.value, "replace")
+    check("summary counts", [replace.summary[k] for k in
+                             ("added-data-files", "deleted-data-files", "added-records", "deleted-records",
+                              "total-records", "total-data-files")],
+          ["1", "2", "4", "4", "11", "5"])
+    check("rewritten ranges", replace.summary["sluice.rewritten.kafka.wiki.0"], "3-7")
+    check("no new Kafka ranges", "sluice.kafka.ranges" in replace.summary.additional_properties, False)
+    inspected = table.inspect.snapshots().to_pylist()
+    check("inspect.snapshots operations", [s["operation"] for s in inspected],
+          ["append", "append", "append", "append", "append", "replace"])
+
+    # The same rows at the append and at the replace: pyiceberg and DuckDB.
+    before, after = rows(table, snapshot_id=1005), rows(table, snapshot_id=1006)
+    key = lambda r: (r["__time"], r["page"] or "")
+    check("rows at 1005 == rows at 1006 (every column)", sorted(after, key=key) == sorted(before, key=key), True)
+    check("row count", len(after), 11)
+    check("the append's row is kept", [r["page"] for r in after if r["added"] == 90], ["Quince"])
+    for snapshot_id in (1005, 1006):
+        paths = [t.file.file_path for t in table.scan(snapshot_id=snapshot_id).plan_files()]
+        check(f"DuckDB count, sum(added), distinct pages at {snapshot_id}", duckdb_totals(paths), (11, 450, 10))
+
+    # Planning: the compacted file alone for its day, the other days' files.
+    def planned(snapshot_id, row_filter=None):
+        scan = table.scan(snapshot_id=snapshot_id) if row_filter is None else table.scan(
+            snapshot_id=snapshot_id, row_filter=row_filter)
+        return sorted(t.file.file_path.split("/wiki/data/", 1)[1] for t in scan.plan_files())
+    march1 = And(GreaterThanOrEqual("__time", "2024-03-01T00:00:00+00:00"),
+                 LessThan("__time", "2024-03-02T00:00:00+00:00"))
+    check("files for 2024-03-01 at the append", planned(1005, march1),
+          ["day=19783/1001-1.parquet", "day=19783/1002-0.parquet"])
+    check("files for 2024-03-01 at the replace", planned(1006, march1), ["day=19783/1006-compacted.parquet"])
+    check("rows for 2024-03-01 at the replace", len(rows(table, snapshot_id=1006, row_filter=march1)), 4)
+    files = planned(1006)
+    check("files at the replace", [f for f in files if not f.startswith("pyiceberg")],
+          ["day=19782/1001-0.parquet", "day=19783/1006-compacted.parquet", "day=19786/1004-0.parquet",
+           "day=19787/1005-0.parquet"])
+    check("pyiceberg's file kept", len([f for f in files if f.startswith("pyiceberg")]), 1)
+
+
 if __name__ == "__main__":
-    {"first": first, "final": final}[sys.argv[2]](sys.argv[1])
+    {"first": first, "final": final, "replaced": replaced}[sys.argv[2]](sys.argv[1])

@@ -1,17 +1,24 @@
 #!/usr/bin/env bash
 # The iceberg tier: a table written by //iceberg (write_test_table) read by
 # pyiceberg and DuckDB (check_table.py), with a pyiceberg append between two
-# of ours, and byte-identical files from two runs. The readers' venv comes from scripts/install_iceberg_readers.sh
-# (scripts/install_deps.sh --tests); without it the test fails.
+# of ours, byte-identical files from two runs, and a replace (compaction)
+# snapshot staged again after an append won the race, also read by DuckDB's
+# iceberg extension (check_duckdb_replace.py, its own venv). The readers'
+# venvs come from scripts/install_iceberg_readers.sh (scripts/install_deps.sh
+# --tests); without them the test fails.
 set -euo pipefail
 writer=$1
 checker=$2
+duckdb_checker=$3
 user_home=$(getent passwd "$(id -u)" 2>/dev/null | cut -d: -f6 || true)
 python="${SLUICE_ICEBERG_READERS_CACHE:-${user_home:-$HOME}/.cache/sluice/iceberg-readers}/venv/bin/python"
-if [[ ! -x "$python" ]]; then
-  echo "no readers venv at $python: run scripts/install_deps.sh --tests" >&2
-  exit 1
-fi
+duckdb_python="$(dirname "$(dirname "$(dirname "$python")")")/duckdb-iceberg-venv/bin/python"
+for p in "$python" "$duckdb_python"; do
+  if [[ ! -x "$p" ]]; then
+    echo "no readers venv at $p: run scripts/install_deps.sh --tests" >&2
+    exit 1
+  fi
+done
 dir="${TEST_TMPDIR:-$(mktemp -d)}/table"
 rm -rf "$dir"
 mkdir -p "$dir"
@@ -31,3 +38,6 @@ echo "ok  two runs wrote byte-identical files ($(echo "$first_run" | wc -l) file
 "$python" "$checker" "$dir" first
 "$writer" append "$dir"
 "$python" "$checker" "$dir" final
+"$writer" replace "$dir"
+"$python" "$checker" "$dir" replaced
+"$duckdb_python" "$duckdb_checker" "$dir"

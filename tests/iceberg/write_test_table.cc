@@ -9,6 +9,12 @@
 //   write_test_table append DIR   one more snapshot on top of whatever the
 //       catalog points at (another writer's snapshot included), swapped in
 //       with the catalog's compare-and-swap on metadata_location
+//   write_test_table replace DIR  a compaction of day 2024-03-01: stages a
+//       replace snapshot (1006) of its two files (1001-1, 1002-0) by one
+//       file of the same four rows on the current metadata, then, before
+//       the swap, another writer's append (1005, day 2024-03-05) wins the
+//       race; the replace's swap misses, it is staged again on the append
+//       and swapped in
 #include <sqlite3.h>
 
 #include <cstdio>
@@ -28,6 +34,7 @@
 #include "common/status_macros.h"
 #include "iceberg/manifest_writer.h"
 #include "iceberg/parquet_file_writer.h"
+#include "iceberg/replace_snapshot.h"
 #include "iceberg/table_metadata.h"
 
 namespace sluice {
@@ -252,6 +259,117 @@ absl::Status Create(const std::string& dir) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::string> CurrentLocation(Catalog& catalog) {
+  std::string current;
+  SLUICE_RETURN_IF_ERROR(catalog
+                             .Run("SELECT metadata_location FROM iceberg_tables WHERE "
+                                  "catalog_name = ?1 AND table_namespace = ?2 AND table_name = ?3",
+                                  {kCatalog, kNamespace, kTable}, &current)
+                             .status());
+  if (current.empty()) return absl::NotFoundError("the catalog has no table wiki");
+  return current;
+}
+
+// The catalog's compare-and-swap: false when another writer moved the table.
+absl::StatusOr<bool> Swap(Catalog& catalog, const std::string& current, const std::string& next) {
+  SLUICE_ASSIGN_OR_RETURN(
+      int changed,
+      catalog.Run("UPDATE iceberg_tables SET metadata_location = ?1, previous_metadata_location = "
+                  "?2 WHERE catalog_name = ?3 AND table_namespace = ?4 AND table_name = ?5 AND "
+                  "metadata_location = ?2",
+                  {next, current, kCatalog, kNamespace, kTable}));
+  return changed == 1;
+}
+
+// Stages the compaction of day 2024-03-01 on `current` (attempt `attempt`:
+// its manifests and list get their own names) and returns the next
+// metadata document's location.
+absl::StatusOr<std::string> StageCompaction(const std::string& current, int attempt,
+                                            const std::string& compacted_uri,
+                                            const DataFile& compacted) {
+  SLUICE_ASSIGN_OR_RETURN(std::string metadata, ReadFile(current));
+  SLUICE_ASSIGN_OR_RETURN(AppendPlan plan, PlanAppend(metadata, {}));
+  const int64_t snapshot_id = 1006;
+  ReplaceFiles r;
+  r.snapshot_id = snapshot_id;
+  r.timestamp_ms = 1709300000000 + snapshot_id;
+  r.remove = {absl::StrCat(plan.location, "/data/day=19783/1001-1.parquet"),
+              absl::StrCat(plan.location, "/data/day=19783/1002-0.parquet")};
+  r.add = {ManifestEntry{compacted_uri, compacted}};
+  r.manifest_path = absl::StrFormat("%s/metadata/%d-a%d-m0.avro", plan.location, snapshot_id, attempt);
+  r.manifest_list_path =
+      absl::StrFormat("%s/metadata/snap-%d-a%d.avro", plan.location, snapshot_id, attempt);
+  r.rewritten_kafka_ranges[{"wiki", 0}] = {{3, 7}};
+  r.previous_metadata_location = current;
+  SLUICE_ASSIGN_OR_RETURN(StagedReplace staged, StageReplace(metadata, r, &ReadFile));
+  for (const auto& [uri, bytes] : staged.files) SLUICE_RETURN_IF_ERROR(WriteFile(uri, bytes));
+  const std::string next = MetadataUri(plan, MetadataVersion(current) + 1);
+  SLUICE_RETURN_IF_ERROR(WriteFile(next, staged.metadata_json));
+  std::cerr << "staged replace attempt " << attempt << " on " << current << ": removes "
+            << staged.removed_files << " files (" << staged.removed_records << " records), "
+            << staged.rewritten_manifests << " manifests rewritten, " << staged.carried_manifests
+            << " carried\n";
+  return next;
+}
+
+absl::Status ReplaceWithARace(const std::string& dir) {
+  Catalog catalog;
+  SLUICE_RETURN_IF_ERROR(catalog.Open(dir + "/catalog.db"));
+  SLUICE_ASSIGN_OR_RETURN(const std::string base, CurrentLocation(catalog));
+  SLUICE_ASSIGN_OR_RETURN(std::string base_metadata, ReadFile(base));
+  SLUICE_ASSIGN_OR_RETURN(AppendPlan plan, PlanAppend(base_metadata, {}));
+  // The compacted file: the rows of 1001-1 and 1002-0 (2024-03-01), in
+  // time order, every column the two files had.
+  const int64_t d = kFeb29 + kDay;
+  SLUICE_ASSIGN_OR_RETURN(
+      WrittenDataFile compacted,
+      WriteParquetDataFile(
+          plan,
+          {Int64Column("__time", {d + kHour, d + 5 * kHour, d + 6 * kHour, d + 7 * kHour}),
+           StringColumn("page", Strings({std::string("Mango"), std::string("Zucchini"),
+                                         std::string("Kiwi"), std::string("Lime")})),
+           StringListColumn("tags", std::vector<std::optional<std::vector<std::string>>>{
+                                        std::vector<std::string>{"fruit"},
+                                        std::vector<std::string>{"vegetable", "green"},
+                                        std::nullopt, std::nullopt}),
+           Int64Column("added", {40, 50, 60, 70}),
+           DoubleColumn("ratio", {3.5, 4.5, 0, 0}, {1, 1, 0, 0}),
+           StringColumn("country",
+                        Strings({std::nullopt, std::nullopt, std::string("NZ"), std::string("MX")}))},
+          4));
+  const std::string compacted_uri =
+      absl::StrFormat("%s/data/day=%d/1006-compacted.parquet", plan.location,
+                      *compacted.file.partition_value);
+  SLUICE_RETURN_IF_ERROR(WriteFile(compacted_uri, compacted.bytes));
+  SLUICE_ASSIGN_OR_RETURN(std::string staged,
+                          StageCompaction(base, 1, compacted_uri, compacted.file));
+
+  // Another writer's append (2024-03-05) commits first.
+  std::vector<DataFileInput> files(1);
+  files[0].rows = 1;
+  files[0].columns = {Int64Column("__time", {kFeb29 + 5 * kDay}),
+                      StringColumn("page", Strings({std::string("Quince")})),
+                      Int64Column("added", {90})};
+  SLUICE_ASSIGN_OR_RETURN(std::string appended,
+                          Append(base_metadata, {{"__time", FieldType::kTimestamptz, true},
+                                                 {"page", FieldType::kString},
+                                                 {"added", FieldType::kLong}},
+                                 std::move(files), 1005, base, "wiki/0:10-11"));
+  SLUICE_ASSIGN_OR_RETURN(bool swapped, Swap(catalog, base, appended));
+  if (!swapped) return absl::AbortedError("the append lost its swap");
+
+  // The replace's swap misses: stage again on the append and swap.
+  SLUICE_ASSIGN_OR_RETURN(swapped, Swap(catalog, base, staged));
+  if (swapped) return absl::InternalError("the replace swapped in over the append");
+  std::cerr << "the replace's swap missed (the append won): staging again\n";
+  SLUICE_ASSIGN_OR_RETURN(const std::string current, CurrentLocation(catalog));
+  SLUICE_ASSIGN_OR_RETURN(staged, StageCompaction(current, 2, compacted_uri, compacted.file));
+  SLUICE_ASSIGN_OR_RETURN(swapped, Swap(catalog, current, staged));
+  if (!swapped) return absl::AbortedError("another writer moved the table");
+  std::cout << staged << "\n";
+  return absl::OkStatus();
+}
+
 absl::Status AppendOnTop(const std::string& dir) {
   Catalog catalog;
   SLUICE_RETURN_IF_ERROR(catalog.Open(dir + "/catalog.db"));
@@ -290,14 +408,15 @@ absl::Status AppendOnTop(const std::string& dir) {
 }  // namespace sluice
 
 int main(int argc, char** argv) {
-  if (argc != 3 || (std::string(argv[1]) != "create" && std::string(argv[1]) != "append")) {
-    std::cerr << "usage: write_test_table create|append DIR\n";
+  const std::string mode = argc == 3 ? argv[1] : "";
+  if (mode != "create" && mode != "append" && mode != "replace") {
+    std::cerr << "usage: write_test_table create|append|replace DIR\n";
     return 2;
   }
   const std::string dir = std::filesystem::absolute(argv[2]).string();
-  const absl::Status status = std::string(argv[1]) == "create"
-                                  ? sluice::iceberg::Create(dir)
-                                  : sluice::iceberg::AppendOnTop(dir);
+  const absl::Status status = mode == "create"   ? sluice::iceberg::Create(dir)
+                              : mode == "append" ? sluice::iceberg::AppendOnTop(dir)
+                                                 : sluice::iceberg::ReplaceWithARace(dir);
   if (!status.ok()) {
     std::cerr << "write_test_table: " << status << "\n";
     return 1;

@@ -7,6 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/file_util.h"
 #include "common/status_macros.h"
@@ -18,6 +19,7 @@ namespace {
 
 constexpr char kKafkaPrefix[] = "sluice.kafka.";
 constexpr char kResetPrefix[] = "sluice.offset-reset.";
+constexpr char kRewrittenPrefix[] = "sluice.rewritten.kafka.";
 
 struct Range {
   int64_t start = 0;
@@ -93,6 +95,11 @@ std::string TableAuditReport::ToString() const {
                                  "  snapshots of the datasource ", snapshots, " (other writers' ",
                                  other_snapshots, ", not checked), data files ", data_files,
                                  ", rows ", rows, ", records they hold ", records, "\n");
+  if (replaces > 0) {
+    absl::StrAppend(&out, "  replace snapshots ", replaces, "; live at the current snapshot: ",
+                    live_files, " data files holding ", live_records, " records\n");
+  }
+  for (const std::string& r : rewritten) absl::StrAppend(&out, "  REWRITTEN: ", r, "\n");
   for (const std::string& d : declared) absl::StrAppend(&out, "  DECLARED: ", d, "\n");
   for (const std::string& n : notes) absl::StrAppend(&out, "  NOT CHECKED: ", n, "\n");
   for (const std::string& d : discrepancies) absl::StrAppend(&out, "  FAIL: ", d, "\n");
@@ -150,6 +157,192 @@ TableAuditReport RunTableAudit(const v1::GetCommitLogResponse& log,
   std::map<std::string, int64_t> snapshot_of_sequence;
   std::set<std::string> data_files_seen;
   int first_position = -1;
+  const bool counted = options.count_column.has_value() || !options.rollup;
+  // Data files added by the snapshots checked (appends of the datasource,
+  // replaces), while no replace removed them: what the current snapshot
+  // must hold live.
+  struct TrackedFile {
+    int64_t rows = 0;
+    int64_t inputs = 0;  // the count column's sum, or the rows
+    int64_t snapshot_id = 0;
+  };
+  std::map<std::string, TrackedFile> tracked;
+  std::map<std::string, int64_t> removed_by;  // data file -> the replace snapshot
+  int64_t appended_inputs = 0;  // of the files the appends added
+  // Reads a data file a manifest names and checks it against the entry:
+  // its rows and inputs, or nullopt after a discrepancy.
+  auto check_data_file = [&](const std::string& label, const iceberg::ManifestEntryInfo& e)
+      -> std::optional<TrackedFile> {
+    absl::StatusOr<std::string> bytes = files->Read(e.file_path);
+    if (!bytes.ok()) {
+      fail(absl::StrCat(label, absl::IsNotFound(bytes.status()) ? " is missing: "
+                                                                : " cannot be read: ",
+                        bytes.status().ToString()));
+      return std::nullopt;
+    }
+    bool ok = true;
+    if (static_cast<int64_t>(bytes->size()) != e.file_size_in_bytes) {
+      fail(absl::StrCat(label, " is ", bytes->size(), " bytes, the manifest records ",
+                        e.file_size_in_bytes));
+      ok = false;
+    }
+    absl::StatusOr<iceberg::ParquetFileInfo> parquet =
+        iceberg::ReadParquetFile(*bytes, options.count_column);
+    if (!parquet.ok()) {
+      fail(absl::StrCat(label, " is not a readable Parquet file: ", parquet.status().message()));
+      return std::nullopt;
+    }
+    if (parquet->rows != e.record_count) {
+      fail(absl::StrCat(label, " holds ", parquet->rows, " rows, the manifest records ",
+                        e.record_count));
+      ok = false;
+    }
+    if (!ok) return std::nullopt;
+    return TrackedFile{parquet->rows, parquet->sum.value_or(parquet->rows), 0};
+  };
+  // Reads the manifests a snapshot wrote (added_snapshot_id) and their
+  // entries, or nullopt after a discrepancy.
+  using Written = std::vector<std::pair<iceberg::ManifestListEntry,
+                                        std::vector<iceberg::ManifestEntryInfo>>>;
+  auto manifests_written_by = [&](const iceberg::SnapshotInfo& snapshot,
+                                  const std::string& what) -> std::optional<Written> {
+    absl::StatusOr<std::string> list_bytes = files->Read(snapshot.manifest_list);
+    absl::StatusOr<std::vector<iceberg::ManifestListEntry>> manifests =
+        list_bytes.ok() ? iceberg::ReadManifestList(*list_bytes)
+                        : absl::StatusOr<std::vector<iceberg::ManifestListEntry>>(list_bytes.status());
+    if (!manifests.ok()) {
+      fail(absl::StrCat(what, ": manifest list ", snapshot.manifest_list,
+                        " cannot be read: ", manifests.status().ToString()));
+      return std::nullopt;
+    }
+    Written out;
+    for (const iceberg::ManifestListEntry& m : *manifests) {
+      if (m.added_snapshot_id != snapshot.snapshot_id) continue;
+      if (m.content != 0) {
+        fail(absl::StrCat(what, ": manifest ", m.manifest_path, " holds deletes"));
+        return std::nullopt;
+      }
+      absl::StatusOr<std::string> bytes = files->Read(m.manifest_path);
+      if (bytes.ok() && static_cast<int64_t>(bytes->size()) != m.manifest_length) {
+        fail(absl::StrCat(what, ": manifest ", m.manifest_path, " is ", bytes->size(),
+                          " bytes, the manifest list records ", m.manifest_length));
+      }
+      absl::StatusOr<std::vector<iceberg::ManifestEntryInfo>> entries =
+          bytes.ok() ? iceberg::ReadManifest(*bytes)
+                     : absl::StatusOr<std::vector<iceberg::ManifestEntryInfo>>(bytes.status());
+      if (!entries.ok()) {
+        fail(absl::StrCat(what, ": manifest ", m.manifest_path,
+                          " cannot be read: ", entries.status().ToString()));
+        return std::nullopt;
+      }
+      out.emplace_back(m, std::move(*entries));
+    }
+    return out;
+  };
+  // A replace snapshot (a compaction): no sequence and no new Kafka
+  // ranges; the files it removed were live and hold the records the files
+  // it added hold.
+  auto audit_replace = [&](const iceberg::SnapshotInfo& snapshot) {
+    ++report.replaces;
+    const std::string what = absl::StrCat("snapshot ", snapshot.snapshot_id, " (replace)");
+    std::vector<std::string> rewritten;
+    for (const auto& [key, value] : snapshot.summary) {
+      if (key == "sluice.sequence" || absl::StartsWith(key, kKafkaPrefix)) {
+        fail(absl::StrCat(what, " carries ", key, ": a replace commits no sequence and no new "
+                          "Kafka records"));
+      } else if (absl::StartsWith(key, kRewrittenPrefix)) {
+        const std::string kafka_key =
+            absl::StrCat(kKafkaPrefix, key.substr(sizeof(kRewrittenPrefix) - 1));
+        for (absl::string_view part : absl::StrSplit(value, ',')) {
+          std::optional<Range> r = ParseRange(std::string(part));
+          auto end = last_end.find(kafka_key);
+          if (!r.has_value()) {
+            fail(absl::StrCat(what, ": ", key, " = \"", value, "\" is not <start>-<end>[,...]"));
+            break;
+          }
+          if (end == last_end.end() || r->end > end->second) {
+            fail(absl::StrCat(what, ": ", key, " lists [", r->start, ", ", r->end,
+                              "), beyond what earlier snapshots committed"));
+          }
+        }
+        rewritten.push_back(absl::StrCat(key.substr(sizeof(kRewrittenPrefix) - 1), " ", value));
+      }
+    }
+    report.rewritten.push_back(absl::StrCat(
+        what, ": ", rewritten.empty() ? std::string("no ranges listed")
+                                      : absl::StrJoin(rewritten, "; ")));
+    std::optional<Written> written = manifests_written_by(snapshot, what);
+    if (!written.has_value()) return;
+    int64_t added_rows = 0, added_inputs = 0, removed_rows = 0, removed_inputs = 0;
+    int64_t added_records = 0, deleted_records = 0;
+    bool ok = true;
+    for (const auto& [m, entries] : *written) {
+      for (const iceberg::ManifestEntryInfo& e : entries) {
+        const std::string file = absl::StrCat(what, ": data file ", e.file_path);
+        const int64_t entry_snapshot = e.snapshot_id.value_or(m.added_snapshot_id);
+        if (e.status == iceberg::ManifestEntryInfo::kAdded &&
+            entry_snapshot == snapshot.snapshot_id) {
+          added_records += e.record_count;
+          if (tracked.count(e.file_path) || removed_by.count(e.file_path)) {
+            fail(absl::StrCat(file, " was already added by an earlier snapshot"));
+            ok = false;
+            continue;
+          }
+          std::optional<TrackedFile> f = check_data_file(file, e);
+          if (!f.has_value()) {
+            ok = false;
+            continue;
+          }
+          f->snapshot_id = snapshot.snapshot_id;
+          tracked[e.file_path] = *f;
+          added_rows += f->rows;
+          added_inputs += f->inputs;
+        } else if (e.status == iceberg::ManifestEntryInfo::kDeleted &&
+                   entry_snapshot == snapshot.snapshot_id) {
+          deleted_records += e.record_count;
+          if (auto earlier = removed_by.find(e.file_path); earlier != removed_by.end()) {
+            fail(absl::StrCat(file, " was already removed by snapshot ", earlier->second));
+            ok = false;
+            continue;
+          }
+          std::optional<TrackedFile> f;
+          if (auto t = tracked.find(e.file_path); t != tracked.end()) {
+            f = t->second;
+            tracked.erase(t);
+          } else {
+            f = check_data_file(file, e);  // added by a snapshot not checked
+          }
+          removed_by[e.file_path] = snapshot.snapshot_id;
+          if (!f.has_value()) {
+            ok = false;
+            continue;
+          }
+          removed_rows += f->rows;
+          removed_inputs += f->inputs;
+        }
+      }
+    }
+    for (const auto& [key, n] : {std::pair<const char*, int64_t>{"added-records", added_records},
+                                 {"deleted-records", deleted_records}}) {
+      auto v = snapshot.summary.find(key);
+      int64_t got = 0;
+      if (v != snapshot.summary.end() && (!absl::SimpleAtoi(v->second, &got) || got != n)) {
+        fail(absl::StrCat(what, ": the summary's ", key, " is ", v->second,
+                          ", its manifests say ", n));
+      }
+    }
+    if (!ok) return;
+    if (counted && added_inputs != removed_inputs) {
+      fail(absl::StrCat(what, ": rows not conserved: the files it removed hold ", removed_inputs,
+                        " records, the files it added ", added_inputs,
+                        options.count_column
+                            ? absl::StrCat(" (sum of ", *options.count_column, ")")
+                            : std::string(" (rows)")));
+    } else if (!counted && added_rows > removed_rows) {
+      fail(absl::StrCat(what, ": the files it added hold ", added_rows,
+                        " rows, more than the ", removed_rows, " of the files it removed"));
+    }
+  };
   // Oldest first: the ranges are chained in commit order.
   for (auto it = ancestry->rbegin(); it != ancestry->rend(); ++it) {
     const iceberg::SnapshotInfo& snapshot = **it;
@@ -158,6 +351,13 @@ TableAuditReport RunTableAudit(const v1::GetCommitLogResponse& log,
       return found == snapshot.summary.end() ? nullptr : &found->second;
     };
     const std::string* ds = summary_value("sluice.datasource");
+    const std::string* operation = summary_value("operation");
+    if (operation != nullptr && *operation == "replace" &&
+        (ds == nullptr || *ds == log.datasource())) {
+      // Any writer's rewrite (sluice's compaction, another engine's).
+      audit_replace(snapshot);
+      continue;
+    }
     if (ds == nullptr || *ds != log.datasource()) {
       ++report.other_snapshots;
       continue;
@@ -258,39 +458,11 @@ TableAuditReport RunTableAudit(const v1::GetCommitLogResponse& log,
     // Data files this snapshot added.
     int64_t rows = 0, inputs = 0, entries_records = 0;
     bool files_ok = true;
-    absl::StatusOr<std::string> list_bytes = files->Read(snapshot.manifest_list);
-    absl::StatusOr<std::vector<iceberg::ManifestListEntry>> manifests =
-        list_bytes.ok() ? iceberg::ReadManifestList(*list_bytes)
-                        : absl::StatusOr<std::vector<iceberg::ManifestListEntry>>(list_bytes.status());
-    if (!manifests.ok()) {
-      fail(absl::StrCat(what, ": manifest list ", snapshot.manifest_list,
-                        " cannot be read: ", manifests.status().ToString()));
-      continue;
-    }
-    for (const iceberg::ManifestListEntry& m : *manifests) {
-      if (m.added_snapshot_id != snapshot.snapshot_id) continue;
-      if (m.content != 0) {
-        fail(absl::StrCat(what, ": manifest ", m.manifest_path, " holds deletes"));
-        continue;
-      }
-      absl::StatusOr<std::string> manifest_bytes = files->Read(m.manifest_path);
-      if (manifest_bytes.ok() &&
-          static_cast<int64_t>(manifest_bytes->size()) != m.manifest_length) {
-        fail(absl::StrCat(what, ": manifest ", m.manifest_path, " is ", manifest_bytes->size(),
-                          " bytes, the manifest list records ", m.manifest_length));
-      }
-      absl::StatusOr<std::vector<iceberg::ManifestEntryInfo>> entries =
-          manifest_bytes.ok()
-              ? iceberg::ReadManifest(*manifest_bytes)
-              : absl::StatusOr<std::vector<iceberg::ManifestEntryInfo>>(manifest_bytes.status());
-      if (!entries.ok()) {
-        fail(absl::StrCat(what, ": manifest ", m.manifest_path,
-                          " cannot be read: ", entries.status().ToString()));
-        files_ok = false;
-        continue;
-      }
+    std::optional<Written> written = manifests_written_by(snapshot, what);
+    if (!written.has_value()) continue;
+    for (const auto& [m, entries] : *written) {
       int64_t manifest_records = 0, manifest_files = 0;
-      for (const iceberg::ManifestEntryInfo& e : *entries) {
+      for (const iceberg::ManifestEntryInfo& e : entries) {
         if (e.status != iceberg::ManifestEntryInfo::kAdded ||
             e.snapshot_id.value_or(m.added_snapshot_id) != snapshot.snapshot_id) {
           continue;
@@ -299,38 +471,22 @@ TableAuditReport RunTableAudit(const v1::GetCommitLogResponse& log,
         manifest_records += e.record_count;
         ++report.data_files;
         const std::string file = absl::StrCat(what, ": data file ", e.file_path);
-        if (!data_files_seen.insert(e.file_path).second) {
+        if (!data_files_seen.insert(e.file_path).second || tracked.count(e.file_path) ||
+            removed_by.count(e.file_path)) {
           fail(absl::StrCat(file, " was already added by an earlier snapshot"));
           files_ok = false;
           continue;
         }
-        absl::StatusOr<std::string> bytes = files->Read(e.file_path);
-        if (!bytes.ok()) {
-          fail(absl::StrCat(file, absl::IsNotFound(bytes.status()) ? " is missing: "
-                                                                   : " cannot be read: ",
-                            bytes.status().ToString()));
+        std::optional<TrackedFile> f = check_data_file(file, e);
+        if (!f.has_value()) {
           files_ok = false;
           continue;
         }
-        if (static_cast<int64_t>(bytes->size()) != e.file_size_in_bytes) {
-          fail(absl::StrCat(file, " is ", bytes->size(), " bytes, the manifest records ",
-                            e.file_size_in_bytes));
-          files_ok = false;
-        }
-        absl::StatusOr<iceberg::ParquetFileInfo> parquet =
-            iceberg::ReadParquetFile(*bytes, options.count_column);
-        if (!parquet.ok()) {
-          fail(absl::StrCat(file, " is not a readable Parquet file: ", parquet.status().message()));
-          files_ok = false;
-          continue;
-        }
-        if (parquet->rows != e.record_count) {
-          fail(absl::StrCat(file, " holds ", parquet->rows, " rows, the manifest records ",
-                            e.record_count));
-          files_ok = false;
-        }
-        rows += parquet->rows;
-        inputs += parquet->sum.value_or(parquet->rows);
+        f->snapshot_id = snapshot.snapshot_id;
+        tracked[e.file_path] = *f;
+        rows += f->rows;
+        inputs += f->inputs;
+        appended_inputs += f->inputs;
       }
       if (m.added_files_count >= 0 && m.added_files_count != manifest_files) {
         fail(absl::StrCat(what, ": manifest ", m.manifest_path, " adds ", manifest_files,
@@ -372,7 +528,6 @@ TableAuditReport RunTableAudit(const v1::GetCommitLogResponse& log,
                         native_rows));
     }
     // The records against Kafka's.
-    const bool counted = options.count_column.has_value() || !options.rollup;
     if (!counted) {
       report.notes.push_back(absl::StrCat(
           what, ": rollup without a count metric: the records behind its rows are not known"));
@@ -412,6 +567,65 @@ TableAuditReport RunTableAudit(const v1::GetCommitLogResponse& log,
                         inputs, options.count_column ? absl::StrCat(" (sum of ",
                                                                     *options.count_column, ")")
                                                      : std::string(" rows")));
+    }
+  }
+  // The current snapshot holds every file the checked snapshots added and
+  // no replace removed, each once: every committed range is still there.
+  if (!tracked.empty() || !removed_by.empty()) {
+    const iceberg::SnapshotInfo& current = *ancestry->front();
+    const std::string what = absl::StrCat("the current snapshot ", current.snapshot_id);
+    absl::StatusOr<std::string> list_bytes = files->Read(current.manifest_list);
+    absl::StatusOr<std::vector<iceberg::ManifestListEntry>> manifests =
+        list_bytes.ok() ? iceberg::ReadManifestList(*list_bytes)
+                        : absl::StatusOr<std::vector<iceberg::ManifestListEntry>>(list_bytes.status());
+    std::set<std::string> live;
+    bool read_all = manifests.ok();
+    if (!manifests.ok()) {
+      fail(absl::StrCat(what, ": manifest list ", current.manifest_list,
+                        " cannot be read: ", manifests.status().ToString()));
+    } else {
+      for (const iceberg::ManifestListEntry& m : *manifests) {
+        if (m.content != 0) continue;
+        absl::StatusOr<std::string> bytes = files->Read(m.manifest_path);
+        absl::StatusOr<std::vector<iceberg::ManifestEntryInfo>> entries =
+            bytes.ok() ? iceberg::ReadManifest(*bytes)
+                       : absl::StatusOr<std::vector<iceberg::ManifestEntryInfo>>(bytes.status());
+        if (!entries.ok()) {
+          fail(absl::StrCat(what, ": manifest ", m.manifest_path,
+                            " cannot be read: ", entries.status().ToString()));
+          read_all = false;
+          continue;
+        }
+        for (const iceberg::ManifestEntryInfo& e : *entries) {
+          if (e.status == iceberg::ManifestEntryInfo::kDeleted) continue;
+          if (!live.insert(e.file_path).second) {
+            fail(absl::StrCat(what, ": data file ", e.file_path,
+                              " is live twice (its rows would be read twice)"));
+          }
+          if (auto r = removed_by.find(e.file_path); r != removed_by.end()) {
+            fail(absl::StrCat(what, ": data file ", e.file_path, " is live, but replace snapshot ",
+                              r->second, " removed it (its rows would be read twice)"));
+          }
+        }
+      }
+    }
+    if (read_all) {
+      int64_t live_inputs = 0;
+      for (const auto& [path, f] : tracked) {
+        if (live.count(path) == 0) {
+          fail(absl::StrCat(what, ": data file ", path, " of snapshot ", f.snapshot_id,
+                            " is not live, and no replace snapshot removed it: its rows are "
+                            "gone from the table"));
+        } else {
+          ++report.live_files;
+          live_inputs += f.inputs;
+        }
+      }
+      report.live_records = live_inputs;
+      if (counted && report.replaces > 0 && live_inputs != appended_inputs) {
+        fail(absl::StrCat(what, ": its live files hold ", live_inputs,
+                          " records, the appends committed ", appended_inputs));
+      }
     }
   }
   // Every sequence committed since the table's first snapshot has its own.

@@ -27,8 +27,21 @@
 //     one, the rows when rollup is off (as the segment audit counts rollup
 //     inputs); and the data files hold exactly the rows of the sequence's
 //     segments.
-// Snapshots of other writers (no sluice.datasource, or another one) are
-// counted and not checked.
+//   - a replace snapshot (operation replace: a compaction, sluice's or
+//     another engine's; summary sluice.datasource ours or absent) carries
+//     no sluice.sequence and no sluice.kafka.* range; its
+//     sluice.rewritten.kafka.<topic>.<partition> ranges (listed in the
+//     report) lie within what earlier snapshots committed; the files it
+//     added are checked as an append's; the files it removed were live
+//     (not removed before); and rows are conserved: the removed files hold
+//     the records the added ones hold (count column sum, or rows without
+//     rollup; without a count metric under rollup, the added rows are not
+//     more than the removed);
+//   - the current snapshot holds live every data file the checked
+//     snapshots added and no replace removed, each once, and none a
+//     replace removed: every committed range is accounted for once.
+// Snapshots of other writers (no sluice.datasource, or another one, and not
+// a replace) are counted and not checked.
 #ifndef SLUICE_TOOLS_AUDIT_TABLE_AUDIT_H_
 #define SLUICE_TOOLS_AUDIT_TABLE_AUDIT_H_
 
@@ -90,6 +103,11 @@ struct TableAuditReport {
   int64_t data_files = 0;
   int64_t rows = 0;     // in the data files
   int64_t records = 0;  // records they stand for (rollup inputs), when counted
+  int64_t replaces = 0;       // replace snapshots in the current ancestry
+  int64_t live_files = 0;     // of the checked snapshots, live at the current snapshot
+  int64_t live_records = 0;   // the records those hold
+  // Per replace snapshot: the Kafka ranges its added files hold rows of.
+  std::vector<std::string> rewritten;
   // Offset resets listed by snapshots that explain a jump between ranges.
   std::vector<std::string> declared;
   // What could not be checked and why (not failures).

@@ -247,5 +247,75 @@ TEST_F(TableAuditTest, UnreadableMetadataFails) {
   EXPECT_THAT(report.discrepancies, Contains(HasSubstr("nope.metadata.json cannot be read")));
 }
 
+// A compaction of s1's and s2's files into one of two rolled-up rows.
+iceberg::ReplaceFiles CompactS1S2(TestTable* table, const std::vector<std::string>& files,
+                                  std::vector<int64_t> counts) {
+  iceberg::ReplaceFiles r;
+  r.remove = {table->Uri(files[0]), table->Uri(files[1])};
+  r.add = {table->WriteDataFile("compacted", counts)};
+  r.rewritten_kafka_ranges[{"wiki", 0}] = {{0, 20}};
+  r.rewritten_kafka_ranges[{"wiki", 1}] = {{0, 5}};
+  return r;
+}
+
+TEST_F(TableAuditTest, AppendsThenAReplacePass) {
+  TestTable table(dir_ + "/wiki");
+  Committed c;
+  const std::vector<std::string> files = WriteAll(&table, &c, Snapshots());
+  iceberg::ReplaceFiles r = CompactS1S2(&table, files, {12, 12});  // 15 + 9 records
+  r.rolled_up = iceberg::RolledUpCount{"count", 24};
+  absl::StatusOr<iceberg::StagedReplace> staged = table.Replace("c1", r);
+  ASSERT_TRUE(staged.ok()) << staged.status();
+  const TableAuditReport report = Audit(table, c);
+  EXPECT_TRUE(report.ok()) << report.ToString();
+  EXPECT_EQ(report.snapshots, 3);
+  EXPECT_EQ(report.replaces, 1);
+  EXPECT_EQ(report.records, 33);
+  EXPECT_EQ(report.live_files, 2);
+  EXPECT_EQ(report.live_records, 33);
+  EXPECT_THAT(report.rewritten,
+              Contains(AllOf(HasSubstr("snapshot 1004 (replace)"), HasSubstr("wiki.0 0-20"),
+                             HasSubstr("wiki.1 0-5"))));
+  EXPECT_THAT(report.ToString(), HasSubstr("REWRITTEN: snapshot 1004 (replace)"));
+  EXPECT_THAT(report.ToString(), HasSubstr("Iceberg table: PASS"));
+}
+
+TEST_F(TableAuditTest, AReplaceThatLostRecordsFails) {
+  TestTable table(dir_ + "/wiki");
+  Committed c;
+  const std::vector<std::string> files = WriteAll(&table, &c, Snapshots());
+  // Six rows for six rows (the writer's row check passes), but the counts
+  // were lost: 6 records where the removed files held 24.
+  iceberg::ReplaceFiles r = CompactS1S2(&table, files, {1, 1, 1, 1, 1, 1});
+  absl::StatusOr<iceberg::StagedReplace> staged = table.Replace("c1", r);
+  ASSERT_TRUE(staged.ok()) << staged.status();
+  const TableAuditReport report = Audit(table, c);
+  EXPECT_FALSE(report.ok());
+  EXPECT_THAT(report.discrepancies,
+              Contains(AllOf(HasSubstr("snapshot 1004 (replace): rows not conserved"),
+                             HasSubstr("removed hold 24 records, the files it added 6"))));
+  EXPECT_THAT(report.discrepancies,
+              Contains(HasSubstr("live files hold 15 records, the appends committed 33")));
+}
+
+TEST_F(TableAuditTest, RewrittenRangesBeyondTheCommittedOnesFail) {
+  TestTable table(dir_ + "/wiki");
+  Committed c;
+  const std::vector<std::string> files = WriteAll(&table, &c, Snapshots());
+  iceberg::ReplaceFiles r = CompactS1S2(&table, files, {12, 12});
+  r.rolled_up = iceberg::RolledUpCount{"count", 24};
+  ASSERT_TRUE(table.Replace("c1", r).ok());
+  // A second replace whose rewritten ranges go beyond what was committed.
+  iceberg::ReplaceFiles bad;
+  bad.remove = {table.Uri(files[2])};
+  bad.add = {table.WriteDataFile("compacted2", {4, 4, 1})};
+  bad.rewritten_kafka_ranges[{"wiki", 0}] = {{20, 30}};
+  ASSERT_TRUE(table.Replace("c2", bad).ok());
+  const TableAuditReport report = Audit(table, c);
+  EXPECT_THAT(report.discrepancies,
+              Contains(HasSubstr("snapshot 1005 (replace): sluice.rewritten.kafka.wiki.0 lists "
+                                 "[20, 30), beyond what earlier snapshots committed")));
+}
+
 }  // namespace
 }  // namespace sluice::audit

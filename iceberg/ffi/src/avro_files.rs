@@ -288,6 +288,19 @@ pub struct ManifestFileInfo {
     pub partition_lower_bound: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub partition_upper_bound: Option<String>,
+    /// A rewritten manifest's (rewrite_manifest) EXISTING and DELETED
+    /// entries and the lowest data sequence number of its live entries;
+    /// absent for a manifest of added files only.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub existing_files_count: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub existing_rows_count: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub deleted_files_count: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub deleted_rows_count: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub min_sequence_number: Option<i64>,
 }
 
 /// A manifest of newly added data files (status ADDED, sequence numbers
@@ -320,6 +333,11 @@ pub fn write_manifest(
         contains_null: false,
         partition_lower_bound: None,
         partition_upper_bound: None,
+        existing_files_count: None,
+        existing_rows_count: None,
+        deleted_files_count: None,
+        deleted_rows_count: None,
+        min_sequence_number: None,
     };
     let (mut lo, mut hi): (Option<i32>, Option<i32>) = (None, None);
     for f in files {
@@ -390,6 +408,13 @@ pub fn write_manifest(
     info.partition_lower_bound = lo.map(|v| hex(&bounds::int_bytes(v)));
     info.partition_upper_bound = hi.map(|v| hex(&bounds::int_bytes(v)));
 
+    let bytes = write_container(&manifest_schema_json(spec), manifest_metadata(schema, spec), sync_marker(manifest_path), records)?;
+    info.manifest_length = bytes.len() as i64;
+    Ok((bytes, info))
+}
+
+/// The file metadata of a data manifest.
+fn manifest_metadata(schema: &Schema, spec: &PartitionSpec) -> BTreeMap<String, Vec<u8>> {
     let mut metadata = BTreeMap::new();
     metadata.insert("schema".to_string(), schema.to_json().to_string().into_bytes());
     metadata.insert("schema-id".to_string(), schema.schema_id.to_string().into_bytes());
@@ -397,9 +422,164 @@ pub fn write_manifest(
     metadata.insert("partition-spec-id".to_string(), spec.spec_id.to_string().into_bytes());
     metadata.insert("format-version".to_string(), b"2".to_vec());
     metadata.insert("content".to_string(), b"data".to_vec());
-    let bytes = write_container(&manifest_schema_json(spec), metadata, sync_marker(manifest_path), records)?;
+    metadata
+}
+
+/// A data file a rewritten manifest marks DELETED.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct RemovedDataFile {
+    pub file_path: String,
+    pub record_count: i64,
+    pub file_size_in_bytes: i64,
+}
+
+fn field_mut<'a>(record: &'a mut [(String, Value)], name: &str) -> Result<&'a mut Value> {
+    record
+        .iter_mut()
+        .find(|(n, _)| n == name)
+        .map(|(_, v)| v)
+        .ok_or_else(|| Error::internal(format!("manifest entry without {name}")))
+}
+
+fn optional_long(v: &Value) -> Option<i64> {
+    match v {
+        Value::Union(_, inner) => optional_long(inner),
+        Value::Long(x) => Some(*x),
+        Value::Int(x) => Some(*x as i64),
+        _ => None,
+    }
+}
+
+/// What a replace snapshot writes for a manifest that holds files it
+/// removes: every entry of `source` (any writer's manifest, read by field
+/// id) that was live stays, as EXISTING with its snapshot id and sequence
+/// numbers made explicit (`inherited_*`: the manifest list entry's, for
+/// entries that inherited them), except the files of `remove`, which become
+/// DELETED with `snapshot_id` (the replace snapshot) and keep their sequence
+/// numbers. Entries already DELETED are dropped (they were deleted by an
+/// earlier snapshot). Returns the manifest, its manifest list record and the
+/// removed files (a path of `remove` the manifest does not hold live is not
+/// among them: the caller checks).
+pub fn rewrite_manifest(
+    schema: &Schema,
+    spec: &PartitionSpec,
+    source: &[u8],
+    snapshot_id: i64,
+    manifest_path: &str,
+    inherited_snapshot_id: i64,
+    inherited_sequence_number: i64,
+    remove: &std::collections::BTreeSet<String>,
+) -> Result<(Vec<u8>, ManifestFileInfo, Vec<RemovedDataFile>)> {
+    if source.len() > limits::MAX_AVRO_BYTES {
+        return Err(Error::limit(format!(
+            "a manifest of {} bytes, more than the limit of {}",
+            source.len(),
+            limits::MAX_AVRO_BYTES
+        )));
+    }
+    let target_json = manifest_schema_json(spec);
+    let target = AvroSchema::parse_str(&target_json.to_string())?;
+    let reader = Reader::new(source)?;
+    let source_schema = reader.writer_schema().clone();
+    let mut records = Vec::new();
+    let mut removed = Vec::new();
+    let mut info = ManifestFileInfo {
+        manifest_path: manifest_path.to_string(),
+        manifest_length: 0,
+        partition_spec_id: spec.spec_id,
+        added_snapshot_id: snapshot_id,
+        added_files_count: 0,
+        added_rows_count: 0,
+        contains_null: false,
+        partition_lower_bound: None,
+        partition_upper_bound: None,
+        existing_files_count: Some(0),
+        existing_rows_count: Some(0),
+        deleted_files_count: Some(0),
+        deleted_rows_count: Some(0),
+        min_sequence_number: None,
+    };
+    let (mut lo, mut hi): (Option<i32>, Option<i32>) = (None, None);
+    for v in reader {
+        if records.len() >= limits::MAX_FILES_PER_MANIFEST {
+            return Err(Error::limit(format!(
+                "a manifest of more than {} entries",
+                limits::MAX_FILES_PER_MANIFEST
+            )));
+        }
+        let entry = remap(&target, &source_schema, v?, "manifest entry")?;
+        let Value::Record(mut fields) = entry else {
+            return Err(Error::internal("a manifest entry is not a record"));
+        };
+        let status = match field_mut(&mut fields, "status")? {
+            Value::Int(s) => *s,
+            _ => return Err(Error::invalid("a manifest entry's status is not an int")),
+        };
+        if status == 2 {
+            continue;
+        }
+        let entry_snapshot = optional_long(field_mut(&mut fields, "snapshot_id")?).unwrap_or(inherited_snapshot_id);
+        let sequence = optional_long(field_mut(&mut fields, "sequence_number")?).unwrap_or(inherited_sequence_number);
+        let file_sequence =
+            optional_long(field_mut(&mut fields, "file_sequence_number")?).unwrap_or(inherited_sequence_number);
+        let (path, record_count, size, partition) = {
+            let Value::Record(df) = field_mut(&mut fields, "data_file")? else {
+                return Err(Error::invalid("a manifest entry's data_file is not a record"));
+            };
+            let mut path = String::new();
+            let (mut rc, mut size, mut partition) = (0i64, 0i64, None);
+            for (n, v) in df.iter() {
+                match (n.as_str(), v) {
+                    ("content", Value::Int(c)) if *c != 0 => {
+                        return Err(Error::invalid("a data manifest holds a delete file"));
+                    }
+                    ("file_path", Value::String(p)) => path = p.clone(),
+                    ("record_count", Value::Long(x)) => rc = *x,
+                    ("file_size_in_bytes", Value::Long(x)) => size = *x,
+                    ("partition", Value::Record(p)) => {
+                        partition = p.first().map(|(_, v)| match v {
+                            Value::Union(_, inner) => match **inner {
+                                Value::Int(x) | Value::Date(x) => Some(x),
+                                _ => None,
+                            },
+                            Value::Int(x) | Value::Date(x) => Some(*x),
+                            _ => None,
+                        });
+                    }
+                    _ => {}
+                }
+            }
+            (path, rc, size, partition.flatten())
+        };
+        match partition {
+            Some(p) => {
+                lo = Some(lo.map_or(p, |l| l.min(p)));
+                hi = Some(hi.map_or(p, |h| h.max(p)));
+            }
+            None => info.contains_null = true,
+        }
+        let deleting = remove.contains(&path);
+        let (new_status, new_snapshot) = if deleting { (2, snapshot_id) } else { (0, entry_snapshot) };
+        *field_mut(&mut fields, "status")? = Value::Int(new_status);
+        *field_mut(&mut fields, "snapshot_id")? = some(Value::Long(new_snapshot));
+        *field_mut(&mut fields, "sequence_number")? = some(Value::Long(sequence));
+        *field_mut(&mut fields, "file_sequence_number")? = some(Value::Long(file_sequence));
+        if deleting {
+            *info.deleted_files_count.as_mut().unwrap() += 1;
+            *info.deleted_rows_count.as_mut().unwrap() += record_count;
+            removed.push(RemovedDataFile { file_path: path, record_count, file_size_in_bytes: size });
+        } else {
+            *info.existing_files_count.as_mut().unwrap() += 1;
+            *info.existing_rows_count.as_mut().unwrap() += record_count;
+            info.min_sequence_number = Some(info.min_sequence_number.map_or(sequence, |m| m.min(sequence)));
+        }
+        records.push(Value::Record(fields));
+    }
+    info.partition_lower_bound = lo.map(|v| hex(&bounds::int_bytes(v)));
+    info.partition_upper_bound = hi.map(|v| hex(&bounds::int_bytes(v)));
+    let bytes = write_container(&target_json, manifest_metadata(schema, spec), sync_marker(manifest_path), records)?;
     info.manifest_length = bytes.len() as i64;
-    Ok((bytes, info))
+    Ok((bytes, info, removed))
 }
 
 /// Rewrites a record read with another writer's schema into `target`,
@@ -467,6 +647,8 @@ fn remap(target: &AvroSchema, source: &AvroSchema, value: Value, what: &str) -> 
                 .collect::<Result<Vec<_>>>()?,
         )),
         (AvroSchema::Int, _, Value::Int(v)) => Ok(Value::Int(v)),
+        (AvroSchema::Int, _, Value::Date(v)) => Ok(Value::Int(v)),
+        (AvroSchema::Date, _, Value::Int(v)) => Ok(Value::Date(v)),
         (AvroSchema::Long, _, Value::Int(v)) => Ok(Value::Long(v as i64)),
         (_, _, v) => Ok(v),
     }
@@ -492,6 +674,7 @@ pub fn write_manifest_list(
     manifest_list_path: &str,
     parent_list: Option<&[u8]>,
     new_manifests: &[ManifestFileInfo],
+    drop_parent_manifests: &[String],
 ) -> Result<Vec<u8>> {
     let schema_json = manifest_list_schema_json();
     let schema = AvroSchema::parse_str(&schema_json.to_string())?;
@@ -499,6 +682,24 @@ pub fn write_manifest_list(
         Some(bytes) => read_manifest_list(bytes, &schema)?,
         None => Vec::new(),
     };
+    // As Iceberg's own writers do, a parent manifest without live files
+    // (only DELETED entries: a replace's rewrite, already reported by the
+    // snapshot that wrote it) is not carried into a new snapshot.
+    let count = |r: &Value, name: &str| match r {
+        Value::Record(f) => f.iter().find(|(n, _)| n == name).and_then(|(_, v)| optional_long(v)),
+        _ => None,
+    };
+    records.retain(|r| count(r, "added_files_count") != Some(0) || count(r, "existing_files_count") != Some(0));
+    // A replace snapshot lists its rewritten manifests instead of these.
+    for dropped in drop_parent_manifests {
+        let before = records.len();
+        records.retain(|r| {
+            !matches!(r, Value::Record(f) if f.iter().any(|(n, v)| n == "manifest_path" && matches!(v, Value::String(p) if p == dropped)))
+        });
+        if records.len() == before {
+            return Err(Error::invalid(format!("manifest {dropped} is not in the parent manifest list")));
+        }
+    }
     for m in new_manifests {
         let bound = |h: &Option<String>| -> Result<Value> {
             Ok(match h {
@@ -518,14 +719,14 @@ pub fn write_manifest_list(
             ("partition_spec_id".into(), Value::Int(m.partition_spec_id)),
             ("content".into(), Value::Int(0)),
             ("sequence_number".into(), Value::Long(sequence_number)),
-            ("min_sequence_number".into(), Value::Long(sequence_number)),
+            ("min_sequence_number".into(), Value::Long(m.min_sequence_number.unwrap_or(sequence_number))),
             ("added_snapshot_id".into(), Value::Long(m.added_snapshot_id)),
             ("added_files_count".into(), Value::Int(m.added_files_count)),
-            ("existing_files_count".into(), Value::Int(0)),
-            ("deleted_files_count".into(), Value::Int(0)),
+            ("existing_files_count".into(), Value::Int(m.existing_files_count.unwrap_or(0))),
+            ("deleted_files_count".into(), Value::Int(m.deleted_files_count.unwrap_or(0))),
             ("added_rows_count".into(), Value::Long(m.added_rows_count)),
-            ("existing_rows_count".into(), Value::Long(0)),
-            ("deleted_rows_count".into(), Value::Long(0)),
+            ("existing_rows_count".into(), Value::Long(m.existing_rows_count.unwrap_or(0))),
+            ("deleted_rows_count".into(), Value::Long(m.deleted_rows_count.unwrap_or(0))),
             ("partitions".into(), some(Value::Array(vec![summary]))),
             ("key_metadata".into(), none()),
         ]));

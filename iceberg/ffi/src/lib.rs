@@ -275,6 +275,9 @@ struct ManifestListRequest {
     sequence_number: i64,
     manifest_list_path: String,
     manifests: Vec<ManifestFileInfo>,
+    /// Parent manifests not carried over (a replace's rewritten ones).
+    #[serde(default)]
+    drop_parent_manifests: Vec<String>,
 }
 
 #[no_mangle]
@@ -302,8 +305,64 @@ pub extern "C" fn sluice_iceberg_write_manifest_list(
             &req.manifest_list_path,
             parent,
             &req.manifests,
+            &req.drop_parent_manifests,
         )?;
         give(manifest_list_out, bytes);
+        Ok(())
+    })
+}
+
+#[derive(Deserialize)]
+struct RewriteManifestRequest {
+    schema: Json,
+    partition_spec: Json,
+    snapshot_id: i64,
+    manifest_path: String,
+    inherited_snapshot_id: i64,
+    inherited_sequence_number: i64,
+    remove_paths: Vec<String>,
+}
+
+#[no_mangle]
+pub extern "C" fn sluice_iceberg_rewrite_manifest(
+    request_json: *const c_char,
+    manifest: *const u8,
+    manifest_len: usize,
+    manifest_out: *mut SluiceIcebergBytes,
+    result_json_out: *mut SluiceIcebergBytes,
+    error_out: *mut SluiceIcebergBytes,
+) -> i32 {
+    clear(manifest_out);
+    clear(result_json_out);
+    guarded(error_out, || {
+        let req: RewriteManifestRequest = serde_json::from_str(c_str(request_json, "request")?)?;
+        if req.remove_paths.len() > limits::MAX_FILES_PER_MANIFEST {
+            return Err(Error::limit(format!(
+                "{} files to remove, more than the limit of {}",
+                req.remove_paths.len(),
+                limits::MAX_FILES_PER_MANIFEST
+            )));
+        }
+        let schema = Schema::from_json(&req.schema)?;
+        let spec = PartitionSpec::from_json(&req.partition_spec)?;
+        // SAFETY: the caller passes manifest_len bytes.
+        let source = unsafe { slice(manifest, manifest_len, "manifest")? };
+        let remove: std::collections::BTreeSet<String> = req.remove_paths.into_iter().collect();
+        let (bytes, info, removed) = avro_files::rewrite_manifest(
+            &schema,
+            &spec,
+            source,
+            req.snapshot_id,
+            &req.manifest_path,
+            req.inherited_snapshot_id,
+            req.inherited_sequence_number,
+            &remove,
+        )?;
+        give(
+            result_json_out,
+            serde_json::to_vec(&serde_json::json!({"manifest_file": info, "removed": removed}))?,
+        );
+        give(manifest_out, bytes);
         Ok(())
     })
 }

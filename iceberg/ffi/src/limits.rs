@@ -11,7 +11,8 @@ pub const MAX_STRING_BYTES: usize = 1 << 20;
 pub const MAX_ROWS: u64 = 50_000_000;
 /// Elements of one list value (a multi-value row).
 pub const MAX_LIST_ELEMENTS: usize = 10_000;
-/// Data files of one manifest.
+/// Data files of one manifest (also: paths a replace removes from one
+/// rewritten manifest).
 pub const MAX_FILES_PER_MANIFEST: usize = 100_000;
 /// Bytes of a JSON request or metadata document.
 pub const MAX_JSON_BYTES: usize = 64 << 20;

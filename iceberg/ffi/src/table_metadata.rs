@@ -58,6 +58,16 @@ pub struct AppendRequest {
     /// Where the document being replaced is stored (for metadata-log).
     #[serde(default)]
     pub previous_metadata_location: Option<String>,
+    /// "append" (default) or "replace" (a rewrite of data files: the
+    /// deleted_* counts are what it removed).
+    #[serde(default)]
+    pub operation: Option<String>,
+    #[serde(default)]
+    pub deleted_data_files: i64,
+    #[serde(default)]
+    pub deleted_records: i64,
+    #[serde(default)]
+    pub removed_files_size: i64,
 }
 
 fn check_uuid(s: &str) -> Result<()> {
@@ -298,6 +308,9 @@ const SUMMARY_KEYS: &[&str] = &[
     "added-data-files",
     "added-records",
     "added-files-size",
+    "deleted-data-files",
+    "deleted-records",
+    "removed-files-size",
     "total-data-files",
     "total-records",
     "total-files-size",
@@ -332,6 +345,18 @@ pub fn append_snapshot(metadata: &Json, req: &AppendRequest) -> Result<Json> {
         .unwrap_or_default();
     if snapshots_json.iter().any(|s| s.get("snapshot-id").and_then(Json::as_i64) == Some(req.snapshot_id)) {
         return Err(Error::invalid(format!("snapshot id {} is already in the table", req.snapshot_id)));
+    }
+    let operation = req.operation.as_deref().unwrap_or("append");
+    let replace = match operation {
+        "append" => false,
+        "replace" => true,
+        other => return Err(Error::invalid(format!("operation \"{other}\" is not append or replace"))),
+    };
+    if !replace && (req.deleted_data_files != 0 || req.deleted_records != 0 || req.removed_files_size != 0) {
+        return Err(Error::invalid("an append deletes no data files"));
+    }
+    if replace && parent.is_none() {
+        return Err(Error::invalid("a replace needs a current snapshot"));
     }
     check_properties(&req.summary)?;
     for k in req.summary.keys() {
@@ -391,14 +416,19 @@ pub fn append_snapshot(metadata: &Json, req: &AppendRequest) -> Result<Json> {
     for (k, v) in &req.summary {
         summary.insert(k.clone(), json!(v));
     }
-    summary.insert("operation".into(), json!("append"));
+    summary.insert("operation".into(), json!(operation));
     summary.insert("added-data-files".into(), json!(req.added_data_files.to_string()));
     summary.insert("added-records".into(), json!(req.added_records.to_string()));
     summary.insert("added-files-size".into(), json!(req.added_files_size.to_string()));
+    if replace {
+        summary.insert("deleted-data-files".into(), json!(req.deleted_data_files.to_string()));
+        summary.insert("deleted-records".into(), json!(req.deleted_records.to_string()));
+        summary.insert("removed-files-size".into(), json!(req.removed_files_size.to_string()));
+    }
     let totals = [
-        ("total-data-files", req.added_data_files),
-        ("total-records", req.added_records),
-        ("total-files-size", req.added_files_size),
+        ("total-data-files", req.added_data_files - req.deleted_data_files),
+        ("total-records", req.added_records - req.deleted_records),
+        ("total-files-size", req.added_files_size - req.removed_files_size),
         ("total-delete-files", 0),
         ("total-position-deletes", 0),
         ("total-equality-deletes", 0),
