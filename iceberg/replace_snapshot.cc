@@ -18,17 +18,6 @@ namespace sluice {
 namespace iceberg {
 namespace {
 
-std::string StringMapJson(const std::map<std::string, std::string>& map) {
-  std::string out = "{";
-  bool first = true;
-  for (const auto& [k, v] : map) {
-    absl::StrAppend(&out, first ? "" : ",", JsonQuote(k), ":", JsonQuote(v));
-    first = false;
-  }
-  out += "}";
-  return out;
-}
-
 std::string RewrittenManifestPath(const std::string& manifest_path, size_t i) {
   std::string stem = manifest_path;
   if (absl::EndsWith(stem, ".avro")) stem.resize(stem.size() - 5);

@@ -23,17 +23,6 @@ std::string FieldsJson(const std::vector<FieldSpec>& fields) {
   return out;
 }
 
-std::string StringMapJson(const std::map<std::string, std::string>& map) {
-  std::string out = "{";
-  bool first = true;
-  for (const auto& [k, v] : map) {
-    absl::StrAppend(&out, first ? "" : ",", JsonQuote(k), ":", JsonQuote(v));
-    first = false;
-  }
-  out += "}";
-  return out;
-}
-
 absl::Status CheckFields(const std::vector<FieldSpec>& fields) {
   if (fields.size() > kMaxFields) {
     return absl::ResourceExhaustedError(absl::StrCat(

@@ -32,6 +32,17 @@ const Field* TableSchema::FindByName(absl::string_view name) const {
   return nullptr;
 }
 
+std::string StringMapJson(const std::map<std::string, std::string>& map) {
+  std::string out = "{";
+  bool first = true;
+  for (const auto& [k, v] : map) {
+    absl::StrAppend(&out, first ? "" : ",", JsonQuote(k), ":", JsonQuote(v));
+    first = false;
+  }
+  out += "}";
+  return out;
+}
+
 std::string JsonQuote(absl::string_view text) {
   std::string out = "\"";
   for (unsigned char c : text) {

@@ -6,6 +6,7 @@
 #define SLUICE_ICEBERG_TABLE_SCHEMA_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,8 @@ absl::StatusOr<TableSchema> TableSchemaFromJson(absl::string_view json);
 
 // `text` as a JSON string literal, quotes included.
 std::string JsonQuote(absl::string_view text);
+// A string-to-string map as a JSON object, keys in order.
+std::string StringMapJson(const std::map<std::string, std::string>& map);
 
 }  // namespace iceberg
 }  // namespace sluice
