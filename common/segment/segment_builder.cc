@@ -11,6 +11,20 @@
 namespace sluice {
 namespace segment {
 
+SegmentInfo SegmentInfoOf(const WrittenFile& written) {
+  SegmentInfo info;
+  info.path = written.path;
+  info.num_rows = written.num_rows;
+  info.input_records = written.header.input_records;
+  info.size_bytes = written.size_bytes;
+  info.crc = written.crc;
+  info.checksum = FormatCrc32c(written.crc);
+  info.provenance = written.header.metadata.provenance;
+  info.min_time = written.header.min_time;
+  info.max_time = written.header.max_time;
+  return info;
+}
+
 absl::StatusOr<SegmentInfo> BuildSegment(const BuildOptions& options) {
   if (absl::Status s = ValidateSchema(options.schema); !s.ok()) return s;
   if (absl::Status s = ValidateDatasource(options.metadata.datasource); !s.ok()) return s;
@@ -46,17 +60,7 @@ absl::StatusOr<SegmentInfo> BuildSegment(const BuildOptions& options) {
   h.schema = options.schema;
   absl::StatusOr<WrittenFile> written = MergeRuns(runs, merge);
   if (!written.ok()) return written.status();
-  SegmentInfo info;
-  info.path = written->path;
-  info.num_rows = written->num_rows;
-  info.input_records = written->header.input_records;
-  info.size_bytes = written->size_bytes;
-  info.crc = written->crc;
-  info.checksum = FormatCrc32c(written->crc);
-  info.provenance = written->header.metadata.provenance;
-  info.min_time = written->header.min_time;
-  info.max_time = written->header.max_time;
-  return info;
+  return SegmentInfoOf(*written);
 }
 
 }  // namespace segment

@@ -25,6 +25,7 @@
 #include "common/segment/format.h"
 #include "common/segment/incremental_index.h"
 #include "common/segment/schema.h"
+#include "common/segment/segment_writer.h"
 
 namespace sluice {
 namespace segment {
@@ -55,6 +56,9 @@ struct SegmentInfo {
   int64_t min_time = 0;
   int64_t max_time = 0;
 };
+
+// What a merge wrote, as a segment's summary.
+SegmentInfo SegmentInfoOf(const WrittenFile& written);
 
 // Errors: as MergeRuns (FAILED_PRECONDITION for no rows, mismatched spills,
 // records outside the provenance ranges), DATA_LOSS for a damaged spill,
