@@ -191,6 +191,25 @@ AuditReport RunAudit(const v1::GetCommitLogResponse& log,
   //    records: each of its ranges must be a committed sequence's range of
   //    that partition, and its rows count for that sequence.
   std::map<std::string, std::map<int32_t, int64_t>> rows_by_sequence;  // name -> p -> rows
+  // The segment's stream is the log's and, with a topic pattern, each of its
+  // ranges names the (topic, partition) the log gives that stream partition.
+  auto check_stream = [&](const v1::SegmentDescriptor& segment) {
+    if (StreamNameOf(segment.provenance()) != LogStreamName(log)) {
+      fail(absl::StrCat("segment ", segment.id(), " came from \"",
+                        StreamNameOf(segment.provenance()), "\", not \"", LogStreamName(log),
+                        "\""));
+    }
+    if (log.topic_pattern().empty()) return;
+    for (const v1::PartitionRange& range : segment.provenance().ranges()) {
+      auto name = names.find(range.partition());
+      if (name == names.end() || name->second.topic != range.topic() ||
+          name->second.partition != range.topic_partition()) {
+        fail(absl::StrCat("segment ", segment.id(), " names stream partition ", range.partition(),
+                          " ", FormatTopicPartition({range.topic(), range.topic_partition()}),
+                          ", the commit log does not"));
+      }
+    }
+  };
   // A segment of one sequence: the sequence is committed, lists it, and the
   // segment carries its ranges. False: not accounted (already reported).
   auto check_sequence_segment = [&](const v1::SegmentDescriptor& segment) -> bool {
@@ -206,22 +225,8 @@ AuditReport RunAudit(const v1::GetCommitLogResponse& log,
       fail(absl::StrCat("segment ", segment.id(), " is not in the commit record of ",
                         seq.sequence_name()));
     }
-    if (StreamNameOf(segment.provenance()) != LogStreamName(log)) {
-      fail(absl::StrCat("segment ", segment.id(), " came from \"",
-                        StreamNameOf(segment.provenance()), "\", not \"", LogStreamName(log),
-                        "\""));
-    }
+    check_stream(segment);
     for (const v1::PartitionRange& range : segment.provenance().ranges()) {
-      if (!log.topic_pattern().empty()) {
-        auto name = names.find(range.partition());
-        if (name == names.end() || name->second.topic != range.topic() ||
-            name->second.partition != range.topic_partition()) {
-          fail(absl::StrCat("segment ", segment.id(), " names stream partition ",
-                            range.partition(), " ",
-                            FormatTopicPartition({range.topic(), range.topic_partition()}),
-                            ", the commit log does not"));
-        }
-      }
       auto start = seq.start_offsets().find(range.partition());
       auto end = seq.end_offsets().find(range.partition());
       if (start == seq.start_offsets().end() || end == seq.end_offsets().end() ||
@@ -261,22 +266,8 @@ AuditReport RunAudit(const v1::GetCommitLogResponse& log,
     }
     if (segment.sequence_name().empty()) {
       compacted_ids.insert(segment.id());
-      if (StreamNameOf(segment.provenance()) != LogStreamName(log)) {
-        fail(absl::StrCat("segment ", segment.id(), " came from \"",
-                          StreamNameOf(segment.provenance()), "\", not \"", LogStreamName(log),
-                          "\""));
-      }
+      check_stream(segment);
       for (const v1::PartitionRange& range : segment.provenance().ranges()) {
-        if (!log.topic_pattern().empty()) {
-          auto name = names.find(range.partition());
-          if (name == names.end() || name->second.topic != range.topic() ||
-              name->second.partition != range.topic_partition()) {
-            fail(absl::StrCat("segment ", segment.id(), " names stream partition ",
-                              range.partition(), " ",
-                              FormatTopicPartition({range.topic(), range.topic_partition()}),
-                              ", the commit log does not"));
-          }
-        }
         auto seq = by_range.find({range.partition(), range.start_offset(), range.end_offset()});
         if (seq == by_range.end()) {
           fail(absl::StrCat("compacted segment ", segment.id(), " partition ", range.partition(),
