@@ -1,9 +1,22 @@
 #include "common/deep_storage.h"
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/file_util.h"
+#include "common/status_macros.h"
 
 namespace sluice {
+
+absl::StatusOr<std::string> ReadDeepStorageObject(DeepStorage& storage, const std::string& uri,
+                                                  const std::string& scratch_dir) {
+  SLUICE_ASSIGN_OR_RETURN(std::string local, storage.LocalPathForRead(uri, scratch_dir));
+  const bool downloaded = absl::StartsWith(local, scratch_dir + "/") && local != uri &&
+                          absl::StrCat("file://", local) != uri;
+  absl::StatusOr<std::string> bytes = ReadFile(local);
+  if (downloaded) RemoveAll(local).IgnoreError();
+  return bytes;
+}
 
 absl::Status ValidateDeepStorageKey(absl::string_view key) {
   if (key.empty()) return absl::InvalidArgumentError("deep storage key is empty");

@@ -56,6 +56,12 @@ class DeepStorage {
   virtual std::string UriForKey(const std::string& key) const = 0;
 };
 
+// The bytes of the object at `uri`, read through LocalPathForRead; a copy
+// downloaded under `scratch_dir` to read it is removed afterwards (never the
+// object itself, which a local deep storage may keep under that directory).
+absl::StatusOr<std::string> ReadDeepStorageObject(DeepStorage& storage, const std::string& uri,
+                                                  const std::string& scratch_dir);
+
 // INVALID_ARGUMENT unless `key` is a relative path of safe components.
 absl::Status ValidateDeepStorageKey(absl::string_view key);
 

@@ -42,12 +42,7 @@ std::string UuidFrom(absl::string_view seed) {
 
 absl::StatusOr<std::string> ReadUri(DeepStorage* storage, const std::string& scratch_dir,
                                     const std::string& uri) {
-  SLUICE_ASSIGN_OR_RETURN(std::string local, storage->LocalPathForRead(uri, scratch_dir));
-  const bool downloaded = absl::StartsWith(local, scratch_dir + "/") && local != uri &&
-                          absl::StrCat("file://", local) != uri;
-  absl::StatusOr<std::string> bytes = ReadFile(local);
-  if (downloaded) RemoveAll(local).IgnoreError();
-  return bytes;
+  return ReadDeepStorageObject(*storage, uri, scratch_dir);
 }
 
 // Stores `bytes` at `key`; a file already there with the same bytes (an

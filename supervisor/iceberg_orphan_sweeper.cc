@@ -23,12 +23,7 @@ std::string UnderLocation(const std::string& uri, const std::string& location_ke
 
 absl::StatusOr<std::string> Read(DeepStorage* storage, const std::string& scratch_dir,
                                  const std::string& uri) {
-  SLUICE_ASSIGN_OR_RETURN(std::string local, storage->LocalPathForRead(uri, scratch_dir));
-  const bool downloaded = absl::StartsWith(local, scratch_dir + "/") && local != uri &&
-                          absl::StrCat("file://", local) != uri;
-  absl::StatusOr<std::string> bytes = ReadFile(local);
-  if (downloaded) RemoveAll(local).IgnoreError();
-  return bytes;
+  return ReadDeepStorageObject(*storage, uri, scratch_dir);
 }
 
 }  // namespace

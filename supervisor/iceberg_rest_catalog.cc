@@ -183,13 +183,8 @@ absl::StatusOr<IcebergLoadedTable> IcebergRestCatalog::LoadTable(const std::stri
         absl::StrCat("table ", table, ": its metadata document has ", info->size_bytes,
                      " bytes, more than the ", options_.max_metadata_bytes, " this catalog serves"));
   }
-  SLUICE_ASSIGN_OR_RETURN(std::string local,
-                          options_.storage->LocalPathForRead(location, options_.scratch_dir));
-  const bool downloaded = absl::StrCat("file://", local) != location && local != location;
-  absl::StatusOr<std::string> bytes = ReadFile(local);
-  if (downloaded && absl::StartsWith(local, options_.scratch_dir + "/")) {
-    RemoveAll(local).IgnoreError();
-  }
+  absl::StatusOr<std::string> bytes =
+      ReadDeepStorageObject(*options_.storage, location, options_.scratch_dir);
   if (!bytes.ok()) return bytes.status();
   if (static_cast<int64_t>(bytes->size()) > options_.max_metadata_bytes) {
     return absl::ResourceExhaustedError(
