@@ -200,6 +200,20 @@ TableAuditReport RunTableAudit(const v1::GetCommitLogResponse& log,
     if (!ok) return std::nullopt;
     return TrackedFile{parquet->rows, parquet->sum.value_or(parquet->rows), 0};
   };
+  // A data file snapshot `snapshot_id` added: never added before (nor
+  // `repeated` within the snapshot), checked, then tracked. Null after a
+  // discrepancy (reported).
+  auto track_added = [&](const std::string& label, const iceberg::ManifestEntryInfo& e,
+                         int64_t snapshot_id, bool repeated) -> const TrackedFile* {
+    if (repeated || tracked.count(e.file_path) || removed_by.count(e.file_path)) {
+      fail(absl::StrCat(label, " was already added by an earlier snapshot"));
+      return nullptr;
+    }
+    std::optional<TrackedFile> f = check_data_file(label, e);
+    if (!f.has_value()) return nullptr;
+    f->snapshot_id = snapshot_id;
+    return &(tracked[e.file_path] = *f);
+  };
   // Reads the manifests a snapshot wrote (added_snapshot_id) and their
   // entries, or nullopt after a discrepancy.
   using Written = std::vector<std::pair<iceberg::ManifestListEntry,
@@ -283,18 +297,11 @@ TableAuditReport RunTableAudit(const v1::GetCommitLogResponse& log,
         if (e.status == iceberg::ManifestEntryInfo::kAdded &&
             entry_snapshot == snapshot.snapshot_id) {
           added_records += e.record_count;
-          if (tracked.count(e.file_path) || removed_by.count(e.file_path)) {
-            fail(absl::StrCat(file, " was already added by an earlier snapshot"));
+          const TrackedFile* f = track_added(file, e, snapshot.snapshot_id, false);
+          if (f == nullptr) {
             ok = false;
             continue;
           }
-          std::optional<TrackedFile> f = check_data_file(file, e);
-          if (!f.has_value()) {
-            ok = false;
-            continue;
-          }
-          f->snapshot_id = snapshot.snapshot_id;
-          tracked[e.file_path] = *f;
           added_rows += f->rows;
           added_inputs += f->inputs;
         } else if (e.status == iceberg::ManifestEntryInfo::kDeleted &&
@@ -471,19 +478,12 @@ TableAuditReport RunTableAudit(const v1::GetCommitLogResponse& log,
         manifest_records += e.record_count;
         ++report.data_files;
         const std::string file = absl::StrCat(what, ": data file ", e.file_path);
-        if (!data_files_seen.insert(e.file_path).second || tracked.count(e.file_path) ||
-            removed_by.count(e.file_path)) {
-          fail(absl::StrCat(file, " was already added by an earlier snapshot"));
+        const TrackedFile* f = track_added(file, e, snapshot.snapshot_id,
+                                           !data_files_seen.insert(e.file_path).second);
+        if (f == nullptr) {
           files_ok = false;
           continue;
         }
-        std::optional<TrackedFile> f = check_data_file(file, e);
-        if (!f.has_value()) {
-          files_ok = false;
-          continue;
-        }
-        f->snapshot_id = snapshot.snapshot_id;
-        tracked[e.file_path] = *f;
         rows += f->rows;
         inputs += f->inputs;
         appended_inputs += f->inputs;
