@@ -480,6 +480,20 @@ void ApplySpecDefaults(v1::SupervisorSpec* spec) {
     }
   }
 
+  if (spec->has_compaction()) {
+    v1::CompactionConfig* compaction = spec->mutable_compaction();
+    if (!compaction->has_target_rows_per_segment()) {
+      compaction->set_target_rows_per_segment(kDefaultCompactionTargetRows);
+    }
+    DefaultString(compaction->mutable_skip_offset_from_latest(), "P1D");
+    if (!compaction->has_max_input_segments()) {
+      compaction->set_max_input_segments(kDefaultCompactionMaxInputSegments);
+    }
+    DefaultString(compaction->mutable_period(), "PT1M");
+    DefaultString(compaction->mutable_snapshot_retention(), "P7D");
+    if (!compaction->has_snapshots_to_keep()) compaction->set_snapshots_to_keep(10);
+  }
+
   v1::DataSchema* schema = spec->mutable_data_schema();
   DefaultString(schema->mutable_timestamp_spec()->mutable_column(), "timestamp");
   DefaultString(schema->mutable_timestamp_spec()->mutable_format(), "auto");
@@ -597,6 +611,33 @@ absl::StatusOr<SpecTimings> ParseSpecTimings(const v1::SupervisorSpec& spec) {
   return t;
 }
 
+absl::StatusOr<CompactionPolicy> ParseCompactionPolicy(const v1::SupervisorSpec& spec) {
+  CompactionPolicy policy;
+  if (!spec.has_compaction()) return policy;
+  const v1::CompactionConfig& c = spec.compaction();
+  // Ranges of the integers come from the proto (CheckMessageLimits).
+  if (c.has_target_rows_per_segment()) policy.target_rows_per_segment = c.target_rows_per_segment();
+  if (c.has_max_input_segments()) policy.max_input_segments = c.max_input_segments();
+  if (c.has_snapshots_to_keep()) policy.snapshots_to_keep = c.snapshots_to_keep();
+  if (!c.skip_offset_from_latest().empty()) {
+    SLUICE_ASSIGN_OR_RETURN(policy.skip_offset_from_latest,
+                            DurationField("compaction.skipOffsetFromLatest",
+                                          c.skip_offset_from_latest(), absl::ZeroDuration(),
+                                          3650 * kDay));
+  }
+  if (!c.period().empty()) {
+    SLUICE_ASSIGN_OR_RETURN(policy.period, DurationField("compaction.period", c.period(),
+                                                         absl::Seconds(1), kDay));
+  }
+  if (!c.snapshot_retention().empty()) {
+    SLUICE_ASSIGN_OR_RETURN(policy.snapshot_retention,
+                            DurationField("compaction.snapshotRetention",
+                                          c.snapshot_retention(), absl::Minutes(1),
+                                          3650 * kDay));
+  }
+  return policy;
+}
+
 absl::Status ValidateSpec(const v1::SupervisorSpec& spec) {
   // Lengths, list sizes, integer ranges and enum values, as the proto states
   // them (proto/sluice/v1/spec.proto).
@@ -646,6 +687,8 @@ absl::Status ValidateSpec(const v1::SupervisorSpec& spec) {
         ValidateIcebergName("icebergTable.tableName", spec.iceberg_table().table_name()));
     SLUICE_RETURN_IF_ERROR(ValidateIcebergColumns(spec));
   }
+
+  if (spec.has_compaction()) SLUICE_RETURN_IF_ERROR(ParseCompactionPolicy(spec).status());
 
   const v1::TuningConfig& tuning = spec.tuning_config();
   SLUICE_RETURN_IF_ERROR(

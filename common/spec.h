@@ -35,6 +35,20 @@ inline constexpr int64_t kEndOfPartition = INT64_MAX;
 inline constexpr char kDefaultIcebergNamespace[] = "sluice";
 std::string DefaultIcebergTableName(absl::string_view datasource);
 
+// compaction's defaults (Druid's where it has the same field).
+inline constexpr int64_t kDefaultCompactionTargetRows = 5000000;
+inline constexpr int32_t kDefaultCompactionMaxInputSegments = 100;
+
+// A datasource's compaction config, parsed (spec.proto CompactionConfig).
+struct CompactionPolicy {
+  int64_t target_rows_per_segment = kDefaultCompactionTargetRows;
+  absl::Duration skip_offset_from_latest = absl::Hours(24);
+  int32_t max_input_segments = kDefaultCompactionMaxInputSegments;
+  absl::Duration period = absl::Minutes(1);
+  absl::Duration snapshot_retention = absl::Hours(24 * 7);
+  int32_t snapshots_to_keep = 10;
+};
+
 // Fills every unset field with its default. Idempotent.
 void ApplySpecDefaults(v1::SupervisorSpec* spec);
 
@@ -74,6 +88,10 @@ struct SpecTimings {
 // Parses the duration fields of a normalized spec (INVALID_ARGUMENT if one
 // does not parse, which NormalizeSpec already rules out).
 absl::StatusOr<SpecTimings> ParseSpecTimings(const v1::SupervisorSpec& spec);
+
+// The compaction config of a normalized spec, parsed; with no config, the
+// defaults (what CompactDataSource uses for a spec without one).
+absl::StatusOr<CompactionPolicy> ParseCompactionPolicy(const v1::SupervisorSpec& spec);
 
 // Same, for the tuning part only (what a task carries).
 absl::StatusOr<SpecTimings> ParseTuningTimings(const v1::TuningConfig& tuning);
