@@ -102,6 +102,55 @@ TEST(NormalizeSpec, IcebergTableTakesItsDefaultsAndIsCheckedByField) {
   EXPECT_TRUE(NormalizeSpec(native).ok());
 }
 
+TEST(NormalizeSpec, CompactionTakesDruidsDefaultsAndIsCheckedByField) {
+  auto plain = NormalizeSpec(ValidSpec());
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(plain->has_compaction());
+  // Without a config, CompactDataSource uses the defaults.
+  auto defaults = ParseCompactionPolicy(*plain);
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults->target_rows_per_segment, 5000000);
+  EXPECT_EQ(defaults->skip_offset_from_latest, absl::Hours(24));
+
+  v1::SupervisorSpec spec = ValidSpec();
+  auto parsed = google::protobuf::util::JsonStringToMessage(
+      R"({"targetRowsPerSegment": "200000", "skipOffsetFromLatest": "PT10M"})",
+      spec.mutable_compaction());
+  ASSERT_TRUE(parsed.ok()) << parsed.ToString();
+  auto normalized = NormalizeSpec(spec);
+  ASSERT_TRUE(normalized.ok()) << normalized.status();
+  EXPECT_EQ(normalized->compaction().target_rows_per_segment(), 200000);
+  EXPECT_EQ(normalized->compaction().skip_offset_from_latest(), "PT10M");
+  EXPECT_EQ(normalized->compaction().max_input_segments(), 100);
+  EXPECT_EQ(normalized->compaction().period(), "PT1M");
+  EXPECT_EQ(normalized->compaction().snapshot_retention(), "P7D");
+  EXPECT_EQ(normalized->compaction().snapshots_to_keep(), 10);
+  auto policy = ParseCompactionPolicy(*normalized);
+  ASSERT_TRUE(policy.ok()) << policy.status();
+  EXPECT_EQ(policy->target_rows_per_segment, 200000);
+  EXPECT_EQ(policy->skip_offset_from_latest, absl::Minutes(10));
+  EXPECT_EQ(policy->period, absl::Minutes(1));
+  EXPECT_EQ(policy->snapshot_retention, absl::Hours(24 * 7));
+
+  auto refused = [](std::function<void(v1::CompactionConfig*)> change) {
+    v1::SupervisorSpec s = ValidSpec();
+    change(s.mutable_compaction());
+    return NormalizeSpec(s).status();
+  };
+  auto names = [](const absl::Status& status, const std::string& field) {
+    return status.code() == absl::StatusCode::kInvalidArgument &&
+           status.message().find(field) != absl::string_view::npos;
+  };
+  EXPECT_TRUE(names(refused([](auto* c) { c->set_target_rows_per_segment(0); }),
+                    "targetRowsPerSegment"));
+  EXPECT_TRUE(names(refused([](auto* c) { c->set_max_input_segments(1); }), "maxInputSegments"));
+  EXPECT_TRUE(names(refused([](auto* c) { c->set_skip_offset_from_latest("soon"); }),
+                    "compaction.skipOffsetFromLatest"));
+  EXPECT_TRUE(names(refused([](auto* c) { c->set_period("PT0.5S"); }), "compaction.period"));
+  EXPECT_TRUE(names(refused([](auto* c) { c->set_snapshot_retention("PT1S"); }),
+                    "compaction.snapshotRetention"));
+}
+
 TEST(NormalizeSpec, ATopicPatternStandsInForTheTopic) {
   v1::SupervisorSpec spec = ValidSpec();
   spec.mutable_io_config()->clear_topic();

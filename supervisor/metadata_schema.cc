@@ -307,6 +307,12 @@ CREATE TABLE segment_replacements (
 CREATE INDEX segment_replacements_by_replacing ON segment_replacements (replacing_id);
 )sql";
 
+// When the deep-storage file of a segment a compaction replaced was removed
+// (0: still there).
+constexpr char kSchemaV10[] = R"sql(
+ALTER TABLE segments ADD COLUMN file_removed_at_ms INTEGER NOT NULL DEFAULT 0;
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& SchemaMigrations() {
@@ -321,6 +327,7 @@ const std::vector<Migration>& SchemaMigrations() {
       {7, "SHA-256 of each published segment file", kSchemaV7},
       {8, "Iceberg SQL catalog tables (iceberg_tables, iceberg_namespace_properties)", kSchemaV8},
       {9, "segment replacements (compaction)", kSchemaV9},
+      {10, "removal of replaced segments' files", kSchemaV10},
   };
   return *migrations;
 }

@@ -881,6 +881,30 @@ absl::Status StoreTxn::ReplaceSegments(const std::string& datasource,
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::vector<std::pair<std::string, std::string>>>
+StoreTxn::ReplacedSegmentFilesToRemove(int64_t replaced_before_ms, int limit) {
+  SLUICE_ASSIGN_OR_RETURN(
+      auto q, db_->Prepare("SELECT s.id, s.path, MIN(r.replaced_at_ms) AS replaced_at FROM "
+                           "segments s JOIN segment_replacements r ON r.replaced_id = s.id "
+                           "WHERE s.used = 0 AND s.file_removed_at_ms = 0 "
+                           "GROUP BY s.id, s.path HAVING MIN(r.replaced_at_ms) <= ? "
+                           "ORDER BY replaced_at, s.id LIMIT ?"));
+  q.Bind(1, replaced_before_ms).Bind(2, static_cast<int64_t>(limit));
+  std::vector<std::pair<std::string, std::string>> out;
+  SLUICE_RETURN_IF_ERROR(ForEachRow(q, [&](SqlStatement& q) -> absl::Status {
+    out.emplace_back(q.Text(0), q.Text(1));
+    return absl::OkStatus();
+  }));
+  return out;
+}
+
+absl::Status StoreTxn::SetSegmentFileRemoved(const std::string& id, int64_t now_ms) {
+  SLUICE_ASSIGN_OR_RETURN(
+      auto q, db_->Prepare("UPDATE segments SET file_removed_at_ms = ? WHERE id = ? AND used = 0"));
+  q.Bind(1, now_ms).Bind(2, id);
+  return q.Run();
+}
+
 absl::StatusOr<std::vector<std::string>> StoreTxn::ReplacedBy(const std::string& id) {
   SLUICE_ASSIGN_OR_RETURN(auto q, db_->Prepare("SELECT replacing_id FROM segment_replacements "
                                                "WHERE replaced_id = ? ORDER BY replacing_id"));

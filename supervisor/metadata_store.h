@@ -269,6 +269,13 @@ class StoreTxn {
                                const std::vector<std::string>& replaced_ids,
                                const std::vector<v1::SegmentDescriptor>& segments,
                                const std::string& task_id, int64_t now_ms);
+  // Segments a compaction replaced at or before `replaced_before_ms`, no
+  // longer used, whose deep-storage file was not removed yet: (id, path),
+  // the longest replaced first, at most `limit`.
+  absl::StatusOr<std::vector<std::pair<std::string, std::string>>> ReplacedSegmentFilesToRemove(
+      int64_t replaced_before_ms, int limit);
+  // Records that the file of the replaced segment `id` is gone.
+  absl::Status SetSegmentFileRemoved(const std::string& id, int64_t now_ms);
   // Ids of the segments that replaced `id` (empty: not replaced).
   absl::StatusOr<std::vector<std::string>> ReplacedBy(const std::string& id);
   // The subset of `ids` that are published and used.

@@ -1038,6 +1038,30 @@ TEST_P(StoreTest, ReplaceSegmentsReplacesExactlyTheReadSet) {
   ASSERT_TRUE(seq_b.has_value());
   EXPECT_EQ(std::vector<std::string>(seq_b->segment_ids().begin(), seq_b->segment_ids().end()),
             (std::vector<std::string>{"b", "b_next"}));
+
+  // The replaced segments' files are due once replaced long enough, the
+  // longest replaced first, and each only until its removal is recorded.
+  using Files = std::vector<std::pair<std::string, std::string>>;
+  auto due = [&](int64_t before_ms) {
+    Files files;
+    EXPECT_TRUE((*store)
+                    ->InTransaction([&](StoreTxn& txn) -> absl::Status {
+                      SLUICE_ASSIGN_OR_RETURN(files, txn.ReplacedSegmentFilesToRemove(before_ms, 10));
+                      return absl::OkStatus();
+                    })
+                    .ok());
+    return files;
+  };
+  EXPECT_TRUE(due(1999).empty());
+  EXPECT_EQ(due(2000), (Files{{"a", "file:///deep/a"}, {"b", "file:///deep/b"}}));
+  ASSERT_TRUE((*store)
+                  ->InTransaction([&](StoreTxn& txn) {
+                    // A used segment is never marked.
+                    EXPECT_TRUE(txn.SetSegmentFileRemoved("ab", 3000).ok());
+                    return txn.SetSegmentFileRemoved("a", 3000);
+                  })
+                  .ok());
+  EXPECT_EQ(due(5000), (Files{{"b", "file:///deep/b"}}));
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, StoreTest, ::testing::ValuesIn(testing::TestBackends()),

@@ -50,6 +50,9 @@ DEFINE_int32(handoff_period_ms, 2000, "period of the deep-storage verification o
 DEFINE_int64(iceberg_orphan_min_age_s, 3600,
              "an Iceberg table's file no snapshot references is removed once seen so for this "
              "many seconds; must exceed the longest publish (staging to commit); 0: never");
+DEFINE_int64(replaced_segment_retention_s, 86400,
+             "the deep-storage file of a segment a compaction replaced is removed this many "
+             "seconds after the replacement (its metadata row stays); 0: never");
 DEFINE_bool(pauseless_checkpoints, true,
             "incremental checkpoints set end offsets (max + margin) on reading replicas; "
             "false: every round pauses them (docs/protocol.md)");
@@ -157,6 +160,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   options.iceberg_orphan_min_age = absl::Seconds(FLAGS_iceberg_orphan_min_age_s);
+  if (FLAGS_replaced_segment_retention_s < 0) {
+    LOG(ERROR) << "--replaced_segment_retention_s must be >= 0 (0: never remove)";
+    return 2;
+  }
+  options.replaced_segment_retention = absl::Seconds(FLAGS_replaced_segment_retention_s);
   options.pauseless_checkpoints = FLAGS_pauseless_checkpoints;
   options.pauseless_margin.min_margin = std::max<int64_t>(0, FLAGS_pauseless_min_margin);
   options.pauseless_margin.max_margin =

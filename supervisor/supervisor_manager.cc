@@ -1,5 +1,7 @@
 #include "supervisor/supervisor_manager.h"
 
+#include "supervisor/compaction/replaced_segment_files.h"
+
 #include <glog/logging.h>
 
 #include "absl/strings/str_cat.h"
@@ -227,6 +229,7 @@ void SupervisorManager::Housekeeping() {
                   << absl::FormatDuration(options_.pending_segment_retention) << " ago";
       }
       SweepIcebergOrphans(now);
+      RemoveReplacedSegmentFilesOnce(now);
       next_cleanup = now + absl::Minutes(10);
     }
     if (now >= next_handoff && options_.deep_storage != nullptr) {
@@ -255,6 +258,25 @@ absl::StatusOr<int64_t> SupervisorManager::CleanUpPendingSegments() {
     return absl::OkStatus();
   }));
   return deleted;
+}
+
+int64_t SupervisorManager::RemoveReplacedSegmentFilesOnce(absl::Time now) {
+  if (options_.deep_storage == nullptr ||
+      options_.replaced_segment_retention <= absl::ZeroDuration()) {
+    return 0;
+  }
+  absl::StatusOr<int64_t> removed = RemoveReplacedSegmentFiles(
+      *options_.store, *options_.deep_storage, options_.replaced_segment_retention, now);
+  if (!removed.ok()) {
+    LOG(WARNING) << "[supervisor] removal of replaced segments' files: " << removed.status();
+    return 0;
+  }
+  if (*removed > 0) {
+    LOG(INFO) << "[supervisor] removed the files of " << *removed
+              << " segment(s) a compaction replaced more than "
+              << absl::FormatDuration(options_.replaced_segment_retention) << " ago";
+  }
+  return *removed;
 }
 
 int64_t SupervisorManager::SweepIcebergOrphans(absl::Time now) {
@@ -740,6 +762,11 @@ absl::StatusOr<v1::WorkerHeartbeatResponse> SupervisorManager::Heartbeat(
 absl::Status SupervisorManager::ReportTaskStatus(const v1::ReportTaskStatusRequest& request,
                                                  const auth::Caller& caller) {
   return reports_->ReportTaskStatus(request, caller);
+}
+
+absl::StatusOr<v1::CompactDataSourceResponse> SupervisorManager::Compact(
+    const v1::CompactDataSourceRequest& request) {
+  return absl::UnimplementedError("CompactDataSource: the compactor is not wired into this build yet");
 }
 
 }  // namespace sluice::supervisor

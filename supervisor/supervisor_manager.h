@@ -78,6 +78,10 @@ struct SupervisorManagerOptions {
   // for this long (iceberg_orphan_sweeper.h); it must exceed the longest
   // publish, from staging a snapshot to committing it. Zero: no sweeping.
   absl::Duration iceberg_orphan_min_age = absl::Hours(1);
+  // The deep-storage files of segments a compaction replaced are removed by
+  // housekeeping (every 10 minutes) this long after the replacement
+  // (compaction/replaced_segment_files.h). Zero: never.
+  absl::Duration replaced_segment_retention = absl::Hours(24);
   // How long an RPC waits for a stream supervisor's loop.
   absl::Duration loop_timeout = absl::Seconds(30);
   // Threads shared by every datasource's loop, and by their background
@@ -135,6 +139,10 @@ class SupervisorManager {
       const v1::HandoffTaskGroupsRequest& request) ABSL_LOCKS_EXCLUDED(mu_);
   absl::StatusOr<v1::SupervisorSummary> Terminate(const std::string& datasource)
       ABSL_LOCKS_EXCLUDED(mu_);
+  // CompactDataSource: plans the datasource's compaction now and queues
+  // what needs it (docs/compaction.md).
+  absl::StatusOr<v1::CompactDataSourceResponse> Compact(
+      const v1::CompactDataSourceRequest& request) ABSL_LOCKS_EXCLUDED(mu_);
   absl::StatusOr<v1::ListSegmentsResponse> ListSegments(const v1::ListSegmentsRequest& request);
   absl::StatusOr<v1::SupervisorServiceListTasksResponse> ListTasks(
       const v1::SupervisorServiceListTasksRequest& request);
@@ -182,6 +190,9 @@ class SupervisorManager {
   // Iceberg datasource (housekeeping, every 10 minutes): the files removed.
   // A table that cannot be swept is logged and skipped.
   int64_t SweepIcebergOrphans(absl::Time now);
+  // Removes the files of segments a compaction replaced longer than
+  // replaced_segment_retention ago (housekeeping, every 10 minutes): how many.
+  int64_t RemoveReplacedSegmentFilesOnce(absl::Time now);
 
  private:
   // Publisher callback: the metric and an alert in the datasource's status.

@@ -109,6 +109,7 @@ absl::StatusOr<std::unique_ptr<SupervisorServer>> SupervisorServer::Start(
   manager_options.min_worker_lost_timeout = options.min_worker_lost_timeout;
   manager_options.handoff_period = options.handoff_period;
   manager_options.iceberg_orphan_min_age = options.iceberg_orphan_min_age;
+  manager_options.replaced_segment_retention = options.replaced_segment_retention;
   manager_options.pauseless_checkpoints = options.pauseless_checkpoints;
   manager_options.pauseless_margin = options.pauseless_margin;
   manager_options.scratch_dir = absl::StrCat(options.data_dir, "/scratch");

@@ -52,6 +52,8 @@ struct SupervisorServerOptions {
   absl::Duration handoff_period = absl::Seconds(2);
   // SupervisorManagerOptions::iceberg_orphan_min_age.
   absl::Duration iceberg_orphan_min_age = absl::Hours(1);
+  // SupervisorManagerOptions::replaced_segment_retention.
+  absl::Duration replaced_segment_retention = absl::Hours(24);
   // SupervisorManagerOptions::pauseless_checkpoints and pauseless_margin.
   bool pauseless_checkpoints = true;
   PauselessMarginOptions pauseless_margin;

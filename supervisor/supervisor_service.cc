@@ -163,6 +163,13 @@ grpc::Status SupervisorServiceImpl::HandoffTaskGroups(grpc::ServerContext* conte
   return ReplyWith(manager->Handoff(*request), response);
 }
 
+grpc::Status SupervisorServiceImpl::CompactDataSource(grpc::ServerContext* context,
+                                                      const v1::CompactDataSourceRequest* request,
+                                                      v1::CompactDataSourceResponse* response) {
+  AUTHORIZE("CompactDataSource");
+  return ReplyWith(manager->Compact(*request), response);
+}
+
 grpc::Status SupervisorServiceImpl::TerminateSupervisor(grpc::ServerContext* context,
                                                         const v1::TerminateSupervisorRequest* request,
                                                         v1::TerminateSupervisorResponse* response) {

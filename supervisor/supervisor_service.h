@@ -69,6 +69,8 @@ class SupervisorServiceImpl final : public v1::SupervisorService::Service {
                             v1::ResetOffsetsResponse*) override;
   grpc::Status HandoffTaskGroups(grpc::ServerContext*, const v1::HandoffTaskGroupsRequest*,
                                  v1::HandoffTaskGroupsResponse*) override;
+  grpc::Status CompactDataSource(grpc::ServerContext*, const v1::CompactDataSourceRequest*,
+                                 v1::CompactDataSourceResponse*) override;
   grpc::Status TerminateSupervisor(grpc::ServerContext*, const v1::TerminateSupervisorRequest*,
                                    v1::TerminateSupervisorResponse*) override;
   grpc::Status ListSegments(grpc::ServerContext*, const v1::ListSegmentsRequest*,

@@ -241,6 +241,22 @@ int Handoff(const Args& args, Context& ctx) {
   return Print(ctx, response, FormatHandoff(args[0], response));
 }
 
+int Compact(const Args& args, Context& ctx) {
+  v1::CompactDataSourceRequest request;
+  request.set_datasource(args[0]);
+  if (args.size() > 1) {
+    absl::StatusOr<v1::Interval> interval = ParseInterval(args[1]);
+    if (!interval.ok()) return UsageError(ctx, interval.status().message());
+    *request.mutable_interval() = *interval;
+  }
+  v1::CompactDataSourceResponse response;
+  if (!Call(ctx, absl::StrCat("compact ", args[0]),
+            &v1::SupervisorService::StubInterface::CompactDataSource, request, &response)) {
+    return kExitRpcError;
+  }
+  return Print(ctx, response, FormatCompact(args[0], response));
+}
+
 int Segments(const Args& args, Context& ctx) {
   v1::ListSegmentsRequest request;
   request.set_datasource(args[0]);
@@ -368,6 +384,10 @@ const CommandSpec kCommands[] = {
      "checkpoint reading groups now (all without GROUP): what they read publishes and hands "
      "off while they read on",
      1, kAny, &Handoff},
+    {"compact", "DATASOURCE [START/END]",
+     "compact the datasource's segments now (those overlapping START/END; all without it), "
+     "regardless of skipOffsetFromLatest",
+     1, 2, &Compact},
     {"terminate", "DATASOURCE", "stop the supervisor (its tasks publish); segments stay", 1, 1,
      &Terminate},
     {"segments", "DATASOURCE",

@@ -327,6 +327,36 @@ TEST_F(CommandsTest, HandoffSendsTheGroupsAndShowsWhatWasSkipped) {
   EXPECT_THAT(r.err, HasSubstr("not a group id: \"x\""));
 }
 
+TEST_F(CommandsTest, CompactSendsTheIntervalAndShowsWhatWasQueued) {
+  v1::CompactDataSourceResponse response;
+  v1::Interval* queued = response.add_queued();
+  queued->set_start_ms(0);
+  queued->set_end_ms(3600000);
+  v1::PendingCompaction* skipped = response.add_skipped();
+  skipped->mutable_interval()->set_start_ms(3600000);
+  skipped->mutable_interval()->set_end_ms(7200000);
+  skipped->set_reason("waiting for handoff of 2 segments");
+  fake_->SetResponse("CompactDataSource", response);
+  Result r = Run({"compact", "wiki", "1970-01-01T00:00:00Z/1970-01-01T02:00:00Z"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  auto requests = fake_->Requests<v1::CompactDataSourceRequest>("CompactDataSource");
+  ASSERT_EQ(requests.size(), 1u);
+  EXPECT_EQ(requests[0].datasource(), "wiki");
+  EXPECT_EQ(requests[0].interval().start_ms(), 0);
+  EXPECT_EQ(requests[0].interval().end_ms(), 7200000);
+  EXPECT_EQ(r.out,
+            "wiki: compacting 1 interval(s) in the background (sluicectl status shows progress)\n"
+            "queued 1970-01-01T00:00:00.000Z/1970-01-01T01:00:00.000Z\n"
+            "skipped 1970-01-01T01:00:00.000Z/1970-01-01T02:00:00.000Z: waiting for handoff of "
+            "2 segments\n");
+  r = Run({"compact", "wiki"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_FALSE(fake_->Requests<v1::CompactDataSourceRequest>("CompactDataSource")[1]
+                   .has_interval());
+  r = Run({"compact", "wiki", "yesterday"});
+  EXPECT_EQ(r.code, kExitUsage);
+}
+
 TEST_F(CommandsTest, SubmitSaysWhichPathItTook) {
   v1::SubmitSupervisorResponse response;
   response.mutable_spec()->set_datasource("wiki");

@@ -74,6 +74,7 @@ class FakeSupervisor final : public v1::SupervisorService::Service {
   SLUICE_FAKE_METHOD(ResetSupervisor, ResetSupervisorRequest, ResetSupervisorResponse)
   SLUICE_FAKE_METHOD(ResetOffsets, ResetOffsetsRequest, ResetOffsetsResponse)
   SLUICE_FAKE_METHOD(HandoffTaskGroups, HandoffTaskGroupsRequest, HandoffTaskGroupsResponse)
+  SLUICE_FAKE_METHOD(CompactDataSource, CompactDataSourceRequest, CompactDataSourceResponse)
   SLUICE_FAKE_METHOD(TerminateSupervisor, TerminateSupervisorRequest, TerminateSupervisorResponse)
   SLUICE_FAKE_METHOD(ListSegments, ListSegmentsRequest, ListSegmentsResponse)
   SLUICE_FAKE_METHOD(ListTasks, SupervisorServiceListTasksRequest, SupervisorServiceListTasksResponse)

@@ -211,6 +211,61 @@ std::string FormatHandoff(absl::string_view datasource,
   return out;
 }
 
+std::string FormatIntervalMs(const v1::Interval& interval) {
+  return absl::StrCat(FormatIsoInstant(interval.start_ms()), "/",
+                      FormatIsoInstant(interval.end_ms()));
+}
+
+std::string FormatCompactionLines(const v1::CompactionStatus& c) {
+  std::string out;
+  out += Label("compaction",
+               absl::StrCat(c.enabled() ? "automatic" : "on demand only", "; ", c.compactions(),
+                            " compaction(s) replaced ", c.segments_replaced(), " segment(s), ",
+                            c.rows_compacted(), " row(s); ", c.conflicts(),
+                            " lost a race and were planned again"));
+  if (c.has_running()) out += Label("compacting", FormatIntervalMs(c.running()));
+  if (!c.recent().empty()) {
+    const v1::CompactionRecord& r = c.recent(0);
+    out += Label("last compacted",
+                 absl::StrCat(FormatIntervalMs(r.interval()), ": ", r.input_segments(),
+                              " segment(s) into ", r.output_segments(), ", ", r.rows(),
+                              " row(s) in ", r.duration_ms(), " ms at ",
+                              FormatTimeMs(r.committed_at_ms()),
+                              r.snapshot_id() != 0 ? absl::StrCat(", snapshot ", r.snapshot_id())
+                                                   : std::string()));
+  }
+  for (const v1::PendingCompaction& p : c.pending()) {
+    out += Label("to compact", absl::StrCat(FormatIntervalMs(p.interval()), ": ", p.segments(),
+                                            " segment(s), ", p.rows(), " row(s): ", p.reason()));
+  }
+  if (c.snapshots_expired() > 0) {
+    out += Label("expired", absl::StrCat(c.snapshots_expired(), " Iceberg snapshot(s)"));
+  }
+  if (!c.last_error().empty()) {
+    out += Label("compaction error",
+                 absl::StrCat(FormatTimeMs(c.last_error_ms()), ": ", c.last_error()));
+  }
+  return out;
+}
+
+std::string FormatCompact(absl::string_view datasource,
+                          const v1::CompactDataSourceResponse& response) {
+  std::string out;
+  if (response.queued().empty()) {
+    absl::StrAppend(&out, datasource, ": nothing to compact\n");
+  } else {
+    absl::StrAppend(&out, datasource, ": compacting ", response.queued_size(),
+                    " interval(s) in the background (sluicectl status shows progress)\n");
+    for (const v1::Interval& interval : response.queued()) {
+      absl::StrAppend(&out, "queued ", FormatIntervalMs(interval), "\n");
+    }
+  }
+  for (const v1::PendingCompaction& p : response.skipped()) {
+    absl::StrAppend(&out, "skipped ", FormatIntervalMs(p.interval()), ": ", p.reason(), "\n");
+  }
+  return out;
+}
+
 std::string FormatSpec(const v1::GetSupervisorResponse& response) {
   return absl::StrCat("# ", response.spec().datasource(), ", spec version ", response.version(),
                       "\n", ToJson(response.spec()));
@@ -303,6 +358,7 @@ std::string FormatStatus(const v1::SupervisorStatus& status) {
       out += Label("orphans removed", absl::StrCat(t.orphan_files_removed(), " file(s)"));
     }
   }
+  if (status.has_compaction()) out += FormatCompactionLines(status.compaction());
   out += Label("lag", absl::StrCat(status.aggregate_lag(), " record(s) in total, offsets as of ",
                                    FormatTimeMs(status.offsets_last_updated_ms())));
   if (!status.time_lag_ms().empty()) {

@@ -30,6 +30,13 @@ std::string YesNo(bool value);
 std::string ToJson(const google::protobuf::Message& message);
 
 std::string FormatSubmit(const v1::SubmitSupervisorResponse& response);
+// CompactDataSource: the intervals queued and those skipped, with why.
+std::string FormatCompact(absl::string_view datasource,
+                          const v1::CompactDataSourceResponse& response);
+// The status lines of a datasource's compaction.
+std::string FormatCompactionLines(const v1::CompactionStatus& compaction);
+// "2026-12-05T10:00:00.000Z/2026-12-05T11:00:00.000Z".
+std::string FormatIntervalMs(const v1::Interval& interval);
 // HandoffTaskGroups: the groups handed off and those skipped, with why.
 std::string FormatHandoff(absl::string_view datasource,
                           const v1::HandoffTaskGroupsResponse& response);

@@ -107,6 +107,50 @@ TEST(FormatTest, StatusShowsTheIcebergTableAndItsLastError) {
   EXPECT_NE(shown.find("3 file(s)"), std::string::npos) << shown;
 }
 
+TEST(FormatTest, StatusShowsCompactionDoneAndPendingWithWhy) {
+  v1::SupervisorStatus status;
+  status.set_datasource("wiki");
+  EXPECT_EQ(FormatStatus(status).find("compaction"), std::string::npos);
+  v1::CompactionStatus* c = status.mutable_compaction();
+  c->set_enabled(true);
+  c->set_compactions(2);
+  c->set_segments_replaced(19);
+  c->set_rows_compacted(40000);
+  c->set_conflicts(1);
+  v1::CompactionRecord* r = c->add_recent();
+  r->mutable_interval()->set_start_ms(0);
+  r->mutable_interval()->set_end_ms(3600000);
+  r->set_input_segments(18);
+  r->set_output_segments(1);
+  r->set_rows(39000);
+  r->set_duration_ms(850);
+  r->set_committed_at_ms(5000);
+  r->set_snapshot_id(42);
+  v1::PendingCompaction* p = c->add_pending();
+  p->mutable_interval()->set_start_ms(3600000);
+  p->mutable_interval()->set_end_ms(7200000);
+  p->set_segments(4);
+  p->set_rows(900);
+  p->set_reason("within skipOffsetFromLatest");
+  c->set_last_error("UNAVAILABLE: deep storage");
+  c->set_last_error_ms(6000);
+  const std::string shown = FormatStatus(status);
+  EXPECT_NE(shown.find("automatic; 2 compaction(s) replaced 19 segment(s), 40000 row(s); 1 lost "
+                       "a race"),
+            std::string::npos)
+      << shown;
+  EXPECT_NE(shown.find("1970-01-01T00:00:00.000Z/1970-01-01T01:00:00.000Z: 18 segment(s) into 1, "
+                       "39000 row(s) in 850 ms at "),
+            std::string::npos)
+      << shown;
+  EXPECT_NE(shown.find("snapshot 42"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("1970-01-01T01:00:00.000Z/1970-01-01T02:00:00.000Z: 4 segment(s), 900 "
+                       "row(s): within skipOffsetFromLatest"),
+            std::string::npos)
+      << shown;
+  EXPECT_NE(shown.find("UNAVAILABLE: deep storage"), std::string::npos) << shown;
+}
+
 TEST(FormatTest, StatusShowsPartitionsGroupsTasksAndErrors) {
   v1::SupervisorStatus status;
   status.set_datasource("wiki");

@@ -64,7 +64,8 @@ TEST(SpecFileTest, SyntaxErrorsPointAtTheLine) {
 TEST(SpecFileTest, UnknownTopLevelField) {
   EXPECT_EQ(ErrorOf("{\n  \"datasource\": \"wiki\",\n  \"ioConfg\": {}\n}"),
             "spec.json:3:3: unknown field \"ioConfg\" in the spec (SupervisorSpec); known "
-            "fields: datasource, ioConfig, dataSchema, tuningConfig, suspended, icebergTable");
+            "fields: datasource, ioConfig, dataSchema, tuningConfig, suspended, icebergTable, "
+            "compaction");
 }
 
 TEST(SpecFileTest, UnknownNestedField) {
