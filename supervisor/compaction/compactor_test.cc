@@ -346,26 +346,61 @@ TEST_F(CompactorTest, AnInputReplacedBeforeTheCommitIsAConflictThatLosesNothing)
   EXPECT_TRUE(report.ok()) << report.ToString();
 }
 
-TEST_F(CompactorTest, AFailureAfterThePushCommitsNothingAndTheNextPassDoes) {
-  ASSERT_TRUE(ConfigureFaultPoints("supervisor.compaction_after_push=error").ok());
+TEST_F(CompactorTest, AFailureBeforeTheCommitCommitsNothingAndTheNextPassDoes) {
   Compactor compactor(options_);
-  auto pass = compactor.CompactDatasource(spec_, {}, kNow);
-  ASSERT_TRUE(pass.ok()) << pass.status();
-  ASSERT_EQ(pass->errors.size(), 1u);
-  EXPECT_TRUE(pass->committed.empty());
-  EXPECT_EQ(Used(kOld).size(), 10u);
   v1::CompactionStatus status;
-  activity_.Fill("wiki", &status);
-  EXPECT_NE(status.last_error().find("compaction_after_push"), std::string::npos)
-      << status.last_error();
-  ExpectScratchClean();
+  for (const std::string point :
+       {"supervisor.compaction_after_push", "supervisor.compaction_before_commit"}) {
+    ASSERT_TRUE(ConfigureFaultPoints(point + "=error").ok());
+    auto pass = compactor.CompactDatasource(spec_, {}, kNow);
+    ASSERT_TRUE(pass.ok()) << pass.status();
+    ASSERT_EQ(pass->errors.size(), 1u) << point;
+    EXPECT_TRUE(pass->committed.empty());
+    EXPECT_EQ(FaultPointHits(point), 1);
+    EXPECT_EQ(Used(kOld).size(), 10u);
+    activity_.Fill("wiki", &status);
+    EXPECT_NE(status.last_error().find(point), std::string::npos) << status.last_error();
+    EXPECT_FALSE(status.has_running());
+    ExpectScratchClean();
+  }
+  ASSERT_TRUE(ConfigureFaultPoints("").ok());
 
-  pass = compactor.CompactDatasource(spec_, {}, kNow);
+  auto pass = compactor.CompactDatasource(spec_, {}, kNow);
   ASSERT_TRUE(pass.ok()) << pass.status();
   ASSERT_EQ(pass->committed.size(), 1u);
   EXPECT_EQ(Used(kOld).size(), 1u);
   activity_.Fill("wiki", &status);
   EXPECT_EQ(status.last_error(), "");  // cleared by the success
+  const audit::AuditReport report = Audit();
+  EXPECT_TRUE(report.ok()) << report.ToString();
+}
+
+// CompactDataSource's options: past the skip offset, one interval, at most
+// a number of jobs (the oldest first).
+TEST_F(CompactorTest, OptionsSelectTheIntervalsAndBoundTheJobs) {
+  Compactor compactor(options_);
+  CompactDatasourceOptions options;
+  options.ignore_skip_offset = true;
+  options.max_jobs = 1;
+  auto pass = compactor.CompactDatasource(spec_, options, kNow);
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_EQ(pass->jobs_planned, 2);
+  ASSERT_EQ(pass->committed.size(), 1u);
+  EXPECT_EQ(pass->committed[0].interval().start_ms(), kOld);
+  EXPECT_EQ(Used(kRecent).size(), 3u);
+
+  // Only the recent hour, within the skip offset.
+  options.max_jobs = 0;
+  options.interval.emplace();
+  options.interval->set_start_ms(kRecent);
+  options.interval->set_end_ms(kRecent + 1);
+  pass = compactor.CompactDatasource(spec_, options, kNow);
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_EQ(pass->jobs_planned, 1);
+  ASSERT_EQ(pass->committed.size(), 1u);
+  EXPECT_EQ(pass->committed[0].interval().start_ms(), kRecent);
+  EXPECT_EQ(Used(kRecent).size(), 1u);
+  EXPECT_EQ(Records(kRecent), 3 * kRecordsPerSequence);
   const audit::AuditReport report = Audit();
   EXPECT_TRUE(report.ok()) << report.ToString();
 }
