@@ -162,7 +162,58 @@ absl::Status SupervisorManager::Init() {
             << " active supervisors, " << workers.size() << " known workers";
   if (options_.metrics != nullptr) RegisterGauges();
   if (options_.housekeeping) housekeeping_ = std::thread([this] { Housekeeping(); });
+  StartCompaction();
   return absl::OkStatus();
+}
+
+std::vector<v1::SupervisorSpec> SupervisorManager::ActiveSpecs() {
+  std::vector<SpecRecord> records;
+  absl::Status read = options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
+    SLUICE_ASSIGN_OR_RETURN(records, txn.ActiveSpecs());
+    return absl::OkStatus();
+  });
+  if (!read.ok()) {
+    LOG(WARNING) << "[supervisor] compaction: cannot read the active specs: " << read;
+    return {};
+  }
+  std::vector<v1::SupervisorSpec> specs;
+  for (SpecRecord& record : records) specs.push_back(std::move(record.spec));
+  return specs;
+}
+
+void SupervisorManager::StartCompaction() {
+  if (options_.deep_storage == nullptr) return;
+  CompactorOptions compactor;
+  compactor.store = options_.store;
+  compactor.deep_storage = options_.deep_storage;
+  compactor.scratch_dir = options_.scratch_dir + "/compaction-" + instance_id_;
+  compactor.activity = &compaction_activity_;
+  compactor_ = std::make_unique<Compactor>(std::move(compactor));
+  CompactionSchedulerOptions scheduler;
+  scheduler.running_specs = [this] { return ActiveSpecs(); };
+  scheduler.compact = [this](const v1::SupervisorSpec& spec,
+                             const CompactionRequest& request) -> absl::Status {
+    CompactDatasourceOptions pass;
+    pass.interval = request.interval;
+    pass.ignore_skip_offset = request.on_demand;
+    SLUICE_ASSIGN_OR_RETURN(CompactionPassResult result,
+                            compactor_->CompactDatasource(spec, pass, options_.clock->Now()));
+    if (!result.committed.empty() || !result.errors.empty()) {
+      LOG(INFO) << "[supervisor] compaction of " << spec.datasource() << ": "
+                << result.committed.size() << " interval(s) compacted, " << result.conflicts
+                << " conflict(s), " << result.errors.size() << " failed"
+                << (result.errors.empty() ? "" : ": " + result.errors.front());
+    }
+    return absl::OkStatus();
+  };
+  scheduler.period = [](const v1::SupervisorSpec& spec) -> std::optional<absl::Duration> {
+    if (!spec.has_compaction()) return std::nullopt;
+    absl::StatusOr<CompactionPolicy> policy = ParseCompactionPolicy(spec);
+    if (!policy.ok()) return std::nullopt;
+    return policy->period;
+  };
+  compaction_scheduler_ = std::make_unique<CompactionScheduler>(std::move(scheduler));
+  compaction_scheduler_->Start();
 }
 
 void SupervisorManager::RegisterGauges() {
@@ -191,6 +242,7 @@ SupervisorManager::~SupervisorManager() {
     stop_ = true;
   }
   if (housekeeping_.joinable()) housekeeping_.join();
+  compaction_scheduler_.reset();  // a compaction under way finishes first
   std::map<std::string, std::shared_ptr<StreamSupervisor>> supervisors;
   {
     absl::MutexLock lock(&mu_);
@@ -528,7 +580,18 @@ absl::StatusOr<v1::GetSupervisorHistoryResponse> SupervisorManager::History(
 
 absl::StatusOr<v1::SupervisorStatus> SupervisorManager::Status(const std::string& datasource) {
   SLUICE_ASSIGN_OR_RETURN(auto supervisor, Running(datasource));
-  return supervisor->Status();
+  v1::SupervisorStatus status = supervisor->Status();
+  if (compactor_ != nullptr) {
+    v1::CompactionStatus compaction;
+    compaction_activity_.Fill(datasource, &compaction);
+    absl::StatusOr<SpecRecord> spec = LatestSpec(datasource);
+    compaction.set_enabled(spec.ok() && spec->spec.has_compaction());
+    // Shown once the spec has a config or anything was compacted.
+    if (compaction.enabled() || compaction.ByteSizeLong() > 0) {
+      *status.mutable_compaction() = std::move(compaction);
+    }
+  }
+  return status;
 }
 
 absl::StatusOr<v1::SupervisorSummary> SupervisorManager::SetSuspended(const std::string& datasource,
@@ -766,7 +829,34 @@ absl::Status SupervisorManager::ReportTaskStatus(const v1::ReportTaskStatusReque
 
 absl::StatusOr<v1::CompactDataSourceResponse> SupervisorManager::Compact(
     const v1::CompactDataSourceRequest& request) {
-  return absl::UnimplementedError("CompactDataSource: the compactor is not wired into this build yet");
+  if (request.has_interval() && request.interval().end_ms() <= request.interval().start_ms()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("interval: the end must be after the start (got ", request.interval().start_ms(),
+                     "/", request.interval().end_ms(), " ms)"));
+  }
+  SLUICE_RETURN_IF_ERROR(Running(request.datasource()).status());
+  if (compactor_ == nullptr) {
+    return absl::FailedPreconditionError(
+        "compaction needs deep storage: this supervisor runs without --deep_storage");
+  }
+  SLUICE_ASSIGN_OR_RETURN(SpecRecord latest, LatestSpec(request.datasource()));
+  CompactDatasourceOptions options;
+  if (request.has_interval()) options.interval = request.interval();
+  options.ignore_skip_offset = true;
+  SLUICE_ASSIGN_OR_RETURN(CompactionPlan plan,
+                          compactor_->Plan(latest.spec, options, options_.clock->Now()));
+  v1::CompactDataSourceResponse response;
+  for (const CompactionJob& job : plan.jobs) *response.add_queued() = job.interval;
+  for (const v1::PendingCompaction& pending : plan.pending) {
+    if (pending.reason() != "queued") *response.add_skipped() = pending;
+  }
+  if (!plan.jobs.empty()) {
+    CompactionRequest queued;
+    queued.datasource = request.datasource();
+    queued.interval = options.interval;
+    SLUICE_RETURN_IF_ERROR(compaction_scheduler_->Enqueue(std::move(queued)));
+  }
+  return response;
 }
 
 }  // namespace sluice::supervisor

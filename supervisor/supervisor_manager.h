@@ -27,6 +27,9 @@
 #include "supervisor/metadata_store.h"
 #include "supervisor/publisher.h"
 #include "supervisor/strand_executor.h"
+#include "supervisor/compaction/compaction_activity.h"
+#include "supervisor/compaction/compaction_scheduler.h"
+#include "supervisor/compaction/compactor.h"
 #include "supervisor/iceberg_orphan_sweeper.h"
 #include "supervisor/stream_metadata.h"
 #include "supervisor/stream_supervisor.h"
@@ -205,6 +208,10 @@ class SupervisorManager {
   // Gauges computed at scrape time: lag, tasks by state, workers.
   void RegisterGauges();
   void Housekeeping();
+  // Creates the compactor and its scheduler (with deep storage only).
+  void StartCompaction();
+  // The active specs, from the store (the scheduler reads them each tick).
+  std::vector<v1::SupervisorSpec> ActiveSpecs();
 
   // Starts the stream supervisor of `spec` and adds it to the map.
   absl::Status StartSupervisor(SpecRecord spec) ABSL_LOCKS_EXCLUDED(mu_);
@@ -233,6 +240,12 @@ class SupervisorManager {
   // Null without deep storage or with iceberg_orphan_min_age zero.
   std::unique_ptr<IcebergOrphanSweeper> orphan_sweeper_;
   Publisher publisher_;
+  // Compaction (docs/compaction.md); the compactor and its scheduler are
+  // null without deep storage. The scheduler is declared last of the three:
+  // its thread stops first.
+  CompactionActivity compaction_activity_;
+  std::unique_ptr<Compactor> compactor_;
+  std::unique_ptr<CompactionScheduler> compaction_scheduler_;
   Allocator allocator_;
   HandoffVerifier handoff_;
   UsedSegmentVerifier reverify_;

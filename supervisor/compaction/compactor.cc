@@ -34,6 +34,18 @@ absl::StatusOr<std::vector<v1::SegmentDescriptor>> Compactor::UsedSegments(
   return segments;
 }
 
+absl::StatusOr<CompactionPlan> Compactor::Plan(const v1::SupervisorSpec& spec,
+                                               const CompactDatasourceOptions& options,
+                                               absl::Time now) {
+  SLUICE_ASSIGN_OR_RETURN(CompactionPolicy policy, ParseCompactionPolicy(spec));
+  PlanOptions plan_options;
+  plan_options.interval = options.interval;
+  plan_options.ignore_skip_offset = options.ignore_skip_offset;
+  SLUICE_ASSIGN_OR_RETURN(std::vector<v1::SegmentDescriptor> segments,
+                          UsedSegments(spec.datasource()));
+  return PlanCompactions(segments, policy, now, plan_options);
+}
+
 absl::StatusOr<CompactionPassResult> Compactor::CompactDatasource(
     const v1::SupervisorSpec& spec, const CompactDatasourceOptions& options, absl::Time now) {
   SLUICE_ASSIGN_OR_RETURN(CompactionPolicy policy, ParseCompactionPolicy(spec));

@@ -85,6 +85,11 @@ class Compactor {
  public:
   explicit Compactor(CompactorOptions options) : options_(std::move(options)) {}
 
+  // The plan a pass would follow now, without running it (CompactDataSource
+  // answers with it).
+  absl::StatusOr<CompactionPlan> Plan(const v1::SupervisorSpec& spec,
+                                      const CompactDatasourceOptions& options, absl::Time now);
+
   // One pass. Errors: the policy (INVALID_ARGUMENT) and the listing of
   // segments; a job's failure is in the result, not the status.
   absl::StatusOr<CompactionPassResult> CompactDatasource(const v1::SupervisorSpec& spec,
