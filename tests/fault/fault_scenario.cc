@@ -120,6 +120,10 @@ absl::Status FaultScenario::Init() {
     SLUICE_RETURN_IF_ERROR(MakeDirs(root_ + "/arm/" + name));
     std::vector<std::string> points = SupervisorCrashPoints();
     if (options_.iceberg_table) points.push_back(kAfterIcebergStage);
+    if (options_.compaction.has_value()) {
+      points.push_back(kCompactionAfterPush);
+      points.push_back(kCompactionBeforeCommit);
+    }
     o.extra_flags[name].push_back(FaultPointsFlag(root_, name, points, false));
   }
   if (!options_.metadata_store_url.empty()) {
@@ -210,6 +214,7 @@ absl::Status FaultScenario::SubmitSpec(const std::function<void(v1::SupervisorSp
   v1::SubmitSupervisorRequest request;
   v1::SupervisorSpec* spec = request.mutable_spec();
   *spec = cluster::WikiSpec(wiki);
+  if (options_.compaction.has_value()) *spec->mutable_compaction() = *options_.compaction;
   v1::IoConfig* io = spec->mutable_io_config();
   for (const auto& [name, value] : options_.consumer_properties) {
     (*io->mutable_consumer_properties())[name] = value;

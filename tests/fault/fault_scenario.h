@@ -41,6 +41,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -63,6 +64,10 @@ inline constexpr char kTopic[] = "wiki";
 // Armable on the supervisors of an Iceberg scenario (ScenarioOptions::
 // iceberg_table): a snapshot staged in deep storage, not yet committed.
 inline constexpr char kAfterIcebergStage[] = "supervisor.after_iceberg_stage";
+// Of a datasource with a compaction config: the compacted segments pushed,
+// nothing staged or committed; and everything staged, before the commit.
+inline constexpr char kCompactionAfterPush[] = "supervisor.compaction_after_push";
+inline constexpr char kCompactionBeforeCommit[] = "supervisor.compaction_before_commit";
 
 struct ScenarioOptions {
   // Names the scenario's directory and its messages. Required.
@@ -136,6 +141,9 @@ struct ScenarioOptions {
   // segments), and the supervisors' crash points include
   // kIcebergCrashPoints.
   bool iceberg_table = false;
+  // The spec's "compaction" section (docs/compaction.md), and the
+  // supervisors' crash points include kCompactionCrashPoints.
+  std::optional<v1::CompactionConfig> compaction;
   // Extra flags by process name ("worker" = every worker), after the
   // scenario's own; see ProcessClusterOptions::extra_flags.
   std::map<std::string, std::vector<std::string>> extra_flags;

@@ -127,7 +127,8 @@ absl::Status CheckIcebergTable(FaultScenario& s, const IcebergTableCheck& check)
       ", \"end_offsets\": {", absl::StrJoin(ends, ", "), "}, \"sequences\": [",
       absl::StrJoin(sequences, ", "), "], \"orphan_metadata\": [", absl::StrJoin(staged, ", "),
       "], \"min_restaged_sequences\": ", check.min_restaged_sequences,
-      ", \"orphan_files_removed\": ", status.iceberg_table().orphan_files_removed(), "}\n");
+      ", \"orphan_files_removed\": ", status.iceberg_table().orphan_files_removed(),
+      ", \"min_replace_snapshots\": ", check.min_replace_snapshots, "}\n");
   const std::string expected_path = s.root_dir() + "/iceberg-expected.json";
   SLUICE_RETURN_IF_ERROR(WriteFileAtomically(expected_path, expected));
   // The catalog in the supervisor's store: its SQLite file, or the

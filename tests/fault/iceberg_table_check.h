@@ -46,6 +46,9 @@ struct IcebergTableCheck {
   // supervisor reports unreferenced files swept (status
   // orphan_files_removed): the evidence may be gone.
   int min_restaged_sequences = 0;
+  // At least this many replace snapshots (compactions); each keeps its
+  // parent's sum(count) whatever this says.
+  int min_replace_snapshots = 0;
 };
 
 // Runs the readers against the table: pyiceberg's SqlCatalog on the

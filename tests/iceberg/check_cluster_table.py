@@ -96,11 +96,14 @@ def main(store, expected_path):
         check("rollup merged records", arrow.num_rows < expected["records"], True)
         check("sum(added)", sum(arrow.column("added").to_pylist()), expected["added"])
 
-    # One snapshot per committed sequence, in commit order, with its ranges.
+    # One append snapshot per committed sequence, in commit order, with its
+    # ranges; a compaction's replace snapshots in between claim no records.
     snapshots = table.metadata.snapshots
+    appends = [s for s in snapshots if s.summary.operation.value != "replace"]
+    replaces = [s for s in snapshots if s.summary.operation.value == "replace"]
     got = [{"sequence": s.summary["sluice.sequence"],
             "ranges": {k: v for k, v in s.summary.additional_properties.items()
-                       if k.startswith("sluice.kafka.")}} for s in snapshots]
+                       if k.startswith("sluice.kafka.")}} for s in appends]
     check("snapshots = commit log (sequence and Kafka ranges)", got, expected["sequences"])
     check("every snapshot names the datasource",
           {s.summary["sluice.datasource"] for s in snapshots}, {expected["datasource"]})
@@ -114,6 +117,16 @@ def main(store, expected_path):
         gaps = [(a, b) for a, b in zip(ranges, ranges[1:]) if a[1] != b[0]]
         check(f"partition {p}: ranges contiguous (no gap, no overlap) from 0 to {end}",
               (ranges[0][0], gaps, ranges[-1][1]), (0, [], end))
+    # A replace snapshot holds what its parent held: sum(count) is the same
+    # at both (no record lost or counted twice by a compaction).
+    for r in replaces:
+        before = sum(table.scan(snapshot_id=r.parent_snapshot_id).to_arrow()
+                     .column("count").to_pylist())
+        after = sum(table.scan(snapshot_id=r.snapshot_id).to_arrow().column("count").to_pylist())
+        check(f"replace snapshot {r.snapshot_id} keeps its parent's sum(count)", after, before)
+    if "min_replace_snapshots" in expected:
+        check(f"at least {expected['min_replace_snapshots']} replace snapshot(s) (compactions)",
+              len(replaces) >= expected["min_replace_snapshots"], True)
     check("current snapshot is the last", table.metadata.current_snapshot_id,
           snapshots[-1].snapshot_id)
     parents = [s.parent_snapshot_id for s in snapshots]
@@ -151,7 +164,8 @@ def main(store, expected_path):
         print(f"ok  staged at the fault: {orphan['location']} "
               f"({'committed before it' if committed else 'in no snapshot chain'})")
         check(f"its sequence {sequence} is in the table once, as snapshot {staged['snapshot-id']}",
-              [s.snapshot_id for s in snapshots if s.summary["sluice.sequence"] == sequence],
+              [s.snapshot_id for s in snapshots
+               if s.summary.additional_properties.get("sluice.sequence") == sequence],
               [staged["snapshot-id"]])
     if expected.get("orphan_metadata"):
         check("documents staged at the fault and never committed", len(outside) >= 1, True)
