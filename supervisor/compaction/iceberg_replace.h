@@ -15,7 +15,10 @@
 // and the next metadata document (summary sluice.datasource and
 // sluice.rewritten.kafka.<topic>.<partition> from the outputs' provenance);
 // everything is stored under names that are a function of what it holds, so
-// a retry writes the same paths. Nothing is visible until the swap.
+// a retry writes the same paths. Nothing is visible until the swap. As for a
+// publish, the caller holds the table (IcebergTableLocks::Publishing on
+// target.location_key) from before staging until its commit transaction
+// ended, so the orphan sweeper never removes staged files under it.
 //
 // When a replaced segment has no live data file in the table (published
 // before the spec named the table, or to another table; or its files were

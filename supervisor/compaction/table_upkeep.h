@@ -10,6 +10,9 @@
 // as a live manifest still names a DELETED entry, the file stays: it is
 // still referenced).
 //
+// The caller holds the table (IcebergTableLocks::Publishing) from staging
+// to the end of the commit, as a publish does.
+//
 //   auto staged = StageSnapshotExpiry(deep, scratch, target, location, policy, now);
 //   if (staged.ok() && staged->has_value()) {
 //     absl::StatusOr<bool> swapped = CommitSnapshotExpiry(store, target, **staged);
