@@ -11,6 +11,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/civil_time.h"
 #include "absl/time/time.h"
 #include "common/file_util.h"
@@ -24,10 +25,6 @@ namespace sluice::supervisor {
 namespace {
 
 using iceberg::TimePartitioning;
-
-std::string ShortDigest(absl::string_view bytes) {
-  return s3::HexOf(s3::Sha256Of(bytes)).substr(0, 16);
-}
 
 // A UUID (lowercase 8-4-4-4-12, version 4 and variant bits set) from a
 // digest of `seed`: deterministic.
@@ -43,50 +40,6 @@ std::string UuidFrom(absl::string_view seed) {
 absl::StatusOr<std::string> ReadUri(DeepStorage* storage, const std::string& scratch_dir,
                                     const std::string& uri) {
   return ReadDeepStorageObject(*storage, uri, scratch_dir);
-}
-
-// Stores `bytes` at `key`; a file already there with the same bytes (an
-// earlier attempt) counts as written. Returns its URI.
-absl::StatusOr<std::string> Put(DeepStorage* storage, const std::string& scratch_dir,
-                                const std::string& key, const std::string& bytes) {
-  static std::atomic<uint64_t> counter{0};
-  SLUICE_RETURN_IF_ERROR(MakeDirs(scratch_dir));
-  const std::string local = absl::StrCat(scratch_dir, "/iceberg-", getpid(), "-", counter++);
-  SLUICE_RETURN_IF_ERROR(WriteFileAtomically(local, bytes));
-  absl::StatusOr<std::string> uri = storage->Push(local, key);
-  RemoveAll(local).IgnoreError();
-  if (uri.ok()) return uri;
-  if (!absl::IsAlreadyExists(uri.status())) return uri.status();
-  const std::string there = storage->UriForKey(key);
-  SLUICE_ASSIGN_OR_RETURN(std::string existing, ReadUri(storage, scratch_dir, there));
-  if (existing != bytes) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("deep storage already has ", there, " with other bytes; not overwriting it"));
-  }
-  return there;
-}
-
-// Each staged data file, read back from deep storage, holds exactly the
-// bytes written (their SHA-256); checked after the last file is stored and
-// before the commit makes them visible. UNAVAILABLE naming the file when a
-// copy is missing or differs (nothing is committed; the retry finds it).
-absl::Status VerifyStoredDataFiles(
-    DeepStorage* storage, const std::string& scratch_dir,
-    const std::vector<std::pair<std::string, std::string>>& uri_and_digest) {
-  for (const auto& [uri, digest] : uri_and_digest) {
-    absl::StatusOr<std::string> stored = ReadUri(storage, scratch_dir, uri);
-    if (!stored.ok()) {
-      return absl::UnavailableError(absl::StrCat("data file ", uri,
-                                                 " cannot be read back before the commit: ",
-                                                 stored.status().message()));
-    }
-    if (s3::Sha256Of(*stored) != digest) {
-      return absl::UnavailableError(absl::StrCat(
-          "data file ", uri, " in deep storage does not hold the bytes written (", stored->size(),
-          " bytes read back); not committing it"));
-    }
-  }
-  return absl::OkStatus();
 }
 
 // The transform of the table's time partition field, from the plan's spec.
@@ -122,16 +75,6 @@ int32_t PartitionOf(TimePartitioning partitioning, int64_t ms) {
     }
   }
   return 0;
-}
-
-// The metadata version of a location named NNNNN-<uuid>.metadata.json
-// (sluice's, pyiceberg's, Java's naming); 0 for another name.
-int MetadataVersion(const std::string& location) {
-  const size_t slash = location.rfind('/');
-  const std::string name = location.substr(slash == std::string::npos ? 0 : slash + 1);
-  int version = 0;
-  if (!absl::SimpleAtoi(name.substr(0, name.find('-')), &version)) return 0;
-  return version;
 }
 
 // The newest offset reset id the table's snapshots of `datasource`
@@ -171,6 +114,87 @@ absl::Status AsPrecondition(const absl::Status& status, const IcebergTarget& tar
 }
 
 }  // namespace
+
+std::string IcebergShortDigest(absl::string_view bytes) {
+  return s3::HexOf(s3::Sha256Of(bytes)).substr(0, 16);
+}
+
+std::string IcebergSha256(absl::string_view bytes) { return s3::Sha256Of(bytes); }
+
+absl::StatusOr<std::string> PutIcebergFile(DeepStorage* storage, const std::string& scratch_dir,
+                                           const std::string& key, const std::string& bytes) {
+  static std::atomic<uint64_t> counter{0};
+  SLUICE_RETURN_IF_ERROR(MakeDirs(scratch_dir));
+  const std::string local = absl::StrCat(scratch_dir, "/iceberg-", getpid(), "-", counter++);
+  SLUICE_RETURN_IF_ERROR(WriteFileAtomically(local, bytes));
+  absl::StatusOr<std::string> uri = storage->Push(local, key);
+  RemoveAll(local).IgnoreError();
+  if (uri.ok()) return uri;
+  if (!absl::IsAlreadyExists(uri.status())) return uri.status();
+  const std::string there = storage->UriForKey(key);
+  SLUICE_ASSIGN_OR_RETURN(std::string existing,
+                          ReadDeepStorageObject(*storage, there, scratch_dir));
+  if (existing != bytes) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("deep storage already has ", there, " with other bytes; not overwriting it"));
+  }
+  return there;
+}
+
+absl::Status VerifyStoredIcebergDataFiles(
+    DeepStorage* storage, const std::string& scratch_dir,
+    const std::vector<std::pair<std::string, std::string>>& uri_and_digest) {
+  for (const auto& [uri, digest] : uri_and_digest) {
+    absl::StatusOr<std::string> stored = ReadDeepStorageObject(*storage, uri, scratch_dir);
+    if (!stored.ok()) {
+      return absl::UnavailableError(absl::StrCat("data file ", uri,
+                                                 " cannot be read back before the commit: ",
+                                                 stored.status().message()));
+    }
+    if (s3::Sha256Of(*stored) != digest) {
+      return absl::UnavailableError(absl::StrCat(
+          "data file ", uri, " in deep storage does not hold the bytes written (", stored->size(),
+          " bytes read back); not committing it"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::string IcebergDataFileKey(const IcebergTarget& target, int32_t partition_value,
+                               const std::string& segment_id, absl::string_view bytes) {
+  return absl::StrCat(target.location_key, "/data/p", partition_value, "-",
+                      IcebergShortDigest(segment_id), "-", IcebergShortDigest(bytes), ".parquet");
+}
+
+std::optional<std::string> SegmentDigestOfDataFile(absl::string_view path) {
+  const size_t slash = path.rfind('/');
+  absl::string_view name = path.substr(slash == absl::string_view::npos ? 0 : slash + 1);
+  if (!absl::ConsumePrefix(&name, "p") || !absl::ConsumeSuffix(&name, ".parquet")) {
+    return std::nullopt;
+  }
+  const std::vector<absl::string_view> parts = absl::StrSplit(name, '-');
+  // p<partition>-<segment digest>-<bytes digest>; a negative partition
+  // (before 1970) starts with '-'.
+  if (parts.size() < 3) return std::nullopt;
+  const absl::string_view digest = parts[parts.size() - 2];
+  if (digest.size() != 16 || parts.back().size() != 16) return std::nullopt;
+  return std::string(digest);
+}
+
+int IcebergMetadataVersion(const std::string& location) {
+  const size_t slash = location.rfind('/');
+  const std::string name = location.substr(slash == std::string::npos ? 0 : slash + 1);
+  int version = 0;
+  if (!absl::SimpleAtoi(name.substr(0, name.find('-')), &version)) return 0;
+  return version;
+}
+
+std::string IcebergMetadataKey(const IcebergTarget& target, const std::optional<std::string>& base,
+                               absl::string_view next_metadata_json) {
+  const int version = base.has_value() ? IcebergMetadataVersion(*base) + 1 : 0;
+  return absl::StrFormat("%s/metadata/%05d-%s.metadata.json", target.location_key, version,
+                         UuidFrom(absl::StrCat("sluice metadata\n", next_metadata_json)));
+}
 
 TimePartitioning PartitioningFor(const Granularity& g) {
   switch (g.unit()) {
@@ -395,11 +419,9 @@ absl::StatusOr<StagedIcebergCommit> Stage(DeepStorage* storage, const std::strin
       // Short (S3-compatible stores that name files after keys have limits):
       // the partition, a digest of the segment id (two segments may hold
       // equal rows) and of the bytes.
-      const std::string key =
-          absl::StrCat(target.location_key, "/data/p", f.partition_value, "-",
-                       ShortDigest(input.segments[i].id()), "-", ShortDigest(f.file.bytes),
-                       ".parquet");
-      SLUICE_ASSIGN_OR_RETURN(std::string uri, Put(storage, scratch_dir, key, f.file.bytes));
+      const std::string key = IcebergDataFileKey(target, f.partition_value,
+                                                 input.segments[i].id(), f.file.bytes);
+      SLUICE_ASSIGN_OR_RETURN(std::string uri, PutIcebergFile(storage, scratch_dir, key, f.file.bytes));
       stored_files.emplace_back(uri, s3::Sha256Of(f.file.bytes));
       commit.AddDataFile(f.file.file);
       out.records += f.file.file.record_count;
@@ -407,7 +429,7 @@ absl::StatusOr<StagedIcebergCommit> Stage(DeepStorage* storage, const std::strin
       entries.push_back(iceberg::ManifestEntry{uri, std::move(f.file.file)});
     }
   }
-  const std::string stem = ShortDigest(input.sequence_name);
+  const std::string stem = IcebergShortDigest(input.sequence_name);
   std::vector<iceberg::ManifestFile> manifests;
   if (!entries.empty()) {
     // Named by a digest of its bytes, written once for the name and once
@@ -415,11 +437,11 @@ absl::StatusOr<StagedIcebergCommit> Stage(DeepStorage* storage, const std::strin
     SLUICE_ASSIGN_OR_RETURN(iceberg::WrittenManifest probe,
                             iceberg::WriteManifest(plan, out.snapshot_id, "m.avro", entries));
     const std::string key = absl::StrCat(target.location_key, "/metadata/", stem, "-",
-                                         ShortDigest(probe.bytes), "-m0.avro");
+                                         IcebergShortDigest(probe.bytes), "-m0.avro");
     SLUICE_ASSIGN_OR_RETURN(
         iceberg::WrittenManifest manifest,
         iceberg::WriteManifest(plan, out.snapshot_id, storage->UriForKey(key), entries));
-    SLUICE_RETURN_IF_ERROR(Put(storage, scratch_dir, key, manifest.bytes).status());
+    SLUICE_RETURN_IF_ERROR(PutIcebergFile(storage, scratch_dir, key, manifest.bytes).status());
     manifests.push_back(manifest.file);
   }
   std::optional<std::string> parent_list;
@@ -432,12 +454,12 @@ absl::StatusOr<StagedIcebergCommit> Stage(DeepStorage* storage, const std::strin
       std::string probe_list,
       iceberg::WriteManifestList(plan, out.snapshot_id, "l.avro", parent_view, manifests));
   const std::string list_key = absl::StrCat(target.location_key, "/metadata/snap-",
-                                            out.snapshot_id, "-", ShortDigest(probe_list), ".avro");
+                                            out.snapshot_id, "-", IcebergShortDigest(probe_list), ".avro");
   SLUICE_ASSIGN_OR_RETURN(std::string list,
                           iceberg::WriteManifestList(plan, out.snapshot_id,
                                                      storage->UriForKey(list_key), parent_view,
                                                      manifests));
-  SLUICE_ASSIGN_OR_RETURN(std::string list_uri, Put(storage, scratch_dir, list_key, list));
+  SLUICE_ASSIGN_OR_RETURN(std::string list_uri, PutIcebergFile(storage, scratch_dir, list_key, list));
 
   commit.snapshot_id = out.snapshot_id;
   commit.timestamp_ms = input.now_ms;
@@ -466,12 +488,9 @@ absl::StatusOr<StagedIcebergCommit> Stage(DeepStorage* storage, const std::strin
   commit.summary["sluice.offset-resets.through"] = absl::StrCat(newest);
   commit.previous_metadata_location = base;
   SLUICE_ASSIGN_OR_RETURN(std::string next, iceberg::AppendSnapshot(metadata, plan, commit));
-  const int version = base.has_value() ? MetadataVersion(*base) + 1 : 0;
-  const std::string key =
-      absl::StrFormat("%s/metadata/%05d-%s.metadata.json", target.location_key, version,
-                      UuidFrom(absl::StrCat("sluice metadata\n", next)));
-  SLUICE_ASSIGN_OR_RETURN(out.metadata_location, Put(storage, scratch_dir, key, next));
-  SLUICE_RETURN_IF_ERROR(VerifyStoredDataFiles(storage, scratch_dir, stored_files));
+  const std::string key = IcebergMetadataKey(target, base, next);
+  SLUICE_ASSIGN_OR_RETURN(out.metadata_location, PutIcebergFile(storage, scratch_dir, key, next));
+  SLUICE_RETURN_IF_ERROR(VerifyStoredIcebergDataFiles(storage, scratch_dir, stored_files));
   return out;
 }
 

@@ -22,9 +22,11 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "common/deep_storage.h"
 #include "common/granularity.h"
 #include "iceberg/append_plan.h"
@@ -122,6 +124,41 @@ absl::StatusOr<StagedIcebergCommit> StageIcebergCommit(DeepStorage* storage,
 
 // The snapshot id of a sequence: positive, the same for every attempt.
 int64_t IcebergSnapshotId(const std::string& datasource, const std::string& sequence_name);
+
+// ---- Naming and storing a table's files (the append above and the
+// compaction's replace, supervisor/compaction/iceberg_replace.h) ----
+
+// The first 16 hex digits of the SHA-256 of `bytes`.
+std::string IcebergShortDigest(absl::string_view bytes);
+// The SHA-256 of `bytes` (32 raw bytes), as VerifyStoredIcebergDataFiles
+// takes it.
+std::string IcebergSha256(absl::string_view bytes);
+// <location_key>/data/p<partition>-<digest of segment_id>-<digest of bytes>.parquet
+std::string IcebergDataFileKey(const IcebergTarget& target, int32_t partition_value,
+                               const std::string& segment_id, absl::string_view bytes);
+// The segment-id digest of a data file named by IcebergDataFileKey (any
+// directory before the name); nullopt for another writer's name.
+std::optional<std::string> SegmentDigestOfDataFile(absl::string_view path);
+// The version of a metadata location named NNNNN-<uuid>.metadata.json
+// (sluice's, pyiceberg's, Java's naming); 0 for another name.
+int IcebergMetadataVersion(const std::string& location);
+// <location_key>/metadata/NNNNN-<uuid from the document>.metadata.json, the
+// version one past base's (0 for a new table).
+std::string IcebergMetadataKey(const IcebergTarget& target, const std::optional<std::string>& base,
+                               absl::string_view next_metadata_json);
+// Stores `bytes` at `key`; a file already there with the same bytes (an
+// earlier attempt) counts as written, other bytes are FAILED_PRECONDITION
+// (never overwritten). Returns its URI.
+absl::StatusOr<std::string> PutIcebergFile(DeepStorage* storage, const std::string& scratch_dir,
+                                           const std::string& key, const std::string& bytes);
+// Each staged data file (uri, SHA-256 of the bytes written), read back from
+// deep storage, holds exactly those bytes; checked after the last file is
+// stored and before the commit makes them visible. UNAVAILABLE naming the
+// file when a copy is missing or differs (nothing is committed; the retry
+// finds it).
+absl::Status VerifyStoredIcebergDataFiles(
+    DeepStorage* storage, const std::string& scratch_dir,
+    const std::vector<std::pair<std::string, std::string>>& uri_and_digest);
 
 }  // namespace sluice::supervisor
 

@@ -1,0 +1,146 @@
+// The table side of compaction read by readers sluice did not write: a
+// table that went through append, append, a compaction's replace (the
+// first two sequences' segments compacted with rollup) and append, each
+// committed to the SQL catalog in a metadata store, is read by pyiceberg's
+// SqlCatalog and DuckDB (check_compacted_table.py): at every snapshot the
+// sum of the count metric is what the committed sequences hold. Then the
+// snapshots are expired (only the last kept), the orphan sweeper removes
+// what only they referenced, and the table reads the same.
+#include <gtest/gtest.h>
+#include <pwd.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/status_macros.h"
+#include "iceberg/table_reader.h"
+#include "supervisor/compaction/iceberg_test_table.h"
+#include "supervisor/compaction/table_upkeep.h"
+#include "supervisor/iceberg_orphan_sweeper.h"
+#include "supervisor/metadata_store.h"
+
+namespace sluice::supervisor {
+namespace {
+
+// Where scripts/install_iceberg_readers.sh put the readers' venv.
+std::string ReadersPython() {
+  if (const char* cache = std::getenv("SLUICE_ICEBERG_READERS_CACHE")) {
+    return absl::StrCat(cache, "/venv/bin/python");
+  }
+  const passwd* pw = getpwuid(getuid());
+  const std::string home = pw != nullptr ? pw->pw_dir : std::getenv("HOME");
+  return absl::StrCat(home, "/.cache/sluice/iceberg-readers/venv/bin/python");
+}
+
+struct Expected {
+  int64_t id = 0;
+  std::string operation;
+  int64_t count = 0;
+  int files = 0;
+};
+
+class IcebergCompactionTest : public testing::IcebergTableTest {
+ protected:
+  void SetUp() override {
+    testing::IcebergTableTest::SetUp();
+    store_ = testing::OpenTestStore(dir_.path());
+  }
+
+  void Commit(const std::optional<std::string>& expected, const std::string& next) {
+    ASSERT_TRUE(store_
+                    ->InTransaction([&](StoreTxn& txn) -> absl::Status {
+                      SLUICE_ASSIGN_OR_RETURN(bool swapped, txn.SwapIcebergMetadataLocation(
+                                                                "sluice", "wiki", expected, next));
+                      return swapped ? absl::OkStatus() : absl::AbortedError("moved");
+                    })
+                    .ok());
+  }
+
+  int64_t CurrentSnapshot(const std::string& location) {
+    auto metadata = iceberg::ReadTableMetadata(Read(location));
+    EXPECT_TRUE(metadata.ok()) << metadata.status();
+    return *metadata->current_snapshot_id;
+  }
+
+  // The readers' verdict on the table as the catalog has it.
+  int Check(const std::vector<Expected>& snapshots, const std::string& name) {
+    const std::string path = absl::StrCat(dir_.path(), "/", name, ".json");
+    std::vector<std::string> items;
+    for (const Expected& e : snapshots) {
+      items.push_back(absl::StrCat("{\"id\": ", e.id, ", \"operation\": \"", e.operation,
+                                   "\", \"count\": ", e.count, ", \"files\": ", e.files, "}"));
+    }
+    {
+      std::ofstream out(path);
+      out << "{\"warehouse\": \"" << target_.location << "\", \"local_prefix\": {\""
+          << deep_->UriForKey("x").substr(0, deep_->UriForKey("x").size() - 1) << "\": \""
+          << dir_.path() << "/deep/\"}, \"snapshots\": [" << absl::StrJoin(items, ", ")
+          << "]}\n";
+    }
+    const std::string command =
+        absl::StrCat(ReadersPython(), " tests/iceberg/check_compacted_table.py ", dir_.path(),
+                     "/metadata.db ", path);
+    std::printf("[iceberg compaction] %s\n", command.c_str());
+    std::fflush(stdout);
+    return std::system(command.c_str());
+  }
+
+  std::unique_ptr<MetadataStore> store_;
+};
+
+TEST_F(IcebergCompactionTest, EverySnapshotHoldsWhatTheCommittedSequencesHold) {
+  ASSERT_EQ(access(ReadersPython().c_str(), X_OK), 0)
+      << "no readers venv at " << ReadersPython() << ": run scripts/install_deps.sh --tests";
+  const v1::SegmentDescriptor a = Segment(0, 40, 0), b = Segment(1, 50, 40), c = Segment(2, 60, 90);
+  // What each committed sequence holds: its Kafka range's records.
+  auto records = [](const v1::SegmentDescriptor& s) {
+    return s.provenance().ranges(0).end_offset() - s.provenance().ranges(0).start_offset();
+  };
+  std::vector<Expected> expected;
+  const std::string first = Append(std::nullopt, "seq_a", a);
+  Commit(std::nullopt, first);
+  expected.push_back({CurrentSnapshot(first), "append", records(a), 1});
+  const std::string second = Append(first, "seq_b", b);
+  Commit(first, second);
+  expected.push_back({CurrentSnapshot(second), "append", records(a) + records(b), 2});
+  auto replaced = Replace(second, Compact({a, b}));
+  ASSERT_TRUE(replaced.ok()) << replaced.status();
+  ASSERT_TRUE(replaced->metadata_location.has_value()) << replaced->skipped;
+  Commit(second, *replaced->metadata_location);
+  expected.push_back({replaced->snapshot_id, "replace", records(a) + records(b), 1});
+  const std::string last = Append(*replaced->metadata_location, "seq_c", c);
+  Commit(*replaced->metadata_location, last);
+  expected.push_back({CurrentSnapshot(last), "append", records(a) + records(b) + records(c), 2});
+  EXPECT_EQ(Check(expected, "before_expiry"), 0) << "the readers disagree (see above)";
+
+  // Expiry keeps the last snapshot; the sweeper removes what only the
+  // others referenced; the readers find the same rows.
+  SnapshotExpiryPolicy policy;
+  policy.retention = absl::Hours(1);
+  policy.keep = 1;
+  const absl::Time later = absl::FromUnixMillis(now_ms_) + absl::Hours(2);
+  auto staged = StageSnapshotExpiry(deep_.get(), Scratch(), target_, last, policy, later);
+  ASSERT_TRUE(staged.ok() && staged->has_value()) << staged.status();
+  auto swapped = CommitSnapshotExpiry(store_.get(), target_, **staged);
+  ASSERT_TRUE(swapped.ok() && *swapped) << swapped.status();
+  IcebergOrphanSweepOptions options;
+  options.min_age = absl::ZeroDuration();
+  options.scratch_dir = Scratch();
+  IcebergOrphanSweeper sweeper(deep_.get(), options);
+  int64_t removed = 0;
+  for (int pass = 0; pass < 2; ++pass) {
+    auto n = sweeper.Sweep(target_.location_key, (*staged)->metadata_location, later);
+    ASSERT_TRUE(n.ok()) << n.status();
+    removed += *n;
+  }
+  EXPECT_GT(removed, 0);
+  EXPECT_EQ(Check({expected.back()}, "after_expiry"), 0) << "the readers disagree (see above)";
+}
+
+}  // namespace
+}  // namespace sluice::supervisor
