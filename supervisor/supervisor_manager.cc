@@ -1,6 +1,8 @@
 #include "supervisor/supervisor_manager.h"
 
+#include "supervisor/compaction/iceberg_replace.h"
 #include "supervisor/compaction/replaced_segment_files.h"
+#include "supervisor/compaction/table_upkeep.h"
 
 #include <glog/logging.h>
 
@@ -166,6 +168,33 @@ absl::Status SupervisorManager::Init() {
   return absl::OkStatus();
 }
 
+absl::Status SupervisorManager::ExpireIcebergSnapshots(const v1::SupervisorSpec& spec) {
+  const std::optional<IcebergTarget> target = IcebergTargetOf(spec, *options_.deep_storage);
+  if (!target.has_value()) return absl::OkStatus();
+  SLUICE_ASSIGN_OR_RETURN(CompactionPolicy policy, ParseCompactionPolicy(spec));
+  IcebergTableLocks::Shared hold = iceberg_table_locks_.Publishing(target->location_key);
+  std::optional<std::string> base;
+  SLUICE_RETURN_IF_ERROR(options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
+    SLUICE_ASSIGN_OR_RETURN(
+        base, txn.IcebergMetadataLocation(target->table_namespace, target->table_name));
+    return absl::OkStatus();
+  }));
+  if (!base.has_value()) return absl::OkStatus();
+  SLUICE_ASSIGN_OR_RETURN(
+      std::optional<StagedSnapshotExpiry> staged,
+      StageSnapshotExpiry(options_.deep_storage, options_.scratch_dir, *target, *base,
+                          ExpiryPolicyOf(policy), options_.clock->Now()));
+  if (!staged.has_value()) return absl::OkStatus();
+  SLUICE_ASSIGN_OR_RETURN(bool swapped,
+                          CommitSnapshotExpiry(options_.store, *target, *staged));
+  if (!swapped) return absl::OkStatus();  // the table moved: the next pass stages again
+  compaction_activity_.SnapshotsExpired(spec.datasource(),
+                                        static_cast<int64_t>(staged->expired.size()));
+  LOG(INFO) << "[supervisor] expired " << staged->expired.size() << " snapshot(s) of Iceberg table "
+            << target->QualifiedName() << " (" << spec.datasource() << ")";
+  return absl::OkStatus();
+}
+
 std::vector<v1::SupervisorSpec> SupervisorManager::ActiveSpecs() {
   std::vector<SpecRecord> records;
   absl::Status read = options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
@@ -188,6 +217,41 @@ void SupervisorManager::StartCompaction() {
   compactor.deep_storage = options_.deep_storage;
   compactor.scratch_dir = options_.scratch_dir + "/compaction-" + instance_id_;
   compactor.activity = &compaction_activity_;
+  compactor.table_locks = &iceberg_table_locks_;
+  compactor.iceberg_stager =
+      [this](const IntervalCompaction& compaction,
+             const std::optional<std::string>& base) -> absl::StatusOr<std::optional<IcebergSwap>> {
+    if (!base.has_value()) return std::nullopt;  // no table yet: nothing of it to replace
+    SLUICE_ASSIGN_OR_RETURN(SpecRecord latest, LatestSpec(compaction.datasource));
+    const std::optional<IcebergTarget> target =
+        IcebergTargetOf(latest.spec, *options_.deep_storage);
+    if (!target.has_value()) return std::nullopt;
+    IcebergReplaceOptions replace;
+    replace.now_ms = options_.clock->NowMs();
+    if (latest.spec.data_schema().granularity_spec().rollup()) {
+      for (const v1::MetricSpec& metric : latest.spec.data_schema().metrics_spec()) {
+        if (metric.type() == "count") {
+          replace.count_column = metric.name();
+          break;
+        }
+      }
+    }
+    SLUICE_ASSIGN_OR_RETURN(StagedIcebergReplace staged,
+                            StageIcebergReplace(options_.deep_storage, options_.scratch_dir,
+                                                *target, *base, compaction, replace));
+    if (!staged.metadata_location.has_value()) {
+      LOG(INFO) << "[supervisor] compaction of " << compaction.datasource
+                << ": the Iceberg table keeps its files (" << staged.skipped << ")";
+      return std::nullopt;
+    }
+    IcebergSwap swap;
+    swap.table_namespace = target->table_namespace;
+    swap.table_name = target->table_name;
+    swap.expected = staged.base;
+    swap.next = *staged.metadata_location;
+    swap.snapshot_id = staged.snapshot_id;
+    return swap;
+  };
   compactor_ = std::make_unique<Compactor>(std::move(compactor));
   CompactionSchedulerOptions scheduler;
   scheduler.running_specs = [this] { return ActiveSpecs(); };
@@ -211,6 +275,9 @@ void SupervisorManager::StartCompaction() {
     absl::StatusOr<CompactionPolicy> policy = ParseCompactionPolicy(spec);
     if (!policy.ok()) return std::nullopt;
     return policy->period;
+  };
+  scheduler.upkeep = [this](const v1::SupervisorSpec& spec) -> absl::Status {
+    return ExpireIcebergSnapshots(spec);
   };
   compaction_scheduler_ = std::make_unique<CompactionScheduler>(std::move(scheduler));
   compaction_scheduler_->Start();

@@ -210,6 +210,9 @@ class SupervisorManager {
   void Housekeeping();
   // Creates the compactor and its scheduler (with deep storage only).
   void StartCompaction();
+  // Table upkeep after an automatic compaction pass: the Iceberg table's
+  // snapshots past compaction.snapshotRetention expired (table_upkeep.h).
+  absl::Status ExpireIcebergSnapshots(const v1::SupervisorSpec& spec);
   // The active specs, from the store (the scheduler reads them each tick).
   std::vector<v1::SupervisorSpec> ActiveSpecs();
 

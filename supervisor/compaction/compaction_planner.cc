@@ -20,6 +20,24 @@ int64_t FirstOffset(const v1::SegmentDescriptor& s) {
   return first;
 }
 
+// Whether `s` holds records of a Kafka range some segment of `group` holds
+// too (segments ingested again after an offset reset): such segments are
+// never merged into one (a segment's provenance ranges are disjoint).
+bool SharesRecordsWith(const v1::SegmentDescriptor& s,
+                       const std::vector<v1::SegmentDescriptor>& group) {
+  for (const v1::PartitionRange& r : s.provenance().ranges()) {
+    for (const v1::SegmentDescriptor& g : group) {
+      for (const v1::PartitionRange& q : g.provenance().ranges()) {
+        if (r.partition() == q.partition() && r.start_offset() < q.end_offset() &&
+            q.start_offset() < r.end_offset()) {
+          return true;
+        }
+      }
+    }
+  }
+  return false;
+}
+
 bool Overlaps(const v1::Interval& a, const v1::Interval& b) {
   return a.start_ms() < b.end_ms() && b.start_ms() < a.end_ms();
 }
@@ -99,15 +117,26 @@ CompactionPlan PlanCompactions(const std::vector<v1::SegmentDescriptor>& segment
       group.clear();
       group_rows = 0;
     };
-    for (const v1::SegmentDescriptor* s : small) {
-      if (!group.empty() && (group_rows + s->num_rows() > policy.target_rows_per_segment ||
-                             static_cast<int32_t>(group.size()) >= policy.max_input_segments)) {
-        close_group();
+    // Segments sharing records with the group being cut (an offset reset
+    // ingested them again) wait for a later round of groups.
+    std::vector<const v1::SegmentDescriptor*> remaining = small;
+    while (!remaining.empty()) {
+      std::vector<const v1::SegmentDescriptor*> deferred;
+      for (const v1::SegmentDescriptor* s : remaining) {
+        if (SharesRecordsWith(*s, group)) {
+          deferred.push_back(s);
+          continue;
+        }
+        if (!group.empty() && (group_rows + s->num_rows() > policy.target_rows_per_segment ||
+                               static_cast<int32_t>(group.size()) >= policy.max_input_segments)) {
+          close_group();
+        }
+        group.push_back(*s);
+        group_rows += s->num_rows();
       }
-      group.push_back(*s);
-      group_rows += s->num_rows();
+      close_group();
+      remaining = std::move(deferred);
     }
-    close_group();
     if (job.groups.empty()) {
       add_pending(interval, small_count, small_rows,
                   "no two small segments fit in targetRowsPerSegment together");

@@ -146,6 +146,21 @@ TEST(CompactionPlanner, GroupsRespectTargetRowsAndMaxInputs) {
   EXPECT_EQ(plan.pending[0].reason(), "no two small segments fit in targetRowsPerSegment together");
 }
 
+// After an offset reset, an interval holds the same records twice: once in
+// a segment (maybe compacted) of the first reading, once in one of the
+// second. Such segments never share a group; each reading is merged apart.
+TEST(CompactionPlanner, SegmentsHoldingTheSameRecordsAreNeverMerged) {
+  std::vector<v1::SegmentDescriptor> segments = {
+      Seg("first_a", kOld, 100, 0), Seg("first_b", kOld, 100, 100),
+      Seg("again_a", kOld, 150, 0), Seg("again_b", kOld, 50, 150)};
+  CompactionPlan plan = Plan(segments, Policy(100000));
+  ASSERT_EQ(plan.jobs.size(), 1u);
+  ASSERT_EQ(plan.jobs[0].groups.size(), 2u);
+  EXPECT_EQ(Ids(plan.jobs[0].groups[0]), (std::vector<std::string>{"again_a", "again_b"}));
+  EXPECT_EQ(Ids(plan.jobs[0].groups[1]), (std::vector<std::string>{"first_a", "first_b"}));
+  EXPECT_EQ(plan.jobs[0].input_segments, 4);
+}
+
 TEST(CompactionPlanner, CompactIntervalsAndUnusedSegmentsAreLeftAlone) {
   std::vector<v1::SegmentDescriptor> segments = {Seg("big", kOld, 1000, 0),
                                                  Seg("small", kOld, 10, 1000)};

@@ -183,12 +183,20 @@ absl::StatusOr<CompactionCommitResult> Compactor::Commit(const v1::SupervisorSpe
       SLUICE_ASSIGN_OR_RETURN(base, txn.IcebergMetadataLocation(table_namespace, table_name));
       return absl::OkStatus();
     }));
-    SLUICE_ASSIGN_OR_RETURN(IcebergSwap swap, options_.iceberg_stager(compaction, base));
+    IcebergTableLocks::Shared hold;
+    if (options_.table_locks != nullptr) {
+      hold = options_.table_locks->Publishing(
+          absl::StrCat("iceberg/", table_namespace, "/", table_name));
+    }
+    SLUICE_ASSIGN_OR_RETURN(std::optional<IcebergSwap> swap,
+                            options_.iceberg_stager(compaction, base));
     SLUICE_RETURN_IF_ERROR(SLUICE_FAULT_POINT("supervisor.compaction_before_commit"));
     if (options_.before_commit) options_.before_commit(compaction);
     SLUICE_ASSIGN_OR_RETURN(committed, CommitCompaction(options_.store, compaction, swap, now));
     if (committed.outcome != CompactionCommitOutcome::kTableMoved) {
-      if (committed.outcome == CompactionCommitOutcome::kCommitted) *snapshot_id = swap.snapshot_id;
+      if (committed.outcome == CompactionCommitOutcome::kCommitted && swap.has_value()) {
+        *snapshot_id = swap->snapshot_id;
+      }
       return committed;
     }
     LOG(INFO) << "compaction of " << compaction.datasource << ": " << committed.detail

@@ -34,6 +34,7 @@
 #include "supervisor/compaction/compaction_activity.h"
 #include "supervisor/compaction/compaction_commit.h"
 #include "supervisor/compaction/compaction_planner.h"
+#include "supervisor/iceberg_table_locks.h"
 #include "supervisor/metadata_store.h"
 
 namespace sluice::supervisor {
@@ -45,8 +46,10 @@ inline constexpr int kMaxCompactionCommitAttempts = 5;
 inline constexpr int kMaxCompactionListedSegments = 100000;
 
 // Stages the Iceberg replace of a compaction on the table's metadata at
-// `base` (nullopt: the catalog has no table): the swap to commit with it.
-using IcebergReplaceStager = std::function<absl::StatusOr<IcebergSwap>(
+// `base` (nullopt: the catalog has no table): the swap to commit with it;
+// nullopt when the table has nothing to replace (no table yet, or the
+// replaced segments have no files in it): the native side commits alone.
+using IcebergReplaceStager = std::function<absl::StatusOr<std::optional<IcebergSwap>>(
     const IntervalCompaction& compaction, const std::optional<std::string>& base)>;
 
 struct CompactorOptions {
@@ -57,6 +60,10 @@ struct CompactorOptions {
   CompactionActivity* activity = nullptr;
   // Required for a spec with an Iceberg table (FAILED_PRECONDITION without).
   IcebergReplaceStager iceberg_stager;
+  // Shared with the publisher and the orphan sweeper of the process: the
+  // table is held from staging to the end of the commit, so the sweeper
+  // never removes a staged file under it. Null: not held.
+  IcebergTableLocks* table_locks = nullptr;
   // Tests: runs before each commit attempt, after the outputs are pushed
   // (and the Iceberg replace staged).
   std::function<void(const IntervalCompaction&)> before_commit;

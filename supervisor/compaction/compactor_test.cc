@@ -423,7 +423,7 @@ TEST_F(CompactorTest, TheIcebergCommitStagesAgainWhenTheTableMoved) {
   std::vector<std::optional<std::string>> bases;
   options_.iceberg_stager = [&](const IntervalCompaction&,
                                 const std::optional<std::string>& base)
-      -> absl::StatusOr<IcebergSwap> {
+      -> absl::StatusOr<std::optional<IcebergSwap>> {
     bases.push_back(base);
     const int n = static_cast<int>(bases.size());
     if (n == 1) move_table(base, "file:///t/appended.json");
@@ -455,7 +455,7 @@ TEST_F(CompactorTest, ATableThatKeepsMovingFailsTheJobWithNothingReplaced) {
   int stagings = 0;
   options_.iceberg_stager = [&](const IntervalCompaction&,
                                 const std::optional<std::string>& base)
-      -> absl::StatusOr<IcebergSwap> {
+      -> absl::StatusOr<std::optional<IcebergSwap>> {
     ++stagings;
     // Another writer's metadata every time.
     const std::string moved = absl::StrCat("file:///t/other", stagings, ".json");

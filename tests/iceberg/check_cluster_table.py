@@ -183,7 +183,7 @@ def main(store, expected_path):
                 doc = json.load(doc_file)
             own = [s for s in doc.get("snapshots", [])
                    if s["snapshot-id"] == doc.get("current-snapshot-id")]
-            if own:
+            if own and "sluice.sequence" in own[0]["summary"]:  # an append's document
                 staged.setdefault(own[0]["summary"]["sluice.sequence"], []).append(f)
         restaged = sorted(q for q, docs in staged.items() if len(docs) > 1)
         # A sweeper may have removed unreferenced documents already (the
