@@ -218,6 +218,7 @@ void SupervisorManager::StartCompaction() {
   compactor.scratch_dir = options_.scratch_dir + "/compaction-" + instance_id_;
   compactor.activity = &compaction_activity_;
   compactor.table_locks = &iceberg_table_locks_;
+  compactor.metrics = options_.metrics;
   compactor.iceberg_stager =
       [this](const IntervalCompaction& compaction,
              const std::optional<std::string>& base) -> absl::StatusOr<std::optional<IcebergSwap>> {

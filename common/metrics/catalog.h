@@ -149,6 +149,20 @@ inline constexpr MetricDef kSupervisorIcebergOrphansRemoved{
     "Files of an Iceberg datasource's table that no snapshot references (staged by publishes that "
     "did not commit), removed by the sweeper after the safety age.",
     "datasource"};
+inline constexpr MetricDef kSupervisorCompactions{
+    "sluice_supervisor_compactions_total", MetricType::kCounter,
+    "Interval compactions by outcome: committed, conflict (an input was replaced meanwhile: "
+    "planned again), failed (the status says why).",
+    "datasource,outcome"};
+inline constexpr MetricDef kSupervisorCompactionSeconds{
+    "sluice_supervisor_compaction_seconds", MetricType::kHistogram,
+    "Time to compact one interval, committed ones: inputs read and checked, merged, pushed, the "
+    "Iceberg replace staged, the commit transaction.",
+    "datasource", kPublishSecondsBuckets};
+inline constexpr MetricDef kSupervisorCompactedRows{
+    "sluice_supervisor_compacted_rows_total", MetricType::kCounter,
+    "Rows of the segments committed compactions replaced (before rollup across them).",
+    "datasource"};
 inline constexpr MetricDef kSupervisorReplicaDivergences{
     "sluice_supervisor_replica_divergences_total", MetricType::kCounter,
     "Segments of a replica's late publish that differ (checksum, rows, bytes) from the committed "
@@ -211,6 +225,9 @@ inline constexpr const MetricDef* kCatalog[] = {
     &kSupervisorSegmentsFailingVerification,
     &kSupervisorReplicaDivergences,
     &kSupervisorIcebergOrphansRemoved,
+    &kSupervisorCompactions,
+    &kSupervisorCompactionSeconds,
+    &kSupervisorCompactedRows,
     &kSupervisorLeader,
     &kSupervisorFencedTransactions,
     &kGrpcServerHandled,

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/fault_injection.h"
+#include "common/metrics/catalog.h"
 #include "common/file_util.h"
 #include "common/spec.h"
 #include "common/status_macros.h"
@@ -137,6 +138,14 @@ Compactor::JobOutcome Compactor::RunJob(const v1::SupervisorSpec& spec, const Co
     record.set_snapshot_id(snapshot_id);
     options_.activity->Committed(datasource, record,
                                  static_cast<int64_t>(compaction.replaced.size()));
+    if (options_.metrics != nullptr) {
+      options_.metrics
+          ->GetHistogram(metrics::kSupervisorCompactionSeconds, {{"datasource", datasource}})
+          ->ObserveDuration(done - started);
+      options_.metrics
+          ->GetCounter(metrics::kSupervisorCompactedRows, {{"datasource", datasource}})
+          ->Increment(static_cast<uint64_t>(rows));
+    }
     result->committed.push_back(record);
     LOG(INFO) << "compacted " << compaction.replaced.size() << " segments of " << datasource
               << " [" << interval.start_ms() << ", " << interval.end_ms() << ") into "
@@ -159,6 +168,15 @@ Compactor::JobOutcome Compactor::RunJob(const v1::SupervisorSpec& spec, const Co
     outcome = JobOutcome::kFailed;
   }
   options_.activity->Finished(datasource);
+  if (options_.metrics != nullptr) {
+    const char* name = outcome == JobOutcome::kCommitted  ? "committed"
+                       : outcome == JobOutcome::kInputLost ? "conflict"
+                                                           : "failed";
+    options_.metrics
+        ->GetCounter(metrics::kSupervisorCompactions,
+                     {{"datasource", datasource}, {"outcome", name}})
+        ->Increment();
+  }
   return outcome;
 }
 

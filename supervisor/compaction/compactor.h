@@ -34,6 +34,7 @@
 #include "supervisor/compaction/compaction_activity.h"
 #include "supervisor/compaction/compaction_commit.h"
 #include "supervisor/compaction/compaction_planner.h"
+#include "common/metrics/registry.h"
 #include "supervisor/iceberg_table_locks.h"
 #include "supervisor/metadata_store.h"
 
@@ -64,6 +65,8 @@ struct CompactorOptions {
   // table is held from staging to the end of the commit, so the sweeper
   // never removes a staged file under it. Null: not held.
   IcebergTableLocks* table_locks = nullptr;
+  // Where the compaction metrics go (common/metrics/catalog.h); null: none.
+  metrics::Registry* metrics = nullptr;
   // Tests: runs before each commit attempt, after the outputs are pushed
   // (and the Iceberg replace staged).
   std::function<void(const IntervalCompaction&)> before_commit;

@@ -7,6 +7,9 @@
 // after each.
 #include "supervisor/compaction/compactor.h"
 
+#include "common/metrics/catalog.h"
+
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -221,6 +224,8 @@ TEST_F(CompactorTest, CompactsTheOldIntervalAndLeavesTheRecentOne) {
     EXPECT_EQ(Ids(Used(kOld)), Ids(old_inputs));
     EXPECT_EQ(c.replaced.size(), 10u);
   };
+  metrics::Registry registry;
+  options_.metrics = &registry;
   Compactor compactor(options_);
   auto pass = compactor.CompactDatasource(spec_, {}, kNow);
   ASSERT_TRUE(pass.ok()) << pass.status();
@@ -265,6 +270,14 @@ TEST_F(CompactorTest, CompactsTheOldIntervalAndLeavesTheRecentOne) {
   const audit::AuditReport report = Audit();
   EXPECT_TRUE(report.ok()) << report.ToString();
   EXPECT_EQ(report.rows_ingested, 13 * kRecordsPerSequence);
+  // The metrics say the same.
+  EXPECT_EQ(registry.GetCounter(metrics::kSupervisorCompactions,
+                                {{"datasource", "wiki"}, {"outcome", "committed"}})
+                ->Value(),
+            1u);
+  EXPECT_EQ(registry.GetCounter(metrics::kSupervisorCompactedRows, {{"datasource", "wiki"}})
+                ->Value(),
+            static_cast<uint64_t>(input_rows));
 
   // A second pass finds nothing to do.
   MarkHandedOff();
