@@ -7,9 +7,6 @@
 // after each.
 #include "supervisor/compaction/compactor.h"
 
-#include "common/metrics/catalog.h"
-
-
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -19,6 +16,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/metrics/catalog.h"
 #include "common/fault_injection.h"
 #include "common/file_util.h"
 #include "common/local_deep_storage.h"
