@@ -9,7 +9,9 @@
 //   becomes restarts it;
 // - autoScalerConfig (point 8): tasks that fall behind scale the groups out
 //   (a roll-over, no task killed), a caught-up stream scales them in at the
-//   next roll-over; every record is committed once.
+//   next roll-over; every record is committed once;
+// - CompactDataSource compacts an interval's segments on demand while the
+//   task reads on.
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
@@ -174,6 +176,97 @@ TEST_F(ClusterSupervisorOpsTest, EarlyHandoffCommitsWhatWasReadWhileTheTaskReads
   grpc::ClientContext bad;
   EXPECT_EQ(stub_->HandoffTaskGroups(&bad, request, &response).error_code(),
             grpc::StatusCode::INVALID_ARGUMENT);
+}
+
+// CompactDataSource on a datasource without a compaction config: three
+// handed-off sequences' segments of one hour become one segment while the
+// task reads on; every committed row is still there once, and the status
+// says what was compacted.
+TEST_F(ClusterSupervisorOpsTest, CompactDataSourceCompactsOnDemandWhileTheTaskReadsOn) {
+  Submit(Spec());
+  for (int round = 1; round <= 3; ++round) {
+    Produce(100);
+    ASSERT_TRUE(testing::WaitFor([&] { return !ReadingTaskAt(100 * round).empty(); },
+                                 absl::Seconds(30)))
+        << Status().DebugString();
+    v1::HandoffTaskGroupsRequest handoff;
+    handoff.set_datasource("wiki");
+    v1::HandoffTaskGroupsResponse handed;
+    grpc::ClientContext ctx;
+    ASSERT_TRUE(stub_->HandoffTaskGroups(&ctx, handoff, &handed).ok());
+    ASSERT_TRUE(testing::WaitFor([&] { return CommittedAt(100 * round); }, absl::Seconds(30)))
+        << CommitLog().DebugString();
+  }
+  auto used = [&] {
+    v1::ListSegmentsRequest request;
+    request.set_datasource("wiki");
+    v1::ListSegmentsResponse response;
+    grpc::ClientContext ctx;
+    EXPECT_TRUE(stub_->ListSegments(&ctx, request, &response).ok());
+    return std::vector<v1::SegmentDescriptor>(response.segments().begin(),
+                                              response.segments().end());
+  };
+  ASSERT_TRUE(testing::WaitFor(
+      [&] {
+        for (const auto& s : used()) {
+          if (s.handoff_state() != v1::HANDOFF_STATE_HANDED_OFF) return false;
+        }
+        return true;
+      },
+      absl::Seconds(30)));
+  const std::vector<v1::SegmentDescriptor> before = used();
+  ASSERT_EQ(before.size(), 3u);  // one hour, one segment per sequence
+  EXPECT_FALSE(Status().compaction().enabled());
+
+  v1::CompactDataSourceRequest request;
+  request.set_datasource("wiki");
+  v1::CompactDataSourceResponse response;
+  {
+    grpc::ClientContext ctx;
+    const grpc::Status compacted = stub_->CompactDataSource(&ctx, request, &response);
+    ASSERT_TRUE(compacted.ok()) << compacted.error_message();
+  }
+  ASSERT_EQ(response.queued_size(), 1);
+  EXPECT_EQ(response.queued(0).start_ms(), before[0].interval().start_ms());
+  ASSERT_TRUE(testing::WaitFor([&] { return Status().compaction().compactions() == 1; },
+                               absl::Seconds(30)))
+      << Status().compaction().DebugString();
+  const std::vector<v1::SegmentDescriptor> after = used();
+  ASSERT_EQ(after.size(), 1u);
+  EXPECT_EQ(after[0].provenance().ranges_size(), 6);  // 3 sequences x 2 partitions
+  int64_t rows_before = 0;
+  for (const auto& s : before) rows_before += s.num_rows();
+  EXPECT_LE(after[0].num_rows(), rows_before);  // rollup may combine rows across sequences
+  const v1::CompactionStatus compaction = Status().compaction();
+  EXPECT_EQ(compaction.segments_replaced(), 3);
+  ASSERT_EQ(compaction.recent_size(), 1);
+  EXPECT_EQ(compaction.recent(0).input_segments(), 3);
+  EXPECT_EQ(compaction.last_error(), "");
+
+  // The task read on meanwhile; a fourth sequence appends beside the
+  // compacted segment.
+  Produce(10);
+  ASSERT_TRUE(testing::WaitFor([&] { return !ReadingTaskAt(310).empty(); }, absl::Seconds(30)));
+  // Nothing left to compact, and a bad interval or datasource is refused.
+  {
+    grpc::ClientContext ctx;
+    ASSERT_TRUE(stub_->CompactDataSource(&ctx, request, &response).ok());
+    EXPECT_EQ(response.queued_size(), 0);
+  }
+  request.mutable_interval()->set_start_ms(10);
+  request.mutable_interval()->set_end_ms(5);
+  {
+    grpc::ClientContext ctx;
+    EXPECT_EQ(stub_->CompactDataSource(&ctx, request, &response).error_code(),
+              grpc::StatusCode::INVALID_ARGUMENT);
+  }
+  request.clear_interval();
+  request.set_datasource("nope");
+  {
+    grpc::ClientContext ctx;
+    EXPECT_EQ(stub_->CompactDataSource(&ctx, request, &response).error_code(),
+              grpc::StatusCode::NOT_FOUND);
+  }
 }
 
 TEST_F(ClusterSupervisorOpsTest, AStillStreamGoesIdleAndNewRecordsWakeIt) {
