@@ -45,22 +45,12 @@ std::string Dir() { return std::getenv("TEST_TMPDIR"); }
 // Builds a segment of `rows` whose provenance is [start, end) of every partition.
 SegmentInfo Build(const std::vector<OwnedRow>& rows, const Schema& schema, int64_t start,
                   int64_t end, const std::string& id, const std::string& datasource = "wiki") {
-  auto index = IncrementalIndex::Create({schema, TestInterval()});
-  EXPECT_TRUE(index.ok()) << index.status();
-  for (const OwnedRow& row : rows) {
-    EXPECT_TRUE((*index)->Add(ToInputRow(row, schema), row.partition, row.offset).ok());
-  }
-  BuildOptions build;
-  build.path = absl::StrCat(Dir(), "/", id, ".seg");
-  build.schema = schema;
-  build.metadata.datasource = datasource;
-  build.metadata.interval = TestInterval();
-  build.metadata.version = "v1";
-  build.metadata.segment_id = id;
-  build.metadata.provenance.topic = "edits";
-  for (int p = 0; p < kPartitions; ++p) build.metadata.provenance.ranges.push_back({p, start, end, 0});
-  build.live_index = index->get();
-  auto info = BuildSegment(build);
+  testing::TestSegment segment;
+  segment.path = absl::StrCat(Dir(), "/", id, ".seg");
+  segment.segment_id = id;
+  segment.datasource = datasource;
+  for (int p = 0; p < kPartitions; ++p) segment.ranges.push_back({p, start, end, 0});
+  auto info = testing::BuildTestSegment(rows, schema, segment);
   EXPECT_TRUE(info.ok()) << info.status();
   return info.ok() ? *info : SegmentInfo();
 }

@@ -5,11 +5,13 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <memory>
 #include <random>
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "common/segment/exact_sum.h"
+#include "common/segment/incremental_index.h"
 
 namespace sluice {
 namespace segment {
@@ -286,6 +288,29 @@ std::vector<OwnedRow> Interleave(const std::vector<OwnedRow>& rows, uint64_t see
     if (cursors[c].second == cursors[c].first->size()) cursors.erase(cursors.begin() + c);
   }
   return out;
+}
+
+absl::StatusOr<SegmentInfo> BuildTestSegment(const std::vector<OwnedRow>& rows,
+                                             const Schema& schema, const TestSegment& segment) {
+  absl::StatusOr<std::unique_ptr<IncrementalIndex>> index =
+      IncrementalIndex::Create({schema, TestInterval()});
+  if (!index.ok()) return index.status();
+  for (const OwnedRow& row : rows) {
+    absl::Status added = (*index)->Add(ToInputRow(row, schema), row.partition, row.offset);
+    if (!added.ok()) return added;
+  }
+  BuildOptions build;
+  build.path = segment.path;
+  build.schema = schema;
+  build.metadata.datasource = segment.datasource;
+  build.metadata.interval = TestInterval();
+  build.metadata.version = segment.version;
+  build.metadata.partition_num = segment.partition_num;
+  build.metadata.segment_id = segment.segment_id;
+  build.metadata.provenance.topic = "edits";
+  build.metadata.provenance.ranges = segment.ranges;
+  build.live_index = index->get();
+  return BuildSegment(build);
 }
 
 }  // namespace testing

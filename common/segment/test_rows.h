@@ -12,6 +12,8 @@
 #include "common/segment/format.h"
 #include "common/segment/input_row.h"
 #include "common/segment/schema.h"
+#include "common/segment/segment_builder.h"
+#include "absl/status/statusor.h"
 #include "common/segment/segment_reader.h"
 
 namespace sluice {
@@ -59,6 +61,19 @@ std::vector<OutputRow> ReferenceRows(const std::vector<OwnedRow>& rows, const Sc
 
 // Every row of a segment file, in file order.
 std::vector<OutputRow> ReadRows(SegmentReader* reader);
+
+// A segment of `rows` (in TestInterval()) built to `path`, with the given
+// id, version, partition number and provenance ranges (topic "edits").
+struct TestSegment {
+  std::string path;
+  std::string segment_id;
+  std::string version = "v1";
+  int32_t partition_num = 0;
+  std::string datasource = "wiki";
+  std::vector<PartitionRange> ranges;
+};
+absl::StatusOr<SegmentInfo> BuildTestSegment(const std::vector<OwnedRow>& rows,
+                                             const Schema& schema, const TestSegment& segment);
 
 // Records of `rows` in an order Kafka could deliver them: per partition in
 // offset order, partitions interleaved at random.

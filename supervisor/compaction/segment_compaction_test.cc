@@ -59,23 +59,13 @@ class SegmentCompactionTest : public ::testing::TestWithParam<bool> {
     }
     const std::string id = SegmentId("wiki", interval_.start_ms(), interval_.end_ms(), kVersion,
                                      partition_num);
-    auto index = segment::IncrementalIndex::Create({schema_, segment::testing::TestInterval()});
-    EXPECT_TRUE(index.ok()) << index.status();
-    for (const OwnedRow& r : rows) {
-      EXPECT_TRUE((*index)->Add(segment::testing::ToInputRow(r, schema_), r.partition, r.offset).ok());
-    }
-    segment::BuildOptions build;
+    segment::testing::TestSegment build;
     build.path = absl::StrCat(dir_, "/build/", partition_num, ".seg");
-    build.schema = schema_;
-    build.metadata.datasource = "wiki";
-    build.metadata.interval = segment::testing::TestInterval();
-    build.metadata.version = kVersion;
-    build.metadata.partition_num = partition_num;
-    build.metadata.segment_id = id;
-    build.metadata.provenance.topic = "edits";
-    for (int p = 0; p < 2; ++p) build.metadata.provenance.ranges.push_back({p, start, end, 0});
-    build.live_index = index->get();
-    auto info = segment::BuildSegment(build);
+    build.segment_id = id;
+    build.version = kVersion;
+    build.partition_num = partition_num;
+    for (int p = 0; p < 2; ++p) build.ranges.push_back({p, start, end, 0});
+    auto info = segment::testing::BuildTestSegment(rows, schema_, build);
     EXPECT_TRUE(info.ok()) << info.status();
     auto bytes = ReadFile(info->path);
     EXPECT_TRUE(bytes.ok());

@@ -23,8 +23,7 @@
 namespace sluice::fault {
 namespace {
 
-constexpr int64_t kRecords = 6000;
-constexpr absl::Duration kProduceFor = absl::Seconds(8);
+constexpr int64_t kCompactionRecords = 6000;
 
 // Every interval is eligible at once (the records are hours old), looked at
 // every second: compactions run while the same intervals are appended to.
@@ -50,12 +49,25 @@ absl::Status WaitForCompactions(FaultScenario& s, int64_t n) {
                      });
 }
 
-int CountInLog(FaultScenario& s, const std::string& process, const std::string& text) {
-  absl::StatusOr<std::string> log = ReadFile(s.cluster().log_path(process));
-  if (!log.ok()) return 0;
-  int n = 0;
-  for (absl::string_view line : absl::StrSplit(*log, '\n')) n += absl::StrContains(line, text);
-  return n;
+
+// Nothing left to compact and the table unmoved since the previous poll
+// (compactions go on after everything is committed: the table is read once
+// they are done).
+absl::Status WaitForCompactionToSettle(FaultScenario& s) {
+  std::string previous;
+  return s.WaitUntil("compaction settled", absl::Seconds(90), [&]() -> absl::StatusOr<bool> {
+    absl::StatusOr<v1::SupervisorStatus> status = s.Status();
+    if (!status.ok()) return status.status();
+    const std::string location = status->iceberg_table().metadata_location();
+    bool settled = !status->compaction().has_running() && location == previous;
+    for (const v1::PendingCompaction& pending : status->compaction().pending()) {
+      settled = settled && pending.reason() != "queued" &&
+                !absl::StartsWith(pending.reason(), "waiting for handoff");
+    }
+    previous = location;
+    if (!settled) absl::SleepFor(absl::Seconds(2));
+    return settled;
+  });
 }
 
 // The compacted segments are in deep storage, nothing is committed: the
@@ -65,13 +77,14 @@ TEST(CompactionFaults, KillSupervisorBetweenCompactionPushAndCommit) {
   std::unique_ptr<FaultScenario> s =
       StartScenario(CompactionOptions("compaction_kill_supervisor_after_push", 71, true));
   ASSERT_NE(s, nullptr);
-  s->StartProducing(kRecords, kProduceFor);
+  s->StartProducing(kCompactionRecords, kProduceFor);
   ASSERT_OK(s->WaitUntilCommittedSequences(3));
   ASSERT_OK(s->Arm(cluster::kSupervisor, kCompactionAfterPush));
   ASSERT_OK(s->WaitForInjectedCrash(cluster::kSupervisor, kCompactionAfterPush));
   ASSERT_OK(s->RestartAndWait(cluster::kSupervisor));
   ASSERT_OK(WaitForCompactions(*s, 1));
   ASSERT_OK(s->Finish());
+  ASSERT_OK(WaitForCompactionToSettle(*s));
   ASSERT_OK(CheckIcebergTable(*s, {.min_replace_snapshots = 1}));
 }
 
@@ -84,7 +97,7 @@ TEST(CompactionFaults, CompactionsLoseTheRaceToAppendsAndStageAgain) {
       absl::StrCat("--fault_points=", kCompactionBeforeCommit, "=delay:1500@*")};
   std::unique_ptr<FaultScenario> s = StartScenario(options);
   ASSERT_NE(s, nullptr);
-  s->StartProducing(kRecords, kProduceFor);
+  s->StartProducing(kCompactionRecords, kProduceFor);
   ASSERT_OK(WaitForCompactions(*s, 1));
   ASSERT_OK(s->Finish());
   absl::StatusOr<v1::SupervisorStatus> status = s->Status();
@@ -94,6 +107,7 @@ TEST(CompactionFaults, CompactionsLoseTheRaceToAppendsAndStageAgain) {
   std::printf("[compaction race] %d commit attempts for %lld compactions\n", attempts,
               static_cast<long long>(status->compaction().compactions()));
   EXPECT_GT(attempts, status->compaction().compactions()) << "no compaction lost a race";
+  ASSERT_OK(WaitForCompactionToSettle(*s));
   ASSERT_OK(CheckIcebergTable(*s, {.min_replace_snapshots = 1}));
 }
 
@@ -105,7 +119,7 @@ TEST(CompactionFaults, CompactionAcrossAResetThatReingestsAnInterval) {
   std::unique_ptr<FaultScenario> s =
       StartScenario(CompactionOptions("compaction_across_reset", 73, false));
   ASSERT_NE(s, nullptr);
-  s->StartProducing(kRecords, kProduceFor);
+  s->StartProducing(kCompactionRecords, kProduceFor);
   ASSERT_OK(WaitForCompactions(*s, 1));
   const PartitionOffsets reset = {{0, 0}};
   ASSERT_OK(s->ResetOffsets(reset));

@@ -36,14 +36,6 @@ ScenarioOptions IcebergOptions(const std::string& name, uint64_t seed) {
   return options;
 }
 
-// How often `text` appears in the current log of `process`.
-int CountInLog(FaultScenario& s, const std::string& process, const std::string& text) {
-  absl::StatusOr<std::string> log = ReadFile(s.cluster().log_path(process));
-  if (!log.ok()) return 0;
-  int n = 0;
-  for (absl::string_view line : absl::StrSplit(*log, '\n')) n += absl::StrContains(line, text);
-  return n;
-}
 
 // The supervisor dies with a snapshot staged (data files, manifest, list,
 // metadata document written) and its transaction not run: the catalog and

@@ -16,21 +16,13 @@
 #include "common/status_macros.h"
 #include "tests/testing/subprocess.h"
 #include "tools/audit/live_audit.h"
+#include "tests/testing/iceberg_readers.h"
 
 namespace sluice::fault {
 namespace {
 
 constexpr char kTable[] = "wiki";  // sluice.<datasource>
 constexpr char kFilePrefix[] = "file://";
-
-std::string ReadersPython() {
-  if (const char* cache = std::getenv("SLUICE_ICEBERG_READERS_CACHE")) {
-    return absl::StrCat(cache, "/venv/bin/python");
-  }
-  const passwd* pw = getpwuid(getuid());
-  const std::string home = pw != nullptr ? pw->pw_dir : std::getenv("HOME");
-  return absl::StrCat(home, "/.cache/sluice/iceberg-readers/venv/bin/python");
-}
 
 absl::StatusOr<std::string> TableDir(FaultScenario& s) {
   const std::string uri = s.deep_storage_uri();
@@ -140,7 +132,7 @@ absl::Status CheckIcebergTable(FaultScenario& s, const IcebergTableCheck& check)
           ? absl::StrCat("postgresql+psycopg2://", url.substr(strlen("postgresql://")))
           : url;
   testing::SubprocessOptions run;
-  run.binary = ReadersPython();
+  run.binary = sluice::testing::IcebergReadersPython();
   run.args = {"tests/iceberg/check_cluster_table.py", store, expected_path};
   run.name = "check_cluster_table";
   const testing::CapturedRun result = testing::RunToCompletion(run, absl::Minutes(3));

@@ -11,7 +11,10 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/time.h"
+#include "common/file_util.h"
 #include "tests/fault/fault_scenario.h"
 
 #define ASSERT_OK(expr)                              \
@@ -31,6 +34,16 @@ inline std::unique_ptr<FaultScenario> StartScenario(ScenarioOptions options) {
   absl::StatusOr<std::unique_ptr<FaultScenario>> scenario = FaultScenario::Start(options);
   EXPECT_TRUE(scenario.ok()) << scenario.status();
   return scenario.ok() ? std::move(*scenario) : nullptr;
+}
+
+// How many lines of the current log of `process` contain `text` (0 when the
+// log cannot be read).
+inline int CountInLog(FaultScenario& s, const std::string& process, const std::string& text) {
+  absl::StatusOr<std::string> log = ReadFile(s.cluster().log_path(process));
+  if (!log.ok()) return 0;
+  int n = 0;
+  for (absl::string_view line : absl::StrSplit(*log, '\n')) n += absl::StrContains(line, text);
+  return n;
 }
 
 inline std::unique_ptr<FaultScenario> StartScenario(const std::string& name, uint64_t seed) {

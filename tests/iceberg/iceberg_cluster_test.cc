@@ -40,6 +40,7 @@
 #include "tests/task_test_util.h"
 #include "tests/wiki_cluster_test.h"
 #include "tests/wiki_count_spec.h"
+#include "tests/testing/iceberg_readers.h"
 #include "tools/audit/live_audit.h"
 #include "common/open_deep_storage.h"
 #include "supervisor/supervisor_manager.h"
@@ -69,15 +70,8 @@ constexpr char kDatasource[] = "wiki-edits";
 constexpr char kTable[] = "wiki_edits";  // the default: "-" becomes "_"
 #endif
 
-// Where scripts/install_iceberg_readers.sh put the readers' venvs.
-std::string ReadersCache() {
-  if (const char* cache = std::getenv("SLUICE_ICEBERG_READERS_CACHE")) return cache;
-  const passwd* pw = getpwuid(getuid());
-  const std::string home = pw != nullptr ? pw->pw_dir : std::getenv("HOME");
-  return absl::StrCat(home, "/.cache/sluice/iceberg-readers");
-}
-
-std::string ReadersPython() { return ReadersCache() + "/venv/bin/python"; }
+std::string ReadersCache() { return sluice::testing::IcebergReadersCache(); }
+std::string ReadersPython() { return sluice::testing::IcebergReadersPython(); }
 
 // DuckDB 1.4.4 with its iceberg extension (a venv of its own).
 std::string DuckdbIcebergPython() { return ReadersCache() + "/duckdb-iceberg-venv/bin/python"; }

@@ -23,19 +23,12 @@
 #include "supervisor/compaction/table_upkeep.h"
 #include "supervisor/iceberg_orphan_sweeper.h"
 #include "supervisor/metadata_store.h"
+#include "tests/testing/iceberg_readers.h"
 
 namespace sluice::supervisor {
 namespace {
 
-// Where scripts/install_iceberg_readers.sh put the readers' venv.
-std::string ReadersPython() {
-  if (const char* cache = std::getenv("SLUICE_ICEBERG_READERS_CACHE")) {
-    return absl::StrCat(cache, "/venv/bin/python");
-  }
-  const passwd* pw = getpwuid(getuid());
-  const std::string home = pw != nullptr ? pw->pw_dir : std::getenv("HOME");
-  return absl::StrCat(home, "/.cache/sluice/iceberg-readers/venv/bin/python");
-}
+std::string ReadersPython() { return sluice::testing::IcebergReadersPython(); }
 
 struct Expected {
   int64_t id = 0;

@@ -75,25 +75,14 @@ class CompactionAuditTest : public ::testing::Test {
     for (const OwnedRow& r : rows_) (r.offset < kSplit ? early : late).push_back(r);
     const std::string dir = std::getenv("TEST_TMPDIR");
     auto build = [&](const std::vector<OwnedRow>& rows, const std::string& id, bool first) {
-      auto index = segment::IncrementalIndex::Create({schema, segment::testing::TestInterval()});
-      EXPECT_TRUE(index.ok()) << index.status();
-      for (const OwnedRow& r : rows) {
-        EXPECT_TRUE((*index)->Add(segment::testing::ToInputRow(r, schema), r.partition, r.offset).ok());
-      }
-      segment::BuildOptions options;
+      segment::testing::TestSegment options;
       options.path = absl::StrCat(dir, "/", id, ".seg");
-      options.schema = schema;
-      options.metadata.datasource = "wiki";
-      options.metadata.interval = segment::testing::TestInterval();
-      options.metadata.version = "v";
-      options.metadata.segment_id = id;
-      options.metadata.provenance.topic = "edits";
+      options.segment_id = id;
+      options.version = "v";
       for (int p = 0; p < kPartitions; ++p) {
-        options.metadata.provenance.ranges.push_back(
-            {p, first ? 100 : kSplit, first ? kSplit : end[p], 0});
+        options.ranges.push_back({p, first ? 100 : kSplit, first ? kSplit : end[p], 0});
       }
-      options.live_index = index->get();
-      auto info = segment::BuildSegment(options);
+      auto info = segment::testing::BuildTestSegment(rows, schema, options);
       EXPECT_TRUE(info.ok()) << info.status();
       return *info;
     };
