@@ -8,6 +8,12 @@
 // under the exclusive hold, nothing the sweeper judged orphan can have been
 // staged or committed by a publish since.
 //
+// A compaction that lost its commit to a publish takes the table with
+// Committing for its next attempt: it waits for the publishes holding the
+// table to end, new publishes wait behind it (it cannot be starved by a
+// stream of them), and no publish commits between its staging and its
+// commit. Publishes then wait for one staging and commit of the compaction.
+//
 //   IcebergTableLocks locks;
 //   {
 //     IcebergTableLocks::Shared publishing = locks.Publishing("iceberg/sluice/wiki");
@@ -20,6 +26,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
@@ -46,8 +53,31 @@ class IcebergTableLocks {
     std::string key_;
   };
 
-  // Holds `location_key` shared; waits while the sweeper removes its files.
+  // An exclusive hold of one table (Committing); released when destroyed.
+  class Exclusive {
+   public:
+    Exclusive() = default;
+    Exclusive(Exclusive&& other) noexcept;
+    Exclusive& operator=(Exclusive&& other) noexcept;
+    Exclusive(const Exclusive&) = delete;
+    Exclusive& operator=(const Exclusive&) = delete;
+    ~Exclusive();
+
+   private:
+    friend class IcebergTableLocks;
+    Exclusive(IcebergTableLocks* locks, std::string key)
+        : locks_(locks), key_(std::move(key)) {}
+    void Release();
+    IcebergTableLocks* locks_ = nullptr;
+    std::string key_;
+  };
+
+  // Holds `location_key` shared; waits while the sweeper removes its files
+  // and while a compaction holds or waits for the table (Committing).
   Shared Publishing(const std::string& location_key) ABSL_LOCKS_EXCLUDED(mu_);
+  // Holds `location_key` exclusively: waits until no publish holds it and no
+  // sweep removes its files; publishes that start meanwhile wait behind it.
+  Exclusive Committing(const std::string& location_key) ABSL_LOCKS_EXCLUDED(mu_);
   // Holds it exclusively if no publish holds it; false otherwise.
   bool TryExclusive(const std::string& location_key) ABSL_LOCKS_EXCLUDED(mu_);
   void ReleaseExclusive(const std::string& location_key) ABSL_LOCKS_EXCLUDED(mu_);
@@ -59,7 +89,10 @@ class IcebergTableLocks {
 
   mutable absl::Mutex mu_;
   std::map<std::string, int> publishing_ ABSL_GUARDED_BY(mu_);
+  // Tables held exclusively (a sweep's removals, a compaction's commit).
   std::set<std::string> sweeping_ ABSL_GUARDED_BY(mu_);
+  // Compactions waiting for a table (Committing).
+  std::map<std::string, int> waiting_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace sluice::supervisor

@@ -201,10 +201,18 @@ absl::StatusOr<CompactionCommitResult> Compactor::Commit(const v1::SupervisorSpe
       SLUICE_ASSIGN_OR_RETURN(base, txn.IcebergMetadataLocation(table_namespace, table_name));
       return absl::OkStatus();
     }));
-    IcebergTableLocks::Shared hold;
+    // The first attempt holds the table as a publish does; once a publish
+    // won, the next attempts hold it alone, so that publishes wait for one
+    // staging and commit instead of winning every attempt.
+    IcebergTableLocks::Shared shared;
+    IcebergTableLocks::Exclusive exclusive;
     if (options_.table_locks != nullptr) {
-      hold = options_.table_locks->Publishing(
-          absl::StrCat("iceberg/", table_namespace, "/", table_name));
+      const std::string key = absl::StrCat("iceberg/", table_namespace, "/", table_name);
+      if (attempt == 1) {
+        shared = options_.table_locks->Publishing(key);
+      } else {
+        exclusive = options_.table_locks->Committing(key);
+      }
     }
     SLUICE_ASSIGN_OR_RETURN(std::optional<IcebergSwap> swap,
                             options_.iceberg_stager(compaction, base));

@@ -4,7 +4,9 @@
 // has a table (an injected stager, staged on the table's current metadata),
 // and commit both in one transaction (compaction_commit.h). A commit that
 // finds the table moved stages again and retries (up to
-// kMaxCompactionCommitAttempts in all); one that lost an input (a
+// kMaxCompactionCommitAttempts in all), holding the table alone from the
+// second attempt on (IcebergTableLocks::Committing: this process's publishes
+// wait for it rather than win again); one that lost an input (a
 // concurrent replacement) counts a conflict and the pass plans those
 // intervals once more. Everything is recorded in a CompactionActivity.
 //
