@@ -183,6 +183,11 @@ class Demo {
   absl::Duration compaction_wait_took_;
   // From the producer's start until everything produced is committed.
   absl::Duration ingest_took_;
+  // From the producer's start until all but the groups' open sequences
+  // (at most taskCount x maxRowsPerSegment records, published at the next
+  // roll-over) are committed, and the records committed then.
+  absl::Duration full_sequences_took_;
+  int64_t full_sequences_rows_ = 0;
 };
 
 absl::Status Demo::StartCluster() {
@@ -334,6 +339,12 @@ int Demo::Ingest(std::map<int32_t, produce::PartitionCount>* produced_counts, in
     snapshot.producing = !produced_all;
     const absl::Status queried = QuerySupervisor(*stub_, kDatasource, initial, &snapshot);
     if (compaction_) TallyCompaction();
+    if (queried.ok() && full_sequences_rows_ == 0 &&
+        snapshot.committed >=
+            options_.records - int64_t{options_.task_count} * options_.max_rows_per_segment) {
+      full_sequences_took_ = absl::Now() - producing_since;
+      full_sequences_rows_ = std::max<int64_t>(snapshot.committed, 1);
+    }
     if (!queried.ok()) last_error = queried.ToString();
     bool committed_all = false;
     if (queried.ok() && produced_all) {
@@ -508,7 +519,9 @@ void Demo::WriteSummary(int code) {
   std::string json = absl::StrFormat(
       "{\"exit_code\": %d, \"records\": %d, \"rate\": %g, \"max_rows_per_segment\": %d, "
       "\"segment_granularity\": \"%s\", \"compaction\": %s, \"ingest_seconds\": %.3f, "
-      "\"ingest_rows_per_second\": %.1f, \"skip_offset_ms\": %d, \"cutoff_ms\": %d, "
+      "\"ingest_rows_per_second\": %.1f, \"full_sequences_seconds\": %.3f, "
+      "\"full_sequences_rows\": %d, \"full_sequences_rows_per_second\": %.1f, "
+      "\"skip_offset_ms\": %d, \"cutoff_ms\": %d, "
       "\"compaction_wait_seconds\": %.3f, \"intervals\": [%s], "
       "\"compactions\": %d, \"rows_compacted\": %d, \"compacting_ms\": %d, "
       "\"input_segments\": %d, \"status_compactions\": %d, \"status_rows_compacted\": %d, "
@@ -516,7 +529,12 @@ void Demo::WriteSummary(int code) {
       "\"last_error\": \"%s\"}\n",
       code, options_.records, options_.rate, options_.max_rows_per_segment,
       options_.segment_granularity, compaction_ ? "true" : "false", ingest_s,
-      ingest_s > 0 ? options_.records / ingest_s : 0.0, absl::ToInt64Milliseconds(skip_offset_),
+      ingest_s > 0 ? options_.records / ingest_s : 0.0, absl::ToDoubleSeconds(full_sequences_took_),
+      full_sequences_rows_,
+      full_sequences_took_ > absl::ZeroDuration()
+          ? full_sequences_rows_ / absl::ToDoubleSeconds(full_sequences_took_)
+          : 0.0,
+      absl::ToInt64Milliseconds(skip_offset_),
       cutoff_ms_, absl::ToDoubleSeconds(compaction_wait_took_), absl::StrJoin(intervals, ", "),
       tally_.compactions(), tally_.rows(), tally_.duration_ms(), tally_.input_segments(),
       last.compactions(), last.rows_compacted(), last.segments_replaced(), last.conflicts(),
