@@ -99,7 +99,14 @@ if [[ -z "$only" || "$only" == throughput ]]; then
       fi
       "$python" bench/compaction/check_table.py "$out/$name/supervisor/metadata.db" \
         "$out/$name.json" --no_snapshots > "$out/$name.check" || { cat "$out/$name.check"; exit 1; }
-      python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(f"{sys.argv[2]}: {d[\"full_sequences_rows_per_second\"]:.0f} rows/s ingested ({d[\"full_sequences_rows\"]} rows in {d[\"full_sequences_seconds\"]:.1f}s; all {d[\"ingest_seconds\"]:.1f}s), {d[\"compactions\"]} compactions, {d[\"rows_compacted\"]} rows in {d[\"compacting_ms\"]} ms")' "$out/$name.json" "$name"
+      python3 - "$out/$name.json" "$name" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+print(f"{sys.argv[2]}: {d['full_sequences_rows_per_second']:.0f} rows/s ingested "
+      f"({d['full_sequences_rows']} rows in {d['full_sequences_seconds']:.1f}s; all "
+      f"{d['ingest_seconds']:.1f}s), {d['compactions']} compactions, {d['rows_compacted']} rows "
+      f"in {d['compacting_ms']} ms")
+PY
     done
   done
 fi
