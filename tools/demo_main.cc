@@ -36,6 +36,7 @@ DEFINE_string(intermediate_handoff_period, "",
               "tuningConfig.intermediateHandoffPeriod of the demo's spec, e.g. PT5S (empty: none)");
 DEFINE_bool(live_timestamps, false,
             "stamp each record with the wall-clock time it is produced (for measuring freshness)");
+DEFINE_bool(iceberg_table, true, "the spec has an Iceberg table (false: segments only)");
 DEFINE_string(segment_granularity, "HOUR",
               "segmentGranularity of the demo's spec (e.g. MINUTE, FIVE_MINUTE, HOUR)");
 DEFINE_string(compaction, "",
@@ -103,6 +104,7 @@ int main(int argc, char** argv) {
   options.task_duration = FLAGS_task_duration;
   options.intermediate_handoff_period = FLAGS_intermediate_handoff_period;
   options.live_timestamps = FLAGS_live_timestamps;
+  options.iceberg_table = FLAGS_iceberg_table;
   options.segment_granularity = FLAGS_segment_granularity;
   options.compaction_json = FLAGS_compaction;
   options.compaction_wait = absl::Seconds(FLAGS_compaction_wait_seconds);

@@ -126,17 +126,23 @@ def live_section(args, out):
     out.append("")
 
 
-def throughput_section(args, out):
+def throughput_section(args, out, prefix="throughput"):
     runs = {"off": [], "on": []}
     for r in range(1, args.repetitions + 1):
         for mode in ("off", "on"):
-            text = read(os.path.join(args.dir, f"throughput-{mode}-{r}.json"))
+            text = read(os.path.join(args.dir, f"{prefix}-{mode}-{r}.json"))
             if text:
                 runs[mode].append((r, json.loads(text)))
     if not runs["off"] or not runs["on"]:
         return
-    out.append("### Ingestion with and without compaction\n")
-    out.append(
+    if prefix == "native":
+        out.append("### The same without an Iceberg table\n")
+        out.append("The same runs with a spec without `icebergTable` (segments only): no append "
+                   "moves a table under a compaction.\n")
+    else:
+        out.append("### Ingestion with and without compaction\n")
+    if prefix == "throughput":
+        out.append(
         f"{args.records} records produced as fast as the producer goes (timestamps one per ms "
         f"over the {args.records / 1000:.0f} s before the start, so "
         f"{args.records // 60000 + 1}-{args.records // 60000 + 2} MINUTE intervals), ingested with "
@@ -155,11 +161,11 @@ def throughput_section(args, out):
             if not match:
                 continue
             s = match[0]
-            before, after = loads(os.path.join(args.dir, f"throughput-{mode}-{r}.load"))
+            before, after = loads(os.path.join(args.dir, f"{prefix}-{mode}-{r}.load"))
             on = mode == "on"
             compacting = f"{s['compacting_ms'] / 1000:.1f} s" if on else ""
             failed, restaged, _ = supervisor_log_counts(
-                os.path.join(args.dir, f"throughput-{mode}-{r}"))
+                os.path.join(args.dir, f"{prefix}-{mode}-{r}"))
             lost = f"{failed} / {restaged}" if on else ""
             out.append(
                 f"| {r} | {mode} | {fmt_rate(s['full_sequences_rows_per_second'])} | "
@@ -203,6 +209,7 @@ def main():
            ""]
     live_section(args, out)
     ratio = throughput_section(args, out)
+    throughput_section(args, out, "native")
     text = "\n".join(out).rstrip() + "\n"
     print(text)
     if args.doc:

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The compaction benchmark (not part of the test suite):
 #   bash bench/compaction/run.sh [--minutes=10] [--rate=1000] [--records=800000]
-#        [--repetitions=1] [--only=live|throughput] [--dir=DIR] [--write_doc]
+#        [--repetitions=1] [--only=live|throughput|native] [--dir=DIR] [--write_doc]
 # Runs the demo's cluster (tools/sluice-demo: dev broker, supervisor, 2
 # workers, taskCount 2 x replicas 2, an Iceberg table) with 1,000-row
 # sequences (maxRowsPerSegment 1000), MINUTE segments and no malformed
@@ -22,6 +22,8 @@
 #    roll-over and are left out), their ratio, and compaction rows/s = rows
 #    compacted / time spent compacting (the supervisor's compaction
 #    records); the table's files per interval are checked as in the live run.
+#  - native: the throughput pair once more without an Iceberg table
+#    (segments only), where no append moves a table under a compaction.
 # Writes "## Compaction" in docs/benchmarks.md (not with --only, unless
 # --write_doc: then from every run found in --dir, e.g. a live run kept from
 # an earlier invocation with the same --dir).
@@ -79,13 +81,15 @@ if [[ -z "$only" || "$only" == live ]]; then
     | tee "$out/live.check"
 fi
 
-if [[ -z "$only" || "$only" == throughput ]]; then
+throughput_runs() {  # $1: name prefix; then extra demo flags
+  local prefix=$1
+  shift
   for ((r = 1; r <= repetitions; r++)); do
     for mode in off on; do
-      name="throughput-$mode-$r"
-      flags=()
+      name="$prefix-$mode-$r"
+      flags=("$@")
       if [[ $mode == on ]]; then
-        flags=(--compaction='{"skipOffsetFromLatest":"PT0S","period":"PT5S","snapshotRetention":"P1D"}')
+        flags+=(--compaction='{"skipOffsetFromLatest":"PT0S","period":"PT5S","snapshotRetention":"P1D"}')
       fi
       load > "$out/$name.load"
       bazel-bin/tools/sluice-demo "${common[@]}" --root_dir="$out/$name" --records="$records" \
@@ -97,8 +101,10 @@ if [[ -z "$only" || "$only" == throughput ]]; then
         tail -n 30 "$out/$name.log" >&2
         exit $status
       fi
-      "$python" bench/compaction/check_table.py "$out/$name/supervisor/metadata.db" \
-        "$out/$name.json" --no_snapshots > "$out/$name.check" || { cat "$out/$name.check"; exit 1; }
+      if [[ $prefix == throughput ]]; then
+        "$python" bench/compaction/check_table.py "$out/$name/supervisor/metadata.db" \
+          "$out/$name.json" --no_snapshots > "$out/$name.check" || { cat "$out/$name.check"; exit 1; }
+      fi
       python3 - "$out/$name.json" "$name" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -109,7 +115,9 @@ print(f"{sys.argv[2]}: {d['full_sequences_rows_per_second']:.0f} rows/s ingested
 PY
     done
   done
-fi
+}
+if [[ -z "$only" || "$only" == throughput ]]; then throughput_runs throughput; fi
+if [[ -z "$only" || "$only" == native ]]; then throughput_runs native --iceberg_table=false; fi
 
 report=(python3 bench/compaction/report.py --dir="$out" --revision="$rev" --minutes="$minutes"
         --rate="$rate" --records="$records" --repetitions="$repetitions")

@@ -272,7 +272,7 @@ int Demo::Ingest(std::map<int32_t, produce::PartitionCount>* produced_counts, in
     skip_offset_ = *skip_offset;
   }
   // Every commit is also a snapshot of the Iceberg table sluice.wiki.
-  wiki.mutable_iceberg_table();
+  if (options_.iceberg_table) wiki.mutable_iceberg_table();
   if (absl::Status s = cluster::SubmitSpec(*stub_, wiki); !s.ok()) {
     return Fail(s.ToString());
   }
@@ -574,7 +574,10 @@ int Demo::Audit(const std::map<int32_t, produce::PartitionCount>& produced, int6
 }
 
 int Demo::QueryTable(int64_t malformed) {
-  if (options_.iceberg_python.empty() || options_.iceberg_query_script.empty()) return kDemoOk;
+  if (options_.iceberg_python.empty() || options_.iceberg_query_script.empty() ||
+      !options_.iceberg_table) {
+    return kDemoOk;
+  }
   const std::string store = absl::StrCat(root_, "/supervisor/metadata.db");
   const std::string command =
       absl::StrCat("'", options_.iceberg_python, "' '", options_.iceberg_query_script, "' '", store,

@@ -71,6 +71,8 @@ struct DemoOptions {
   // timestamps ending about now), so how soon a row is readable after it
   // was produced can be read from the table (bench/iceberg_freshness.sh).
   bool live_timestamps = false;
+  // The spec has an Iceberg table (sluice.wiki); false: segments only.
+  bool iceberg_table = true;
   // dataSchema.granularitySpec.segmentGranularity of the demo's spec.
   std::string segment_granularity = "HOUR";
   // The spec's "compaction" section as JSON (docs/compaction.md), e.g.
