@@ -36,6 +36,18 @@ DEFINE_string(intermediate_handoff_period, "",
               "tuningConfig.intermediateHandoffPeriod of the demo's spec, e.g. PT5S (empty: none)");
 DEFINE_bool(live_timestamps, false,
             "stamp each record with the wall-clock time it is produced (for measuring freshness)");
+DEFINE_bool(iceberg_table, true, "the spec has an Iceberg table (false: segments only)");
+DEFINE_string(segment_granularity, "HOUR",
+              "segmentGranularity of the demo's spec (e.g. MINUTE, FIVE_MINUTE, HOUR)");
+DEFINE_string(compaction, "",
+              "the spec's compaction section as JSON, e.g. "
+              "'{\"skipOffsetFromLatest\":\"PT2M\",\"period\":\"PT5S\"}' (empty: none); the "
+              "demo then waits for compaction to merge every interval older than the skip offset");
+DEFINE_int32(compaction_wait_seconds, 180,
+             "with --compaction: fail if intervals older than the skip offset still hold more "
+             "than --compacted_max_segments segments after this long");
+DEFINE_int32(compacted_max_segments, 2, "with --compaction: used segments allowed per interval");
+DEFINE_string(summary_json, "", "write the run's figures (ingestion, compaction) as JSON here");
 DEFINE_int32(timeout_seconds, 300, "fail if not everything is committed after this long");
 DEFINE_string(root_dir, "",
               "directory for the processes' data and logs (default: a new /tmp/sluice-demo.*, "
@@ -92,6 +104,12 @@ int main(int argc, char** argv) {
   options.task_duration = FLAGS_task_duration;
   options.intermediate_handoff_period = FLAGS_intermediate_handoff_period;
   options.live_timestamps = FLAGS_live_timestamps;
+  options.iceberg_table = FLAGS_iceberg_table;
+  options.segment_granularity = FLAGS_segment_granularity;
+  options.compaction_json = FLAGS_compaction;
+  options.compaction_wait = absl::Seconds(FLAGS_compaction_wait_seconds);
+  options.compacted_max_segments = FLAGS_compacted_max_segments;
+  options.summary_json = FLAGS_summary_json;
   options.timeout = absl::Seconds(FLAGS_timeout_seconds);
   options.root_dir = FLAGS_root_dir;
   options.keep_data = FLAGS_keep_data;

@@ -42,17 +42,26 @@ constexpr int kPartitions = 4;
 
 std::string Dir() { return std::getenv("TEST_TMPDIR"); }
 
-// Builds a segment of `rows` whose provenance is [start, end) of every partition.
-SegmentInfo Build(const std::vector<OwnedRow>& rows, const Schema& schema, int64_t start,
-                  int64_t end, const std::string& id, const std::string& datasource = "wiki") {
+// Builds a segment of `rows` whose provenance is `ranges`.
+SegmentInfo BuildWithRanges(const std::vector<OwnedRow>& rows, const Schema& schema,
+                            const std::vector<PartitionRange>& ranges, const std::string& id,
+                            const std::string& datasource = "wiki") {
   testing::TestSegment segment;
   segment.path = absl::StrCat(Dir(), "/", id, ".seg");
   segment.segment_id = id;
   segment.datasource = datasource;
-  for (int p = 0; p < kPartitions; ++p) segment.ranges.push_back({p, start, end, 0});
+  segment.ranges = ranges;
   auto info = testing::BuildTestSegment(rows, schema, segment);
   EXPECT_TRUE(info.ok()) << info.status();
   return info.ok() ? *info : SegmentInfo();
+}
+
+// Builds a segment of `rows` whose provenance is [start, end) of every partition.
+SegmentInfo Build(const std::vector<OwnedRow>& rows, const Schema& schema, int64_t start,
+                  int64_t end, const std::string& id, const std::string& datasource = "wiki") {
+  std::vector<PartitionRange> ranges;
+  for (int p = 0; p < kPartitions; ++p) ranges.push_back({p, start, end, 0});
+  return BuildWithRanges(rows, schema, ranges, id, datasource);
 }
 
 CompactionOptions Options(std::vector<std::string> inputs, const std::string& id) {
@@ -250,6 +259,48 @@ TEST(CompactionRefuses, OverlappingProvenanceDatasourcesAndSchemas) {
                  {"xnorollup", "different schema"});
   auto none = CompactSegments(Options({}, "x5"));
   EXPECT_EQ(none.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// A sequence that read nothing of a partition has an empty range there,
+// starting where the next sequence's range of it starts: [s, s) and [s, e)
+// are no overlap, however many ranges the inputs have (past 16 the sort of
+// the ranges is no longer an insertion sort, and equal starts moved).
+TEST(CompactionRanges, EmptyRangesStartingWhereAnotherStartsAreNoOverlap) {
+  const Schema schema = TestSchema(true, false);
+  constexpr int kSequences = 60;
+  constexpr int64_t kWidth = 10;
+  const std::vector<OwnedRow> rows = RandomRows(11, 3000, schema, kPartitions);
+  // Partitions 0 and 1: sequence k reads [100 + 10k, 110 + 10k). Partitions
+  // 2 and 3: an even sequence reads nothing ([100 + 10k, 100 + 10k)), the
+  // odd one after it reads both slots.
+  auto sequence_of = [&](const OwnedRow& row) {
+    const int slot = static_cast<int>((row.offset - 100) / kWidth);
+    return row.partition < 2 ? slot : (slot | 1);
+  };
+  std::vector<std::string> paths;
+  size_t records = 0;
+  for (int k = 0; k < kSequences; ++k) {
+    std::vector<OwnedRow> mine;
+    for (const OwnedRow& row : rows) {
+      if (row.offset < 100 + kWidth * kSequences && sequence_of(row) == k) mine.push_back(row);
+    }
+    records += mine.size();
+    const int64_t start = 100 + kWidth * k;
+    std::vector<PartitionRange> ranges = {{0, start, start + kWidth, 0},
+                                          {1, start, start + kWidth, 0}};
+    for (int p = 2; p < kPartitions; ++p) {
+      if (k % 2 == 0) {
+        ranges.push_back({p, start, start, 0});
+      } else {
+        ranges.push_back({p, start - kWidth, start + kWidth, 0});
+      }
+    }
+    paths.push_back(BuildWithRanges(mine, schema, ranges, absl::StrCat("empty", k)).path);
+  }
+  auto compacted = CompactSegments(Options(paths, "empties"));
+  ASSERT_TRUE(compacted.ok()) << compacted.status();
+  EXPECT_EQ(compacted->input_records, records);
+  EXPECT_EQ(compacted->provenance.ranges.size(), 4u * kSequences);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <iterator>
 #include <map>
 #include <string>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "common/segment/format_limits.h"
@@ -292,13 +293,15 @@ absl::StatusOr<WrittenFile> MergeRuns(const std::vector<SortedRun*>& runs, Merge
     header.partitions.push_back(total);
   }
   if (header.kind == FileKind::kSegment) {
-    // Ranges sorted by (partition, start). A partition has one range (a
+    // Ranges sorted by (partition, start, end). A partition has one range (a
     // sequence's) or, in a compacted segment, several disjoint ones, each
     // with the rows the caller says it holds (the files compacted say so).
+    // An empty range (a sequence that read nothing of the partition) sorts
+    // before the range starting where it is, so the two are no overlap.
     std::vector<PartitionRange>& ranges = header.metadata.provenance.ranges;
     std::sort(ranges.begin(), ranges.end(), [](const PartitionRange& a, const PartitionRange& b) {
-      return a.partition != b.partition ? a.partition < b.partition
-                                        : a.start_offset < b.start_offset;
+      return std::make_tuple(a.partition, a.start_offset, a.end_offset) <
+             std::make_tuple(b.partition, b.start_offset, b.end_offset);
     });
     for (size_t i = 0; i < ranges.size(); ++i) {
       if (ranges[i].start_offset > ranges[i].end_offset) {

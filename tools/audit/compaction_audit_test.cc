@@ -149,5 +149,79 @@ TEST_F(CompactionAuditTest, TheCompactedSegmentWithAReplacedOneStillUsedFailsNam
   EXPECT_TRUE(named) << report.ToString();
 }
 
+// Sequences that read nothing of a partition carry the same empty range of
+// it ([100, 100) here, twice); the compacted segment holds both, and an
+// empty range holds no record twice.
+TEST(CompactionAuditEmptyRanges, RepeatedEmptyRangesOfACompactedSegmentPass) {
+  const segment::Schema schema = segment::testing::TestSchema(true, false);
+  const std::vector<OwnedRow> rows = segment::testing::RandomRows(13, 1000, schema, kPartitions);
+  std::map<int32_t, int64_t> end;
+  for (const OwnedRow& r : rows) end[r.partition] = std::max(end[r.partition], r.offset + 1);
+  // Partition 0: s0 [100, 200), s1 [200, 300), s2 [300, end). Partition 1:
+  // s0 and s1 read nothing ([100, 100)), s2 [100, end).
+  const std::vector<std::map<int32_t, std::pair<int64_t, int64_t>>> ranges = {
+      {{0, {100, 200}}, {1, {100, 100}}},
+      {{0, {200, 300}}, {1, {100, 100}}},
+      {{0, {300, end[0]}}, {1, {100, end[1]}}}};
+  const std::string dir = std::getenv("TEST_TMPDIR");
+  std::vector<std::string> paths;
+  v1::GetCommitLogResponse log;
+  log.set_datasource("wiki");
+  log.set_topic("edits");
+  for (int p = 0; p < kPartitions; ++p) {
+    (*log.mutable_initial_offsets())[p] = 100;
+    (*log.mutable_committed_offsets())[p] = end[p];
+  }
+  for (size_t s = 0; s < ranges.size(); ++s) {
+    auto index = segment::IncrementalIndex::Create({schema, segment::testing::TestInterval()});
+    ASSERT_TRUE(index.ok()) << index.status();
+    for (const OwnedRow& r : rows) {
+      const auto& [start, stop] = ranges[s].at(r.partition);
+      if (r.offset < start || r.offset >= stop) continue;
+      ASSERT_TRUE(
+          (*index)->Add(segment::testing::ToInputRow(r, schema), r.partition, r.offset).ok());
+    }
+    const std::string id = absl::StrCat("e", s);
+    segment::BuildOptions options;
+    options.path = absl::StrCat(dir, "/", id, ".seg");
+    options.schema = schema;
+    options.metadata.datasource = "wiki";
+    options.metadata.interval = segment::testing::TestInterval();
+    options.metadata.version = "v";
+    options.metadata.segment_id = id;
+    options.metadata.provenance.topic = "edits";
+    v1::CommittedSequence* seq = log.add_sequences();
+    seq->set_sequence_name(absl::StrCat("wiki_e_", s));
+    seq->add_segment_ids(id);
+    for (const auto& [p, range] : ranges[s]) {
+      options.metadata.provenance.ranges.push_back({p, range.first, range.second, 0});
+      (*seq->mutable_start_offsets())[p] = range.first;
+      (*seq->mutable_end_offsets())[p] = range.second;
+    }
+    options.live_index = index->get();
+    auto info = segment::BuildSegment(options);
+    ASSERT_TRUE(info.ok()) << info.status();
+    paths.push_back(options.path);
+  }
+  segment::CompactionOptions options;
+  options.input_paths = paths;
+  options.path = dir + "/empties.seg";
+  options.version = "v2";
+  options.segment_id = "empties";
+  auto compacted = segment::CompactSegments(options);
+  ASSERT_TRUE(compacted.ok()) << compacted.status();
+  const v1::SegmentDescriptor c = Descriptor(*compacted, "empties", "");
+  int empty = 0;
+  for (const v1::PartitionRange& r : c.provenance().ranges()) {
+    empty += r.start_offset() == r.end_offset();
+  }
+  ASSERT_EQ(empty, 2);
+  RowsCounter counter(&rows);
+  SegmentFileVerifier verifier;
+  AuditReport report = RunAudit(log, {c}, &counter, &verifier);
+  EXPECT_TRUE(report.ok()) << report.ToString();
+  EXPECT_EQ(report.rows_ingested, static_cast<int64_t>(rows.size()));
+}
+
 }  // namespace
 }  // namespace sluice::audit

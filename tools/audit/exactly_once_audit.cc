@@ -260,6 +260,9 @@ AuditReport RunAudit(const v1::GetCommitLogResponse& log,
       continue;
     }
     for (const v1::PartitionRange& range : segment.provenance().ranges()) {
+      // An empty range (a sequence that read nothing of the partition) holds
+      // no record, twice or not: several sequences may have the same one.
+      if (range.start_offset() == range.end_offset()) continue;
       carriers[{segment.interval().start_ms(), segment.interval().end_ms(), range.partition(),
                 range.start_offset(), range.end_offset()}]
           .push_back(segment.id());

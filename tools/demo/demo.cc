@@ -20,6 +20,9 @@
 #include "common/file_util.h"
 #include "common/grpc_status.h"
 #include "common/kafka/consumer_settings.h"
+#include "common/time_util.h"
+#include "google/protobuf/util/json_util.h"
+#include "tools/demo/compaction_watch.h"
 #include "tools/audit/live_audit.h"
 #include "tools/audit/segment_file_verifier.h"
 #include "tools/cluster/process_cluster.h"
@@ -39,6 +42,22 @@ constexpr absl::Duration kPoll = absl::Milliseconds(250);
 constexpr absl::Duration kHandoffWait = absl::Seconds(30);
 constexpr absl::Duration kQuietRepeat = absl::Seconds(6);
 
+// `text` inside a JSON string literal.
+std::string JsonEscaped(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      out += absl::StrFormat("\\u%04x", c);
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 std::string Validate(const DemoOptions& o) {
   if (o.records < 1) return "--records must be >= 1";
   if (o.partitions < 1 || o.partitions > 64) return "--partitions must be in [1, 64]";
@@ -53,6 +72,7 @@ std::string Validate(const DemoOptions& o) {
     return "--malformed_fraction must be in [0, 1]";
   }
   if (o.rate < 0) return "--rate must be >= 0";
+  if (o.compacted_max_segments < 1) return "--compacted_max_segments must be >= 1";
   return "";
 }
 
@@ -131,6 +151,13 @@ class Demo {
   // Until everything produced is committed: kDemoOk, or an exit code.
   int Ingest(std::map<int32_t, produce::PartitionCount>* produced_counts, int64_t* malformed);
   int ShowSegments();
+  // With a compaction config: until every interval older than the skip
+  // offset is compacted and every segment handed off (bounded), then the
+  // used segments per interval and the compaction figures.
+  int WaitForCompaction();
+  // The compaction records of the supervisor's status, counted once.
+  void TallyCompaction();
+  void WriteSummary(int code);
   int Audit(const std::map<int32_t, produce::PartitionCount>& produced, int64_t malformed);
   // The Iceberg table read by pyiceberg and queried with DuckDB; its count
   // of edits must be the parseable records produced.
@@ -147,6 +174,20 @@ class Demo {
   std::unique_ptr<v1::SupervisorService::Stub> stub_;
   absl::Time start_;
   std::string first_segment_;  // a local segment file, for the user to inspect
+  // With options_.compaction_json only.
+  bool compaction_ = false;
+  absl::Duration skip_offset_;
+  CompactionTally tally_;
+  std::vector<IntervalSegments> intervals_;
+  int64_t cutoff_ms_ = 0;
+  absl::Duration compaction_wait_took_;
+  // From the producer's start until everything produced is committed.
+  absl::Duration ingest_took_;
+  // From the producer's start until all but the groups' open sequences
+  // (at most taskCount x maxRowsPerSegment records, published at the next
+  // roll-over) are committed, and the records committed then.
+  absl::Duration full_sequences_took_;
+  int64_t full_sequences_rows_ = 0;
 };
 
 absl::Status Demo::StartCluster() {
@@ -204,13 +245,34 @@ int Demo::Ingest(std::map<int32_t, produce::PartitionCount>* produced_counts, in
   spec.max_rows_per_segment = options_.max_rows_per_segment;
   spec.task_duration = options_.task_duration;
   spec.period = "PT1S";
+  spec.segment_granularity = options_.segment_granularity;
   v1::SupervisorSpec wiki = cluster::WikiSpec(spec);
   if (!options_.intermediate_handoff_period.empty()) {
     wiki.mutable_tuning_config()->set_intermediate_handoff_period(
         options_.intermediate_handoff_period);
   }
+  if (!options_.compaction_json.empty()) {
+    namespace pb = google::protobuf;
+    const pb::util::Status parsed = pb::util::JsonStringToMessage(
+        pb::StringPiece(options_.compaction_json.data(), options_.compaction_json.size()),
+        wiki.mutable_compaction(), pb::util::JsonParseOptions());
+    if (!parsed.ok()) {
+      return Fail(absl::StrCat("--compaction: ", parsed.message().ToString()));
+    }
+    // The supervisor checks the whole section when the spec is submitted;
+    // the skip offset (default P1D) says which intervals to wait for.
+    const std::string& skip = wiki.compaction().skip_offset_from_latest();
+    absl::StatusOr<absl::Duration> skip_offset =
+        skip.empty() ? absl::StatusOr<absl::Duration>(absl::Hours(24)) : ParseIsoDuration(skip);
+    if (!skip_offset.ok()) {
+      return Fail(absl::StrCat("--compaction: skipOffsetFromLatest: ",
+                               skip_offset.status().message()));
+    }
+    compaction_ = true;
+    skip_offset_ = *skip_offset;
+  }
   // Every commit is also a snapshot of the Iceberg table sluice.wiki.
-  wiki.mutable_iceberg_table();
+  if (options_.iceberg_table) wiki.mutable_iceberg_table();
   if (absl::Status s = cluster::SubmitSpec(*stub_, wiki); !s.ok()) {
     return Fail(s.ToString());
   }
@@ -221,7 +283,9 @@ int Demo::Ingest(std::map<int32_t, produce::PartitionCount>* produced_counts, in
                        ? std::string()
                        : absl::StrCat(", intermediateHandoffPeriod ",
                                       options_.intermediate_handoff_period),
-                   ", segmentGranularity HOUR"));
+                   ", segmentGranularity ", options_.segment_granularity,
+                   compaction_ ? absl::StrCat(", compaction ", options_.compaction_json)
+                               : std::string()));
 
   // Timestamps end about now, one edit per millisecond on average.
   produce::ProduceOptions produce;
@@ -239,6 +303,7 @@ int Demo::Ingest(std::map<int32_t, produce::PartitionCount>* produced_counts, in
   Say(absl::StrCat("producing ", options_.records, " wiki edits",
                    options_.rate > 0 ? absl::StrCat(" at ", options_.rate, " records/s") : "",
                    " (a fraction ", options_.malformed_fraction, " of them malformed)\n"));
+  const absl::Time producing_since = absl::Now();
   auto producer = std::make_unique<BackgroundProducer>(produce);
 
   const absl::Time deadline = absl::Now() + options_.timeout;
@@ -273,6 +338,13 @@ int Demo::Ingest(std::map<int32_t, produce::PartitionCount>* produced_counts, in
     snapshot.produced = producer->produced();
     snapshot.producing = !produced_all;
     const absl::Status queried = QuerySupervisor(*stub_, kDatasource, initial, &snapshot);
+    if (compaction_) TallyCompaction();
+    if (queried.ok() && full_sequences_rows_ == 0 &&
+        snapshot.committed >=
+            options_.records - int64_t{options_.task_count} * options_.max_rows_per_segment) {
+      full_sequences_took_ = absl::Now() - producing_since;
+      full_sequences_rows_ = std::max<int64_t>(snapshot.committed, 1);
+    }
     if (!queried.ok()) last_error = queried.ToString();
     bool committed_all = false;
     if (queried.ok() && produced_all) {
@@ -311,7 +383,10 @@ int Demo::Ingest(std::map<int32_t, produce::PartitionCount>* produced_counts, in
       }
       next_progress = absl::Now() + options_.progress_interval;
     }
-    if (committed_all) break;
+    if (committed_all) {
+      ingest_took_ = absl::Now() - producing_since;
+      break;
+    }
     if (absl::Now() >= deadline) {
       return Fail(absl::StrCat("not everything was committed within ",
                                absl::FormatDuration(options_.timeout), " (", snapshot.committed,
@@ -361,6 +436,114 @@ int Demo::ShowSegments() {
   return kDemoOk;
 }
 
+void Demo::TallyCompaction() {
+  absl::StatusOr<v1::SupervisorStatus> status = cluster::GetStatus(*stub_, kDatasource);
+  if (status.ok()) tally_.Add(status->compaction());
+}
+
+int Demo::WaitForCompaction() {
+  const absl::Time start = absl::Now();
+  const absl::Time deadline = start + options_.compaction_wait;
+  std::vector<IntervalSegments> waiting;
+  int pending_handoff = 0;
+  while (true) {
+    TallyCompaction();
+    absl::StatusOr<std::vector<v1::SegmentDescriptor>> listed = ListSegments(*stub_);
+    if (!listed.ok()) return Fail(absl::StrCat("listing segments: ", listed.status().ToString()));
+    pending_handoff = 0;
+    for (const v1::SegmentDescriptor& s : *listed) {
+      if (s.used() && s.handoff_state() == v1::HANDOFF_STATE_FAILED) {
+        return Fail(absl::StrCat("segment ", s.id(), " failed its deep-storage verification"));
+      }
+      pending_handoff += s.used() && s.handoff_state() != v1::HANDOFF_STATE_HANDED_OFF;
+    }
+    intervals_ = GroupUsedByInterval(*listed);
+    cutoff_ms_ = CompactionCutoffMs(intervals_, absl::ToUnixMillis(absl::Now()),
+                                    absl::ToInt64Milliseconds(skip_offset_));
+    waiting = NotCompacted(intervals_, cutoff_ms_, options_.compacted_max_segments);
+    if (waiting.empty() && pending_handoff == 0) break;
+    if (absl::Now() >= deadline || Interrupted()) break;
+    absl::SleepFor(absl::Seconds(1));
+  }
+  compaction_wait_took_ = absl::Now() - start;
+  Say(absl::StrCat("\nused segments per interval (", FormatIsoInstant(cutoff_ms_),
+                   " = the earlier of now and the newest interval's end, minus "
+                   "skipOffsetFromLatest ", absl::FormatDuration(skip_offset_),
+                   "; intervals ending by then are compacted):"));
+  for (const IntervalSegments& i : intervals_) {
+    Say(absl::StrFormat("  %s/%s  %4d segments  %8d rows%s%s", FormatIsoInstant(i.start_ms),
+                        FormatIsoInstant(i.end_ms), i.segments, i.rows,
+                        i.end_ms <= cutoff_ms_ ? "  (older than the skip offset)" : "",
+                        i.not_handed_off > 0
+                            ? absl::StrCat("  ", i.not_handed_off, " not handed off")
+                            : std::string()));
+  }
+  const v1::CompactionStatus& last = tally_.last();
+  Say(absl::StrFormat(
+      "compaction: %d compactions (status: %d, %d segments replaced, %d rows), %d rows "
+      "compacted in %.1fs of compacting (%.0f rows/s), %d conflicts%s",
+      tally_.compactions(), last.compactions(), last.segments_replaced(), last.rows_compacted(),
+      tally_.rows(), tally_.duration_ms() / 1000.0,
+      tally_.duration_ms() > 0 ? tally_.rows() * 1000.0 / tally_.duration_ms() : 0.0,
+      last.conflicts(),
+      last.last_error().empty() ? "" : absl::StrCat("; last error: ", last.last_error())));
+  if (!waiting.empty() || pending_handoff > 0) {
+    std::vector<std::string> names;
+    for (const IntervalSegments& i : waiting) {
+      names.push_back(absl::StrCat(FormatIsoInstant(i.start_ms), " (", i.segments, " segments, ",
+                                   i.not_handed_off, " not handed off)"));
+    }
+    return Fail(absl::StrCat("after ", absl::FormatDuration(options_.compaction_wait), ", ",
+                             waiting.size(), " intervals older than the skip offset hold more than ",
+                             options_.compacted_max_segments, " segments or segments not handed "
+                             "off: ", absl::StrJoin(names, ", "), "; ", pending_handoff,
+                             " used segments not handed off"));
+  }
+  Say(absl::StrFormat("every interval older than the skip offset holds at most %d segments "
+                      "(waited %.1fs after ingestion)",
+                      options_.compacted_max_segments,
+                      absl::ToDoubleSeconds(compaction_wait_took_)));
+  return kDemoOk;
+}
+
+void Demo::WriteSummary(int code) {
+  if (options_.summary_json.empty()) return;
+  const double ingest_s = absl::ToDoubleSeconds(ingest_took_);
+  std::vector<std::string> intervals;
+  for (const IntervalSegments& i : intervals_) {
+    intervals.push_back(absl::StrFormat(
+        "{\"start_ms\": %d, \"end_ms\": %d, \"segments\": %d, \"rows\": %d}", i.start_ms,
+        i.end_ms, i.segments, i.rows));
+  }
+  const v1::CompactionStatus& last = tally_.last();
+  std::string json = absl::StrFormat(
+      "{\"exit_code\": %d, \"records\": %d, \"rate\": %g, \"max_rows_per_segment\": %d, "
+      "\"segment_granularity\": \"%s\", \"compaction\": %s, \"ingest_seconds\": %.3f, "
+      "\"ingest_rows_per_second\": %.1f, \"full_sequences_seconds\": %.3f, "
+      "\"full_sequences_rows\": %d, \"full_sequences_rows_per_second\": %.1f, "
+      "\"skip_offset_ms\": %d, \"cutoff_ms\": %d, "
+      "\"compaction_wait_seconds\": %.3f, \"intervals\": [%s], "
+      "\"compactions\": %d, \"rows_compacted\": %d, \"compacting_ms\": %d, "
+      "\"input_segments\": %d, \"status_compactions\": %d, \"status_rows_compacted\": %d, "
+      "\"status_segments_replaced\": %d, \"conflicts\": %d, \"snapshots_expired\": %d, "
+      "\"last_error\": \"%s\"}\n",
+      code, options_.records, options_.rate, options_.max_rows_per_segment,
+      options_.segment_granularity, compaction_ ? "true" : "false", ingest_s,
+      ingest_s > 0 ? options_.records / ingest_s : 0.0, absl::ToDoubleSeconds(full_sequences_took_),
+      full_sequences_rows_,
+      full_sequences_took_ > absl::ZeroDuration()
+          ? full_sequences_rows_ / absl::ToDoubleSeconds(full_sequences_took_)
+          : 0.0,
+      absl::ToInt64Milliseconds(skip_offset_),
+      cutoff_ms_, absl::ToDoubleSeconds(compaction_wait_took_), absl::StrJoin(intervals, ", "),
+      tally_.compactions(), tally_.rows(), tally_.duration_ms(), tally_.input_segments(),
+      last.compactions(), last.rows_compacted(), last.segments_replaced(), last.conflicts(),
+      last.snapshots_expired(), JsonEscaped(last.last_error()));
+  if (absl::Status s = WriteFileAtomically(options_.summary_json, json); !s.ok()) {
+    Say(absl::StrCat("cannot write ", options_.summary_json, ": ", s.ToString()));
+  }
+}
+
 int Demo::Audit(const std::map<int32_t, produce::PartitionCount>& produced, int64_t malformed) {
   audit::LiveAuditOptions options;
   options.datasource = kDatasource;
@@ -391,7 +574,10 @@ int Demo::Audit(const std::map<int32_t, produce::PartitionCount>& produced, int6
 }
 
 int Demo::QueryTable(int64_t malformed) {
-  if (options_.iceberg_python.empty() || options_.iceberg_query_script.empty()) return kDemoOk;
+  if (options_.iceberg_python.empty() || options_.iceberg_query_script.empty() ||
+      !options_.iceberg_table) {
+    return kDemoOk;
+  }
   const std::string store = absl::StrCat(root_, "/supervisor/metadata.db");
   const std::string command =
       absl::StrCat("'", options_.iceberg_python, "' '", options_.iceberg_query_script, "' '", store,
@@ -517,7 +703,7 @@ int Demo::Run() {
   std::map<int32_t, produce::PartitionCount> produced;
   int64_t malformed = 0;
   int code = Ingest(&produced, &malformed);
-  if (code == kDemoOk) code = ShowSegments();
+  if (code == kDemoOk) code = compaction_ ? WaitForCompaction() : ShowSegments();
   if (code == kDemoOk) code = Audit(produced, malformed);
   if (code == kDemoOk) code = QueryTable(malformed);
   if (code == kDemoOk) {
@@ -528,6 +714,7 @@ int Demo::Run() {
                      " since start)"));
     if (options_.keep_running) KeepRunning(options_.records);
   }
+  WriteSummary(code);
   if (code != kDemoOk && code != kDemoInterrupted && cluster_ != nullptr) {
     for (const std::string& name : cluster_->names()) {
       Say(absl::StrCat("log of ", name, ": ", cluster_->log_path(name)));

@@ -71,6 +71,23 @@ struct DemoOptions {
   // timestamps ending about now), so how soon a row is readable after it
   // was produced can be read from the table (bench/iceberg_freshness.sh).
   bool live_timestamps = false;
+  // The spec has an Iceberg table (sluice.wiki); false: segments only.
+  bool iceberg_table = true;
+  // dataSchema.granularitySpec.segmentGranularity of the demo's spec.
+  std::string segment_granularity = "HOUR";
+  // The spec's "compaction" section as JSON (docs/compaction.md), e.g.
+  // {"skipOffsetFromLatest": "PT2M", "period": "PT5S"}. Empty: none. With
+  // one, the demo also waits (at most `compaction_wait`) until every
+  // interval older than the skip offset holds at most
+  // `compacted_max_segments` used segments, all handed off, shows the used
+  // segments per interval instead of the segment table, and prints the
+  // compaction figures (bench/compaction/run.sh).
+  std::string compaction_json;
+  absl::Duration compaction_wait = absl::Minutes(3);
+  int compacted_max_segments = 2;
+  // Where to write the run's figures as JSON (ingestion time, records,
+  // intervals, compaction totals); empty: nowhere.
+  std::string summary_json;
   // Give up (and fail) when not everything is committed after this long.
   absl::Duration timeout = absl::Minutes(5);
   absl::Duration progress_interval = absl::Milliseconds(1500);

@@ -27,7 +27,10 @@ def main(store, table_name, expected_edits):
     rows, total, added = db.execute(
         "SELECT count(*), sum(count), sum(added) FROM edits").fetchall()[0]
     print(f"table {table.metadata_location}")
-    print(f"{len(snapshots)} snapshots (one per committed sequence), {rows} rows after rollup, "
+    replaces = sum(1 for s in table.metadata.snapshots if s.summary.operation.value == "replace")
+    kinds = (f"{len(snapshots) - replaces} appends, one per committed sequence, and {replaces} "
+             f"compactions' replaces" if replaces else "one per committed sequence")
+    print(f"{len(snapshots)} snapshots ({kinds}), {rows} rows after rollup, "
           f"{total} edits, {added} characters added")
     print("edits per channel:")
     for channel, n in db.execute(
