@@ -173,33 +173,25 @@ TEST(CompactionAuditEmptyRanges, RepeatedEmptyRangesOfACompactedSegmentPass) {
     (*log.mutable_committed_offsets())[p] = end[p];
   }
   for (size_t s = 0; s < ranges.size(); ++s) {
-    auto index = segment::IncrementalIndex::Create({schema, segment::testing::TestInterval()});
-    ASSERT_TRUE(index.ok()) << index.status();
+    std::vector<OwnedRow> mine;
     for (const OwnedRow& r : rows) {
       const auto& [start, stop] = ranges[s].at(r.partition);
-      if (r.offset < start || r.offset >= stop) continue;
-      ASSERT_TRUE(
-          (*index)->Add(segment::testing::ToInputRow(r, schema), r.partition, r.offset).ok());
+      if (r.offset >= start && r.offset < stop) mine.push_back(r);
     }
     const std::string id = absl::StrCat("e", s);
-    segment::BuildOptions options;
+    segment::testing::TestSegment options;
     options.path = absl::StrCat(dir, "/", id, ".seg");
-    options.schema = schema;
-    options.metadata.datasource = "wiki";
-    options.metadata.interval = segment::testing::TestInterval();
-    options.metadata.version = "v";
-    options.metadata.segment_id = id;
-    options.metadata.provenance.topic = "edits";
+    options.segment_id = id;
+    options.version = "v";
     v1::CommittedSequence* seq = log.add_sequences();
     seq->set_sequence_name(absl::StrCat("wiki_e_", s));
     seq->add_segment_ids(id);
     for (const auto& [p, range] : ranges[s]) {
-      options.metadata.provenance.ranges.push_back({p, range.first, range.second, 0});
+      options.ranges.push_back({p, range.first, range.second, 0});
       (*seq->mutable_start_offsets())[p] = range.first;
       (*seq->mutable_end_offsets())[p] = range.second;
     }
-    options.live_index = index->get();
-    auto info = segment::BuildSegment(options);
+    auto info = segment::testing::BuildTestSegment(mine, schema, options);
     ASSERT_TRUE(info.ok()) << info.status();
     paths.push_back(options.path);
   }
