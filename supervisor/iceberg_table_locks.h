@@ -73,7 +73,10 @@ class IcebergTableLocks {
   };
 
   // Holds `location_key` shared; waits while the sweeper removes its files
-  // and while a compaction holds or waits for the table (Committing).
+  // and while a compaction holds or waits for the table (Committing). Not
+  // reentrant: a thread must release its hold before taking another one of
+  // the same table (a second one could wait behind a Committing that waits
+  // for the first).
   Shared Publishing(const std::string& location_key) ABSL_LOCKS_EXCLUDED(mu_);
   // Holds `location_key` exclusively: waits until no publish holds it and no
   // sweep removes its files; publishes that start meanwhile wait behind it.

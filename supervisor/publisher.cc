@@ -219,6 +219,10 @@ absl::StatusOr<v1::PublishSegmentsResponse> Publisher::CommitWithIceberg(
           misses, " attempts to commit sequence ", request.sequence_name(),
           "; nothing was committed (retry)"));
     }
+    // The previous attempt's hold of the table goes first: a second hold
+    // taken by the same publish would wait behind a compaction waiting for
+    // the first (IcebergTableLocks::Committing), which waits for this one.
+    iceberg.reset();
     SLUICE_ASSIGN_OR_RETURN(iceberg, StageIceberg(request));
     if (iceberg && options_.after_iceberg_stage) options_.after_iceberg_stage();
     // Staged in deep storage, nothing committed: a crash here leaves files
