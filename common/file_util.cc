@@ -30,7 +30,8 @@ absl::Status ErrnoStatus(int err, absl::string_view what, absl::string_view path
       return absl::PermissionDeniedError(message);
     case ENOSPC:
     case EDQUOT:
-      // Worth a retry once space is freed (DESIGN: RESOURCE_EXHAUSTED).
+      // Worth a retry once space is freed (RESOURCE_EXHAUSTED in
+      // docs/architecture.md, "What each status code means").
       return absl::ResourceExhaustedError(message);
     case EIO:
     case EAGAIN:
