@@ -30,7 +30,8 @@ absl::Status ErrnoStatus(int err, absl::string_view what, absl::string_view path
       return absl::PermissionDeniedError(message);
     case ENOSPC:
     case EDQUOT:
-      // Worth a retry once space is freed (DESIGN: RESOURCE_EXHAUSTED).
+      // Worth a retry once space is freed (RESOURCE_EXHAUSTED in
+      // docs/architecture.md, "What each status code means").
       return absl::ResourceExhaustedError(message);
     case EIO:
     case EAGAIN:
@@ -117,22 +118,116 @@ absl::Status MakePrivateDir(const std::string& path) {
   return absl::OkStatus();
 }
 
+namespace {
+
+constexpr size_t kAtomicFileBuffer = 1 << 20;
+
+// Temporary names skipped because a file of that name exists (left by a
+// crashed process that had the same pid) before Create gives up.
+constexpr int kMaxTempNameAttempts = 1000;
+
+std::atomic<uint64_t> temp_counter{0};
+
+std::string BaseName(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<AtomicFile>> AtomicFile::Create(const std::string& path) {
+  const std::string prefix =
+      absl::StrCat(ParentDir(path), "/", kTempFilePrefix, BaseName(path), ".", ::getpid(), ".");
+  for (int attempt = 0;; ++attempt) {
+    const std::string temp = absl::StrCat(prefix, temp_counter.fetch_add(1));
+    const int fd = ::open(temp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd >= 0) return std::unique_ptr<AtomicFile>(new AtomicFile(path, temp, fd));
+    if (errno != EEXIST || attempt + 1 >= kMaxTempNameAttempts) {
+      // Named by the file the caller asked for; the temporary name is ours.
+      return ErrnoStatus(errno, "cannot create", path);
+    }
+  }
+}
+
+AtomicFile::AtomicFile(std::string path, std::string temp_path, int fd)
+    : path_(std::move(path)), temp_path_(std::move(temp_path)), fd_(fd) {}
+
+AtomicFile::~AtomicFile() {
+  if (fd_ >= 0) ::close(fd_);
+  if (!committed_) ::unlink(temp_path_.c_str());
+}
+
+absl::Status AtomicFile::Flush() {
+  const absl::Status written = WriteAll(fd_, buffer_, temp_path_);
+  buffer_.clear();
+  return written;
+}
+
+absl::Status AtomicFile::Append(absl::string_view data) {
+  if (committed_) return absl::FailedPreconditionError("file already committed");
+  size_ += data.size();
+  if (buffer_.size() + data.size() > kAtomicFileBuffer) {
+    SLUICE_RETURN_IF_ERROR(Flush());
+    if (data.size() >= kAtomicFileBuffer) return WriteAll(fd_, data, temp_path_);
+  }
+  buffer_.append(data.data(), data.size());
+  return absl::OkStatus();
+}
+
+absl::Status AtomicFile::WriteAt(uint64_t offset, absl::string_view data) {
+  if (offset + data.size() > size_) {
+    return absl::InvalidArgumentError("WriteAt past the bytes appended");
+  }
+  SLUICE_RETURN_IF_ERROR(Flush());
+  size_t done = 0;
+  while (done < data.size()) {
+    const ssize_t n = ::pwrite(fd_, data.data() + done, data.size() - done,
+                               static_cast<off_t>(offset + done));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoStatus(errno, "cannot write", temp_path_);
+    }
+    done += static_cast<size_t>(n);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status AtomicFile::ReadAt(uint64_t offset, size_t length, std::string* out) {
+  if (offset > size_ || length > size_ - offset) {
+    return absl::OutOfRangeError(absl::StrCat("read of ", length, " bytes at ", offset,
+                                              " beyond the ", size_, " bytes of ", temp_path_));
+  }
+  SLUICE_RETURN_IF_ERROR(Flush());
+  out->resize(length);
+  size_t done = 0;
+  while (done < length) {
+    const ssize_t n = ::pread(fd_, &(*out)[done], length - done, static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ErrnoStatus(errno, "cannot read", temp_path_);
+    if (n == 0) return absl::DataLossError(absl::StrCat(temp_path_, " ended early"));
+    done += static_cast<size_t>(n);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status AtomicFile::Commit() {
+  if (committed_) return absl::FailedPreconditionError("file already committed");
+  SLUICE_RETURN_IF_ERROR(Flush());
+  if (::fsync(fd_) != 0) return ErrnoStatus(errno, "cannot fsync", temp_path_);
+  const int closed = ::close(fd_);
+  fd_ = -1;
+  if (closed != 0) return ErrnoStatus(errno, "cannot close", temp_path_);
+  if (::rename(temp_path_.c_str(), path_.c_str()) != 0) {
+    return ErrnoStatus(errno, "cannot rename onto", path_);
+  }
+  committed_ = true;
+  return SyncDir(ParentDir(path_));
+}
+
 absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents) {
-  static std::atomic<uint64_t> counter{0};
-  const std::string tmp = absl::StrCat(path, ".tmp.", ::getpid(), ".", counter++);
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return ErrnoStatus(errno, "cannot create", tmp);
-  absl::Status status = WriteAll(fd, contents, tmp);
-  if (status.ok() && ::fsync(fd) != 0) status = ErrnoStatus(errno, "cannot fsync", tmp);
-  if (::close(fd) != 0 && status.ok()) status = ErrnoStatus(errno, "cannot close", tmp);
-  if (status.ok() && ::rename(tmp.c_str(), path.c_str()) != 0) {
-    status = ErrnoStatus(errno, "cannot rename onto", path);
-  }
-  if (!status.ok()) {
-    ::unlink(tmp.c_str());
-    return status;
-  }
-  return SyncDir(ParentDir(path));
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<AtomicFile> file, AtomicFile::Create(path));
+  SLUICE_RETURN_IF_ERROR(file->Append(contents));
+  return file->Commit();
 }
 
 absl::StatusOr<std::string> ReadFile(const std::string& path) {

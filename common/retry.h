@@ -1,6 +1,7 @@
 // One retry policy for every call that is repeated after a failure.
 //
-// Which codes are retried follows the meaning DESIGN.md gives each code:
+// Which codes are retried follows the meaning docs/architecture.md ("What
+// each status code means") gives each code:
 //   - IsRetryable: UNAVAILABLE (retry this call), DEADLINE_EXCEEDED (the
 //     outcome is unknown; the callee was slow or unreachable) and
 //     RESOURCE_EXHAUSTED (the callee is overloaded and asks to come back).

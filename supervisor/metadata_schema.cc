@@ -9,7 +9,7 @@
 namespace sluice::supervisor {
 namespace {
 
-// Version 1: the tables of DESIGN.md.
+// Version 1: the tables of docs/architecture.md ("The parts", metadata store).
 constexpr char kSchemaV1[] = R"sql(
 CREATE TABLE schema_version (
   version INTEGER PRIMARY KEY,

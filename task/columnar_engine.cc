@@ -4,10 +4,10 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "common/granularity.h"
 #include "common/segment/incremental_index.h"
 #include "common/segment/row_parser.h"
 #include "common/segment/row_transform.h"
+#include "common/segment/schema_proto.h"
 #include "common/segment/segment_builder.h"
 #include "common/segment/segment_verify.h"
 #include "common/segment/spill.h"
@@ -216,38 +216,8 @@ class ColumnarEngine final : public SegmentEngine {
 
 }  // namespace
 
-absl::StatusOr<segment::Schema> SegmentSchemaFromProto(const v1::DataSchema& proto) {
-  segment::Schema schema;
-  if (!proto.timestamp_spec().column().empty()) {
-    schema.timestamp_column = proto.timestamp_spec().column();
-  }
-  if (!proto.timestamp_spec().format().empty()) {
-    SLUICE_ASSIGN_OR_RETURN(schema.timestamp_format,
-                            segment::ParseTimestampFormat(proto.timestamp_spec().format()));
-  }
-  schema.dimensions.assign(proto.dimensions_spec().dimensions().begin(),
-                           proto.dimensions_spec().dimensions().end());
-  schema.dimension_exclusions.assign(proto.dimensions_spec().dimension_exclusions().begin(),
-                                     proto.dimensions_spec().dimension_exclusions().end());
-  for (const v1::MetricSpec& m : proto.metrics_spec()) {
-    segment::MetricSpec metric;
-    SLUICE_ASSIGN_OR_RETURN(metric.type, segment::ParseMetricType(m.type()));
-    metric.name = m.name();
-    if (metric.type != segment::MetricType::kCount) {
-      metric.field = m.field_name().empty() ? m.name() : m.field_name();
-    }
-    schema.metrics.push_back(std::move(metric));
-  }
-  const std::string& query = proto.granularity_spec().query_granularity();
-  SLUICE_ASSIGN_OR_RETURN(schema.query_granularity,
-                          Granularity::Parse(query.empty() ? "NONE" : query));
-  schema.rollup = !proto.granularity_spec().has_rollup() || proto.granularity_spec().rollup();
-  SLUICE_RETURN_IF_ERROR(segment::ValidateSchema(schema));
-  return schema;
-}
-
 absl::StatusOr<std::unique_ptr<SegmentEngine>> NewColumnarEngine(const v1::DataSchema& schema) {
-  SLUICE_ASSIGN_OR_RETURN(segment::Schema converted, SegmentSchemaFromProto(schema));
+  SLUICE_ASSIGN_OR_RETURN(segment::Schema converted, segment::SchemaFromProto(schema));
   SLUICE_ASSIGN_OR_RETURN(segment::RowTransform transform,
                           segment::RowTransform::Create(schema.transform_spec(),
                                                         "dataSchema.transformSpec",

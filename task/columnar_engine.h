@@ -15,10 +15,10 @@
 
 namespace sluice::task {
 
-// The segment library's schema for a data schema (defaults filled in the
-// same way as the supervisor's). INVALID_ARGUMENT naming the problem.
-absl::StatusOr<segment::Schema> SegmentSchemaFromProto(const v1::DataSchema& schema);
-
+// The engine of a data schema (converted by common/segment/schema_proto.h's
+// SchemaFromProto, the one converter). INVALID_ARGUMENT naming the field by
+// its path (`dataSchema.metricsSpec[1].type: ...`) for a schema the segment
+// library, the transform or the row parser refuses.
 absl::StatusOr<std::unique_ptr<SegmentEngine>> NewColumnarEngine(const v1::DataSchema& schema);
 
 }  // namespace sluice::task

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "absl/strings/match.h"
 #include "common/file_util.h"
 #include "common/segment/segment_reader.h"
 
@@ -60,13 +61,22 @@ TEST_F(ColumnarEngineTest, ParseErrorsUseTheWireKinds) {
   EXPECT_EQ(Kind(R"({"ts":1796004000,"bytes":"12"})"), "OK");
 }
 
-TEST_F(ColumnarEngineTest, BadSchemasAreInvalidArgument) {
+TEST_F(ColumnarEngineTest, BadSchemasAreInvalidArgumentNamingTheField) {
   v1::DataSchema bad = TestSchema();
   bad.mutable_metrics_spec(1)->set_type("median");
-  EXPECT_EQ(NewColumnarEngine(bad).status().code(), absl::StatusCode::kInvalidArgument);
+  absl::Status s = NewColumnarEngine(bad).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StartsWith(s.message(), "dataSchema.metricsSpec[1].type: ")) << s;
   bad = TestSchema();
   bad.mutable_timestamp_spec()->set_format("julian");
-  EXPECT_EQ(NewColumnarEngine(bad).status().code(), absl::StatusCode::kInvalidArgument);
+  s = NewColumnarEngine(bad).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StartsWith(s.message(), "dataSchema.timestampSpec.format: ")) << s;
+  bad = TestSchema();
+  bad.mutable_granularity_spec()->set_query_granularity("FORTNIGHT");
+  s = NewColumnarEngine(bad).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StartsWith(s.message(), "dataSchema.granularitySpec.queryGranularity: ")) << s;
   bad = TestSchema();
   bad.mutable_dimensions_spec()->add_dimensions("bytes");  // also a metric input... and name
   bad.mutable_dimensions_spec()->add_dimensions("bytes");

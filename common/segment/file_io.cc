@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -16,131 +15,6 @@
 
 namespace sluice {
 namespace segment {
-namespace {
-
-constexpr size_t kBufferSize = 1 << 20;
-
-std::atomic<uint64_t> temp_counter{0};
-
-std::string DirName(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  if (slash == 0) return "/";
-  return path.substr(0, slash);
-}
-
-std::string BaseName(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-absl::Status SyncDirectory(const std::string& dir) {
-  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return ErrnoStatus(errno, "open directory", dir);
-  const int rc = ::fsync(fd);
-  const int error = errno;
-  ::close(fd);
-  if (rc != 0) return ErrnoStatus(error, "fsync directory", dir);
-  return absl::OkStatus();
-}
-
-}  // namespace
-
-absl::StatusOr<std::unique_ptr<AtomicFile>> AtomicFile::Create(const std::string& path) {
-  const std::string temp = absl::StrCat(DirName(path), "/", kTempFilePrefix, BaseName(path), ".",
-                                        ::getpid(), ".", temp_counter.fetch_add(1));
-  const int fd = ::open(temp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) return ErrnoStatus(errno, "create", temp);
-  return std::unique_ptr<AtomicFile>(new AtomicFile(path, temp, fd));
-}
-
-AtomicFile::AtomicFile(std::string path, std::string temp_path, int fd)
-    : path_(std::move(path)), temp_path_(std::move(temp_path)), fd_(fd) {
-  buffer_.reserve(kBufferSize);
-}
-
-AtomicFile::~AtomicFile() {
-  if (fd_ >= 0) ::close(fd_);
-  if (!committed_) ::unlink(temp_path_.c_str());
-}
-
-absl::Status AtomicFile::ReadAt(uint64_t offset, size_t length, std::string* out) {
-  if (offset > size_ || length > size_ - offset) {
-    return absl::OutOfRangeError(absl::StrCat("read of ", length, " bytes at ", offset,
-                                              " beyond the ", size_, " bytes of ", temp_path_));
-  }
-  if (absl::Status s = Flush(); !s.ok()) return s;
-  out->resize(length);
-  size_t done = 0;
-  while (done < length) {
-    const ssize_t n = ::pread(fd_, &(*out)[done], length - done, static_cast<off_t>(offset + done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return ErrnoStatus(errno, "read", temp_path_);
-    if (n == 0) return absl::DataLossError(absl::StrCat(temp_path_, " ended early"));
-    done += static_cast<size_t>(n);
-  }
-  return absl::OkStatus();
-}
-
-absl::Status AtomicFile::Flush() {
-  size_t done = 0;
-  while (done < buffer_.size()) {
-    const ssize_t n = ::write(fd_, buffer_.data() + done, buffer_.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return ErrnoStatus(errno, "write", temp_path_);
-    }
-    done += static_cast<size_t>(n);
-  }
-  buffer_.clear();
-  return absl::OkStatus();
-}
-
-absl::Status AtomicFile::Append(absl::string_view data) {
-  if (committed_) return absl::FailedPreconditionError("file already committed");
-  size_ += data.size();
-  if (buffer_.size() + data.size() > kBufferSize) {
-    if (absl::Status s = Flush(); !s.ok()) return s;
-    if (data.size() >= kBufferSize) {
-      buffer_.assign(data.data(), data.size());
-      return Flush();
-    }
-  }
-  buffer_.append(data.data(), data.size());
-  return absl::OkStatus();
-}
-
-absl::Status AtomicFile::WriteAt(uint64_t offset, absl::string_view data) {
-  if (offset + data.size() > size_) {
-    return absl::InvalidArgumentError("WriteAt past the bytes appended");
-  }
-  if (absl::Status s = Flush(); !s.ok()) return s;
-  size_t done = 0;
-  while (done < data.size()) {
-    const ssize_t n = ::pwrite(fd_, data.data() + done, data.size() - done,
-                               static_cast<off_t>(offset + done));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return ErrnoStatus(errno, "write", temp_path_);
-    }
-    done += static_cast<size_t>(n);
-  }
-  return absl::OkStatus();
-}
-
-absl::Status AtomicFile::Commit() {
-  if (committed_) return absl::FailedPreconditionError("file already committed");
-  if (absl::Status s = Flush(); !s.ok()) return s;
-  if (::fsync(fd_) != 0) return ErrnoStatus(errno, "fsync", temp_path_);
-  if (::close(fd_) != 0) {
-    fd_ = -1;
-    return ErrnoStatus(errno, "close", temp_path_);
-  }
-  fd_ = -1;
-  if (::rename(temp_path_.c_str(), path_.c_str()) != 0) return ErrnoStatus(errno, "rename to", path_);
-  committed_ = true;
-  return SyncDirectory(DirName(path_));
-}
 
 absl::StatusOr<MappedFile> MappedFile::Open(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);

@@ -1,6 +1,5 @@
 #include "common/segment/file_io.h"
 
-#include <dirent.h>
 #include <sys/stat.h>
 
 #include <gtest/gtest.h>
@@ -14,51 +13,10 @@ namespace sluice {
 namespace segment {
 namespace {
 
-std::vector<std::string> List(const std::string& dir) {
-  std::vector<std::string> names;
-  DIR* d = opendir(dir.c_str());
-  while (dirent* e = readdir(d)) {
-    const std::string name = e->d_name;
-    if (name != "." && name != "..") names.push_back(name);
-  }
-  closedir(d);
-  return names;
-}
-
 std::string TempDir(const char* name) {
   const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/" + name;
   mkdir(dir.c_str(), 0755);
   return dir;
-}
-
-TEST(AtomicFile, AppearsOnlyOnCommit) {
-  const std::string dir = TempDir("commit");
-  const std::string path = dir + "/file";
-  auto file = AtomicFile::Create(path);
-  ASSERT_TRUE(file.ok()) << file.status();
-  ASSERT_TRUE((*file)->Append("hello ").ok());
-  ASSERT_TRUE((*file)->Append(std::string(3 << 20, 'x')).ok());
-  ASSERT_TRUE((*file)->WriteAt(0, "HE").ok());
-  EXPECT_EQ((*file)->size(), 6u + (3 << 20));
-  EXPECT_FALSE(ReadFileToString(path).ok());  // not there yet
-  ASSERT_EQ(List(dir).size(), 1u);
-  EXPECT_EQ(List(dir)[0].rfind(kTempFilePrefix, 0), 0u);
-  ASSERT_TRUE((*file)->Commit().ok());
-  auto contents = ReadFileToString(path);
-  ASSERT_TRUE(contents.ok());
-  EXPECT_EQ(contents->substr(0, 6), "HEllo ");
-  EXPECT_EQ(contents->size(), 6u + (3 << 20));
-  EXPECT_EQ(List(dir), std::vector<std::string>{"file"});
-}
-
-TEST(AtomicFile, AbandonedFileLeavesNothing) {
-  const std::string dir = TempDir("abandon");
-  {
-    auto file = AtomicFile::Create(dir + "/never");
-    ASSERT_TRUE(file.ok());
-    ASSERT_TRUE((*file)->Append("partial").ok());
-  }
-  EXPECT_TRUE(List(dir).empty());
 }
 
 // One whole file through AtomicFile.
@@ -69,20 +27,10 @@ absl::Status Write(const std::string& path, absl::string_view contents) {
   return (*file)->Commit();
 }
 
-TEST(AtomicFile, ReplacesAnExistingFileWhole) {
-  const std::string dir = TempDir("replace");
-  ASSERT_TRUE(Write(dir + "/f", "first version").ok());
-  ASSERT_TRUE(Write(dir + "/f", "second").ok());
-  EXPECT_EQ(*ReadFileToString(dir + "/f"), "second");
-}
-
-TEST(AtomicFile, ErrorsNameThePath) {
-  auto file = AtomicFile::Create("/nonexistent-dir/x");
-  ASSERT_FALSE(file.ok());
-  EXPECT_EQ(file.status().code(), absl::StatusCode::kNotFound);
-  EXPECT_NE(file.status().message().find("/nonexistent-dir"), absl::string_view::npos);
+TEST(MappedFile, MissingFileIsNotFound) {
   auto mapped = MappedFile::Open("/nonexistent-file");
   EXPECT_EQ(mapped.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_NE(mapped.status().message().find("/nonexistent-file"), absl::string_view::npos);
 }
 
 TEST(MappedFile, EmptyFile) {

@@ -6,8 +6,11 @@ namespace sluice {
 namespace segment {
 namespace {
 
+// INVALID_ARGUMENT "dataSchema.<field>: <message>" ("dataSchema: <message>"
+// for the schema as a whole).
 absl::Status Field(absl::string_view field, const absl::Status& status) {
-  return absl::InvalidArgumentError(absl::StrCat("dataSchema.", field, ": ", status.message()));
+  return absl::InvalidArgumentError(
+      absl::StrCat("dataSchema", field.empty() ? "" : ".", field, ": ", status.message()));
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "absl/strings/match.h"
+
 namespace sluice {
 namespace segment {
 namespace {
@@ -70,7 +72,9 @@ TEST(SchemaFromProto, NamesTheBadField) {
             absl::string_view::npos);
   proto.mutable_granularity_spec()->set_query_granularity("HOUR");
   proto.mutable_dimensions_spec()->add_dimensions("x");  // same name as the metric
-  EXPECT_EQ(SchemaFromProto(proto).status().code(), absl::StatusCode::kInvalidArgument);
+  s = SchemaFromProto(proto).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StartsWith(s.message(), "dataSchema: ")) << s;
 }
 
 }  // namespace
