@@ -70,8 +70,8 @@ TEST_F(ClusterSmokeTest, ReflectionListsEveryMethodOfBothServices) {
       "WorkerHeartbeat", "ReportTaskStatus", "MarkSegmentsLoaded", "SubmitSupervisor",
       "GetSupervisor", "ListSupervisors", "GetSupervisorHistory", "GetSupervisorStatus",
       "SuspendSupervisor", "ResumeSupervisor", "ResetSupervisor", "ResetOffsets",
-      "HandoffTaskGroups", "TerminateSupervisor", "ListSegments", "ListTasks", "ListWorkers",
-      "GetCommitLog"};
+      "HandoffTaskGroups", "CompactDataSource", "TerminateSupervisor", "ListSegments",
+      "ListTasks", "ListWorkers", "GetCommitLog"};
   const std::set<std::string> task_methods = {
       "RunTask", "StopTask", "ListTasks", "Pause", "Resume", "SetEndOffsets",
       "GetCurrentOffsets", "GetEndOffsets", "GetCheckpoints", "GetTaskStatus"};
