@@ -125,7 +125,7 @@ TEST_F(ClusterAuthTest, EveryReflectedMethodHasRolesAndEnforcesThem) {
       }
     }
   }
-  EXPECT_EQ(methods, 35);  // 25 supervisor + 10 task methods
+  EXPECT_EQ(methods, 36);  // 26 supervisor + 10 task methods
 }
 
 TEST_F(ClusterAuthTest, AWorkerTokenActsOnlyAsItsOwnWorker) {
