@@ -20,7 +20,9 @@ absl::StatusOr<int64_t> RemoveReplacedSegmentFiles(MetadataStore& store, DeepSto
   }));
   absl::Status first_error;
   int64_t removed = 0;
-  for (const auto& [id, path] : due) {
+  for (const auto& file : due) {
+    const std::string& id = file.first;  // named, not bound: the lambda below uses it
+    const std::string& path = file.second;
     absl::Status deleted = storage.Delete(path);
     if (!deleted.ok()) {
       LOG(WARNING) << "[compaction] file of replaced segment " << id << " not removed: "
