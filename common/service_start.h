@@ -1,7 +1,8 @@
 // What each sluice binary does first once its flags are parsed, the same way
 // in every main: arm the fault points given by --fault_points, and serve the
-// Prometheus endpoint when --metrics_listen is set. Flags stay in main; the
-// values come in as arguments.
+// Prometheus endpoint when --metrics_listen is set. No flags here: the values
+// come in as arguments (common/service_flags.h reads the shared flags and
+// calls this for both mains).
 #ifndef SLUICE_COMMON_SERVICE_START_H_
 #define SLUICE_COMMON_SERVICE_START_H_
 

@@ -1,5 +1,7 @@
 // sluice-task: a task worker. Runs the reading tasks the supervisor assigns,
-// restores them after a restart. Flags are read here and nowhere else.
+// restores them after a restart. Its own flags are read here; those both
+// binaries share (deep storage, S3, TLS, authentication, Kafka policy,
+// shutdown grace) in common/service_flags.cc.
 #include <malloc.h>
 
 #include <algorithm>
@@ -14,7 +16,7 @@
 #include "common/grpc_server.h"
 #include "common/kafka/consumer_settings.h"
 #include "common/metrics/registry.h"
-#include "common/service_start.h"
+#include "common/service_flags.h"
 #include "task/worker_server.h"
 
 DEFINE_string(listen, "0.0.0.0:7071", "host:port to serve gRPC on (port 0: pick a free one)");
@@ -22,20 +24,6 @@ DEFINE_string(data_dir, "./sluice-data/worker", "directory of task state (sequen
 DEFINE_string(supervisor, "127.0.0.1:7070",
               "host:port of the supervisor, or a comma-separated list of supervisors that elect "
               "a leader (calls follow the leader)");
-DEFINE_string(deep_storage, "",
-              "deep storage URI, file:///path or s3://bucket/prefix "
-              "(default: <data_dir>/deep-storage)");
-DEFINE_string(s3_endpoint, "",
-              "S3 API endpoint for an s3:// --deep_storage, http(s)://host[:port] "
-              "(default: https://s3.<region>.amazonaws.com)");
-DEFINE_string(s3_region, "us-east-1", "S3 region (signs requests)");
-DEFINE_bool(s3_path_style, false,
-            "address buckets as <endpoint>/<bucket> (most S3-compatible servers) instead of "
-            "<bucket>.<endpoint host>");
-DEFINE_int32(s3_part_size_mb, 16, "S3 multipart part size; files larger than 4 parts are uploaded in parts");
-DEFINE_int32(s3_max_attempts, 6,
-             "S3 requests are tried this often on 5xx, throttling and timeouts, then fail");
-DEFINE_int32(s3_request_timeout_ms, 120000, "deadline of one S3 request (one part for uploads)");
 DEFINE_string(worker_id, "", "stable worker id, e.g. the pod name (default: host name)");
 DEFINE_string(advertise_address, "", "host:port the supervisor dials (default: the bound address)");
 DEFINE_int32(capacity, 4, "task slots");
@@ -49,10 +37,6 @@ DEFINE_int64(ingestion_memory_bytes, 0,
 DEFINE_string(metrics_listen, "",
               "host:port to serve Prometheus /metrics and /healthz on, plain HTTP (empty: off); "
               "with authentication on, all but /healthz need a reader or admin bearer token");
-DEFINE_string(tls_cert, "", "PEM certificate chain for the gRPC server and outgoing calls");
-DEFINE_string(tls_key, "", "PEM private key of --tls_cert");
-DEFINE_string(tls_ca, "", "PEM CA bundle: peers must present certificates it signed (mutual TLS)");
-DEFINE_int32(shutdown_grace_seconds, 20, "how long running calls get to finish on SIGTERM");
 DEFINE_int32(supervisor_timeout_ms, 10000, "deadline of calls to the supervisor");
 DEFINE_int32(heartbeat_interval_ms, 1000,
              "heartbeat interval until the supervisor sets one, and registration retry interval");
@@ -68,28 +52,6 @@ DEFINE_int32(claim_chunk_records, 64,
              "end offsets set while reading are checked)");
 DEFINE_string(kafka_cluster, "kafka",
               "kind of Kafka cluster, for the consumer defaults: kafka, or dev (sluice-devbroker)");
-DEFINE_string(auth_tokens_file, "",
-              "file of accepted bearer tokens, hashed: lines \"sha256:<hex> <name>\" "
-              "(see docs/operations.md)");
-DEFINE_string(auth_policy_file, "",
-              "principal -> roles: lines \"token:<name>|cert:<SAN URI or CN> <roles> [worker id]\"");
-DEFINE_bool(insecure_no_auth, false,
-            "serve without authentication: every caller has every role (loopback demos only)");
-DEFINE_string(auth_token_file, "", "file holding this process's own bearer token for its calls");
-DEFINE_string(kafka_files_dir, "",
-              "the only directory spec properties may name files in (key stores, CA files, "
-              "${file:} secrets); empty: none");
-DEFINE_string(kafka_denied_properties, "",
-              "comma-separated librdkafka properties to refuse in specs, besides the built-in list");
-DEFINE_bool(kafka_allow_oidc_token_endpoint, false,
-            "allow specs to set sasl.oauthbearer.method=oidc and its token endpoint URL");
-DEFINE_string(kafka_secret_env_prefix, "SLUICE_SECRET_",
-              "${env:NAME} secret references must name a variable with this prefix");
-DEFINE_string(kafka_secret_destinations_file, "",
-              "file binding each ${env:}/${file:} secret reference to the Kafka servers "
-              "(host:port, * in the host) it may be sent to; a reference resolves only when "
-              "every bootstrap server of the spec is allowed for it. Empty: specs cannot use "
-              "references (see docs/operations.md)");
 DEFINE_string(fault_points, "",
               "test only: fault points, e.g. task.after_push=crash (see common/fault_injection.h)");
 DEFINE_string(port_file, "", "if set, the bound host:port is written there once serving");
@@ -116,51 +78,24 @@ void TuneMalloc(bool memory_budget) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  sluice::BlockShutdownSignals();
-  gflags::SetUsageMessage("sluice task worker");
-  gflags::ParseCommandLineFlags(&argc, &argv, true);
+  sluice::InitServiceProcess("sluice task worker", &argc, &argv);
   TuneMalloc(FLAGS_ingestion_memory_bytes > 0);
-  FLAGS_logtostderr = true;
-  google::InitGoogleLogging(argv[0]);
-
-  auto security = sluice::LoadSecurityOptions(
-      {FLAGS_auth_tokens_file, FLAGS_auth_policy_file, FLAGS_insecure_no_auth, FLAGS_auth_token_file,
-       FLAGS_kafka_files_dir, FLAGS_kafka_denied_properties, FLAGS_kafka_allow_oidc_token_endpoint,
-       FLAGS_kafka_secret_env_prefix, FLAGS_kafka_secret_destinations_file});
-  if (!security.ok()) {
-    LOG(ERROR) << "[worker] " << security.status();
-    return 2;
-  }
   // Outlives the gRPC server and the metrics endpoint (both point into it).
   sluice::metrics::Registry registry;
-  // The metrics endpoint checks the credentials the gRPC server accepts.
-  sluice::auth::AuthOptions metrics_auth = security->auth;
-  metrics_auth.client_certificates = !FLAGS_tls_ca.empty();
-  auto metrics_http = sluice::StartServiceBasics("[worker]", FLAGS_fault_points,
-                                                 FLAGS_metrics_listen, &registry, metrics_auth);
-  if (!metrics_http.ok()) {
-    LOG(ERROR) << "[worker] " << metrics_http.status();
-    return metrics_http.status().code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
+  sluice::ServiceBasics basics;
+  if (int exit_code = sluice::StartServiceFromFlags("[worker]", FLAGS_fault_points,
+                                                    FLAGS_metrics_listen, &registry,
+                                                    /*routes=*/nullptr, &basics);
+      exit_code != 0) {
+    return exit_code;
   }
 
   sluice::task::WorkerServerOptions options;
   options.listen_address = FLAGS_listen;
   options.data_dir = FLAGS_data_dir;
   options.supervisor_address = FLAGS_supervisor;
-  options.deep_storage_uri = FLAGS_deep_storage;
-  {
-    sluice::s3::S3Options& s3 = options.deep_storage_options.s3;
-    s3.endpoint = FLAGS_s3_endpoint;
-    s3.region = FLAGS_s3_region;
-    s3.path_style = FLAGS_s3_path_style;
-    s3.part_size_bytes = int64_t{FLAGS_s3_part_size_mb} << 20;
-    s3.multipart_threshold_bytes = 4 * s3.part_size_bytes;
-    s3.retry.max_attempts = FLAGS_s3_max_attempts;
-    s3.request_timeout = absl::Milliseconds(FLAGS_s3_request_timeout_ms);
-    // Credentials: AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY/AWS_SESSION_TOKEN or
-    // AWS_SHARED_CREDENTIALS_FILE/~/.aws/credentials with AWS_PROFILE, loaded
-    // by OpenDeepStorage.
-  }
+  options.deep_storage_uri = sluice::DeepStorageUriFromFlags();
+  options.deep_storage_options = sluice::DeepStorageOptionsFromFlags();
   options.worker_id = FLAGS_worker_id;
   options.advertise_address = FLAGS_advertise_address;
   options.capacity = FLAGS_capacity;
@@ -188,12 +123,10 @@ int main(int argc, char** argv) {
     LOG(ERROR) << "[worker] --kafka_cluster: " << kind.status();
     return 2;
   }
-  options.tls.cert_path = FLAGS_tls_cert;
-  options.tls.key_path = FLAGS_tls_key;
-  options.tls.ca_path = FLAGS_tls_ca;
-  options.auth = security->auth;
-  options.client_auth = security->client_auth;
-  options.tuning.kafka_policy = security->kafka_policy;
+  options.tls = sluice::TlsOptionsFromFlags();
+  options.auth = basics.security.auth;
+  options.client_auth = basics.security.client_auth;
+  options.tuning.kafka_policy = basics.security.kafka_policy;
   options.metrics = &registry;
   auto server = sluice::task::WorkerServer::Start(std::move(options));
   if (!server.ok()) {
@@ -207,9 +140,7 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  const int signal_number = sluice::WaitForShutdownSignal();
-  LOG(INFO) << "[worker] signal " << signal_number << ": shutting down";
-  (*server)->Shutdown(absl::Seconds(FLAGS_shutdown_grace_seconds));
-  LOG(INFO) << "[worker] stopped";
+  sluice::ServeUntilShutdownSignal("[worker]",
+                                   [&](absl::Duration grace) { (*server)->Shutdown(grace); });
   return 0;
 }
