@@ -221,7 +221,8 @@ void SupervisorManager::StartCompaction() {
   compactor.metrics = options_.metrics;
   compactor.iceberg_stager =
       [this](const IntervalCompaction& compaction,
-             const std::optional<std::string>& base) -> absl::StatusOr<std::optional<IcebergSwap>> {
+             const std::optional<std::string>& base,
+             IcebergReplaceReuse* reuse) -> absl::StatusOr<std::optional<IcebergSwap>> {
     if (!base.has_value()) return std::nullopt;  // no table yet: nothing of it to replace
     SLUICE_ASSIGN_OR_RETURN(SpecRecord latest, LatestSpec(compaction.datasource));
     const std::optional<IcebergTarget> target =
@@ -239,7 +240,7 @@ void SupervisorManager::StartCompaction() {
     }
     SLUICE_ASSIGN_OR_RETURN(StagedIcebergReplace staged,
                             StageIcebergReplace(options_.deep_storage, options_.scratch_dir,
-                                                *target, *base, compaction, replace));
+                                                *target, *base, compaction, replace, reuse));
     if (!staged.metadata_location.has_value()) {
       LOG(INFO) << "[supervisor] compaction of " << compaction.datasource
                 << ": the Iceberg table keeps its files (" << staged.skipped << ")";

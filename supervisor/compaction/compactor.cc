@@ -195,6 +195,7 @@ absl::StatusOr<CompactionCommitResult> Compactor::Commit(const v1::SupervisorSpe
   const std::string& table_namespace = spec.iceberg_table().table_namespace();
   const std::string& table_name = spec.iceberg_table().table_name();
   CompactionCommitResult committed;
+  IcebergReplaceReuse reuse;
   for (int attempt = 1; attempt <= kMaxCompactionCommitAttempts; ++attempt) {
     std::optional<std::string> base;
     SLUICE_RETURN_IF_ERROR(options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
@@ -203,7 +204,8 @@ absl::StatusOr<CompactionCommitResult> Compactor::Commit(const v1::SupervisorSpe
     }));
     // The first attempt holds the table as a publish does; once a publish
     // won, the next attempts hold it alone, so that publishes wait for one
-    // staging and commit instead of winning every attempt.
+    // staging and commit instead of winning every attempt. Those stagings
+    // reuse the first one's data files: the publishes wait for manifests.
     IcebergTableLocks::Shared shared;
     IcebergTableLocks::Exclusive exclusive;
     if (options_.table_locks != nullptr) {
@@ -215,7 +217,7 @@ absl::StatusOr<CompactionCommitResult> Compactor::Commit(const v1::SupervisorSpe
       }
     }
     SLUICE_ASSIGN_OR_RETURN(std::optional<IcebergSwap> swap,
-                            options_.iceberg_stager(compaction, base));
+                            options_.iceberg_stager(compaction, base, &reuse));
     SLUICE_RETURN_IF_ERROR(SLUICE_FAULT_POINT("supervisor.compaction_before_commit"));
     if (options_.before_commit) options_.before_commit(compaction);
     SLUICE_ASSIGN_OR_RETURN(committed, CommitCompaction(options_.store, compaction, swap, now));
@@ -226,7 +228,9 @@ absl::StatusOr<CompactionCommitResult> Compactor::Commit(const v1::SupervisorSpe
       return committed;
     }
     LOG(INFO) << "compaction of " << compaction.datasource << ": " << committed.detail
-              << "; staging again (attempt " << attempt << ")";
+              << "; staging again on top of it (attempt " << attempt << "; data files written "
+              << reuse.data_file_writes << " time(s), " << reuse.table_file_reads
+              << " table files read)";
   }
   return committed;
 }

@@ -3,10 +3,12 @@
 // interval (segment_compaction.h), stage the Iceberg replace when the spec
 // has a table (an injected stager, staged on the table's current metadata),
 // and commit both in one transaction (compaction_commit.h). A commit that
-// finds the table moved stages again and retries (up to
-// kMaxCompactionCommitAttempts in all), holding the table alone from the
+// finds the table moved stages again on top of the appends that won and
+// retries (up to kMaxCompactionCommitAttempts in all): the data files are
+// written once (IcebergReplaceReuse), so a new attempt only rewrites the
+// manifests that hold the replaced files. It holds the table alone from the
 // second attempt on (IcebergTableLocks::Committing: this process's publishes
-// wait for it rather than win again); one that lost an input (a
+// wait for that short staging rather than win again); one that lost an input (a
 // concurrent replacement) counts a conflict and the pass plans those
 // intervals once more. Everything is recorded in a CompactionActivity.
 //
@@ -36,6 +38,7 @@
 #include "supervisor/compaction/compaction_activity.h"
 #include "supervisor/compaction/compaction_commit.h"
 #include "supervisor/compaction/compaction_planner.h"
+#include "supervisor/compaction/iceberg_replace.h"
 #include "common/metrics/registry.h"
 #include "supervisor/iceberg_table_locks.h"
 #include "supervisor/metadata_store.h"
@@ -52,8 +55,11 @@ inline constexpr int kMaxCompactionListedSegments = 100000;
 // `base` (nullopt: the catalog has no table): the swap to commit with it;
 // nullopt when the table has nothing to replace (no table yet, or the
 // replaced segments have no files in it): the native side commits alone.
+// `reuse` is the same for every attempt of one compaction: what an attempt
+// wrote and read that the next can use (iceberg_replace.h).
 using IcebergReplaceStager = std::function<absl::StatusOr<std::optional<IcebergSwap>>(
-    const IntervalCompaction& compaction, const std::optional<std::string>& base)>;
+    const IntervalCompaction& compaction, const std::optional<std::string>& base,
+    IcebergReplaceReuse* reuse)>;
 
 struct CompactorOptions {
   MetadataStore* store = nullptr;

@@ -433,7 +433,7 @@ TEST_F(CompactorTest, TheIcebergCommitStagesAgainWhenTheTableMoved) {
   // right after the first staging.
   std::vector<std::optional<std::string>> bases;
   options_.iceberg_stager = [&](const IntervalCompaction&,
-                                const std::optional<std::string>& base)
+                                const std::optional<std::string>& base, IcebergReplaceReuse*)
       -> absl::StatusOr<std::optional<IcebergSwap>> {
     bases.push_back(base);
     const int n = static_cast<int>(bases.size());
@@ -465,7 +465,7 @@ TEST_F(CompactorTest, ATableThatKeepsMovingFailsTheJobWithNothingReplaced) {
   spec_.mutable_iceberg_table()->set_table_name("wiki");
   int stagings = 0;
   options_.iceberg_stager = [&](const IntervalCompaction&,
-                                const std::optional<std::string>& base)
+                                const std::optional<std::string>& base, IcebergReplaceReuse*)
       -> absl::StatusOr<std::optional<IcebergSwap>> {
     ++stagings;
     // Another writer's metadata every time.

@@ -93,20 +93,60 @@ absl::StatusOr<int64_t> SumOfOutputs(const IntervalCompaction& compaction,
   return sum;
 }
 
+// Writes the outputs as data files of the plan's schema and spec, stores
+// them and reads them back; kept in `reuse`.
+absl::Status WriteDataFiles(DeepStorage* storage, const std::string& scratch_dir,
+                            const IcebergTarget& target, const iceberg::AppendPlan& plan,
+                            const std::string& written_for, const IntervalCompaction& compaction,
+                            const IcebergReplaceOptions& options, IcebergReplaceReuse* reuse) {
+  reuse->written_for.clear();
+  reuse->added.clear();
+  reuse->stored.clear();
+  for (const CompactedSegment& output : compaction.outputs) {
+    SLUICE_ASSIGN_OR_RETURN(std::vector<SegmentDataFile> files,
+                            SegmentToDataFiles(output.local_path, plan));
+    for (SegmentDataFile& f : files) {
+      const std::string key =
+          IcebergDataFileKey(target, f.partition_value, output.descriptor.id(), f.file.bytes);
+      SLUICE_ASSIGN_OR_RETURN(std::string uri,
+                              PutIcebergFile(storage, scratch_dir, key, f.file.bytes));
+      reuse->stored.emplace_back(uri, IcebergSha256(f.file.bytes));
+      reuse->added.push_back(iceberg::ManifestEntry{uri, std::move(f.file.file)});
+    }
+  }
+  SLUICE_RETURN_IF_ERROR(VerifyStoredIcebergDataFiles(storage, scratch_dir, reuse->stored));
+  reuse->written_for = written_for;
+  ++reuse->data_file_writes;
+  return absl::OkStatus();
+}
+
 absl::StatusOr<StagedIcebergReplace> Stage(DeepStorage* storage, const std::string& scratch_dir,
                                            const IcebergTarget& target, const std::string& base,
                                            const IntervalCompaction& compaction,
-                                           const IcebergReplaceOptions& options) {
+                                           const IcebergReplaceOptions& options,
+                                           IcebergReplaceReuse* reuse) {
   if (compaction.replaced.empty() || compaction.outputs.empty()) {
     return absl::InvalidArgumentError(
         "a compaction to stage replaces at least one segment by at least one");
   }
   StagedIcebergReplace out;
   out.base = base;
-  const iceberg::TableFileLoader load = [&](const std::string& uri) {
-    return ReadDeepStorageObject(*storage, uri, scratch_dir);
+  // Table files are immutable once written: each is read once per
+  // compaction while the reuse has room for it.
+  const iceberg::TableFileLoader load = [&](const std::string& uri) -> absl::StatusOr<std::string> {
+    auto kept = reuse->files.find(uri);
+    if (kept != reuse->files.end()) return kept->second;
+    SLUICE_ASSIGN_OR_RETURN(std::string bytes, ReadDeepStorageObject(*storage, uri, scratch_dir));
+    ++reuse->table_file_reads;
+    const int64_t size = static_cast<int64_t>(bytes.size());
+    if (reuse->file_bytes + size <= kMaxIcebergReplaceReuseBytes) {
+      reuse->file_bytes += size;
+      reuse->files.emplace(uri, bytes);
+    }
+    return bytes;
   };
-  SLUICE_ASSIGN_OR_RETURN(std::string metadata_json, load(base));
+  SLUICE_ASSIGN_OR_RETURN(std::string metadata_json,
+                          ReadDeepStorageObject(*storage, base, scratch_dir));
   SLUICE_ASSIGN_OR_RETURN(iceberg::TableMetadataInfo metadata,
                           iceberg::ReadTableMetadata(metadata_json));
   SLUICE_ASSIGN_OR_RETURN(auto live, LiveFilesBySegment(metadata, load));
@@ -133,21 +173,16 @@ absl::StatusOr<StagedIcebergReplace> Stage(DeepStorage* storage, const std::stri
     return out;
   }
 
-  // 2. The outputs as data files of the current schema and spec, stored.
+  // 2. The outputs as data files of the current schema and spec, stored
+  // (kept from an earlier attempt while the schema and spec are the same).
   SLUICE_ASSIGN_OR_RETURN(iceberg::AppendPlan plan, iceberg::PlanAppend(metadata_json, {}));
-  std::vector<std::pair<std::string, std::string>> stored;  // uri, SHA-256
-  for (const CompactedSegment& output : compaction.outputs) {
-    SLUICE_ASSIGN_OR_RETURN(std::vector<SegmentDataFile> files,
-                            SegmentToDataFiles(output.local_path, plan));
-    for (SegmentDataFile& f : files) {
-      const std::string key =
-          IcebergDataFileKey(target, f.partition_value, output.descriptor.id(), f.file.bytes);
-      SLUICE_ASSIGN_OR_RETURN(std::string uri,
-                              PutIcebergFile(storage, scratch_dir, key, f.file.bytes));
-      stored.emplace_back(uri, IcebergSha256(f.file.bytes));
-      replace.add.push_back(iceberg::ManifestEntry{uri, std::move(f.file.file)});
-    }
+  const std::string written_for = absl::StrCat(target.location_key, "\n", plan.schema_json,
+                                               "\n", plan.partition_spec_json);
+  if (reuse->written_for != written_for) {
+    SLUICE_RETURN_IF_ERROR(WriteDataFiles(storage, scratch_dir, target, plan, written_for,
+                                          compaction, options, reuse));
   }
+  replace.add = reuse->added;
 
   // 3. The snapshot, staged once with placeholder names to name its files
   // by what they hold, then with those names.
@@ -158,8 +193,11 @@ absl::StatusOr<StagedIcebergReplace> Stage(DeepStorage* storage, const std::stri
   replace.summary["sluice.datasource"] = target.datasource;
   replace.previous_metadata_location = base;
   if (options.count_column.has_value()) {
-    SLUICE_ASSIGN_OR_RETURN(int64_t expected, SumOfOutputs(compaction, *options.count_column));
-    replace.rolled_up = iceberg::RolledUpCount{*options.count_column, expected};
+    if (!reuse->count_sum.has_value() || reuse->count_sum->first != *options.count_column) {
+      SLUICE_ASSIGN_OR_RETURN(int64_t sum, SumOfOutputs(compaction, *options.count_column));
+      reuse->count_sum.emplace(*options.count_column, sum);
+    }
+    replace.rolled_up = iceberg::RolledUpCount{*options.count_column, reuse->count_sum->second};
   }
   replace.manifest_path = "m.avro";
   replace.manifest_list_path = "l.avro";
@@ -188,7 +226,6 @@ absl::StatusOr<StagedIcebergReplace> Stage(DeepStorage* storage, const std::stri
       std::string location,
       PutIcebergFile(storage, scratch_dir, IcebergMetadataKey(target, base, staged.metadata_json),
                      staged.metadata_json));
-  SLUICE_RETURN_IF_ERROR(VerifyStoredIcebergDataFiles(storage, scratch_dir, stored));
   out.metadata_location = location;
   out.removed_files = staged.removed_files;
   out.added_files = static_cast<int64_t>(replace.add.size());
@@ -214,9 +251,12 @@ absl::StatusOr<StagedIcebergReplace> StageIcebergReplace(DeepStorage* storage,
                                                          const IcebergTarget& target,
                                                          const std::string& base_metadata_location,
                                                          const IntervalCompaction& compaction,
-                                                         const IcebergReplaceOptions& options) {
+                                                         const IcebergReplaceOptions& options,
+                                                         IcebergReplaceReuse* reuse) {
+  IcebergReplaceReuse local;
   absl::StatusOr<StagedIcebergReplace> staged =
-      Stage(storage, scratch_dir, target, base_metadata_location, compaction, options);
+      Stage(storage, scratch_dir, target, base_metadata_location, compaction, options,
+            reuse != nullptr ? reuse : &local);
   if (staged.ok() || IsRetryable(staged.status()) || absl::IsAborted(staged.status())) {
     return staged;
   }

@@ -20,6 +20,16 @@
 // target.location_key) from before staging until its commit transaction
 // ended, so the orphan sweeper never removes staged files under it.
 //
+// Staging again after a publish won the race is cheap: what does not depend
+// on the base is kept in an IcebergReplaceReuse across the attempts of one
+// compaction. The outputs' data files are written once and reused while the
+// table's schema and partition spec are those they were written with (an
+// append that evolved the schema makes the next attempt write them again);
+// the table's files read (manifest lists, manifests, data files, immutable
+// once written) are kept up to kMaxIcebergReplaceReuseBytes, so the next
+// attempt reads only what the winning appends added and stages the replace
+// on top of them.
+//
 // When a replaced segment has no live data file in the table (published
 // before the spec named the table, or to another table; or its files were
 // rewritten by another engine), the table does not hold the interval's rows
@@ -31,11 +41,15 @@
 #define SLUICE_SUPERVISOR_COMPACTION_ICEBERG_REPLACE_H_
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "common/deep_storage.h"
+#include "iceberg/manifest_writer.h"
 #include "supervisor/compaction/compacted_segment.h"
 #include "supervisor/iceberg_commit.h"
 
@@ -65,6 +79,29 @@ struct StagedIcebergReplace {
   int64_t added_records = 0;
 };
 
+// Bytes of table files an IcebergReplaceReuse keeps at most (files beyond
+// are read again at the next attempt).
+inline constexpr int64_t kMaxIcebergReplaceReuseBytes = int64_t{256} << 20;
+
+// What one compaction's replace keeps from one staging attempt to the next
+// (see above). Empty at first; one per compaction, never shared between
+// compactions or threads.
+struct IcebergReplaceReuse {
+  // The table location, schema and partition spec (Iceberg JSON) `added`
+  // was written for; empty: nothing written yet.
+  std::string written_for;
+  std::vector<iceberg::ManifestEntry> added;
+  std::vector<std::pair<std::string, std::string>> stored;  // uri, SHA-256
+  // The count column and its sum over the outputs (rollup only).
+  std::optional<std::pair<std::string, int64_t>> count_sum;
+  // Table files read, by URI, and their total size.
+  std::map<std::string, std::string> files;
+  int64_t file_bytes = 0;
+  // Counters (tests, logs): data file sets written, table files read.
+  int data_file_writes = 0;
+  int64_t table_file_reads = 0;
+};
+
 // The snapshot id of the replace of `compaction`'s outputs: positive, the
 // same for every attempt.
 int64_t IcebergReplaceSnapshotId(const IntervalCompaction& compaction);
@@ -79,13 +116,15 @@ int64_t IcebergReplaceSnapshotId(const IntervalCompaction& compaction);
 // live) left as ABORTED for the caller to plan again; UNAVAILABLE for
 // storage errors. Nothing is visible until the swap, whatever the error.
 // The table moving after staging is the swap's to find: stage again on the
-// catalog's new location (an append's files stay).
+// catalog's new location (an append's files stay), with the same `reuse`
+// (null: nothing kept).
 absl::StatusOr<StagedIcebergReplace> StageIcebergReplace(DeepStorage* storage,
                                                          const std::string& scratch_dir,
                                                          const IcebergTarget& target,
                                                          const std::string& base_metadata_location,
                                                          const IntervalCompaction& compaction,
-                                                         const IcebergReplaceOptions& options);
+                                                         const IcebergReplaceOptions& options,
+                                                         IcebergReplaceReuse* reuse = nullptr);
 
 }  // namespace sluice::supervisor
 

@@ -103,6 +103,48 @@ TEST_F(IcebergReplaceTest, AnAppendThatWonTheRaceKeepsItsFilesWhenTheReplaceIsSt
   EXPECT_EQ(metadata->snapshots.size(), 4u);  // a, b, c, replace
 }
 
+TEST_F(IcebergReplaceTest, StagingAgainOnAWinningAppendReusesTheDataFilesAndReadsOnlyWhatItAdded) {
+  const v1::SegmentDescriptor a = Segment(0, 40, 0), b = Segment(1, 50, 40), c = Segment(2, 60, 90);
+  std::string base = Append(std::nullopt, "seq_a", a);
+  base = Append(base, "seq_b", b);
+  const IntervalCompaction compaction = Compact({a, b});
+  IcebergReplaceReuse reuse;
+  auto first = Replace(base, compaction, &reuse);
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_TRUE(first->metadata_location.has_value());
+  EXPECT_EQ(reuse.data_file_writes, 1);
+  const int64_t reads_first = reuse.table_file_reads;
+  EXPECT_GT(reads_first, 0);
+  ASSERT_EQ(reuse.added.size(), 1u);
+
+  // A publish won: staged again on its document with the same reuse, the
+  // data files are not written again (the compacted segment's local copy
+  // is not even needed) and only the append's manifest list and manifest
+  // are read.
+  const std::string appended = Append(base, "seq_c", c);
+  for (const CompactedSegment& out : compaction.outputs) {
+    ASSERT_TRUE(RemoveAll(out.local_path).ok());
+  }
+  auto second = Replace(appended, compaction, &reuse);
+  ASSERT_TRUE(second.ok()) << second.status();
+  ASSERT_TRUE(second->metadata_location.has_value()) << second->skipped;
+  EXPECT_EQ(reuse.data_file_writes, 1);
+  EXPECT_EQ(reuse.table_file_reads - reads_first, 2);
+  EXPECT_EQ(second->removed_files, 2);
+  const TableContent after = Content(*second->metadata_location);
+  EXPECT_EQ(after.files, 2);
+  EXPECT_EQ(after.count_sum, 150);
+  EXPECT_EQ(after.paths.count(reuse.added[0].file_path), 1u);
+
+  // Data files written for another schema or spec are written again (here
+  // the compacted segment is gone, so writing fails, loudly).
+  reuse.written_for = "another schema";
+  auto stale = Replace(appended, compaction, &reuse);
+  EXPECT_FALSE(stale.ok());
+  // Without a reuse nothing is kept between attempts.
+  EXPECT_FALSE(Replace(appended, compaction).ok());
+}
+
 TEST_F(IcebergReplaceTest, ASegmentWithoutFilesInTheTableLeavesTheTableAlone) {
   // `early` was published before the spec named the table: it has no file.
   const v1::SegmentDescriptor early = Segment(0, 40, 0), b = Segment(1, 50, 40);

@@ -129,11 +129,12 @@ class IcebergTableTest : public ::testing::Test {
   }
 
   absl::StatusOr<StagedIcebergReplace> Replace(const std::string& base,
-                                               const IntervalCompaction& c) {
+                                               const IntervalCompaction& c,
+                                               IcebergReplaceReuse* reuse = nullptr) {
     IcebergReplaceOptions options;
     options.now_ms = now_ms_++;
     options.count_column = "count";
-    return StageIcebergReplace(deep_.get(), Scratch(), target_, base, c, options);
+    return StageIcebergReplace(deep_.get(), Scratch(), target_, base, c, options, reuse);
   }
 
   std::string Read(const std::string& uri) {
