@@ -96,6 +96,12 @@ int IcebergTableLocks::Publishes(const std::string& location_key) const {
   return it == publishing_.end() ? 0 : it->second;
 }
 
+int IcebergTableLocks::WaitingCompactions(const std::string& location_key) const {
+  absl::MutexLock lock(&mu_);
+  auto it = waiting_.find(location_key);
+  return it == waiting_.end() ? 0 : it->second;
+}
+
 void IcebergTableLocks::ReleaseShared(const std::string& location_key) {
   absl::MutexLock lock(&mu_);
   auto it = publishing_.find(location_key);

@@ -86,6 +86,8 @@ class IcebergTableLocks {
   void ReleaseExclusive(const std::string& location_key) ABSL_LOCKS_EXCLUDED(mu_);
   // Publishes holding the table now (tests).
   int Publishes(const std::string& location_key) const ABSL_LOCKS_EXCLUDED(mu_);
+  // Compactions waiting for the table in Committing now (tests).
+  int WaitingCompactions(const std::string& location_key) const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   void ReleaseShared(const std::string& location_key) ABSL_LOCKS_EXCLUDED(mu_);

@@ -265,6 +265,14 @@ absl::StatusOr<std::optional<Publisher::IcebergPlan>> Publisher::StageIceberg(
   plan.target = *IcebergTargetOf(spec->spec, *options_.deep_storage);
   if (options_.iceberg_table_locks != nullptr) {
     plan.publishing = options_.iceberg_table_locks->Publishing(plan.target.location_key);
+    // Read again once held: a compaction that held the table alone while
+    // this publish waited has moved it, and staging on the location read
+    // before would only lose the swap.
+    SLUICE_RETURN_IF_ERROR(options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
+      SLUICE_ASSIGN_OR_RETURN(base, txn.IcebergMetadataLocation(plan.target.table_namespace,
+                                                                plan.target.table_name));
+      return absl::OkStatus();
+    }));
   }
   IcebergCommitInput input;
   input.sequence_name = request.sequence_name();

@@ -197,11 +197,6 @@ absl::StatusOr<CompactionCommitResult> Compactor::Commit(const v1::SupervisorSpe
   CompactionCommitResult committed;
   IcebergReplaceReuse reuse;
   for (int attempt = 1; attempt <= kMaxCompactionCommitAttempts; ++attempt) {
-    std::optional<std::string> base;
-    SLUICE_RETURN_IF_ERROR(options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
-      SLUICE_ASSIGN_OR_RETURN(base, txn.IcebergMetadataLocation(table_namespace, table_name));
-      return absl::OkStatus();
-    }));
     // The first attempt holds the table as a publish does; once a publish
     // won, the next attempts hold it alone, so that publishes wait for one
     // staging and commit instead of winning every attempt. Those stagings
@@ -216,6 +211,13 @@ absl::StatusOr<CompactionCommitResult> Compactor::Commit(const v1::SupervisorSpe
         exclusive = options_.table_locks->Committing(key);
       }
     }
+    // Read once held: the publishes that held the table before it have
+    // committed, so a held attempt stages on the document it will swap.
+    std::optional<std::string> base;
+    SLUICE_RETURN_IF_ERROR(options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
+      SLUICE_ASSIGN_OR_RETURN(base, txn.IcebergMetadataLocation(table_namespace, table_name));
+      return absl::OkStatus();
+    }));
     SLUICE_ASSIGN_OR_RETURN(std::optional<IcebergSwap> swap,
                             options_.iceberg_stager(compaction, base, &reuse));
     SLUICE_RETURN_IF_ERROR(SLUICE_FAULT_POINT("supervisor.compaction_before_commit"));

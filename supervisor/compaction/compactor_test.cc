@@ -13,9 +13,11 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 #include "common/metrics/catalog.h"
 #include "common/fault_injection.h"
 #include "common/file_util.h"
@@ -458,6 +460,54 @@ TEST_F(CompactorTest, TheIcebergCommitStagesAgainWhenTheTableMoved) {
                     })
                   .ok());
   EXPECT_EQ(location, "file:///t/compacted2.json");
+}
+
+TEST_F(CompactorTest, AHeldAttemptStagesOnWhatThePublishesItWaitedForCommitted) {
+  spec_.mutable_iceberg_table()->set_table_namespace("sluice");
+  spec_.mutable_iceberg_table()->set_table_name("wiki");
+  const std::string key = "iceberg/sluice/wiki";
+  IcebergTableLocks locks;
+  options_.table_locks = &locks;
+  auto move_table = [&](const std::optional<std::string>& from, const std::string& to) {
+    EXPECT_TRUE(store_->InTransaction([&](StoreTxn& txn) {
+                        return txn.SwapIcebergMetadataLocation("sluice", "wiki", from, to)
+                            .status();
+                      })
+                    .ok());
+  };
+  move_table(std::nullopt, "file:///t/m0.json");
+  // At the first staging a publish wins, and another one holds the table
+  // until the compaction waits for it alone, then commits and lets go.
+  std::vector<std::optional<std::string>> bases;
+  std::thread publish;
+  absl::Notification holding;
+  options_.iceberg_stager = [&](const IntervalCompaction&, const std::optional<std::string>& base,
+                                IcebergReplaceReuse*)
+      -> absl::StatusOr<std::optional<IcebergSwap>> {
+    bases.push_back(base);
+    const int n = static_cast<int>(bases.size());
+    if (n == 1) {
+      move_table(base, "file:///t/appended.json");
+      publish = std::thread([&] {
+        IcebergTableLocks::Shared held = locks.Publishing(key);
+        holding.Notify();
+        while (locks.WaitingCompactions(key) == 0) absl::SleepFor(absl::Milliseconds(1));
+        move_table("file:///t/appended.json", "file:///t/appended2.json");
+      });
+      holding.WaitForNotification();
+    }
+    return IcebergSwap{"sluice", "wiki", base, absl::StrCat("file:///t/compacted", n, ".json"),
+                       100 + n};
+  };
+  Compactor compactor(options_);
+  auto pass = compactor.CompactDatasource(spec_, {}, kNow);
+  publish.join();
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_TRUE(pass->errors.empty()) << pass->errors.front();
+  ASSERT_EQ(pass->committed.size(), 1u);
+  // The held second attempt read the location after the publish committed.
+  EXPECT_EQ(bases, (std::vector<std::optional<std::string>>{"file:///t/m0.json",
+                                                            "file:///t/appended2.json"}));
 }
 
 TEST_F(CompactorTest, ATableThatKeepsMovingFailsTheJobWithNothingReplaced) {
