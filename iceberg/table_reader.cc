@@ -201,6 +201,7 @@ absl::StatusOr<std::vector<ManifestEntryInfo>> ReadManifest(absl::string_view av
     ManifestEntryInfo e;
     e.status = IntOr(m, "status", 0);
     e.snapshot_id = OptInt(m, "snapshot_id");
+    e.sequence_number = OptInt(m, "sequence_number");
     e.content = IntOr(m, "content", 0);
     e.file_path = StrOr(m, "file_path");
     e.file_format = StrOr(m, "file_format");

@@ -94,6 +94,9 @@ struct ManifestEntryInfo {
   int64_t status = 0;
   // nullopt: inherited from the manifest list entry (added_snapshot_id).
   std::optional<int64_t> snapshot_id;
+  // The data sequence number; nullopt: inherited from the manifest list
+  // entry (sequence_number).
+  std::optional<int64_t> sequence_number;
   int64_t content = 0;  // 0 data, 1 position deletes, 2 equality deletes
   std::string file_path;
   std::string file_format;

@@ -118,6 +118,21 @@ class TestTable {
     return staged;
   }
 
+  // The id the next snapshot staged on the table gets.
+  int64_t NextSnapshotId() const { return 1000 + version_ + 1; }
+
+  // Stores `files` ((file:// uri, bytes) pairs) and makes `metadata_json`,
+  // staged on the current document, the current one.
+  void Adopt(const std::vector<std::pair<std::string, std::string>>& files,
+             const std::string& metadata_json) {
+    for (const auto& [uri, bytes] : files) WriteBytes(uri.substr(7), bytes);
+    ++version_;
+    metadata_ = metadata_json;
+    const std::string rel = absl::StrCat("/metadata/", version_, ".metadata.json");
+    WriteBytes(Path(rel), metadata_);
+    metadata_location_ = Uri(rel);
+  }
+
   // Returns the data file's path relative to root ("/data/<sequence>.parquet").
   std::string Append(const TestSnapshot& s) {
     ++version_;

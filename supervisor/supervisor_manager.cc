@@ -168,30 +168,25 @@ absl::Status SupervisorManager::Init() {
   return absl::OkStatus();
 }
 
-absl::Status SupervisorManager::ExpireIcebergSnapshots(const v1::SupervisorSpec& spec) {
-  const std::optional<IcebergTarget> target = IcebergTargetOf(spec, *options_.deep_storage);
-  if (!target.has_value()) return absl::OkStatus();
-  SLUICE_ASSIGN_OR_RETURN(CompactionPolicy policy, ParseCompactionPolicy(spec));
-  IcebergTableLocks::Shared hold = iceberg_table_locks_.Publishing(target->location_key);
-  std::optional<std::string> base;
-  SLUICE_RETURN_IF_ERROR(options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
-    SLUICE_ASSIGN_OR_RETURN(
-        base, txn.IcebergMetadataLocation(target->table_namespace, target->table_name));
-    return absl::OkStatus();
-  }));
-  if (!base.has_value()) return absl::OkStatus();
-  SLUICE_ASSIGN_OR_RETURN(
-      std::optional<StagedSnapshotExpiry> staged,
-      StageSnapshotExpiry(options_.deep_storage, options_.scratch_dir, *target, *base,
-                          ExpiryPolicyOf(policy), options_.clock->Now()));
-  if (!staged.has_value()) return absl::OkStatus();
-  SLUICE_ASSIGN_OR_RETURN(bool swapped,
-                          CommitSnapshotExpiry(options_.store, *target, *staged));
-  if (!swapped) return absl::OkStatus();  // the table moved: the next pass stages again
-  compaction_activity_.SnapshotsExpired(spec.datasource(),
-                                        static_cast<int64_t>(staged->expired.size()));
-  LOG(INFO) << "[supervisor] expired " << staged->expired.size() << " snapshot(s) of Iceberg table "
-            << target->QualifiedName() << " (" << spec.datasource() << ")";
+absl::Status SupervisorManager::UpkeepIcebergTable(const v1::SupervisorSpec& spec) {
+  TableUpkeepOptions upkeep;
+  upkeep.store = options_.store;
+  upkeep.deep_storage = options_.deep_storage;
+  upkeep.scratch_dir = options_.scratch_dir;
+  upkeep.locks = &iceberg_table_locks_;
+  SLUICE_ASSIGN_OR_RETURN(TableUpkeepResult done,
+                          sluice::supervisor::UpkeepIcebergTable(upkeep, spec,
+                                                                 options_.clock->Now()));
+  if (!done.expired.empty()) {
+    compaction_activity_.SnapshotsExpired(spec.datasource(),
+                                          static_cast<int64_t>(done.expired.size()));
+    LOG(INFO) << "[supervisor] expired " << done.expired.size()
+              << " snapshot(s) of the Iceberg table of " << spec.datasource();
+  }
+  if (done.manifests_created > 0) {
+    LOG(INFO) << "[supervisor] merged " << done.manifests_replaced << " manifests of the Iceberg "
+              << "table of " << spec.datasource() << " into " << done.manifests_created;
+  }
   return absl::OkStatus();
 }
 
@@ -279,7 +274,7 @@ void SupervisorManager::StartCompaction() {
     return policy->period;
   };
   scheduler.upkeep = [this](const v1::SupervisorSpec& spec) -> absl::Status {
-    return ExpireIcebergSnapshots(spec);
+    return UpkeepIcebergTable(spec);
   };
   compaction_scheduler_ = std::make_unique<CompactionScheduler>(std::move(scheduler));
   compaction_scheduler_->Start();

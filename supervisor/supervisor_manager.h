@@ -211,8 +211,9 @@ class SupervisorManager {
   // Creates the compactor and its scheduler (with deep storage only).
   void StartCompaction();
   // Table upkeep after an automatic compaction pass: the Iceberg table's
-  // snapshots past compaction.snapshotRetention expired (table_upkeep.h).
-  absl::Status ExpireIcebergSnapshots(const v1::SupervisorSpec& spec);
+  // snapshots past compaction.snapshotRetention expired, its piled-up
+  // manifests merged (table_upkeep.h).
+  absl::Status UpkeepIcebergTable(const v1::SupervisorSpec& spec);
   // The active specs, from the store (the scheduler reads them each tick).
   std::vector<v1::SupervisorSpec> ActiveSpecs();
 

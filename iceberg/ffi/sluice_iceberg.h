@@ -119,6 +119,18 @@ int32_t sluice_iceberg_rewrite_manifest(const char* request_json, const uint8_t*
                                         SluiceIcebergBytes* result_json_out,
                                         SluiceIcebergBytes* error_out);
 
+/* A rewrite-manifests snapshot's merge of manifests of the current snapshot
+ * (any writer's, of the partition spec given), their bytes concatenated in
+ * "sources" order ({"length", "inherited_snapshot_id",
+ * "inherited_sequence_number"} each): every live entry of every source, as
+ * EXISTING with its snapshot id and sequence numbers made explicit, in one
+ * manifest at "manifest_path" added by "snapshot_id"; DELETED entries are
+ * dropped. result_json: {"manifest_file": <manifest list record>}. */
+int32_t sluice_iceberg_merge_manifests(const char* request_json, const uint8_t* manifests,
+                                       size_t manifests_len, SluiceIcebergBytes* manifest_out,
+                                       SluiceIcebergBytes* result_json_out,
+                                       SluiceIcebergBytes* error_out);
+
 /* A new table's first metadata JSON (no snapshots). */
 int32_t sluice_iceberg_new_table_metadata(const char* request_json,
                                           SluiceIcebergBytes* metadata_json_out,

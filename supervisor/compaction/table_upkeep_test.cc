@@ -166,6 +166,52 @@ TEST_F(TableUpkeepTest, RecentSnapshotsAndTheNewestOfTheChainStay) {
   EXPECT_FALSE(staged->has_value());
 }
 
+TEST_F(TableUpkeepTest, UpkeepMergesPiledUpManifestsAndTheTableReadsTheSame) {
+  // Six appends, each its own manifest.
+  std::optional<std::string> at;
+  for (int i = 0; i < 6; ++i) {
+    const std::string next =
+        Append(at, absl::StrCat("seq_", i), Segment(i, 10 + i, int64_t{100} * i));
+    ASSERT_TRUE(Swap(at, next));
+    at = next;
+  }
+  const TableContent before = Content(*at);
+  ASSERT_EQ(before.files, 6);
+  v1::SupervisorSpec spec = testing::TestSpec("wiki");
+  spec.mutable_iceberg_table()->set_table_namespace("sluice");
+  spec.mutable_iceberg_table()->set_table_name("wiki");
+  TableUpkeepOptions options;
+  options.store = store_.get();
+  options.deep_storage = deep_.get();
+  options.scratch_dir = Scratch();
+  options.manifests.min_count_to_merge = 7;  // not yet
+  auto nothing = UpkeepIcebergTable(options, spec, absl::FromUnixMillis(kStartMs));
+  ASSERT_TRUE(nothing.ok()) << nothing.status();
+  EXPECT_EQ(nothing->manifests_created, 0);
+  EXPECT_EQ(Catalog(), at);
+
+  options.manifests.min_count_to_merge = 5;
+  auto done = UpkeepIcebergTable(options, spec, absl::FromUnixMillis(kStartMs));
+  ASSERT_TRUE(done.ok()) << done.status();
+  EXPECT_EQ(done->manifests_replaced, 6);
+  EXPECT_EQ(done->manifests_created, 1);
+  EXPECT_TRUE(done->expired.empty());
+  const std::optional<std::string> merged = Catalog();
+  ASSERT_NE(merged, at);
+  const TableContent after = Content(*merged);
+  EXPECT_EQ(after.paths, before.paths);
+  EXPECT_EQ(after.count_sum, before.count_sum);
+  EXPECT_EQ(after.operation, "replace");
+  // The old manifests stay referenced by the older snapshots: the sweeper
+  // removes nothing the table still reads.
+  SweepTwice(*merged);
+  EXPECT_EQ(Content(*merged).paths, before.paths);
+  // A merged table is not merged again.
+  auto again = UpkeepIcebergTable(options, spec, absl::FromUnixMillis(kStartMs));
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->manifests_created, 0);
+}
+
 TEST_F(TableUpkeepTest, AnExpiryStagedBeforeAnotherCommitIsNotSwappedIn) {
   const std::string current = AppendAppendReplaceAppend();
   SnapshotExpiryPolicy policy;

@@ -470,17 +470,54 @@ pub fn rewrite_manifest(
     inherited_sequence_number: i64,
     remove: &std::collections::BTreeSet<String>,
 ) -> Result<(Vec<u8>, ManifestFileInfo, Vec<RemovedDataFile>)> {
-    if source.len() > limits::MAX_AVRO_BYTES {
-        return Err(Error::limit(format!(
-            "a manifest of {} bytes, more than the limit of {}",
-            source.len(),
-            limits::MAX_AVRO_BYTES
-        )));
+    let source = ManifestSource { bytes: source, inherited_snapshot_id, inherited_sequence_number };
+    write_carried(schema, spec, &[source], snapshot_id, manifest_path, remove)
+}
+
+/// One manifest to carry entries from, with the manifest list entry's
+/// snapshot id and sequence number its entries may inherit.
+pub struct ManifestSource<'a> {
+    pub bytes: &'a [u8],
+    pub inherited_snapshot_id: i64,
+    pub inherited_sequence_number: i64,
+}
+
+/// What a rewrite-manifests snapshot writes for the small manifests it
+/// merges: every live entry of every source, as EXISTING with its snapshot
+/// id and sequence numbers made explicit (as rewrite_manifest keeps them),
+/// in one manifest added by `snapshot_id`; DELETED entries are dropped.
+pub fn merge_manifests(
+    schema: &Schema,
+    spec: &PartitionSpec,
+    sources: &[ManifestSource],
+    snapshot_id: i64,
+    manifest_path: &str,
+) -> Result<(Vec<u8>, ManifestFileInfo)> {
+    let (bytes, info, _) =
+        write_carried(schema, spec, sources, snapshot_id, manifest_path, &Default::default())?;
+    Ok((bytes, info))
+}
+
+fn write_carried(
+    schema: &Schema,
+    spec: &PartitionSpec,
+    sources: &[ManifestSource],
+    snapshot_id: i64,
+    manifest_path: &str,
+    remove: &std::collections::BTreeSet<String>,
+) -> Result<(Vec<u8>, ManifestFileInfo, Vec<RemovedDataFile>)> {
+    let mut total = 0usize;
+    for source in sources {
+        total = total.saturating_add(source.bytes.len());
+        if total > limits::MAX_AVRO_BYTES {
+            return Err(Error::limit(format!(
+                "manifests of more than {} bytes in all, the limit",
+                limits::MAX_AVRO_BYTES
+            )));
+        }
     }
     let target_json = manifest_schema_json(spec);
     let target = AvroSchema::parse_str(&target_json.to_string())?;
-    let reader = Reader::new(source)?;
-    let source_schema = reader.writer_schema().clone();
     let mut records = Vec::new();
     let mut removed = Vec::new();
     let mut info = ManifestFileInfo {
@@ -500,80 +537,86 @@ pub fn rewrite_manifest(
         min_sequence_number: None,
     };
     let (mut lo, mut hi): (Option<i32>, Option<i32>) = (None, None);
-    for v in reader {
-        if records.len() >= limits::MAX_FILES_PER_MANIFEST {
-            return Err(Error::limit(format!(
-                "a manifest of more than {} entries",
-                limits::MAX_FILES_PER_MANIFEST
-            )));
-        }
-        let entry = remap(&target, &source_schema, v?, "manifest entry")?;
-        let Value::Record(mut fields) = entry else {
-            return Err(Error::internal("a manifest entry is not a record"));
-        };
-        let status = match field_mut(&mut fields, "status")? {
-            Value::Int(s) => *s,
-            _ => return Err(Error::invalid("a manifest entry's status is not an int")),
-        };
-        if status == 2 {
-            continue;
-        }
-        let entry_snapshot = optional_long(field_mut(&mut fields, "snapshot_id")?).unwrap_or(inherited_snapshot_id);
-        let sequence = optional_long(field_mut(&mut fields, "sequence_number")?).unwrap_or(inherited_sequence_number);
-        let file_sequence =
-            optional_long(field_mut(&mut fields, "file_sequence_number")?).unwrap_or(inherited_sequence_number);
-        let (path, record_count, size, partition) = {
-            let Value::Record(df) = field_mut(&mut fields, "data_file")? else {
-                return Err(Error::invalid("a manifest entry's data_file is not a record"));
+    for source in sources {
+        let inherited_snapshot_id = source.inherited_snapshot_id;
+        let inherited_sequence_number = source.inherited_sequence_number;
+        let reader = Reader::new(source.bytes)?;
+        let source_schema = reader.writer_schema().clone();
+        for v in reader {
+            if records.len() >= limits::MAX_FILES_PER_MANIFEST {
+                return Err(Error::limit(format!(
+                    "a manifest of more than {} entries",
+                    limits::MAX_FILES_PER_MANIFEST
+                )));
+            }
+            let entry = remap(&target, &source_schema, v?, "manifest entry")?;
+            let Value::Record(mut fields) = entry else {
+                return Err(Error::internal("a manifest entry is not a record"));
             };
-            let mut path = String::new();
-            let (mut rc, mut size, mut partition) = (0i64, 0i64, None);
-            for (n, v) in df.iter() {
-                match (n.as_str(), v) {
-                    ("content", Value::Int(c)) if *c != 0 => {
-                        return Err(Error::invalid("a data manifest holds a delete file"));
-                    }
-                    ("file_path", Value::String(p)) => path = p.clone(),
-                    ("record_count", Value::Long(x)) => rc = *x,
-                    ("file_size_in_bytes", Value::Long(x)) => size = *x,
-                    ("partition", Value::Record(p)) => {
-                        partition = p.first().map(|(_, v)| match v {
-                            Value::Union(_, inner) => match **inner {
-                                Value::Int(x) | Value::Date(x) => Some(x),
+            let status = match field_mut(&mut fields, "status")? {
+                Value::Int(s) => *s,
+                _ => return Err(Error::invalid("a manifest entry's status is not an int")),
+            };
+            if status == 2 {
+                continue;
+            }
+            let entry_snapshot = optional_long(field_mut(&mut fields, "snapshot_id")?).unwrap_or(inherited_snapshot_id);
+            let sequence = optional_long(field_mut(&mut fields, "sequence_number")?).unwrap_or(inherited_sequence_number);
+            let file_sequence =
+                optional_long(field_mut(&mut fields, "file_sequence_number")?).unwrap_or(inherited_sequence_number);
+            let (path, record_count, size, partition) = {
+                let Value::Record(df) = field_mut(&mut fields, "data_file")? else {
+                    return Err(Error::invalid("a manifest entry's data_file is not a record"));
+                };
+                let mut path = String::new();
+                let (mut rc, mut size, mut partition) = (0i64, 0i64, None);
+                for (n, v) in df.iter() {
+                    match (n.as_str(), v) {
+                        ("content", Value::Int(c)) if *c != 0 => {
+                            return Err(Error::invalid("a data manifest holds a delete file"));
+                        }
+                        ("file_path", Value::String(p)) => path = p.clone(),
+                        ("record_count", Value::Long(x)) => rc = *x,
+                        ("file_size_in_bytes", Value::Long(x)) => size = *x,
+                        ("partition", Value::Record(p)) => {
+                            partition = p.first().map(|(_, v)| match v {
+                                Value::Union(_, inner) => match **inner {
+                                    Value::Int(x) | Value::Date(x) => Some(x),
+                                    _ => None,
+                                },
+                                Value::Int(x) | Value::Date(x) => Some(*x),
                                 _ => None,
-                            },
-                            Value::Int(x) | Value::Date(x) => Some(*x),
-                            _ => None,
-                        });
+                            });
+                        }
+                        _ => {}
                     }
-                    _ => {}
                 }
+                (path, rc, size, partition.flatten())
+            };
+            match partition {
+                Some(p) => {
+                    lo = Some(lo.map_or(p, |l| l.min(p)));
+                    hi = Some(hi.map_or(p, |h| h.max(p)));
+                }
+                None => info.contains_null = true,
             }
-            (path, rc, size, partition.flatten())
-        };
-        match partition {
-            Some(p) => {
-                lo = Some(lo.map_or(p, |l| l.min(p)));
-                hi = Some(hi.map_or(p, |h| h.max(p)));
+            let deleting = remove.contains(&path);
+            let (new_status, new_snapshot) = if deleting { (2, snapshot_id) } else { (0, entry_snapshot) };
+            *field_mut(&mut fields, "status")? = Value::Int(new_status);
+            *field_mut(&mut fields, "snapshot_id")? = some(Value::Long(new_snapshot));
+            *field_mut(&mut fields, "sequence_number")? = some(Value::Long(sequence));
+            *field_mut(&mut fields, "file_sequence_number")? = some(Value::Long(file_sequence));
+            if deleting {
+                *info.deleted_files_count.as_mut().unwrap() += 1;
+                *info.deleted_rows_count.as_mut().unwrap() += record_count;
+                removed.push(RemovedDataFile { file_path: path, record_count, file_size_in_bytes: size });
+            } else {
+                *info.existing_files_count.as_mut().unwrap() += 1;
+                *info.existing_rows_count.as_mut().unwrap() += record_count;
+                info.min_sequence_number = Some(info.min_sequence_number.map_or(sequence, |m| m.min(sequence)));
             }
-            None => info.contains_null = true,
+            records.push(Value::Record(fields));
         }
-        let deleting = remove.contains(&path);
-        let (new_status, new_snapshot) = if deleting { (2, snapshot_id) } else { (0, entry_snapshot) };
-        *field_mut(&mut fields, "status")? = Value::Int(new_status);
-        *field_mut(&mut fields, "snapshot_id")? = some(Value::Long(new_snapshot));
-        *field_mut(&mut fields, "sequence_number")? = some(Value::Long(sequence));
-        *field_mut(&mut fields, "file_sequence_number")? = some(Value::Long(file_sequence));
-        if deleting {
-            *info.deleted_files_count.as_mut().unwrap() += 1;
-            *info.deleted_rows_count.as_mut().unwrap() += record_count;
-            removed.push(RemovedDataFile { file_path: path, record_count, file_size_in_bytes: size });
-        } else {
-            *info.existing_files_count.as_mut().unwrap() += 1;
-            *info.existing_rows_count.as_mut().unwrap() += record_count;
-            info.min_sequence_number = Some(info.min_sequence_number.map_or(sequence, |m| m.min(sequence)));
-        }
-        records.push(Value::Record(fields));
     }
     info.partition_lower_bound = lo.map(|v| hex(&bounds::int_bytes(v)));
     info.partition_upper_bound = hi.map(|v| hex(&bounds::int_bytes(v)));

@@ -367,6 +367,71 @@ pub extern "C" fn sluice_iceberg_rewrite_manifest(
     })
 }
 
+#[derive(Deserialize)]
+struct MergeSource {
+    length: usize,
+    inherited_snapshot_id: i64,
+    inherited_sequence_number: i64,
+}
+
+#[derive(Deserialize)]
+struct MergeManifestsRequest {
+    schema: Json,
+    partition_spec: Json,
+    snapshot_id: i64,
+    manifest_path: String,
+    sources: Vec<MergeSource>,
+}
+
+#[no_mangle]
+pub extern "C" fn sluice_iceberg_merge_manifests(
+    request_json: *const c_char,
+    manifests: *const u8,
+    manifests_len: usize,
+    manifest_out: *mut SluiceIcebergBytes,
+    result_json_out: *mut SluiceIcebergBytes,
+    error_out: *mut SluiceIcebergBytes,
+) -> i32 {
+    clear(manifest_out);
+    clear(result_json_out);
+    guarded(error_out, || {
+        let req: MergeManifestsRequest = serde_json::from_str(c_str(request_json, "request")?)?;
+        if req.sources.len() > limits::MAX_MANIFESTS_PER_LIST {
+            return Err(Error::limit(format!(
+                "{} manifests to merge, more than the limit of {}",
+                req.sources.len(),
+                limits::MAX_MANIFESTS_PER_LIST
+            )));
+        }
+        let schema = Schema::from_json(&req.schema)?;
+        let spec = PartitionSpec::from_json(&req.partition_spec)?;
+        // SAFETY: the caller passes manifests_len bytes.
+        let all = unsafe { slice(manifests, manifests_len, "manifests")? };
+        let mut sources = Vec::with_capacity(req.sources.len());
+        let mut at = 0usize;
+        for s in &req.sources {
+            let end = at
+                .checked_add(s.length)
+                .filter(|e| *e <= all.len())
+                .ok_or_else(|| Error::invalid("the sources' lengths exceed the bytes given"))?;
+            sources.push(avro_files::ManifestSource {
+                bytes: &all[at..end],
+                inherited_snapshot_id: s.inherited_snapshot_id,
+                inherited_sequence_number: s.inherited_sequence_number,
+            });
+            at = end;
+        }
+        if at != all.len() {
+            return Err(Error::invalid("the sources' lengths do not add up to the bytes given"));
+        }
+        let (bytes, info) =
+            avro_files::merge_manifests(&schema, &spec, &sources, req.snapshot_id, &req.manifest_path)?;
+        give(result_json_out, serde_json::to_vec(&serde_json::json!({"manifest_file": info}))?);
+        give(manifest_out, bytes);
+        Ok(())
+    })
+}
+
 #[no_mangle]
 pub extern "C" fn sluice_iceberg_new_table_metadata(
     request_json: *const c_char,
