@@ -5,7 +5,9 @@
 // SqlCatalog and DuckDB (check_compacted_table.py): at every snapshot the
 // sum of the count metric is what the committed sequences hold. Then the
 // snapshots are expired (only the last kept), the orphan sweeper removes
-// what only they referenced, and the table reads the same.
+// what only they referenced, and the table reads the same. A table whose
+// appends' manifests were merged by the upkeep reads the same at every
+// snapshot too.
 #include <gtest/gtest.h>
 #include <pwd.h>
 #include <unistd.h>
@@ -133,6 +135,39 @@ TEST_F(IcebergCompactionTest, EverySnapshotHoldsWhatTheCommittedSequencesHold) {
   }
   EXPECT_GT(removed, 0);
   EXPECT_EQ(Check({expected.back()}, "after_expiry"), 0) << "the readers disagree (see above)";
+}
+
+TEST_F(IcebergCompactionTest, AMergeOfTheAppendsManifestsReadsTheSame) {
+  ASSERT_EQ(access(ReadersPython().c_str(), X_OK), 0)
+      << "no readers venv at " << ReadersPython() << ": run scripts/install_deps.sh --tests";
+  std::vector<Expected> expected;
+  std::optional<std::string> at;
+  int64_t records = 0;
+  for (int i = 0; i < 6; ++i) {
+    const int rows = 10 + i;
+    const std::string next =
+        Append(at, absl::StrCat("seq_", i), Segment(i, rows, int64_t{100} * i));
+    Commit(at, next);
+    at = next;
+    records += rows;
+    expected.push_back({CurrentSnapshot(next), "append", records, i + 1});
+  }
+  ManifestRewritePolicy policy;
+  policy.min_count_to_merge = 5;
+  auto merged = StageManifestMerge(deep_.get(), Scratch(), target_, *at, policy,
+                                   absl::FromUnixMillis(now_ms_));
+  ASSERT_TRUE(merged.ok() && merged->has_value()) << merged.status();
+  EXPECT_EQ((*merged)->manifests_replaced, 6);
+  auto swapped = CommitManifestMerge(store_.get(), target_, **merged);
+  ASSERT_TRUE(swapped.ok() && *swapped) << swapped.status();
+  expected.push_back({(*merged)->snapshot_id, "replace", records, 6});
+  auto list = iceberg::ReadManifestList(
+      Read(iceberg::ReadTableMetadata(Read((*merged)->metadata_location))
+               ->Snapshot((*merged)->snapshot_id)
+               ->manifest_list));
+  ASSERT_TRUE(list.ok()) << list.status();
+  EXPECT_EQ(list->size(), 1u);
+  EXPECT_EQ(Check(expected, "after_merge"), 0) << "the readers disagree (see above)";
 }
 
 }  // namespace
