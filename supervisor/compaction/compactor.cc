@@ -13,6 +13,7 @@
 #include "common/status_macros.h"
 #include "supervisor/compaction/compaction_planner.h"
 #include "supervisor/compaction/segment_compaction.h"
+#include "supervisor/compaction/uncommitted_outputs.h"
 
 namespace sluice::supervisor {
 
@@ -98,6 +99,16 @@ Compactor::JobOutcome Compactor::RunJob(const v1::SupervisorSpec& spec, const Co
   RemoveAll(scratch).IgnoreError();
 
   JobOutcome outcome = JobOutcome::kFailed;
+  // What an earlier compaction of the interval pushed and never committed
+  // (the supervisor died in between) goes first; failing to remove it does
+  // not stop this one.
+  const absl::StatusOr<int64_t> swept = RemoveUncommittedCompactionOutputs(
+      *options_.store, *options_.deep_storage, datasource, interval);
+  if (!swept.ok()) {
+    LOG(WARNING) << "compaction of " << datasource << " [" << interval.start_ms() << ", "
+                 << interval.end_ms() << "): uncommitted outputs of an earlier one not removed: "
+                 << swept.status();
+  }
   const absl::Status status = [&]() -> absl::Status {
     IntervalCompactionRequest request;
     request.datasource = datasource;

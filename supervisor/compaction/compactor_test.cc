@@ -25,6 +25,7 @@
 #include "common/status_macros.h"
 #include "common/time_util.h"
 #include "supervisor/compaction/segment_compaction.h"
+#include "supervisor/compaction/uncommitted_outputs.h"
 #include "supervisor/naming.h"
 #include "supervisor/segment_copy_check.h"
 #include "supervisor/testing/segment_files.h"
@@ -377,11 +378,27 @@ TEST_F(CompactorTest, AFailureBeforeTheCommitCommitsNothingAndTheNextPassDoes) {
     ExpectScratchClean();
   }
   ASSERT_TRUE(ConfigureFaultPoints("").ok());
+  // The failed attempts' pushed copy is in deep storage, named by no row.
+  v1::Interval hour;
+  hour.set_start_ms(kOld);
+  hour.set_end_ms(kOld + kHour);
+  auto compacted_files = [&] {
+    std::vector<std::string> out;
+    auto listed = deep_->List(CompactionKeyPrefix("wiki", hour));
+    EXPECT_TRUE(listed.ok()) << listed.status();
+    for (const DeepStorageFileInfo& f : *listed) {
+      if (f.uri.find("/compaction_") != std::string::npos) out.push_back(f.uri);
+    }
+    return out;
+  };
+  ASSERT_EQ(compacted_files().size(), 1u);
 
-  auto pass = compactor.CompactDatasource(spec_, {}, kNow);
+  // The next pass (later: another version, another key) removes it first.
+  auto pass = compactor.CompactDatasource(spec_, {}, kNow + absl::Minutes(1));
   ASSERT_TRUE(pass.ok()) << pass.status();
   ASSERT_EQ(pass->committed.size(), 1u);
   EXPECT_EQ(Used(kOld).size(), 1u);
+  EXPECT_EQ(compacted_files(), std::vector<std::string>{Used(kOld)[0].path()});
   activity_.Fill("wiki", &status);
   EXPECT_EQ(status.last_error(), "");  // cleared by the success
   const audit::AuditReport report = Audit();
