@@ -307,6 +307,15 @@ RowParser::~RowParser() = default;
 
 const Schema& RowParser::schema() const { return impl_->schema; }
 
+bool RowParser::ReadsColumnText(absl::string_view name) const {
+  const bool discovered = impl_->schema.discover_dimensions() && !name.empty();
+  auto it = impl_->by_name.find(name);
+  if (it == impl_->by_name.end()) return discovered;
+  const FieldAction& a = impl_->actions[it->second];
+  if (a.dimension >= 0 || !a.metrics.empty() || a.capture >= 0) return true;
+  return discovered && !a.excluded;
+}
+
 void RowParser::set_plain_scan(bool on) { impl_->plain_scan = on; }
 int64_t RowParser::plain_records() const { return impl_->plain_records; }
 

@@ -89,6 +89,13 @@ class RowParser {
 
   const Schema& schema() const;
 
+  // Whether Parse may read the text of a field or envelope column `name`:
+  // false when the spec reads it as the row time only (not a dimension,
+  // discovered, a metric input, a transform or filter input), as for the
+  // Kafka timestamp column whose number RecordEnvelope::timestamp_ms then
+  // gives the row time.
+  bool ReadsColumnText(absl::string_view name) const;
+
   // Records read in one pass without simdjson (plain_json.h): strictly valid
   // JSON with no escape, array or object in a field the spec uses, numbers
   // read exactly, and no parse error. Anything else is read with simdjson as
