@@ -132,6 +132,13 @@ class Envelopes {
     meta_.key = "k";
     meta_.topic = "wiki";
   }
+  // As the read loop does: the timestamp's text only for a parser that
+  // reads it.
+  void FitTo(const task::RowParser& parser) {
+    if (builder_.has_value()) {
+      builder_->set_timestamp_text(parser.ReadsEnvelopeColumnText(builder_->timestamp_column()));
+    }
+  }
   const segment::RecordEnvelope* Build(size_t record, int32_t partition, int64_t offset,
                                        absl::string_view value) {
     if (!builder_.has_value()) return nullptr;
@@ -260,6 +267,7 @@ int Main() {
               static_cast<long long>(FLAGS_max_rows_in_memory));
 
   Envelopes envelopes(records);
+  envelopes.FitTo(*(*engine)->NewParser());
   {
     auto parser = (*engine)->NewParser();
     task::RowParseError error;

@@ -14,6 +14,9 @@ depends on the machine's load, which is printed).
   python3 bench/ingest_kernel.py --update-docs    and write it into
                                                   docs/benchmarks.md ("## Ingest kernel")
   python3 bench/ingest_kernel.py --binary=PATH    measure another build (before/after)
+  python3 bench/ingest_kernel.py --baseline=PATH --baseline_label=REV
+                                                  and the instructions of an earlier
+                                                  build beside them (a step's before/after)
 """
 import argparse
 import datetime
@@ -25,7 +28,7 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STAGES = [
-    ("parse", "parse (simdjson on-demand, the row parser, the timestamp)"),
+    ("parse", "parse (one-pass scan of plain records, simdjson for the rest; the row, the timestamp)"),
     ("index", "index add (dictionary lookups, the row, rollup)"),
     ("persist", "persist (sort, encode, LZ4, write + fsync a spill)"),
     ("build", "build (merge spills, encode, zstd, bitmaps, fsync, read back: checksum and structure)"),
@@ -82,31 +85,44 @@ def cpu_ns(binary, records, rollup):
     return ns
 
 
-def table(binary, records, cpu_records):
+def table(binary, records, cpu_records, baseline="", baseline_label=""):
     load_before = os.getloadavg()
     results = {}
+    before = {}
     for rollup in (False, True):
         results[rollup] = (instructions(binary, records, rollup),
                            cpu_ns(binary, cpu_records, rollup))
+        if baseline:
+            before[rollup] = instructions(baseline, records, rollup)
     load_after = os.getloadavg()
-    lines = [
-        "| stage | rollup off: instructions/record | rollup on | rollup off: CPU ns/record | rollup on |",
-        "| --- | --- | --- | --- | --- |",
-    ]
-    totals = {False: [0, 0], True: [0, 0]}
+    header = "| stage | rollup off: instructions/record | rollup on | rollup off: CPU ns/record | rollup on |"
+    rule = "| --- | --- | --- | --- | --- |"
+    if baseline:
+        header += f" before ({baseline_label}): rollup off | rollup on |"
+        rule += " --- | --- |"
+    lines = [header, rule]
+    totals = {False: [0, 0, 0], True: [0, 0, 0]}
     for stage, label in STAGES:
         cells = []
         for rollup in (False, True):
             ir, ns = results[rollup]
             totals[rollup][0] += ir[stage]
             totals[rollup][1] += ns[stage]
+            if baseline:
+                totals[rollup][2] += before[rollup][stage]
         for rollup in (False, True):
             cells.append(f"{results[rollup][0][stage]:,.0f}")
         for rollup in (False, True):
             cells.append(f"{results[rollup][1][stage]:,}")
+        if baseline:
+            for rollup in (False, True):
+                cells.append(f"{before[rollup][stage]:,.0f}")
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
-    lines.append(f"| **total** | **{totals[False][0]:,.0f}** | **{totals[True][0]:,.0f}** | "
-                 f"**{totals[False][1]:,}** | **{totals[True][1]:,}** |")
+    total = (f"| **total** | **{totals[False][0]:,.0f}** | **{totals[True][0]:,.0f}** | "
+             f"**{totals[False][1]:,}** | **{totals[True][1]:,}** |")
+    if baseline:
+        total += f" **{totals[False][2]:,.0f}** | **{totals[True][2]:,.0f}** |"
+    lines.append(total)
     meta = (f"- instructions: callgrind, {records:,} records per run (exact for this binary and "
             f"input; compare runs of different builds with `--binary`)\n"
             f"- CPU: one native run of {cpu_records:,} records; load average "
@@ -134,18 +150,28 @@ def main():
     parser.add_argument("--records", type=int, default=100000)
     parser.add_argument("--cpu_records", type=int, default=400000)
     parser.add_argument("--binary", default="")
+    parser.add_argument("--baseline", default="",
+                        help="an earlier build of //bench:ingest_kernel: its instructions beside")
+    parser.add_argument("--baseline_label", default="before",
+                        help="what the baseline is (e.g. its git revision)")
     parser.add_argument("--update-docs", action="store_true")
     args = parser.parse_args()
     binary = args.binary
     if not binary:
         run(["bazel", "build", "-c", "opt", "//bench:ingest_kernel"], cwd=ROOT)
         binary = os.path.join(ROOT, "bazel-bin", "bench", "ingest_kernel")
-    meta, body, _ = table(binary, args.records, args.cpu_records)
+    meta, body, _ = table(binary, args.records, args.cpu_records, args.baseline,
+                          args.baseline_label)
+    if args.baseline:
+        meta += (f"\n- before: the same instructions of the build at {args.baseline_label} "
+                 f"(`--baseline`), same records")
     rev = run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT).stdout.strip()
+    flags = (f" --baseline=<the build at {args.baseline_label}> "
+             f"--baseline_label={args.baseline_label}" if args.baseline else "")
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     text = (f"{SECTION}\n\nWritten by `python3 bench/ingest_kernel.py --update-docs` "
             f"(`//bench:ingest_kernel`); do not edit by hand.\n\n"
-            f"- command: `python3 bench/ingest_kernel.py --update-docs`; git {rev}; {now}\n"
+            f"- command: `python3 bench/ingest_kernel.py --update-docs{flags}`; git {rev}; {now}\n"
             f"{meta}\n- data: the benchmark's wiki-edit-like records (~214 B), HOUR segments, "
             f"maxRowsInMemory 150000; rollup on = queryGranularity MINUTE and the 4 "
             f"low-cardinality dimensions, as in the end-to-end runs\n\n{body}\n")

@@ -44,6 +44,10 @@ class ColumnarParser final : public RowParser {
     return Done(parser_->Parse(value, envelope, &row_.input()), error);
   }
 
+  bool ReadsEnvelopeColumnText(absl::string_view name) const override {
+    return parser_->ReadsColumnText(name);
+  }
+
  private:
   const ParsedRow* Done(segment::ParseError parse_error, RowParseError* error) {
     if (!parse_error.ok()) {

@@ -189,6 +189,9 @@ absl::Status ReadLoop::Initialize() {
   parser_ = options_.engine->NewParser();
   if (spec_.input_format().type() == "kafka") {
     SLUICE_ASSIGN_OR_RETURN(envelope_builder_, RecordEnvelopeBuilder::Create(spec_.input_format()));
+    // The Kafka timestamp as text only for a spec that reads it as text.
+    envelope_builder_->set_timestamp_text(
+        parser_->ReadsEnvelopeColumnText(envelope_builder_->timestamp_column()));
   }
   if (spec_.has_header_based_filter_config()) {
     SLUICE_ASSIGN_OR_RETURN(header_filter_, HeaderFilter::Create(spec_.header_based_filter_config()));

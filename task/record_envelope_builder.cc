@@ -68,8 +68,9 @@ const segment::RecordEnvelope* RecordEnvelopeBuilder::Build(const KafkaRecord& r
   envelope_.timestamp_ms =
       meta.timestamp_ms >= 0 ? std::optional<int64_t>(meta.timestamp_ms) : std::nullopt;
   columns.push_back({timestamp_column_,
-                     meta.timestamp_ms >= 0 ? Decimal(meta.timestamp_ms, timestamp_text_)
-                                            : absl::string_view(),
+                     meta.timestamp_ms >= 0 && timestamp_text_
+                         ? Decimal(meta.timestamp_ms, timestamp_digits_)
+                         : absl::string_view(),
                      meta.timestamp_ms >= 0});
   columns.push_back({topic_column_, meta.topic, true});
   if (!partition_column_.empty()) {

@@ -41,6 +41,15 @@ class RecordEnvelopeBuilder {
   const segment::RecordEnvelope* Build(const KafkaRecord& record, const KafkaEnvelope& meta,
                                        std::string* error);
 
+  // The name of the Kafka timestamp column.
+  const std::string& timestamp_column() const { return timestamp_column_; }
+  // Whether the Kafka timestamp column carries its text (default) or only
+  // the number (RecordEnvelope::timestamp_ms; the column present with an
+  // empty value): for a parser that reads the column as the row time only
+  // (RowParser::ReadsEnvelopeColumnText false), which then costs no
+  // formatting per record.
+  void set_timestamp_text(bool write) { timestamp_text_ = write; }
+
  private:
   RecordEnvelopeBuilder() = default;
 
@@ -57,7 +66,8 @@ class RecordEnvelopeBuilder {
   std::vector<uint32_t> order_;              // header indexes, sorted by name
   std::vector<std::string> header_names_;    // prefix + name, per kept header
   std::vector<std::string> header_scratch_;  // decoded values, per kept header
-  char timestamp_text_[24];
+  bool timestamp_text_ = true;
+  char timestamp_digits_[24];
   char partition_text_[24];
   char offset_text_[24];
 };

@@ -105,6 +105,30 @@ TEST(RecordEnvelopeBuilder, TheKafkaTimestampAlsoAsANumber) {
   EXPECT_FALSE(envelope->columns[envelope->timestamp_column].present);
 }
 
+// For a parser that reads the Kafka timestamp as the row time only: the
+// number without its text, the column still present.
+TEST(RecordEnvelopeBuilder, TheKafkaTimestampTextOnlyWhenAsked) {
+  v1::InputFormat format;
+  format.set_type("kafka");
+  format.set_timestamp_column_name("ts");
+  auto builder = RecordEnvelopeBuilder::Create(format);
+  ASSERT_TRUE(builder.ok()) << builder.status();
+  EXPECT_EQ(builder->timestamp_column(), "ts");
+  builder->set_timestamp_text(false);
+  std::string error;
+  const segment::RecordEnvelope* envelope = builder->Build(KafkaRecord{0, 1, "{}"}, Meta(), &error);
+  ASSERT_NE(envelope, nullptr) << error;
+  ASSERT_TRUE(envelope->timestamp_ms.has_value());
+  EXPECT_EQ(*envelope->timestamp_ms, 1796004944123);
+  EXPECT_EQ(envelope->columns[envelope->timestamp_column].name, "ts");
+  EXPECT_TRUE(envelope->columns[envelope->timestamp_column].present);
+  EXPECT_EQ(envelope->columns[envelope->timestamp_column].value, "");
+  builder->set_timestamp_text(true);
+  envelope = builder->Build(KafkaRecord{0, 2, "{}"}, Meta(), &error);
+  ASSERT_NE(envelope, nullptr) << error;
+  EXPECT_EQ(envelope->columns[envelope->timestamp_column].value, "1796004944123");
+}
+
 TEST(RecordEnvelopeBuilder, InvalidUtf8IsABadHeader) {
   v1::InputFormat format;
   format.set_type("kafka");

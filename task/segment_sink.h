@@ -62,6 +62,12 @@ class RowParser {
   // (the kafka input format; the value's fields win on a name clash).
   virtual const ParsedRow* Parse(absl::string_view value, const segment::RecordEnvelope& envelope,
                                  RowParseError* error) = 0;
+  // Whether a parse may read the text of envelope column `name` (false: at
+  // most its number, RecordEnvelope::timestamp_ms, as the row time).
+  virtual bool ReadsEnvelopeColumnText(absl::string_view name) const {
+    (void)name;
+    return true;
+  }
 };
 
 // The rows of one (sequence, interval) held in memory.

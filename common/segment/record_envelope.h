@@ -31,8 +31,10 @@ struct EnvelopeColumn {
 struct RecordEnvelope {
   std::vector<EnvelopeColumn> columns;
   // Index in `columns` of the Kafka timestamp column (its value the epoch
-  // millis as decimal text), or -1. When it is the schema's timestamp column
-  // it is read as a number per the timestamp format.
+  // millis as decimal text, or empty when no parse reads the text:
+  // RowParser::ReadsColumnText, timestamp_ms then carries it), or -1. When
+  // it is the schema's timestamp column it is read as a number per the
+  // timestamp format.
   int32_t timestamp_column = -1;
   // The same Kafka timestamp as a number, when the one who built the
   // envelope has it: the row time is then taken from it (as from its text,

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/segment/expression.h"
 #include "common/segment/format_limits.h"
+#include "common/segment/plain_json.h"
 #include "common/segment/timestamp.h"
 #include "common/time_util.h"
 
@@ -260,6 +261,24 @@ struct RowParser::Impl {
 
   template <bool kTransforming>
   ParseError Parse(absl::string_view value, const RecordEnvelope* envelope, InputRow* row);
+  // Empties the row (and the captured fields) for the next record.
+  template <bool kTransforming>
+  void Reset(InputRow* row);
+  // The one-pass reading of a plain record (plain_json.h): the fields the
+  // spec uses read where they are, the others stepped over and checked
+  // strictly, no structural index of the record. True with the row filled
+  // as Parse would fill it; false for anything else (not strictly valid
+  // JSON, an escape or an array or object in a used field, a number it does
+  // not read exactly as simdjson does, any parse error), which Parse then
+  // reads with simdjson: errors, their classes and messages are simdjson's
+  // path's alone. `input` has SIMDJSON_PADDING readable bytes past `end`.
+  template <bool kTransforming>
+  bool ParsePlain(const char* input, const char* end, const RecordEnvelope* envelope,
+                  InputRow* row);
+  // Whether ParsePlain is tried (off: every record goes to simdjson), and
+  // how many records it took.
+  bool plain_scan = true;
+  int64_t plain_records = 0;
   // The envelope hooks (kafka input format): the discovered columns go
   // first, so that a value field of the same name, later, wins; the others
   // fill what the value left absent (and what transforms read).
@@ -287,6 +306,18 @@ RowParser::RowParser(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 RowParser::~RowParser() = default;
 
 const Schema& RowParser::schema() const { return impl_->schema; }
+
+bool RowParser::ReadsColumnText(absl::string_view name) const {
+  const bool discovered = impl_->schema.discover_dimensions() && !name.empty();
+  auto it = impl_->by_name.find(name);
+  if (it == impl_->by_name.end()) return discovered;
+  const FieldAction& a = impl_->actions[it->second];
+  if (a.dimension >= 0 || !a.metrics.empty() || a.capture >= 0) return true;
+  return discovered && !a.excluded;
+}
+
+void RowParser::set_plain_scan(bool on) { impl_->plain_scan = on; }
+int64_t RowParser::plain_records() const { return impl_->plain_records; }
 
 absl::StatusOr<std::unique_ptr<RowParser>> RowParser::Create(const Schema& schema) {
   return Create(schema, RowTransform());
@@ -462,8 +493,7 @@ inline bool RowParser::Impl::StoreMetric(const std::vector<int32_t>& metrics, bo
 }
 
 template <bool kTransforming>
-ParseError RowParser::Impl::Parse(absl::string_view value, const RecordEnvelope* envelope,
-                                  InputRow* row) {
+void RowParser::Impl::Reset(InputRow* row) {
   row->thrown_away = false;
   if constexpr (kTransforming) {
     for (ExprValue& v : captured) v = ExprValue::Null();
@@ -473,7 +503,235 @@ ParseError RowParser::Impl::Parse(absl::string_view value, const RecordEnvelope*
   row->discovered.clear();
   if (row->metrics.size() != schema.metrics.size()) row->metrics.resize(schema.metrics.size());
   for (MetricInput& m : row->metrics) m = MetricInput();
+}
+
+template <bool kTransforming>
+bool RowParser::Impl::ParsePlain(const char* input, const char* end,
+                                 const RecordEnvelope* envelope, InputRow* row) {
+  namespace pj = plain_json;
+  const char* p = pj::SkipSpace(input, end);
+  if (p >= end || *p != '{') return false;
+  p = pj::SkipSpace(p + 1, end);
+  if (p >= end) return false;
+  const bool iso_timestamps = schema.timestamp_format == TimestampFormat::kIso ||
+                              schema.timestamp_format == TimestampFormat::kAuto;
+  bool have_timestamp = false;
+  size_t row_value_bytes = 0;
+  if (envelope != nullptr && schema.discover_dimensions()) {
+    if (!DiscoverEnvelope(*envelope, row, &row_value_bytes).ok()) return false;
+  }
+  if (*p == '}') {
+    ++p;
+  } else {
+    size_t position = 0;
+    for (;;) {
+      if (*p != '"') return false;
+      // The key: the one this position had last time, compared in place, or
+      // scanned (one with an escape goes to simdjson).
+      const char* raw = p + 1;
+      absl::string_view key;
+      int32_t action_index;
+      uint8_t roles;
+      if (position < by_position.size() &&
+          by_position[position].key.size() < static_cast<size_t>(end - raw) &&
+          by_position[position].Matches(raw)) {
+        key = absl::string_view(raw, by_position[position].key.size());
+        action_index = by_position[position].action;
+        roles = by_position[position].roles;
+      } else {
+        bool escaped = false;
+        const char* close = pj::ScanString(raw, end, &escaped);
+        if (close == nullptr || escaped) return false;
+        key = absl::string_view(raw, static_cast<size_t>(close - raw));
+        action_index = ActionFor(key);
+        roles = RolesOf(action_index, key);
+        if (position >= by_position.size()) by_position.resize(position + 1);
+        by_position[position].Set(key, action_index, roles);
+      }
+      ++position;
+      p = pj::SkipSpace(raw + key.size() + 1, end);
+      if (p >= end || *p != ':') return false;
+      p = pj::SkipSpace(p + 1, end);
+      if (p >= end) return false;
+
+      constexpr uint8_t kRoles = kRoleTimestamp | kRoleDimension | kRoleMetric | kRoleDiscovered;
+      constexpr uint8_t kUsed = kTransforming ? (kRoles | kRoleCapture) : kRoles;
+      if ((roles & kUsed) == 0) {
+        p = pj::SkipValue(p, end, 1);
+        if (p == nullptr) return false;
+      } else {
+        // The value, as the simdjson path reads it: a string's content (no
+        // escapes here), a number's token, "true"/"false", null absent.
+        const bool discovered = (roles & kRoleDiscovered) != 0;
+        const bool is_dimension = (roles & (kRoleDimension | kRoleDiscovered)) != 0;
+        od::json_type type;
+        absl::string_view text;
+        bool present = true;
+        bool is_integer = false;
+        switch (*p) {
+          case '"': {
+            bool escaped = false;
+            const char* close = pj::ScanString(p + 1, end, &escaped);
+            if (close == nullptr || escaped) return false;
+            type = od::json_type::string;
+            text = absl::string_view(p + 1, static_cast<size_t>(close - p - 1));
+            p = close + 1;
+            break;
+          }
+          case 't':
+            p = pj::ScanLiteral(p, end, "true", 4);
+            type = od::json_type::boolean;
+            text = absl::string_view("true", 4);
+            break;
+          case 'f':
+            p = pj::ScanLiteral(p, end, "false", 5);
+            type = od::json_type::boolean;
+            text = absl::string_view("false", 5);
+            break;
+          case 'n':
+            p = pj::ScanLiteral(p, end, "null", 4);
+            type = od::json_type::null;
+            present = false;
+            break;
+          case '[':
+          case '{':
+            return false;
+          default: {
+            const char* start = p;
+            p = pj::ScanNumber(p, end, &is_integer);
+            if (p == nullptr) return false;
+            type = od::json_type::number;
+            text = absl::string_view(start, static_cast<size_t>(p - start));
+            break;
+          }
+        }
+        if (p == nullptr) return false;
+
+        bool only_captured = false;
+        if constexpr (kTransforming) {
+          if (roles & kRoleCapture) {
+            captured[actions[action_index].capture] =
+                !present                        ? ExprValue::Null()
+                : type == od::json_type::number ? ExprValue::Number(text)
+                                                : ExprValue::String(text);
+            only_captured = (roles & kRoles) == 0;
+          }
+        }
+        if (!only_captured) {
+          if (is_dimension && present) {
+            if (text.size() > kMaxValueBytes) return false;
+            row_value_bytes += text.size();
+            if (row_value_bytes > kMaxRowValueBytes) return false;
+          }
+          if (discovered) {
+            if (present) {
+              if (row->discovered.size() >= kMaxDiscoveredDimensions) return false;
+              row->discovered.emplace_back(key, text);
+            }
+          } else {
+            const FieldAction& action = actions[action_index];
+            if (roles & kRoleTimestamp) {
+              if (!present) {
+                have_timestamp = false;
+              } else if (type == od::json_type::string && iso_timestamps &&
+                         ParseCanonicalIsoInstant(text, &row->timestamp_ms) &&
+                         row->timestamp_ms >= kMinTimestampMs &&
+                         row->timestamp_ms <= kMaxTimestampMs) {
+                have_timestamp = true;
+              } else {
+                absl::StatusOr<int64_t> ms;
+                if (type == od::json_type::string) {
+                  ms = TimestampFromString(text, schema.timestamp_format);
+                } else if (type == od::json_type::number) {
+                  ms = TimestampFromNumber(text, schema.timestamp_format);
+                } else {
+                  return false;
+                }
+                if (!ms.ok()) return false;
+                row->timestamp_ms = *ms;
+                have_timestamp = true;
+              }
+            } else {
+              if (roles & kRoleDimension) {
+                DimValue& d = row->dims[action.dimension];
+                d.present = present;
+                d.text = present ? text : absl::string_view();
+              }
+              if (roles & kRoleMetric) {
+                if (!present) {
+                  for (int32_t index : action.metrics) row->metrics[index] = MetricInput();
+                } else {
+                  // A number token where FastNumber reads it exactly (as
+                  // simdjson does); any other goes to simdjson (whose own
+                  // reading of long decimals is what rows have today). A
+                  // string as the simdjson path reads it.
+                  int64_t integer = 0;
+                  double real = 0;
+                  if (type == od::json_type::number) {
+                    if (!pj::FastNumber(text.data(), text.data() + text.size(), is_integer,
+                                        &integer, &real)) {
+                      return false;
+                    }
+                  } else if (type == od::json_type::string) {
+                    if (absl::SimpleAtoi(text, &integer)) {
+                      is_integer = true;
+                    } else if (!absl::SimpleAtod(text, &real)) {
+                      return false;
+                    }
+                  } else {
+                    return false;
+                  }
+                  if (!StoreMetric(action.metrics, is_integer, integer, real, text, row,
+                                   &failure)) {
+                    return false;
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+      p = pj::SkipSpace(p, end);
+      if (p >= end) return false;
+      if (*p == '}') {
+        ++p;
+        break;
+      }
+      if (*p != ',') return false;
+      p = pj::SkipSpace(p + 1, end);
+      if (p >= end) return false;
+    }
+  }
+  if (pj::SkipSpace(p, end) != end) return false;
+  if (envelope != nullptr) {
+    if (!ApplyEnvelope(*envelope, row, &have_timestamp, &row_value_bytes).ok()) return false;
+  }
+  if (!have_timestamp && !(kTransforming && timestamp_from_transform)) return false;
+  if constexpr (kTransforming) {
+    if (!ApplyTransform(row_value_bytes, row).ok()) return false;
+  }
+  return true;
+}
+
+template <bool kTransforming>
+ParseError RowParser::Impl::Parse(absl::string_view value, const RecordEnvelope* envelope,
+                                  InputRow* row) {
+  Reset<kTransforming>(row);
   if (value.empty()) return Error(ParseErrorKind::kNotJson, "empty record value");
+
+  if (plain_scan) {
+    // Read from the parser's own padded copy: the row's strings then stay
+    // valid until the next Parse whatever becomes of `value`, as simdjson's
+    // unescaped strings (in its own buffers) do.
+    const size_t needed = value.size() + simdjson::SIMDJSON_PADDING;
+    if (buffer.size() < needed) buffer.resize(needed);
+    std::memcpy(buffer.data(), value.data(), value.size());
+    if (ParsePlain<kTransforming>(buffer.data(), buffer.data() + value.size(), envelope, row)) {
+      ++plain_records;
+      return ParseError();
+    }
+    Reset<kTransforming>(row);
+  }
 
   // simdjson reads up to SIMDJSON_PADDING bytes past the document (their
   // content does not matter). A record whose padding lies in the page of its

@@ -6,7 +6,8 @@
 //   if (!error.ok()) { count error.kind, keep error.message as a sample }
 //   else index->Add(row, partition, offset);
 //
-// Uses simdjson's on-demand API. Fields the schema does not use are skipped
+// Reads a plain record in one pass (plain_json.h), anything else with
+// simdjson's on-demand API; both give the same row or error. Fields the schema does not use are skipped
 // without being fully validated (on-demand only checks the structure of what
 // it skips), so a record with a malformed unused field may still parse.
 // Dimension values: strings as they are (unescaped), numbers and booleans as
@@ -87,6 +88,22 @@ class RowParser {
   ParseError Parse(absl::string_view value, const RecordEnvelope& envelope, InputRow* row);
 
   const Schema& schema() const;
+
+  // Whether Parse may read the text of a field or envelope column `name`:
+  // false when the spec reads it as the row time only (not a dimension,
+  // discovered, a metric input, a transform or filter input), as for the
+  // Kafka timestamp column whose number RecordEnvelope::timestamp_ms then
+  // gives the row time.
+  bool ReadsColumnText(absl::string_view name) const;
+
+  // Records read in one pass without simdjson (plain_json.h): strictly valid
+  // JSON with no escape, array or object in a field the spec uses, numbers
+  // read exactly, and no parse error. Anything else is read with simdjson as
+  // before, so rows, errors and messages are the same either way. Off
+  // (set_plain_scan(false)): every record goes to simdjson (for tests that
+  // compare the two). plain_records(): how many records the one pass took.
+  void set_plain_scan(bool on);
+  int64_t plain_records() const;
 
  private:
   struct Impl;

@@ -404,5 +404,53 @@ TEST(RowParserEnvelope, ATransformMayReadAnEnvelopeColumn) {
 }
 
 }  // namespace
+// Which columns a parse reads as text: a column read as the row time only
+// is not (its number, RecordEnvelope::timestamp_ms, gives the time; the
+// envelope builder then leaves its text out), every other role is.
+TEST(RowParserEnvelope, ReadsColumnTextOnlyForRolesBesidesTheRowTime) {
+  Schema s;
+  s.timestamp_column = "kafka.timestamp";
+  s.timestamp_format = TimestampFormat::kMillis;
+  s.dimensions = {"kafka.key"};
+  s.metrics = {{MetricType::kCount, "count", ""}, {MetricType::kLongSum, "m", "kafka.offset"}};
+  auto parser = MakeParser(s);
+  EXPECT_FALSE(parser->ReadsColumnText("kafka.timestamp"));
+  EXPECT_TRUE(parser->ReadsColumnText("kafka.key"));
+  EXPECT_TRUE(parser->ReadsColumnText("kafka.offset"));
+  EXPECT_FALSE(parser->ReadsColumnText("kafka.topic"));
+  // Without its text the row time comes from the number.
+  RecordEnvelope e;
+  e.columns.push_back({"kafka.key", "k1", true});
+  e.columns.push_back({"kafka.timestamp", "", true});
+  e.timestamp_column = 1;
+  e.timestamp_ms = 1796004944123;
+  InputRow row;
+  ParseError error = parser->Parse(R"({"page":"p"})", e, &row);
+  ASSERT_TRUE(error.ok()) << error.message;
+  EXPECT_EQ(row.timestamp_ms, 1796004944123);
+  EXPECT_EQ(Dim(row, 0), "k1");
+
+  // The timestamp column is never a dimension or metric input (the schema
+  // refuses it) nor discovered; a transform may read it: then as text. Any
+  // other column discovery takes is read as text.
+  Schema discovering;
+  discovering.timestamp_column = "kafka.timestamp";
+  EXPECT_FALSE(MakeParser(discovering)->ReadsColumnText("kafka.timestamp"));
+  EXPECT_TRUE(MakeParser(discovering)->ReadsColumnText("kafka.topic"));
+  v1::TransformSpec spec;
+  v1::Transform* t = spec.add_transforms();
+  t->set_type("expression");
+  t->set_name("when");
+  t->set_expression("concat(\"kafka.timestamp\", '!')");
+  Schema with_transform;
+  with_transform.timestamp_column = "kafka.timestamp";
+  with_transform.dimensions = {"when"};
+  auto transform = RowTransform::Create(spec, "dataSchema.transformSpec", "kafka.timestamp");
+  ASSERT_TRUE(transform.ok()) << transform.status();
+  auto transforming = RowParser::Create(with_transform, *transform);
+  ASSERT_TRUE(transforming.ok()) << transforming.status();
+  EXPECT_TRUE((*transforming)->ReadsColumnText("kafka.timestamp"));
+}
+
 }  // namespace segment
 }  // namespace sluice
