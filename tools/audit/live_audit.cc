@@ -124,6 +124,9 @@ absl::StatusOr<AuditInputs> FetchAuditInputs(v1::SupervisorService::StubInterfac
     v1::ListSegmentsRequest list;
     list.set_datasource(datasource);
     list.set_limit(kSegmentLimit);
+    // Unused ones too: the table audit compares every append snapshot with
+    // the segments its sequence published, also those compaction replaced.
+    list.set_include_unused(true);
     SLUICE_RETURN_IF_ERROR(Call(&v1::SupervisorService::StubInterface::ListSegments, stub,
                                 rpc_timeout, "ListSegments", list, &inputs.segments));
     // Between the two equal commit logs: the table's metadata_location is
@@ -222,9 +225,7 @@ absl::StatusOr<LiveAuditResult> RunLiveAudit(v1::SupervisorService::StubInterfac
                                .read_envelope = reparser != nullptr &&
                                                 reparser->needs_envelope()}));
   SegmentFileVerifier verifier(options.segment_files);
-  const std::vector<v1::SegmentDescriptor> used(segments.segments().begin(),
-                                                segments.segments().end());
-  result.report = RunAudit(log, used, counter.get(), &verifier);
+  result.report = RunAudit(log, inputs.used_segments, counter.get(), &verifier);
   result.records_read = counter->records_read();
   AuditReport& report = result.report;
   if (report.datasource.empty()) report.datasource = options.datasource;
@@ -242,7 +243,9 @@ absl::StatusOr<LiveAuditResult> RunLiveAudit(v1::SupervisorService::StubInterfac
                                 options.segment_files.scratch_dir);
     // Every segment of a sequence, used or since dropped: the snapshot
     // keeps the rows it was published with.
-    result.table = RunTableAudit(log, used, report.records_by_sequence,
+    const std::vector<v1::SegmentDescriptor> published(segments.segments().begin(),
+                                                       segments.segments().end());
+    result.table = RunTableAudit(log, published, report.records_by_sequence,
                                  table_options, &files);
     if (!result.table->ok()) {
       fail(absl::StrCat("the Iceberg table ", table.table_namespace(), ".", table.table_name(),
