@@ -31,7 +31,7 @@
 #include "common/deep_storage.h"
 #include "common/spec.h"
 #include "supervisor/iceberg_commit.h"
-#include "supervisor/metadata_store.h"
+#include "supervisor/store/metadata_store.h"
 
 namespace sluice::supervisor {
 

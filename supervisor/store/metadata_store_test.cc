@@ -1,4 +1,4 @@
-#include "supervisor/metadata_store.h"
+#include "supervisor/store/metadata_store.h"
 
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -18,10 +18,10 @@
 
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
-#include "supervisor/metadata_schema.h"
-#include "supervisor/postgres.h"
-#include "supervisor/postgres_url.h"
-#include "supervisor/sqlite.h"
+#include "supervisor/store/metadata_schema.h"
+#include "supervisor/store/postgres.h"
+#include "supervisor/store/postgres_url.h"
+#include "supervisor/store/sqlite.h"
 #include "supervisor/testing/test_store.h"
 
 namespace sluice::supervisor {

@@ -1,4 +1,4 @@
-#include "supervisor/metadata_store.h"
+#include "supervisor/store/metadata_store.h"
 
 #include <unistd.h>
 
@@ -14,10 +14,10 @@
 #include "common/proto_json.h"
 #include "common/status_macros.h"
 #include "common/time_util.h"
-#include "supervisor/metadata_schema.h"
-#include "supervisor/postgres.h"
-#include "supervisor/postgres_url.h"
-#include "supervisor/sqlite.h"
+#include "supervisor/store/metadata_schema.h"
+#include "supervisor/store/postgres.h"
+#include "supervisor/store/postgres_url.h"
+#include "supervisor/store/sqlite.h"
 
 namespace sluice::supervisor {
 namespace {

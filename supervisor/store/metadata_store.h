@@ -1,5 +1,5 @@
 // The supervisor's metadata store: one SQLite file (WAL) under the data dir,
-// or a PostgreSQL database (supervisor/postgres.h), holding specs with history, the datasources' commit metadata, segments,
+// or a PostgreSQL database (supervisor/store/postgres.h), holding specs with history, the datasources' commit metadata, segments,
 // segment allocations, the commit log, task groups with their checkpoints,
 // tasks and workers.
 //
@@ -13,8 +13,8 @@
 // (PublishSegments) survives a power loss, not only a process crash;
 // NORMAL would keep the file consistent but could lose the last commits, and
 // a task told "published" would then drop data the store no longer has.
-#ifndef SLUICE_SUPERVISOR_METADATA_STORE_H_
-#define SLUICE_SUPERVISOR_METADATA_STORE_H_
+#ifndef SLUICE_SUPERVISOR_STORE_METADATA_STORE_H_
+#define SLUICE_SUPERVISOR_STORE_METADATA_STORE_H_
 
 #include <cstdint>
 #include <functional>
@@ -34,15 +34,15 @@
 #include "sluice/v1/task.pb.h"
 #include "common/offsets.h"
 #include "supervisor/idle_tracker.h"
-#include "supervisor/leader_lease_rows.h"
-#include "supervisor/sql.h"
+#include "supervisor/store/leader_lease_rows.h"
+#include "supervisor/store/sql.h"
 
 namespace sluice::supervisor {
 
 struct MetadataStoreOptions {
   // The SQLite file; its directory must exist. Empty when postgres_url is set.
   std::string path;
-  // A PostgreSQL URL (supervisor/postgres_url.h); empty: SQLite at `path`.
+  // A PostgreSQL URL (supervisor/store/postgres_url.h); empty: SQLite at `path`.
   std::string postgres_url;
   // How long a statement waits for another connection's write lock
   // (SQLite; PostgreSQL: lock_timeout).
@@ -412,7 +412,7 @@ class MetadataStore {
   // Transactions the fence refused so far.
   int64_t fenced_transactions() const ABSL_LOCKS_EXCLUDED(mu_);
   // A serializable transaction the fence does not check: the election's own,
-  // which reads and writes the lease row (supervisor/leader_lease_rows.h).
+  // which reads and writes the lease row (supervisor/store/leader_lease_rows.h).
   absl::Status InLeaseTransaction(absl::FunctionRef<absl::Status(SqlConnection*)> body)
       ABSL_LOCKS_EXCLUDED(mu_);
 
@@ -444,4 +444,4 @@ class MetadataStore {
 
 }  // namespace sluice::supervisor
 
-#endif  // SLUICE_SUPERVISOR_METADATA_STORE_H_
+#endif  // SLUICE_SUPERVISOR_STORE_METADATA_STORE_H_
