@@ -27,7 +27,7 @@
 #include "common/file_util.h"
 #include "common/status_macros.h"
 #include "supervisor/leader_elector.h"
-#include "supervisor/metadata_store.h"
+#include "supervisor/store/metadata_store.h"
 #include "tests/testing/postgres_server.h"
 
 DEFINE_int32(transactions, 2000, "publish transactions per backend");

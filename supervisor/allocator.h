@@ -12,7 +12,7 @@
 #include "common/granularity.h"
 #include "sluice/v1/supervisor_service.pb.h"
 #include "supervisor/clock.h"
-#include "supervisor/metadata_store.h"
+#include "supervisor/store/metadata_store.h"
 
 namespace sluice::supervisor {
 

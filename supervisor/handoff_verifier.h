@@ -13,7 +13,7 @@
 #include "common/deep_storage.h"
 #include "common/metrics/registry.h"
 #include "supervisor/clock.h"
-#include "supervisor/metadata_store.h"
+#include "supervisor/store/metadata_store.h"
 
 namespace sluice::supervisor {
 

@@ -18,8 +18,8 @@
 #include "supervisor/allocator.h"
 #include "supervisor/clock.h"
 #include "supervisor/iceberg_table_activity.h"
-#include "supervisor/metadata_store.h"
 #include "supervisor/publisher.h"
+#include "supervisor/store/metadata_store.h"
 #include "supervisor/testing/segment_files.h"
 #include "supervisor/testing/test_util.h"
 

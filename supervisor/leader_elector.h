@@ -1,6 +1,6 @@
 // Leader election of supervisors sharing one metadata store (PostgreSQL, or
 // one SQLite file on one machine): a lease row with an epoch
-// (supervisor/leader_lease_rows.h), taken when free or expired by the
+// (supervisor/store/leader_lease_rows.h), taken when free or expired by the
 // database's clock, renewed every `renew_every` by its holder.
 //
 //   LeaderElector elector({.store = store, .supervisor_id = "sup-a",
@@ -36,8 +36,8 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "supervisor/leader_lease_rows.h"
-#include "supervisor/metadata_store.h"
+#include "supervisor/store/leader_lease_rows.h"
+#include "supervisor/store/metadata_store.h"
 
 namespace sluice::supervisor {
 

@@ -19,7 +19,7 @@
 #include "supervisor/iceberg_commit.h"
 #include "supervisor/iceberg_table_activity.h"
 #include "supervisor/iceberg_table_locks.h"
-#include "supervisor/metadata_store.h"
+#include "supervisor/store/metadata_store.h"
 
 namespace sluice::supervisor {
 

@@ -12,7 +12,7 @@
 #include "absl/strings/string_view.h"
 #include "common/deep_storage.h"
 #include "sluice/v1/common.pb.h"
-#include "supervisor/metadata_store.h"
+#include "supervisor/store/metadata_store.h"
 
 namespace sluice::supervisor {
 

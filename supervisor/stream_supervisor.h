@@ -42,7 +42,7 @@
 #include "supervisor/clock.h"
 #include "supervisor/iceberg_table_activity.h"
 #include "supervisor/idle_tracker.h"
-#include "supervisor/metadata_store.h"
+#include "supervisor/store/metadata_store.h"
 #include "supervisor/strand_executor.h"
 #include "supervisor/stream_health.h"
 #include "supervisor/stream_metadata.h"

@@ -24,7 +24,7 @@
 #include "supervisor/clock.h"
 #include "supervisor/handoff_verifier.h"
 #include "supervisor/used_segment_verifier.h"
-#include "supervisor/metadata_store.h"
+#include "supervisor/store/metadata_store.h"
 #include "supervisor/publisher.h"
 #include "supervisor/strand_executor.h"
 #include "supervisor/compaction/compaction_activity.h"

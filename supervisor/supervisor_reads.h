@@ -13,7 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "sluice/v1/supervisor_service.pb.h"
-#include "supervisor/metadata_store.h"
+#include "supervisor/store/metadata_store.h"
 
 namespace sluice::supervisor {
 

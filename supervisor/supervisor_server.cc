@@ -13,8 +13,8 @@
 #include "supervisor/iceberg_rest_routes.h"
 #include "common/request_limits.h"
 #include "common/status_macros.h"
-#include "supervisor/leader_lease_rows.h"
-#include "supervisor/metadata_store_url.h"
+#include "supervisor/store/leader_lease_rows.h"
+#include "supervisor/store/metadata_store_url.h"
 #include "supervisor/stream_metadata.h"
 #include "supervisor/grpc_task_client.h"
 

@@ -24,7 +24,7 @@
 #include "supervisor/leader_elector.h"
 #include "supervisor/leadership_gate.h"
 #include "supervisor/pauseless_margin.h"
-#include "supervisor/metadata_store.h"
+#include "supervisor/store/metadata_store.h"
 #include "supervisor/supervisor_manager.h"
 #include "supervisor/supervisor_service.h"
 
@@ -36,7 +36,7 @@ struct SupervisorServerOptions {
   // Holds the metadata store (metadata.db) unless metadata_store_url says
   // otherwise; created if missing.
   std::string data_dir;
-  // --metadata_store (supervisor/metadata_store_url.h); empty:
+  // --metadata_store (supervisor/store/metadata_store_url.h); empty:
   // <data_dir>/metadata.db.
   std::string metadata_store_url;
   // "file:///path" or "s3://bucket/prefix"; empty = <data_dir>/deep-storage.

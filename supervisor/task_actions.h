@@ -23,7 +23,7 @@
 #include "common/spec.h"
 #include "common/stream_partitions.h"
 #include "supervisor/clock.h"
-#include "supervisor/metadata_store.h"
+#include "supervisor/store/metadata_store.h"
 #include "supervisor/strand_executor.h"
 #include "supervisor/task_client.h"
 #include "supervisor/task_group.h"

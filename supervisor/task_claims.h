@@ -11,7 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "common/auth/identity.h"
-#include "supervisor/metadata_store.h"
+#include "supervisor/store/metadata_store.h"
 
 namespace sluice::supervisor {
 

@@ -12,7 +12,7 @@
 
 #include "absl/time/time.h"
 #include "sluice/v1/task.pb.h"
-#include "supervisor/metadata_store.h"
+#include "supervisor/store/metadata_store.h"
 #include "supervisor/pauseless_margin.h"
 #include "common/offsets.h"
 

@@ -26,7 +26,7 @@
 #include "absl/time/time.h"
 #include "sluice/v1/supervisor_service.pb.h"
 #include "supervisor/clock.h"
-#include "supervisor/metadata_store.h"
+#include "supervisor/store/metadata_store.h"
 
 namespace sluice::supervisor {
 

@@ -23,7 +23,7 @@
 #include "common/auth/identity.h"
 #include "sluice/v1/supervisor_service.pb.h"
 #include "supervisor/clock.h"
-#include "supervisor/metadata_store.h"
+#include "supervisor/store/metadata_store.h"
 #include "supervisor/worker_registry.h"
 
 namespace sluice::supervisor {

@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
-#include "supervisor/sql.h"
+#include "supervisor/store/sql.h"
 
 namespace sluice::supervisor {
 

@@ -14,7 +14,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "supervisor/compaction/compacted_segment.h"
-#include "supervisor/metadata_store.h"
+#include "supervisor/store/metadata_store.h"
 
 namespace sluice::supervisor {
 

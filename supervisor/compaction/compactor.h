@@ -41,7 +41,7 @@
 #include "supervisor/compaction/iceberg_replace.h"
 #include "common/metrics/registry.h"
 #include "supervisor/iceberg_table_locks.h"
-#include "supervisor/metadata_store.h"
+#include "supervisor/store/metadata_store.h"
 
 namespace sluice::supervisor {
 

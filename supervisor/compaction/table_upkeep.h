@@ -40,7 +40,7 @@
 #include "sluice/v1/spec.pb.h"
 #include "supervisor/iceberg_commit.h"
 #include "supervisor/iceberg_table_locks.h"
-#include "supervisor/metadata_store.h"
+#include "supervisor/store/metadata_store.h"
 
 namespace sluice::supervisor {
 

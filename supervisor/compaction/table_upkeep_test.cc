@@ -10,7 +10,7 @@
 #include "iceberg/table_reader.h"
 #include "supervisor/compaction/iceberg_test_table.h"
 #include "supervisor/iceberg_orphan_sweeper.h"
-#include "supervisor/metadata_store.h"
+#include "supervisor/store/metadata_store.h"
 
 namespace sluice::supervisor {
 namespace {

@@ -17,7 +17,7 @@
 #include "absl/status/statusor.h"
 #include "common/deep_storage.h"
 #include "sluice/v1/common.pb.h"
-#include "supervisor/metadata_store.h"
+#include "supervisor/store/metadata_store.h"
 
 namespace sluice::supervisor {
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "supervisor/metadata_store.h"
+#include "supervisor/store/metadata_store.h"
 #include "tests/testing/postgres_server.h"
 
 namespace sluice::supervisor::testing {

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "sluice/v1/spec.pb.h"
-#include "supervisor/metadata_store.h"
+#include "supervisor/store/metadata_store.h"
 
 namespace sluice::supervisor::testing {
 

@@ -24,7 +24,7 @@
 #include "supervisor/compaction/iceberg_test_table.h"
 #include "supervisor/compaction/table_upkeep.h"
 #include "supervisor/iceberg_orphan_sweeper.h"
-#include "supervisor/metadata_store.h"
+#include "supervisor/store/metadata_store.h"
 #include "tests/testing/iceberg_readers.h"
 
 namespace sluice::supervisor {

@@ -1,4 +1,4 @@
-#include "supervisor/postgres_url.h"
+#include "supervisor/store/postgres_url.h"
 
 #include <libpq-fe.h>
 

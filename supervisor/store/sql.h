@@ -1,6 +1,6 @@
 // The SQL connection interface the metadata store is written against, with
-// two implementations: SQLite (supervisor/sqlite.h) and PostgreSQL
-// (supervisor/postgres.h).
+// two implementations: SQLite (supervisor/store/sqlite.h) and PostgreSQL
+// (supervisor/store/postgres.h).
 //
 // Statements are written once, in SQLite's spelling of placeholders (`?` and
 // `?N`); the PostgreSQL connection rewrites them to `$N`. Values are 64-bit
@@ -8,8 +8,8 @@
 //
 // Not thread-safe: one connection is used by one thread at a time (the
 // metadata store serializes access with its own mutex).
-#ifndef SLUICE_SUPERVISOR_SQL_H_
-#define SLUICE_SUPERVISOR_SQL_H_
+#ifndef SLUICE_SUPERVISOR_STORE_SQL_H_
+#define SLUICE_SUPERVISOR_STORE_SQL_H_
 
 #include <cstdint>
 #include <memory>
@@ -150,4 +150,4 @@ class SqlTransaction {
 
 }  // namespace sluice::supervisor
 
-#endif  // SLUICE_SUPERVISOR_SQL_H_
+#endif  // SLUICE_SUPERVISOR_STORE_SQL_H_

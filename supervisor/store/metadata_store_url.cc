@@ -1,9 +1,9 @@
-#include "supervisor/metadata_store_url.h"
+#include "supervisor/store/metadata_store_url.h"
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
-#include "supervisor/postgres_url.h"
+#include "supervisor/store/postgres_url.h"
 
 namespace sluice::supervisor {
 

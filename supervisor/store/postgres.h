@@ -1,4 +1,4 @@
-// The PostgreSQL implementation of SqlConnection (supervisor/sql.h), over
+// The PostgreSQL implementation of SqlConnection (supervisor/store/sql.h), over
 // libpq.
 //
 // Isolation: the store's transactions run at SERIALIZABLE. The publish
@@ -30,8 +30,8 @@
 // (55P03) UNAVAILABLE, 28/42501 PERMISSION_DENIED, data corruption (XX001,
 // XX002) DATA_LOSS, anything else INTERNAL. A lost connection is re-opened
 // at the next transaction.
-#ifndef SLUICE_SUPERVISOR_POSTGRES_H_
-#define SLUICE_SUPERVISOR_POSTGRES_H_
+#ifndef SLUICE_SUPERVISOR_STORE_POSTGRES_H_
+#define SLUICE_SUPERVISOR_STORE_POSTGRES_H_
 
 #include <cstdint>
 #include <memory>
@@ -41,8 +41,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "supervisor/postgres_url.h"
-#include "supervisor/sql.h"
+#include "supervisor/store/postgres_url.h"
+#include "supervisor/store/sql.h"
 
 typedef struct pg_conn PGconn;
 typedef struct pg_result PGresult;
@@ -99,4 +99,4 @@ class PostgresDb : public SqlConnection {
 
 }  // namespace sluice::supervisor
 
-#endif  // SLUICE_SUPERVISOR_POSTGRES_H_
+#endif  // SLUICE_SUPERVISOR_STORE_POSTGRES_H_

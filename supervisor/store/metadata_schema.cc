@@ -1,4 +1,4 @@
-#include "supervisor/metadata_schema.h"
+#include "supervisor/store/metadata_schema.h"
 
 #include <cctype>
 

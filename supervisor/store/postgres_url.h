@@ -8,8 +8,8 @@
 // the password itself, in PGPASSFILE / `passfile` / ~/.pgpass, or uses a
 // certificate. A password written in the URL (user:secret@, ?password= or
 // the client key's ?sslpassword=) is refused, and no message repeats it.
-#ifndef SLUICE_SUPERVISOR_POSTGRES_URL_H_
-#define SLUICE_SUPERVISOR_POSTGRES_URL_H_
+#ifndef SLUICE_SUPERVISOR_STORE_POSTGRES_URL_H_
+#define SLUICE_SUPERVISOR_STORE_POSTGRES_URL_H_
 
 #include <string>
 #include <utility>
@@ -37,4 +37,4 @@ absl::StatusOr<PostgresConnectOptions> ParsePostgresUrl(absl::string_view url);
 
 }  // namespace sluice::supervisor
 
-#endif  // SLUICE_SUPERVISOR_POSTGRES_URL_H_
+#endif  // SLUICE_SUPERVISOR_STORE_POSTGRES_URL_H_

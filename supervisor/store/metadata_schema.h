@@ -2,15 +2,15 @@
 // the schema is migrations 1..N applied in order; the applied versions are
 // rows of the `schema_version` table. A migration is never edited once
 // released: changes are new migrations.
-#ifndef SLUICE_SUPERVISOR_METADATA_SCHEMA_H_
-#define SLUICE_SUPERVISOR_METADATA_SCHEMA_H_
+#ifndef SLUICE_SUPERVISOR_STORE_METADATA_SCHEMA_H_
+#define SLUICE_SUPERVISOR_STORE_METADATA_SCHEMA_H_
 
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "supervisor/sql.h"
+#include "supervisor/store/sql.h"
 
 namespace sluice::supervisor {
 
@@ -50,4 +50,4 @@ absl::Status MigrateSchema(SqlConnection* db, int target_version, int64_t now_ms
 
 }  // namespace sluice::supervisor
 
-#endif  // SLUICE_SUPERVISOR_METADATA_SCHEMA_H_
+#endif  // SLUICE_SUPERVISOR_STORE_METADATA_SCHEMA_H_

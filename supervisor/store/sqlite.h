@@ -1,11 +1,11 @@
-// The SQLite implementation of SqlConnection (supervisor/sql.h): a
+// The SQLite implementation of SqlConnection (supervisor/store/sql.h): a
 // connection with a cache of prepared statements, statements that reset
 // themselves when they go out of scope, and BEGIN IMMEDIATE transactions.
 //
 // Not thread-safe: one connection is used by one thread at a time (the
 // metadata store serializes access with its own mutex).
-#ifndef SLUICE_SUPERVISOR_SQLITE_H_
-#define SLUICE_SUPERVISOR_SQLITE_H_
+#ifndef SLUICE_SUPERVISOR_STORE_SQLITE_H_
+#define SLUICE_SUPERVISOR_STORE_SQLITE_H_
 
 #include <map>
 #include <memory>
@@ -14,7 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "supervisor/sql.h"
+#include "supervisor/store/sql.h"
 
 struct sqlite3;
 struct sqlite3_stmt;
@@ -70,4 +70,4 @@ class SqliteDb : public SqlConnection {
 
 }  // namespace sluice::supervisor
 
-#endif  // SLUICE_SUPERVISOR_SQLITE_H_
+#endif  // SLUICE_SUPERVISOR_STORE_SQLITE_H_

@@ -3,15 +3,15 @@
 //   sqlite:///absolute/path/metadata.db     an SQLite file (the default,
 //                                           <data_dir>/metadata.db)
 //   postgresql://user@host:port/db?...      a PostgreSQL database
-//                                           (supervisor/postgres_url.h)
-#ifndef SLUICE_SUPERVISOR_METADATA_STORE_URL_H_
-#define SLUICE_SUPERVISOR_METADATA_STORE_URL_H_
+//                                           (supervisor/store/postgres_url.h)
+#ifndef SLUICE_SUPERVISOR_STORE_METADATA_STORE_URL_H_
+#define SLUICE_SUPERVISOR_STORE_METADATA_STORE_URL_H_
 
 #include <string>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
-#include "supervisor/metadata_store.h"
+#include "supervisor/store/metadata_store.h"
 
 namespace sluice::supervisor {
 
@@ -23,4 +23,4 @@ absl::Status ApplyMetadataStoreUrl(absl::string_view url, const std::string& dat
 
 }  // namespace sluice::supervisor
 
-#endif  // SLUICE_SUPERVISOR_METADATA_STORE_URL_H_
+#endif  // SLUICE_SUPERVISOR_STORE_METADATA_STORE_URL_H_

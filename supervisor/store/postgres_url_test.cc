@@ -1,9 +1,9 @@
-#include "supervisor/postgres_url.h"
+#include "supervisor/store/postgres_url.h"
 
 #include <gtest/gtest.h>
 
-#include "supervisor/metadata_store_url.h"
-#include "supervisor/postgres.h"
+#include "supervisor/store/metadata_store_url.h"
+#include "supervisor/store/postgres.h"
 
 namespace sluice::supervisor {
 namespace {

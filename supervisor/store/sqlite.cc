@@ -1,4 +1,4 @@
-#include "supervisor/sqlite.h"
+#include "supervisor/store/sqlite.h"
 
 #include <sqlite3.h>
 

@@ -6,8 +6,8 @@
 // Time is the database's clock (PostgreSQL's clock_timestamp(), SQLite's
 // julianday('now')), so supervisors on machines whose clocks disagree still
 // agree on when a lease expired.
-#ifndef SLUICE_SUPERVISOR_LEADER_LEASE_ROWS_H_
-#define SLUICE_SUPERVISOR_LEADER_LEASE_ROWS_H_
+#ifndef SLUICE_SUPERVISOR_STORE_LEADER_LEASE_ROWS_H_
+#define SLUICE_SUPERVISOR_STORE_LEADER_LEASE_ROWS_H_
 
 #include <cstdint>
 #include <optional>
@@ -15,7 +15,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "supervisor/sql.h"
+#include "supervisor/store/sql.h"
 
 namespace sluice::supervisor {
 
@@ -56,4 +56,4 @@ bool IsFenced(const absl::Status& status);
 
 }  // namespace sluice::supervisor
 
-#endif  // SLUICE_SUPERVISOR_LEADER_LEASE_ROWS_H_
+#endif  // SLUICE_SUPERVISOR_STORE_LEADER_LEASE_ROWS_H_

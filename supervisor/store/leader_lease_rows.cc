@@ -1,4 +1,4 @@
-#include "supervisor/leader_lease_rows.h"
+#include "supervisor/store/leader_lease_rows.h"
 
 #include "absl/strings/cord.h"
 #include "absl/strings/numbers.h"

@@ -1,4 +1,4 @@
-#include "supervisor/postgres.h"
+#include "supervisor/store/postgres.h"
 
 #include <libpq-fe.h>
 

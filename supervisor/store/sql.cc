@@ -1,4 +1,4 @@
-#include "supervisor/sql.h"
+#include "supervisor/store/sql.h"
 
 #include "absl/strings/cord.h"
 
