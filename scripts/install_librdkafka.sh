@@ -27,6 +27,7 @@
 # 35 s of compiling on 2 cores (SLUICE_MAKE_JOBS, default 2).
 # Prints the prefix on its last line.
 set -euo pipefail
+script="$(cd "$(dirname "$0")" && pwd)/$(basename "$0")"
 cd "$(dirname "$0")/.."
 
 crate_version="4.10.0+2.12.1"
@@ -43,7 +44,7 @@ required_features=(WITH_SSL WITH_SASL_CYRUS WITH_SASL_SCRAM WITH_SASL_OAUTHBEARE
 
 user_home=$(getent passwd "$(id -u)" 2>/dev/null | cut -d: -f6 || true)
 cache="${SLUICE_LIBRDKAFKA_CACHE:-${user_home:-$HOME}/.cache/sluice/librdkafka}"
-stamp=$(sha256sum "$0" | cut -c1-16)
+stamp=$(sha256sum "$script" | cut -c1-16)
 prefix="$cache/$librdkafka_version-$stamp"
 link=third_party/librdkafka/out
 
