@@ -14,7 +14,10 @@
 FROM debian:12 AS build
 ENV DEBIAN_FRONTEND=noninteractive
 WORKDIR /src
-COPY scripts/install_deps.sh scripts/install_deps.sh
+COPY scripts/install_deps.sh scripts/install_librdkafka.sh scripts/
+# librdkafka is built from source (static) outside /root/.cache, which the
+# Bazel step below mounts over.
+ENV SLUICE_LIBRDKAFKA_CACHE=/opt/sluice/librdkafka
 RUN scripts/install_deps.sh && rm -rf /var/lib/apt/lists/*
 COPY . .
 # The Bazel cache lives in a BuildKit cache mount, so the binaries are copied
@@ -28,7 +31,8 @@ RUN --mount=type=cache,target=/root/.cache \
 FROM debian:12-slim
 ENV DEBIAN_FRONTEND=noninteractive
 # Runtime libraries (Debian 12 package names) of gRPC, Protobuf, Abseil,
-# librdkafka, SQLite, libpq (the PostgreSQL metadata store; with it the
+# what the statically linked librdkafka loads (OpenSSL, Cyrus SASL, libcurl,
+# the codecs), SQLite, libpq (the PostgreSQL metadata store; with it the
 # Kerberos, LDAP and GnuTLS libraries it loads), glog/gflags, the segment
 # codecs and libcurl (S3 deep storage) with what libcurl links;
 # ca-certificates for its https:// to S3.
@@ -64,8 +68,6 @@ RUN apt-get update \
       libpq5 \
       libprotobuf32 \
       libpsl5 \
-      librdkafka++1 \
-      librdkafka1 \
       libre2-9 \
       libroaring0 \
       librtmp1 \

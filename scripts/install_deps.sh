@@ -8,6 +8,10 @@
 #                                      (scripts/install_iceberg_ffi.sh: the
 #                                      Rust crate iceberg/ffi, `cargo build
 #                                      --locked`; needs cargo, rustc 1.88+)
+#                                      and librdkafka 2.12.1 built from source
+#                                      (scripts/install_librdkafka.sh; its
+#                                      configure and make against the -dev
+#                                      packages below)
 #   scripts/install_deps.sh --kafka    and the real Apache Kafka broker
 #                                      (scripts/demo.sh --kafka=real)
 #   scripts/install_deps.sh --tests    and everything the test suite uses
@@ -63,13 +67,16 @@ BUILD_PACKAGES=(
   libprotobuf-dev protobuf-compiler
   libabsl-dev
   libre2-dev  # ioConfig.topicPattern: linear-time regular expressions
-  librdkafka-dev
+  # librdkafka itself is built from source (scripts/install_librdkafka.sh)
+  # against these: TLS and SCRAM/OAUTHBEARER, GSSAPI, the codecs, OIDC
+  libssl-dev libsasl2-dev zlib1g-dev
   libsqlite3-dev sqlite3
   libpq-dev  # the PostgreSQL metadata store
   libgoogle-glog-dev libgflags-dev
   libzstd-dev liblz4-dev libroaring-dev libsimdjson-dev libxxhash-dev
   libcurl4-openssl-dev  # the S3 deep-storage client (common/s3)
   python3 procps ca-certificates
+  curl  # downloads librdkafka's source (scripts/install_librdkafka.sh)
   python3-venv  # the Iceberg readers the demo queries its table with
 )
 # The real Kafka broker (tools/kafka): Java 17 runs it, Maven fetches its jars.
@@ -82,7 +89,7 @@ TEST_PACKAGES=(
   # (tests/testing/postgres_server.h)
   postgresql-15
   clang-14 libclang-rt-14-dev  # libFuzzer targets and the thread-safety build
-  openssl nodejs curl
+  openssl nodejs
 )
 
 PACKAGES=("${BUILD_PACKAGES[@]}")
@@ -146,6 +153,8 @@ if ((want_packages)); then
   if [[ -f "$here/../iceberg/ffi/Cargo.toml" ]]; then
     step iceberg-ffi bash -o pipefail -c "'$here/install_iceberg_ffi.sh' | grep -v '^/'"
   fi
+  step librdkafka bash -o pipefail -c "'$here/install_librdkafka.sh' | grep -v '^/'"
+
 fi
 ((want_tools)) || exit 0
 if ((${#missing[@]} > 0)) && ! ((want_packages)); then

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "common/file_util.h"
+#include "common/kafka/library_version.h"
 #include "common/metrics/catalog.h"
 #include "common/open_deep_storage.h"
 #include "supervisor/iceberg_rest_routes.h"
@@ -175,7 +176,8 @@ absl::StatusOr<std::unique_ptr<SupervisorServer>> SupervisorServer::Start(
     absl::MutexLock lock(&server->mu_);
     LOG(INFO) << "[supervisor] serving sluice.v1.SupervisorService on " << server->address()
               << " (data dir " << opts.data_dir << ", deep storage " << opts.deep_storage_uri
-              << ", instance " << server->manager_->instance_id() << ")";
+              << ", instance " << server->manager_->instance_id() << ", "
+              << sluice::kafka::LibrdkafkaDescription() << ")";
     return server;
   }
 
@@ -198,7 +200,8 @@ absl::StatusOr<std::unique_ptr<SupervisorServer>> SupervisorServer::Start(
             << " (advertised as " << elector.address << ") as a standby until it holds the "
             << "leader lease (" << absl::FormatDuration(opts.leader_lease) << ") in "
             << server->store_->description() << "; data dir " << opts.data_dir
-            << ", deep storage " << opts.deep_storage_uri;
+            << ", deep storage " << opts.deep_storage_uri << ", "
+            << sluice::kafka::LibrdkafkaDescription();
   server->elector_ = std::make_unique<LeaderElector>(std::move(elector));
   server->gate_->AttachElector(server->elector_.get());
   server->elector_->Start();

@@ -289,8 +289,10 @@ TEST(KafkaConsumerPropertiesTest, ASecretReferenceResolvesOnlyTowardsItsBoundSer
 }
 
 // A consumer slower than the broker fills librdkafka's local queue; librdkafka
-// 2.0.2 then stops fetching and, unless something wakes its broker thread,
-// looks again only after up to a second, while the reader starves.
+// 2.0.2 then stopped fetching and, unless something woke its broker thread,
+// looked again only after up to a second, while the reader starved; 2.12
+// postpones the next fetch by fetch.queue.backoff.ms (1 s unless sluice's
+// consumer defaults lower it).
 TEST(KafkaConsumerFetchTest, ASlowReaderIsNotStarvedAfterTheQueueFills) {
   auto kafka = testing::MockKafka::Start();
   ASSERT_TRUE(kafka.ok()) << kafka.status();

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/file_util.h"
+#include "common/kafka/library_version.h"
 #include "common/names.h"
 #include "common/open_deep_storage.h"
 #include "common/request_limits.h"
@@ -120,7 +121,8 @@ absl::StatusOr<std::unique_ptr<WorkerServer>> WorkerServer::Start(WorkerServerOp
   LOG(INFO) << "[worker " << server->options_.worker_id << "] serving sluice.v1.TaskService on "
             << server->address() << " (data dir " << server->options_.data_dir << ", supervisor "
             << server->options_.supervisor_address << ", " << server->options_.capacity
-            << " slots, " << tasks->running() << " task(s) restored)";
+            << " slots, " << tasks->running() << " task(s) restored, "
+            << sluice::kafka::LibrdkafkaDescription() << ")";
   return server;
 }
 

@@ -5,8 +5,10 @@
 // - both kinds: offsets live in the metadata store, so no auto commit and no
 //   offset store; a position that is no longer available must surface as an
 //   error (auto.offset.reset=error) instead of silently skipping or re-reading;
-//   partition EOF events are not needed; librdkafka 2.0.2 needs a group.id
-//   even for assign() (it is never joined), "sluice" unless the user sets one.
+//   partition EOF events are not needed; librdkafka 2.0.2 needed a group.id
+//   even for assign() (it is never joined), "sluice" unless the user sets one;
+//   a full local queue postpones the next fetch by fetch.queue.backoff.ms, 10
+//   ms instead of librdkafka's 1 s.
 // - dev broker (librdkafka's mock cluster): an empty Fetch is held for the
 //   whole fetch.wait.max.ms and not woken by new data, so wait only 10 ms; it
 //   returns one record batch per partition per Fetch, so allow big fetches.

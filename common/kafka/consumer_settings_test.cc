@@ -28,6 +28,8 @@ TEST(ConsumerSettingsTest, RealKafkaKeepsLibrdkafkaFetchDefaults) {
   EXPECT_EQ(props.at("enable.auto.commit"), "false");
   EXPECT_EQ(props.at("enable.auto.offset.store"), "false");
   EXPECT_EQ(props.at("auto.offset.reset"), "error");
+  // librdkafka's 1 s would starve a reader slower than the broker.
+  EXPECT_EQ(props.at("fetch.queue.backoff.ms"), "10");
 }
 
 TEST(ConsumerSettingsTest, UserPropertiesWin) {

@@ -193,7 +193,7 @@ absl::StatusOr<ControlCommand> ParseControlCommand(absl::string_view line) {
     }
     if (n == 5) {
       return Usage(
-          "per-topic request errors are not supported by librdkafka 2.0.2's mock cluster "
+          "per-topic request errors are not supported by librdkafka's mock cluster "
           "(its request error stacks are per API key, cluster-wide or per broker); use "
           "'error APIKEY ERR COUNT', or 'error TOPIC ERR' for a sticky topic error",
           kUsage);

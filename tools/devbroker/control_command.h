@@ -19,7 +19,7 @@
 // RD_KAFKA_RESP_ERR_ prefix and case are optional) or number. Blank lines and
 // lines starting with '#' are ignored (no reply).
 //
-// librdkafka 2.0.2's mock has no per-topic request error stack, so the form
+// librdkafka's mock (2.12) has no per-topic request error stack, so the form
 // "error TOPIC APIKEY ERR COUNT" is refused with an explanation.
 #ifndef SLUICE_TOOLS_DEVBROKER_CONTROL_COMMAND_H_
 #define SLUICE_TOOLS_DEVBROKER_CONTROL_COMMAND_H_

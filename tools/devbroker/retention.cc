@@ -10,9 +10,9 @@ namespace sluice {
 namespace devbroker {
 namespace {
 
-using layout_v2_0::ClusterHead;
-using layout_v2_0::Partition;
-using layout_v2_0::Topic;
+using layout_v2_12::ClusterHead;
+using layout_v2_12::Partition;
+using layout_v2_12::Topic;
 
 // Upper bound on the topics walked, so a corrupt list cannot loop forever.
 constexpr int kMaxTopics = 1 << 20;
@@ -32,8 +32,8 @@ std::string VersionString(int version) {
 }  // namespace
 
 absl::Status CheckSupportedVersion(int version) {
-  if ((version >> 16) == 0x0200) return absl::OkStatus();
-  return Refuse(absl::StrCat("the partition layout is only known for librdkafka 2.0.x, this is ",
+  if ((version >> 16) == 0x020c) return absl::OkStatus();
+  return Refuse(absl::StrCat("the partition layout is only known for librdkafka 2.12.x, this is ",
                              VersionString(version)));
 }
 
@@ -110,9 +110,9 @@ absl::Status LiftRetentionCapAt(void* cluster, const rd_kafka_t* rk, int expecte
 
 absl::Status VerifyClusterLayout(rd_kafka_mock_cluster_t* cluster, rd_kafka_t* rk,
                                  int expected_brokers) {
-  if ((RD_KAFKA_VERSION >> 16) != 0x0200) {
+  if ((RD_KAFKA_VERSION >> 16) != 0x020c) {
     return Refuse(
-        absl::StrCat("the partition layout is only known for librdkafka 2.0.x, "
+        absl::StrCat("the partition layout is only known for librdkafka 2.12.x, "
                      "this was compiled against ",
                      VersionString(RD_KAFKA_VERSION)));
   }

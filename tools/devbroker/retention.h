@@ -7,8 +7,10 @@
 //
 // The only way around it is to write the two limits (`max_size`, `max_cnt`)
 // of librdkafka's private partition struct. That is done here, guarded:
-// - only for librdkafka 2.0.x on LP64 (the layout mirrored below is the one of
-//   librdkafka's src/rdkafka_mock_int.h at tag v2.0.2);
+// - only for librdkafka 2.12.x on LP64 (the layout mirrored below is the one
+//   of librdkafka's src/rdkafka_mock_int.h at tag v2.12.1, the release
+//   scripts/install_librdkafka.sh builds; that script also compiles these
+//   offsets against the private header and fails if one differs);
 // - only after the layout checks out: the cluster's rd_kafka_t back-pointer
 //   and broker count, the topic's name and back-pointer to its cluster, each
 //   partition's id == its index and back-pointer to its topic, and the current
@@ -17,7 +19,7 @@
 // Anything else is refused with FAILED_PRECONDITION and nothing is written.
 //
 // Threading: librdkafka's mock thread owns these structs. The topic list is
-// only appended to (no topic is ever deleted in 2.0.x), a topic's partition
+// only appended to (no topic is ever deleted in 2.12.x), a topic's partition
 // array never moves, and the limits are single aligned words that the mock
 // thread only reads when appending a batch, so they are written with atomic
 // stores. Lift right after creating a topic, before clients produce to it.
@@ -36,7 +38,7 @@
 namespace sluice {
 namespace devbroker {
 
-// librdkafka 2.0.2's defaults (rd_kafka_mock_partition_init).
+// librdkafka 2.12.1's defaults (rd_kafka_mock_partition_init).
 inline constexpr size_t kMockDefaultMaxBytes = 5 * 1024 * 1024;
 inline constexpr size_t kMockDefaultMaxBatches = 100000;
 // What the cap is lifted to: effectively unlimited (memory is the limit:
@@ -44,7 +46,7 @@ inline constexpr size_t kMockDefaultMaxBatches = 100000;
 inline constexpr size_t kLiftedMaxBytes = SIZE_MAX / 2;
 inline constexpr size_t kLiftedMaxBatches = SIZE_MAX / 2;
 
-// OK when `version` (rd_kafka_version() format, 0xMMmmrrxx) is a 2.0.x
+// OK when `version` (rd_kafka_version() format, 0xMMmmrrxx) is a 2.12.x
 // release; FAILED_PRECONDITION naming the version otherwise.
 absl::Status CheckSupportedVersion(int version);
 
@@ -63,10 +65,10 @@ absl::Status LiftRetentionCap(rd_kafka_mock_cluster_t* cluster, rd_kafka_t* rk,
 absl::Status VerifyClusterLayout(rd_kafka_mock_cluster_t* cluster, rd_kafka_t* rk,
                                  int expected_brokers);
 
-// librdkafka 2.0.2's private struct layouts (src/rdkafka_mock_int.h), reduced
+// librdkafka 2.12.1's private struct layouts (src/rdkafka_mock_int.h), reduced
 // to what the checks read. Exposed for the tests, which build fake clusters
 // in memory to check that every mismatch is refused.
-namespace layout_v2_0 {
+namespace layout_v2_12 {
 
 struct TailqEntry {
   void* next;
@@ -93,6 +95,7 @@ struct Topic;
 struct Partition {
   TailqEntry leader_link;
   int32_t id;
+  int32_t leader_epoch;
   int64_t start_offset;
   int64_t end_offset;
   int64_t follower_start_offset;
@@ -111,12 +114,21 @@ struct Partition {
   List pidstates;
   int32_t follower_id;
   Topic* topic;
+  TailqHead leader_responses;
+};
+
+// rd_kafka_Uuid_t.
+struct Uuid {
+  int64_t most_significant_bits;
+  int64_t least_significant_bits;
+  char base64str[23];
 };
 
 // rd_kafka_mock_topic_t.
 struct Topic {
   TailqEntry link;
   char* name;
+  Uuid id;
   Partition* partitions;
   int partition_cnt;
   int err;
@@ -135,18 +147,21 @@ struct ClusterHead {
 };
 
 static_assert(sizeof(void*) == 8, "layout mirrored for LP64 only");
-static_assert(offsetof(Partition, id) == 16, "librdkafka 2.0.2 layout");
-static_assert(offsetof(Partition, max_size) == 96, "librdkafka 2.0.2 layout");
-static_assert(offsetof(Partition, max_cnt) == 104, "librdkafka 2.0.2 layout");
-static_assert(offsetof(Partition, topic) == 200, "librdkafka 2.0.2 layout");
-static_assert(sizeof(Partition) == 208, "librdkafka 2.0.2 layout");
-static_assert(offsetof(Topic, cluster) == 40, "librdkafka 2.0.2 layout");
-static_assert(offsetof(ClusterHead, rk) == 32, "librdkafka 2.0.2 layout");
-static_assert(offsetof(ClusterHead, broker_cnt) == 64, "librdkafka 2.0.2 layout");
-static_assert(offsetof(ClusterHead, topics) == 72, "librdkafka 2.0.2 layout");
-static_assert(offsetof(ClusterHead, topic_cnt) == 88, "librdkafka 2.0.2 layout");
+static_assert(offsetof(Partition, id) == 16, "librdkafka 2.12.1 layout");
+static_assert(offsetof(Partition, max_size) == 96, "librdkafka 2.12.1 layout");
+static_assert(offsetof(Partition, max_cnt) == 104, "librdkafka 2.12.1 layout");
+static_assert(offsetof(Partition, topic) == 200, "librdkafka 2.12.1 layout");
+static_assert(sizeof(Partition) == 224, "librdkafka 2.12.1 layout");
+static_assert(offsetof(Topic, name) == 16, "librdkafka 2.12.1 layout");
+static_assert(offsetof(Topic, partitions) == 64, "librdkafka 2.12.1 layout");
+static_assert(offsetof(Topic, partition_cnt) == 72, "librdkafka 2.12.1 layout");
+static_assert(offsetof(Topic, cluster) == 80, "librdkafka 2.12.1 layout");
+static_assert(offsetof(ClusterHead, rk) == 32, "librdkafka 2.12.1 layout");
+static_assert(offsetof(ClusterHead, broker_cnt) == 64, "librdkafka 2.12.1 layout");
+static_assert(offsetof(ClusterHead, topics) == 72, "librdkafka 2.12.1 layout");
+static_assert(offsetof(ClusterHead, topic_cnt) == 88, "librdkafka 2.12.1 layout");
 
-}  // namespace layout_v2_0
+}  // namespace layout_v2_12
 
 // The checks and the write, on a cluster given as raw memory with an
 // explicit version (what the public functions call; tests use fakes).

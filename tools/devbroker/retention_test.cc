@@ -13,11 +13,11 @@ namespace devbroker {
 namespace {
 
 using ::testing::HasSubstr;
-namespace layout = layout_v2_0;
+namespace layout = layout_v2_12;
 
-constexpr int kVersion202 = 0x020002ff;
+constexpr int kVersion2121 = 0x020c01ff;
 
-// A fake mock cluster laid out like librdkafka 2.0.2's, to check that the
+// A fake mock cluster laid out like librdkafka 2.12.1's, to check that the
 // guard lifts exactly what it should and refuses every mismatch.
 class FakeCluster {
  public:
@@ -64,7 +64,7 @@ class FakeCluster {
   layout::Partition& partition(int topic, int i) { return partitions_[topic][i]; }
 
   absl::Status Lift(absl::string_view topic = "wiki", int partitions = 3,
-                    int version = kVersion202) {
+                    int version = kVersion2121) {
     return LiftRetentionCapAt(cluster(), rk(), 3, topic, partitions, version);
   }
 
@@ -106,7 +106,10 @@ TEST(RetentionTest, RefusesOtherLibrdkafkaVersions) {
   EXPECT_THAT(s.message(), HasSubstr("--allow_retention_cap"));
   EXPECT_TRUE(fake.Untouched(1));
   EXPECT_EQ(CheckSupportedVersion(0x010902ff).code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_TRUE(CheckSupportedVersion(0x020001ff).ok());
+  // Debian 12's 2.0.2 has another layout.
+  EXPECT_EQ(CheckSupportedVersion(0x020002ff).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(CheckSupportedVersion(0x020c01ff).ok());
+  EXPECT_TRUE(CheckSupportedVersion(0x020c00ff).ok());
 }
 
 TEST(RetentionTest, RefusesAForeignClusterHandle) {
