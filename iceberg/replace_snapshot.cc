@@ -83,10 +83,17 @@ absl::StatusOr<Rewritten> RewriteManifest(const AppendPlan& plan, int64_t snapsh
 }
 
 absl::StatusOr<int64_t> SumColumn(const TableFileLoader& load, const std::string& uri,
-                                  const std::string& column) {
+                                  const std::string& column,
+                                  std::map<std::string, int64_t>* known) {
+  if (known != nullptr) {
+    auto it = known->find(uri);
+    if (it != known->end()) return it->second;
+  }
   SLUICE_ASSIGN_OR_RETURN(std::string bytes, load(uri));
   SLUICE_ASSIGN_OR_RETURN(ParquetFileInfo info, ReadParquetFile(bytes, column));
-  return info.sum.value_or(0);
+  const int64_t sum = info.sum.value_or(0);
+  if (known != nullptr) (*known)[uri] = sum;
+  return sum;
 }
 
 }  // namespace
@@ -203,11 +210,11 @@ absl::StatusOr<StagedReplace> StageReplace(absl::string_view metadata_json,
     const RolledUpCount& c = *replace.rolled_up;
     int64_t removed_sum = 0, added_sum = 0;
     for (const std::string& p : replace.remove) {
-      SLUICE_ASSIGN_OR_RETURN(int64_t s, SumColumn(load, p, c.count_column));
+      SLUICE_ASSIGN_OR_RETURN(int64_t s, SumColumn(load, p, c.count_column, c.known_sums));
       removed_sum += s;
     }
     for (const ManifestEntry& e : replace.add) {
-      SLUICE_ASSIGN_OR_RETURN(int64_t s, SumColumn(load, e.file_path, c.count_column));
+      SLUICE_ASSIGN_OR_RETURN(int64_t s, SumColumn(load, e.file_path, c.count_column, c.known_sums));
       added_sum += s;
     }
     if (removed_sum != c.expected_count || added_sum != c.expected_count) {

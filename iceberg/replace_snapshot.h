@@ -38,6 +38,9 @@ struct RolledUpCount {
   // The sum of count_column over the removed files (what the rewrite read);
   // the removed files and the added files must each sum to it.
   int64_t expected_count = 0;
+  // Sums already read, by data file path (data files never change once
+  // written); filled by StageReplace. Null: every file is read.
+  std::map<std::string, int64_t>* known_sums = nullptr;
 };
 
 struct ReplaceFiles {

@@ -197,7 +197,8 @@ absl::StatusOr<StagedIcebergReplace> Stage(DeepStorage* storage, const std::stri
       SLUICE_ASSIGN_OR_RETURN(int64_t sum, SumOfOutputs(compaction, *options.count_column));
       reuse->count_sum.emplace(*options.count_column, sum);
     }
-    replace.rolled_up = iceberg::RolledUpCount{*options.count_column, reuse->count_sum->second};
+    replace.rolled_up = iceberg::RolledUpCount{*options.count_column, reuse->count_sum->second,
+                                               &reuse->column_sums};
   }
   replace.manifest_path = "m.avro";
   replace.manifest_list_path = "l.avro";

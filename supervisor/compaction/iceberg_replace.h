@@ -94,6 +94,8 @@ struct IcebergReplaceReuse {
   std::vector<std::pair<std::string, std::string>> stored;  // uri, SHA-256
   // The count column and its sum over the outputs (rollup only).
   std::optional<std::pair<std::string, int64_t>> count_sum;
+  // The count column's sum per data file, as read (rollup only).
+  std::map<std::string, int64_t> column_sums;
   // Table files read, by URI, and their total size.
   std::map<std::string, std::string> files;
   int64_t file_bytes = 0;

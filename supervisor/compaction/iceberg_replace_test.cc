@@ -113,6 +113,8 @@ TEST_F(IcebergReplaceTest, StagingAgainOnAWinningAppendReusesTheDataFilesAndRead
   ASSERT_TRUE(first.ok()) << first.status();
   ASSERT_TRUE(first->metadata_location.has_value());
   EXPECT_EQ(reuse.data_file_writes, 1);
+  // Each data file's count sum read once: the two removed, the one added.
+  EXPECT_EQ(reuse.column_sums.size(), 3u);
   const int64_t reads_first = reuse.table_file_reads;
   EXPECT_GT(reads_first, 0);
   ASSERT_EQ(reuse.added.size(), 1u);
