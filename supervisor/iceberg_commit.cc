@@ -506,4 +506,19 @@ absl::StatusOr<StagedIcebergCommit> StageIcebergCommit(DeepStorage* storage,
   return staged;
 }
 
+absl::Status PutStagedIcebergFiles(DeepStorage* storage, const std::string& scratch_dir,
+                                   const IcebergTarget& target,
+                                   const std::vector<std::pair<std::string, std::string>>& files) {
+  const std::string location_prefix = storage->UriForKey(target.location_key) + "/";
+  for (const auto& [uri, bytes] : files) {
+    if (uri.rfind(location_prefix, 0) != 0) {
+      return absl::InternalError(absl::StrCat("staged file ", uri, " is outside the table"));
+    }
+    const std::string key =
+        absl::StrCat(target.location_key, "/", uri.substr(location_prefix.size()));
+    SLUICE_RETURN_IF_ERROR(PutIcebergFile(storage, scratch_dir, key, bytes).status());
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace sluice::supervisor

@@ -151,6 +151,11 @@ std::string IcebergMetadataKey(const IcebergTarget& target, const std::optional<
 // (never overwritten). Returns its URI.
 absl::StatusOr<std::string> PutIcebergFile(DeepStorage* storage, const std::string& scratch_dir,
                                            const std::string& key, const std::string& bytes);
+// Stores staged table files given as (URI under the table's location,
+// bytes), each with PutIcebergFile; INTERNAL for a URI outside the table.
+absl::Status PutStagedIcebergFiles(DeepStorage* storage, const std::string& scratch_dir,
+                                   const IcebergTarget& target,
+                                   const std::vector<std::pair<std::string, std::string>>& files);
 // Each staged data file (uri, SHA-256 of the bytes written), read back from
 // deep storage, holds exactly those bytes; checked after the last file is
 // stored and before the commit makes them visible. UNAVAILABLE naming the

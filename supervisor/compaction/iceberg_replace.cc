@@ -215,14 +215,7 @@ absl::StatusOr<StagedIcebergReplace> Stage(DeepStorage* storage, const std::stri
       absl::StrCat(target.location_key, "/metadata/snap-", out.snapshot_id, "-", stem, ".avro"));
   SLUICE_ASSIGN_OR_RETURN(iceberg::StagedReplace staged,
                           iceberg::StageReplace(metadata_json, replace, load));
-  const std::string location_prefix = storage->UriForKey(target.location_key) + "/";
-  for (const auto& [uri, bytes] : staged.files) {
-    if (uri.rfind(location_prefix, 0) != 0) {
-      return absl::InternalError(absl::StrCat("staged file ", uri, " is outside the table"));
-    }
-    const std::string key = absl::StrCat(target.location_key, "/", uri.substr(location_prefix.size()));
-    SLUICE_RETURN_IF_ERROR(PutIcebergFile(storage, scratch_dir, key, bytes).status());
-  }
+  SLUICE_RETURN_IF_ERROR(PutStagedIcebergFiles(storage, scratch_dir, target, staged.files));
   SLUICE_ASSIGN_OR_RETURN(
       std::string location,
       PutIcebergFile(storage, scratch_dir, IcebergMetadataKey(target, base, staged.metadata_json),

@@ -99,15 +99,7 @@ absl::StatusOr<std::optional<StagedManifestMerge>> StageManifestMerge(
   if (!rewrite.ok()) return Annotated(rewrite.status(), target, base_location);
   if (!rewrite->has_value()) return std::nullopt;
   const iceberg::StagedManifestRewrite& staged = **rewrite;
-  const std::string location_prefix = storage->UriForKey(target.location_key) + "/";
-  for (const auto& [uri, bytes] : staged.files) {
-    if (uri.rfind(location_prefix, 0) != 0) {
-      return absl::InternalError(absl::StrCat("staged file ", uri, " is outside the table"));
-    }
-    const std::string key =
-        absl::StrCat(target.location_key, "/", uri.substr(location_prefix.size()));
-    SLUICE_RETURN_IF_ERROR(PutIcebergFile(storage, scratch_dir, key, bytes).status());
-  }
+  SLUICE_RETURN_IF_ERROR(PutStagedIcebergFiles(storage, scratch_dir, target, staged.files));
   StagedManifestMerge out;
   out.base = base_location;
   out.snapshot_id = options.snapshot_id;
