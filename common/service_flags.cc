@@ -6,7 +6,9 @@
 #include <cstdint>
 
 #include "absl/status/status.h"
+#include "absl/strings/strip.h"
 #include "common/grpc_server.h"
+#include "common/metrics/process_metrics.h"
 
 DEFINE_string(deep_storage, "",
               "deep storage URI, file:///path or s3://bucket/prefix "
@@ -107,6 +109,9 @@ int StartServiceFromFlags(absl::string_view component, const std::string& fault_
   }
   basics->security = *std::move(security);
   basics->metrics_http = *std::move(metrics_http);
+  // "[worker]" -> component="worker".
+  basics->process_gauges = metrics::AddProcessGauges(
+      registry, absl::StripSuffix(absl::StripPrefix(component, "["), "]"));
   return 0;
 }
 

@@ -40,6 +40,8 @@ struct ServiceBasics {
   SecurityOptions security;
   // Null when --metrics_listen is empty.
   std::unique_ptr<metrics::MetricsHttpServer> metrics_http;
+  // The process's own gauges (resident memory) on the registry.
+  std::unique_ptr<metrics::Registry::CallbackHandle> process_gauges;
 };
 
 // Loads the security settings from the shared flags (LoadSecurityOptions),

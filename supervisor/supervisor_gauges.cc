@@ -61,6 +61,25 @@ std::vector<metrics::GaugeSample> TaskStateSamples(
   return samples;
 }
 
+std::vector<metrics::GaugeSample> DatasourceHealthSamples(
+    const std::vector<v1::SupervisorStatus>& statuses) {
+  std::vector<metrics::GaugeSample> samples;
+  for (const v1::SupervisorStatus& status : statuses) {
+    samples.push_back({{{"datasource", status.datasource()}}, status.healthy() ? 1.0 : 0.0});
+  }
+  return samples;
+}
+
+std::vector<metrics::GaugeSample> DatasourceStateSamples(
+    const std::vector<v1::SupervisorStatus>& statuses) {
+  std::vector<metrics::GaugeSample> samples;
+  for (const v1::SupervisorStatus& status : statuses) {
+    samples.push_back(
+        {{{"datasource", status.datasource()}, {"state", ShortEnumName(status.state())}}, 1.0});
+  }
+  return samples;
+}
+
 std::vector<metrics::GaugeSample> WorkerStateSamples(const std::vector<v1::WorkerInfo>& workers) {
   int alive = 0;
   int lost = 0;

@@ -1,6 +1,6 @@
 // The samples of the supervisor's scrape-time gauges (common/metrics/
-// catalog.h): partition lag and tasks by state per datasource, workers alive
-// and lost. Pure functions of what the stream supervisors and the worker
+// catalog.h): partition lag, tasks by state, health and state per datasource,
+// workers alive and lost. Pure functions of what the stream supervisors and the worker
 // registry show; the manager registers them as gauge callbacks.
 #ifndef SLUICE_SUPERVISOR_SUPERVISOR_GAUGES_H_
 #define SLUICE_SUPERVISOR_SUPERVISOR_GAUGES_H_
@@ -24,6 +24,15 @@ std::vector<metrics::GaugeSample> PartitionTimeLagSamples(
 // One sample per (datasource, task state) that has tasks, over the active
 // and publishing groups.
 std::vector<metrics::GaugeSample> TaskStateSamples(
+    const std::vector<v1::SupervisorStatus>& statuses);
+
+// One sample per datasource: 1 if its status says healthy, else 0.
+std::vector<metrics::GaugeSample> DatasourceHealthSamples(
+    const std::vector<v1::SupervisorStatus>& statuses);
+
+// One sample per datasource, labelled with its state's short name
+// ("RUNNING", "UNABLE_TO_CONNECT_TO_STREAM", ...), value 1.
+std::vector<metrics::GaugeSample> DatasourceStateSamples(
     const std::vector<v1::SupervisorStatus>& statuses);
 
 // Two samples: state=alive and state=lost.

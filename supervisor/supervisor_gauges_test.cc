@@ -60,6 +60,32 @@ TEST(SupervisorGaugesTest, TasksByStateOverReadingAndPublishingGroups) {
   EXPECT_TRUE(TaskStateSamples({}).empty());
 }
 
+TEST(SupervisorGaugesTest, HealthAndStatePerDatasource) {
+  v1::SupervisorStatus running;
+  running.set_datasource("a");
+  running.set_state(v1::SUPERVISOR_STATE_RUNNING);
+  running.set_healthy(true);
+  v1::SupervisorStatus cut_off;
+  cut_off.set_datasource("b");
+  cut_off.set_state(v1::SUPERVISOR_STATE_UNABLE_TO_CONNECT_TO_STREAM);
+  cut_off.set_healthy(false);
+
+  std::vector<metrics::GaugeSample> health = DatasourceHealthSamples({running, cut_off});
+  ASSERT_EQ(health.size(), 2u);
+  EXPECT_EQ(Label(health[0], "datasource"), "a");
+  EXPECT_EQ(health[0].value, 1);
+  EXPECT_EQ(Label(health[1], "datasource"), "b");
+  EXPECT_EQ(health[1].value, 0);
+
+  std::vector<metrics::GaugeSample> states = DatasourceStateSamples({running, cut_off});
+  ASSERT_EQ(states.size(), 2u);
+  EXPECT_EQ(Label(states[0], "state"), "RUNNING");
+  EXPECT_EQ(Label(states[1], "datasource"), "b");
+  EXPECT_EQ(Label(states[1], "state"), "UNABLE_TO_CONNECT_TO_STREAM");
+  EXPECT_EQ(states[1].value, 1);
+  EXPECT_TRUE(DatasourceStateSamples({}).empty());
+}
+
 TEST(SupervisorGaugesTest, WorkersAliveAndLost) {
   std::vector<v1::WorkerInfo> workers(3);
   workers[0].set_alive(true);

@@ -296,6 +296,12 @@ void SupervisorManager::RegisterGauges() {
   gauges_.push_back(registry->AddGaugeCallback(
       metrics::kSupervisorTasks, [statuses] { return TaskStateSamples(statuses()); }));
   gauges_.push_back(registry->AddGaugeCallback(
+      metrics::kSupervisorDatasourceHealthy,
+      [statuses] { return DatasourceHealthSamples(statuses()); }));
+  gauges_.push_back(registry->AddGaugeCallback(
+      metrics::kSupervisorDatasourceState,
+      [statuses] { return DatasourceStateSamples(statuses()); }));
+  gauges_.push_back(registry->AddGaugeCallback(
       metrics::kSupervisorWorkers, [this] { return WorkerStateSamples(registry_->List()); }));
 }
 

@@ -9,9 +9,11 @@
 #include <fstream>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/auth/grpc_auth.h"
 #include "common/auth/worker_token.h"
@@ -79,7 +81,8 @@ TEST(MetricsAuthProcessTest, OnlyLivenessAnswersWithoutAReaderToken) {
   // What the supervisor presents to worker 0 (derived from its key).
   const std::string supervisor =
       auth::SupervisorTokenForWorker(Token(*s.cluster, "supervisor"), cluster::WorkerName(0));
-  for (int port : {s.supervisor_port, s.worker_port}) {
+  for (auto [port, component] : {std::make_pair(s.supervisor_port, "supervisor"),
+                                 std::make_pair(s.worker_port, "worker")}) {
     SCOPED_TRACE(absl::StrCat("port ", port));
     EXPECT_EQ(Status(port, "/healthz"), 200);
     EXPECT_EQ(Status(port, "/metrics"), 401);
@@ -92,6 +95,17 @@ TEST(MetricsAuthProcessTest, OnlyLivenessAnswersWithoutAReaderToken) {
     ASSERT_TRUE(scraped.ok()) << scraped.status();
     EXPECT_EQ(scraped->status, 200);
     EXPECT_TRUE(absl::StrContains(scraped->body, "# TYPE ")) << scraped->body.substr(0, 200);
+    // Each binary shows its own resident memory (a few MiB at least).
+    const std::string rss_prefix =
+        absl::StrCat("sluice_process_resident_memory_bytes{component=\"", component, "\"} ");
+    const size_t at = scraped->body.find(rss_prefix);
+    ASSERT_NE(at, std::string::npos) << scraped->body;
+    double rss = 0;
+    EXPECT_TRUE(absl::SimpleAtod(
+        scraped->body.substr(at + rss_prefix.size(),
+                             scraped->body.find('\n', at) - at - rss_prefix.size()),
+        &rss));
+    EXPECT_GT(rss, 4 << 20);
   }
   // No token reaches a log line.
   for (const std::string& name : {std::string(cluster::kSupervisor), cluster::WorkerName(0)}) {

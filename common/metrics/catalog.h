@@ -168,6 +168,16 @@ inline constexpr MetricDef kSupervisorReplicaDivergences{
     "Segments of a replica's late publish that differ (checksum, rows, bytes) from the committed "
     "segment of the same id: replicas are meant to be byte-identical (an alert).",
     "datasource"};
+inline constexpr MetricDef kSupervisorDatasourceHealthy{
+    "sluice_supervisor_datasource_healthy", MetricType::kGauge,
+    "1 while the datasource's supervisor is healthy (suspended and idle count as healthy), 0 while "
+    "it is not: its status's state and recent errors say why.",
+    "datasource"};
+inline constexpr MetricDef kSupervisorDatasourceState{
+    "sluice_supervisor_datasource_state", MetricType::kGauge,
+    "1 for the datasource's current supervisor state (RUNNING, SUSPENDED, UNHEALTHY_SUPERVISOR, "
+    "UNABLE_TO_CONNECT_TO_STREAM, ...): one sample per datasource.",
+    "datasource,state"};
 inline constexpr MetricDef kSupervisorLeader{
     "sluice_supervisor_leader", MetricType::kGauge,
     "1 while this supervisor leads (always, without --leader_election), 0 while it is a standby.",
@@ -177,6 +187,13 @@ inline constexpr MetricDef kSupervisorFencedTransactions{
     "Metadata transactions refused because this supervisor no longer holds the leader lease "
     "at its epoch (nothing written; the supervisor exits).",
     ""};
+
+// ---- both binaries: the process (process_metrics.h, at scrape time) ----
+
+inline constexpr MetricDef kProcessResidentMemory{
+    "sluice_process_resident_memory_bytes", MetricType::kGauge,
+    "Resident memory of the process (/proc/self/statm), by component (supervisor, worker).",
+    "component"};
 
 // ---- both binaries: gRPC server (recorded by grpc_server_metrics.h) ----
 
@@ -228,8 +245,11 @@ inline constexpr const MetricDef* kCatalog[] = {
     &kSupervisorCompactions,
     &kSupervisorCompactionSeconds,
     &kSupervisorCompactedRows,
+    &kSupervisorDatasourceHealthy,
+    &kSupervisorDatasourceState,
     &kSupervisorLeader,
     &kSupervisorFencedTransactions,
+    &kProcessResidentMemory,
     &kGrpcServerHandled,
     &kGrpcServerHandlingSeconds,
 };
