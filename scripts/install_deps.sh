@@ -20,7 +20,7 @@
 # Idempotent: does nothing when everything is present. Debian packages need
 # root or sudo. The test set adds Debian's test-only packages (GoogleTest,
 # clang-14 for the fuzz and thread-safety builds, a PostgreSQL 15 server, Java
-# and Maven, kcat, Node) and the tools built from registries, each once into
+# and Maven, kcat, Node, Prometheus) and the tools built from registries, each once into
 # ~/.cache/sluice keyed by its pinned version or lock file (a second run needs
 # no network):
 #   - Apache Kafka's jars (scripts/install_kafka.sh, Maven Central),
@@ -90,6 +90,9 @@ TEST_PACKAGES=(
   postgresql-15
   clang-14 libclang-rt-14-dev  # libFuzzer targets and the thread-safety build
   openssl nodejs
+  # promtool checks and unit-tests the alerting rules; the server scrapes a
+  # live cluster with the dashboard's queries (tests/monitoring)
+  prometheus
 )
 
 PACKAGES=("${BUILD_PACKAGES[@]}")

@@ -80,7 +80,7 @@ kustomization_lists_every_manifest() {
 
 kustomization_references_exist() {
   local ok=0 dir entry
-  for dir in "$k8s" "$k8s/base" "$k8s"/overlays/*/; do
+  for dir in "$k8s" "$k8s/base" "$k8s"/overlays/*/ "$k8s/monitoring"; do
     dir=${dir%/}
     for entry in $(resources_of "$dir/kustomization.yaml") \
                  $(sed -n 's/^ *- *path: *//p' "$dir/kustomization.yaml"); do
@@ -98,7 +98,7 @@ run_case kustomization_references_exist kustomization_references_exist
 if [ ! -x "$validator" ]; then
   reason="k8s-validate not found at $validator (set K8S_VALIDATE, or run where ../shared exists)"
   for name in validator_rejects_broken_manifest validate_base cross_object_checks_base \
-              kustomize_default kustomize_mtls kustomize_postgresql_s3_ha; do
+              kustomize_default kustomize_mtls kustomize_postgresql_s3_ha kustomize_monitoring; do
     skip_case "$name" "$reason"
   done
 else
@@ -156,7 +156,11 @@ else
       "service: sluice.v1.SupervisorService" "kind: PodDisruptionBudget" \
       "secretName: sluice-postgresql" "name: sluice-s3" "SLUICE_DEEP_STORAGE: s3://" \
       "!sluice-deep-storage" "!sluice-supervisor-data" "!persistentVolumeClaim:" "!type: Recreate"
+    run_case kustomize_monitoring render_and_check monitoring \
+      "name: sluice-grafana-dashboard" "grafana_dashboard: \"1\"" "name: sluice-prometheus-rules" \
+      "alert: SluiceWorkerLost"
   else
+    skip_case kustomize_monitoring "kubectl is not installed"
     skip_case kustomize_default "kubectl is not installed"
     skip_case kustomize_mtls "kubectl is not installed"
     skip_case kustomize_postgresql_s3_ha "kubectl is not installed"

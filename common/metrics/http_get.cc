@@ -5,11 +5,17 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
+#include <utility>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 
 namespace sluice {
 namespace metrics {
@@ -49,6 +55,26 @@ absl::StatusOr<HttpGetResponse> HttpGet(int port, const std::string& path,
     return absl::UnavailableError(absl::StrCat("not an HTTP response: ", reply.substr(0, 80)));
   }
   response.body = reply.substr(head_end + 4);
+  const std::string head = absl::AsciiStrToLower(reply.substr(0, head_end));
+  if (absl::StrContains(head, "\r\ntransfer-encoding: chunked")) {
+    // "<hex size>[;ext]\r\n<data>\r\n" ... "0\r\n\r\n"
+    std::string body;
+    absl::string_view rest = response.body;
+    while (true) {
+      const size_t line_end = rest.find("\r\n");
+      uint64_t size = 0;
+      if (line_end == absl::string_view::npos ||
+          !absl::SimpleHexAtoi(rest.substr(0, std::min(line_end, rest.find(';'))), &size) ||
+          rest.size() < line_end + 2 + size) {
+        return absl::UnavailableError("malformed chunked body");
+      }
+      if (size == 0) break;
+      const absl::string_view chunk = rest.substr(line_end + 2, size);
+      body.append(chunk.data(), chunk.size());
+      rest.remove_prefix(std::min(rest.size(), line_end + 2 + size + 2));
+    }
+    response.body = std::move(body);
+  }
   return response;
 }
 

@@ -17,7 +17,8 @@ struct HttpGetResponse {
 
 // GET http://127.0.0.1:<port><path> with "Connection: close", read to EOF;
 // with "Authorization: Bearer <bearer_token>" unless the token is empty.
-// UNAVAILABLE when the connection fails; a 5 s receive timeout.
+// A chunked body (Transfer-Encoding: chunked) is decoded. UNAVAILABLE when
+// the connection fails or the answer is not HTTP; a 5 s receive timeout.
 absl::StatusOr<HttpGetResponse> HttpGet(int port, const std::string& path,
                                         const std::string& bearer_token = "");
 
