@@ -127,6 +127,13 @@ HttpParseResult ParseHttpRequest(absl::string_view buffer, size_t max_bytes) {
       // Two credentials would leave it open which one was checked.
       if (!request.authorization.empty()) return Invalid(400, "more than one Authorization header");
       request.authorization = std::string(value);
+    } else if (name == "host" || name == "origin" || name == "sec-fetch-site") {
+      std::string& field = name == "host"     ? request.host
+                           : name == "origin" ? request.origin
+                                              : request.sec_fetch_site;
+      // Two values would leave it open which one was checked.
+      if (!field.empty()) return Invalid(400, absl::StrCat("more than one ", name, " header"));
+      field = std::string(value);
     } else if (name == "transfer-encoding") {
       return Invalid(501, "Transfer-Encoding is not supported");
     }

@@ -23,6 +23,11 @@ struct HttpRequest {
   // The Authorization header's value (e.g. "Bearer <token>"); empty when
   // absent. Never logged.
   std::string authorization;
+  // The Host, Origin and Sec-Fetch-Site headers as sent; empty when absent
+  // (what a handler checks against cross-site requests).
+  std::string host;
+  std::string origin;
+  std::string sec_fetch_site;
 };
 
 struct HttpParseResult {

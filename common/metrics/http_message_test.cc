@@ -121,6 +121,21 @@ TEST(ParseHttpRequest, AuthorizationHeader) {
   EXPECT_EQ(r.request.authorization, "");
 }
 
+TEST(ParseHttpRequest, HostOriginAndFetchSiteHeaders) {
+  HttpParseResult r = ParseHttpRequest(
+      "POST /console/api/x HTTP/1.1\r\nHost: 127.0.0.1:9\r\nOrigin: http://evil.example\r\n"
+      "Sec-Fetch-Site: cross-site\r\n\r\n",
+      8192);
+  ASSERT_EQ(r.state, State::kComplete);
+  EXPECT_EQ(r.request.host, "127.0.0.1:9");
+  EXPECT_EQ(r.request.origin, "http://evil.example");
+  EXPECT_EQ(r.request.sec_fetch_site, "cross-site");
+  // Two Origins: which one would a check have looked at?
+  r = ParseHttpRequest("GET / HTTP/1.1\r\nOrigin: http://a\r\nOrigin: http://b\r\n\r\n", 8192);
+  EXPECT_EQ(r.state, State::kInvalid);
+  EXPECT_EQ(r.error_status, 400);
+}
+
 TEST(ParseHttpRequest, HeadLongerThanTheLimit) {
   std::string partial = "GET / HTTP/1.1\r\nX-Long: " + std::string(300, 'a');
   EXPECT_EQ(ParseHttpRequest(partial, 1000).state, State::kIncomplete);

@@ -126,9 +126,6 @@ struct MetricsHttpServer::Connection {
 
 absl::StatusOr<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Start(
     MetricsHttpServerOptions options) {
-  if (options.registry == nullptr) {
-    return absl::InvalidArgumentError("metrics server needs a registry");
-  }
   if (options.max_request_bytes < 256 || options.max_connections < 1 ||
       options.idle_timeout <= absl::ZeroDuration() ||
       options.request_timeout <= absl::ZeroDuration()) {
@@ -406,7 +403,7 @@ std::string MetricsHttpServer::Route(const HttpRequest& request, bool* close) {
                                 head, absl::StrCat(extra, response.extra_headers));
     }
   }
-  if (request.path == "/metrics" || request.path == "/healthz") {
+  if ((request.path == "/metrics" && options_.registry != nullptr) || request.path == "/healthz") {
     if (!get_or_head) {
       return FormatHttpResponse(405, kTextContentType, "use GET or HEAD\n", *close, false,
                                 extra + "Allow: GET, HEAD\r\n");

@@ -50,7 +50,8 @@ struct MetricsHttpServerOptions {
   // "HOST:PORT", "[IPv6]:PORT" or ":PORT" (every interface). Port 0 picks a
   // free port; port() tells which.
   std::string listen;
-  // Required; must outlive the server.
+  // Served at /metrics; must outlive the server. Null: /metrics is not
+  // served (404), e.g. the supervisor's web console's own listener.
   Registry* registry = nullptr;
   // Answers /healthz: OK gives 200 "ok", an error 503 with its message.
   // Runs on the server thread. Unset: always healthy while the server runs.

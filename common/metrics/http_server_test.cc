@@ -376,8 +376,18 @@ TEST(MetricsHttpServerStart, BadOptions) {
     EXPECT_TRUE(absl::StrContains(server.status().message(), "metrics listen address"))
         << server.status();
   }
-  auto no_registry = MetricsHttpServer::Start({.listen = "127.0.0.1:0"});
-  EXPECT_EQ(no_registry.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// Without a registry (a listener for routes only) /metrics is not served.
+TEST(MetricsHttpServerStart, WithoutARegistryMetricsIsNotServed) {
+  auto server = MetricsHttpServer::Start({.listen = "127.0.0.1:0"});
+  ASSERT_TRUE(server.ok()) << server.status();
+  Client client((*server)->port());
+  ASSERT_TRUE(client.connected());
+  client.Send("GET /metrics HTTP/1.1\r\nHost: test\r\n\r\n");
+  EXPECT_EQ(client.Read().status, 404);
+  client.Send("GET /healthz HTTP/1.1\r\nHost: test\r\n\r\n");
+  EXPECT_EQ(client.Read().status, 200);
 }
 
 TEST(MetricsHttpServerStart, StartIfListening) {
