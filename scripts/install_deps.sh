@@ -20,7 +20,7 @@
 # Idempotent: does nothing when everything is present. Debian packages need
 # root or sudo. The test set adds Debian's test-only packages (GoogleTest,
 # clang-14 for the fuzz and thread-safety builds, a PostgreSQL 15 server, Java
-# and Maven, kcat, Node, Prometheus) and the tools built from registries, each once into
+# and Maven, kcat, Node, Prometheus, Chromium) and the tools built from registries, each once into
 # ~/.cache/sluice keyed by its pinned version or lock file (a second run needs
 # no network):
 #   - Apache Kafka's jars (scripts/install_kafka.sh, Maven Central),
@@ -34,7 +34,10 @@
 #     venv from tests/iceberg/requirements.txt, hashes pinned;
 #     scripts/install_iceberg_readers.sh),
 #   - the example clients' toolchains (scripts/install_clients.sh: a pinned
-#     grpcio venv and the Go protoc plugins and modules; Go 1.26+).
+#     grpcio venv and the Go protoc plugins and modules; Go 1.26+),
+#   - playwright-core, which drives Chromium in the web console's browser
+#     test (scripts/install_console_test.sh, `npm ci` of
+#     third_party/console_test/package-lock.json).
 # Each step's wall time is printed as `[deps] <step>: N s`.
 #
 # The test set in two halves, so the registry tools (mostly downloads) can
@@ -93,6 +96,7 @@ TEST_PACKAGES=(
   # promtool checks and unit-tests the alerting rules; the server scrapes a
   # live cluster with the dashboard's queries (tests/monitoring)
   prometheus
+  chromium  # the web console's browser test (tests/console)
 )
 
 PACKAGES=("${BUILD_PACKAGES[@]}")
@@ -173,4 +177,5 @@ if ((want_tests)); then
   step s3s-fs bash -o pipefail -c "'$here/install_s3_server.sh' | grep -v '^/'"
   step "iceberg readers" bash -o pipefail -c "'$here/install_iceberg_readers.sh' | grep -v '^/'"
   step "example clients' toolchains" "$here/install_clients.sh"
+  step "console browser test" bash -o pipefail -c "'$here/install_console_test.sh' | grep -v '^/'"
 fi

@@ -11,7 +11,9 @@
 #include <algorithm>
 #include <atomic>
 
+#include "common/auth/authorizer.h"
 #include "common/grpc_server.h"
+#include "common/metrics/http_server.h"
 #include "common/metrics/registry.h"
 #include "common/service_flags.h"
 #include "supervisor/supervisor_server.h"
@@ -58,6 +60,9 @@ DEFINE_string(advertise_address, "",
               "host:port other processes reach this supervisor at, named by standbys "
               "(default: the bound --listen address, the host name for 0.0.0.0)");
 DEFINE_string(supervisor_id, "", "this supervisor's name in the leader lease (default: host-pid)");
+DEFINE_string(console_listen, "",
+              "host:port of the web console (http://HOST:PORT/console/), plain HTTP; empty: off. "
+              "Readers and admins sign in with their bearer token (see docs/console.md)");
 DEFINE_string(fault_points, "",
               "fault injection for tests, e.g. supervisor.publish.after_commit=crash "
               "(see common/fault_injection.h)");
@@ -125,6 +130,27 @@ int main(int argc, char** argv) {
       ::kill(::getpid(), SIGTERM);
     }
   };
+  // The web console's own listener (its page loads without a token; the
+  // console checks every API call itself).
+  sluice::metrics::HttpRoutes console_routes;
+  std::unique_ptr<sluice::metrics::MetricsHttpServer> console_http;
+  if (!FLAGS_console_listen.empty()) {
+    if (options.auth.insecure_no_auth && !sluice::auth::IsLoopbackAddress(FLAGS_console_listen)) {
+      LOG(ERROR) << "--console_listen=" << FLAGS_console_listen
+                 << " is not a loopback address and authentication is off "
+                    "(--insecure_no_auth): anyone reaching it could act as an admin";
+      return 2;
+    }
+    auto console = sluice::metrics::MetricsHttpServer::Start(
+        {.listen = FLAGS_console_listen, .registry = nullptr, .routes = &console_routes});
+    if (!console.ok()) {
+      LOG(ERROR) << "[supervisor] --console_listen: " << console.status();
+      return console.status().code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
+    }
+    console_http = *std::move(console);
+    options.console_routes = &console_routes;
+    LOG(INFO) << "[supervisor] web console on port " << console_http->port() << " at /console/";
+  }
   auto server = sluice::supervisor::SupervisorServer::Start(std::move(options));
   if (!server.ok()) {
     LOG(ERROR) << "[supervisor] cannot start: " << server.status();

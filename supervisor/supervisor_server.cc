@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <optional>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
@@ -11,6 +12,7 @@
 #include "common/kafka/library_version.h"
 #include "common/metrics/catalog.h"
 #include "common/open_deep_storage.h"
+#include "supervisor/console/console_handler.h"
 #include "supervisor/iceberg_rest_routes.h"
 #include "common/request_limits.h"
 #include "common/status_macros.h"
@@ -168,6 +170,29 @@ absl::StatusOr<std::unique_ptr<SupervisorServer>> SupervisorServer::Start(
   SLUICE_ASSIGN_OR_RETURN(grpc_options.credentials, tls::MakeServerCredentials(options.tls));
   grpc_options.metrics = options.metrics;
   SLUICE_ASSIGN_OR_RETURN(server->grpc_, GrpcServer::Start(std::move(grpc_options)));
+  if (options.console_routes != nullptr) {
+    // The console's calls go through this very server (in-process), as the
+    // browser's caller: authenticated, authorized and logged like any other.
+    console::ConsoleHandlerOptions console_options;
+    console_options.channel = server->grpc_->server()->InProcessChannel(grpc::ChannelArguments());
+    console_options.authorizer = server->authorizer_.get();
+    SupervisorServer* raw = server.get();
+    console_options.statuses = [raw] {
+      std::vector<v1::SupervisorStatus> statuses;
+      SupervisorManager* manager = raw->manager();
+      if (manager == nullptr) return statuses;  // a standby
+      absl::StatusOr<v1::ListSupervisorsResponse> list = manager->List();
+      if (!list.ok()) return statuses;
+      for (const v1::SupervisorSummary& summary : list->supervisors()) {
+        absl::StatusOr<v1::SupervisorStatus> status = manager->Status(summary.datasource());
+        if (status.ok()) statuses.push_back(*std::move(status));
+      }
+      return statuses;
+    };
+    SLUICE_RETURN_IF_ERROR(options.console_routes->Add(
+        console::kConsolePrefix, std::make_shared<console::ConsoleHandler>(console_options)));
+    server->console_routes_ = options.console_routes;
+  }
   server->options_ = std::move(options);
   const SupervisorServerOptions& opts = server->options_;
   if (!opts.leader_election) {
@@ -255,6 +280,11 @@ void SupervisorServer::Shutdown(absl::Duration grace) {
   if (iceberg_routes_ != nullptr) {
     iceberg_routes_->Remove(kIcebergRestPrefix);
     iceberg_routes_ = nullptr;
+  }
+  // The console calls this server and samples the manager.
+  if (console_routes_ != nullptr) {
+    console_routes_->Remove(console::kConsolePrefix);
+    console_routes_ = nullptr;
   }
   std::thread leading;
   {

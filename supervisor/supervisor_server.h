@@ -77,6 +77,11 @@ struct SupervisorServerOptions {
   // (iceberg_rest_routes.h) and removes it at Shutdown. Null: not served.
   // Not owned; must outlive the server.
   metrics::HttpRoutes* http_routes = nullptr;
+  // The web console's route table (main's, behind --console_listen): the
+  // server adds the console under /console/ (console/console_handler.h) and
+  // removes it at Shutdown. Null: no console. Not owned; must outlive the
+  // server.
+  metrics::HttpRoutes* console_routes = nullptr;
 
   // Leader election (supervisor/leader_elector.h): several supervisors over
   // one metadata store (PostgreSQL), one leads. A standby serves gRPC (health
@@ -140,6 +145,8 @@ class SupervisorServer {
   metrics::Gauge* leader_gauge_ = nullptr;
   // Set while the Iceberg REST catalog is in options_.http_routes.
   metrics::HttpRoutes* iceberg_routes_ = nullptr;
+  // Set while the web console is in options_.console_routes.
+  metrics::HttpRoutes* console_routes_ = nullptr;
 
   absl::Mutex mu_;
   std::unique_ptr<SupervisorManager> manager_ ABSL_GUARDED_BY(mu_);

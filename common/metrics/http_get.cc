@@ -22,6 +22,14 @@ namespace metrics {
 
 absl::StatusOr<HttpGetResponse> HttpGet(int port, const std::string& path,
                                         const std::string& bearer_token) {
+  std::vector<std::string> headers;
+  if (!bearer_token.empty()) headers.push_back(absl::StrCat("Authorization: Bearer ", bearer_token));
+  return HttpCall(port, "GET", path, headers);
+}
+
+absl::StatusOr<HttpGetResponse> HttpCall(int port, const std::string& method,
+                                         const std::string& path,
+                                         const std::vector<std::string>& headers) {
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return absl::UnavailableError(absl::StrCat("socket: ", strerror(errno)));
   timeval tv{5, 0};
@@ -30,8 +38,10 @@ absl::StatusOr<HttpGetResponse> HttpGet(int port, const std::string& path,
   addr.sin_family = AF_INET;
   addr.sin_port = htons(port);
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  std::string request = absl::StrCat("GET ", path, " HTTP/1.1\r\nHost: 127.0.0.1\r\n");
-  if (!bearer_token.empty()) absl::StrAppend(&request, "Authorization: Bearer ", bearer_token, "\r\n");
+  std::string request = absl::StrCat(method, " ", path, " HTTP/1.1\r\nHost: 127.0.0.1:", port,
+                                     "\r\n");
+  for (const std::string& header : headers) absl::StrAppend(&request, header, "\r\n");
+  if (method == "POST") absl::StrAppend(&request, "Content-Length: 0\r\n");
   absl::StrAppend(&request, "Connection: close\r\n\r\n");
   std::string reply;
   absl::Status status;

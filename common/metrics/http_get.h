@@ -4,6 +4,7 @@
 #define SLUICE_COMMON_METRICS_HTTP_GET_H_
 
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 
@@ -21,6 +22,12 @@ struct HttpGetResponse {
 // the connection fails or the answer is not HTTP; a 5 s receive timeout.
 absl::StatusOr<HttpGetResponse> HttpGet(int port, const std::string& path,
                                         const std::string& bearer_token = "");
+
+// The same with any method and more header lines ("Name: value", without
+// CRLF); no body ("Content-Length: 0" for a POST).
+absl::StatusOr<HttpGetResponse> HttpCall(int port, const std::string& method,
+                                         const std::string& path,
+                                         const std::vector<std::string>& headers);
 
 }  // namespace metrics
 }  // namespace sluice
