@@ -44,6 +44,7 @@ RUN apt-get update \
       libbrotli1 \
       libc-ares2 \
       libcom-err2 \
+      libcpp-httplib0.11 \
       libcurl4 \
       libffi8 \
       libgflags2.2 \

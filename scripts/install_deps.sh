@@ -78,6 +78,7 @@ BUILD_PACKAGES=(
   libgoogle-glog-dev libgflags-dev
   libzstd-dev liblz4-dev libroaring-dev libsimdjson-dev libxxhash-dev
   libcurl4-openssl-dev  # the S3 deep-storage client (common/s3)
+  libcpp-httplib-dev  # the web console's HTTP/HTTPS server (supervisor/console)
   python3 procps ca-certificates
   curl  # downloads librdkafka's source (scripts/install_librdkafka.sh)
   python3-venv  # the Iceberg readers the demo queries its table with

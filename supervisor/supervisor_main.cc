@@ -13,9 +13,10 @@
 
 #include "common/auth/authorizer.h"
 #include "common/grpc_server.h"
-#include "common/metrics/http_server.h"
+#include "common/metrics/http_routes.h"
 #include "common/metrics/registry.h"
 #include "common/service_flags.h"
+#include "supervisor/console/console_server.h"
 #include "supervisor/supervisor_server.h"
 
 DEFINE_string(listen, "0.0.0.0:7070", "host:port to serve gRPC on (port 0: pick a free one)");
@@ -61,8 +62,9 @@ DEFINE_string(advertise_address, "",
               "(default: the bound --listen address, the host name for 0.0.0.0)");
 DEFINE_string(supervisor_id, "", "this supervisor's name in the leader lease (default: host-pid)");
 DEFINE_string(console_listen, "",
-              "host:port of the web console (http://HOST:PORT/console/), plain HTTP; empty: off. "
-              "Readers and admins sign in with their bearer token (see docs/console.md)");
+              "host:port of the web console (http://HOST:PORT/console/; HTTPS with --tls_cert and "
+              "--tls_key); empty: off. Readers and admins sign in with their bearer token (see "
+              "docs/console.md)");
 DEFINE_string(fault_points, "",
               "fault injection for tests, e.g. supervisor.publish.after_commit=crash "
               "(see common/fault_injection.h)");
@@ -133,7 +135,7 @@ int main(int argc, char** argv) {
   // The web console's own listener (its page loads without a token; the
   // console checks every API call itself).
   sluice::metrics::HttpRoutes console_routes;
-  std::unique_ptr<sluice::metrics::MetricsHttpServer> console_http;
+  std::unique_ptr<sluice::supervisor::console::ConsoleServer> console_http;
   if (!FLAGS_console_listen.empty()) {
     if (options.auth.insecure_no_auth && !sluice::auth::IsLoopbackAddress(FLAGS_console_listen)) {
       LOG(ERROR) << "--console_listen=" << FLAGS_console_listen
@@ -141,15 +143,21 @@ int main(int argc, char** argv) {
                     "(--insecure_no_auth): anyone reaching it could act as an admin";
       return 2;
     }
-    auto console = sluice::metrics::MetricsHttpServer::Start(
-        {.listen = FLAGS_console_listen, .registry = nullptr, .routes = &console_routes});
+    // HTTPS with the gRPC server's certificate when it has one.
+    auto console = sluice::supervisor::console::ConsoleServer::Start(
+        {.listen = FLAGS_console_listen,
+         .tls_cert_path = options.tls.cert_path,
+         .tls_key_path = options.tls.key_path,
+         .routes = &console_routes});
     if (!console.ok()) {
       LOG(ERROR) << "[supervisor] --console_listen: " << console.status();
       return console.status().code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
     }
     console_http = *std::move(console);
     options.console_routes = &console_routes;
-    LOG(INFO) << "[supervisor] web console on port " << console_http->port() << " at /console/";
+    LOG(INFO) << "[supervisor] web console at " << (console_http->tls() ? "https" : "http")
+              << "://" << FLAGS_console_listen.substr(0, FLAGS_console_listen.rfind(':')) << ":"
+              << console_http->port() << "/console/";
   }
   auto server = sluice::supervisor::SupervisorServer::Start(std::move(options));
   if (!server.ok()) {
