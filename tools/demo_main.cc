@@ -57,6 +57,7 @@ DEFINE_string(iceberg_python, "",
               "a Python with pyiceberg and DuckDB; with --iceberg_query_script, the demo ends by "
               "querying its Iceberg table (scripts/demo.sh passes both)");
 DEFINE_string(iceberg_query_script, "", "tools/demo/query_table.py");
+DEFINE_bool(console, true, "serve the supervisor's web console on a free loopback port");
 DEFINE_bool(keep_running, false,
             "after the audit, keep the processes running for exploring (Ctrl-C stops them)");
 
@@ -114,6 +115,7 @@ int main(int argc, char** argv) {
   options.root_dir = FLAGS_root_dir;
   options.keep_data = FLAGS_keep_data;
   options.keep_running = FLAGS_keep_running;
+  options.console = FLAGS_console;
   options.iceberg_python = FLAGS_iceberg_python;
   options.iceberg_query_script = FLAGS_iceberg_query_script;
   options.interrupted = [] { return interrupted.load(); };

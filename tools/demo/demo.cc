@@ -25,6 +25,7 @@
 #include "tools/demo/compaction_watch.h"
 #include "tools/audit/live_audit.h"
 #include "tools/audit/segment_file_verifier.h"
+#include "tools/cluster/free_ports.h"
 #include "tools/cluster/process_cluster.h"
 #include "tools/cluster/wiki_datasource.h"
 #include "tools/demo/progress.h"
@@ -168,6 +169,8 @@ class Demo {
   const DemoOptions& options_;
   std::ostream& out_;
   std::string root_;
+  // The web console's address ("" without --console).
+  std::string console_url_;
   bool created_root_ = false;
   std::unique_ptr<kafka::RealKafka> real_kafka_;  // --kafka=real only
   std::unique_ptr<cluster::ProcessCluster> cluster_;
@@ -212,6 +215,13 @@ absl::Status Demo::StartCluster() {
     return absl::InvalidArgumentError(
         absl::StrCat("--kafka must be dev or real, not \"", options_.kafka, "\""));
   }
+  if (options_.console) {
+    absl::StatusOr<std::vector<int>> port = cluster::PickStablePorts(1);
+    if (!port.ok()) return port.status();
+    console_url_ = absl::StrCat("http://127.0.0.1:", (*port)[0], "/console/");
+    options.extra_flags[cluster::kSupervisor].push_back(
+        absl::StrCat("--console_listen=127.0.0.1:", (*port)[0]));
+  }
   absl::StatusOr<std::unique_ptr<cluster::ProcessCluster>> created =
       cluster::ProcessCluster::Create(options);
   if (!created.ok()) return created.status();
@@ -225,6 +235,10 @@ absl::Status Demo::StartCluster() {
                    cluster_->bootstrap_servers(), "  topic ", kTopic,
                    " with ", options_.partitions, " partitions"));
   Say(absl::StrCat("  supervisor          ", cluster_->supervisor_address()));
+  if (!console_url_.empty()) {
+    Say(absl::StrCat("  web console         ", console_url_, " (sign in with the token in ",
+                     cluster_->token_file("reader"), ")"));
+  }
   Say(absl::StrCat("  authentication      bearer tokens (hashed in ",
                    cluster_->credentials().tokens_file, "; roles in ",
                    cluster_->credentials().policy_file, ")"));
@@ -636,6 +650,13 @@ void Demo::KeepRunning(int64_t records) {
       {absl::StrCat("echo 'broker down 1' > ", cluster_->broker_control_fifo()),
        "dev broker faults (tools/README.md)"},
   };
+  if (!console_url_.empty()) {
+    tries.insert(tries.begin() + 1,
+                 {absl::StrCat("open ", console_url_, "   # token: cat ",
+                               cluster_->token_file("admin"), " (or ", cluster_->token_file("reader"),
+                               ")"),
+                  "the web console (docs/console.md): sign in with the admin's or the reader's token"});
+  }
   std::string text = "\nthe cluster keeps running (--keep_running); Ctrl-C stops it. Try:\n";
   for (const auto& [command, why] : tries) {
     absl::StrAppend(&text, "  ", command, "\n      # ", why, "\n");

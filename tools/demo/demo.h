@@ -94,6 +94,8 @@ struct DemoOptions {
   // After the audit, keep everything running (printing the addresses and
   // commands to try) until `interrupted` returns true.
   bool keep_running = false;
+  // Serve the supervisor's web console on a free loopback port (printed).
+  bool console = true;
   // After the audit, read the datasource's Iceberg table with engines sluice
   // did not write: `iceberg_python` (a Python with pyiceberg and DuckDB,
   // scripts/install_iceberg_readers.sh) runs `iceberg_query_script`
