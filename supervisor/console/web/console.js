@@ -289,6 +289,14 @@ async function datasourcePage(ds) {
       byInterval.set(key, entry);
     }
     const sequences = (log.sequences || []).slice(-20).reverse();
+    // Committed sequences count what their ranges held: rows, unparseable
+    // records and rows thrown away (the rejection windows).
+    let rows = 0, unparseable = 0, thrownAway = 0;
+    for (const s of log.sequences || []) {
+      for (const r of s.partitionStats || []) {
+        rows += num(r.rows); unparseable += num(r.unparseable); thrownAway += num(r.thrownAway);
+      }
+    }
     const iceberg = status.icebergTable;
     setView(
       el("h1", {}, ds, " ", pill(status.healthy, "healthy", "unhealthy"), " ",
@@ -305,6 +313,9 @@ async function datasourcePage(ds) {
            el("div", { class: "v", "data-testid": "ingest-rate" }, r === null ? "…" : `${fmt(Math.round(r))}/s`)),
         el("div", { class: "card" }, el("div", { class: "muted" }, "Segments published"),
            el("div", { class: "v" }, fmt(status.segmentsPublished))),
+        el("div", { class: "card" }, el("div", { class: "muted" }, "Parse errors (committed)"),
+           el("div", { class: "v", "data-testid": "parse-errors" }, fmt(unparseable)),
+           el("div", { class: "muted" }, `of ${fmt(rows + unparseable + thrownAway)} records; ${fmt(thrownAway)} thrown away`)),
         el("div", { class: "card" }, el("div", { class: "muted" }, "Spec version"),
            el("div", { class: "v" }, status.specVersion))),
       actionButtons(ds, status, render),
