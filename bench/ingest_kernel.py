@@ -30,8 +30,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STAGES = [
     ("parse", "parse (one-pass scan of plain records, simdjson for the rest; the row, the timestamp)"),
     ("index", "index add (dictionary lookups, the row, rollup)"),
-    ("persist", "persist (sort, encode, LZ4, write + fsync a spill)"),
-    ("build", "build (merge spills, encode, zstd, bitmaps, fsync, read back: checksum and structure)"),
+    ("persist", "persist (sort, encode, LZ4, write + fsync a spill; only at maxRowsInMemory since the direct build: none here)"),
+    ("build", "build (the direct build: the in-memory index merged with any spills, encode, zstd, bitmaps, fsync, read back: checksum and structure)"),
 ]
 SECTION = "## Ingest kernel"
 

@@ -2,6 +2,7 @@
 
 #include <glog/logging.h>
 
+#include "absl/strings/str_cat.h"
 #include "common/fault_injection.h"
 #include "common/offsets.h"
 #include "common/proto_json.h"
@@ -78,13 +79,27 @@ void Persister::Run() {
   }
 }
 
+bool Persister::exiting() const {
+  absl::MutexLock lock(&mu_);
+  return exit_;
+}
+
 absl::Status Persister::Write(PersistJob& job) {
+  for (PersistBuild& build : job.builds) {
+    BuildSlot slot(options_.build_slots, [this] { return exiting(); });
+    if (!slot.held()) {
+      return absl::CancelledError(absl::StrCat("stopping before building ", build.info.segment_id));
+    }
+    SLUICE_RETURN_IF_ERROR(build.index->Build(build.spills, build.info, build.path).status());
+    build.index.reset();
+  }
   for (auto& [path, index] : job.spills) {
     SLUICE_RETURN_IF_ERROR(index->Spill(path).status());
     index.reset();
   }
-  // Spills written, restore point not yet: a crash here leaves spills no
-  // restore point names (the restart deletes them and re-reads).
+  // Spills and built files written, restore point not yet: a crash here
+  // leaves files no restore point names (the restart deletes them and
+  // re-reads).
   SLUICE_RETURN_IF_ERROR(SLUICE_FAULT_POINT("task.persist.after_spills"));
   SLUICE_RETURN_IF_ERROR(SaveProtoJson(options_.restore_point_path, job.point));
   persists_written_.store(job.point.counters().persists());
