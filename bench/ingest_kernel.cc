@@ -310,6 +310,7 @@ int Main() {
     pass.Resume();
     if (!FLAGS_direct_build) indexer.PersistAll();
   }
+  int64_t segment_bytes = 0, segment_rows = 0;
   {
     Pass pass("build");
     int n = 0;
@@ -337,8 +338,13 @@ int Main() {
       auto built = index != nullptr && index->rows() > 0 ? index->Build(paths, info, path)
                                                          : (*engine)->BuildSegment(paths, info, path);
       CHECK(built.ok()) << built.status();
+      segment_bytes += built->size_bytes;
+      segment_rows += built->rows;
     }
   }
+  std::printf("segments: %lld rows, %lld bytes (%.1f B/row)\n", static_cast<long long>(segment_rows),
+              static_cast<long long>(segment_bytes),
+              static_cast<double>(segment_bytes) / static_cast<double>(segment_rows));
   CHECK(RemoveAll(dir).ok());
   return 0;
 }
