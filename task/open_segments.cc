@@ -149,6 +149,10 @@ std::vector<OpenSegments::DirectBuild> OpenSegments::TakeBuilds(int32_t sequence
        it != segments_.end() && it->first.first == sequence_id; ++it) {
     SegmentBuild& build = it->second;
     if (build.index == nullptr || build.index->rows() == 0) continue;
+    // A segment with spills is merged by the publisher as before (its index
+    // spilled by TakeSpills): merging them here would hold the persist, and
+    // with it the next one, for the whole segment's merge.
+    if (build.record.spill_files_size() > 0) continue;
     DirectBuild out;
     out.record = Record(build);
     const std::string name = absl::StrCat(it->first.first, "_", it->first.second, "_",

@@ -117,8 +117,9 @@ class OpenSegments {
     state::SegmentState record;
   };
   // Moves the non-empty index of every segment of sequence `sequence_id`
-  // out for its direct build, with the path of its built file (named in
-  // the record, numbered from *next_spill_number). Call before TakeSpills.
+  // that has no spill (all its rows are in that index) out for its direct
+  // build, with the path of its built file (named in the record, numbered
+  // from *next_spill_number). Call before TakeSpills.
   std::vector<DirectBuild> TakeBuilds(int32_t sequence_id, const std::string& spill_dir,
                                       int64_t* next_spill_number);
   // Moves every non-empty index out, each with the path of its new spill

@@ -45,6 +45,20 @@ absl::Status Persister::WaitPersisted() {
   return error_;
 }
 
+absl::Status Persister::AwaitPersisted(int64_t persists, const std::function<bool()>& stopping) {
+  auto done = [this, persists]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return persists_written_.load() >= persists || !error_.ok();
+  };
+  while (true) {
+    {
+      absl::MutexLock lock(&mu_);
+      if (mu_.AwaitWithTimeout(absl::Condition(&done), absl::Milliseconds(50))) return error_;
+    }
+    // Outside the lock: `stopping` takes the caller's own.
+    if (stopping()) return absl::CancelledError("stopped while waiting for a persist");
+  }
+}
+
 absl::Status Persister::failure() const {
   absl::MutexLock lock(&mu_);
   return error_;

@@ -4,10 +4,10 @@
 // A persist (PersistJob) is the indexes the read loop took out of its open
 // segments, each with the path of its spill file, and the restore point that
 // names those spills (offsets, segments, accounting, counters). The indexes
-// of a sequence that closed with its rows in memory come as direct builds
-// instead: each is built into its segment file (with the segment's earlier
-// spills, if any), which the restore point names in place of a spill and
-// the publisher pushes as it is. The thread spills or builds each index,
+// of a sequence that closed with a segment's rows all in memory come as
+// direct builds instead: each is built into its segment file, which the
+// restore point names in place of a spill and the publisher pushes as it
+// is. The thread spills or builds each index,
 // then writes the restore point atomically: a crash before that leaves
 // files no restore point names (the restart deletes them and re-reads). One persist runs at a time; Submit waits for the
 // previous one, so at most two sets of indexes are in memory (the read loop
@@ -20,6 +20,7 @@
 #define SLUICE_TASK_PERSISTER_H_
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -85,6 +86,13 @@ class Persister {
   void Submit(PersistJob job) ABSL_LOCKS_EXCLUDED(mu_);
   // Waits until the last job is written; the first failure if any failed.
   absl::Status WaitPersisted() ABSL_LOCKS_EXCLUDED(mu_);
+  // Waits until the job whose restore point counts `persists` persists is
+  // written (or a later one), polling `stopping` (CANCELLED once it returns
+  // true); the first failure if any failed. For the publisher: a closed
+  // sequence goes to it as soon as the persist that makes it durable is
+  // submitted, and its files are read once that persist is written.
+  absl::Status AwaitPersisted(int64_t persists, const std::function<bool()>& stopping)
+      ABSL_LOCKS_EXCLUDED(mu_);
   // The first failure, without waiting (OK if none).
   absl::Status failure() const ABSL_LOCKS_EXCLUDED(mu_);
   // Ends the thread after the job in progress (a queued one is dropped) and

@@ -563,11 +563,12 @@ absl::Status ReadLoop::EnqueueClosedSequences() {
     closed.push_back(s);
   }
   if (closed.empty()) return absl::OkStatus();
-  // Everything of these sequences must be on disk first (also what a
-  // persist still running holds): their rows in memory built straight into
-  // their segment files, the rest spilled.
+  // Everything of these sequences must be on disk before the publisher
+  // reads it (also what a persist still running holds): their rows in
+  // memory built straight into their segment files, or spilled. The read
+  // loop goes on meanwhile; the publisher waits for that persist.
   if (dirty_ || counters_.rows_in_memory > 0) SLUICE_RETURN_IF_ERROR(StartPersist(closed));
-  SLUICE_RETURN_IF_ERROR(persister_.WaitPersisted());
+  const int64_t durable_at = counters_.persists;  // the last persist submitted
   for (const Sequence& s : closed) {
     ClosedSequence sequence;
     sequence.sequence = s;
@@ -575,6 +576,11 @@ absl::Status ReadLoop::EnqueueClosedSequences() {
     sequence.counts = router_.CountsOf(s.id);
     sequence.restored = s.id <= restored_through_;
     sequence.closed_at = absl::Now();
+    if (persister_.persists_written() < durable_at) {
+      sequence.durable = [this, durable_at](const std::function<bool()>& stopping) {
+        return persister_.AwaitPersisted(durable_at, stopping);
+      };
+    }
     LOG(INFO) << options_.log_prefix << " sequence " << s.name << " "
               << FormatOffsets(s.start) << " -> " << FormatOffsets(s.end)
               << " is fully read (" << router_.RowsOf(s.id) << " rows in "

@@ -123,6 +123,9 @@ void SequencePublisher::Run() {
 }
 
 absl::Status SequencePublisher::PublishOne(const ClosedSequence& sequence) {
+  if (sequence.durable) {
+    SLUICE_RETURN_IF_ERROR(sequence.durable([this] { return stopping(); }));
+  }
   std::vector<std::string> segment_ids;
   for (const state::SegmentState& s : sequence.segments) segment_ids.push_back(s.segment_id());
   std::vector<std::string> spill_files;

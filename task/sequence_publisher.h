@@ -1,7 +1,8 @@
 // Publishes a task's closed sequences in the background, strictly in order,
 // while the read loop goes on with later sequences.
 //
-// For each sequence (all of whose spills are durable when it is enqueued):
+// For each sequence (once the persist that makes its files durable is
+// written: ClosedSequence::durable):
 // build one segment file per time interval from the spills (or take the one
 // the persister built directly from the rows in memory: the record's
 // built_file), push each to deep storage under a unique key, PublishSegments with the sequence's start and
@@ -26,6 +27,7 @@
 
 #include <atomic>
 #include <deque>
+#include <functional>
 #include <map>
 #include <string>
 #include <thread>
@@ -61,6 +63,10 @@ struct ClosedSequence {
   bool restored = false;
   // When the read loop handed it over.
   absl::Time closed_at;
+  // Waits (polling `stopping`) until the persist that makes the sequence's
+  // files durable (its spills, its directly built segment files) is
+  // written; the persist's failure if it failed. Null: they already are.
+  std::function<absl::Status(const std::function<bool()>& stopping)> durable;
 };
 
 struct SequencePublisherOptions {
