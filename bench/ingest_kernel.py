@@ -140,7 +140,8 @@ def update_docs(text):
         doc = doc.rstrip("\n") + "\n\n" + text
     else:
         end = doc.find("\n## ", start + len(SECTION))
-        doc = doc[:start] + text + (doc[end + 1:] if end >= 0 else "")
+        # A section after this one keeps its blank line before it.
+        doc = doc[:start] + text + ("\n" + doc[end + 1:] if end >= 0 else "")
     with open(path, "w") as f:
         f.write(doc)
 
