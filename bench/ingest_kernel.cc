@@ -1,16 +1,23 @@
 // The ingest kernel: what a task worker does with a record once Kafka has
 // delivered it, without Kafka, gRPC or threads, through the worker's own
 // code (task/columnar_engine: the row parser, the incremental index of the
-// record's segment interval, Spill at maxRowsInMemory, BuildSegment with its
-// read-back check), over the benchmark's wiki-edit-like records.
+// record's segment interval, Spill at maxRowsInMemory, the segment build with
+// its read-back check), over the benchmark's wiki-edit-like records.
 //
 // Four passes over the same records, each a stage of the record's cost:
 //   parse      parse every record (nothing kept)
 //   index      parse + add to the index (the parse pass subtracted)
-//   persist    Spill every maxRowsInMemory rows (the task's persist)
-//   build      merge the spills into segments, write, fsync, read back (the
-//              checksum and structure, as under a supervisor that decodes
-//              every pushed segment; --full_read_back decodes every block)
+//   persist    Spill every maxRowsInMemory rows (the task's persist under
+//              memory pressure; none when the records fit in memory, as the
+//              default 100,000 do)
+//   build      the sequence ends: each segment built as the task builds it,
+//              straight from its in-memory index merged with its spills if
+//              any (the direct build), write, fsync, read back (the checksum
+//              and structure, as under a supervisor that decodes every
+//              pushed segment; --full_read_back decodes every block).
+//              --nodirect_build: as before the direct build, the rows in
+//              memory spilled first (counted in persist), then the spills
+//              merged
 // --kafka_timestamp runs the kafka input format instead: each record's
 // envelope built as the read loop builds it (task/record_envelope_builder:
 // key, Kafka timestamp, topic), the Kafka timestamp (the record's own time)
@@ -50,6 +57,9 @@ DEFINE_bool(kafka_timestamp, false,
             "timestamp as the timestamp column");
 DEFINE_int64(max_rows_in_memory, 150000, "rows per persist (the spec's maxRowsInMemory)");
 DEFINE_string(dir, "", "scratch directory (default: a new one under TMPDIR)");
+DEFINE_bool(direct_build, true,
+            "build each segment straight from its in-memory index at the sequence's end "
+            "(false: spill it first, then build from the spills)");
 DEFINE_bool(full_read_back, false,
             "decode every block in the build's read-back check, as a task does when its "
             "supervisor does not (default: the checksum and structure, as a task under a "
@@ -298,12 +308,17 @@ int Main() {
     pass.Pause();
     indexer.Run(records, &pass, /*collect_persists=*/true);
     pass.Resume();
-    indexer.PersistAll();
+    if (!FLAGS_direct_build) indexer.PersistAll();
   }
+  int64_t segment_bytes = 0, segment_rows = 0;
   {
     Pass pass("build");
     int n = 0;
-    for (const auto& [bucket, paths] : indexer.spills) {
+    std::map<int64_t, bool> buckets;
+    for (const auto& [bucket, paths] : indexer.spills) buckets[bucket] = true;
+    for (const auto& [bucket, index] : indexer.indexes) buckets[bucket] = true;
+    for (const auto& [bucket, unused] : buckets) {
+      const std::vector<std::string>& paths = indexer.spills[bucket];
       task::SegmentBuildInfo info;
       info.segment_id = absl::StrCat("wiki_kernel_", bucket);
       info.datasource = "wiki";
@@ -318,10 +333,18 @@ int Main() {
         range->set_start_offset(0);
         range->set_end_offset(FLAGS_records);
       }
-      auto built = (*engine)->BuildSegment(paths, info, absl::StrCat(dir, "/segment_", n++));
+      const std::string path = absl::StrCat(dir, "/segment_", n++);
+      const std::unique_ptr<task::SegmentIndex>& index = indexer.indexes[bucket];
+      auto built = index != nullptr && index->rows() > 0 ? index->Build(paths, info, path)
+                                                         : (*engine)->BuildSegment(paths, info, path);
       CHECK(built.ok()) << built.status();
+      segment_bytes += built->size_bytes;
+      segment_rows += built->rows;
     }
   }
+  std::printf("segments: %lld rows, %lld bytes (%.1f B/row)\n", static_cast<long long>(segment_rows),
+              static_cast<long long>(segment_bytes),
+              static_cast<double>(segment_bytes) / static_cast<double>(segment_rows));
   CHECK(RemoveAll(dir).ok());
   return 0;
 }

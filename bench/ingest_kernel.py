@@ -30,8 +30,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STAGES = [
     ("parse", "parse (one-pass scan of plain records, simdjson for the rest; the row, the timestamp)"),
     ("index", "index add (dictionary lookups, the row, rollup)"),
-    ("persist", "persist (sort, encode, LZ4, write + fsync a spill)"),
-    ("build", "build (merge spills, encode, zstd, bitmaps, fsync, read back: checksum and structure)"),
+    ("persist", "persist (sort, encode, LZ4, write + fsync a spill; only at maxRowsInMemory since the direct build: none here)"),
+    ("build", "build (the direct build: the in-memory index merged with any spills, encode, zstd, bitmaps, fsync, read back: checksum and structure)"),
 ]
 SECTION = "## Ingest kernel"
 
@@ -140,7 +140,8 @@ def update_docs(text):
         doc = doc.rstrip("\n") + "\n\n" + text
     else:
         end = doc.find("\n## ", start + len(SECTION))
-        doc = doc[:start] + text + (doc[end + 1:] if end >= 0 else "")
+        # A section after this one keeps its blank line before it.
+        doc = doc[:start] + text + ("\n" + doc[end + 1:] if end >= 0 else "")
     with open(path, "w") as f:
         f.write(doc)
 

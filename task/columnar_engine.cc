@@ -9,6 +9,7 @@
 #include "common/segment/row_transform.h"
 #include "common/segment/schema_proto.h"
 #include "common/segment/segment_builder.h"
+#include "common/segment/segment_reader.h"
 #include "common/segment/segment_verify.h"
 #include "common/segment/spill.h"
 #include "common/status_macros.h"
@@ -63,6 +64,62 @@ class ColumnarParser final : public RowParser {
   ColumnarRow row_;
 };
 
+// Builds segment `info` at `out_path` from `spills` and `live` (may be
+// null), then reads it back with the reader everyone else uses before the
+// file goes anywhere: a file the reader refuses is never pushed. The blocks
+// are decoded here unless the supervisor decodes them before the commit
+// (once is enough: ~1,700 instructions a record).
+absl::StatusOr<BuiltSegment> BuildColumnar(const segment::Schema& schema,
+                                           const std::vector<std::string>& spills,
+                                           const segment::IncrementalIndex* live,
+                                           const SegmentBuildInfo& info,
+                                           const std::string& out_path) {
+  segment::BuildOptions options;
+  options.path = out_path;
+  options.schema = schema;
+  segment::SegmentMetadata& metadata = options.metadata;
+  metadata.datasource = info.datasource;
+  metadata.interval.start_ms = info.interval.start_ms();
+  metadata.interval.end_ms = info.interval.end_ms();
+  metadata.version = info.version;
+  metadata.partition_num = info.partition_num;
+  metadata.segment_id = info.segment_id;
+  // A topic-pattern task's file names the pattern ("topicPattern:..."); its
+  // ranges are keyed by stream partition, named in the descriptor.
+  metadata.provenance.topic = StreamNameOf(info.provenance);
+  for (const v1::PartitionRange& r : info.provenance.ranges()) {
+    segment::PartitionRange range;
+    range.partition = r.partition();
+    range.start_offset = r.start_offset();
+    range.end_offset = r.end_offset();
+    metadata.provenance.ranges.push_back(range);
+  }
+  options.spill_paths = spills;
+  options.live_index = live;
+  SLUICE_ASSIGN_OR_RETURN(segment::SegmentInfo built, segment::BuildSegment(options));
+  segment::ExpectedSegment expected;
+  expected.segment_id = info.segment_id;
+  expected.num_rows = static_cast<int64_t>(built.num_rows);
+  expected.size_bytes = static_cast<int64_t>(built.size_bytes);
+  expected.checksum = built.checksum;
+  const segment::VerifyDepth depth = info.read_back_decodes_blocks
+                                         ? segment::VerifyDepth::kFull
+                                         : segment::VerifyDepth::kStructure;
+  if (absl::Status verified = segment::VerifySegmentFile(out_path, expected, depth);
+      !verified.ok()) {
+    return absl::InternalError(
+        absl::StrCat("segment ", info.segment_id, " does not read back: ", verified.message()));
+  }
+  BuiltSegment out;
+  out.rows = static_cast<int64_t>(built.num_rows);
+  out.size_bytes = static_cast<int64_t>(built.size_bytes);
+  out.checksum = built.checksum;
+  for (const segment::PartitionRange& range : built.provenance.ranges) {
+    out.records_by_partition[range.partition] = range.rows;
+  }
+  return out;
+}
+
 class ColumnarIndex;
 std::unique_ptr<ColumnarIndex> NewColumnarIndex(
     const segment::Schema& schema, const segment::Interval& interval,
@@ -97,6 +154,13 @@ class ColumnarIndex final : public SegmentIndex {
     SLUICE_ASSIGN_OR_RETURN(segment::SpillDescriptor spill,
                             segment::PersistIndex(index_.get(), options));
     return static_cast<int64_t>(spill.rows);
+  }
+
+  absl::StatusOr<BuiltSegment> Build(const std::vector<std::string>& spills,
+                                     const SegmentBuildInfo& info,
+                                     const std::string& out_path) const override {
+    if (index_->empty()) return absl::FailedPreconditionError("the index is empty");
+    return BuildColumnar(index_->schema(), spills, index_.get(), info, out_path);
   }
 
  private:
@@ -163,51 +227,38 @@ class ColumnarEngine final : public SegmentEngine {
   absl::StatusOr<BuiltSegment> BuildSegment(const std::vector<std::string>& spills,
                                             const SegmentBuildInfo& info,
                                             const std::string& out_path) override {
-    segment::BuildOptions options;
-    options.path = out_path;
-    options.schema = schema_;
-    segment::SegmentMetadata& metadata = options.metadata;
-    metadata.datasource = info.datasource;
-    metadata.interval.start_ms = info.interval.start_ms();
-    metadata.interval.end_ms = info.interval.end_ms();
-    metadata.version = info.version;
-    metadata.partition_num = info.partition_num;
-    metadata.segment_id = info.segment_id;
-    // A topic-pattern task's file names the pattern ("topicPattern:..."); its
-    // ranges are keyed by stream partition, named in the descriptor.
-    metadata.provenance.topic = StreamNameOf(info.provenance);
-    for (const v1::PartitionRange& r : info.provenance.ranges()) {
-      segment::PartitionRange range;
-      range.partition = r.partition();
-      range.start_offset = r.start_offset();
-      range.end_offset = r.end_offset();
-      metadata.provenance.ranges.push_back(range);
+    return BuildColumnar(schema_, spills, nullptr, info, out_path);
+  }
+
+  absl::StatusOr<BuiltSegment> DescribeBuilt(const std::string& path, const SegmentBuildInfo& info,
+                                             bool check) override {
+    segment::SegmentReader::Options options;
+    options.verify_checksum = check;
+    options.load_dictionaries = check;
+    absl::StatusOr<std::unique_ptr<segment::SegmentReader>> reader =
+        segment::SegmentReader::Open(path, options);
+    if (!reader.ok()) {
+      return Annotate(reader.status(), absl::StrCat("reading segment ", info.segment_id, " back"));
     }
-    options.spill_paths = spills;
-    SLUICE_ASSIGN_OR_RETURN(segment::SegmentInfo built, segment::BuildSegment(options));
-    // Read back what was written, with the reader everyone else uses, before
-    // the file goes anywhere: a file the reader refuses is never pushed. The
-    // blocks are decoded here unless the supervisor decodes them before the
-    // commit (once is enough: ~1,700 instructions a record).
-    segment::ExpectedSegment expected;
-    expected.segment_id = info.segment_id;
-    expected.num_rows = static_cast<int64_t>(built.num_rows);
-    expected.size_bytes = static_cast<int64_t>(built.size_bytes);
-    expected.checksum = built.checksum;
-    const segment::VerifyDepth depth = info.read_back_decodes_blocks
-                                           ? segment::VerifyDepth::kFull
-                                           : segment::VerifyDepth::kStructure;
-    if (absl::Status verified = segment::VerifySegmentFile(out_path, expected, depth);
-        !verified.ok()) {
-      return absl::InternalError(
-          absl::StrCat("segment ", info.segment_id, " does not read back: ", verified.message()));
+    const segment::FileHeader& header = (*reader)->header();
+    if (header.kind != segment::FileKind::kSegment ||
+        header.metadata.segment_id != info.segment_id) {
+      return absl::DataLossError(absl::StrCat(path, " is not a file of segment ", info.segment_id));
+    }
+    if (check) {
+      segment::ExpectedSegment expected;
+      expected.segment_id = info.segment_id;
+      SLUICE_RETURN_IF_ERROR(segment::VerifyOpenSegment(
+          **reader, path, expected,
+          info.read_back_decodes_blocks ? segment::VerifyDepth::kFull
+                                        : segment::VerifyDepth::kStructure));
     }
     BuiltSegment out;
-    out.rows = static_cast<int64_t>(built.num_rows);
-    out.size_bytes = static_cast<int64_t>(built.size_bytes);
-    out.checksum = built.checksum;
-    for (const segment::PartitionRange& range : built.provenance.ranges) {
-      out.records_by_partition[range.partition] = range.rows;
+    out.rows = static_cast<int64_t>(header.num_rows);
+    out.size_bytes = static_cast<int64_t>((*reader)->file_size());
+    out.checksum = (*reader)->checksum();
+    for (const segment::PartitionRange& range : header.metadata.provenance.ranges) {
+      out.records_by_partition[range.partition] += range.rows;
     }
     return out;
   }

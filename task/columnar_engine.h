@@ -2,7 +2,9 @@
 // the task's narrow interface. Rows are parsed with simdjson per the data
 // schema, rolled up in an IncrementalIndex per (sequence, interval), spilled
 // as self-describing checksummed spill files, and merged into columnar
-// segment files whose bytes do not depend on how the rows were spilled.
+// segment files whose bytes do not depend on how the rows were spilled, nor
+// on whether they were: an index builds its segment directly (its rows and
+// any earlier spills merged, no spill of them written and read back).
 #ifndef SLUICE_TASK_COLUMNAR_ENGINE_H_
 #define SLUICE_TASK_COLUMNAR_ENGINE_H_
 

@@ -141,6 +141,33 @@ void OpenSegments::Prune(int32_t published_id) {
   }
 }
 
+std::vector<OpenSegments::DirectBuild> OpenSegments::TakeBuilds(int32_t sequence_id,
+                                                               const std::string& spill_dir,
+                                                               int64_t* next_spill_number) {
+  std::vector<DirectBuild> builds;
+  for (auto it = segments_.lower_bound({sequence_id, INT64_MIN});
+       it != segments_.end() && it->first.first == sequence_id; ++it) {
+    SegmentBuild& build = it->second;
+    if (build.index == nullptr || build.index->rows() == 0) continue;
+    // A segment with spills is merged by the publisher as before (its index
+    // spilled by TakeSpills): merging them here would hold the persist, and
+    // with it the next one, for the whole segment's merge.
+    if (build.record.spill_files_size() > 0) continue;
+    DirectBuild out;
+    out.record = Record(build);
+    const std::string name = absl::StrCat(it->first.first, "_", it->first.second, "_",
+                                          (*next_spill_number)++, ".sluice");
+    build.record.set_built_file(name);
+    build.record.set_spilled_rows(build.record.spilled_rows() + build.index->rows());
+    build.next_index = build.index->Successor();
+    out.path = absl::StrCat(spill_dir, "/", name);
+    out.index = std::move(build.index);
+    builds.push_back(std::move(out));
+  }
+  last_ = nullptr;  // its index may be gone
+  return builds;
+}
+
 std::vector<std::pair<std::string, std::unique_ptr<SegmentIndex>>> OpenSegments::TakeSpills(
     const std::string& spill_dir, int64_t* next_spill_number) {
   std::vector<std::pair<std::string, std::unique_ptr<SegmentIndex>>> spills;
@@ -185,6 +212,7 @@ std::set<std::string> OpenSegments::SpillFiles() const {
   std::set<std::string> names;
   for (const auto& [key, build] : segments_) {
     for (const std::string& name : build.record.spill_files()) names.insert(name);
+    if (!build.record.built_file().empty()) names.insert(build.record.built_file());
   }
   return names;
 }

@@ -11,7 +11,7 @@
 // retry); the read loop pays that once per (sequence, interval).
 //
 // Not thread-safe: owned and used by the read loop only. The indexes leave
-// through TakeSpills (to the persister).
+// through TakeBuilds and TakeSpills (to the persister).
 #ifndef SLUICE_TASK_OPEN_SEGMENTS_H_
 #define SLUICE_TASK_OPEN_SEGMENTS_H_
 
@@ -107,6 +107,21 @@ class OpenSegments {
   absl::Status Restore(const state::SegmentState& record, const std::string& spill_dir);
   // Drops the segments of sequences up to `published_id`.
   void Prune(int32_t published_id);
+  // A segment of a closed sequence leaving for its direct build.
+  struct DirectBuild {
+    // The built file to make (in the spill directory).
+    std::string path;
+    std::unique_ptr<SegmentIndex> index;
+    // The segment's record: its spill files (the rows before the index),
+    // records per partition.
+    state::SegmentState record;
+  };
+  // Moves the non-empty index of every segment of sequence `sequence_id`
+  // that has no spill (all its rows are in that index) out for its direct
+  // build, with the path of its built file (named in the record, numbered
+  // from *next_spill_number). Call before TakeSpills.
+  std::vector<DirectBuild> TakeBuilds(int32_t sequence_id, const std::string& spill_dir,
+                                      int64_t* next_spill_number);
   // Moves every non-empty index out, each with the path of its new spill
   // file (named in the record, numbered from *next_spill_number).
   std::vector<std::pair<std::string, std::unique_ptr<SegmentIndex>>> TakeSpills(
@@ -115,7 +130,7 @@ class OpenSegments {
   void AddTo(state::RestorePoint* point);
   // The records of one sequence's segments, interval order.
   std::vector<state::SegmentState> RecordsOf(int32_t sequence_id);
-  // Spill file names the segments refer to.
+  // Spill and built file names the segments refer to.
   std::set<std::string> SpillFiles() const;
   size_t size() const { return segments_.size(); }
 

@@ -258,5 +258,45 @@ TEST(SupervisorSegmentAllocatorTest, OtherErrorsAreFinalAndAStopCancels) {
   EXPECT_EQ(down.requests.size(), 1u);
 }
 
+// A closed sequence's segments whose rows are all in memory leave for their
+// direct build (named in the record as built_file); a segment with a spill
+// keeps the spill path (its index spilled by TakeSpills, the publisher
+// merges); other sequences' segments are not touched.
+TEST_F(OpenSegmentsTest, TakeBuildsTakesTheSegmentsWithNoSpillOfThatSequence) {
+  FakeRow row(10);
+  auto add = [&](int32_t sequence, int64_t ms) {
+    absl::StatusOr<SegmentBuild*> build = segments_.For(Seq(sequence), ms);
+    ASSERT_TRUE(build.ok()) << build.status();
+    ASSERT_TRUE((*build)->index->Add(row, 0, 0).ok());
+    ++(*build)->records_per_slot[0];
+  };
+  add(0, 10);          // sequence 0, hour 0: spilled below, then more rows
+  int64_t next = 5;
+  auto spills = segments_.TakeSpills("/spills", &next);
+  ASSERT_EQ(spills.size(), 1u);
+  add(0, 20);
+  add(0, kHour + 1);   // sequence 0, hour 1: in memory only
+  add(1, 30);          // sequence 1: open
+
+  std::vector<OpenSegments::DirectBuild> builds = segments_.TakeBuilds(0, "/spills", &next);
+  ASSERT_EQ(builds.size(), 1u);
+  EXPECT_EQ(builds[0].path, "/spills/0_3600000_6.sluice");
+  EXPECT_EQ(builds[0].record.segment_id(), "b_0_3600000");
+  EXPECT_EQ(builds[0].record.spill_files_size(), 0);
+  EXPECT_EQ(builds[0].record.records_by_partition().at(0), 1);
+  ASSERT_NE(builds[0].index, nullptr);
+  EXPECT_EQ(builds[0].index->rows(), 1);
+  EXPECT_EQ(next, 7);
+  const std::vector<state::SegmentState> records = segments_.RecordsOf(0);
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[0].built_file(), "");  // the spilled segment
+  EXPECT_EQ(records[0].spill_files_size(), 1);
+  EXPECT_EQ(records[1].built_file(), "0_3600000_6.sluice");
+  EXPECT_EQ(records[1].spilled_rows(), 1);
+  EXPECT_EQ(segments_.SpillFiles().count("0_3600000_6.sluice"), 1u);
+  // The rest spills: sequence 0's spilled segment and the open sequence.
+  EXPECT_EQ(segments_.TakeSpills("/spills", &next).size(), 2u);
+}
+
 }  // namespace
 }  // namespace sluice::task

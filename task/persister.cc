@@ -2,6 +2,7 @@
 
 #include <glog/logging.h>
 
+#include "absl/strings/str_cat.h"
 #include "common/fault_injection.h"
 #include "common/offsets.h"
 #include "common/proto_json.h"
@@ -44,6 +45,20 @@ absl::Status Persister::WaitPersisted() {
   return error_;
 }
 
+absl::Status Persister::AwaitPersisted(int64_t persists, const std::function<bool()>& stopping) {
+  auto done = [this, persists]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return persists_written_.load() >= persists || !error_.ok();
+  };
+  while (true) {
+    {
+      absl::MutexLock lock(&mu_);
+      if (mu_.AwaitWithTimeout(absl::Condition(&done), absl::Milliseconds(50))) return error_;
+    }
+    // Outside the lock: `stopping` takes the caller's own.
+    if (stopping()) return absl::CancelledError("stopped while waiting for a persist");
+  }
+}
+
 absl::Status Persister::failure() const {
   absl::MutexLock lock(&mu_);
   return error_;
@@ -78,13 +93,27 @@ void Persister::Run() {
   }
 }
 
+bool Persister::exiting() const {
+  absl::MutexLock lock(&mu_);
+  return exit_;
+}
+
 absl::Status Persister::Write(PersistJob& job) {
+  for (PersistBuild& build : job.builds) {
+    BuildSlot slot(options_.build_slots, [this] { return exiting(); });
+    if (!slot.held()) {
+      return absl::CancelledError(absl::StrCat("stopping before building ", build.info.segment_id));
+    }
+    SLUICE_RETURN_IF_ERROR(build.index->Build(build.spills, build.info, build.path).status());
+    build.index.reset();
+  }
   for (auto& [path, index] : job.spills) {
     SLUICE_RETURN_IF_ERROR(index->Spill(path).status());
     index.reset();
   }
-  // Spills written, restore point not yet: a crash here leaves spills no
-  // restore point names (the restart deletes them and re-reads).
+  // Spills and built files written, restore point not yet: a crash here
+  // leaves files no restore point names (the restart deletes them and
+  // re-reads).
   SLUICE_RETURN_IF_ERROR(SLUICE_FAULT_POINT("task.persist.after_spills"));
   SLUICE_RETURN_IF_ERROR(SaveProtoJson(options_.restore_point_path, job.point));
   persists_written_.store(job.point.counters().persists());

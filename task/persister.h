@@ -3,10 +3,13 @@
 //
 // A persist (PersistJob) is the indexes the read loop took out of its open
 // segments, each with the path of its spill file, and the restore point that
-// names those spills (offsets, segments, accounting, counters). The thread
-// spills each index, then writes the restore point atomically: a crash
-// before that leaves spills no restore point names (the restart deletes
-// them and re-reads). One persist runs at a time; Submit waits for the
+// names those spills (offsets, segments, accounting, counters). The indexes
+// of a sequence that closed with a segment's rows all in memory come as
+// direct builds instead: each is built into its segment file, which the
+// restore point names in place of a spill and the publisher pushes as it
+// is. The thread spills or builds each index,
+// then writes the restore point atomically: a crash before that leaves
+// files no restore point names (the restart deletes them and re-reads). One persist runs at a time; Submit waits for the
 // previous one, so at most two sets of indexes are in memory (the read loop
 // goes on into new ones, as Druid does with maxPendingPersists 0).
 //
@@ -17,6 +20,7 @@
 #define SLUICE_TASK_PERSISTER_H_
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -28,13 +32,24 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "task/build_slots.h"
 #include "task/segment_sink.h"
 #include "task/task_metrics.h"
 #include "task/task_state.pb.h"
 
 namespace sluice::task {
 
+// One segment built straight from its index (SegmentIndex::Build).
+struct PersistBuild {
+  std::string path;
+  std::unique_ptr<SegmentIndex> index;
+  // The segment's spill files (paths), merged in.
+  std::vector<std::string> spills;
+  SegmentBuildInfo info;
+};
+
 struct PersistJob {
+  std::vector<PersistBuild> builds;
   std::vector<std::pair<std::string, std::unique_ptr<SegmentIndex>>> spills;
   state::RestorePoint point;
   absl::Time started;
@@ -46,6 +61,9 @@ struct PersisterOptions {
   TaskMetrics metrics;
   // For log lines: "[task <id>]".
   std::string log_prefix;
+  // A direct build takes one of the worker's build slots (as the
+  // publisher's builds do); null: no limit. Not owned.
+  BuildSlots* build_slots = nullptr;
 };
 
 class Persister {
@@ -68,6 +86,13 @@ class Persister {
   void Submit(PersistJob job) ABSL_LOCKS_EXCLUDED(mu_);
   // Waits until the last job is written; the first failure if any failed.
   absl::Status WaitPersisted() ABSL_LOCKS_EXCLUDED(mu_);
+  // Waits until the job whose restore point counts `persists` persists is
+  // written (or a later one), polling `stopping` (CANCELLED once it returns
+  // true); the first failure if any failed. For the publisher: a closed
+  // sequence goes to it as soon as the persist that makes it durable is
+  // submitted, and its files are read once that persist is written.
+  absl::Status AwaitPersisted(int64_t persists, const std::function<bool()>& stopping)
+      ABSL_LOCKS_EXCLUDED(mu_);
   // The first failure, without waiting (OK if none).
   absl::Status failure() const ABSL_LOCKS_EXCLUDED(mu_);
   // Ends the thread after the job in progress (a queued one is dropped) and
@@ -81,6 +106,7 @@ class Persister {
 
  private:
   void Run() ABSL_LOCKS_EXCLUDED(mu_);
+  bool exiting() const ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status Write(PersistJob& job);
 
   const PersisterOptions options_;

@@ -2,7 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <thread>
+
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "common/status_macros.h"
 #include "common/file_util.h"
 #include "task/task_files.h"
 
@@ -99,6 +104,95 @@ TEST_F(PersisterTest, TheFirstFailureSticksAndNoRestorePointIsWritten) {
   EXPECT_EQ(persister->persists_written(), 5);
   persister->Submit(Job(7, absl::InternalError("later")));
   EXPECT_EQ(persister->WaitPersisted(), absl::DataLossError("disk"));
+}
+
+// A spill that waits until the test lets it go (the persist in progress).
+class SlowIndex : public FakeIndex {
+ public:
+  explicit SlowIndex(absl::Notification* go) : FakeIndex(3), go_(go) {}
+  absl::StatusOr<int64_t> Spill(const std::string& path) override {
+    go_->WaitForNotification();
+    return FakeIndex::Spill(path);
+  }
+
+ private:
+  absl::Notification* go_;
+};
+
+// The publisher waits for the persist that makes a closed sequence durable
+// (the read loop does not): until it is written, or a failure, or until the
+// publisher stops.
+TEST_F(PersisterTest, AwaitPersistedWaitsForThatPersistOnly) {
+  auto persister = Make();
+  persister->set_persists_written(4);  // restored
+  persister->Start();
+  auto never = [] { return false; };
+  EXPECT_TRUE(persister->AwaitPersisted(4, never).ok());  // written before the restart
+  absl::Notification go;
+  PersistJob job = Job(5);
+  job.spills[0].second = std::make_unique<SlowIndex>(&go);
+  persister->Submit(std::move(job));
+  EXPECT_EQ(persister->AwaitPersisted(5, [] { return true; }).code(),
+            absl::StatusCode::kCancelled);
+  std::atomic<bool> returned{false};
+  std::thread waiter([&] {
+    EXPECT_TRUE(persister->AwaitPersisted(5, never).ok());
+    returned = true;
+  });
+  absl::SleepFor(absl::Milliseconds(150));
+  EXPECT_FALSE(returned.load());  // the spill is not written yet
+  go.Notify();
+  waiter.join();
+  EXPECT_TRUE(returned.load());
+  EXPECT_TRUE(PathExists(dir_ + "/a_5.spill"));
+  // A failed persist ends the wait with its error.
+  persister->Submit(Job(6, absl::DataLossError("disk")));
+  EXPECT_EQ(persister->AwaitPersisted(6, never), absl::DataLossError("disk"));
+}
+
+// An index that builds its segment: the file holds its row count.
+class BuildingIndex : public FakeIndex {
+ public:
+  BuildingIndex() : FakeIndex(3) {}
+  absl::StatusOr<BuiltSegment> Build(const std::vector<std::string>& spills,
+                                     const SegmentBuildInfo& info,
+                                     const std::string& out_path) const override {
+    EXPECT_TRUE(spills.empty());
+    SLUICE_RETURN_IF_ERROR(WriteFileAtomically(out_path, info.segment_id));
+    BuiltSegment built;
+    built.rows = 3;
+    return built;
+  }
+};
+
+// A direct build is written before the restore point that names it, with a
+// build slot held (the worker's builds are bounded together).
+TEST_F(PersisterTest, ADirectBuildIsWrittenBeforeTheRestorePoint) {
+  BuildSlots slots(1);
+  PersisterOptions options;
+  options.restore_point_path = dir_ + "/restore_point.json";
+  options.metrics = TaskMetrics::For(nullptr, "wiki");
+  options.build_slots = &slots;
+  Persister persister(std::move(options));
+  persister.Start();
+  PersistJob job = Job(1);
+  PersistBuild build;
+  build.path = dir_ + "/0_0_7.sluice";
+  build.index = std::make_unique<BuildingIndex>();
+  build.info.segment_id = "wiki_x";
+  job.builds.push_back(std::move(build));
+  {
+    // Every slot taken (another task's build): the persist waits for it.
+    BuildSlot taken(&slots, [] { return false; });
+    persister.Submit(std::move(job));
+    absl::SleepFor(absl::Milliseconds(150));
+    EXPECT_FALSE(PathExists(dir_ + "/0_0_7.sluice"));
+    EXPECT_FALSE(PathExists(dir_ + "/restore_point.json"));
+  }
+  ASSERT_TRUE(persister.WaitPersisted().ok());
+  EXPECT_EQ(*ReadFile(dir_ + "/0_0_7.sluice"), "wiki_x");
+  EXPECT_TRUE(PathExists(dir_ + "/restore_point.json"));
+  EXPECT_EQ(slots.in_use(), 0);
 }
 
 }  // namespace

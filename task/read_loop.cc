@@ -20,7 +20,8 @@ ReadLoop::ReadLoop(ReadLoopOptions options)
       router_(settings_.partitions),
       segments_(options_.engine, options_.allocator, settings_.segment_granularity,
                 settings_.partitions),
-      persister_(PersisterOptions{files_.restore_point(), options_.metrics, options_.log_prefix}) {
+      persister_(PersisterOptions{files_.restore_point(), options_.metrics, options_.log_prefix,
+                                  options_.build_slots}) {
   current_offsets_.assign(settings_.partitions.size(), 0);
   last_read_timestamps_.assign(settings_.partitions.size(), -1);
   last_read_noted_.assign(settings_.partitions.size(), false);
@@ -237,6 +238,11 @@ absl::Status ReadLoop::Restore(const state::RestorePoint& point) {
         return absl::DataLossError(
             absl::StrCat("spill ", name, " named by the restore point is missing"));
       }
+    }
+    if (!record.built_file().empty() &&
+        !PathExists(absl::StrCat(files_.spill_dir(), "/", record.built_file()))) {
+      return absl::DataLossError(absl::StrCat("built segment file ", record.built_file(),
+                                              " named by the restore point is missing"));
     }
     router_.AddRows(record.sequence_id(), record.spilled_rows());
     SLUICE_RETURN_IF_ERROR(segments_.Restore(record, files_.spill_dir()));
@@ -504,11 +510,24 @@ absl::Status ReadLoop::Persist() {
   return persister_.WaitPersisted();
 }
 
-absl::Status ReadLoop::StartPersist() {
+absl::Status ReadLoop::StartPersist(const std::vector<Sequence>& closed) {
   SLUICE_RETURN_IF_ERROR(persister_.WaitPersisted());
   PersistJob job;
   job.started = absl::Now();
   if (options_.sequences->last_published_id() > pruned_through_) PrunePublished();
+  for (const Sequence& sequence : closed) {
+    for (OpenSegments::DirectBuild& taken :
+         segments_.TakeBuilds(sequence.id, files_.spill_dir(), &next_spill_number_)) {
+      PersistBuild build;
+      build.path = std::move(taken.path);
+      build.index = std::move(taken.index);
+      for (const std::string& name : taken.record.spill_files()) {
+        build.spills.push_back(absl::StrCat(files_.spill_dir(), "/", name));
+      }
+      build.info = options_.publisher->BuildInfo(sequence, taken.record);
+      job.builds.push_back(std::move(build));
+    }
+  }
   job.spills = segments_.TakeSpills(files_.spill_dir(), &next_spill_number_);
   state::RestorePoint& point = job.point;
   ToProto(LocalOffsets(), point.mutable_current_offsets());
@@ -544,10 +563,12 @@ absl::Status ReadLoop::EnqueueClosedSequences() {
     closed.push_back(s);
   }
   if (closed.empty()) return absl::OkStatus();
-  // Everything of these sequences must be in durable spills first (also
-  // what a persist still running holds).
-  if (dirty_ || counters_.rows_in_memory > 0) SLUICE_RETURN_IF_ERROR(StartPersist());
-  SLUICE_RETURN_IF_ERROR(persister_.WaitPersisted());
+  // Everything of these sequences must be on disk before the publisher
+  // reads it (also what a persist still running holds): their rows in
+  // memory built straight into their segment files, or spilled. The read
+  // loop goes on meanwhile; the publisher waits for that persist.
+  if (dirty_ || counters_.rows_in_memory > 0) SLUICE_RETURN_IF_ERROR(StartPersist(closed));
+  const int64_t durable_at = counters_.persists;  // the last persist submitted
   for (const Sequence& s : closed) {
     ClosedSequence sequence;
     sequence.sequence = s;
@@ -555,6 +576,11 @@ absl::Status ReadLoop::EnqueueClosedSequences() {
     sequence.counts = router_.CountsOf(s.id);
     sequence.restored = s.id <= restored_through_;
     sequence.closed_at = absl::Now();
+    if (persister_.persists_written() < durable_at) {
+      sequence.durable = [this, durable_at](const std::function<bool()>& stopping) {
+        return persister_.AwaitPersisted(durable_at, stopping);
+      };
+    }
     LOG(INFO) << options_.log_prefix << " sequence " << s.name << " "
               << FormatOffsets(s.start) << " -> " << FormatOffsets(s.end)
               << " is fully read (" << router_.RowsOf(s.id) << " rows in "

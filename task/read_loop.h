@@ -5,7 +5,10 @@
 // - persist (Persister) at maxRowsInMemory, maxBytesInMemory or
 //   intermediatePersistPeriod, before a closed sequence goes to the
 //   publisher, and when the task stops. A closed sequence goes to the
-//   publisher only once its rows are on disk;
+//   publisher, which reads its files once they are on disk: the segments
+//   whose rows are all still in memory then are built straight into their
+//   segment files by that persist (the direct build: no spill of those rows
+//   written and read back), the rest spilled as usual;
 // - checkpoint (TaskControl::RequestCheckpoint) when a segment of the latest
 //   sequence reaches maxRowsPerSegment, the unpublished rows reach
 //   maxTotalRows, or intermediateHandoffPeriod elapsed.
@@ -101,6 +104,9 @@ struct ReadLoopOptions {
   SequencePublisher* publisher = nullptr;
   // Allocates the segments (SupervisorSegmentAllocator in production).
   SegmentAllocator* allocator = nullptr;
+  // The worker's build slots, taken by the persister's direct builds (null:
+  // no limit).
+  BuildSlots* build_slots = nullptr;
   // After every state change, without locks held.
   std::function<void()> notify;
   // Ends the task with its final state and error (the loop has released
@@ -141,8 +147,9 @@ class ReadLoop {
   absl::Status RecordParseError(const KafkaRecord& record, const RowParseError& error);
   // Hands every non-empty index and the restore point naming their spills to
   // the persister (after waiting for the previous persist); reading goes on
-  // into new indexes.
-  absl::Status StartPersist();
+  // into new indexes. The indexes of the `closed` sequences' segments that
+  // have no spill go as direct builds of those segments instead.
+  absl::Status StartPersist(const std::vector<Sequence>& closed = {});
   // StartPersist + wait until it is on disk.
   absl::Status Persist();
   absl::Status EnqueueClosedSequences();

@@ -7,10 +7,12 @@
 
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "common/deep_storage.h"
 #include "common/open_deep_storage.h"
+#include "common/fault_injection.h"
 #include "common/file_util.h"
 #include "task/columnar_engine.h"
 #include "task/testing/unimplemented_supervisor_client.h"
@@ -442,6 +444,64 @@ TEST_F(ReadLoopTest, AShutdownPersistsAndARestartReadsOnlyWhatCameAfter) {
   v1::TaskStatus status;
   task.control().FillStatus({}, &status);
   EXPECT_EQ(status.row_stats().processed(), 9);
+}
+
+// A sequence whose rows are all in memory when it closes is built straight
+// into its segment file by the persist that closes it: no spill is written.
+// The restore point names the built file, so a restart before the publish
+// (here: deep storage down, then a shutdown) pushes that file, checked
+// again, and every record is published once.
+TEST_F(ReadLoopTest, ASequenceInMemoryIsBuiltWithoutASpillAndSurvivesARestart) {
+  const std::string hold = dir_ + "/deep_storage_down";
+  ASSERT_TRUE(WriteFileAtomically(hold, "").ok());
+  ASSERT_TRUE(ConfigureFaultPoints("deep_storage.push=error_while_file:" + hold).ok());
+  Produce(0, 10);
+  const std::string spill_dir = dir_ + "/task/spills";
+  state::RestorePoint point;
+  {
+    Task task(Spec(kafka_->bootstrap(), 1000000), dir_ + "/task", &supervisor_, deep_.get());
+    ASSERT_TRUE(task.WaitForOffset(10));
+    absl::StatusOr<OffsetMap> paused = task.control().Pause(absl::Seconds(10));
+    ASSERT_TRUE(paused.ok()) << paused.status();
+    ASSERT_TRUE(task.control().SetEndOffsets(*paused, true).ok());
+    // The sequence closes; its persist builds the two segments.
+    const absl::Time deadline = absl::Now() + absl::Seconds(20);
+    while (absl::Now() < deadline) {
+      auto loaded = Persister::LoadRestorePoint(dir_ + "/task/restore_point.json");
+      ASSERT_TRUE(loaded.ok()) << loaded.status();
+      if (loaded->has_value() && (*loaded)->segments_size() == 2 &&
+          !(*loaded)->segments(1).built_file().empty()) {
+        point = **loaded;
+        break;
+      }
+      absl::SleepFor(absl::Milliseconds(10));
+    }
+    ASSERT_EQ(point.segments_size(), 2) << "no restore point naming the built files";
+    task.Shutdown();
+  }
+  int64_t rows = 0;
+  for (const state::SegmentState& s : point.segments()) {
+    EXPECT_EQ(s.spill_files_size(), 0) << s.segment_id();
+    ASSERT_FALSE(s.built_file().empty()) << s.segment_id();
+    EXPECT_TRUE(PathExists(spill_dir + "/" + s.built_file()));
+    rows += s.spilled_rows();
+  }
+  EXPECT_EQ(rows, 10);
+  auto names = ListDirectory(spill_dir);
+  ASSERT_TRUE(names.ok()) << names.status();
+  for (const std::string& name : *names) EXPECT_FALSE(absl::EndsWith(name, ".spill")) << name;
+  EXPECT_TRUE(supervisor_.publishes().empty());
+
+  ASSERT_TRUE(RemoveAll(hold).ok());
+  Task task(Spec(kafka_->bootstrap(), 1000000), dir_ + "/task", &supervisor_, deep_.get());
+  ASSERT_TRUE(task.control().WaitFinished(absl::Seconds(30)));
+  ASSERT_TRUE(ConfigureFaultPoints("").ok());
+  EXPECT_EQ(task.final_state(), v1::TASK_STATE_SUCCESS) << task.final_error();
+  const std::vector<v1::PublishSegmentsRequest> publishes = supervisor_.publishes();
+  ASSERT_EQ(publishes.size(), 1u);
+  EXPECT_EQ(publishes[0].segments_size(), 2);
+  EXPECT_EQ(PublishedRows(publishes[0]), 10);
+  EXPECT_EQ(publishes[0].partition_stats(0).rows(), 10);
 }
 
 // maxBytesInMemory bounds the rows in memory together with the set being

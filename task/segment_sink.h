@@ -1,7 +1,9 @@
 // The narrow interface between a task's read loop and the segment library:
 // parse a record value into a row, add rows to an in-memory index per
 // (sequence, time interval), spill an index to a durable file, and build a
-// segment file from the spills of one (sequence, interval).
+// segment file from the spills of one (sequence, interval) and, for a
+// sequence whose rows are still in memory when it ends, from its index
+// directly (no spill written and read back).
 //
 // The task never looks inside rows, spills or segment files; it only needs a
 // row's time (to pick its interval and apply the message time window), the
@@ -12,7 +14,8 @@
 // by one thread at a time (the read loop adds rows, then hands the full index
 // to the persister thread, which spills it while the loop adds to a new one).
 // BuildSegment may run on another thread (the publisher) concurrently with
-// parsing, adding and spilling, on spills no index writes any more.
+// parsing, adding and spilling, on spills no index writes any more; an
+// index's own Build runs where its Spill would (the persister thread).
 #ifndef SLUICE_TASK_SEGMENT_SINK_H_
 #define SLUICE_TASK_SEGMENT_SINK_H_
 
@@ -70,30 +73,6 @@ class RowParser {
   }
 };
 
-// The rows of one (sequence, interval) held in memory.
-class SegmentIndex {
- public:
-  virtual ~SegmentIndex() = default;
-  // Adds a row produced by this engine's parser (its time is in the index's
-  // interval), read from Kafka record (partition, offset). OUT_OF_RANGE (and
-  // nothing added) when the record cannot go into this segment (it would
-  // bring a segment limit past its bound, e.g. the discovered dimensions):
-  // the record is at fault, counted as a VALUE_TOO_LARGE parse error with
-  // the status's message; the index takes the next row as usual.
-  virtual absl::Status Add(const ParsedRow& row, int32_t partition, int64_t offset) = 0;
-  // A new empty index for the same segment, continuing what the segment's
-  // indexes share (its discovered dimension names, so their bound holds for
-  // the file the spills merge into). Null: the engine's NewIndex will do.
-  virtual std::unique_ptr<SegmentIndex> Successor() const { return nullptr; }
-  // Rows held (after rollup) and their estimated memory.
-  virtual int64_t rows() const = 0;
-  virtual int64_t estimated_bytes() const = 0;
-  // Writes the rows held to a new file at `path` (ending in ".spill"),
-  // durably (fsynced) when this returns, and empties the index. Returns the
-  // number of rows written. The index must not be empty.
-  virtual absl::StatusOr<int64_t> Spill(const std::string& path) = 0;
-};
-
 // What goes into a segment file's header besides the rows.
 struct SegmentBuildInfo {
   std::string segment_id;
@@ -120,6 +99,45 @@ struct BuiltSegment {
   std::map<int32_t, int64_t> records_by_partition;
 };
 
+// The rows of one (sequence, interval) held in memory.
+class SegmentIndex {
+ public:
+  virtual ~SegmentIndex() = default;
+  // Adds a row produced by this engine's parser (its time is in the index's
+  // interval), read from Kafka record (partition, offset). OUT_OF_RANGE (and
+  // nothing added) when the record cannot go into this segment (it would
+  // bring a segment limit past its bound, e.g. the discovered dimensions):
+  // the record is at fault, counted as a VALUE_TOO_LARGE parse error with
+  // the status's message; the index takes the next row as usual.
+  virtual absl::Status Add(const ParsedRow& row, int32_t partition, int64_t offset) = 0;
+  // A new empty index for the same segment, continuing what the segment's
+  // indexes share (its discovered dimension names, so their bound holds for
+  // the file the spills merge into). Null: the engine's NewIndex will do.
+  virtual std::unique_ptr<SegmentIndex> Successor() const { return nullptr; }
+  // Rows held (after rollup) and their estimated memory.
+  virtual int64_t rows() const = 0;
+  virtual int64_t estimated_bytes() const = 0;
+  // Writes the rows held to a new file at `path` (ending in ".spill"),
+  // durably (fsynced) when this returns, and empties the index. Returns the
+  // number of rows written. The index must not be empty.
+  virtual absl::StatusOr<int64_t> Spill(const std::string& path) = 0;
+  // The direct build: writes the segment file at `out_path` from `spills`
+  // (the segment's earlier rows; may be empty) and the rows held, durably,
+  // with the same read-back check as SegmentEngine::BuildSegment. The file
+  // is byte for byte the one BuildSegment makes of the same rows spilled;
+  // no spill of the rows held is written. The index is read, not changed.
+  // The index must not be empty. Default: UNIMPLEMENTED (the task then
+  // spills and builds from the spills).
+  virtual absl::StatusOr<BuiltSegment> Build(const std::vector<std::string>& spills,
+                                             const SegmentBuildInfo& info,
+                                             const std::string& out_path) const {
+    (void)spills;
+    (void)info;
+    (void)out_path;
+    return absl::UnimplementedError("this engine has no direct build");
+  }
+};
+
 class SegmentEngine {
  public:
   virtual ~SegmentEngine() = default;
@@ -142,6 +160,18 @@ class SegmentEngine {
   virtual absl::StatusOr<BuiltSegment> BuildSegment(const std::vector<std::string>& spills,
                                                     const SegmentBuildInfo& info,
                                                     const std::string& out_path) = 0;
+  // What a segment file made by SegmentIndex::Build holds (rows, size,
+  // checksum, records per partition), from its header and trailer. With
+  // `check`, first the read-back check again (checksum and structure; every
+  // block too unless info.read_back_decodes_blocks is false), for a file
+  // that outlived a restart; DATA_LOSS for a damaged file.
+  virtual absl::StatusOr<BuiltSegment> DescribeBuilt(const std::string& path,
+                                                     const SegmentBuildInfo& info, bool check) {
+    (void)path;
+    (void)info;
+    (void)check;
+    return absl::UnimplementedError("this engine has no direct build");
+  }
 };
 
 }  // namespace sluice::task

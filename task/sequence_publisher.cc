@@ -123,12 +123,18 @@ void SequencePublisher::Run() {
 }
 
 absl::Status SequencePublisher::PublishOne(const ClosedSequence& sequence) {
+  if (sequence.durable) {
+    SLUICE_RETURN_IF_ERROR(sequence.durable([this] { return stopping(); }));
+  }
   std::vector<std::string> segment_ids;
   for (const state::SegmentState& s : sequence.segments) segment_ids.push_back(s.segment_id());
   std::vector<std::string> spill_files;
   for (const state::SegmentState& s : sequence.segments) {
     for (const std::string& name : s.spill_files()) {
       spill_files.push_back(absl::StrCat(options_.spill_dir, "/", name));
+    }
+    if (!s.built_file().empty()) {
+      spill_files.push_back(absl::StrCat(options_.spill_dir, "/", s.built_file()));
     }
   }
   if (ZeroRange(sequence.sequence)) {
@@ -245,35 +251,21 @@ absl::StatusOr<std::vector<SequencePublisher::PushedSegment>> SequencePublisher:
   SLUICE_RETURN_IF_ERROR(MakeDirs(options_.segment_dir));
   std::vector<PushedSegment> pushed;
   for (const state::SegmentState& s : sequence.segments) {
-    SegmentBuildInfo info;
-    info.segment_id = s.segment_id();
-    info.datasource = options_.datasource;
-    info.interval.set_start_ms(s.interval_start_ms());
-    info.interval.set_end_ms(s.interval_end_ms());
-    info.version = s.version();
-    info.partition_num = s.partition_num();
-    info.sequence_name = sequence.sequence.name;
-    info.read_back_decodes_blocks = !options_.supervisor_decodes_segments;
-    info.provenance.set_topic(options_.topic);
-    info.provenance.set_topic_pattern(options_.topic_pattern);
-    for (const auto& [p, start] : sequence.sequence.start) {
-      v1::PartitionRange* range = info.provenance.add_ranges();
-      range->set_partition(p);
-      NameRange(range);
-      range->set_start_offset(start);
-      range->set_end_offset(sequence.sequence.end.at(p));
-      const auto rows = s.records_by_partition().find(p);
-      range->set_rows(rows == s.records_by_partition().end() ? 0 : rows->second);
-    }
+    const SegmentBuildInfo info = BuildInfo(sequence.sequence, s);
     std::vector<std::string> spills;
     for (const std::string& name : s.spill_files()) {
       spills.push_back(absl::StrCat(options_.spill_dir, "/", name));
     }
-    const std::string local_path = absl::StrCat(options_.segment_dir, "/", sequence.sequence.id,
-                                                "_", s.interval_start_ms(), ".sluice");
+    std::string local_path = absl::StrCat(options_.segment_dir, "/", sequence.sequence.id, "_",
+                                          s.interval_start_ms(), ".sluice");
     absl::StatusOr<BuiltSegment> building;
     const absl::Time build_start = absl::Now();
-    {
+    if (!s.built_file().empty()) {
+      // Built by the persister straight from the rows in memory, and read
+      // back then; once more after a restart (the file outlived a crash).
+      local_path = absl::StrCat(options_.spill_dir, "/", s.built_file());
+      building = options_.engine->DescribeBuilt(local_path, info, /*check=*/sequence.restored);
+    } else {
       BuildSlot slot(options_.build_slots, [this] { return stopping(); });
       if (!slot.held()) {
         return absl::CancelledError(absl::StrCat("stopping before building ", s.segment_id()));
@@ -317,6 +309,31 @@ absl::StatusOr<std::vector<SequencePublisher::PushedSegment>> SequencePublisher:
     pushed.push_back(std::move(p));
   }
   return pushed;
+}
+
+SegmentBuildInfo SequencePublisher::BuildInfo(const Sequence& sequence,
+                                              const state::SegmentState& s) const {
+  SegmentBuildInfo info;
+  info.segment_id = s.segment_id();
+  info.datasource = options_.datasource;
+  info.interval.set_start_ms(s.interval_start_ms());
+  info.interval.set_end_ms(s.interval_end_ms());
+  info.version = s.version();
+  info.partition_num = s.partition_num();
+  info.sequence_name = sequence.name;
+  info.read_back_decodes_blocks = !options_.supervisor_decodes_segments;
+  info.provenance.set_topic(options_.topic);
+  info.provenance.set_topic_pattern(options_.topic_pattern);
+  for (const auto& [p, start] : sequence.start) {
+    v1::PartitionRange* range = info.provenance.add_ranges();
+    range->set_partition(p);
+    NameRange(range);
+    range->set_start_offset(start);
+    range->set_end_offset(sequence.end.at(p));
+    const auto rows = s.records_by_partition().find(p);
+    range->set_rows(rows == s.records_by_partition().end() ? 0 : rows->second);
+  }
+  return info;
 }
 
 absl::StatusOr<std::string> SequencePublisher::Push(const std::string& local_path,

@@ -1,9 +1,11 @@
 // Publishes a task's closed sequences in the background, strictly in order,
 // while the read loop goes on with later sequences.
 //
-// For each sequence (all of whose spills are durable when it is enqueued):
-// build one segment file per time interval from the spills, push each to deep
-// storage under a unique key, PublishSegments with the sequence's start and
+// For each sequence (once the persist that makes its files durable is
+// written: ClosedSequence::durable):
+// build one segment file per time interval from the spills (or take the one
+// the persister built directly from the rows in memory: the record's
+// built_file), push each to deep storage under a unique key, PublishSegments with the sequence's start and
 // end offsets, tell the owner of the sequence list (PublishListener: the
 // sequence leaves it), then wait for handoff (bounded; a timeout is an alert,
 // not a failure) and drop the local files. The outcome rules are those of docs/protocol.md:
@@ -25,6 +27,7 @@
 
 #include <atomic>
 #include <deque>
+#include <functional>
 #include <map>
 #include <string>
 #include <thread>
@@ -60,6 +63,10 @@ struct ClosedSequence {
   bool restored = false;
   // When the read loop handed it over.
   absl::Time closed_at;
+  // Waits (polling `stopping`) until the persist that makes the sequence's
+  // files durable (its spills, its directly built segment files) is
+  // written; the persist's failure if it failed. Null: they already are.
+  std::function<absl::Status(const std::function<bool()>& stopping)> durable;
 };
 
 struct SequencePublisherOptions {
@@ -113,6 +120,10 @@ class SequencePublisher {
   // Ends the thread after the current step (a call in flight completes; no
   // new step starts, backoffs and handoff waits are cut short) and joins it.
   void Stop() ABSL_LOCKS_EXCLUDED(mu_);
+
+  // What the build of `segment` of `sequence` writes into the file's header
+  // besides the rows (for the persister's direct builds too).
+  SegmentBuildInfo BuildInfo(const Sequence& sequence, const state::SegmentState& segment) const;
 
   // Nothing queued, in flight, or waiting for handoff.
   bool Idle() const ABSL_LOCKS_EXCLUDED(mu_);

@@ -3,7 +3,8 @@
 //   spec.json           the TaskSpec from RunTask (restore reads it back)
 //   sequences.json      the sequence list (SequenceList::Save)
 //   restore_point.json  offsets and spills of the last persist
-//   spills/             spill files named by the restore point
+//   spills/             spill files named by the restore point, and the segment
+//                       files built directly from memory that it names
 //   segments/           segment files built for publishing
 //   final_status.json   the TaskStatus of a finished task (not restored)
 //

@@ -91,6 +91,7 @@ TaskRunner::TaskRunner(TaskRunnerOptions options, TaskSettings settings)
   l.sequences = &sequences_;
   l.publisher = publisher_.get();
   l.allocator = allocator_.get();
+  l.build_slots = options_.build_slots;
   l.notify = [this] { Notify(); };
   l.end = [this](v1::TaskState state, std::string error) { End(state, std::move(error)); };
   loop_ = std::make_unique<ReadLoop>(std::move(l));

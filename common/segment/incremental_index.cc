@@ -560,6 +560,7 @@ class IncrementalIndex::Run : public SortedRun {
   }
 
   std::string Describe() const override { return "in-memory index"; }
+  bool keeps_dictionaries() const override { return true; }
   const Schema& schema() const override { return index_->schema_; }
   Interval interval() const override { return index_->interval_; }
   const std::vector<std::string>& dimensions() const override { return names_; }

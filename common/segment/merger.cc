@@ -145,7 +145,8 @@ void SiftDown(std::vector<size_t>* heap, size_t i, const Less& less) {
 
 // Merges dimension `d`'s dictionaries of the runs that have it (k-way, over
 // a heap of the runs' next values) into `*bytes` and `*values` (views into
-// it), and fills those runs' local id -> output id maps in `*remap`.
+// it; into the run's own dictionary for a single run that keeps it), and
+// fills those runs' local id -> output id maps in `*remap`.
 absl::Status MergeDictionaries(const std::vector<SortedRun*>& runs,
                                const std::vector<std::vector<size_t>>& position, size_t d,
                                std::string* bytes, std::vector<absl::string_view>* values,
@@ -165,8 +166,17 @@ absl::Status MergeDictionaries(const std::vector<SortedRun*>& runs,
       (*remap)[r][l].assign(inputs.back().dict->size() + 1, 0);
     }
   }
-  std::vector<size_t> ends;  // end of each output value in *bytes
   bytes->clear();
+  if (inputs.size() == 1 && runs[inputs[0].run]->keeps_dictionaries()) {
+    // One run that keeps its dictionary while the merge runs (an index's
+    // persist or direct build): its values as they are, not copied.
+    Input& in = inputs[0];
+    std::vector<uint32_t>& map = (*remap)[in.run][in.local];
+    for (size_t i = 0; i < in.dict->size(); ++i) map[i + 1] = static_cast<uint32_t>(i + 1);
+    *values = *in.dict;
+    return absl::OkStatus();
+  }
+  std::vector<size_t> ends;  // end of each output value in *bytes
   if (inputs.size() == 1) {  // one run (a persist): its values as they are
     Input& in = inputs[0];
     std::vector<uint32_t>& map = (*remap)[in.run][in.local];

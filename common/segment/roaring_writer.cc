@@ -39,6 +39,23 @@ struct Container {
 }  // namespace
 
 void AppendPortableRoaring(const uint32_t* values, size_t n, std::string* out) {
+  // The bitmap of a value of a high-cardinality dimension (a page, a user)
+  // holds one to three rows in one container, an array (runs are never
+  // smaller at that size): written at once, as the general path below would
+  // write it (most of a segment's bitmaps, and most of their time).
+  if (n >= 1 && n <= 3 && (values[0] >> 16) == (values[n - 1] >> 16)) {
+    constexpr size_t kHeaderBytes = 4 + 4 + 4 + 4;  // cookie, size, key + cardinality, offset
+    const size_t start = out->size();
+    out->resize(start + kHeaderBytes + 2 * n);
+    char* p = &(*out)[start];
+    p = Write32(p, kCookieNoRuns);
+    p = Write32(p, 1);
+    p = Write16(p, values[0] >> 16);
+    p = Write16(p, static_cast<uint32_t>(n - 1));
+    p = Write32(p, kHeaderBytes);
+    for (size_t k = 0; k < n; ++k) p = Write16(p, values[k] & 0xffff);
+    return;
+  }
   // Most bitmaps of a segment hold few rows: one or two containers, kept
   // inline (one heap allocation per bitmap was a tenth of a segment build).
   absl::InlinedVector<Container, 4> containers;

@@ -61,6 +61,25 @@ TEST(AppendPortableRoaring, NoLargerThanCRoaringAfterRunOptimize) {
   }
 }
 
+// The bitmaps of one to three rows (most of a segment's: one per page or
+// user) take a shortcut; their bytes must be CRoaring's own serialization
+// of the same set, as every other bitmap's are.
+TEST(AppendPortableRoaring, SmallBitmapsAreCRoaringsBytes) {
+  const std::vector<std::vector<uint32_t>> cases = {
+      {0},          {5},          {65535},      {65536},          {1u << 31},
+      {0, 1},       {3, 9},       {7, 8, 9},    {1, 5, 65535},    {70000, 70001, 131071},
+      {65535, 65536}, {1, 2, 65536}, {4294967295u}, {4294967293u, 4294967294u, 4294967295u}};
+  for (const auto& values : cases) {
+    std::string ours = "x";
+    AppendPortableRoaring(values.data(), values.size(), &ours);
+    roaring_bitmap_t* b = roaring_bitmap_of_ptr(values.size(), values.data());
+    std::string theirs(roaring_bitmap_portable_size_in_bytes(b), '\0');
+    roaring_bitmap_portable_serialize(b, theirs.data());
+    roaring_bitmap_free(b);
+    EXPECT_EQ(ours.substr(1), theirs) << values.size() << " values from " << values[0];
+  }
+}
+
 }  // namespace
 }  // namespace segment
 }  // namespace sluice

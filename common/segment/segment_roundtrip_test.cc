@@ -14,6 +14,7 @@
 #include "common/segment/incremental_index.h"
 #include "common/segment/segment_builder.h"
 #include "common/segment/segment_reader.h"
+#include "common/segment/segment_writer.h"
 #include "common/segment/spill.h"
 #include "common/segment/test_rows.h"
 
@@ -182,6 +183,32 @@ TEST_P(Determinism, SpillPointsAndInterleavingsDoNotChangeABit) {
 
 INSTANTIATE_TEST_SUITE_P(RollupAndDiscovery, Determinism,
                          ::testing::Combine(::testing::Bool(), ::testing::Bool()));
+
+// The bitmaps come from ids kept in memory, or read back from the blocks
+// once the kept ids would pass their bound (here from the start, or after a
+// block or two): the same bytes every way.
+TEST(BitmapIds, KeptOrReadBackTheSameBytes) {
+  const Schema schema = TestSchema(/*rollup=*/false, /*discover=*/false);
+  const std::vector<OwnedRow> rows = RandomRows(79, 20000, schema, 4);
+  std::string first;
+  for (uint64_t bound : {kMaxIdBytesInMemory, uint64_t{0}, uint64_t{60000}, uint64_t{120000}}) {
+    SetMaxIdBytesInMemoryForTesting(bound);
+    const std::string dir = NewDir(absl::StrCat("ids-", bound));
+    const std::string out = absl::StrCat(dir, "/segment");
+    Build(rows, schema, /*spill_every=*/0, /*keep_live=*/true, dir, out);
+    auto bytes = ReadFileToString(out);
+    ASSERT_TRUE(bytes.ok()) << bytes.status();
+    if (first.empty()) {
+      first = *bytes;
+      auto reader = SegmentReader::Open(out);
+      ASSERT_TRUE(reader.ok()) << reader.status();
+      EXPECT_TRUE((*reader)->Verify().ok()) << (*reader)->Verify();
+    } else {
+      EXPECT_TRUE(*bytes == first) << "bound " << bound << " wrote different bytes";
+    }
+  }
+  SetMaxIdBytesInMemoryForTesting(kMaxIdBytesInMemory);
+}
 
 }  // namespace
 }  // namespace segment

@@ -1,6 +1,7 @@
 #include "common/segment/segment_writer.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -34,11 +35,15 @@ size_t VarintLength(uint64_t v) {
 }
 
 // Every row's id of one dimension, in the narrowest width its dictionary
-// allows, read back from the file at the end to build its bitmap index.
+// allows, to build its bitmap index at the end: kept as the rows come while
+// the ids of every dimension fit in kMaxIdBytesInMemory, else read back from
+// the file one dimension at a time.
 class IdColumn {
  public:
-  IdColumn(uint64_t cardinality, uint64_t rows)
-      : width_(cardinality <= 0xff ? 1 : cardinality <= 0xffff ? 2 : 4) {
+  static int Width(uint64_t cardinality) {
+    return cardinality <= 0xff ? 1 : cardinality <= 0xffff ? 2 : 4;
+  }
+  IdColumn(uint64_t cardinality, uint64_t rows) : width_(Width(cardinality)) {
     switch (width_) {
       case 1: narrow_.reserve(rows); break;
       case 2: medium_.reserve(rows); break;
@@ -52,6 +57,13 @@ class IdColumn {
       case 2: medium_.insert(medium_.end(), ids, ids + n); break;
       default: wide_.insert(wide_.end(), ids, ids + n); break;
     }
+  }
+
+  void Swap(IdColumn* other) {
+    std::swap(width_, other->width_);
+    narrow_.swap(other->narrow_);
+    medium_.swap(other->medium_);
+    wide_.swap(other->wide_);
   }
 
   // The bitmap section in two parts: `sizes` ([count][size of each bitmap]...)
@@ -86,17 +98,29 @@ class IdColumn {
     }
   }
 
+
+ private:
   int width_;
   std::vector<uint8_t> narrow_;
   std::vector<uint16_t> medium_;
   std::vector<uint32_t> wide_;
 };
 
+// The ids every dimension's bitmaps are built from are kept in memory up to
+// this many bytes together (8 a row for the benchmark's six wiki dimensions:
+// 2M rows); past it they are read back from the blocks written.
+std::atomic<uint64_t> max_id_bytes_in_memory{kMaxIdBytesInMemory};
+
 }  // namespace
 
 struct SegmentWriter::State {
   FileHeader header;
   std::vector<uint64_t> cardinalities;  // of the dictionaries, written by Create
+  // Each dimension's ids of the rows flushed so far, for its bitmaps, while
+  // they fit in kMaxIdBytesInMemory (then emptied: Finish reads them back).
+  std::vector<IdColumn> id_columns;
+  uint64_t id_bytes_per_row = 0;
+  bool ids_in_memory = false;
   std::unique_ptr<AtomicFile> file;
   BlockCompressor compressor{Compression::kNone, 0};
   size_t header_size = 0;
@@ -200,6 +224,13 @@ absl::StatusOr<std::unique_ptr<SegmentWriter>> SegmentWriter::Create(
   state->keep_provenance = header.kind == FileKind::kSpill && !header.schema.rollup;
   state->bitmaps = header.kind == FileKind::kSegment;
   for (const auto& dict : dictionaries) state->cardinalities.push_back(dict.size());
+  if (state->bitmaps) {
+    state->ids_in_memory = true;
+    for (uint64_t cardinality : state->cardinalities) {
+      state->id_columns.emplace_back(cardinality, 0);
+      state->id_bytes_per_row += IdColumn::Width(cardinality);
+    }
+  }
   state->header = std::move(header);
   const FileHeader& h = state->header;
 
@@ -357,6 +388,14 @@ absl::Status SegmentWriter::FlushBlock() {
   s.raw.clear();
   EncodeLongs(LongEncoding::kDeltaVarint, s.times.data(), n, &s.raw);
   if (absl::Status st = emit(); !st.ok()) return st;
+  if (s.ids_in_memory) {
+    if (s.id_bytes_per_row * rows_ > max_id_bytes_in_memory.load(std::memory_order_relaxed)) {  // rows_ counts this block
+      s.ids_in_memory = false;
+      std::vector<IdColumn>().swap(s.id_columns);
+    } else {
+      for (size_t d = 0; d < s.ids.size(); ++d) s.id_columns[d].Append(s.ids[d].data(), n);
+    }
+  }
   for (size_t d = 0; d < s.ids.size(); ++d) {
     s.raw.clear();
     EncodeIds(s.ids[d].data(), n, &s.raw);
@@ -398,17 +437,31 @@ absl::Status SegmentWriter::FlushBlock() {
   return absl::OkStatus();
 }
 
+void SetMaxIdBytesInMemoryForTesting(uint64_t bytes) {
+  max_id_bytes_in_memory.store(bytes, std::memory_order_relaxed);
+}
+
 absl::StatusOr<WrittenFile> SegmentWriter::Finish() {
   State& s = *state_;
   if (absl::Status st = FlushBlock(); !st.ok()) return st;
   if (s.bitmaps) {
-    // One dimension at a time: its ids, read back from the blocks just
-    // written, then its bitmaps.
+    // One dimension at a time: its ids, kept or read back from the blocks
+    // just written, then its bitmaps.
     BlockDecompressor decompressor;
     std::string stored, raw;
     std::vector<uint32_t> ids;
     for (size_t d = 0; d < s.cardinalities.size(); ++d) {
       ColumnEntry& c = s.columns[1 + d];
+      if (s.ids_in_memory) {
+        std::string sizes, bodies;
+        s.id_columns[d].Bitmaps(s.cardinalities[d], &sizes, &bodies);
+        IdColumn(0, 0).Swap(&s.id_columns[d]);  // its memory goes now
+        c.bitmaps_offset = s.file->size();
+        c.bitmaps_size = sizes.size() + bodies.size();
+        if (absl::Status st = s.Write(sizes); !st.ok()) return st;
+        if (absl::Status st = s.Write(bodies); !st.ok()) return st;
+        continue;
+      }
       IdColumn column(s.cardinalities[d], rows_);
       for (size_t b = 0; b < c.blocks.size(); ++b) {
         const BlockRef& ref = c.blocks[b];

@@ -38,6 +38,15 @@ struct WrittenFile {
   FileHeader header;  // as written (row count and time range filled in)
 };
 
+// A segment's bitmaps are built from every row's ids, kept in memory as the
+// rows come (1, 2 or 4 bytes per dimension and row, by cardinality) while
+// they take at most this many bytes together; past it each dimension's ids
+// are read back from the blocks written, one dimension at a time. The bytes
+// written are the same either way.
+inline constexpr uint64_t kMaxIdBytesInMemory = 16 << 20;
+// Tests: another bound (0: always read back), for every writer after.
+void SetMaxIdBytesInMemoryForTesting(uint64_t bytes);
+
 // Not thread-safe; neither copyable nor movable.
 class SegmentWriter {
  public:

@@ -45,6 +45,9 @@ class SortedRun {
   virtual const std::vector<absl::string_view>& dictionary(size_t d) const = 0;
   virtual absl::Status LoadDictionary(size_t /*d*/) { return absl::OkStatus(); }
   virtual void ReleaseDictionary(size_t /*d*/) {}
+  // The dictionaries stay as they are while the run lives (an in-memory
+  // run's): a merge of this run alone writes them without copying them.
+  virtual bool keeps_dictionaries() const { return false; }
   virtual const std::vector<PartitionStats>& partitions() const = 0;
   virtual uint64_t input_records() const = 0;
   virtual uint64_t rows() const = 0;

@@ -1,69 +1,59 @@
 #include "common/segment/string_sort.h"
 
 #include <algorithm>
-#include <utility>
+#include <cstring>
 
 namespace sluice {
 namespace segment {
 namespace {
 
-// The byte at `depth`, or -1 past the end (shorter strings sort first).
-inline int CharAt(absl::string_view s, size_t depth) {
-  return depth < s.size() ? static_cast<unsigned char>(s[depth]) : -1;
+// A value's next 8 bytes from `depth` as a big-endian number (missing bytes
+// 0), so that comparing numbers compares those bytes in order, and how many
+// bytes were left from `depth`, up to 9 ("more than the key holds"): a
+// value that ends inside the key sorts before a longer one with the same
+// bytes (padding with 0 alone would tie "a" and "a\0").
+struct Keyed {
+  uint64_t key;
+  uint32_t left;
+  uint32_t index;
+};
+
+inline void Load(absl::string_view s, size_t depth, Keyed* k) {
+  const size_t left = s.size() > depth ? s.size() - depth : 0;
+  unsigned char bytes[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  std::memcpy(bytes, s.data() + (left > 0 ? depth : 0), std::min<size_t>(left, 8));
+  uint64_t key;
+  std::memcpy(&key, bytes, sizeof(key));
+  k->key = __builtin_bswap64(key);
+  k->left = static_cast<uint32_t>(std::min<size_t>(left, 9));
 }
 
-void InsertionSort(const std::vector<absl::string_view>& v, uint32_t* a, size_t n, size_t depth) {
-  for (size_t i = 1; i < n; ++i) {
-    const uint32_t x = a[i];
-    const absl::string_view xs = v[x].substr(std::min(depth, v[x].size()));
-    size_t j = i;
-    while (j > 0 && xs < v[a[j - 1]].substr(std::min(depth, v[a[j - 1]].size()))) {
-      a[j] = a[j - 1];
-      --j;
-    }
-    a[j] = x;
-  }
-}
-
-void MultikeyQuicksort(const std::vector<absl::string_view>& v, uint32_t* a, size_t n,
-                       size_t depth) {
-  while (n > 1) {
-    if (n < 16) {
-      InsertionSort(v, a, n, depth);
-      return;
-    }
-    // Median of three characters as the pivot.
-    int p0 = CharAt(v[a[0]], depth), p1 = CharAt(v[a[n / 2]], depth),
-        p2 = CharAt(v[a[n - 1]], depth);
-    if (p0 > p1) std::swap(p0, p1);
-    if (p1 > p2) std::swap(p1, p2);
-    if (p0 > p1) std::swap(p0, p1);
-    const int pivot = p1;
-    // Three-way partition: [0, lt) < pivot, [lt, gt) == pivot, [gt, n) > pivot.
-    size_t lt = 0, i = 0, gt = n;
-    while (i < gt) {
-      const int c = CharAt(v[a[i]], depth);
-      if (c < pivot) {
-        std::swap(a[lt++], a[i++]);
-      } else if (c > pivot) {
-        std::swap(a[i], a[--gt]);
-      } else {
-        ++i;
-      }
-    }
-    MultikeyQuicksort(v, a, lt, depth);
-    MultikeyQuicksort(v, a + gt, n - gt, depth);
-    if (pivot < 0) return;  // all equal and ended: nothing more to order
-    a += lt;
-    n = gt - lt;
-    ++depth;
+// Sorts a[0, n), values equal in their first `depth` bytes, by the bytes
+// from `depth` on: 8 at a time as one number (no byte-by-byte pass and no
+// indirection per comparison), then each run of equal keys of values that
+// go on past them by the next 8.
+void SortFrom(const std::vector<absl::string_view>& values, Keyed* a, size_t n, size_t depth) {
+  for (size_t i = 0; i < n; ++i) Load(values[a[i].index], depth, &a[i]);
+  std::sort(a, a + n, [](const Keyed& x, const Keyed& y) {
+    return x.key != y.key ? x.key < y.key : x.left < y.left;
+  });
+  for (size_t i = 0; i < n;) {
+    size_t j = i + 1;
+    while (j < n && a[j].key == a[i].key && a[j].left == a[i].left) ++j;
+    // Equal keys and more bytes to come: order them by those. (Equal keys
+    // that end within them are equal values.)
+    if (j - i > 1 && a[i].left == 9) SortFrom(values, a + i, j - i, depth + 8);
+    i = j;
   }
 }
 
 }  // namespace
 
 void SortStringIndexes(const std::vector<absl::string_view>& values, std::vector<uint32_t>* order) {
-  MultikeyQuicksort(values, order->data(), order->size(), 0);
+  std::vector<Keyed> keyed(order->size());
+  for (size_t i = 0; i < keyed.size(); ++i) keyed[i].index = (*order)[i];
+  SortFrom(values, keyed.data(), keyed.size(), 0);
+  for (size_t i = 0; i < keyed.size(); ++i) (*order)[i] = keyed[i].index;
 }
 
 }  // namespace segment

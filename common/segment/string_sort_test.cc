@@ -40,6 +40,30 @@ TEST(SortStringIndexes, MatchesByteOrder) {
   }
 }
 
+// Values that end inside, at or just past an 8-byte step, padded with the
+// byte the sort pads with (0), or differing only after it.
+TEST(SortStringIndexes, EndsAndZerosAroundEightByteSteps) {
+  std::vector<std::string> storage;
+  for (const std::string& base : {std::string(""), std::string("abcdefg"), std::string("abcdefgh"),
+                                  std::string("abcdefghijklmnop")}) {
+    for (const std::string& tail : {std::string(""), std::string(1, '\0'), std::string(2, '\0'),
+                                    std::string("\0a"), std::string("a"), std::string("\xff"),
+                                    std::string(9, '\0'), std::string("abcdefgh\0")}) {
+      storage.push_back(base + tail);
+    }
+  }
+  std::sort(storage.begin(), storage.end());
+  storage.erase(std::unique(storage.begin(), storage.end()), storage.end());
+  std::reverse(storage.begin(), storage.end());
+  std::vector<absl::string_view> values(storage.begin(), storage.end());
+  std::vector<uint32_t> order(values.size());
+  std::iota(order.begin(), order.end(), 0);
+  SortStringIndexes(values, &order);
+  for (size_t i = 0; i < order.size(); ++i) {
+    EXPECT_EQ(order[i], values.size() - 1 - i) << i;  // the reverse order undone
+  }
+}
+
 }  // namespace
 }  // namespace segment
 }  // namespace sluice
