@@ -151,6 +151,27 @@ TEST_F(ConsoleProcessTest, ApiAnswersByRoleAndRefusesCrossSite) {
   EXPECT_TRUE(absl::StrContains(as_reader.body, "\"admin\":false")) << as_reader.body;
   EXPECT_TRUE(absl::StrContains(Call("GET", "/console/api/whoami", admin).body, "\"admin\":true"));
 
+  // A spec holding a literal secret: the console shows what the gRPC API
+  // shows ("***"), never the value.
+  constexpr char kSecret[] = "console-test-secret-9f3a";
+  {
+    cluster::WikiSpecOptions options;
+    options.bootstrap_servers = cluster_->bootstrap_servers();
+    options.replicas = 2;
+    options.task_duration = "PT30S";
+    v1::SupervisorSpec spec = cluster::WikiSpec(options);
+    (*spec.mutable_io_config()->mutable_consumer_properties())["sasl.password"] = kSecret;
+    absl::Status submitted = cluster::SubmitSpec(*cluster_->SupervisorStub(), spec);
+    ASSERT_TRUE(submitted.ok()) << submitted;
+  }
+  for (const char* path : {"/console/api/datasources/wiki/spec",
+                           "/console/api/datasources/wiki/history"}) {
+    metrics::HttpGetResponse shown = Call("GET", path, admin);
+    EXPECT_EQ(shown.status, 200) << path;
+    EXPECT_TRUE(absl::StrContains(shown.body, "\"sasl.password\":\"***\"")) << shown.body;
+    EXPECT_FALSE(absl::StrContains(shown.body, kSecret)) << path << " shows the secret";
+  }
+
   // Reads: the gRPC API's messages as JSON, for a reader.
   metrics::HttpGetResponse list = Call("GET", "/console/api/datasources", reader);
   EXPECT_EQ(list.status, 200);
