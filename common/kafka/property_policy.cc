@@ -114,12 +114,6 @@ absl::Status CheckBoundDestinations(absl::string_view name, absl::string_view re
 
 }  // namespace
 
-bool IsSecretProperty(absl::string_view name) {
-  const std::string lower = absl::AsciiStrToLower(name);
-  return absl::StrContains(lower, "password") || absl::StrContains(lower, "secret") ||
-         lower == "ssl.key.pem" || lower == "ssl_key";
-}
-
 bool IsSecretReference(absl::string_view value) {
   return (absl::StartsWith(value, "${env:") || absl::StartsWith(value, "${file:")) &&
          absl::EndsWith(value, "}");
