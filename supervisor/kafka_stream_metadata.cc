@@ -31,11 +31,13 @@ class KafkaConnection {
  public:
   KafkaConnection(kafka::KafkaProperties unresolved, kafka::KafkaProperties resolved,
                   std::shared_ptr<kafka::MetadataClient> client, kafka::PropertyPolicyOptions policy,
-                  std::shared_ptr<SharedKafkaClients> clients, metrics::Counter* auth_failures)
+                  std::shared_ptr<SharedKafkaClients> clients, metrics::Registry* metrics,
+                  std::string datasource)
       : unresolved_(std::move(unresolved)),
         policy_(std::move(policy)),
         clients_(std::move(clients)),
-        auth_failures_(auth_failures),
+        metrics_(metrics),
+        datasource_(std::move(datasource)),
         resolved_(std::move(resolved)),
         client_(std::move(client)) {}
 
@@ -53,7 +55,14 @@ class KafkaConnection {
 
  private:
   void NoteAuthFailure() ABSL_LOCKS_EXCLUDED(mu_) {
-    if (auth_failures_ != nullptr) auth_failures_->Increment();
+    // The series appears with the first failure (none for datasources that
+    // never had one).
+    if (metrics_ != nullptr) {
+      metrics_
+          ->GetCounter(metrics::kSupervisorKafkaAuthFailures,
+                       {{"datasource", datasource_}, {"mechanism", kafka::AuthMechanism(unresolved_)}})
+          ->Increment();
+    }
     absl::StatusOr<kafka::KafkaProperties> resolved =
         kafka::ResolveSecretReferences(unresolved_, policy_);
     if (!resolved.ok()) {
@@ -78,7 +87,8 @@ class KafkaConnection {
   const kafka::KafkaProperties unresolved_;
   const kafka::PropertyPolicyOptions policy_;
   const std::shared_ptr<SharedKafkaClients> clients_;
-  metrics::Counter* const auth_failures_;
+  metrics::Registry* const metrics_;
+  const std::string datasource_;
   absl::Mutex mu_;
   kafka::KafkaProperties resolved_ ABSL_GUARDED_BY(mu_);
   // Shared with the other datasources on the same cluster and properties.
@@ -215,15 +225,9 @@ StreamMetadataFactory KafkaStreamMetadataFactory(kafka::PropertyPolicyOptions po
                             kafka::ResolveSecretReferences(unresolved, policy));
     SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<kafka::MetadataClient> client,
                             clients->Get(properties));
-    metrics::Counter* auth_failures =
-        metrics == nullptr
-            ? nullptr
-            : metrics->GetCounter(metrics::kSupervisorKafkaAuthFailures,
-                                  {{"datasource", spec.datasource()},
-                                   {"mechanism", kafka::AuthMechanism(unresolved)}});
     auto connection =
         std::make_shared<KafkaConnection>(unresolved, std::move(properties), std::move(client),
-                                          policy, clients, auth_failures);
+                                          policy, clients, metrics, spec.datasource());
     if (!spec.io_config().topic_pattern().empty()) {
       SLUICE_ASSIGN_OR_RETURN(TopicPattern pattern,
                               TopicPattern::Create(spec.io_config().topic_pattern()));
