@@ -4,11 +4,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/kafka/auth_failure.h"
 
 namespace sluice::supervisor {
 
 bool IsUnreachable(const absl::Status& status) {
-  return absl::IsUnavailable(status) || absl::IsDeadlineExceeded(status);
+  return absl::IsUnavailable(status) || absl::IsDeadlineExceeded(status) ||
+         kafka::IsAuthFailure(status);
 }
 
 StreamVerdict CheckStoredOffsets(const OffsetMap& stored,

@@ -31,7 +31,11 @@ struct StreamVerdict {
 };
 
 // Whether a metadata query's error means Kafka could not be reached
-// (UNAVAILABLE, DEADLINE_EXCEEDED), not an answer such as an unknown topic.
+// (UNAVAILABLE, DEADLINE_EXCEEDED) or refused to let the datasource in (an
+// authentication failure, common/kafka/auth_failure.h: a wrong password, a
+// refused certificate; the state is then UNABLE_TO_CONNECT_TO_STREAM or
+// LOST_CONTACT_WITH_STREAM, and the recent error names the mechanism), not
+// an answer such as an unknown topic.
 bool IsUnreachable(const absl::Status& status);
 
 // Stored offsets against watermarks queried after the offsets were read (so

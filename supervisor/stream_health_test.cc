@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "common/kafka/auth_failure.h"
+
 namespace sluice::supervisor {
 namespace {
 
@@ -11,6 +13,11 @@ TEST(StreamHealth, OnlyUnreachableErrorsMeanUnreachable) {
   EXPECT_FALSE(IsUnreachable(absl::NotFoundError("unknown topic")));
   EXPECT_FALSE(IsUnreachable(absl::InvalidArgumentError("bad property")));
   EXPECT_FALSE(IsUnreachable(absl::OkStatus()));
+  // Refused credentials keep the datasource from Kafka just as well.
+  EXPECT_TRUE(IsUnreachable(kafka::AuthFailureStatus(
+      RD_KAFKA_RESP_ERR__AUTHENTICATION, "list partitions", "Authentication failed",
+      {{"security.protocol", "SASL_SSL"}, {"sasl.mechanism", "PLAIN"}})));
+  EXPECT_FALSE(IsUnreachable(absl::PermissionDeniedError("not allowed")));
 }
 
 TEST(StreamHealth, StoredOffsetsWithinTheWatermarksAreFine) {

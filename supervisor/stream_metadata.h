@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "common/kafka/property_policy.h"
+#include "common/metrics/registry.h"
 #include "common/stream_partitions.h"
 #include "sluice/v1/spec.pb.h"
 
@@ -58,10 +59,14 @@ class SharedKafkaClients;
 // resolved before each connection. Streams with the same resolved
 // properties share one client from `clients` (shared_kafka_clients.h; null:
 // a set of this factory's own), so datasources on one cluster share one
-// librdkafka handle.
+// librdkafka handle. After an authentication failure (auth_failure.h) the
+// references are resolved again and, when their values changed (a
+// ${file:} secret fixed on disk), the next query connects with the new
+// ones; each such failure counts in sluice_supervisor_kafka_auth_failures_total
+// of `metrics` (when not null), labelled by datasource and mechanism.
 StreamMetadataFactory KafkaStreamMetadataFactory(
     kafka::PropertyPolicyOptions policy = {},
-    std::shared_ptr<SharedKafkaClients> clients = nullptr);
+    std::shared_ptr<SharedKafkaClients> clients = nullptr, metrics::Registry* metrics = nullptr);
 
 }  // namespace sluice::supervisor
 

@@ -106,7 +106,8 @@ absl::StatusOr<std::unique_ptr<SupervisorServer>> SupervisorServer::Start(
     return NewGrpcTaskClient(chat, task_credentials, client_auth);
   };
   manager_options.metrics = options.metrics;
-  manager_options.stream_metadata_factory = KafkaStreamMetadataFactory(options.kafka_policy);
+  manager_options.stream_metadata_factory =
+      KafkaStreamMetadataFactory(options.kafka_policy, nullptr, options.metrics);
   manager_options.kafka_policy = options.kafka_policy;
   manager_options.heartbeat_interval = options.heartbeat_interval;
   manager_options.min_worker_lost_timeout = options.min_worker_lost_timeout;

@@ -4,18 +4,15 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "common/kafka/auth_failure.h"
 #include "common/kafka/errors.h"
 #include "common/status_macros.h"
 
 namespace sluice::task {
 namespace {
 
-void ErrorCallback(rd_kafka_t* rk, int err, const char* reason, void*) {
-  // Transport errors repeat while a broker is down: rate-limit.
-  LOG_EVERY_N(WARNING, 20) << "[kafka " << rd_kafka_name(rk) << "] "
-                           << rd_kafka_err2name(static_cast<rd_kafka_resp_err_t>(err)) << ": "
-                           << reason;
-}
 
 // A librdkafka integer property as the consumer will use it.
 int64_t IntProperty(const kafka::KafkaProperties& props, const std::string& name,
@@ -31,6 +28,25 @@ int64_t Millis(absl::Duration d) {
 }
 
 }  // namespace
+
+struct KafkaConsumer::AuthEvents {
+  absl::Mutex mu;
+  // Authentication failures reported to the error callback, not yet taken.
+  std::vector<std::pair<rd_kafka_resp_err_t, std::string>> failures ABSL_GUARDED_BY(mu);
+};
+
+void KafkaConsumer::ErrorCallback(rd_kafka_t* rk, int err, const char* reason, void* opaque) {
+  const auto code = static_cast<rd_kafka_resp_err_t>(err);
+  const absl::string_view why = reason != nullptr ? reason : "";
+  // Transport errors repeat while a broker is down: rate-limit.
+  LOG_EVERY_N(WARNING, 20) << "[kafka " << rd_kafka_name(rk) << "] " << rd_kafka_err2name(code)
+                           << ": " << why;
+  if (opaque == nullptr || !kafka::IsAuthFailureError(code, why)) return;
+  auto* events = static_cast<AuthEvents*>(opaque);
+  absl::MutexLock lock(&events->mu);
+  // Bounded: taken at every Poll.
+  if (events->failures.size() < 100) events->failures.emplace_back(code, std::string(why));
+}
 
 void KafkaBatch::Clear() {
   for (rd_kafka_message_t* m : messages_) rd_kafka_message_destroy(m);
@@ -125,7 +141,9 @@ absl::StatusOr<std::unique_ptr<KafkaConsumer>> KafkaConsumer::Create(KafkaConsum
   SLUICE_ASSIGN_OR_RETURN(
       kafka::ConfPtr conf,
       kafka::BuildConf(props, options.client_id.empty() ? "consumer" : options.client_id));
-  rd_kafka_conf_set_error_cb(conf.get(), ErrorCallback);
+  auto auth_events = std::make_unique<AuthEvents>();
+  rd_kafka_conf_set_error_cb(conf.get(), &KafkaConsumer::ErrorCallback);
+  rd_kafka_conf_set_opaque(conf.get(), auth_events.get());
   SLUICE_ASSIGN_OR_RETURN(kafka::HandlePtr rk,
                           kafka::NewHandle(RD_KAFKA_CONSUMER, std::move(conf)));
   // Errors and other events are served from the consumer queue by Poll.
@@ -133,9 +151,73 @@ absl::StatusOr<std::unique_ptr<KafkaConsumer>> KafkaConsumer::Create(KafkaConsum
   // librdkafka's defaults where the properties leave them out.
   RefillTrigger refill(IntProperty(props, "queued.min.messages", 100000),
                        IntProperty(props, "queued.max.messages.kbytes", 65536) * 1024);
-  return std::unique_ptr<KafkaConsumer>(
+  std::unique_ptr<KafkaConsumer> consumer(
       new KafkaConsumer(std::move(rk), options.topic, std::move(options.stream_partitions),
                         refill));
+  consumer->auth_mechanism_ = kafka::AuthMechanism(options.properties);
+  consumer->unresolved_ = std::move(options.properties);
+  consumer->policy_ = std::move(options.policy);
+  consumer->resolved_ = props;
+  consumer->auth_events_ = std::move(auth_events);
+  return consumer;
+}
+
+void KafkaConsumer::NoteAuthFailure(rd_kafka_resp_err_t err, absl::string_view reason) {
+  ++auth_failures_;
+  auth_error_ = std::string(
+      kafka::AuthFailureStatus(err, "Kafka consumer", reason, resolved_).message());
+  LOG_EVERY_N(WARNING, 10) << "[kafka " << rd_kafka_name(rk_.get()) << "] " << auth_error_;
+  RefreshCredentials();
+}
+
+void KafkaConsumer::RefreshCredentials() {
+  // The secrets may have been fixed since the client was made: read them
+  // again; librdkafka takes new SASL credentials for its next login.
+  // librdkafka does not report every repeated failure: while one is shown,
+  // this runs at least every second anyway (PollOnce).
+  next_credentials_check_ = absl::Now() + absl::Seconds(1);
+  absl::StatusOr<kafka::KafkaProperties> again =
+      kafka::ResolveSecretReferences(unresolved_, policy_);
+  if (!again.ok()) {
+    LOG_EVERY_N(WARNING, 10) << "[kafka " << rd_kafka_name(rk_.get())
+                             << "] reading the secret references again: " << again.status();
+    return;
+  }
+  const std::string username = kafka::PropertyOr(*again, "sasl.username", "");
+  const std::string password = kafka::PropertyOr(*again, "sasl.password", "");
+  if (username == kafka::PropertyOr(resolved_, "sasl.username", "") &&
+      password == kafka::PropertyOr(resolved_, "sasl.password", "")) {
+    return;
+  }
+  rd_kafka_error_t* error =
+      rd_kafka_sasl_set_credentials(rk_.get(), username.c_str(), password.c_str());
+  if (error != nullptr) {
+    LOG(WARNING) << "[kafka " << rd_kafka_name(rk_.get()) << "] new SASL credentials refused: "
+                 << rd_kafka_error_string(error);
+    rd_kafka_error_destroy(error);
+    return;
+  }
+  LOG(INFO) << "[kafka " << rd_kafka_name(rk_.get())
+            << "] the SASL credentials' secret references resolve to new values after an "
+               "authentication failure: the next login uses them";
+  resolved_["sasl.username"] = username;
+  resolved_["sasl.password"] = password;
+}
+
+void KafkaConsumer::TakeCallbackAuthFailures() {
+  if (auth_events_ == nullptr) return;
+  std::vector<std::pair<rd_kafka_resp_err_t, std::string>> failures;
+  {
+    absl::MutexLock lock(&auth_events_->mu);
+    failures.swap(auth_events_->failures);
+  }
+  for (const auto& [err, reason] : failures) NoteAuthFailure(err, reason);
+}
+
+int64_t KafkaConsumer::TakeAuthFailures() {
+  const int64_t n = auth_failures_;
+  auth_failures_ = 0;
+  return n;
 }
 
 KafkaConsumer::KafkaConsumer(kafka::HandlePtr rk, std::string topic,
@@ -173,6 +255,8 @@ KafkaConsumer::~KafkaConsumer() {
   rd_kafka_assign(rk_.get(), nullptr);
   rd_kafka_queue_destroy(queue_);
   rd_kafka_consumer_close(rk_.get());
+  // Before auth_events_, which the error callback writes.
+  rk_.reset();
 }
 
 absl::Status KafkaConsumer::Assign(const OffsetMap& offsets) {
@@ -264,6 +348,8 @@ absl::Status KafkaConsumer::PollOnce(absl::Duration timeout, size_t max_records,
   messages.resize(static_cast<size_t>(n));
   // Move error events out of the batch.
   size_t kept = 0;
+  // A record or a partition end: the connection serves fetches.
+  bool fetched = false;
   absl::Status fatal;
   const bool by_stream_partition = !stream_partitions_.empty();
   for (rd_kafka_message_t* m : messages) {
@@ -280,6 +366,7 @@ absl::Status KafkaConsumer::PollOnce(absl::Duration timeout, size_t max_records,
         }
         batch->stream_partitions_.push_back(id);
       }
+      fetched = true;
       polled_bytes_ += static_cast<double>(m->len);
       messages[kept++] = m;
       continue;
@@ -301,6 +388,9 @@ absl::Status KafkaConsumer::PollOnce(absl::Duration timeout, size_t max_records,
       const int32_t id = StreamPartitionOf(m);
       if (m->offset >= 0 && id >= 0) reached_ends_[id] = m->offset;
       ++eof_events_;
+      fetched = true;
+    } else if (kafka::IsAuthFailureError(m->err, rd_kafka_message_errstr(m))) {
+      NoteAuthFailure(m->err, rd_kafka_message_errstr(m));
     } else {
       LOG_EVERY_N(WARNING, 20) << "[kafka " << rd_kafka_name(rk_.get()) << "] " << topic << "["
                                << m->partition << "]: " << rd_kafka_err2name(m->err) << ": "
@@ -310,6 +400,12 @@ absl::Status KafkaConsumer::PollOnce(absl::Duration timeout, size_t max_records,
   }
   messages.resize(kept);
   polled_records_ += static_cast<double>(kept);
+  TakeCallbackAuthFailures();
+  if (fetched) {
+    auth_error_.clear();
+  } else if (!auth_error_.empty() && absl::Now() >= next_credentials_check_) {
+    RefreshCredentials();
+  }
   // The queue filled since the last wake-up and has drained to half: fetch
   // again now rather than whenever librdkafka's broker thread next wakes.
   // Before this poll took its records the queue held them too: that is when

@@ -198,9 +198,35 @@ class KafkaConsumer {
   // (fetch_refill.h). For tests and logs.
   int64_t fetch_wakeups() const { return fetch_wakeups_; }
 
+  // Authentication (kafka/auth_failure.h): the message of the last
+  // authentication failure the client reported (PERMISSION_DENIED "Kafka
+  // consumer: Kafka authentication failed (SASL SCRAM-SHA-512 over
+  // SASL_SSL): ...", naming the mechanism, never a secret), until a record or
+  // a partition end arrives again; "" when there is none. librdkafka keeps
+  // reconnecting meanwhile. After each failure the spec's secret references
+  // are resolved again, and a changed SASL username or password (a ${file:}
+  // secret fixed on disk) is used from the next login on
+  // (rd_kafka_sasl_set_credentials): no record is skipped, the assignment
+  // stays where it was.
+  const std::string& auth_error() const { return auth_error_; }
+  // Authentication failures since the last call (for the metric).
+  int64_t TakeAuthFailures();
+  // The spec's mechanism (kafka::AuthMechanism; "" for PLAINTEXT).
+  const std::string& auth_mechanism() const { return auth_mechanism_; }
+
  private:
+  // Written by librdkafka's error callback (in Poll's thread), read by Poll.
+  struct AuthEvents;
+  static void ErrorCallback(rd_kafka_t* rk, int err, const char* reason, void* opaque);
   KafkaConsumer(kafka::HandlePtr rk, std::string topic, StreamPartitionMap stream_partitions,
                 RefillTrigger refill);
+  // An authentication failure `err` with `reason` (from an error event or
+  // the callback): noted, and the credentials read again.
+  void NoteAuthFailure(rd_kafka_resp_err_t err, absl::string_view reason);
+  // Resolves the secret references again; new SASL credentials go to
+  // librdkafka.
+  void RefreshCredentials();
+  void TakeCallbackAuthFailures();
   // The Kafka topic and partition of stream partition `id` (for a single
   // topic: topic_ and id). INVALID_ARGUMENT for an id the task was not
   // given.
@@ -233,6 +259,18 @@ class KafkaConsumer {
   int64_t fetch_wakeups_ = 0;
   OffsetMap reached_ends_;
   int64_t eof_events_ = 0;
+  // Authentication: the unresolved properties and the policy (to read the
+  // secrets again), the resolved ones in use (scrubbed from messages).
+  kafka::KafkaProperties unresolved_;
+  kafka::PropertyPolicyOptions policy_;
+  kafka::KafkaProperties resolved_;
+  std::string auth_mechanism_;
+  std::string auth_error_;
+  int64_t auth_failures_ = 0;
+  absl::Time next_credentials_check_ = absl::InfinitePast();
+  // Written by the error callback until rk_ is destroyed: the destructor
+  // resets rk_ first.
+  std::unique_ptr<AuthEvents> auth_events_;
 };
 
 }  // namespace sluice::task

@@ -259,6 +259,20 @@ TEST(KafkaConsumerPropertiesTest, APrefetchBoundSetsTheQueueLimitsTheSpecLeavesO
   EXPECT_EQ(spec->at("queued.min.messages"), "500000");
 }
 
+// client.rack from the spec reaches the consumer: with Kafka's
+// replica.selector.class set to the rack-aware selector, brokers then let it
+// fetch from a follower in its rack (KIP-392).
+TEST(KafkaConsumerPropertiesTest, ClientRackPassesThrough) {
+  KafkaConsumerOptions options;
+  options.topic = "wiki";
+  options.properties = {{"bootstrap.servers", "127.0.0.1:9092"}, {"client.rack", "eu-west-1a"}};
+  auto props = KafkaConsumer::Properties(options);
+  ASSERT_TRUE(props.ok()) << props.status();
+  EXPECT_EQ(props->at("client.rack"), "eu-west-1a");
+  auto consumer = KafkaConsumer::Create(options);
+  ASSERT_TRUE(consumer.ok()) << consumer.status();
+}
+
 // The worker checks a secret reference's binding again before it creates a
 // consumer: a stored spec (or one from a supervisor with another policy)
 // pointing the reference elsewhere resolves nothing.

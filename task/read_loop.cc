@@ -102,6 +102,7 @@ absl::Status ReadLoop::RunLoop() {
       out_of_range.clear();
       SLUICE_RETURN_IF_ERROR(consumer_->Poll(
           settings_.poll_timeout, options_.tuning.max_batch_records, &batch, &out_of_range));
+      ShowAuthFailures();
       next = 0;
       if (!out_of_range.empty()) {
         SLUICE_RETURN_IF_ERROR(HandleOutOfRange(out_of_range));
@@ -137,6 +138,23 @@ absl::Status ReadLoop::RunLoop() {
     SLUICE_RETURN_IF_ERROR(publisher.failure());
   }
   return publisher.failure();
+}
+
+// A refused login shows in the task's status while it lasts (the consumer
+// keeps trying; records come again once the credentials are right) and
+// counts in the metric.
+void ReadLoop::ShowAuthFailures() {
+  if (const int64_t failures = consumer_->TakeAuthFailures(); failures > 0) {
+    options_.metrics.KafkaAuthFailures(consumer_->auth_mechanism())->Increment(failures);
+  }
+  if (consumer_->auth_error() == shown_auth_error_) return;
+  shown_auth_error_ = consumer_->auth_error();
+  options_.control->SetError(shown_auth_error_);
+  if (!shown_auth_error_.empty()) {
+    LOG(WARNING) << options_.log_prefix << " " << shown_auth_error_;
+  } else {
+    LOG(INFO) << options_.log_prefix << " Kafka accepts the consumer's login again";
+  }
 }
 
 absl::Status ReadLoop::Initialize() {

@@ -164,6 +164,8 @@ class ReadLoop {
   // Parks while a pause is requested. Returns true if it parked.
   bool MaybePark();
   void PublishProgress();
+  // The consumer's authentication failures into the status and the metric.
+  void ShowAuthFailures();
   // Asks to checkpoint the open latest sequence `sequence_id`; `full`:
   // park until the end offsets come.
   void RequestCheckpoint(const char* trigger, int32_t sequence_id, bool full);
@@ -192,6 +194,8 @@ class ReadLoop {
   Persister persister_;
 
   std::unique_ptr<KafkaConsumer> consumer_;
+  // The consumer's authentication failure the task's status shows ("": none).
+  std::string shown_auth_error_;
   std::unique_ptr<RowParser> parser_;
   // The kafka input format and the header filter (ioConfig), when set: only
   // then does a record's envelope get read (into envelope_meta_, reused).

@@ -4,11 +4,17 @@
 
 namespace sluice::task {
 
+namespace {
+
+metrics::Registry* Unexported() {
+  static metrics::Registry* const unexported = new metrics::Registry();
+  return unexported;
+}
+
+}  // namespace
+
 TaskMetrics TaskMetrics::For(metrics::Registry* registry, const std::string& datasource) {
-  if (registry == nullptr) {
-    static metrics::Registry* const unexported = new metrics::Registry();
-    registry = unexported;
-  }
+  if (registry == nullptr) registry = Unexported();
   const metrics::Labels labels = {{"datasource", datasource}};
   TaskMetrics m;
   m.rows_processed = registry->GetCounter(metrics::kTaskRowsProcessed, labels);
@@ -25,7 +31,15 @@ TaskMetrics TaskMetrics::For(metrics::Registry* registry, const std::string& dat
   m.publish_seconds = registry->GetHistogram(metrics::kTaskPublishSeconds, labels);
   m.handoff_seconds = registry->GetHistogram(metrics::kTaskHandoffSeconds, labels);
   m.handoff_timeouts = registry->GetCounter(metrics::kTaskHandoffTimeouts, labels);
+  m.registry_ = registry;
+  m.datasource_ = datasource;
   return m;
+}
+
+metrics::Counter* TaskMetrics::KafkaAuthFailures(const std::string& mechanism) const {
+  return (registry_ != nullptr ? registry_ : Unexported())
+      ->GetCounter(metrics::kTaskKafkaAuthFailures,
+                               {{"datasource", datasource_}, {"mechanism", mechanism}});
 }
 
 }  // namespace sluice::task

@@ -24,9 +24,17 @@ struct TaskMetrics {
   metrics::Histogram* handoff_seconds = nullptr;
   metrics::Counter* handoff_timeouts = nullptr;
 
+  // Authentication failures of the task's Kafka consumer, by the spec's
+  // mechanism (kafka::AuthMechanism).
+  metrics::Counter* KafkaAuthFailures(const std::string& mechanism) const;
+
   // The series of `datasource` in `registry`; with a null registry, series
   // of a private registry nobody exports (so callers never check for null).
   static TaskMetrics For(metrics::Registry* registry, const std::string& datasource);
+
+ private:
+  metrics::Registry* registry_ = nullptr;
+  std::string datasource_;
 };
 
 }  // namespace sluice::task

@@ -23,6 +23,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "common/auth/grpc_auth.h"
+#include "common/kafka/property_policy.h"
 #include "common/open_deep_storage.h"
 #include "common/tls/credentials.h"
 #include "gflags/gflags.h"
@@ -66,6 +67,16 @@ DEFINE_string(deep_storage, "",
 DEFINE_string(s3_endpoint, "", "verify: S3 API endpoint, http(s)://host[:port] (default: AWS's)");
 DEFINE_string(s3_region, "us-east-1", "verify: S3 region");
 DEFINE_bool(s3_path_style, false, "verify: address buckets as <endpoint>/<bucket>");
+DEFINE_string(kafka_files_dir, "",
+              "verify: the directory the spec's ${file:} secret references and key/certificate "
+              "files may name (the workers' --kafka_files_dir). With it or "
+              "--kafka_secret_destinations_file the spec's secret references are resolved, so "
+              "the audit logs in to Kafka as the datasource does.");
+DEFINE_string(kafka_secret_destinations_file, "",
+              "verify: where each secret reference may be sent (the workers' "
+              "--kafka_secret_destinations_file).");
+DEFINE_string(kafka_secret_env_prefix, "SLUICE_SECRET_",
+              "verify: ${env:} references must name a variable with this prefix.");
 
 namespace {
 
@@ -94,6 +105,23 @@ int Run(int argc, char** argv) {
   options.bootstrap = FLAGS_bootstrap;
   options.kafka_cluster = FLAGS_kafka_cluster;
   options.expect_records = FLAGS_expect_records;
+  if (!FLAGS_kafka_files_dir.empty() || !FLAGS_kafka_secret_destinations_file.empty()) {
+    sluice::kafka::PropertyPolicyOptions policy;
+    policy.files_dir = FLAGS_kafka_files_dir;
+    policy.secret_env_prefix = FLAGS_kafka_secret_env_prefix;
+    if (!FLAGS_kafka_secret_destinations_file.empty()) {
+      auto destinations =
+          sluice::kafka::SecretDestinations::Load(FLAGS_kafka_secret_destinations_file);
+      if (!destinations.ok()) {
+        std::cerr << "sluicectl: --kafka_secret_destinations_file: "
+                  << destinations.status().message() << "\n";
+        return kExitUsage;
+      }
+      policy.secret_destinations =
+          std::make_shared<const sluice::kafka::SecretDestinations>(*std::move(destinations));
+    }
+    options.kafka_secret_policy = std::move(policy);
+  }
   std::unique_ptr<sluice::DeepStorage> deep_storage;
   std::string scratch_dir;
   if (!FLAGS_deep_storage.empty()) {

@@ -6,6 +6,8 @@
 #include <string_view>
 #include <utility>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "glog/logging.h"
 
@@ -79,6 +81,12 @@ std::string PropertyOr(const KafkaProperties& properties, absl::string_view name
                        absl::string_view fallback) {
   auto it = properties.find(std::string(name));
   return it == properties.end() ? std::string(fallback) : it->second;
+}
+
+bool IsSecretProperty(absl::string_view name) {
+  const std::string lower = absl::AsciiStrToLower(name);
+  return absl::StrContains(lower, "password") || absl::StrContains(lower, "secret") ||
+         lower == "ssl.key.pem" || lower == "ssl_key";
 }
 
 }  // namespace kafka

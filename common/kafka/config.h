@@ -23,6 +23,11 @@ namespace kafka {
 // librdkafka properties by name ("bootstrap.servers", "fetch.wait.max.ms", ...).
 using KafkaProperties = std::map<std::string, std::string>;
 
+// sasl.password, ssl.key.password, ssl.keystore.password, ssl.key.pem,
+// sasl.oauthbearer.client.secret, and any name containing "password" or
+// "secret": properties whose values are never shown or logged.
+bool IsSecretProperty(absl::string_view name);
+
 // A new configuration with every property of `properties` set, in key order.
 // INVALID_ARGUMENT names the first property librdkafka rejects (unknown name
 // or bad value) with librdkafka's own explanation. Client logs are routed to

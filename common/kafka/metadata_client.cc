@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
+#include "common/kafka/auth_failure.h"
 #include "common/kafka/errors.h"
 #include "common/status_macros.h"
 
@@ -25,6 +26,8 @@ int RemainingMs(absl::Time deadline) {
 }  // namespace
 
 struct MetadataClient::SecurityError {
+  // The connection's properties: the mechanism, and the secrets no message shows.
+  KafkaProperties properties;
   absl::Mutex mu;
   rd_kafka_resp_err_t err ABSL_GUARDED_BY(mu) = RD_KAFKA_RESP_ERR_NO_ERROR;
   std::string reason ABSL_GUARDED_BY(mu);
@@ -39,7 +42,9 @@ void MetadataClient::ErrorCallback(rd_kafka_t*, int err, const char* reason, voi
   // A failed SASL login or TLS handshake reaches the application only here;
   // the request that needed the connection just times out or fails with a
   // transport error.
-  if (err != RD_KAFKA_RESP_ERR__AUTHENTICATION && err != RD_KAFKA_RESP_ERR__SSL) return;
+  if (!IsAuthFailureError(static_cast<rd_kafka_resp_err_t>(err), reason != nullptr ? reason : "")) {
+    return;
+  }
   auto* security = static_cast<SecurityError*>(opaque);
   absl::MutexLock lock(&security->mu);
   security->err = static_cast<rd_kafka_resp_err_t>(err);
@@ -62,12 +67,7 @@ absl::Status MetadataClient::Explain(absl::Status status, absl::string_view cont
   rd_kafka_poll(rk_.get(), 0);
   absl::MutexLock lock(&security_->mu);
   if (security_->err == RD_KAFKA_RESP_ERR_NO_ERROR) return status;
-  // librdkafka's reason starts with the broker ("sasl_ssl://host:port/bootstrap: ").
-  absl::string_view reason = security_->reason;
-  if (size_t at = reason.find("/bootstrap: "); at != absl::string_view::npos) {
-    reason.remove_prefix(at + 12);
-  }
-  return KafkaErrorToStatus(security_->err, context, reason);
+  return AuthFailureStatus(security_->err, context, security_->reason, security_->properties);
 }
 
 void MetadataClient::ClearSecurityError() {
@@ -88,6 +88,7 @@ absl::StatusOr<std::unique_ptr<MetadataClient>> MetadataClient::Create(
   if (props.find("group.id") == props.end()) props["group.id"] = "sluice-metadata";
   SLUICE_ASSIGN_OR_RETURN(ConfPtr conf, BuildConf(props, "metadata"));
   auto security = std::make_unique<SecurityError>();
+  security->properties = properties;
   rd_kafka_conf_set_error_cb(conf.get(), &MetadataClient::ErrorCallback);
   rd_kafka_conf_set_opaque(conf.get(), security.get());
   SLUICE_ASSIGN_OR_RETURN(HandlePtr rk, NewHandle(RD_KAFKA_CONSUMER, std::move(conf)));

@@ -80,11 +80,12 @@ class MetadataClient {
       absl::string_view topic, const std::vector<int32_t>& partitions, absl::Duration timeout);
 
   // A failed call whose cause librdkafka only reported to its error callback
-  // (a wrong SASL password, a TLS certificate the client does not trust:
-  // requests then fail with a transport error or a timeout) returns
-  // PERMISSION_DENIED with librdkafka's reason instead, e.g. "list partitions
-  // of topic "wiki": SASL authentication error: Authentication failed: Invalid
-  // username or password (_AUTHENTICATION)".
+  // (an authentication failure, auth_failure.h: a wrong SASL password, a TLS
+  // certificate either side refuses; requests then fail with a transport
+  // error or a timeout) returns AuthFailureStatus instead, e.g.
+  // PERMISSION_DENIED "list partitions of topic "wiki": Kafka authentication
+  // failed (SASL PLAIN over SASL_SSL): SASL authentication error:
+  // Authentication failed: Invalid username or password (_AUTHENTICATION)".
 
   // Partition -> Kafka timestamp (epoch millis; -1 when the record has none)
   // of the newest record of each given partition, the one just below its

@@ -60,10 +60,7 @@ struct PropertyPolicyOptions {
 // The value shown instead of a secret in every answer and log line.
 inline constexpr char kRedacted[] = "***";
 
-// sasl.password, ssl.key.password, ssl.keystore.password, ssl.key.pem,
-// sasl.oauthbearer.client.secret, and any name containing "password" or
-// "secret".
-bool IsSecretProperty(absl::string_view name);
+// IsSecretProperty (config.h): the properties whose values are secrets.
 
 // True for "${env:...}" and "${file:...}" values.
 bool IsSecretReference(absl::string_view value);

@@ -41,6 +41,20 @@ TEST(PropertyPolicyTest, LibrdkafkaJudgesTheRest) {
   EXPECT_EQ(Check({{"fetch.wait.max.ms", "soon"}}), absl::StatusCode::kInvalidArgument);
 }
 
+TEST(PropertyPolicyTest, OnlyMechanismsLibrdkafkaOffers) {
+  for (const char* m : {"PLAIN", "SCRAM-SHA-256", "scram-sha-512", "OAUTHBEARER"}) {
+    EXPECT_EQ(Check({{"sasl.mechanism", m}}), absl::StatusCode::kOk) << m;
+  }
+  // librdkafka's configuration takes it; only creating the client fails.
+  absl::Status unknown =
+      CheckProperties({{"bootstrap.servers", "b:1"}, {"sasl.mechanism", "SCRAM-SHA-1"}}, {});
+  EXPECT_EQ(unknown.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(unknown.message().find("SCRAM-SHA-1"), std::string::npos) << unknown;
+  EXPECT_NE(unknown.message().find("SCRAM-SHA-512"), std::string::npos) << unknown;
+  EXPECT_EQ(Check({{"sasl.mechanisms", "AWS_MSK_IAM"}}), absl::StatusCode::kInvalidArgument);
+}
+
+// client.rack passes (KIP-392 follower fetching); the operator may refuse it.
 TEST(PropertyPolicyTest, OperatorCanDenyMore) {
   PropertyPolicyOptions options;
   options.denied = {"client.rack"};

@@ -60,6 +60,11 @@ inline constexpr MetricDef kTaskHandoffTimeouts{
     "sluice_task_handoff_timeouts_total", MetricType::kCounter,
     "Publishes whose handoff did not complete within handoffConditionTimeout (an alert).",
     "datasource"};
+inline constexpr MetricDef kTaskKafkaAuthFailures{
+    "sluice_task_kafka_auth_failures_total", MetricType::kCounter,
+    "Authentication failures a task's Kafka consumer reported (a refused password or "
+    "certificate, a mechanism the listener does not offer), by the spec's mechanism.",
+    "datasource,mechanism"};
 inline constexpr MetricDef kTaskTasks{
     "sluice_task_tasks", MetricType::kGauge,
     "Tasks on this worker by state (NOT_STARTED, READING, PAUSED, PUBLISHING, ...).", "state"};
@@ -75,6 +80,11 @@ inline constexpr MetricDef kSupervisorPartitionTimeLag{
     "Kafka timestamp of the partition's newest record minus that of the last record its furthest "
     "task read (0 when read to the end; absent while unknown).",
     "datasource,partition"};
+inline constexpr MetricDef kSupervisorKafkaAuthFailures{
+    "sluice_supervisor_kafka_auth_failures_total", MetricType::kCounter,
+    "Kafka metadata queries of the supervisor that failed authentication, by the spec's "
+    "mechanism.",
+    "datasource,mechanism"};
 inline constexpr MetricDef kSupervisorTasks{"sluice_supervisor_tasks", MetricType::kGauge,
                                             "Tasks the supervisor tracks, by datasource and state.",
                                             "datasource,state"};
@@ -221,9 +231,11 @@ inline constexpr const MetricDef* kCatalog[] = {
     &kTaskPublishSeconds,
     &kTaskHandoffSeconds,
     &kTaskHandoffTimeouts,
+    &kTaskKafkaAuthFailures,
     &kTaskTasks,
     &kSupervisorPartitionLag,
     &kSupervisorPartitionTimeLag,
+    &kSupervisorKafkaAuthFailures,
     &kSupervisorTasks,
     &kSupervisorWorkers,
     &kSupervisorCheckpoints,

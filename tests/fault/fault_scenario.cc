@@ -575,6 +575,22 @@ audit::AuditReport FaultScenario::Audit(const PartitionOffsets& reset) {
   kafka::KafkaProperties properties(options_.consumer_properties.begin(),
                                     options_.consumer_properties.end());
   properties["bootstrap.servers"] = cluster_->bootstrap_servers();
+  if (options_.audit_secret_policy.has_value()) {
+    for (const auto& [name, value] : options_.spec_only_consumer_properties) {
+      properties[name] = value;
+    }
+    if (!options_.spec_bootstrap_servers.empty()) {
+      properties["bootstrap.servers"] = options_.spec_bootstrap_servers;
+    }
+    absl::StatusOr<kafka::KafkaProperties> resolved =
+        kafka::ResolveSecretReferences(properties, *options_.audit_secret_policy);
+    if (!resolved.ok()) {
+      failed.discrepancies.push_back(absl::StrCat(
+          "cannot resolve the spec's secret references: ", resolved.status().ToString()));
+      return failed;
+    }
+    properties = *std::move(resolved);
+  }
   absl::StatusOr<std::unique_ptr<audit::KafkaRecordCounter>> counter =
       audit::KafkaRecordCounter::Create(
           {.properties = properties,

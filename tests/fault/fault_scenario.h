@@ -51,6 +51,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/kafka/property_policy.h"
 #include "common/s3/s3_options.h"
 #include "sluice/v1/supervisor_service.grpc.pb.h"
 #include "tests/fault/invariants.h"
@@ -116,6 +117,11 @@ struct ScenarioOptions {
   // security settings of spec_bootstrap_servers' listener, with secret
   // references only the supervisor and the workers resolve).
   std::map<std::string, std::string> spec_only_consumer_properties;
+  // Set: the audit's Kafka reader connects as the datasource does: to
+  // spec_bootstrap_servers (when given) with the spec_only_consumer_properties
+  // too, their secret references resolved under this policy (what the
+  // workers' --kafka_files_dir and --kafka_secret_destinations_file say).
+  std::optional<kafka::PropertyPolicyOptions> audit_secret_policy;
   // The spec (ioConfig, tuningConfig), with timings short enough for tests.
   int task_count = 2;
   int replicas = 2;

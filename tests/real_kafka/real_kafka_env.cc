@@ -40,6 +40,12 @@ class Environment : public ::testing::Environment {
     options.ssl = true;
     options.sasl_ssl = true;
     options.sasl_users = {{kSaslUser, SaslPassword()}};
+    // SCRAM-SHA-256 logins on SASL_PLAINTEXT re-authenticate every 8 s
+    // (KIP-368): a credential changed on the broker fails live connections
+    // within that (security_test's rotation). No other mechanism or listener.
+    options.properties.push_back(
+        absl::StrCat("listener.name.sasl_plaintext.scram-sha-256.connections.max.reauth.ms=",
+                     kScramSha256ReauthMs));
     const absl::Time start = absl::Now();
     absl::StatusOr<std::unique_ptr<kafka::RealKafka>> broker = kafka::RealKafka::Start(options);
     if (!broker.ok()) {

@@ -11,9 +11,13 @@
 // $TEST_TMPDIR/kafka; server.log is copied to the test's undeclared outputs.
 //
 // Besides PLAINTEXT (bootstrap_servers(), for admin calls, producers and the
-// audit) the broker has SASL_PLAINTEXT, SSL and SASL_SSL listeners
-// (kafka->sasl_ssl_bootstrap_servers(), kafka->ca_file()) with one user,
-// kSaslUser, whose password (SaslPassword()) is made at random per run.
+// audit) the broker has SASL_PLAINTEXT, SSL (client certificate required)
+// and SASL_SSL listeners (kafka->sasl_ssl_bootstrap_servers(),
+// kafka->ca_file(), kafka->client_cert_file()) with one user, kSaslUser,
+// whose password (SaslPassword()) is made at random per run, for PLAIN,
+// SCRAM-SHA-256 and SCRAM-SHA-512; OAUTHBEARER (unsecured JWS) on SASL_SSL.
+// SCRAM-SHA-256 connections on SASL_PLAINTEXT re-authenticate every
+// kScramSha256ReauthMs.
 #ifndef SLUICE_TESTS_REAL_KAFKA_REAL_KAFKA_ENV_H_
 #define SLUICE_TESTS_REAL_KAFKA_REAL_KAFKA_ENV_H_
 
@@ -27,6 +31,7 @@
 namespace sluice::real_kafka {
 
 inline constexpr char kSaslUser[] = "sluice-test";
+inline constexpr int kScramSha256ReauthMs = 8000;
 
 // The password of kSaslUser on the shared broker (PLAIN and SCRAM-SHA-512).
 const std::string& SaslPassword();

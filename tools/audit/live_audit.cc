@@ -207,6 +207,15 @@ absl::StatusOr<LiveAuditResult> RunLiveAudit(v1::SupervisorService::StubInterfac
         absl::StrCat("no Kafka address for ", options.datasource, ": give the bootstrap servers"));
   }
   properties.erase("group.id");  // The counter reads with its own (never joined) group.
+  if (options.secret_policy.has_value()) {
+    absl::StatusOr<kafka::KafkaProperties> resolved =
+        kafka::ResolveSecretReferences(properties, *options.secret_policy);
+    if (!resolved.ok()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the spec's secret references cannot be resolved here: ", resolved.status().message()));
+    }
+    properties = *std::move(resolved);
+  }
 
   LiveAuditResult result;
   result.topic = log.topic_pattern().empty() ? log.topic() : "pattern " + log.topic_pattern();

@@ -26,6 +26,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "common/kafka/consumer_settings.h"
+#include "common/kafka/property_policy.h"
 #include "sluice/v1/supervisor_service.grpc.pb.h"
 #include "tools/audit/exactly_once_audit.h"
 #include "tools/audit/segment_file_verifier.h"
@@ -41,6 +42,12 @@ struct LiveAuditOptions {
   std::string bootstrap_servers;
   // Consumer defaults for the counter's reads.
   kafka::ClusterKind kafka_cluster = kafka::ClusterKind::kKafka;
+  // Set: the spec's ${env:} / ${file:} secret references are resolved under
+  // this policy (the operator's --kafka_files_dir and
+  // --kafka_secret_destinations_file, as on the workers), so the counter
+  // logs in to Kafka as the datasource does. Unset: references are passed
+  // on as they are (a secured listener then refuses the counter).
+  std::optional<kafka::PropertyPolicyOptions> secret_policy;
   // The total view, when >= 0: records produced to the topic, which must all
   // be in the committed ranges (so: everything produced is committed, and
   // nothing else is). Per partition when the map is not empty.

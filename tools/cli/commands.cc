@@ -342,6 +342,7 @@ int Verify(const Args& args, Context& ctx) {
   options.bootstrap_servers = ctx.options.bootstrap;
   options.kafka_cluster = *kind;
   options.expect_records = ctx.options.expect_records;
+  options.secret_policy = ctx.options.kafka_secret_policy;
   options.rpc_timeout = ctx.options.timeout;
   options.segment_files.deep_storage = ctx.options.deep_storage;
   options.segment_files.scratch_dir = ctx.options.scratch_dir;

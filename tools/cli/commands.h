@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "common/deep_storage.h"
+#include "common/kafka/property_policy.h"
 #include "sluice/v1/supervisor_service.grpc.pb.h"
 
 namespace sluice {
@@ -56,6 +58,9 @@ struct CliOptions {
   std::string bootstrap;
   std::string kafka_cluster = "kafka";
   int64_t expect_records = -1;
+  // verify: resolve the spec's secret references under this policy (see
+  // audit::LiveAuditOptions::secret_policy); unset: they are not resolved.
+  std::optional<kafka::PropertyPolicyOptions> kafka_secret_policy;
   // verify: where segments outside file:// (s3://) are read from, and the
   // directory their downloads go to (each removed after its check). Null:
   // file:// segments only; others fail the check, saying what is missing.

@@ -402,4 +402,39 @@ absl::StatusOr<int> RealKafka::PartitionCount(const std::string& topic) {
   return with_leader;
 }
 
+absl::Status RealKafka::SetScramCredential(const std::string& user, const std::string& mechanism,
+                                           const std::string& password) {
+  rd_kafka_ScramMechanism_t m = RD_KAFKA_SCRAM_MECHANISM_UNKNOWN;
+  if (mechanism == "SCRAM-SHA-256") m = RD_KAFKA_SCRAM_MECHANISM_SHA_256;
+  if (mechanism == "SCRAM-SHA-512") m = RD_KAFKA_SCRAM_MECHANISM_SHA_512;
+  if (m == RD_KAFKA_SCRAM_MECHANISM_UNKNOWN) {
+    return absl::InvalidArgumentError(absl::StrCat("not a SCRAM mechanism: ", mechanism));
+  }
+  SLUICE_ASSIGN_OR_RETURN(HandlePtr rk, AdminHandle(bootstrap_));
+  rd_kafka_UserScramCredentialAlteration_t* alteration = rd_kafka_UserScramCredentialUpsertion_new(
+      user.c_str(), m, 8192, reinterpret_cast<const unsigned char*>(password.data()),
+      password.size(), nullptr, 0);
+  const std::string what = absl::StrCat("AlterUserScramCredentials ", user, " ", mechanism);
+  absl::StatusOr<EventPtr> event = RunAdmin(
+      rk.get(), RD_KAFKA_ADMIN_OP_ALTERUSERSCRAMCREDENTIALS,
+      [&](rd_kafka_AdminOptions_t* o, rd_kafka_queue_t* q) {
+        rd_kafka_AlterUserScramCredentials(rk.get(), &alteration, 1, o, q);
+      },
+      what);
+  rd_kafka_UserScramCredentialAlteration_destroy(alteration);
+  if (!event.ok()) return event.status();
+  size_t n = 0;
+  const rd_kafka_AlterUserScramCredentials_result_response_t** responses =
+      rd_kafka_AlterUserScramCredentials_result_responses(
+          rd_kafka_event_AlterUserScramCredentials_result(event->get()), &n);
+  for (size_t i = 0; i < n; ++i) {
+    const rd_kafka_error_t* error =
+        rd_kafka_AlterUserScramCredentials_result_response_error(responses[i]);
+    if (error != nullptr && rd_kafka_error_code(error) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      return KafkaErrorToStatus(rd_kafka_error_code(error), what, rd_kafka_error_string(error));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace sluice::kafka

@@ -33,6 +33,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "tests/testing/subprocess.h"
 
@@ -61,11 +62,12 @@ struct RealKafkaOptions {
   std::map<std::string, std::string> env;
   // Security listeners beside PLAINTEXT (which admin calls keep using), on
   // ports picked at Start and kept by Restart: SASL_PLAINTEXT, SSL and
-  // SASL_SSL. SASL listeners take PLAIN and SCRAM-SHA-512 for `sasl_users`
-  // (name -> password, [A-Za-z0-9._-]; at least one). librdkafka 2.0.2
-  // cannot log in with SCRAM to Kafka 4.x (docs/kafka.md): use PLAIN from
-  // librdkafka clients. TLS listeners present a certificate for 127.0.0.1
-  // signed by a throwaway CA (ca_file()).
+  // SASL_SSL. SASL listeners take PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 for
+  // `sasl_users` (name -> password, [A-Za-z0-9._-]; at least one); SASL_SSL
+  // also OAUTHBEARER, validated by Kafka's unsecured JWS validator (any
+  // unsigned token). TLS listeners present a certificate for 127.0.0.1
+  // signed by a throwaway CA (ca_file()); the SSL listener requires a client
+  // certificate signed by it (client_cert_file()).
   bool sasl_plaintext = false;
   bool ssl = false;
   bool sasl_ssl = false;
@@ -92,6 +94,14 @@ class RealKafka {
   std::string ca_file() const {
     return options_.ssl || options_.sasl_ssl ? options_.dir + "/tls/ca.pem" : "";
   }
+  // The SSL listener's client: a certificate for CN=sluice-client signed by
+  // the CA, its PEM key encrypted with the password in
+  // client_key_password_file(), and the same key in a certificate that
+  // expired in 2020 ("" without a TLS listener).
+  std::string client_cert_file() const { return TlsFile("client.pem"); }
+  std::string client_key_file() const { return TlsFile("client.key"); }
+  std::string client_key_password_file() const { return TlsFile("client-key.password"); }
+  std::string expired_client_cert_file() const { return TlsFile("client-expired.pem"); }
   const std::string& dir() const { return options_.dir; }
   int port() const { return options_.port; }
   // The broker JVM's pid (the launcher's child), -1 if unknown.
@@ -136,6 +146,12 @@ class RealKafka {
                                                          bool read_committed = true);
   // Partitions of `topic` with a leader (0 when the topic does not exist).
   absl::StatusOr<int> PartitionCount(const std::string& topic);
+  // Creates or replaces the SCRAM credential of `user` for `mechanism`
+  // ("SCRAM-SHA-256" or "SCRAM-SHA-512"; AlterUserScramCredentials, 8192
+  // iterations). Connections already logged in stay until they
+  // re-authenticate (connections.max.reauth.ms) or reconnect.
+  absl::Status SetScramCredential(const std::string& user, const std::string& mechanism,
+                                  const std::string& password);
 
  private:
   explicit RealKafka(RealKafkaOptions options) : options_(std::move(options)) {}
@@ -145,6 +161,9 @@ class RealKafka {
   // Until every partition of `topic` has a leader that answers ListOffsets.
   absl::Status WaitForLeaders(const std::string& topic, int partitions);
 
+  std::string TlsFile(const char* name) const {
+    return options_.ssl || options_.sasl_ssl ? absl::StrCat(options_.dir, "/tls/", name) : "";
+  }
   static std::string Address(int port) {
     return port > 0 ? "127.0.0.1:" + std::to_string(port) : "";
   }

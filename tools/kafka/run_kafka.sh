@@ -19,19 +19,26 @@
 #   --property=NAME=VALUE  a server property (after the defaults, so it wins); repeatable
 #   --ready_timeout=S      seconds to wait for readiness (default 90)
 # Security (optional; the PLAINTEXT listener above always runs, for admin and tests):
-#   --sasl_port=P|auto     a SASL_PLAINTEXT listener (mechanisms PLAIN and SCRAM-SHA-512)
-#   --ssl_port=P|auto      an SSL listener (server certificate only, no client auth)
-#   --sasl_ssl_port=P|auto a SASL_SSL listener (PLAIN and SCRAM-SHA-512 over TLS)
-#   --user=NAME:PASSWORD   a SASL user (PLAIN and SCRAM-SHA-512, 8192 iterations);
-#                          repeatable; NAME and PASSWORD of [A-Za-z0-9._-] only.
-#                          SCRAM users are written at format time: on a restart of a
-#                          formatted DIR only the PLAIN users follow the flags.
-# TLS material is throwaway, made with openssl on the first start into DIR/tls (a CA,
-# a certificate for 127.0.0.1 and localhost signed by it, a PKCS12 key store with a
-# random password) and kept for restarts; clients trust DIR/tls/ca.pem.
+#   --sasl_port=P|auto     a SASL_PLAINTEXT listener (mechanisms PLAIN, SCRAM-SHA-256 and
+#                          SCRAM-SHA-512; not OAUTHBEARER)
+#   --ssl_port=P|auto      an SSL listener that requires a client certificate signed by
+#                          the test CA (ssl.client.auth=required)
+#   --sasl_ssl_port=P|auto a SASL_SSL listener (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 and
+#                          OAUTHBEARER over TLS; OAUTHBEARER with Kafka's unsecured JWS
+#                          validator: any unsigned token whose "sub" names the principal)
+#   --user=NAME:PASSWORD   a SASL user (PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512, 8192
+#                          iterations); repeatable; NAME and PASSWORD of [A-Za-z0-9._-]
+#                          only. SCRAM users are written at format time: on a restart of
+#                          a formatted DIR only the PLAIN users follow the flags.
+# TLS material is throwaway, made with openssl on the first start into DIR/tls and kept
+# for restarts: a CA (ca.pem; clients trust it), a certificate for 127.0.0.1 and
+# localhost signed by it in a PKCS12 key store with a random password, and for clients
+# of the SSL listener a certificate for CN=sluice-client (client.pem) with its key
+# encrypted by a random password (client.key, client-key.password), plus the same key
+# certified for one day in 2020 (client-expired.pem: an expired client certificate).
 # DIR/listeners lists "PROTOCOL 127.0.0.1:PORT" for every client listener.
 # librdkafka < 2.6.1 (Debian 12 ships 2.0.2) cannot log in with SCRAM to Kafka 4.x
-# (librdkafka#4895, see docs/kafka.md): use PLAIN from librdkafka clients.
+# (librdkafka#4895, see docs/kafka.md); sluice links 2.12.1.
 # Environment: KAFKA_JVM_OPTS replaces the default JVM flags (GC and JIT, not the heap).
 #
 # Exit: 0 after a clean stop; 1 the broker did not start (or died: its server.log tail
@@ -135,8 +142,23 @@ if [[ -n "$ssl_port$sasl_ssl_port" ]]; then
         -extfile broker.ext -out broker.pem
       openssl pkcs12 -export -in broker.pem -inkey broker.key -certfile ca.pem -name broker \
         -passout "file:store.password" -out broker.p12.tmp
+      # The SSL listener's client: a certificate signed by the CA, its key encrypted
+      # with a random password, and the same key certified for one day in 2020.
+      openssl rand -hex 16 > client-key.password
+      openssl req -newkey rsa:2048 -nodes -keyout client.plain.key -out client.csr \
+        -subj "/CN=sluice-client"
+      printf 'extendedKeyUsage=clientAuth\n' > client.ext
+      openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 30 \
+        -extfile client.ext -out client.pem
+      openssl pkey -in client.plain.key -aes256 -passout "file:client-key.password" \
+        -out client.key
+      printf '[ca]\ndefault_ca = t\n[t]\ndatabase = index.txt\nnew_certs_dir = issued\nserial = ca.srl\ndefault_md = sha256\npolicy = p\n[p]\ncommonName = supplied\n' > ca.cnf
+      : > index.txt && mkdir issued
+      openssl ca -batch -config ca.cnf -cert ca.pem -keyfile ca.key -in client.csr \
+        -startdate 20200101000000Z -enddate 20200102000000Z -notext -out client-expired.pem
+      chmod 644 ca.pem client.pem client-expired.pem client.key client-key.password
       mv broker.p12.tmp broker.p12
-      rm -f ca.key broker.csr ca.srl
+      rm -rf ca.key broker.csr ca.srl* client.csr client.plain.key client.ext ca.cnf index.txt* issued
     ) > "$dir/tls.log" 2>&1; then
       echo "run_kafka: making the TLS material failed:" >&2
       cat "$dir/tls.log" >&2
@@ -147,7 +169,10 @@ if [[ -n "$ssl_port$sasl_ssl_port" ]]; then
 ssl.keystore.location=$tls/broker.p12
 ssl.keystore.password=$(cat "$tls/store.password")
 ssl.key.password=$(cat "$tls/store.password")
-ssl.client.auth=none"
+ssl.client.auth=none
+ssl.truststore.type=PEM
+ssl.truststore.location=$tls/ca.pem
+listener.name.ssl.ssl.client.auth=required"
 fi
 
 listeners="PLAINTEXT://127.0.0.1:$port"
@@ -166,12 +191,21 @@ sasl_props=""
 if [[ -n "$sasl_port$sasl_ssl_port" ]]; then
   plain_users=""
   for u in "${users[@]}"; do plain_users+=" user_${u%%:*}=\"${u#*:}\""; done
-  sasl_props="sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-512"
+  # OAUTHBEARER on SASL_SSL only: SASL_PLAINTEXT offers a client that asks for it
+  # "unsupported mechanism". Without a server callback handler Kafka validates
+  # OAUTHBEARER tokens with its unsecured JWS validator (unsigned tokens, "sub" claim).
+  sasl_props="sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512,OAUTHBEARER
+listener.name.sasl_plaintext.sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512"
   for l in ${sasl_port:+sasl_plaintext} ${sasl_ssl_port:+sasl_ssl}; do
     sasl_props+="
 listener.name.$l.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required$plain_users;
+listener.name.$l.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
 listener.name.$l.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;"
   done
+  if [[ -n "$sasl_ssl_port" ]]; then
+    sasl_props+="
+listener.name.sasl_ssl.oauthbearer.sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required unsecuredLoginStringClaim_sub=\"broker\";"
+  fi
 fi
 
 cat > "$dir/server.properties" <<PROPS
@@ -254,7 +288,8 @@ while True:
   scram=()
   if [[ -n "$sasl_port$sasl_ssl_port" ]]; then
     for u in "${users[@]}"; do
-      scram+=(--add-scram "SCRAM-SHA-512=[name=${u%%:*},password=${u#*:},iterations=8192]")
+      scram+=(--add-scram "SCRAM-SHA-256=[name=${u%%:*},password=${u#*:},iterations=8192]"
+              --add-scram "SCRAM-SHA-512=[name=${u%%:*},password=${u#*:},iterations=8192]")
     done
   fi
   if ! "$java" "${common[@]}" kafka.tools.StorageTool format "--cluster-id=$cluster_id" \
