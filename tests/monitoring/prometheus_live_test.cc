@@ -117,13 +117,14 @@ std::string AsPromQL(const std::string& expr) {
 }
 
 // Panels that only have series once something went wrong or a feature this
-// cluster does not use ran: failures, timeouts and divergences, compaction,
+// cluster does not use ran: failures (publishes, Kafka logins), compaction,
 // Iceberg staging, autoscaling (rate() and increase() of a counter that
 // never moved from its first sample still return a 0 series; these counters
 // are created at their first event).
 const std::set<std::string>& PanelsThatMayBeEmpty() {
   static const auto* panels = new std::set<std::string>{
-      "Publish failures", "Compactions", "Iceberg staging", "Autoscaling", "gRPC errors"};
+      "Publish failures", "Compactions", "Iceberg staging", "Autoscaling", "gRPC errors",
+      "Kafka authentication failures"};
   return *panels;
 }
 
