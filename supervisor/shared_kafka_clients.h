@@ -1,5 +1,5 @@
 // Kafka metadata clients shared by every datasource that connects with the
-// same properties (issue 12, point 3): one librdkafka handle (its threads
+// same properties: one librdkafka handle (its threads
 // and sockets) per cluster and property set, not per datasource. A client
 // lives while any datasource holds it and is closed with the last one.
 //

@@ -1,6 +1,5 @@
 // A bounded pool of threads that drives many serial activities ("strands"),
-// so the supervisor's threads do not grow with its datasources (issue 12,
-// point 3): each stream supervisor's loop is a strand of one shared pool, and
+// so the supervisor's threads do not grow with its datasources: each stream supervisor's loop is a strand of one shared pool, and
 // its Kafka queries a strand of another.
 //
 // A strand is a step function. The pool calls it when the strand was woken

@@ -1,5 +1,5 @@
-// What is wrong between a datasource and its Kafka topic, for the status
-// (issue 12, point 9): Kafka unreachable, stored offsets no longer available
+// What is wrong between a datasource and its Kafka topic, for the status:
+// Kafka unreachable, stored offsets no longer available
 // (below the earliest offset), or stored offsets past the end (above the
 // latest). Pure functions of what the supervisor last saw.
 #ifndef SLUICE_SUPERVISOR_STREAM_HEALTH_H_

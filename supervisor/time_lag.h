@@ -1,4 +1,4 @@
-// Time lag per partition (issue 18, point 6; Druid's partition time lag): how
+// Time lag per partition (Druid's partition time lag): how
 // far, in record time, reading is behind the newest record. Pure.
 #ifndef SLUICE_SUPERVISOR_TIME_LAG_H_
 #define SLUICE_SUPERVISOR_TIME_LAG_H_

@@ -1,4 +1,4 @@
-// The end-to-end benchmark of issue 6: one invocation pre-loads topics on a
+// The end-to-end benchmark: one invocation pre-loads topics on a
 // broker (real Apache Kafka by default, the dev broker with --broker=dev),
 // measures the consume baselines (kcat, raw librdkafka) and
 // sluice end to end on the same data, and renders the figures as Markdown

@@ -1,4 +1,4 @@
-// e2e_bench: the end-to-end benchmark (issue 6). Run it with
+// e2e_bench: the end-to-end benchmark. Run it with
 //   bench/e2e/run.sh [flags]
 // which builds it with -c opt and passes the repository's docs path. Prints
 // the Markdown section and (with --out_doc) replaces its broker's "## End to
