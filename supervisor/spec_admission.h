@@ -1,6 +1,6 @@
 // The checks a spec or an offset reset passes before the supervisor acts on
 // it: pure functions of the request and what is stored (no I/O), used by the
-// manager's admin operations (supervisor_manager.h).
+// manager's admin operations (spec_lifecycle.h).
 #ifndef SLUICE_SUPERVISOR_SPEC_ADMISSION_H_
 #define SLUICE_SUPERVISOR_SPEC_ADMISSION_H_
 

@@ -1,15 +1,17 @@
-// The supervisor's core: specs (submit / replace / suspend / resume /
-// terminate / reset / reset offsets, surviving restarts), one StreamSupervisor
-// per datasource, the worker registry, the task-facing protocol (checkpoints,
-// allocation, publishing, handoff) and the read APIs. Plain C++ returning
-// absl::Status; the gRPC service is a thin layer over it.
+// The supervisor's core: one StreamSupervisor per active datasource (the map
+// it keeps), the worker registry and reports, the shared pools, and the parts
+// it wires, each owning one job: SpecLifecycle (admin operations on specs),
+// WorkerProtocol (the task workers' calls), AdminReads (read APIs),
+// CompactionControl, IcebergUpkeep, Housekeeping (the periodic chores) and
+// ScrapeGauges. Plain C++ returning absl::Status; the gRPC service is a thin
+// layer over the parts, reached through the accessors.
 #ifndef SLUICE_SUPERVISOR_SUPERVISOR_MANAGER_H_
 #define SLUICE_SUPERVISOR_SUPERVISOR_MANAGER_H_
 
 #include <map>
 #include <memory>
 #include <string>
-#include <thread>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
@@ -20,19 +22,19 @@
 #include "common/kafka/property_policy.h"
 #include "common/metrics/registry.h"
 #include "sluice/v1/supervisor_service.pb.h"
-#include "supervisor/allocator.h"
+#include "supervisor/admin_reads.h"
 #include "supervisor/clock.h"
-#include "supervisor/handoff_verifier.h"
-#include "supervisor/used_segment_verifier.h"
+#include "supervisor/compaction_control.h"
+#include "supervisor/housekeeping.h"
+#include "supervisor/iceberg_upkeep.h"
+#include "supervisor/running_supervisors.h"
+#include "supervisor/scrape_gauges.h"
+#include "supervisor/spec_lifecycle.h"
 #include "supervisor/store/metadata_store.h"
-#include "supervisor/publisher.h"
 #include "supervisor/strand_executor.h"
-#include "supervisor/compaction/compaction_activity.h"
-#include "supervisor/compaction/compaction_scheduler.h"
-#include "supervisor/compaction/compactor.h"
-#include "supervisor/iceberg_orphan_sweeper.h"
 #include "supervisor/stream_metadata.h"
 #include "supervisor/stream_supervisor.h"
+#include "supervisor/worker_protocol.h"
 #include "supervisor/worker_registry.h"
 #include "supervisor/worker_reports.h"
 
@@ -101,136 +103,64 @@ struct SupervisorManagerOptions {
   kafka::PropertyPolicyOptions kafka_policy;
 };
 
-class SupervisorManager {
+class SupervisorManager : private RunningSupervisors {
  public:
   // Seeds the worker registry from the store and starts a stream supervisor
   // for every active spec.
   static absl::StatusOr<std::unique_ptr<SupervisorManager>> Create(
       SupervisorManagerOptions options);
   // Stops the stream supervisors without touching their tasks.
-  ~SupervisorManager();
+  ~SupervisorManager() override;
 
   const std::string& instance_id() const { return instance_id_; }
   WorkerRegistry* registry() { return registry_.get(); }
-  HandoffVerifier* handoff_verifier() { return &handoff_; }
-  UsedSegmentVerifier* used_segment_verifier() { return &reverify_; }
   // The running stream supervisor of a datasource (null if none). Tests only.
   StreamSupervisor* stream_supervisor(const std::string& datasource) ABSL_LOCKS_EXCLUDED(mu_);
 
-  // ---- admin ----
-  absl::StatusOr<v1::SubmitSupervisorResponse> Submit(const v1::SupervisorSpec& spec)
-      ABSL_LOCKS_EXCLUDED(mu_);
-  // SubmitSupervisor: the request's spec in either form (SpecOfSubmitRequest),
-  // then Submit; a Druid spec's warnings are added to the answer.
-  absl::StatusOr<v1::SubmitSupervisorResponse> Submit(const v1::SubmitSupervisorRequest& request)
-      ABSL_LOCKS_EXCLUDED(mu_);
-  absl::StatusOr<v1::GetSupervisorResponse> Get(const std::string& datasource);
-  absl::StatusOr<v1::ListSupervisorsResponse> List() ABSL_LOCKS_EXCLUDED(mu_);
-  absl::StatusOr<v1::GetSupervisorHistoryResponse> History(const std::string& datasource);
-  absl::StatusOr<v1::SupervisorStatus> Status(const std::string& datasource)
-      ABSL_LOCKS_EXCLUDED(mu_);
-  absl::StatusOr<v1::SupervisorSummary> Suspend(const std::string& datasource)
-      ABSL_LOCKS_EXCLUDED(mu_);
-  absl::StatusOr<v1::SupervisorSummary> Resume(const std::string& datasource)
-      ABSL_LOCKS_EXCLUDED(mu_);
-  absl::StatusOr<v1::SupervisorSummary> Reset(const std::string& datasource)
-      ABSL_LOCKS_EXCLUDED(mu_);
-  absl::StatusOr<v1::SupervisorSummary> ResetOffsets(const v1::ResetOffsetsRequest& request)
-      ABSL_LOCKS_EXCLUDED(mu_);
-  // Early handoff of reading groups (StreamSupervisor::Handoff).
-  absl::StatusOr<v1::HandoffTaskGroupsResponse> Handoff(
-      const v1::HandoffTaskGroupsRequest& request) ABSL_LOCKS_EXCLUDED(mu_);
-  absl::StatusOr<v1::SupervisorSummary> Terminate(const std::string& datasource)
-      ABSL_LOCKS_EXCLUDED(mu_);
-  // CompactDataSource: plans the datasource's compaction now and queues
-  // what needs it (docs/compaction.md).
-  absl::StatusOr<v1::CompactDataSourceResponse> Compact(
-      const v1::CompactDataSourceRequest& request) ABSL_LOCKS_EXCLUDED(mu_);
-  absl::StatusOr<v1::ListSegmentsResponse> ListSegments(const v1::ListSegmentsRequest& request);
-  absl::StatusOr<v1::SupervisorServiceListTasksResponse> ListTasks(
-      const v1::SupervisorServiceListTasksRequest& request);
-  v1::ListWorkersResponse ListWorkers();
-  absl::StatusOr<v1::GetCommitLogResponse> CommitLog(const std::string& datasource);
+  // The parts, for the gRPC service (supervisor_service.cc) and tests.
+  SpecLifecycle* specs() { return specs_.get(); }
+  WorkerProtocol* protocol() { return protocol_.get(); }
+  AdminReads* reads() { return reads_.get(); }
+  CompactionControl* compaction() { return compaction_.get(); }
+  IcebergUpkeep* iceberg() { return iceberg_.get(); }
+  Housekeeping* housekeeping() { return housekeeping_.get(); }
 
-  // ---- tasks ----
-  // Each of these acts for one task and checks the claim first
-  // (supervisor/task_claims.h): the task exists, belongs to the named
-  // datasource, group and sequence, and runs on the caller's worker when the
-  // caller is bound to one. Refusals are PERMISSION_DENIED.
+  // Shorthands for the stream supervisor's tests (one call each to the part
+  // that owns it).
   absl::StatusOr<v1::CheckpointDataSourceMetadataResponse> Checkpoint(
       const v1::CheckpointDataSourceMetadataRequest& request,
-      const auth::Caller& caller = auth::Caller::Anonymous()) ABSL_LOCKS_EXCLUDED(mu_);
-  absl::StatusOr<v1::PublishSegmentsResponse> Publish(const v1::PublishSegmentsRequest& request,
-      const auth::Caller& caller = auth::Caller::Anonymous());
-  absl::StatusOr<v1::GetPublishedSegmentsResponse> GetPublished(
-      const v1::GetPublishedSegmentsRequest& request);
-  absl::StatusOr<v1::AllocateSegmentResponse> Allocate(const v1::AllocateSegmentRequest& request,
-      const auth::Caller& caller = auth::Caller::Anonymous());
-  absl::StatusOr<v1::GetHandoffStatusResponse> HandoffStatus(
-      const v1::GetHandoffStatusRequest& request);
-  absl::StatusOr<v1::MarkSegmentsLoadedResponse> MarkLoaded(
-      const v1::MarkSegmentsLoadedRequest& request);
+      const auth::Caller& caller = auth::Caller::Anonymous()) {
+    return protocol_->Checkpoint(request, caller);
+  }
   absl::StatusOr<v1::ReportOffsetOutOfRangeResponse> OffsetOutOfRange(
       const v1::ReportOffsetOutOfRangeRequest& request,
-      const auth::Caller& caller = auth::Caller::Anonymous()) ABSL_LOCKS_EXCLUDED(mu_);
-
-  // ---- workers ----
-  absl::StatusOr<v1::RegisterWorkerResponse> RegisterWorker(
-      const v1::RegisterWorkerRequest& request,
-      const auth::Caller& caller = auth::Caller::Anonymous());
-  absl::StatusOr<v1::WorkerHeartbeatResponse> Heartbeat(const v1::WorkerHeartbeatRequest& request,
-      const auth::Caller& caller = auth::Caller::Anonymous());
-  absl::Status ReportTaskStatus(const v1::ReportTaskStatusRequest& request,
-                                const auth::Caller& caller = auth::Caller::Anonymous());
-
-  // One liveness check (lost workers make their supervisors run).
-  void CheckWorkers() ABSL_LOCKS_EXCLUDED(mu_);
-  // Deletes the allocations of sequences committed, and of groups ended
-  // (published or not), longer ago than pending_segment_retention
-  // (housekeeping, every 10 minutes); how many.
-  absl::StatusOr<int64_t> CleanUpPendingSegments();
-  // One pass of the Iceberg orphan sweeper over the table of every running
-  // Iceberg datasource (housekeeping, every 10 minutes): the files removed.
-  // A table that cannot be swept is logged and skipped.
-  int64_t SweepIcebergOrphans(absl::Time now);
-  // Removes the files of segments a compaction replaced longer than
-  // replaced_segment_retention ago (housekeeping, every 10 minutes): how many.
-  int64_t RemoveReplacedSegmentFilesOnce(absl::Time now);
+      const auth::Caller& caller = auth::Caller::Anonymous()) {
+    return protocol_->OffsetOutOfRange(request, caller);
+  }
+  absl::StatusOr<v1::HandoffTaskGroupsResponse> Handoff(
+      const v1::HandoffTaskGroupsRequest& request) {
+    return specs_->Handoff(request);
+  }
+  absl::StatusOr<v1::SupervisorSummary> ResetOffsets(const v1::ResetOffsetsRequest& request) {
+    return specs_->ResetOffsets(request);
+  }
+  absl::StatusOr<v1::SupervisorSummary> Resume(const std::string& datasource) {
+    return specs_->Resume(datasource);
+  }
+  absl::StatusOr<v1::GetCommitLogResponse> CommitLog(const std::string& datasource) {
+    return reads_->CommitLog(datasource);
+  }
 
  private:
-  // Publisher callback: the metric and an alert in the datasource's status.
-  void OnReplicaDivergence(const ReplicaDivergence& divergence) ABSL_LOCKS_EXCLUDED(mu_);
   explicit SupervisorManager(SupervisorManagerOptions options);
   absl::Status Init();
-  // Publish after the task claim check (Publish adds the metrics).
-  absl::StatusOr<v1::PublishSegmentsResponse> PublishClaimed(
-      const v1::PublishSegmentsRequest& request, const auth::Caller& caller);
-  // Gauges computed at scrape time: lag, tasks by state, workers.
-  void RegisterGauges();
-  void Housekeeping();
-  // Creates the compactor and its scheduler (with deep storage only).
-  void StartCompaction();
-  // Table upkeep after an automatic compaction pass: the Iceberg table's
-  // snapshots past compaction.snapshotRetention expired, its piled-up
-  // manifests merged (table_upkeep.h).
-  absl::Status UpkeepIcebergTable(const v1::SupervisorSpec& spec);
-  // The active specs, from the store (the scheduler reads them each tick).
-  std::vector<v1::SupervisorSpec> ActiveSpecs();
 
-  // Starts the stream supervisor of `spec` and adds it to the map.
-  absl::Status StartSupervisor(SpecRecord spec) ABSL_LOCKS_EXCLUDED(mu_);
-  // NOT_FOUND unless a supervisor runs for the datasource. The reference
-  // keeps it alive while the caller uses it without holding mu_.
-  absl::StatusOr<std::shared_ptr<StreamSupervisor>> Running(const std::string& datasource)
+  // RunningSupervisors, over supervisors_.
+  absl::StatusOr<std::shared_ptr<StreamSupervisor>> Running(const std::string& datasource) override
       ABSL_LOCKS_EXCLUDED(mu_);
-  // Removes the running supervisor of the datasource from the map.
-  std::shared_ptr<StreamSupervisor> Take(const std::string& datasource) ABSL_LOCKS_EXCLUDED(mu_);
-  std::vector<std::shared_ptr<StreamSupervisor>> All() ABSL_LOCKS_EXCLUDED(mu_);
-  // The latest spec version (tombstones included); NOT_FOUND if none.
-  absl::StatusOr<SpecRecord> LatestSpec(const std::string& datasource);
-  // Appends a spec version with `suspended` set and hands it to the running
-  // supervisor.
-  absl::StatusOr<v1::SupervisorSummary> SetSuspended(const std::string& datasource, bool suspended)
+  std::vector<std::shared_ptr<StreamSupervisor>> All() override ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status Start(SpecRecord spec) override ABSL_LOCKS_EXCLUDED(mu_);
+  std::shared_ptr<StreamSupervisor> Take(const std::string& datasource) override
       ABSL_LOCKS_EXCLUDED(mu_);
 
   const SupervisorManagerOptions options_;
@@ -238,21 +168,9 @@ class SupervisorManager {
   std::unique_ptr<WorkerRegistry> registry_;
   // Registrations, heartbeats and task statuses (worker_reports.h).
   std::unique_ptr<WorkerReports> reports_;
-  // Declared before the publisher, which records into them.
-  IcebergTableActivity iceberg_activity_;
-  IcebergTableLocks iceberg_table_locks_;
-  // Null without deep storage or with iceberg_orphan_min_age zero.
-  std::unique_ptr<IcebergOrphanSweeper> orphan_sweeper_;
-  Publisher publisher_;
-  // Compaction (docs/compaction.md); the compactor and its scheduler are
-  // null without deep storage. The scheduler is declared last of the three:
-  // its thread stops first.
-  CompactionActivity compaction_activity_;
-  std::unique_ptr<Compactor> compactor_;
-  std::unique_ptr<CompactionScheduler> compaction_scheduler_;
-  Allocator allocator_;
-  HandoffVerifier handoff_;
-  UsedSegmentVerifier reverify_;
+  // Declared before the parts and the stream supervisors, which use it.
+  std::unique_ptr<IcebergUpkeep> iceberg_;
+  std::unique_ptr<CompactionControl> compaction_;
 
   // The pools of the stream supervisors (declared before them: they outlive
   // them).
@@ -260,28 +178,15 @@ class SupervisorManager {
   std::unique_ptr<StrandExecutor> queries_;
   std::unique_ptr<StrandExecutor> task_rpcs_;
 
-  // Admin operations that change a datasource's spec or supervisor run one
-  // at a time per datasource (each sees the spec and supervisor the one
-  // before it left), and those of different datasources at once: starting a
-  // stream supervisor creates its Kafka client and reads the store, and N
-  // datasources onboarded together must not wait for each other's.
-  // DatasourceAdminLock holds the datasource's slot for an operation.
-  class DatasourceAdminLock;
-  struct AdminSlot {
-    absl::Mutex mu;
-    int users = 0;  // operations holding or waiting for `mu`
-  };
-  absl::Mutex admin_mu_ ABSL_ACQUIRED_BEFORE(mu_);
-  // Slots of the datasources with an admin operation under way or waiting.
-  std::map<std::string, std::unique_ptr<AdminSlot>> admin_slots_ ABSL_GUARDED_BY(admin_mu_);
   absl::Mutex mu_;
   std::map<std::string, std::shared_ptr<StreamSupervisor>> supervisors_ ABSL_GUARDED_BY(mu_);
 
-  std::vector<std::unique_ptr<metrics::Registry::CallbackHandle>> gauges_;
-
-  absl::Mutex housekeeping_mu_;
-  bool stop_ ABSL_GUARDED_BY(housekeeping_mu_) = false;
-  std::thread housekeeping_;
+  // The parts that reach the map (declared after it: they go first).
+  std::unique_ptr<Housekeeping> housekeeping_;
+  std::unique_ptr<WorkerProtocol> protocol_;
+  std::unique_ptr<SpecLifecycle> specs_;
+  std::unique_ptr<AdminReads> reads_;
+  std::unique_ptr<ScrapeGauges> gauges_;  // null without metrics
 };
 
 }  // namespace sluice::supervisor

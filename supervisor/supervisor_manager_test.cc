@@ -50,12 +50,12 @@ TEST_F(SupervisorManagerTest, ASecretReferenceIsRefusedTowardsABrokerItIsNotBoun
   props["sasl.username"] = "ingest";
   props["sasl.password"] = "${env:SLUICE_SECRET_KAFKA}";
   props["bootstrap.servers"] = "kafka-0.example:9093,attacker.example:9092";
-  auto refused = manager_->Submit(spec);
+  auto refused = manager_->specs()->Submit(spec);
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(absl::StrContains(refused.status().message(), "sasl.password")) << refused.status();
   EXPECT_TRUE(absl::StrContains(refused.status().message(), "${env:SLUICE_SECRET_KAFKA}"))
       << refused.status();
-  EXPECT_FALSE(manager_->Get("wiki").ok());
+  EXPECT_FALSE(manager_->reads()->Get("wiki").ok());
   EXPECT_TRUE(absl::StrContains(refused.status().message(), "--kafka_secret_destinations_file"))
       << refused.status();
 
@@ -66,18 +66,18 @@ TEST_F(SupervisorManagerTest, ASecretReferenceIsRefusedTowardsABrokerItIsNotBoun
   kafka_policy_.secret_destinations =
       std::make_shared<const kafka::SecretDestinations>(*std::move(bound));
   StartManager();
-  refused = manager_->Submit(spec);
+  refused = manager_->specs()->Submit(spec);
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(absl::StrContains(refused.status().message(),
                                 "\"sasl.password\" references ${env:SLUICE_SECRET_KAFKA}, which "
                                 "may not be sent to attacker.example:9092"))
       << refused.status();
-  EXPECT_FALSE(manager_->Get("wiki").ok());
+  EXPECT_FALSE(manager_->reads()->Get("wiki").ok());
   props["bootstrap.servers"] = "kafka-0.example:9093";
-  auto admitted = manager_->Submit(spec);
+  auto admitted = manager_->specs()->Submit(spec);
   ASSERT_TRUE(admitted.ok()) << admitted.status();
   // Stored and shown as written: a reference is not a secret.
-  auto got = manager_->Get("wiki");
+  auto got = manager_->reads()->Get("wiki");
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_EQ(got->spec().io_config().consumer_properties().at("sasl.password"),
             "${env:SLUICE_SECRET_KAFKA}");
@@ -86,27 +86,27 @@ TEST_F(SupervisorManagerTest, ASecretReferenceIsRefusedTowardsABrokerItIsNotBoun
 TEST_F(SupervisorManagerTest, SpecsAreValidatedStoredWithHistoryAndUnchangedResubmitsAreNoOps) {
   v1::SupervisorSpec bad = Spec();
   bad.mutable_io_config()->set_task_count(-1);
-  auto refused = manager_->Submit(bad);
+  auto refused = manager_->specs()->Submit(bad);
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(absl::StrContains(refused.status().message(), "ioConfig.taskCount"))
       << refused.status();
 
-  auto first = manager_->Submit(Spec());
+  auto first = manager_->specs()->Submit(Spec());
   ASSERT_TRUE(first.ok()) << first.status();
   EXPECT_EQ(first->version(), 1);
   EXPECT_FALSE(first->replaced());
-  auto again = manager_->Submit(Spec());
+  auto again = manager_->specs()->Submit(Spec());
   ASSERT_TRUE(again.ok());
   EXPECT_TRUE(again->unchanged());
   EXPECT_EQ(again->version(), 1);
 
-  auto got = manager_->Get("wiki");
+  auto got = manager_->reads()->Get("wiki");
   ASSERT_TRUE(got.ok());
   EXPECT_EQ(got->spec().io_config().task_duration(), "PT1H");
-  EXPECT_EQ(manager_->Get("nobody").status().code(), absl::StatusCode::kNotFound);
-  EXPECT_EQ(manager_->Status("nobody").status().code(), absl::StatusCode::kNotFound);
-  EXPECT_EQ(manager_->Get("bad/name").status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(manager_->List()->supervisors_size(), 1);
+  EXPECT_EQ(manager_->reads()->Get("nobody").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(manager_->reads()->Status("nobody").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(manager_->reads()->Get("bad/name").status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(manager_->reads()->List()->supervisors_size(), 1);
 }
 
 // The publisher has deep storage, so it decodes every pushed segment before
@@ -138,7 +138,7 @@ TEST_F(SupervisorManagerTest, IndependentDatasourcesStartWithoutWaitingForEachOt
     threads.emplace_back([&, i] {
       v1::SupervisorSpec spec = Spec();
       spec.set_datasource(absl::StrCat("onboard", i));
-      results[i] = manager_->Submit(spec).status();
+      results[i] = manager_->specs()->Submit(spec).status();
     });
   }
   for (std::thread& t : threads) t.join();
@@ -164,13 +164,13 @@ TEST_F(SupervisorManagerTest, IndependentDatasourcesStartWithoutWaitingForEachOt
       v1::SupervisorSpec spec = Spec();
       spec.set_datasource("onboard0");
       spec.mutable_io_config()->set_topic(topic);
-      EXPECT_TRUE(manager_->Submit(spec).ok());
+      EXPECT_TRUE(manager_->specs()->Submit(spec).ok());
     });
   }
   for (std::thread& t : threads) t.join();
   absl::MutexLock lock(&mu);
   EXPECT_EQ(same_datasource_overlaps, 0);
-  auto history = manager_->History("onboard0");
+  auto history = manager_->reads()->History("onboard0");
   ASSERT_TRUE(history.ok()) << history.status();
   ASSERT_EQ(history->versions_size(), 3) << history->DebugString();
   int64_t latest = 0;
@@ -195,7 +195,7 @@ TEST_F(SupervisorManagerTest, SwitchingTopicsNeedsAReset) {
   Run();
   v1::SupervisorSpec other = Spec();
   other.mutable_io_config()->set_topic("other-topic");
-  auto refused = manager_->Submit(other);
+  auto refused = manager_->specs()->Submit(other);
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_TRUE(absl::StrContains(refused.status().message(), "reset")) << refused.status();
 }
@@ -307,23 +307,23 @@ TEST_F(SupervisorManagerTest, ALostWorkersTasksAreReplacedElsewhere) {
   // w1 goes silent; w2 keeps heartbeating.
   for (int i = 0; i < 11; ++i) {
     clock_.Advance(absl::Seconds(1));
-    ASSERT_TRUE(manager_->Heartbeat(workers_[1]->HeartbeatRequest()).ok());
+    ASSERT_TRUE(manager_->protocol()->Heartbeat(workers_[1]->HeartbeatRequest()).ok());
   }
-  manager_->CheckWorkers();
+  manager_->housekeeping()->CheckWorkers();
   ASSERT_TRUE(manager_->stream_supervisor("wiki")->RunNow(absl::Seconds(10)).ok());
   auto tasks = GroupTasks(0);
   ASSERT_EQ(tasks.size(), 1u);
   EXPECT_NE(tasks[0], task);
   EXPECT_EQ(WorkerOf(tasks[0])->worker_id(), "w2");
   bool w1_alive = true;
-  const v1::ListWorkersResponse workers = manager_->ListWorkers();
+  const v1::ListWorkersResponse workers = manager_->reads()->ListWorkers();
   for (const auto& w : workers.workers()) {
     if (w.worker_id() == "w1") w1_alive = w.alive();
   }
   EXPECT_FALSE(w1_alive);
 
   // w1 comes back still running the old task: it is told to stop it.
-  auto beat = manager_->Heartbeat(w1->HeartbeatRequest());
+  auto beat = manager_->protocol()->Heartbeat(w1->HeartbeatRequest());
   ASSERT_TRUE(beat.ok());
   ASSERT_EQ(beat->stop_task_ids_size(), 1);
   EXPECT_EQ(beat->stop_task_ids(0), task);
@@ -348,7 +348,7 @@ TEST_F(SupervisorManagerTest, SuspendFinalizesGroupsAndResumeStartsNewOnes) {
   Run();
   const std::string task = GroupTasks(0)[0];
   WorkerOf(task)->Read(task, {{0, 12}, {1, 3}});
-  auto suspended = manager_->Suspend("wiki");
+  auto suspended = manager_->specs()->Suspend("wiki");
   ASSERT_TRUE(suspended.ok()) << suspended.status();
   EXPECT_TRUE(suspended->suspended());
   EXPECT_EQ(suspended->state(), v1::SUPERVISOR_STATE_SUSPENDED);
@@ -358,15 +358,15 @@ TEST_F(SupervisorManagerTest, SuspendFinalizesGroupsAndResumeStartsNewOnes) {
   EXPECT_EQ(WorkerOf(task)->Task(task)->end_offsets, (OffsetMap{{0, 12}, {1, 3}}));
   Run();
   EXPECT_TRUE(Status().active_groups().empty());  // nothing new while suspended
-  EXPECT_TRUE(manager_->Get("wiki")->spec().suspended());
+  EXPECT_TRUE(manager_->reads()->Get("wiki")->spec().suspended());
 
-  auto resumed = manager_->Resume("wiki");
+  auto resumed = manager_->specs()->Resume("wiki");
   ASSERT_TRUE(resumed.ok());
   EXPECT_FALSE(resumed->suspended());
   status = Status();
   ASSERT_EQ(status.active_groups_size(), 1);
   EXPECT_EQ(FromProto(status.active_groups(0).start_offsets()), (OffsetMap{{0, 12}, {1, 3}}));
-  EXPECT_EQ(manager_->History("wiki")->versions_size(), 3);
+  EXPECT_EQ(manager_->reads()->History("wiki")->versions_size(), 3);
 }
 
 TEST_F(SupervisorManagerTest, ReplacingASpecFinishesTheOldGroupsBeforeNewOnesRead) {
@@ -377,7 +377,7 @@ TEST_F(SupervisorManagerTest, ReplacingASpecFinishesTheOldGroupsBeforeNewOnesRea
   WorkerOf(old_task)->Read(old_task, {{0, 8}, {1, 8}});
   v1::SupervisorSpec changed = Spec();
   changed.mutable_tuning_config()->set_max_rows_in_memory(1000);
-  auto replaced = manager_->Submit(changed);
+  auto replaced = manager_->specs()->Submit(changed);
   ASSERT_TRUE(replaced.ok()) << replaced.status();
   EXPECT_TRUE(replaced->replaced());
   EXPECT_EQ(replaced->update(), v1::SPEC_UPDATE_RESTARTED);
@@ -408,7 +408,7 @@ TEST_F(SupervisorManagerTest, ReplacingASpecFinishesTheOldGroupsBeforeNewOnesRea
 // them reading.
 TEST_F(SupervisorManagerTest, ALiveChangeKeepsTasksReadingAndTaskCountActsAtRollOver) {
   AddWorker("w1");
-  auto first = manager_->Submit(Spec());
+  auto first = manager_->specs()->Submit(Spec());
   ASSERT_TRUE(first.ok());
   EXPECT_EQ(first->update(), v1::SPEC_UPDATE_CREATED);
   Run();
@@ -417,7 +417,7 @@ TEST_F(SupervisorManagerTest, ALiveChangeKeepsTasksReadingAndTaskCountActsAtRoll
 
   v1::SupervisorSpec changed = Spec(/*task_count=*/2);
   changed.mutable_tuning_config()->set_max_rows_per_segment(1000);
-  auto live = manager_->Submit(changed);
+  auto live = manager_->specs()->Submit(changed);
   ASSERT_TRUE(live.ok()) << live.status();
   EXPECT_EQ(live->update(), v1::SPEC_UPDATE_APPLIED_LIVE);
   EXPECT_FALSE(live->replaced());
@@ -434,7 +434,7 @@ TEST_F(SupervisorManagerTest, ALiveChangeKeepsTasksReadingAndTaskCountActsAtRoll
   EXPECT_EQ(status.active_groups(0).partitions_size(), 2);
 
   // The same spec again: unchanged.
-  auto again = manager_->Submit(changed);
+  auto again = manager_->specs()->Submit(changed);
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again->update(), v1::SPEC_UPDATE_UNCHANGED);
   EXPECT_EQ(again->version(), 2);
@@ -462,18 +462,18 @@ TEST_F(SupervisorManagerTest, TerminateFinalizesAndForgetsTheSpec) {
   Submit(Spec());
   Run();
   const std::string task = GroupTasks(0)[0];
-  auto terminated = manager_->Terminate("wiki");
+  auto terminated = manager_->specs()->Terminate("wiki");
   ASSERT_TRUE(terminated.ok()) << terminated.status();
   EXPECT_EQ(WorkerOf(task)->Task(task)->state, v1::TASK_STATE_PUBLISHING);
-  EXPECT_EQ(manager_->Get("wiki").status().code(), absl::StatusCode::kNotFound);
-  EXPECT_EQ(manager_->Status("wiki").status().code(), absl::StatusCode::kNotFound);
-  EXPECT_EQ(manager_->Terminate("wiki").status().code(), absl::StatusCode::kNotFound);
-  auto history = manager_->History("wiki");
+  EXPECT_EQ(manager_->reads()->Get("wiki").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(manager_->reads()->Status("wiki").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(manager_->specs()->Terminate("wiki").status().code(), absl::StatusCode::kNotFound);
+  auto history = manager_->reads()->History("wiki");
   ASSERT_TRUE(history.ok());
   EXPECT_TRUE(history->versions(0).terminated());
   // A restarted supervisor does not bring it back.
   StartManager();
-  EXPECT_EQ(manager_->List()->supervisors_size(), 0);
+  EXPECT_EQ(manager_->reads()->List()->supervisors_size(), 0);
 }
 
 // A terminated datasource's groups publish on their own; when their tasks
@@ -490,13 +490,13 @@ TEST_F(SupervisorManagerTest, SlotsOfTasksEndingAfterTerminateAreFreedByTheHeart
     Run(spec.datasource());
     const std::vector<std::string> tasks = GroupTasks(0, spec.datasource());
     ASSERT_EQ(tasks.size(), 1u) << "cycle " << cycle << ": " << Status(spec.datasource()).detailed_state();
-    ASSERT_TRUE(manager_->Terminate(spec.datasource()).ok());
+    ASSERT_TRUE(manager_->specs()->Terminate(spec.datasource()).ok());
     // The group publishes and its task ends, one way or another.
     const v1::TaskState ends[] = {v1::TASK_STATE_SUCCESS, v1::TASK_STATE_FAILED, v1::TASK_STATE_STOPPED};
     w1->SetState(tasks[0], ends[cycle % 3]);
     Heartbeat();
   }
-  const v1::ListWorkersResponse workers = manager_->ListWorkers();
+  const v1::ListWorkersResponse workers = manager_->reads()->ListWorkers();
   ASSERT_EQ(workers.workers_size(), 1);
   EXPECT_EQ(workers.workers(0).running_tasks(), 0) << workers.DebugString();
   // A new datasource gets all its tasks (2 groups x 2 replicas: every
@@ -521,14 +521,14 @@ TEST_F(SupervisorManagerTest, ASlotTheWorkerNeverReportsIsFreedAfterTheGrace) {
   Submit(spec);
   Run("gone");
   ASSERT_EQ(GroupTasks(0, "gone").size(), 1u);
-  ASSERT_TRUE(manager_->Terminate("gone").ok());
+  ASSERT_TRUE(manager_->specs()->Terminate("gone").ok());
   w1->ForgetTasks();  // a restart that lost the task
   Heartbeat();
   // Not yet: a heartbeat may be older than the placement.
-  EXPECT_EQ(manager_->ListWorkers().workers(0).running_tasks(), 1);
+  EXPECT_EQ(manager_->reads()->ListWorkers().workers(0).running_tasks(), 1);
   clock_.Advance(absl::Seconds(60));
   Heartbeat();
-  const v1::ListWorkersResponse workers = manager_->ListWorkers();
+  const v1::ListWorkersResponse workers = manager_->reads()->ListWorkers();
   EXPECT_EQ(workers.workers(0).running_tasks(), 0) << workers.DebugString();
 }
 
@@ -567,7 +567,7 @@ TEST_F(SupervisorManagerTest, ResetClearsStoredOffsetsAndRestartsFromTheSpecsSta
   const std::string task = GroupTasks(0)[0];
   EXPECT_EQ(Committed(), (OffsetMap{{0, 5}, {1, 5}}));
   stream_.SetPartitions(2, /*earliest=*/20, /*latest=*/100);
-  auto reset = manager_->Reset("wiki");
+  auto reset = manager_->specs()->Reset("wiki");
   ASSERT_TRUE(reset.ok()) << reset.status();
   EXPECT_EQ(WorkerOf(task)->Task(task)->state, v1::TASK_STATE_FAILED);
   EXPECT_EQ(Committed(), (OffsetMap{{0, 20}, {1, 20}}));
@@ -584,7 +584,7 @@ TEST_F(SupervisorManagerTest, ResetOffsetsRestartsOnlyTheAffectedGroups) {
   v1::ResetOffsetsRequest request;
   request.set_datasource("wiki");
   (*request.mutable_offsets())[1] = 42;
-  ASSERT_TRUE(manager_->ResetOffsets(request).ok());
+  ASSERT_TRUE(manager_->specs()->ResetOffsets(request).ok());
   Run();
   EXPECT_EQ(Committed(), (OffsetMap{{0, 0}, {1, 42}}));
   EXPECT_EQ(GroupTasks(0), std::vector<std::string>{g0});
@@ -594,7 +594,8 @@ TEST_F(SupervisorManagerTest, ResetOffsetsRestartsOnlyTheAffectedGroups) {
   EXPECT_EQ(FromProto(WorkerOf(fresh)->Task(fresh)->spec.start_offsets()), (OffsetMap{{1, 42}}));
 
   (*request.mutable_offsets())[1] = -1;
-  EXPECT_EQ(manager_->ResetOffsets(request).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(manager_->specs()->ResetOffsets(request).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 // The END_OF_PARTITION marker is not an offset: a reset to it is refused,
@@ -609,7 +610,7 @@ TEST_F(SupervisorManagerTest, ResetOffsetsRefusesTheEndMarker) {
   request.set_datasource("wiki");
   (*request.mutable_offsets())[0] = 7;
   (*request.mutable_offsets())[1] = kEndOfPartition;
-  auto reset = manager_->ResetOffsets(request);
+  auto reset = manager_->specs()->ResetOffsets(request);
   EXPECT_EQ(reset.status().code(), absl::StatusCode::kInvalidArgument) << reset.status();
   EXPECT_TRUE(absl::StrContains(reset.status().message(), "END_OF_PARTITION")) << reset.status();
   EXPECT_TRUE(absl::StrContains(reset.status().message(), "partition(s) 1 ")) << reset.status();
@@ -649,21 +650,21 @@ TEST_F(SupervisorManagerTest, AResetBackToAnEarlierGroupsStartGivesNewSequenceNa
     range->set_end_offset(10);
     range->set_unparseable(10);
   }
-  ASSERT_TRUE(manager_->Publish(publish).ok());
+  ASSERT_TRUE(manager_->protocol()->Publish(publish).ok());
 
   // Rewound to where the first group started.
   v1::ResetOffsetsRequest request;
   request.set_datasource("wiki");
   (*request.mutable_offsets())[0] = 0;
   (*request.mutable_offsets())[1] = 0;
-  ASSERT_TRUE(manager_->ResetOffsets(request).ok());
+  ASSERT_TRUE(manager_->specs()->ResetOffsets(request).ok());
   Run();
   const v1::TaskGroupStatus group = OnlyActiveGroup();
   EXPECT_EQ(FromProto(group.start_offsets()), (OffsetMap{{0, 0}, {1, 0}}));
   EXPECT_NE(group.base_sequence_name(), first);
   const std::string fresh = GroupTasks(0)[0];
   EXPECT_EQ(WorkerOf(fresh)->Task(fresh)->spec.base_sequence_name(), group.base_sequence_name());
-  auto published = manager_->GetPublished([&] {
+  auto published = manager_->protocol()->GetPublished([&] {
     v1::GetPublishedSegmentsRequest r;
     r.set_datasource("wiki");
     r.set_sequence_name(SequenceName(group.base_sequence_name(), 0));
@@ -691,7 +692,7 @@ TEST_F(SupervisorManagerTest, OffsetOutOfRangeResetsToEarliestOnlyWhenAllowed) {
   report.set_task_id(task);
   (*report.mutable_offsets())[0] = 3;
   (*report.mutable_earliest_offsets())[0] = 50;
-  auto answer = manager_->OffsetOutOfRange(report);
+  auto answer = manager_->protocol()->OffsetOutOfRange(report);
   ASSERT_TRUE(answer.ok()) << answer.status();
   EXPECT_FALSE(answer->reset());
   EXPECT_TRUE(absl::StrContains(answer->message(), "resetOffsetAutomatically"));
@@ -709,7 +710,7 @@ TEST_F(SupervisorManagerTest, OffsetOutOfRangeResetsToEarliestOnlyWhenAllowed) {
   // the one the task claims (a made-up 700 would skip 650 records).
   stream_.SetWatermarks(0, 50, 100);
   (*report.mutable_earliest_offsets())[0] = 700;
-  answer = manager_->OffsetOutOfRange(report);
+  answer = manager_->protocol()->OffsetOutOfRange(report);
   ASSERT_TRUE(answer.ok()) << answer.status();
   EXPECT_TRUE(answer->reset());
   EXPECT_EQ(Committed(), (OffsetMap{{0, 50}, {1, 0}}));
@@ -762,7 +763,7 @@ TEST_F(SupervisorManagerTest, AStoredOffsetGoneFromKafkaIsAnErrorUnlessAutoReset
   AddWorker("w1");
   Submit(Spec());
   Run();
-  ASSERT_TRUE(manager_->Reset("wiki").ok());  // stored offsets {0:0, 1:0} again
+  ASSERT_TRUE(manager_->specs()->Reset("wiki").ok());  // stored offsets {0:0, 1:0} again
   Run();
   StopManager();
   stream_.SetPartitions(2, /*earliest=*/70, /*latest=*/100);  // retention dropped 0..69
@@ -822,7 +823,7 @@ TEST_F(SupervisorManagerTest, StoredOffsetsPastTheEndAreUnhealthyAtOnce) {
   request.set_datasource("wiki");
   (*request.mutable_offsets())[0] = 20;
   (*request.mutable_offsets())[1] = 20;
-  ASSERT_TRUE(manager_->ResetOffsets(request).ok());
+  ASSERT_TRUE(manager_->specs()->ResetOffsets(request).ok());
   Run();
   status = Status();
   EXPECT_EQ(status.state(), v1::SUPERVISOR_STATE_RUNNING) << status.DebugString();
@@ -837,7 +838,7 @@ TEST_F(SupervisorManagerTest, TasksComeWithoutWorkersAndAreCreatedWhenOneRegiste
   AddWorker("w1");
   Run();
   EXPECT_EQ(OnlyActiveGroup().tasks_size(), 1);
-  auto tasks = manager_->ListTasks({});
+  auto tasks = manager_->reads()->ListTasks({});
   ASSERT_TRUE(tasks.ok());
   ASSERT_EQ(tasks->tasks_size(), 1);
   EXPECT_EQ(tasks->tasks(0).worker_id(), "w1");
@@ -852,10 +853,10 @@ TEST_F(SupervisorManagerTest, ReportedStatesArePersistedAndUnknownTasksAreStoppe
   v1::ReportTaskStatusRequest report;
   report.set_worker_id("w1");
   *report.mutable_status() = w1->Status(task);
-  ASSERT_TRUE(manager_->ReportTaskStatus(report).ok());
+  ASSERT_TRUE(manager_->protocol()->ReportTaskStatus(report).ok());
   v1::SupervisorServiceListTasksRequest request;
   request.set_include_finished(true);
-  auto listed = manager_->ListTasks(request);
+  auto listed = manager_->reads()->ListTasks(request);
   ASSERT_TRUE(listed.ok());
   ASSERT_EQ(listed->tasks_size(), 1);
   EXPECT_EQ(listed->tasks(0).state(), v1::TASK_STATE_FAILED);
@@ -866,7 +867,7 @@ TEST_F(SupervisorManagerTest, ReportedStatesArePersistedAndUnknownTasksAreStoppe
   v1::TaskStatus* stranger = beat.add_tasks();
   stranger->set_task_id("someone_else_0000000000000000_00000000");
   stranger->set_state(v1::TASK_STATE_READING);
-  auto answer = manager_->Heartbeat(beat);
+  auto answer = manager_->protocol()->Heartbeat(beat);
   ASSERT_TRUE(answer.ok());
   ASSERT_EQ(answer->stop_task_ids_size(), 1);
   EXPECT_EQ(answer->stop_task_ids(0), stranger->task_id());
@@ -887,11 +888,11 @@ TEST_F(SupervisorManagerTest, AllocationsAreForStartedSequencesAndExpireWithThei
   allocate.mutable_interval()->set_start_ms(testing::SegmentHourStartMs());
   allocate.mutable_interval()->set_end_ms(allocate.interval().start_ms() + 3600 * 1000);
   allocate.set_sequence_name(SequenceName(base, 5));
-  auto never_started = manager_->Allocate(allocate);
+  auto never_started = manager_->protocol()->Allocate(allocate);
   EXPECT_EQ(never_started.status().code(), absl::StatusCode::kPermissionDenied)
       << never_started.status();
   allocate.set_sequence_name(SequenceName(base, 0));
-  ASSERT_TRUE(manager_->Allocate(allocate).ok());
+  ASSERT_TRUE(manager_->protocol()->Allocate(allocate).ok());
   auto held = [&] {
     int64_t count = -1;
     EXPECT_TRUE(store_
@@ -910,10 +911,10 @@ TEST_F(SupervisorManagerTest, AllocationsAreForStartedSequencesAndExpireWithThei
                     return txn.FinishGroup(base, GroupState::kAbandoned, "test", clock_.NowMs());
                   })
                   .ok());
-  ASSERT_TRUE(manager_->CleanUpPendingSegments().ok());
+  ASSERT_TRUE(manager_->housekeeping()->CleanUpPendingSegments().ok());
   EXPECT_EQ(held(), 1);
   clock_.Advance(absl::Hours(25));
-  auto deleted = manager_->CleanUpPendingSegments();
+  auto deleted = manager_->housekeeping()->CleanUpPendingSegments();
   ASSERT_TRUE(deleted.ok()) << deleted.status();
   EXPECT_EQ(*deleted, 1);
   EXPECT_EQ(held(), 0);
@@ -935,7 +936,7 @@ TEST_F(SupervisorManagerTest, HandoffNeedsAVerifiedCopyAndInLoaderModeAConfirmat
   const int64_t hour = 3600 * 1000;
   allocate.mutable_interval()->set_start_ms(testing::SegmentHourStartMs());
   allocate.mutable_interval()->set_end_ms(allocate.interval().start_ms() + hour);
-  auto allocated = manager_->Allocate(allocate);
+  auto allocated = manager_->protocol()->Allocate(allocate);
   ASSERT_TRUE(allocated.ok()) << allocated.status();
   ASSERT_TRUE(MakeDirs(dir_.path() + "/work").ok());
   auto segment = testing::PushSegment(deep_.get(), dir_.path() + "/work", "wiki/x/t_0.sluice",
@@ -957,34 +958,34 @@ TEST_F(SupervisorManagerTest, HandoffNeedsAVerifiedCopyAndInLoaderModeAConfirmat
   (*publish.mutable_end_offsets())[0] = 10;
   (*publish.mutable_end_offsets())[1] = 0;
   *publish.add_segments() = *segment;
-  ASSERT_TRUE(manager_->Publish(publish).ok());
+  ASSERT_TRUE(manager_->protocol()->Publish(publish).ok());
 
   v1::GetHandoffStatusRequest query;
   query.set_datasource("wiki");
   query.add_segment_ids(allocated->segment_id());
-  auto pass = manager_->handoff_verifier()->VerifyOnce();
+  auto pass = manager_->housekeeping()->handoff_verifier()->VerifyOnce();
   ASSERT_TRUE(pass.ok());
   EXPECT_EQ(pass->handed_off, 0);  // verified, but no loader yet
-  EXPECT_EQ(manager_->HandoffStatus(query)->handed_off_segment_ids_size(), 0);
+  EXPECT_EQ(manager_->protocol()->HandoffStatus(query)->handed_off_segment_ids_size(), 0);
 
   v1::MarkSegmentsLoadedRequest loaded;
   loaded.set_datasource("wiki");
   loaded.set_loader("historical-1");
   loaded.add_segment_ids("wiki_no_such_segment");
-  EXPECT_EQ(manager_->MarkLoaded(loaded).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(manager_->protocol()->MarkLoaded(loaded).status().code(), absl::StatusCode::kNotFound);
   loaded.clear_segment_ids();
   loaded.add_segment_ids(allocated->segment_id());
-  ASSERT_TRUE(manager_->MarkLoaded(loaded).ok());
-  EXPECT_EQ(manager_->HandoffStatus(query)->handed_off_segment_ids_size(), 1);
+  ASSERT_TRUE(manager_->protocol()->MarkLoaded(loaded).ok());
+  EXPECT_EQ(manager_->protocol()->HandoffStatus(query)->handed_off_segment_ids_size(), 1);
 
   // The commit log and the segment list show it.
-  auto log = manager_->CommitLog("wiki");
+  auto log = manager_->reads()->CommitLog("wiki");
   ASSERT_TRUE(log.ok());
   ASSERT_EQ(log->sequences_size(), 1);
   EXPECT_EQ(FromProto(log->committed_offsets()), (OffsetMap{{0, 10}, {1, 0}}));
   v1::ListSegmentsRequest list;
   list.set_datasource("wiki");
-  auto segments = manager_->ListSegments(list);
+  auto segments = manager_->reads()->ListSegments(list);
   ASSERT_TRUE(segments.ok());
   ASSERT_EQ(segments->segments_size(), 1);
   EXPECT_EQ(segments->segments(0).handoff_state(), v1::HANDOFF_STATE_HANDED_OFF);
@@ -997,10 +998,10 @@ TEST_F(SupervisorManagerTest, HandoffNeedsAVerifiedCopyAndInLoaderModeAConfirmat
                     return txn.SetHandoff(allocated->segment_id(), v1::HANDOFF_STATE_PENDING, 0, 0);
                   })
                   .ok());
-  pass = manager_->handoff_verifier()->VerifyOnce();
+  pass = manager_->housekeeping()->handoff_verifier()->VerifyOnce();
   ASSERT_TRUE(pass.ok());
   EXPECT_EQ(pass->failed, 1);
-  EXPECT_EQ(manager_->HandoffStatus(query)->failed_segment_ids_size(), 1);
+  EXPECT_EQ(manager_->protocol()->HandoffStatus(query)->failed_segment_ids_size(), 1);
 }
 
 // Flips one byte in the middle of a local file, keeping its size.
@@ -1037,7 +1038,7 @@ std::vector<v1::SegmentDescriptor> PublishSegments(SupervisorManager* manager, M
     allocate.set_sequence_name(SequenceName(base, sequence));
     allocate.mutable_interval()->set_start_ms(testing::SegmentHourStartMs());
     allocate.mutable_interval()->set_end_ms(allocate.interval().start_ms() + 3600 * 1000);
-    auto allocated = manager->Allocate(allocate);
+    auto allocated = manager->protocol()->Allocate(allocate);
     EXPECT_TRUE(allocated.ok()) << allocated.status();
     auto segment = testing::PushSegment(deep, work, absl::StrCat("wiki/y/t_", sequence, ".sluice"),
                                         "wiki", *allocated, rows, {{0, {start, end}}, {1, {0, 0}}});
@@ -1051,11 +1052,11 @@ std::vector<v1::SegmentDescriptor> PublishSegments(SupervisorManager* manager, M
     (*publish.mutable_end_offsets())[0] = end;
     (*publish.mutable_end_offsets())[1] = 0;
     *publish.add_segments() = *segment;
-    auto published = manager->Publish(publish);
+    auto published = manager->protocol()->Publish(publish);
     EXPECT_TRUE(published.ok()) << published.status();
     out.push_back(*segment);
   }
-  EXPECT_TRUE(manager->handoff_verifier()->VerifyOnce().ok());
+  EXPECT_TRUE(manager->housekeeping()->handoff_verifier()->VerifyOnce().ok());
   return out;
 }
 
@@ -1074,7 +1075,7 @@ TEST_F(SupervisorManagerTest, UsedSegmentsStayVerifiedInDeepStorage) {
       manager_.get(), store_.get(), deep_.get(), dir_.path() + "/work", base, GroupTasks(0)[0], 2,
       10);
   // (PublishSegments ran the handoff pass: both are handed off.)
-  auto pass = manager_->used_segment_verifier()->VerifyOnce();
+  auto pass = manager_->housekeeping()->used_segment_verifier()->VerifyOnce();
   ASSERT_TRUE(pass.ok()) << pass.status();
   EXPECT_EQ(pass->examined, 2);
   EXPECT_EQ(pass->failed, 0);
@@ -1089,29 +1090,29 @@ TEST_F(SupervisorManagerTest, UsedSegmentsStayVerifiedInDeepStorage) {
   ASSERT_EQ(std::system(absl::StrCat("cp '", *local, "' '", saved, "'").c_str()), 0);
   DamageFile(*local);
   ASSERT_TRUE(deep_->Delete(published[1].path()).ok());
-  pass = manager_->used_segment_verifier()->VerifyOnce();
+  pass = manager_->housekeeping()->used_segment_verifier()->VerifyOnce();
   ASSERT_TRUE(pass.ok()) << pass.status();
   EXPECT_EQ(pass->examined, 2);
   EXPECT_EQ(pass->failed, 2);
   v1::ListSegmentsRequest list;
   list.set_datasource("wiki");
-  auto segments = manager_->ListSegments(list);
+  auto segments = manager_->reads()->ListSegments(list);
   ASSERT_TRUE(segments.ok());
   ASSERT_EQ(segments->segments_size(), 2);
   for (const auto& s : segments->segments()) EXPECT_EQ(s.handoff_state(), v1::HANDOFF_STATE_FAILED);
   EXPECT_EQ(Status().segments_failing_verification(), 2);
   EXPECT_FALSE(Status().healthy());
   Run();
-  EXPECT_FALSE(manager_->List()->supervisors(0).healthy());
+  EXPECT_FALSE(manager_->reads()->List()->supervisors(0).healthy());
   // Failed segments are not re-verified (the handoff verifier re-checks
   // them every pass instead).
-  pass = manager_->used_segment_verifier()->VerifyOnce();
+  pass = manager_->housekeeping()->used_segment_verifier()->VerifyOnce();
   ASSERT_TRUE(pass.ok());
   EXPECT_EQ(pass->examined, 0);
 
   // The damaged copy is restored: handed off again; one is still missing.
   ASSERT_EQ(std::system(absl::StrCat("cp '", saved, "' '", *local, "'").c_str()), 0);
-  auto handoff = manager_->handoff_verifier()->VerifyOnce();
+  auto handoff = manager_->housekeeping()->handoff_verifier()->VerifyOnce();
   ASSERT_TRUE(handoff.ok());
   EXPECT_EQ(handoff->handed_off, 1);
   EXPECT_EQ(handoff->failed, 1);

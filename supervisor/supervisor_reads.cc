@@ -1,5 +1,6 @@
 #include "supervisor/supervisor_reads.h"
 
+#include <optional>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -9,6 +10,17 @@
 #include "common/stream_partitions.h"
 
 namespace sluice::supervisor {
+
+absl::StatusOr<SpecRecord> ReadLatestSpec(MetadataStore& store, const std::string& datasource) {
+  SLUICE_RETURN_IF_ERROR(ValidateDatasource(datasource));
+  std::optional<SpecRecord> latest;
+  SLUICE_RETURN_IF_ERROR(store.InTransaction([&](StoreTxn& txn) -> absl::Status {
+    SLUICE_ASSIGN_OR_RETURN(latest, txn.LatestSpec(datasource));
+    return absl::OkStatus();
+  }));
+  if (!latest) return absl::NotFoundError(absl::StrCat("unknown datasource ", datasource));
+  return *std::move(latest);
+}
 
 absl::StatusOr<v1::GetSupervisorHistoryResponse> ReadSpecHistory(MetadataStore& store,
                                                                  const std::string& datasource) {

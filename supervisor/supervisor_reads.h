@@ -1,9 +1,9 @@
 // The supervisor's read-only admin answers, straight from the metadata
-// store: spec history, segments, tasks, the commit log and handoff states.
-// Free functions over a MetadataStore (thread-safe as the store is); the
-// manager (supervisor_manager.h) forwards its read RPCs here. Names a user
-// typed are validated first (INVALID_ARGUMENT); an unknown datasource is
-// NOT_FOUND.
+// store: the latest spec, spec history, segments, tasks, the commit log and
+// handoff states. Free functions over a MetadataStore (thread-safe as the
+// store is); the manager's parts (admin_reads.h and the rest) read through
+// these. Names a user typed are validated first (INVALID_ARGUMENT); an
+// unknown datasource is NOT_FOUND.
 #ifndef SLUICE_SUPERVISOR_SUPERVISOR_READS_H_
 #define SLUICE_SUPERVISOR_SUPERVISOR_READS_H_
 
@@ -16,6 +16,10 @@
 #include "supervisor/store/metadata_store.h"
 
 namespace sluice::supervisor {
+
+// The latest spec version of a datasource (tombstones included); NOT_FOUND
+// if it never had one.
+absl::StatusOr<SpecRecord> ReadLatestSpec(MetadataStore& store, const std::string& datasource);
 
 // Every spec version, tombstones included, with secrets redacted.
 absl::StatusOr<v1::GetSupervisorHistoryResponse> ReadSpecHistory(MetadataStore& store,

@@ -182,10 +182,11 @@ absl::StatusOr<std::unique_ptr<SupervisorServer>> SupervisorServer::Start(
       std::vector<v1::SupervisorStatus> statuses;
       SupervisorManager* manager = raw->manager();
       if (manager == nullptr) return statuses;  // a standby
-      absl::StatusOr<v1::ListSupervisorsResponse> list = manager->List();
+      absl::StatusOr<v1::ListSupervisorsResponse> list = manager->reads()->List();
       if (!list.ok()) return statuses;
       for (const v1::SupervisorSummary& summary : list->supervisors()) {
-        absl::StatusOr<v1::SupervisorStatus> status = manager->Status(summary.datasource());
+        absl::StatusOr<v1::SupervisorStatus> status =
+            manager->reads()->Status(summary.datasource());
         if (status.ok()) statuses.push_back(*std::move(status));
       }
       return statuses;

@@ -288,7 +288,8 @@ TEST_F(ClusterIngestMetricsTest, EveryCatalogMetricCountsASmallIngestion) {
     c = static_cast<char>(c ^ 0x5a);
     f.write(&c, 1);
     f.close();
-    auto pass = cluster_->supervisor().manager()->used_segment_verifier()->VerifyOnce();
+    auto pass =
+        cluster_->supervisor().manager()->housekeeping()->used_segment_verifier()->VerifyOnce();
     ASSERT_TRUE(pass.ok()) << pass.status();
     EXPECT_GE(pass->failed, 1);
   }
@@ -356,7 +357,7 @@ TEST_F(ClusterIngestMetricsTest, EveryCatalogMetricCountsASmallIngestion) {
     // the safety age does the sweeper remove files; supervisor/
     // iceberg_commit_test counts the stagings; tests/iceberg's cluster tests
     // see the sweeper's removals in the status, counted beside this metric
-    // (SupervisorManager::SweepIcebergOrphans).
+    // (IcebergUpkeep::SweepOrphans).
     if (def == &metrics::kSupervisorIcebergStageSeconds) continue;
     if (def == &metrics::kSupervisorIcebergOrphansRemoved) continue;
     // Only a datasource with a compaction config (or an operator's

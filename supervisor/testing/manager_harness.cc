@@ -58,16 +58,16 @@ FakeTaskWorker* ManagerHarness::AddWorker(const std::string& id, int capacity) {
   auto worker = FakeTaskWorker::Start(options);
   CHECK(worker.ok()) << worker.status();
   workers_.push_back(std::move(*worker));
-  auto registered = manager_->RegisterWorker(workers_.back()->RegistrationRequest());
+  auto registered = manager_->protocol()->RegisterWorker(workers_.back()->RegistrationRequest());
   CHECK(registered.ok()) << registered.status();
   return workers_.back().get();
 }
 
 void ManagerHarness::Heartbeat() {
   for (auto& worker : workers_) {
-    auto beat = manager_->Heartbeat(worker->HeartbeatRequest());
+    auto beat = manager_->protocol()->Heartbeat(worker->HeartbeatRequest());
     if (absl::IsNotFound(beat.status())) {
-      CHECK(manager_->RegisterWorker(worker->RegistrationRequest()).ok());
+      CHECK(manager_->protocol()->RegisterWorker(worker->RegistrationRequest()).ok());
     }
   }
 }
@@ -86,13 +86,13 @@ void ManagerHarness::Sync(const std::string& datasource) {
 }
 
 v1::SupervisorSpec ManagerHarness::Submit(v1::SupervisorSpec spec) {
-  auto response = manager_->Submit(spec);
+  auto response = manager_->specs()->Submit(spec);
   CHECK(response.ok()) << response.status();
   return response->spec();
 }
 
 v1::SupervisorStatus ManagerHarness::Status(const std::string& datasource) {
-  auto status = manager_->Status(datasource);
+  auto status = manager_->reads()->Status(datasource);
   CHECK(status.ok()) << status.status();
   return *status;
 }

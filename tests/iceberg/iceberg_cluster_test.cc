@@ -347,9 +347,9 @@ TEST_F(IcebergClusterTest, EveryCommitIsASnapshotPyicebergReads) {
     supervisor::SupervisorManager* manager = cluster_->supervisor().manager();
     ASSERT_NE(manager, nullptr);
     const absl::Time now = absl::Now();
-    EXPECT_EQ(manager->SweepIcebergOrphans(now), 0);
-    EXPECT_EQ(manager->SweepIcebergOrphans(now + absl::Minutes(59)), 0);
-    EXPECT_EQ(manager->SweepIcebergOrphans(now + absl::Minutes(61)), 2);
+    EXPECT_EQ(manager->iceberg()->SweepOrphans(now), 0);
+    EXPECT_EQ(manager->iceberg()->SweepOrphans(now + absl::Minutes(59)), 0);
+    EXPECT_EQ(manager->iceberg()->SweepOrphans(now + absl::Minutes(61)), 2);
     absl::StatusOr<std::vector<DeepStorageFileInfo>> left =
         (*deep_storage)->List(table_key + "/data/");
     ASSERT_TRUE(left.ok());
