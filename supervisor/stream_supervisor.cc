@@ -62,6 +62,25 @@ absl::StatusOr<std::unique_ptr<StreamSupervisor>> StreamSupervisor::Start(Stream
     raw->health_.NoteTaskOutcome(state);
   };
   s->actions_ = std::make_unique<TaskActions>(std::move(actions));
+  CheckpointContext checkpoints;
+  checkpoints.datasource = s->datasource_;
+  checkpoints.store = s->options_.store;
+  checkpoints.clock = s->options_.clock;
+  checkpoints.client = s->client_.get();
+  checkpoints.actions = s->actions_.get();
+  checkpoints.metrics = s->options_.metrics;
+  checkpoints.pauseless_checkpoints = s->options_.pauseless_checkpoints;
+  checkpoints.pauseless_margin = s->options_.pauseless_margin;
+  checkpoints.watermarks = &s->watermarks_;
+  checkpoints.produce_rates = &s->produce_rates_;
+  checkpoints.max_rows_per_segment = [raw = s.get()] {
+    return raw->spec_.spec.tuning_config().max_rows_per_segment();
+  };
+  checkpoints.publish_view = [raw = s.get()] { raw->PublishView(); };
+  checkpoints.record_error = [raw = s.get()](const absl::Status& status) {
+    raw->RecordError(status);
+  };
+  s->checkpoints_ = std::make_unique<CheckpointCoordinator>(std::move(checkpoints));
   if (s->options_.background_stream_queries) {
     s->queries_ = SharedOrOwnPool(s->options_.queries, &s->own_queries_,
                                   {.threads = 1, .name = "stream queries " + s->datasource_});
@@ -306,7 +325,7 @@ absl::Status StreamSupervisor::RunSteps() {
   UpdateTaskStatuses();
   const absl::Time t2 = absl::Now();
   CheckAutoScaler();
-  MoveStalledCheckpoints();
+  checkpoints_->MoveStalledCheckpoints(active_);
   CheckTaskDuration();
   CheckPendingCompletion();
   CheckCurrentTasks();
@@ -627,6 +646,36 @@ absl::StatusOr<v1::ReportOffsetOutOfRangeResponse> StreamSupervisor::OffsetOutOf
       "offset out of range",
       [this, request, response] { *response = HandleOffsetOutOfRange(request); }, timeout));
   return *response;
+}
+
+absl::StatusOr<v1::CheckpointDataSourceMetadataResponse> StreamSupervisor::Checkpoint(
+    const v1::CheckpointDataSourceMetadataRequest& request) {
+  absl::MutexLock lock(&view_mu_);
+  CheckpointRequestAnswer answer = AnswerCheckpointRequest(datasource_, view_.recovered,
+                                                           view_.reading, view_.publishing, request);
+  if (answer.queue) {
+    Post(answer.response.ok() ? "checkpoint" : "bad checkpoint",
+         [this, request, now = absl::Now()] {
+           checkpoints_->HandleRequest(active_, request, now);
+         });
+  }
+  return std::move(answer.response);
+}
+
+absl::StatusOr<v1::HandoffTaskGroupsResponse> StreamSupervisor::Handoff(
+    const std::vector<int32_t>& group_ids, absl::Duration timeout) {
+  auto result = std::make_shared<absl::StatusOr<v1::HandoffTaskGroupsResponse>>(
+      absl::UnknownError("not handled"));
+  SLUICE_RETURN_IF_ERROR(PostAndWait(
+      "handoff",
+      [this, group_ids, result] {
+        *result = recovered_ ? checkpoints_->Handoff(active_, group_ids)
+                             : absl::UnavailableError(absl::StrCat(
+                                   "the supervisor of ", datasource_,
+                                   " is still recovering its task groups; retry"));
+      },
+      timeout));
+  return *result;
 }
 
 }  // namespace sluice::supervisor

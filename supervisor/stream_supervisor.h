@@ -16,9 +16,10 @@
 //                          "a replica succeeded" path)
 //   stream_status.h        the status and summary views (pure)
 //   stream_queries.h       the background Kafka queries, with their own lock
+//   checkpoint_coordinator.h  checkpoint requests, handoffs and rounds
 // Files of this class: stream_supervisor.cc (lifecycle, notices, loop,
-// status glue), stream_supervisor_runs.cc (the run steps),
-// checkpoint_round.cc, stream_supervisor_recovery.cc.
+// status glue), stream_supervisor_runs.cc (the run steps, roll-over),
+// stream_supervisor_recovery.cc, task_autoscaling.cc.
 #ifndef SLUICE_SUPERVISOR_STREAM_SUPERVISOR_H_
 #define SLUICE_SUPERVISOR_STREAM_SUPERVISOR_H_
 
@@ -39,6 +40,7 @@
 #include "common/metrics/registry.h"
 #include "common/spec.h"
 #include "sluice/v1/supervisor_service.pb.h"
+#include "supervisor/checkpoint_coordinator.h"
 #include "supervisor/clock.h"
 #include "supervisor/iceberg_table_activity.h"
 #include "supervisor/idle_tracker.h"
@@ -172,7 +174,7 @@ class StreamSupervisor {
   // What RPC threads may read, republished by the loop after every notice.
   struct View {
     // group id -> base name and checkpoints of each reading group.
-    std::map<int32_t, std::pair<std::string, std::map<int32_t, OffsetMap>>> reading;
+    ReadingCheckpoints reading;
     std::set<std::string> publishing;
     v1::SupervisorStatus status;
     // False until the groups are recovered from the metadata store (a new
@@ -272,56 +274,9 @@ class StreamSupervisor {
   // The committed offsets, for CheckStoredOffsetsAgainst (empty on error).
   OffsetMap StoredOffsets();
 
-  // ---- checkpoints (checkpoint_round.cc) ----
-  // Pause all replicas, max of their offsets, record (finish=false),
-  // SetEndOffsets on all. Returns the agreed offsets; an error when no
-  // replica is left or the store failed (replicas are resumed, never left
-  // paused). Replicas that fail a step are killed.
-  // move_back_only: a round that only moves the latest checkpoint back
-  // (MoveStalledCheckpoints); it records no new one.
-  absl::StatusOr<OffsetMap> CheckpointRound(Group& group, bool finish,
-                                            bool move_back_only = false);
-  // Moving a checkpoint back (checkpoint_move_back.cc, docs/protocol.md
-  // "Moving a checkpoint back"). A pauseless end may lie past the records
-  // that exist (the margin covers what the stream adds during the round);
-  // if they do not come, no replica reaches it. With every live replica
-  // paused at `read_max`, each partition of the latest checkpoint that none
-  // reached becomes max(read_max, the previous checkpoint), recorded (only
-  // if the sequence it ends is not committed) before any replica learns
-  // it. Returns whether it moved; group.checkpoints holds the result.
-  bool MoveCheckpointBack(Group& group, const OffsetMap& read_max, const std::string& what);
-  // Whether `offset` of partition p is past the latest offset known from
-  // the last metadata query (the records before it do not all exist yet);
-  // false while unknown.
-  bool PastKnownRecords(int32_t partition, int64_t offset) const;
-  // A partition of the group's latest checkpoint (there being an earlier
-  // one) past the records known that `read` has not reached: the checkpoint
-  // waits for records that do not exist yet. nullopt if none.
-  std::optional<int32_t> PartitionWaitingForRecords(const Group& group,
-                                                    const OffsetMap& read) const;
-  // For the periodic run: each reading group whose latest checkpoint is
-  // past the latest offsets known (the records it waits for do not exist)
-  // and older than stalled_checkpoint_after gets a move-back round.
-  void MoveStalledCheckpoints();
-  // The pauseless part of an incremental round over `tasks` (live, not
-  // starting): read offsets, record max + margin, SetEndOffsets on the
-  // furthest replica first, then the others. nullopt: no replica learned
-  // an end (a status read failed, or the first replica had already read
-  // past it and the recorded end was removed): do the classic round.
-  absl::StatusOr<std::optional<OffsetMap>> PauselessRound(
-      Group& group, const std::vector<TaskInfo*>& tasks,
-      const std::vector<std::optional<std::string>>& addresses, const std::string& what);
-  // A pauseless round given up before anything was recorded because its
-  // margin cannot work (`why`, logged): counts a fallback, notes the offsets
-  // read, makes the group's next rounds classic; returns nullopt.
-  std::optional<OffsetMap> ClassicInstead(Group& group, const OffsetObservation& now,
-                                          const std::string& why);
-  void CountCheckpointRound(const metrics::MetricDef& def);
-  // `received`: when the RPC arrived (for the checkpoint latency metric).
-  void HandleCheckpoint(const v1::CheckpointDataSourceMetadataRequest& request,
-                        absl::Time received);
-  void AnswerStaleCheckpoint(Group& group, TaskInfo& task, int32_t sequence_id);
-  absl::StatusOr<v1::HandoffTaskGroupsResponse> HandleHandoff(std::vector<int32_t> group_ids);
+  // ---- roll-over (stream_supervisor_runs.cc) ----
+  // The group's final round (the coordinator's, finish=true), then it
+  // publishes: active_ -> publishing_, next_offsets_ from its end.
   void Finalize(int32_t group_id, const std::string& why);
   // Finalizes every reading group (a graceful stop, going idle).
   void FinalizeAll(const std::string& why);
@@ -358,6 +313,8 @@ class StreamSupervisor {
   // Created by Start() once the pools exist (uses client_, run_client_ and
   // task_rpcs_); the loop's only way to act on tasks.
   std::unique_ptr<TaskActions> actions_;
+  // Checkpoint requests, handoffs and rounds (created with actions_).
+  std::unique_ptr<CheckpointCoordinator> checkpoints_;
 
   // ---- loop state (only touched by loop steps) ----
   bool loop_started_ = false;

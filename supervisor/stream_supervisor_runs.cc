@@ -1,6 +1,7 @@
 // The run steps of a stream supervisor (stream_supervisor.h): partitions,
-// task statuses, roll-over, completion timeouts, replacement of ended tasks
-// and groups, creation of groups and tasks. Loop only.
+// task statuses, roll-over (a group's final round, then publishing),
+// completion timeouts, replacement of ended tasks and groups, creation of
+// groups and tasks. Loop only.
 #include <glog/logging.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/status_macros.h"
+#include "common/time_util.h"
 #include "supervisor/naming.h"
 #include "supervisor/start_offset_policy.h"
 #include "supervisor/stream_supervisor.h"
@@ -206,6 +208,48 @@ void StreamSupervisor::CheckTaskDuration() {
                      : std::string("its task duration elapsed"));
     ++publishing;
   }
+}
+
+void StreamSupervisor::FinalizeAll(const std::string& why) {
+  std::vector<int32_t> ids;
+  for (const auto& [id, group] : active_) ids.push_back(id);
+  for (int32_t id : ids) Finalize(id, why);
+}
+
+void StreamSupervisor::Finalize(int32_t group_id, const std::string& why) {
+  auto it = active_.find(group_id);
+  if (it == active_.end()) return;
+  Group group = std::move(it->second);
+  active_.erase(it);
+  absl::StatusOr<OffsetMap> end = checkpoints_->Round(group, /*finish=*/true);
+  if (!end.ok()) {
+    LOG(WARNING) << Prefix() << "could not finalize group " << group_id << " ("
+                 << group.base_sequence_name << "): " << end.status()
+                 << "; killing it, the next group starts from the stored offsets";
+    actions_->KillGroup(group,
+                        absl::StrCat("its group could not be finalized: ", end.status().message()));
+    actions_->FinishGroup(group, GroupState::kAbandoned, std::string(end.status().message()));
+    for (int32_t p : group.partitions()) next_offsets_.erase(p);
+    return;
+  }
+  const absl::Time deadline = options_.clock->Now() + timings_.completion_timeout;
+  absl::Status recorded = options_.store->InTransaction([&](StoreTxn& txn) {
+    return txn.SetGroupPublishing(group.base_sequence_name, *end, absl::ToUnixMillis(deadline));
+  });
+  if (!recorded.ok()) RecordError(Annotate(recorded, "recording a publishing group"));
+  group.end_offsets = *end;
+  group.completion_deadline = deadline;
+  for (const auto& [p, offset] : *end) {
+    if (offset == kEndOfPartition) {
+      next_offsets_.erase(p);
+    } else {
+      next_offsets_[p] = offset;
+    }
+  }
+  LOG(INFO) << Prefix() << "rolled over group " << group_id << " (" << group.base_sequence_name
+            << "): " << why << "; it publishes up to " << FormatOffsets(*end) << " before "
+            << FormatIsoInstant(absl::ToUnixMillis(deadline)) << ", the next group starts there";
+  publishing_[group_id].push_back(std::move(group));
 }
 
 void StreamSupervisor::CheckPendingCompletion() {
