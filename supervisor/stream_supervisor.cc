@@ -40,7 +40,15 @@ StrandExecutor* SharedOrOwnPool(StrandExecutor* shared, std::unique_ptr<StrandEx
 }  // namespace
 
 StreamSupervisor::StreamSupervisor(StreamSupervisorOptions deps, SpecRecord spec)
-    : options_(std::move(deps)), datasource_(spec.datasource), spec_(std::move(spec)) {}
+    : options_(std::move(deps)), datasource_(spec.datasource), spec_(std::move(spec)) {
+  TaskCountControllerOptions task_count;
+  task_count.datasource = datasource_;
+  task_count.store = options_.store;
+  task_count.clock = options_.clock;
+  task_count.metrics = options_.metrics;
+  task_count.record_error = [this](const absl::Status& status) { RecordError(status); };
+  task_count_ = std::make_unique<TaskCountController>(std::move(task_count));
+}
 
 absl::StatusOr<std::unique_ptr<StreamSupervisor>> StreamSupervisor::Start(StreamSupervisorOptions deps,
                                                                           SpecRecord spec) {
@@ -238,7 +246,7 @@ void StreamSupervisor::UpdateSpec(SpecRecord spec) {
     const std::vector<std::string> changed = ChangedSpecFields(spec_.spec, spec.spec);
     spec_ = spec;
     timings_ = *timings;
-    ConfigureAutoScaler(std::nullopt);
+    task_count_->Configure(spec_.spec.io_config(), std::nullopt);
     LOG(INFO) << Prefix() << "spec version " << spec_.version << " taken live ("
               << (changed.empty() ? "no change" : absl::StrJoin(changed, ", ")) << ")";
     // Group creation (taskCount, replicas), suspension and idleness act at
@@ -404,6 +412,27 @@ void StreamSupervisor::WakeUp(const std::string& why) {
   LOG(INFO) << Prefix() << "awake: " << why;
 }
 
+int32_t StreamSupervisor::TaskCount() const {
+  return task_count_->TaskCount(spec_.spec.io_config());
+}
+
+void StreamSupervisor::CheckAutoScaler() {
+  if (!task_count_->on() || spec_.spec.suspended() || stopping_ || idle_.idle()) return;
+  // A sample only from a fresh answer about every partition.
+  std::optional<OffsetMap> lags;
+  if (!stream_unreachable_ && partitions_known_ && !watermarks_.empty() &&
+      offsets_verdict_.problem == StreamProblem::kNone) {
+    const OffsetMap read_to = ReadTo();
+    lags.emplace();
+    for (const auto& [p, marks] : watermarks_) {
+      auto it = read_to.find(p);
+      (*lags)[p] = marks.latest - (it == read_to.end() ? marks.earliest : it->second);
+    }
+  }
+  task_count_->Check(spec_.spec.io_config(), active_, lags,
+                     static_cast<int32_t>(partitions_.size()), timings_.task_duration);
+}
+
 void StreamSupervisor::RecordError(const absl::Status& status) {
   LOG(WARNING) << Prefix() << status;
   health_.NoteError(options_.clock->NowMs(), status);
@@ -563,13 +592,7 @@ void StreamSupervisor::PublishView() {
     table->set_table_namespace(spec_.spec.iceberg_table().table_namespace());
     table->set_table_name(spec_.spec.iceberg_table().table_name());
   }
-  if (autoscaler_ != nullptr) {
-    v1::AutoScalerStatus* scaler = view.status.mutable_auto_scaler();
-    scaler->set_task_count(TaskCount());
-    if (pending_scale_in_) scaler->set_pending_task_count(pending_scale_in_->first.to);
-    autoscaler_->FillStatus(scaler);
-    if (last_scaling_) *scaler->mutable_last_decision() = *last_scaling_;
-  }
+  task_count_->FillStatus(spec_.spec.io_config(), &view.status);
   for (const auto& [id, group] : active_) {
     view.reading[id] = {group.base_sequence_name, group.checkpoints};
   }

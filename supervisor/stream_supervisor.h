@@ -17,9 +17,10 @@
 //   stream_status.h        the status and summary views (pure)
 //   stream_queries.h       the background Kafka queries, with their own lock
 //   checkpoint_coordinator.h  checkpoint requests, handoffs and rounds
+//   task_count_controller.h   the number of groups, autoscaling applied
 // Files of this class: stream_supervisor.cc (lifecycle, notices, loop,
 // status glue), stream_supervisor_runs.cc (the run steps, roll-over),
-// stream_supervisor_recovery.cc, task_autoscaling.cc.
+// stream_supervisor_recovery.cc.
 #ifndef SLUICE_SUPERVISOR_STREAM_SUPERVISOR_H_
 #define SLUICE_SUPERVISOR_STREAM_SUPERVISOR_H_
 
@@ -51,7 +52,7 @@
 #include "supervisor/stream_queries.h"
 #include "supervisor/stream_status.h"
 #include "supervisor/task_actions.h"
-#include "supervisor/task_autoscaler.h"
+#include "supervisor/task_count_controller.h"
 #include "supervisor/pauseless_margin.h"
 #include "supervisor/task_client.h"
 #include "supervisor/task_group.h"
@@ -210,20 +211,14 @@ class StreamSupervisor {
   // else what is committed.
   OffsetMap ReadTo();
 
-  // ---- autoscaling (task_autoscaling.cc) ----
+  // ---- autoscaling (task_count_controller.h does the work) ----
   // The number of reading groups: the autoscaler's when it is on, else
   // ioConfig.taskCount.
   int32_t TaskCount() const;
-  // Creates, reconfigures or drops the autoscaler after a spec change (and
-  // at start, with `stored`: the count a previous leader applied).
-  void ConfigureAutoScaler(std::optional<int32_t> stored);
-  // ioConfig.autoScalerConfig, each run before roll-over: samples the lag,
-  // decides, applies a scale-out now and a scale-in once a group is due to
-  // roll over anyway.
+  // ioConfig.autoScalerConfig, each run before roll-over: samples the lag
+  // for task_count_ (a fresh answer about every partition), which decides
+  // and applies.
   void CheckAutoScaler();
-  // Stores the decision, takes the new count and marks every reading group
-  // to roll over (stopTaskCount still limits how many finish at once).
-  void ApplyScaling(const ScalingProposal& proposal, absl::Time decided_at);
 
   // ---- run steps (stream_supervisor_runs.cc) ----
   absl::Status UpdatePartitions();
@@ -352,18 +347,8 @@ class StreamSupervisor {
   absl::Time last_resource_error_ = absl::InfinitePast();
   std::map<int64_t, bool> previous_spec_;
   IdleTracker idle_;
-  // ioConfig.autoScalerConfig (null: off).
-  std::unique_ptr<TaskAutoScaler> autoscaler_;
-  // The count the autoscaler works with (0 while it is off).
-  int32_t autoscaled_task_count_ = 0;
-  // A scale-in decided, waiting for a group's natural roll-over.
-  std::optional<std::pair<ScalingProposal, absl::Time>> pending_scale_in_;
-  // The last decision applied, for status.
-  std::optional<v1::ScalingDecision> last_scaling_;
-  // Reading groups (by base sequence name) created under the count before
-  // the last scaling action: due to roll over. Names of groups no longer
-  // reading leave it at the next CheckAutoScaler.
-  std::set<std::string> regroup_;
+  // The number of reading groups in force and the autoscaler's decisions.
+  std::unique_ptr<TaskCountController> task_count_;
 
   // ---- notices ----
   absl::Mutex queue_mu_;

@@ -33,9 +33,8 @@ absl::Status StreamSupervisor::Recover() {
     SLUICE_ASSIGN_OR_RETURN(scalings, txn.ScalingDecisions(datasource_));
     return absl::OkStatus();
   }));
-  if (!scalings.empty()) last_scaling_ = scalings.back();
-  ConfigureAutoScaler(autoscaled);
-  if (autoscaler_ != nullptr) {
+  task_count_->Configure(spec_.spec.io_config(), autoscaled);
+  if (task_count_->on()) {
     LOG(INFO) << Prefix() << "autoscaler on: " << TaskCount() << " task groups"
               << (autoscaled ? " (as last applied)" : "");
   }
@@ -77,13 +76,10 @@ absl::Status StreamSupervisor::Recover() {
   }
   // A scaling action the previous leader had not finished: the groups of
   // the old count still roll over now.
-  if (autoscaler_ != nullptr) {
-    for (const auto& [id, group] : active_) {
-      for (int32_t p : group.partitions()) {
-        if (p % TaskCount() != id) regroup_.insert(group.base_sequence_name);
-      }
-    }
-  }
+  task_count_->Resume(spec_.spec.io_config(),
+                      scalings.empty() ? std::nullopt
+                                       : std::optional<v1::ScalingDecision>(scalings.back()),
+                      active_);
   std::map<std::string, Group*> by_name;
   for (auto& [id, group] : active_) by_name[group.base_sequence_name] = &group;
   for (auto& [id, list] : publishing_) {

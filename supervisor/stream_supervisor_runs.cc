@@ -185,7 +185,7 @@ void StreamSupervisor::CheckTaskDuration() {
       if (task_count > 0 && p % task_count == id && !group.HasPartition(p)) grown = true;
     }
     if (grown) repartitioned.insert(id);
-    if (regroup_.count(group.base_sequence_name)) regrouped.insert(id);
+    if (task_count_->Regrouping(group.base_sequence_name)) regrouped.insert(id);
     if (stop_all || grown || regrouped.count(id) ||
         now >= group.created_at + timings_.task_duration) {
       due.emplace_back(group.created_at, id);
