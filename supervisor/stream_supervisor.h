@@ -277,8 +277,8 @@ class StreamSupervisor {
   void FinalizeAll(const std::string& why);
 
   // ---- recovery and resets (stream_supervisor_recovery.cc) ----
+  // Takes the groups GroupRecovery finds, the idle state and the task count.
   absl::Status Recover();
-  void AdoptTask(Group& group, TaskInfo& task, bool publishing);
   void HandleReset();
   void HandleResetOffsets(const OffsetMap& offsets, const std::string& reason);
   v1::ReportOffsetOutOfRangeResponse HandleOffsetOutOfRange(
