@@ -41,6 +41,19 @@ StrandExecutor* SharedOrOwnPool(StrandExecutor* shared, std::unique_ptr<StrandEx
 
 StreamSupervisor::StreamSupervisor(StreamSupervisorOptions deps, SpecRecord spec)
     : options_(std::move(deps)), datasource_(spec.datasource), spec_(std::move(spec)) {
+  StreamTrackerOptions stream;
+  stream.datasource = datasource_;
+  stream.store = options_.store;
+  stream.clock = options_.clock;
+  stream.stream_metadata_factory = options_.stream_metadata_factory;
+  stream.kafka_timeout = options_.kafka_timeout;
+  stream.background_stream_queries = options_.background_stream_queries;
+  stream.spec = [this]() -> const v1::SupervisorSpec& { return spec_.spec; };
+  stream.stream_attached = [this](StreamMetadata* attached) {
+    if (stream_queries_ != nullptr) stream_queries_->SetStream(attached);
+  };
+  stream.record_error = [this](const absl::Status& status) { RecordError(status); };
+  stream_ = std::make_unique<StreamTracker>(std::move(stream));
   TaskCountControllerOptions task_count;
   task_count.datasource = datasource_;
   task_count.store = options_.store;
@@ -79,8 +92,8 @@ absl::StatusOr<std::unique_ptr<StreamSupervisor>> StreamSupervisor::Start(Stream
   checkpoints.metrics = s->options_.metrics;
   checkpoints.pauseless_checkpoints = s->options_.pauseless_checkpoints;
   checkpoints.pauseless_margin = s->options_.pauseless_margin;
-  checkpoints.watermarks = &s->watermarks_;
-  checkpoints.produce_rates = &s->produce_rates_;
+  checkpoints.watermarks = &s->stream_->watermarks();
+  checkpoints.produce_rates = &s->stream_->produce_rates();
   checkpoints.max_rows_per_segment = [raw = s.get()] {
     return raw->spec_.spec.tuning_config().max_rows_per_segment();
   };
@@ -95,15 +108,17 @@ absl::StatusOr<std::unique_ptr<StreamSupervisor>> StreamSupervisor::Start(Stream
     StreamQueriesOptions queries;
     queries.pool = s->queries_;
     queries.period = s->timings_.period;
-    queries.timeout = s->QueryTimeout();
-    queries.read_stored = [raw = s.get()] { return raw->StoredOffsets(); };
+    queries.timeout = s->options_.kafka_timeout;
+    queries.read_stored = [raw = s.get()] { return raw->stream_->StoredOffsets(); };
     queries.deliver = [raw = s.get()](StreamSnapshot snapshot) {
-      raw->Post("stream metadata",
-                [raw, snapshot = std::move(snapshot)] { raw->ApplyStreamSnapshot(snapshot); });
+      raw->Post("stream metadata", [raw, snapshot = std::move(snapshot)] {
+        // The runs were waiting for the first answer.
+        if (raw->stream_->ApplySnapshot(snapshot, raw->active_)) raw->RequestRun();
+      });
     };
     // Created before the loop starts (its runs hand it the stream), started
     // after (its answers wake the loop strand).
-    queries.stream = s->stream_.get();
+    queries.stream = s->stream_->stream();
     s->stream_queries_ = std::make_unique<StreamQueries>(std::move(queries));
   }
   s->loops_ = SharedOrOwnPool(s->options_.loops, &s->own_loops_,
@@ -127,12 +142,7 @@ absl::Status StreamSupervisor::Init() {
   run.timeout = std::min(chat.timeout, kRunTaskTimeout);
   run.attempts = 1;
   run_client_ = options_.task_client_factory(run);
-  // A stream that cannot be created (bad properties) is a supervisor error
-  // reported in the status, not a refusal: the spec was validated already.
-  auto stream = options_.stream_metadata_factory(spec_.spec);
-  absl::Status attached =
-      stream.ok() ? AttachStream(std::move(*stream)) : stream.status();
-  if (!attached.ok()) RecordError(Annotate(attached, "connecting to the stream"));
+  stream_->Connect();
   {
     absl::MutexLock lock(&queue_mu_);
     next_run_at_ = options_.clock->Now() + timings_.start_delay;
@@ -271,7 +281,7 @@ absl::Time StreamSupervisor::LoopStep() {
   if (!loop_started_) {
     loop_started_ = true;
     LOG(INFO) << Prefix() << "started (spec version " << spec_.version << ", "
-              << StreamLabel() << ", " << TaskCount() << " groups x "
+              << stream_->Label() << ", " << TaskCount() << " groups x "
               << spec_.spec.io_config().replicas() << " replicas)";
     if (absl::Status recovered = Recover(); !recovered.ok()) {
       RecordError(Annotate(recovered, "recovering from the metadata store"));
@@ -327,8 +337,8 @@ absl::Status StreamSupervisor::RunSteps() {
     SLUICE_RETURN_IF_ERROR(Annotate(Recover(), "recovering from the metadata store"));
   }
   const absl::Time t0 = absl::Now();
-  absl::Status partitions = UpdatePartitions();
-  if (!partitions.ok() && !partitions_known_) return partitions;
+  absl::Status partitions = stream_->UpdatePartitions(&detailed_state_, &waiting_for_stream_);
+  if (!partitions.ok() && !stream_->partitions_known()) return partitions;
   const absl::Time t1 = absl::Now();
   UpdateTaskStatuses();
   const absl::Time t2 = absl::Now();
@@ -346,7 +356,7 @@ absl::Status StreamSupervisor::RunSteps() {
     created = CreateGroupsAndTasks();
   }
   const absl::Time t3 = absl::Now();
-  UpdateLag();
+  stream_->UpdateLag(active_);
   const absl::Time t4 = absl::Now();
   if (t4 - t0 > absl::Milliseconds(50)) {
     LOG(INFO) << Prefix() << "slow run " << absl::ToDoubleMilliseconds(t4 - t0)
@@ -361,7 +371,7 @@ absl::Status StreamSupervisor::RunSteps() {
 
 OffsetMap StreamSupervisor::ReadTo() {
   // A finished group's end is committed once it published.
-  OffsetMap read_to = StoredOffsets();
+  OffsetMap read_to = stream_->StoredOffsets();
   for (const auto& [id, group] : active_) {
     for (const auto& [task_id, task] : group.tasks) {
       if (!IsLive(task)) continue;
@@ -377,9 +387,9 @@ bool StreamSupervisor::CheckIdle() {
   IdleTracker::Change change = IdleTracker::Change::kNone;
   if (!config.enabled()) {
     change = idle_.Wake();
-  } else if (!stream_unreachable_ && offsets_verdict_.problem == StreamProblem::kNone) {
+  } else if (!stream_->unreachable() && stream_->offsets_verdict().problem == StreamProblem::kNone) {
     OffsetMap latest;
-    for (const auto& [p, marks] : watermarks_) latest[p] = marks.latest;
+    for (const auto& [p, marks] : stream_->watermarks()) latest[p] = marks.latest;
     change = idle_.Observe(latest, ReadTo(), options_.clock->Now(),
                            absl::Milliseconds(config.inactive_after_millis()));
   }
@@ -420,127 +430,23 @@ void StreamSupervisor::CheckAutoScaler() {
   if (!task_count_->on() || spec_.spec.suspended() || stopping_ || idle_.idle()) return;
   // A sample only from a fresh answer about every partition.
   std::optional<OffsetMap> lags;
-  if (!stream_unreachable_ && partitions_known_ && !watermarks_.empty() &&
-      offsets_verdict_.problem == StreamProblem::kNone) {
+  if (!stream_->unreachable() && stream_->partitions_known() && !stream_->watermarks().empty() &&
+      stream_->offsets_verdict().problem == StreamProblem::kNone) {
     const OffsetMap read_to = ReadTo();
     lags.emplace();
-    for (const auto& [p, marks] : watermarks_) {
+    for (const auto& [p, marks] : stream_->watermarks()) {
       auto it = read_to.find(p);
       (*lags)[p] = marks.latest - (it == read_to.end() ? marks.earliest : it->second);
     }
   }
   task_count_->Check(spec_.spec.io_config(), active_, lags,
-                     static_cast<int32_t>(partitions_.size()), timings_.task_duration);
+                     static_cast<int32_t>(stream_->partitions().size()),
+                     timings_.task_duration);
 }
 
 void StreamSupervisor::RecordError(const absl::Status& status) {
   LOG(WARNING) << Prefix() << status;
   health_.NoteError(options_.clock->NowMs(), status);
-}
-
-// ---- stream queries and health ----
-
-void StreamSupervisor::ApplyStreamSnapshot(const StreamSnapshot& snapshot) {
-  const bool first = !background_partitions_.has_value();
-  background_partitions_ = snapshot.partitions;
-  NoteStreamQuery(snapshot.Outcome());
-  if (snapshot.marks.ok()) {
-    NoteWatermarks(*snapshot.marks);
-    newest_timestamps_ = snapshot.newest_timestamps;
-    CheckStoredOffsetsAgainst(snapshot.stored, *snapshot.marks);
-  } else {
-    VLOG(1) << Prefix() << "watermarks: " << snapshot.marks.status();
-  }
-  if (first) RequestRun();  // the runs were waiting for this answer
-}
-
-void StreamSupervisor::NoteWatermarks(const std::map<int32_t, PartitionWatermarks>& marks) {
-  const absl::Time now = options_.clock->Now();
-  const double seconds = absl::ToDoubleSeconds(now - watermarks_at_);
-  if (watermarks_at_ != absl::InfinitePast() && seconds > 0) {
-    produce_rates_.clear();
-    for (const auto& [p, mark] : marks) {
-      const auto before = watermarks_.find(p);
-      if (before == watermarks_.end() || mark.latest < before->second.latest) continue;
-      produce_rates_[p] = static_cast<double>(mark.latest - before->second.latest) / seconds;
-    }
-  }
-  watermarks_ = marks;
-  watermarks_at_ = now;
-}
-
-void StreamSupervisor::UpdateLag() {
-  if (!stream_ || partitions_.empty()) return;
-  // The background thread keeps watermarks_ fresh once it has answered.
-  if (options_.background_stream_queries) return;
-  const OffsetMap stored = StoredOffsets();
-  auto marks = stream_->QueryWatermarks(partitions_, QueryTimeout());
-  NoteStreamQuery(marks.status());
-  if (!marks.ok()) {
-    VLOG(1) << Prefix() << "watermarks: " << marks.status();
-    return;
-  }
-  NoteWatermarks(*marks);
-  newest_timestamps_ = NewestTimestampsBehind(*stream_, *marks, stored, QueryTimeout());
-  CheckStoredOffsetsAgainst(stored, *marks);
-}
-
-absl::Duration StreamSupervisor::QueryTimeout() const {
-  // Not the period: a short one (PT0.5S) would give a query to an idle or
-  // distant broker less time than it takes to answer, and the datasource
-  // would look cut off from Kafka while Kafka is fine.
-  return options_.kafka_timeout;
-}
-
-void StreamSupervisor::NoteStreamQuery(const absl::Status& status) {
-  if (spec_.spec.suspended()) {
-    // A suspended datasource reads nothing: what Kafka answers does not
-    // change its state (SUSPENDED) nor its errors. Judged again once resumed.
-    if (!status.ok()) VLOG(1) << Prefix() << "suspended; Kafka query: " << status;
-    stream_unreachable_ = false;
-    return;
-  }
-  const bool unreachable = IsUnreachable(status);
-  if (unreachable && !stream_unreachable_) {
-    LOG(WARNING) << Prefix() << "Kafka cannot be reached: " << status;
-    RecordError(Annotate(status, "Kafka cannot be reached"));
-  } else if (!unreachable && stream_unreachable_) {
-    LOG(INFO) << Prefix() << "Kafka answers again";
-  }
-  stream_unreachable_ = unreachable;
-}
-
-OffsetMap StreamSupervisor::StoredOffsets() {
-  OffsetMap stored;
-  options_.store
-      ->InTransaction([&](StoreTxn& txn) -> absl::Status {
-        SLUICE_ASSIGN_OR_RETURN(stored, txn.CommittedOffsets(datasource_));
-        return absl::OkStatus();
-      })
-      .IgnoreError();
-  return stored;
-}
-
-void StreamSupervisor::CheckStoredOffsetsAgainst(
-    const OffsetMap& stored, const std::map<int32_t, PartitionWatermarks>& marks) {
-  std::set<int32_t> idle(partitions_.begin(), partitions_.end());
-  for (const auto& [id, group] : active_) {
-    for (int32_t p : group.partitions()) idle.erase(p);
-  }
-  SetOffsetsVerdict(CheckStoredOffsets(stored, marks, idle,
-                                       spec_.spec.tuning_config().reset_offset_automatically()));
-}
-
-void StreamSupervisor::SetOffsetsVerdict(StreamVerdict verdict) {
-  if (verdict.problem != StreamProblem::kNone &&
-      (verdict.problem != offsets_verdict_.problem || verdict.message != offsets_verdict_.message)) {
-    LOG(ERROR) << Prefix() << "ALERT: " << verdict.message;
-    RecordError(absl::FailedPreconditionError(verdict.message));
-  } else if (verdict.problem == StreamProblem::kNone &&
-             offsets_verdict_.problem != StreamProblem::kNone) {
-    LOG(INFO) << Prefix() << "the stored offsets are within Kafka's offsets again";
-  }
-  offsets_verdict_ = std::move(verdict);
 }
 
 // ---- view and status ----
@@ -564,26 +470,26 @@ void StreamSupervisor::PublishView() {
   in.datasource = datasource_;
   in.topic = spec_.spec.io_config().topic();
   in.topic_pattern = spec_.spec.io_config().topic_pattern();
-  if (const StreamPartitionIds* ids = StreamPartitionIdsOrNull(); ids != nullptr) {
+  if (const StreamPartitionIds* ids = stream_->partition_ids(); ids != nullptr) {
     in.stream_partitions = ids->From(0);
   }
   in.suspended = spec_.spec.suspended();
   in.spec_version = spec_.version;
   in.task_duration = timings_.task_duration;
-  in.partitions = static_cast<int32_t>(partitions_.size());
-  in.partitions_known = partitions_known_;
+  in.partitions = static_cast<int32_t>(stream_->partitions().size());
+  in.partitions_known = stream_->partitions_known();
   in.stopping = stopping_;
   in.idle = idle_.idle();
-  in.stream_unreachable = stream_unreachable_;
-  in.offsets_problem = offsets_verdict_.problem;
+  in.stream_unreachable = stream_->unreachable();
+  in.offsets_problem = stream_->offsets_verdict().problem;
   in.detailed_state = detailed_state_;
   in.segments_failing_verification = failing;
   in.health = &health_;
   in.active = &active_;
   in.publishing = &publishing_;
-  in.watermarks = &watermarks_;
-  in.newest_timestamps = &newest_timestamps_;
-  in.watermarks_at = watermarks_at_;
+  in.watermarks = &stream_->watermarks();
+  in.newest_timestamps = &stream_->newest_timestamps();
+  in.watermarks_at = stream_->watermarks_at();
   in.now = options_.clock->Now();
   View view;
   view.status = BuildStatus(in);

@@ -16,6 +16,8 @@
 //                          "a replica succeeded" path)
 //   stream_status.h        the status and summary views (pure)
 //   stream_queries.h       the background Kafka queries, with their own lock
+//   stream_tracker.h       what is known of the stream (partitions,
+//                          watermarks, reachability)
 //   checkpoint_coordinator.h  checkpoint requests, handoffs and rounds
 //   task_count_controller.h   the number of groups, autoscaling applied
 // Files of this class: stream_supervisor.cc (lifecycle, notices, loop,
@@ -51,6 +53,7 @@
 #include "supervisor/stream_metadata.h"
 #include "supervisor/stream_queries.h"
 #include "supervisor/stream_status.h"
+#include "supervisor/stream_tracker.h"
 #include "supervisor/task_actions.h"
 #include "supervisor/task_count_controller.h"
 #include "supervisor/pauseless_margin.h"
@@ -221,7 +224,6 @@ class StreamSupervisor {
   void CheckAutoScaler();
 
   // ---- run steps (stream_supervisor_runs.cc) ----
-  absl::Status UpdatePartitions();
   void UpdateTaskStatuses();
   void CheckTaskDuration();
   void CheckPendingCompletion();
@@ -231,43 +233,12 @@ class StreamSupervisor {
   // (one that differs from the running one in more than `suspended`).
   bool IsPreviousSpec(int64_t version);
   absl::Status CreateGroup(int32_t group_id, const std::vector<int32_t>& partitions);
-  // Takes `stream` as stream_, a topic-pattern stream after its ids were
-  // restored from the store (the ids it gives then never contradict stored
-  // ones). On error stream_ stays unset.
-  absl::Status AttachStream(std::unique_ptr<StreamMetadata> stream);
-  // Stores the stream partition ids the stream gave since the last call:
-  // before any group or offset uses them.
-  absl::Status PersistStreamPartitions();
-  // The ids of a topic-pattern stream (null: one topic, or no stream yet).
-  const StreamPartitionIds* StreamPartitionIdsOrNull() const;
-  // "topic wiki" or "topicPattern wiki-.*", for logs and errors.
-  std::string StreamLabel() const;
   // Places a task of the group and sends RunTask off the loop: the task is
   // in the group (NOT_STARTED) at once, HandleRunTaskResult settles it.
   absl::Status CreateTask(Group& group);
   void HandleRunTaskResult(int32_t group_id, const std::string& task_id,
                            const std::string& worker,
                            const absl::StatusOr<v1::RunTaskResponse>& response);
-
-  // ---- stream queries and health (stream_supervisor.cc) ----
-  // A background query's answer, on the loop.
-  void ApplyStreamSnapshot(const StreamSnapshot& snapshot);
-  // Takes a watermark query's answer: watermarks_, its time, produce_rates_.
-  void NoteWatermarks(const std::map<int32_t, PartitionWatermarks>& marks);
-  void UpdateLag();
-  // The deadline of one Kafka metadata query: kafka_timeout, whatever the
-  // period (a short period must not shorten it below a broker's answer).
-  absl::Duration QueryTimeout() const;
-  // A metadata query's outcome decides whether Kafka is reachable (not while
-  // the spec is suspended: a suspended datasource stays SUSPENDED).
-  void NoteStreamQuery(const absl::Status& status);
-  // Judges the stored offsets (read before `marks` were queried) against
-  // the watermarks (stream_health.h); logs and records a new problem.
-  void CheckStoredOffsetsAgainst(const OffsetMap& stored,
-                                 const std::map<int32_t, PartitionWatermarks>& marks);
-  void SetOffsetsVerdict(StreamVerdict verdict);
-  // The committed offsets, for CheckStoredOffsetsAgainst (empty on error).
-  OffsetMap StoredOffsets();
 
   // ---- roll-over (stream_supervisor_runs.cc) ----
   // The group's final round (the coordinator's, finish=true), then it
@@ -290,10 +261,8 @@ class StreamSupervisor {
   std::unique_ptr<TaskClient> client_;
   // RunTask only: one attempt with a short deadline (kRunTaskTimeout).
   std::unique_ptr<TaskClient> run_client_;
-  std::unique_ptr<StreamMetadata> stream_;
-  // What the background queries last fetched (loop thread), applied by
-  // each run in place of querying; empty until the first fetch.
-  std::optional<absl::StatusOr<std::vector<int32_t>>> background_partitions_;
+  // What is known of the stream: partitions, watermarks, reachability.
+  std::unique_ptr<StreamTracker> stream_;
 
   // Pools of our own when options_ has none (declared before the strands).
   std::unique_ptr<StrandExecutor> own_loops_;
@@ -319,28 +288,10 @@ class StreamSupervisor {
   bool stopping_ = false;
   std::map<int32_t, Group> active_;
   std::map<int32_t, std::vector<Group>> publishing_;
-  std::vector<int32_t> partitions_;
-  // Topic-pattern streams: ids below this are in the store.
-  int32_t stored_stream_partitions_ = 0;
-  bool partitions_known_ = false;
-  std::set<int32_t> first_partitions_;
   // Start offsets for the next group of a partition (end of a finalized group).
   OffsetMap next_offsets_;
-  std::map<int32_t, PartitionWatermarks> watermarks_;
-  // Newest record timestamps of partitions with records left to commit
-  // (stream_queries.h), for the time lag.
-  std::map<int32_t, int64_t> newest_timestamps_;
-  // Kafka did not answer the last metadata query (UNABLE_TO_CONNECT_TO_STREAM).
-  bool stream_unreachable_ = false;
-  // Stored offsets below the earliest or past the latest offset.
-  StreamVerdict offsets_verdict_;
   // A run found no answer from the background queries yet (not a failure).
   bool waiting_for_stream_ = false;
-  absl::Time watermarks_at_ = absl::InfinitePast();
-  // Records per second each partition's latest offset grew between the last
-  // two watermark queries (the stream's production rate; absent until two
-  // answers): how far a pauseless end may lie past the records known.
-  std::map<int32_t, double> produce_rates_;
   std::string detailed_state_ = "PENDING";
   // Run and task outcomes, recent errors (stream_status.h).
   SupervisorHealth health_;

@@ -92,7 +92,7 @@ void StreamSupervisor::HandleReset() {
   }
   KillGroupsReading(all, "the supervisor was reset");
   next_offsets_.clear();
-  first_partitions_ = std::set<int32_t>(partitions_.begin(), partitions_.end());
+  stream_->TreatAllAsFirstSeen();
   LOG(WARNING) << Prefix() << "reset: cleared the stored offsets " << FormatOffsets(before)
                << " and killed the reading groups; reading restarts from "
                << (spec_.spec.io_config().use_earliest_offset() ? "earliest" : "latest");
@@ -148,8 +148,7 @@ v1::ReportOffsetOutOfRangeResponse StreamSupervisor::HandleOffsetOutOfRange(
   for (const auto& [p, offset] : wanted) partitions.push_back(p);
   OffsetMap earliest;
   absl::StatusOr<std::map<int32_t, PartitionWatermarks>> marks =
-      stream_ ? stream_->QueryWatermarks(partitions, options_.kafka_timeout)
-              : absl::UnavailableError("no connection to the stream");
+      stream_->QueryWatermarks(partitions);
   if (!marks.ok()) {
     response.set_message(absl::StrCat("cannot read the earliest offsets: ",
                                       marks.status().ToString(), "; not resetting"));

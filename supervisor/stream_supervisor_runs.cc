@@ -18,98 +18,6 @@
 
 namespace sluice::supervisor {
 
-absl::Status StreamSupervisor::UpdatePartitions() {
-  if (!stream_) {
-    auto stream = options_.stream_metadata_factory(spec_.spec);
-    absl::Status attached = stream.ok() ? AttachStream(std::move(*stream)) : stream.status();
-    if (!attached.ok()) {
-      detailed_state_ = "CONNECTING_TO_STREAM";
-      return Annotate(attached, "connecting to the stream");
-    }
-    if (stream_queries_ != nullptr) stream_queries_->SetStream(stream_.get());
-  }
-  // With background queries, their latest answer stands in for a query
-  // here: the loop never waits for Kafka to list partitions. Until the
-  // first answer, runs wait (CONNECTING_TO_STREAM, neither success nor
-  // failure).
-  absl::StatusOr<std::vector<int32_t>> partitions = absl::UnavailableError("not asked");
-  if (options_.background_stream_queries) {
-    if (!background_partitions_.has_value()) {
-      detailed_state_ = "CONNECTING_TO_STREAM";
-      waiting_for_stream_ = true;
-      return absl::UnavailableError("waiting for the first answer from Kafka");
-    }
-    partitions = *background_partitions_;
-  } else {
-    partitions = stream_->ListPartitions(QueryTimeout());
-    NoteStreamQuery(partitions.status());
-  }
-  if (!partitions.ok()) {
-    detailed_state_ = !IsUnreachable(partitions.status()) ? "CONNECTING_TO_STREAM"
-                      : partitions_known_                 ? "LOST_CONTACT_WITH_STREAM"
-                                                          : "UNABLE_TO_CONNECT_TO_STREAM";
-    return Annotate(partitions.status(),
-                    absl::StrCat("listing the partitions of ", StreamLabel()));
-  }
-  if (partitions->empty()) {
-    return absl::UnavailableError(absl::StrCat(StreamLabel(), " has no partitions"));
-  }
-  // Ids of new partitions are stored before anything uses them.
-  SLUICE_RETURN_IF_ERROR(PersistStreamPartitions());
-  if (!partitions_known_) {
-    first_partitions_.insert(partitions->begin(), partitions->end());
-    LOG(INFO) << Prefix() << StreamLabel() << " has " << partitions->size() << " partitions";
-  } else if (*partitions != partitions_) {
-    LOG(INFO) << Prefix() << "partitions changed from [" << absl::StrJoin(partitions_, ",")
-              << "] to [" << absl::StrJoin(*partitions, ",") << "]";
-  }
-  partitions_ = *partitions;
-  partitions_known_ = true;
-  return absl::OkStatus();
-}
-
-absl::Status StreamSupervisor::AttachStream(std::unique_ptr<StreamMetadata> stream) {
-  if (StreamPartitionIds* ids = stream->stream_partition_ids(); ids != nullptr) {
-    std::vector<v1::StreamPartition> stored;
-    SLUICE_RETURN_IF_ERROR(options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
-      SLUICE_ASSIGN_OR_RETURN(stored, txn.StreamPartitions(datasource_));
-      return absl::OkStatus();
-    }));
-    SLUICE_RETURN_IF_ERROR(Annotate(ids->Restore(stored), "the stored stream partitions"));
-    stored_stream_partitions_ = ids->next_id();
-  }
-  stream_ = std::move(stream);
-  return absl::OkStatus();
-}
-
-absl::Status StreamSupervisor::PersistStreamPartitions() {
-  StreamPartitionIds* ids = stream_ != nullptr ? stream_->stream_partition_ids() : nullptr;
-  if (ids == nullptr) return absl::OkStatus();
-  std::vector<v1::StreamPartition> added = ids->From(stored_stream_partitions_);
-  if (added.empty()) return absl::OkStatus();
-  SLUICE_RETURN_IF_ERROR(Annotate(
-      options_.store->InTransaction([&](StoreTxn& txn) {
-        return txn.AddStreamPartitions(datasource_, added, options_.clock->NowMs());
-      }),
-      "storing new stream partition ids"));
-  for (const v1::StreamPartition& p : added) {
-    LOG(INFO) << Prefix() << "stream partition " << p.id() << " is "
-              << FormatTopicPartition({p.topic(), p.partition()});
-  }
-  stored_stream_partitions_ = added.back().id() + 1;
-  return absl::OkStatus();
-}
-
-const StreamPartitionIds* StreamSupervisor::StreamPartitionIdsOrNull() const {
-  return stream_ != nullptr ? stream_->stream_partition_ids() : nullptr;
-}
-
-std::string StreamSupervisor::StreamLabel() const {
-  const v1::IoConfig& io = spec_.spec.io_config();
-  return io.topic_pattern().empty() ? absl::StrCat("topic ", io.topic())
-                                    : absl::StrCat("topicPattern ", io.topic_pattern());
-}
-
 void StreamSupervisor::UpdateTaskStatuses() {
   std::map<std::string, v1::TaskStatus> reports;
   {
@@ -181,7 +89,7 @@ void StreamSupervisor::CheckTaskDuration() {
     // rather than at the end of the task duration (Druid waits
     // repartitionTransitionDuration, PT2M by default, then does the same).
     bool grown = false;
-    for (int32_t p : partitions_) {
+    for (int32_t p : stream_->partitions()) {
       if (task_count > 0 && p % task_count == id && !group.HasPartition(p)) grown = true;
     }
     if (grown) repartitioned.insert(id);
@@ -370,7 +278,7 @@ absl::Status StreamSupervisor::CreateGroupsAndTasks() {
   }
   const int task_count = TaskCount();
   std::map<int32_t, std::vector<int32_t>> by_group;
-  for (int32_t p : partitions_) by_group[p % task_count].push_back(p);
+  for (int32_t p : stream_->partitions()) by_group[p % task_count].push_back(p);
   // After a live taskCount change, groups of the old count read on until
   // their roll-over: a new group waits while one of its partitions is read.
   std::set<int32_t> held;
@@ -426,7 +334,7 @@ absl::Status StreamSupervisor::CreateGroup(int32_t group_id,
   const std::vector<int32_t> need_marks = PartitionsNeedingWatermarks(partitions, next_offsets_);
   std::map<int32_t, PartitionWatermarks> marks;
   if (!need_marks.empty()) {
-    auto queried = stream_->QueryWatermarks(need_marks, QueryTimeout());
+    auto queried = stream_->QueryWatermarks(need_marks);
     if (!queried.ok()) {
       return Annotate(queried.status(), absl::StrCat("watermarks of group ", group_id));
     }
@@ -437,14 +345,14 @@ absl::Status StreamSupervisor::CreateGroup(int32_t group_id,
   inputs.committed = committed;
   inputs.next_offsets = next_offsets_;
   inputs.watermarks = std::move(marks);
-  inputs.first_partitions = first_partitions_;
+  inputs.first_partitions = stream_->first_partitions();
   inputs.use_earliest_offset = spec_.spec.io_config().use_earliest_offset();
   inputs.reset_offset_automatically = spec_.spec.tuning_config().reset_offset_automatically();
   StartOffsetDecision decision = DecideStartOffsets(inputs);
   if (decision.unavailable) {
     // Kafka answered: this is not a connection problem.
     detailed_state_ = "STORED_OFFSETS_UNAVAILABLE";
-    SetOffsetsVerdict({StreamProblem::kStoredOffsetsUnavailable, *decision.unavailable});
+    stream_->SetOffsetsVerdict({StreamProblem::kStoredOffsetsUnavailable, *decision.unavailable});
     return absl::FailedPreconditionError(*decision.unavailable);
   }
   const OffsetMap& start = decision.start;
@@ -533,7 +441,7 @@ absl::Status StreamSupervisor::CreateTask(Group& group) {
   }
   SLUICE_ASSIGN_OR_RETURN(TaskLaunch launch,
                           actions_->CreateTask(group, *worker, checkpoints, spec_.spec, timings_,
-                                               StreamPartitionIdsOrNull()));
+                                               stream_->partition_ids()));
   // The answer comes back as a notice.
   const int32_t group_id = group.group_id;
   const std::string task_id = launch.spec.task_id();
