@@ -102,6 +102,16 @@ absl::StatusOr<std::unique_ptr<StreamSupervisor>> StreamSupervisor::Start(Stream
     raw->RecordError(status);
   };
   s->checkpoints_ = std::make_unique<CheckpointCoordinator>(std::move(checkpoints));
+  RollOverOptions roll_over;
+  roll_over.datasource = s->datasource_;
+  roll_over.store = s->options_.store;
+  roll_over.clock = s->options_.clock;
+  roll_over.actions = s->actions_.get();
+  roll_over.checkpoints = s->checkpoints_.get();
+  roll_over.record_error = [raw = s.get()](const absl::Status& status) {
+    raw->RecordError(status);
+  };
+  s->roll_over_ = std::make_unique<RollOver>(std::move(roll_over));
   if (s->options_.background_stream_queries) {
     s->queries_ = SharedOrOwnPool(s->options_.queries, &s->own_queries_,
                                   {.threads = 1, .name = "stream queries " + s->datasource_});
@@ -113,7 +123,7 @@ absl::StatusOr<std::unique_ptr<StreamSupervisor>> StreamSupervisor::Start(Stream
     queries.deliver = [raw = s.get()](StreamSnapshot snapshot) {
       raw->Post("stream metadata", [raw, snapshot = std::move(snapshot)] {
         // The runs were waiting for the first answer.
-        if (raw->stream_->ApplySnapshot(snapshot, raw->active_)) raw->RequestRun();
+        if (raw->stream_->ApplySnapshot(snapshot, raw->groups_.reading)) raw->RequestRun();
       });
     };
     // Created before the loop starts (its runs hand it the stream), started
@@ -269,7 +279,7 @@ void StreamSupervisor::StopGracefully() {
   Post("graceful stop", [this] {
     stopping_ = true;
     detailed_state_ = "STOPPING";
-    FinalizeAll("the supervisor is stopping");
+    roll_over_->FinalizeAll(groups_, "the supervisor is stopping", timings_.completion_timeout);
     absl::MutexLock lock(&queue_mu_);
     exit_ = true;
   });
@@ -343,10 +353,10 @@ absl::Status StreamSupervisor::RunSteps() {
   UpdateTaskStatuses();
   const absl::Time t2 = absl::Now();
   CheckAutoScaler();
-  checkpoints_->MoveStalledCheckpoints(active_);
+  checkpoints_->MoveStalledCheckpoints(groups_.reading);
   CheckTaskDuration();
-  CheckPendingCompletion();
-  CheckCurrentTasks();
+  roll_over_->CheckPublishing(groups_, spec_.spec.io_config().completion_timeout());
+  roll_over_->CheckReading(groups_);
   absl::Status created = absl::OkStatus();
   if (spec_.spec.suspended()) {
     detailed_state_ = "SUSPENDED";
@@ -356,7 +366,7 @@ absl::Status StreamSupervisor::RunSteps() {
     created = CreateGroupsAndTasks();
   }
   const absl::Time t3 = absl::Now();
-  stream_->UpdateLag(active_);
+  stream_->UpdateLag(groups_.reading);
   const absl::Time t4 = absl::Now();
   if (t4 - t0 > absl::Milliseconds(50)) {
     LOG(INFO) << Prefix() << "slow run " << absl::ToDoubleMilliseconds(t4 - t0)
@@ -367,81 +377,6 @@ absl::Status StreamSupervisor::RunSteps() {
   }
   SLUICE_RETURN_IF_ERROR(partitions);
   return created;
-}
-
-OffsetMap StreamSupervisor::ReadTo() {
-  // A finished group's end is committed once it published.
-  OffsetMap read_to = stream_->StoredOffsets();
-  for (const auto& [id, group] : active_) {
-    for (const auto& [task_id, task] : group.tasks) {
-      if (!IsLive(task)) continue;
-      read_to = MaxOffsets(
-          read_to, Restrict(FromProto(task.status.current_offsets()), group.start_offsets));
-    }
-  }
-  return read_to;
-}
-
-bool StreamSupervisor::CheckIdle() {
-  const v1::IdleConfig& config = spec_.spec.io_config().idle_config();
-  IdleTracker::Change change = IdleTracker::Change::kNone;
-  if (!config.enabled()) {
-    change = idle_.Wake();
-  } else if (!stream_->unreachable() && stream_->offsets_verdict().problem == StreamProblem::kNone) {
-    OffsetMap latest;
-    for (const auto& [p, marks] : stream_->watermarks()) latest[p] = marks.latest;
-    change = idle_.Observe(latest, ReadTo(), options_.clock->Now(),
-                           absl::Milliseconds(config.inactive_after_millis()));
-  }
-  if (change == IdleTracker::Change::kNone) return idle_.idle();
-  StoreIdleState();
-  if (change == IdleTracker::Change::kWoke) {
-    LOG(INFO) << Prefix() << "awake: "
-              << (config.enabled() ? "the stream moved" : "idleConfig is off")
-              << "; creating groups again";
-    return false;
-  }
-  LOG(INFO) << Prefix() << "idle: every partition stayed at its latest offset "
-            << FormatOffsets(idle_.state().latest) << " for "
-            << config.inactive_after_millis() << " ms with nothing left to read";
-  FinalizeAll("the stream is idle (ioConfig.idleConfig)");
-  return true;
-}
-
-void StreamSupervisor::StoreIdleState() {
-  const int64_t now_ms = options_.clock->NowMs();
-  absl::Status stored = options_.store->InTransaction([&](StoreTxn& txn) {
-    return txn.SetIdleState(datasource_, idle_.idle() ? &idle_.state() : nullptr, now_ms);
-  });
-  if (!stored.ok()) RecordError(Annotate(stored, "storing the idle state"));
-}
-
-void StreamSupervisor::WakeUp(const std::string& why) {
-  if (idle_.Wake() != IdleTracker::Change::kWoke) return;
-  StoreIdleState();
-  LOG(INFO) << Prefix() << "awake: " << why;
-}
-
-int32_t StreamSupervisor::TaskCount() const {
-  return task_count_->TaskCount(spec_.spec.io_config());
-}
-
-void StreamSupervisor::CheckAutoScaler() {
-  if (!task_count_->on() || spec_.spec.suspended() || stopping_ || idle_.idle()) return;
-  // A sample only from a fresh answer about every partition.
-  std::optional<OffsetMap> lags;
-  if (!stream_->unreachable() && stream_->partitions_known() && !stream_->watermarks().empty() &&
-      stream_->offsets_verdict().problem == StreamProblem::kNone) {
-    const OffsetMap read_to = ReadTo();
-    lags.emplace();
-    for (const auto& [p, marks] : stream_->watermarks()) {
-      auto it = read_to.find(p);
-      (*lags)[p] = marks.latest - (it == read_to.end() ? marks.earliest : it->second);
-    }
-  }
-  task_count_->Check(spec_.spec.io_config(), active_, lags,
-                     static_cast<int32_t>(stream_->partitions().size()),
-                     timings_.task_duration);
 }
 
 void StreamSupervisor::RecordError(const absl::Status& status) {
@@ -485,8 +420,8 @@ void StreamSupervisor::PublishView() {
   in.detailed_state = detailed_state_;
   in.segments_failing_verification = failing;
   in.health = &health_;
-  in.active = &active_;
-  in.publishing = &publishing_;
+  in.active = &groups_.reading;
+  in.publishing = &groups_.publishing;
   in.watermarks = &stream_->watermarks();
   in.newest_timestamps = &stream_->newest_timestamps();
   in.watermarks_at = stream_->watermarks_at();
@@ -499,10 +434,10 @@ void StreamSupervisor::PublishView() {
     table->set_table_name(spec_.spec.iceberg_table().table_name());
   }
   task_count_->FillStatus(spec_.spec.io_config(), &view.status);
-  for (const auto& [id, group] : active_) {
+  for (const auto& [id, group] : groups_.reading) {
     view.reading[id] = {group.base_sequence_name, group.checkpoints};
   }
-  for (const auto& [id, groups] : publishing_) {
+  for (const auto& [id, groups] : groups_.publishing) {
     for (const Group& group : groups) view.publishing.insert(group.base_sequence_name);
   }
   view.recovered = recovered_;
@@ -585,7 +520,7 @@ absl::StatusOr<v1::CheckpointDataSourceMetadataResponse> StreamSupervisor::Check
   if (answer.queue) {
     Post(answer.response.ok() ? "checkpoint" : "bad checkpoint",
          [this, request, now = absl::Now()] {
-           checkpoints_->HandleRequest(active_, request, now);
+           checkpoints_->HandleRequest(groups_.reading, request, now);
          });
   }
   return std::move(answer.response);
@@ -598,7 +533,7 @@ absl::StatusOr<v1::HandoffTaskGroupsResponse> StreamSupervisor::Handoff(
   SLUICE_RETURN_IF_ERROR(PostAndWait(
       "handoff",
       [this, group_ids, result] {
-        *result = recovered_ ? checkpoints_->Handoff(active_, group_ids)
+        *result = recovered_ ? checkpoints_->Handoff(groups_.reading, group_ids)
                              : absl::UnavailableError(absl::StrCat(
                                    "the supervisor of ", datasource_,
                                    " is still recovering its task groups; retry"));

@@ -20,9 +20,11 @@
 //                          watermarks, reachability)
 //   checkpoint_coordinator.h  checkpoint requests, handoffs and rounds
 //   task_count_controller.h   the number of groups, autoscaling applied
+//   roll_over.h            groups finishing, publishing, ending
+//   group_recovery.h       groups and tasks after a restart
 // Files of this class: stream_supervisor.cc (lifecycle, notices, loop,
-// status glue), stream_supervisor_runs.cc (the run steps, roll-over),
-// stream_supervisor_recovery.cc.
+// status glue), stream_supervisor_runs.cc (the run steps),
+// stream_supervisor_recovery.cc (recovery glue, resets).
 #ifndef SLUICE_SUPERVISOR_STREAM_SUPERVISOR_H_
 #define SLUICE_SUPERVISOR_STREAM_SUPERVISOR_H_
 
@@ -57,6 +59,7 @@
 #include "supervisor/task_actions.h"
 #include "supervisor/task_count_controller.h"
 #include "supervisor/pauseless_margin.h"
+#include "supervisor/roll_over.h"
 #include "supervisor/task_client.h"
 #include "supervisor/task_group.h"
 #include "supervisor/worker_registry.h"
@@ -202,6 +205,8 @@ class StreamSupervisor {
   void PublishView() ABSL_LOCKS_EXCLUDED(view_mu_);
   void RecordError(const absl::Status& status);
   std::string Prefix() const;
+
+  // ---- run steps (stream_supervisor_runs.cc) ----
   // ioConfig.idleConfig: observes the stream (idle_tracker.h), finishes the
   // reading groups when it goes idle and stores the state; true while idle
   // (no groups are created).
@@ -213,8 +218,6 @@ class StreamSupervisor {
   // How far reading got per partition: the furthest live reading task,
   // else what is committed.
   OffsetMap ReadTo();
-
-  // ---- autoscaling (task_count_controller.h does the work) ----
   // The number of reading groups: the autoscaler's when it is on, else
   // ioConfig.taskCount.
   int32_t TaskCount() const;
@@ -222,12 +225,9 @@ class StreamSupervisor {
   // for task_count_ (a fresh answer about every partition), which decides
   // and applies.
   void CheckAutoScaler();
-
-  // ---- run steps (stream_supervisor_runs.cc) ----
   void UpdateTaskStatuses();
+  // Hands roll_over_ what decides which reading groups finish now.
   void CheckTaskDuration();
-  void CheckPendingCompletion();
-  void CheckCurrentTasks();
   absl::Status CreateGroupsAndTasks();
   // Whether groups created under spec `version` belong to an earlier spec
   // (one that differs from the running one in more than `suspended`).
@@ -239,13 +239,6 @@ class StreamSupervisor {
   void HandleRunTaskResult(int32_t group_id, const std::string& task_id,
                            const std::string& worker,
                            const absl::StatusOr<v1::RunTaskResponse>& response);
-
-  // ---- roll-over (stream_supervisor_runs.cc) ----
-  // The group's final round (the coordinator's, finish=true), then it
-  // publishes: active_ -> publishing_, next_offsets_ from its end.
-  void Finalize(int32_t group_id, const std::string& why);
-  // Finalizes every reading group (a graceful stop, going idle).
-  void FinalizeAll(const std::string& why);
 
   // ---- recovery and resets (stream_supervisor_recovery.cc) ----
   // Takes the groups GroupRecovery finds, the idle state and the task count.
@@ -279,6 +272,8 @@ class StreamSupervisor {
   std::unique_ptr<TaskActions> actions_;
   // Checkpoint requests, handoffs and rounds (created with actions_).
   std::unique_ptr<CheckpointCoordinator> checkpoints_;
+  // Roll-over and the end of groups (created with checkpoints_).
+  std::unique_ptr<RollOver> roll_over_;
 
   // ---- loop state (only touched by loop steps) ----
   bool loop_started_ = false;
@@ -286,10 +281,8 @@ class StreamSupervisor {
   SpecTimings timings_;
   bool recovered_ = false;
   bool stopping_ = false;
-  std::map<int32_t, Group> active_;
-  std::map<int32_t, std::vector<Group>> publishing_;
-  // Start offsets for the next group of a partition (end of a finalized group).
-  OffsetMap next_offsets_;
+  // Reading and publishing groups, where the next ones start.
+  TaskGroups groups_;
   // A run found no answer from the background queries yet (not a failure).
   bool waiting_for_stream_ = false;
   std::string detailed_state_ = "PENDING";

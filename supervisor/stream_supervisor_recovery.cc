@@ -39,24 +39,24 @@ absl::Status StreamSupervisor::Recover() {
     LOG(INFO) << Prefix() << "idle since " << absl::FormatTime(absl::FromUnixMillis(idle->since_ms))
               << " (latest offsets " << FormatOffsets(idle->latest) << ")";
   }
-  for (auto& [id, group] : recovered.reading) active_[id] = std::move(group);
+  for (auto& [id, group] : recovered.reading) groups_.reading[id] = std::move(group);
   for (auto& [id, list] : recovered.publishing) {
-    for (Group& group : list) publishing_[id].push_back(std::move(group));
+    for (Group& group : list) groups_.publishing[id].push_back(std::move(group));
   }
   for (const auto& [p, offset] : recovered.publishing_ends) {
-    auto [it, inserted] = next_offsets_.emplace(p, offset);
+    auto [it, inserted] = groups_.next_offsets.emplace(p, offset);
     if (!inserted) it->second = std::max(it->second, offset);
   }
   // A scaling action the previous leader had not finished: the groups of
   // the old count still roll over now.
-  task_count_->Resume(spec_.spec.io_config(), std::move(recovered.last_scaling), active_);
+  task_count_->Resume(spec_.spec.io_config(), std::move(recovered.last_scaling), groups_.reading);
   recovered_ = true;
   return absl::OkStatus();
 }
 
 void StreamSupervisor::KillGroupsReading(const std::set<int32_t>& partitions,
                                          const std::string& reason) {
-  for (auto it = active_.begin(); it != active_.end();) {
+  for (auto it = groups_.reading.begin(); it != groups_.reading.end();) {
     bool affected = false;
     for (int32_t p : partitions) affected = affected || it->second.HasPartition(p);
     if (!affected) {
@@ -65,8 +65,8 @@ void StreamSupervisor::KillGroupsReading(const std::set<int32_t>& partitions,
     }
     actions_->KillGroup(it->second, reason);
     actions_->FinishGroup(it->second, GroupState::kAbandoned, reason);
-    for (int32_t p : it->second.partitions()) next_offsets_.erase(p);
-    it = active_.erase(it);
+    for (int32_t p : it->second.partitions()) groups_.next_offsets.erase(p);
+    it = groups_.reading.erase(it);
   }
 }
 
@@ -87,11 +87,11 @@ void StreamSupervisor::HandleReset() {
     return;
   }
   std::set<int32_t> all;
-  for (const auto& [id, group] : active_) {
+  for (const auto& [id, group] : groups_.reading) {
     for (int32_t p : group.partitions()) all.insert(p);
   }
   KillGroupsReading(all, "the supervisor was reset");
-  next_offsets_.clear();
+  groups_.next_offsets.clear();
   stream_->TreatAllAsFirstSeen();
   LOG(WARNING) << Prefix() << "reset: cleared the stored offsets " << FormatOffsets(before)
                << " and killed the reading groups; reading restarts from "
@@ -181,7 +181,7 @@ v1::ReportOffsetOutOfRangeResponse StreamSupervisor::HandleOffsetOutOfRange(
   if (judged.task_suspect) {
     absl::StrAppend(&message, "; the task is replaced");
     RecordError(absl::FailedPreconditionError(message));
-    for (auto& [id, group] : active_) {
+    for (auto& [id, group] : groups_.reading) {
       auto task = group.tasks.find(request.task_id());
       if (task == group.tasks.end() || !IsLive(task->second)) continue;
       actions_->KillTask(task->second,

@@ -1,7 +1,7 @@
-// The run steps of a stream supervisor (stream_supervisor.h): partitions,
-// task statuses, roll-over (a group's final round, then publishing),
-// completion timeouts, replacement of ended tasks and groups, creation of
-// groups and tasks. Loop only.
+// The run steps of a stream supervisor (stream_supervisor.h): idleness,
+// the autoscaler's sample, what decides roll-over (roll_over.h does it),
+// task statuses, creation of groups and tasks and the answers to their
+// RunTask. Loop only.
 #include <glog/logging.h>
 
 #include <algorithm>
@@ -17,6 +17,98 @@
 #include "supervisor/spec_changes.h"
 
 namespace sluice::supervisor {
+
+OffsetMap StreamSupervisor::ReadTo() {
+  // A finished group's end is committed once it published.
+  OffsetMap read_to = stream_->StoredOffsets();
+  for (const auto& [id, group] : groups_.reading) {
+    for (const auto& [task_id, task] : group.tasks) {
+      if (!IsLive(task)) continue;
+      read_to = MaxOffsets(
+          read_to, Restrict(FromProto(task.status.current_offsets()), group.start_offsets));
+    }
+  }
+  return read_to;
+}
+
+bool StreamSupervisor::CheckIdle() {
+  const v1::IdleConfig& config = spec_.spec.io_config().idle_config();
+  IdleTracker::Change change = IdleTracker::Change::kNone;
+  if (!config.enabled()) {
+    change = idle_.Wake();
+  } else if (!stream_->unreachable() && stream_->offsets_verdict().problem == StreamProblem::kNone) {
+    OffsetMap latest;
+    for (const auto& [p, marks] : stream_->watermarks()) latest[p] = marks.latest;
+    change = idle_.Observe(latest, ReadTo(), options_.clock->Now(),
+                           absl::Milliseconds(config.inactive_after_millis()));
+  }
+  if (change == IdleTracker::Change::kNone) return idle_.idle();
+  StoreIdleState();
+  if (change == IdleTracker::Change::kWoke) {
+    LOG(INFO) << Prefix() << "awake: "
+              << (config.enabled() ? "the stream moved" : "idleConfig is off")
+              << "; creating groups again";
+    return false;
+  }
+  LOG(INFO) << Prefix() << "idle: every partition stayed at its latest offset "
+            << FormatOffsets(idle_.state().latest) << " for "
+            << config.inactive_after_millis() << " ms with nothing left to read";
+  roll_over_->FinalizeAll(groups_, "the stream is idle (ioConfig.idleConfig)",
+                          timings_.completion_timeout);
+  return true;
+}
+
+void StreamSupervisor::StoreIdleState() {
+  const int64_t now_ms = options_.clock->NowMs();
+  absl::Status stored = options_.store->InTransaction([&](StoreTxn& txn) {
+    return txn.SetIdleState(datasource_, idle_.idle() ? &idle_.state() : nullptr, now_ms);
+  });
+  if (!stored.ok()) RecordError(Annotate(stored, "storing the idle state"));
+}
+
+void StreamSupervisor::WakeUp(const std::string& why) {
+  if (idle_.Wake() != IdleTracker::Change::kWoke) return;
+  StoreIdleState();
+  LOG(INFO) << Prefix() << "awake: " << why;
+}
+
+void StreamSupervisor::CheckTaskDuration() {
+  RollOverRun run;
+  if (stopping_) {
+    run.stop_all = "the supervisor is stopping";
+  } else if (spec_.spec.suspended()) {
+    run.stop_all = "the supervisor is suspended";
+  }
+  run.partitions = stream_->partitions();
+  run.task_count = TaskCount();
+  run.regrouping = [this](const std::string& name) { return task_count_->Regrouping(name); };
+  run.task_duration = timings_.task_duration;
+  run.stop_task_count = spec_.spec.io_config().stop_task_count();
+  run.completion_timeout = timings_.completion_timeout;
+  roll_over_->FinalizeDue(groups_, run);
+}
+
+int32_t StreamSupervisor::TaskCount() const {
+  return task_count_->TaskCount(spec_.spec.io_config());
+}
+
+void StreamSupervisor::CheckAutoScaler() {
+  if (!task_count_->on() || spec_.spec.suspended() || stopping_ || idle_.idle()) return;
+  // A sample only from a fresh answer about every partition.
+  std::optional<OffsetMap> lags;
+  if (!stream_->unreachable() && stream_->partitions_known() && !stream_->watermarks().empty() &&
+      stream_->offsets_verdict().problem == StreamProblem::kNone) {
+    const OffsetMap read_to = ReadTo();
+    lags.emplace();
+    for (const auto& [p, marks] : stream_->watermarks()) {
+      auto it = read_to.find(p);
+      (*lags)[p] = marks.latest - (it == read_to.end() ? marks.earliest : it->second);
+    }
+  }
+  task_count_->Check(spec_.spec.io_config(), groups_.reading, lags,
+                     static_cast<int32_t>(stream_->partitions().size()),
+                     timings_.task_duration);
+}
 
 void StreamSupervisor::UpdateTaskStatuses() {
   std::map<std::string, v1::TaskStatus> reports;
@@ -55,16 +147,16 @@ void StreamSupervisor::UpdateTaskStatuses() {
       }
     }
   };
-  for (auto& [id, group] : active_) update(group);
-  for (auto& [id, groups] : publishing_) {
+  for (auto& [id, group] : groups_.reading) update(group);
+  for (auto& [id, groups] : groups_.publishing) {
     for (Group& group : groups) update(group);
   }
   // Forget reports of tasks no group holds any more.
   std::set<std::string> tracked;
-  for (const auto& [id, group] : active_) {
+  for (const auto& [id, group] : groups_.reading) {
     for (const auto& [task_id, task] : group.tasks) tracked.insert(task_id);
   }
-  for (const auto& [id, groups] : publishing_) {
+  for (const auto& [id, groups] : groups_.publishing) {
     for (const Group& group : groups) {
       for (const auto& [task_id, task] : group.tasks) tracked.insert(task_id);
     }
@@ -72,178 +164,6 @@ void StreamSupervisor::UpdateTaskStatuses() {
   absl::MutexLock lock(&reports_mu_);
   for (auto it = reports_.begin(); it != reports_.end();) {
     it = tracked.count(it->first) ? std::next(it) : reports_.erase(it);
-  }
-}
-
-void StreamSupervisor::CheckTaskDuration() {
-  const absl::Time now = options_.clock->Now();
-  const bool stop_all = spec_.spec.suspended() || stopping_;
-  std::vector<std::pair<absl::Time, int32_t>> due;
-  std::set<int32_t> repartitioned;
-  // Groups of the count before the last scaling action.
-  std::set<int32_t> regrouped;
-  const int task_count = TaskCount();
-  for (const auto& [id, group] : active_) {
-    // Partitions added to the topic (CreatePartitions) that belong to this
-    // group (p % taskCount) are read by its next generation: roll over now
-    // rather than at the end of the task duration (Druid waits
-    // repartitionTransitionDuration, PT2M by default, then does the same).
-    bool grown = false;
-    for (int32_t p : stream_->partitions()) {
-      if (task_count > 0 && p % task_count == id && !group.HasPartition(p)) grown = true;
-    }
-    if (grown) repartitioned.insert(id);
-    if (task_count_->Regrouping(group.base_sequence_name)) regrouped.insert(id);
-    if (stop_all || grown || regrouped.count(id) ||
-        now >= group.created_at + timings_.task_duration) {
-      due.emplace_back(group.created_at, id);
-    }
-  }
-  std::sort(due.begin(), due.end());
-  int publishing = 0;
-  for (const auto& [id, groups] : publishing_) publishing += static_cast<int>(groups.size());
-  for (const auto& [created, id] : due) {
-    if (!stop_all && publishing >= spec_.spec.io_config().stop_task_count()) {
-      VLOG(1) << Prefix() << "group " << id << " is due to roll over but " << publishing
-              << " groups are still publishing (stopTaskCount "
-              << spec_.spec.io_config().stop_task_count() << ")";
-      break;
-    }
-    Finalize(id, stop_all ? (stopping_ ? "the supervisor is stopping" : "the supervisor is suspended")
-                 : repartitioned.count(id) ? "partitions were added to the topic"
-                 : regrouped.count(id)
-                     ? absl::StrCat("the autoscaler changed the number of groups to ", task_count)
-                     : std::string("its task duration elapsed"));
-    ++publishing;
-  }
-}
-
-void StreamSupervisor::FinalizeAll(const std::string& why) {
-  std::vector<int32_t> ids;
-  for (const auto& [id, group] : active_) ids.push_back(id);
-  for (int32_t id : ids) Finalize(id, why);
-}
-
-void StreamSupervisor::Finalize(int32_t group_id, const std::string& why) {
-  auto it = active_.find(group_id);
-  if (it == active_.end()) return;
-  Group group = std::move(it->second);
-  active_.erase(it);
-  absl::StatusOr<OffsetMap> end = checkpoints_->Round(group, /*finish=*/true);
-  if (!end.ok()) {
-    LOG(WARNING) << Prefix() << "could not finalize group " << group_id << " ("
-                 << group.base_sequence_name << "): " << end.status()
-                 << "; killing it, the next group starts from the stored offsets";
-    actions_->KillGroup(group,
-                        absl::StrCat("its group could not be finalized: ", end.status().message()));
-    actions_->FinishGroup(group, GroupState::kAbandoned, std::string(end.status().message()));
-    for (int32_t p : group.partitions()) next_offsets_.erase(p);
-    return;
-  }
-  const absl::Time deadline = options_.clock->Now() + timings_.completion_timeout;
-  absl::Status recorded = options_.store->InTransaction([&](StoreTxn& txn) {
-    return txn.SetGroupPublishing(group.base_sequence_name, *end, absl::ToUnixMillis(deadline));
-  });
-  if (!recorded.ok()) RecordError(Annotate(recorded, "recording a publishing group"));
-  group.end_offsets = *end;
-  group.completion_deadline = deadline;
-  for (const auto& [p, offset] : *end) {
-    if (offset == kEndOfPartition) {
-      next_offsets_.erase(p);
-    } else {
-      next_offsets_[p] = offset;
-    }
-  }
-  LOG(INFO) << Prefix() << "rolled over group " << group_id << " (" << group.base_sequence_name
-            << "): " << why << "; it publishes up to " << FormatOffsets(*end) << " before "
-            << FormatIsoInstant(absl::ToUnixMillis(deadline)) << ", the next group starts there";
-  publishing_[group_id].push_back(std::move(group));
-}
-
-void StreamSupervisor::CheckPendingCompletion() {
-  const absl::Time now = options_.clock->Now();
-  for (auto& [group_id, groups] : publishing_) {
-    bool earlier_timed_out = false;
-    for (auto it = groups.begin(); it != groups.end();) {
-      Group& group = *it;
-      if (earlier_timed_out) {
-        actions_->KillGroup(group,
-                            "an earlier group of the same partitions did not publish in time");
-        actions_->FinishGroup(group, GroupState::kAbandoned, "an earlier group timed out");
-        it = groups.erase(it);
-        continue;
-      }
-      bool any_live = false;
-      for (const auto& [id, task] : group.tasks) any_live = any_live || IsLive(task);
-      if (const TaskInfo* winner = WinnerOf(group)) {
-        const std::string winner_id = winner->task_id;
-        actions_->FinishWonGroup(
-            group, winner_id,
-            absl::StrCat("group ", group_id, " (", group.base_sequence_name,
-                         ") published everything up to ", FormatOffsets(group.end_offsets),
-                         ": task ", winner_id, " succeeded"));
-        it = groups.erase(it);
-        continue;
-      }
-      const bool timed_out = now >= group.completion_deadline;
-      if (!any_live || timed_out) {
-        const std::string why = !any_live
-                                    ? "every task of the group failed"
-                                    : absl::StrCat("no task succeeded within completionTimeout ",
-                                                   spec_.spec.io_config().completion_timeout());
-        LOG(ERROR) << Prefix() << "ALERT: publishing group " << group_id << " ("
-                   << group.base_sequence_name << ", end " << FormatOffsets(group.end_offsets)
-                   << "): " << why << "; killing it and the group reading after it, and "
-                   << "restarting from the stored offsets";
-        actions_->KillGroup(group, why);
-        actions_->FinishGroup(group, GroupState::kAbandoned, why);
-        for (int32_t p : group.partitions()) next_offsets_.erase(p);
-        auto active = active_.find(group_id);
-        if (active != active_.end()) {
-          actions_->KillGroup(active->second, "the group it started after did not publish");
-          actions_->FinishGroup(active->second, GroupState::kAbandoned,
-                                "the group it started after did not publish");
-          for (int32_t p : active->second.partitions()) next_offsets_.erase(p);
-          active_.erase(active);
-        }
-        earlier_timed_out = true;
-        it = groups.erase(it);
-        continue;
-      }
-      ++it;
-    }
-  }
-  for (auto it = publishing_.begin(); it != publishing_.end();) {
-    it = it->second.empty() ? publishing_.erase(it) : std::next(it);
-  }
-}
-
-void StreamSupervisor::CheckCurrentTasks() {
-  for (auto it = active_.begin(); it != active_.end();) {
-    Group& group = it->second;
-    for (auto task = group.tasks.begin(); task != group.tasks.end();) {
-      if (task->second.state == v1::TASK_STATE_FAILED || task->second.state == v1::TASK_STATE_STOPPED) {
-        LOG(WARNING) << Prefix() << "task " << task->first << " of group " << it->first << " ended "
-                     << v1::TaskState_Name(task->second.state) << ": "
-                     << task->second.status.error() << "; it will be replaced";
-        ++group.tasks_lost;
-        task = group.tasks.erase(task);
-        continue;
-      }
-      ++task;
-    }
-    if (const TaskInfo* winner = WinnerOf(group)) {
-      const std::string winner_id = winner->task_id;
-      actions_->FinishWonGroup(
-          group, winner_id,
-          absl::StrCat("reading group ", it->first, " (", group.base_sequence_name,
-                       ") ended: task ", winner_id,
-                       " succeeded; the next group starts from the stored offsets"));
-      for (int32_t p : group.partitions()) next_offsets_.erase(p);
-      it = active_.erase(it);
-      continue;
-    }
-    ++it;
   }
 }
 
@@ -268,7 +188,7 @@ bool StreamSupervisor::IsPreviousSpec(int64_t version) {
 }
 
 absl::Status StreamSupervisor::CreateGroupsAndTasks() {
-  for (const auto& [id, groups] : publishing_) {
+  for (const auto& [id, groups] : groups_.publishing) {
     for (const Group& group : groups) {
       if (IsPreviousSpec(group.spec_version)) {
         detailed_state_ = "WAITING_FOR_PREVIOUS_SPEC_TO_PUBLISH";
@@ -282,12 +202,12 @@ absl::Status StreamSupervisor::CreateGroupsAndTasks() {
   // After a live taskCount change, groups of the old count read on until
   // their roll-over: a new group waits while one of its partitions is read.
   std::set<int32_t> held;
-  for (const auto& [id, group] : active_) {
+  for (const auto& [id, group] : groups_.reading) {
     for (int32_t p : group.partitions()) held.insert(p);
   }
   absl::Status first_error = absl::OkStatus();
   for (const auto& [group_id, partitions] : by_group) {
-    if (active_.count(group_id)) continue;
+    if (groups_.reading.count(group_id)) continue;
     if (std::any_of(partitions.begin(), partitions.end(),
                     [&](int32_t p) { return held.count(p) > 0; })) {
       VLOG(1) << Prefix() << "group " << group_id << " waits for the groups reading its partitions";
@@ -297,7 +217,7 @@ absl::Status StreamSupervisor::CreateGroupsAndTasks() {
     if (!status.ok() && first_error.ok()) first_error = status;
   }
   bool waiting_for_workers = false;
-  for (auto& [group_id, group] : active_) {
+  for (auto& [group_id, group] : groups_.reading) {
     int live = 0;
     for (const auto& [id, task] : group.tasks) live += IsLive(task) ? 1 : 0;
     for (int i = live; i < spec_.spec.io_config().replicas(); ++i) {
@@ -331,7 +251,7 @@ absl::Status StreamSupervisor::CreateGroup(int32_t group_id,
     }
     return absl::OkStatus();
   }));
-  const std::vector<int32_t> need_marks = PartitionsNeedingWatermarks(partitions, next_offsets_);
+  const std::vector<int32_t> need_marks = PartitionsNeedingWatermarks(partitions, groups_.next_offsets);
   std::map<int32_t, PartitionWatermarks> marks;
   if (!need_marks.empty()) {
     auto queried = stream_->QueryWatermarks(need_marks);
@@ -343,7 +263,7 @@ absl::Status StreamSupervisor::CreateGroup(int32_t group_id,
   StartOffsetInputs inputs;
   inputs.partitions = partitions;
   inputs.committed = committed;
-  inputs.next_offsets = next_offsets_;
+  inputs.next_offsets = groups_.next_offsets;
   inputs.watermarks = std::move(marks);
   inputs.first_partitions = stream_->first_partitions();
   inputs.use_earliest_offset = spec_.spec.io_config().use_earliest_offset();
@@ -388,7 +308,7 @@ absl::Status StreamSupervisor::CreateGroup(int32_t group_id,
       BaseSequenceName(datasource_, spec_.spec.data_schema(), spec_.spec.tuning_config(), start,
                        min_time, max_time, reset_counts,
                        InputParsingBytes(spec_.spec.io_config()));
-  for (const auto& [id, groups] : publishing_) {
+  for (const auto& [id, groups] : groups_.publishing) {
     for (const Group& other : groups) {
       if (other.base_sequence_name == group.base_sequence_name) {
         VLOG(1) << Prefix() << "group " << group_id << " would reuse the name of publishing group "
@@ -419,7 +339,7 @@ absl::Status StreamSupervisor::CreateGroup(int32_t group_id,
             << (recorded.empty()
                     ? ""
                     : absl::StrCat("; recorded initial offsets ", FormatOffsets(recorded)));
-  active_[group_id] = std::move(group);
+  groups_.reading[group_id] = std::move(group);
   // Its tasks may ask to checkpoint before this run ends (RunTask of the
   // other tasks takes a while): CheckpointDataSourceMetadata must know it.
   PublishView();
@@ -459,7 +379,7 @@ void StreamSupervisor::HandleRunTaskResult(int32_t group_id, const std::string& 
                                            const std::string& worker,
                                            const absl::StatusOr<v1::RunTaskResponse>& response) {
   TaskInfo* task = nullptr;
-  if (auto group = active_.find(group_id); group != active_.end()) {
+  if (auto group = groups_.reading.find(group_id); group != groups_.reading.end()) {
     auto it = group->second.tasks.find(task_id);
     if (it != group->second.tasks.end()) task = &it->second;
   }

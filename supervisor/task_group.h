@@ -87,6 +87,17 @@ struct Group {
   bool HasPartition(int32_t partition) const { return start_offsets.count(partition) > 0; }
 };
 
+// The groups of a stream supervisor: owned by its loop, lent to the classes
+// that act on them (roll_over.h, group_creation.h).
+struct TaskGroups {
+  // Reading groups by id.
+  std::map<int32_t, Group> reading;
+  // Publishing groups by id, oldest first.
+  std::map<int32_t, std::vector<Group>> publishing;
+  // Start offsets for the next group of a partition (end of a finalized group).
+  OffsetMap next_offsets;
+};
+
 inline bool IsLive(const TaskInfo& task) { return !IsTerminal(task.state); }
 
 inline Group GroupFromRecord(const TaskGroupRecord& record) {
