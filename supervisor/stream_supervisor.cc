@@ -67,8 +67,9 @@ absl::StatusOr<std::unique_ptr<StreamSupervisor>> StreamSupervisor::Start(Stream
                                                                           SpecRecord spec) {
   std::unique_ptr<StreamSupervisor> s(new StreamSupervisor(std::move(deps), std::move(spec)));
   SLUICE_RETURN_IF_ERROR(s->Init());
-  s->task_rpcs_ = SharedOrOwnPool(s->options_.task_rpcs, &s->own_task_rpcs_,
-                                   {.threads = 2, .name = "task rpcs " + s->datasource_});
+  StrandExecutor* task_rpcs =
+      SharedOrOwnPool(s->options_.task_rpcs, &s->own_task_rpcs_,
+                      {.threads = 2, .name = "task rpcs " + s->datasource_});
   TaskActionsOptions actions;
   actions.datasource = s->datasource_;
   actions.registry = s->options_.registry;
@@ -76,7 +77,7 @@ absl::StatusOr<std::unique_ptr<StreamSupervisor>> StreamSupervisor::Start(Stream
   actions.clock = s->options_.clock;
   actions.client = s->client_.get();
   actions.run_client = s->run_client_.get();
-  actions.task_rpcs = s->task_rpcs_;
+  actions.task_rpcs = task_rpcs;
   actions.publisher_decodes_segments = s->options_.publisher_decodes_segments;
   actions.record_error = [raw = s.get()](const absl::Status& status) { raw->RecordError(status); };
   actions.note_outcome = [raw = s.get()](v1::TaskState state) {
@@ -112,11 +113,37 @@ absl::StatusOr<std::unique_ptr<StreamSupervisor>> StreamSupervisor::Start(Stream
     raw->RecordError(status);
   };
   s->roll_over_ = std::make_unique<RollOver>(std::move(roll_over));
+  GroupCreationOptions creation;
+  creation.datasource = s->datasource_;
+  creation.store = s->options_.store;
+  creation.registry = s->options_.registry;
+  creation.clock = s->options_.clock;
+  creation.actions = s->actions_.get();
+  creation.stream = s->stream_.get();
+  creation.groups = &s->groups_;
+  creation.spec = [raw = s.get()]() -> const SpecRecord& { return raw->spec_; };
+  creation.timings = [raw = s.get()]() -> const SpecTimings& { return raw->timings_; };
+  creation.reset_offsets = [raw = s.get()](const OffsetMap& offsets, const std::string& why) {
+    raw->HandleResetOffsets(offsets, why);
+  };
+  creation.post = [raw = s.get()](std::string kind, std::function<void()> handle) {
+    raw->Post(std::move(kind), std::move(handle));
+  };
+  creation.request_run = [raw = s.get()] { raw->RequestRun(); };
+  creation.publish_view = [raw = s.get()] { raw->PublishView(); };
+  creation.set_state = [raw = s.get()](const std::string& state) {
+    raw->detailed_state_ = state;
+  };
+  creation.record_error = [raw = s.get()](const absl::Status& status) {
+    raw->RecordError(status);
+  };
+  s->creation_ = std::make_unique<GroupCreation>(std::move(creation));
   if (s->options_.background_stream_queries) {
-    s->queries_ = SharedOrOwnPool(s->options_.queries, &s->own_queries_,
-                                  {.threads = 1, .name = "stream queries " + s->datasource_});
+    StrandExecutor* query_pool =
+        SharedOrOwnPool(s->options_.queries, &s->own_queries_,
+                        {.threads = 1, .name = "stream queries " + s->datasource_});
     StreamQueriesOptions queries;
-    queries.pool = s->queries_;
+    queries.pool = query_pool;
     queries.period = s->timings_.period;
     queries.timeout = s->options_.kafka_timeout;
     queries.read_stored = [raw = s.get()] { return raw->stream_->StoredOffsets(); };
@@ -131,12 +158,13 @@ absl::StatusOr<std::unique_ptr<StreamSupervisor>> StreamSupervisor::Start(Stream
     queries.stream = s->stream_->stream();
     s->stream_queries_ = std::make_unique<StreamQueries>(std::move(queries));
   }
-  s->loops_ = SharedOrOwnPool(s->options_.loops, &s->own_loops_,
-                               {.threads = 1, .clock = s->options_.clock,
-                                .name = "supervisor " + s->datasource_});
+  StrandExecutor* loops =
+      SharedOrOwnPool(s->options_.loops, &s->own_loops_,
+                      {.threads = 1, .clock = s->options_.clock,
+                       .name = "supervisor " + s->datasource_});
   // Stepped only once the pointer is set (Post reads it from other threads).
-  s->loop_strand_ = s->loops_->AddStrand([raw = s.get()] { return raw->LoopStep(); },
-                                         absl::InfiniteFuture());
+  s->loop_strand_ =
+      loops->AddStrand([raw = s.get()] { return raw->LoopStep(); }, absl::InfiniteFuture());
   s->loop_strand_->Wake();
   // Real time: the queries only run with the real clock (see deps).
   // The first query at once: an unreachable Kafka shows within a period.
@@ -363,7 +391,7 @@ absl::Status StreamSupervisor::RunSteps() {
   } else if (CheckIdle()) {
     detailed_state_ = "IDLE";
   } else {
-    created = CreateGroupsAndTasks();
+    created = creation_->CreateGroupsAndTasks(TaskCount());
   }
   const absl::Time t3 = absl::Now();
   stream_->UpdateLag(groups_.reading);

@@ -21,6 +21,7 @@
 //   checkpoint_coordinator.h  checkpoint requests, handoffs and rounds
 //   task_count_controller.h   the number of groups, autoscaling applied
 //   roll_over.h            groups finishing, publishing, ending
+//   group_creation.h       new groups and tasks, RunTask answers
 //   group_recovery.h       groups and tasks after a restart
 // Files of this class: stream_supervisor.cc (lifecycle, notices, loop,
 // status glue), stream_supervisor_runs.cc (the run steps),
@@ -47,6 +48,7 @@
 #include "sluice/v1/supervisor_service.pb.h"
 #include "supervisor/checkpoint_coordinator.h"
 #include "supervisor/clock.h"
+#include "supervisor/group_creation.h"
 #include "supervisor/iceberg_table_activity.h"
 #include "supervisor/idle_tracker.h"
 #include "supervisor/store/metadata_store.h"
@@ -228,17 +230,6 @@ class StreamSupervisor {
   void UpdateTaskStatuses();
   // Hands roll_over_ what decides which reading groups finish now.
   void CheckTaskDuration();
-  absl::Status CreateGroupsAndTasks();
-  // Whether groups created under spec `version` belong to an earlier spec
-  // (one that differs from the running one in more than `suspended`).
-  bool IsPreviousSpec(int64_t version);
-  absl::Status CreateGroup(int32_t group_id, const std::vector<int32_t>& partitions);
-  // Places a task of the group and sends RunTask off the loop: the task is
-  // in the group (NOT_STARTED) at once, HandleRunTaskResult settles it.
-  absl::Status CreateTask(Group& group);
-  void HandleRunTaskResult(int32_t group_id, const std::string& task_id,
-                           const std::string& worker,
-                           const absl::StatusOr<v1::RunTaskResponse>& response);
 
   // ---- recovery and resets (stream_supervisor_recovery.cc) ----
   // Takes the groups GroupRecovery finds, the idle state and the task count.
@@ -261,9 +252,6 @@ class StreamSupervisor {
   std::unique_ptr<StrandExecutor> own_loops_;
   std::unique_ptr<StrandExecutor> own_queries_;
   std::unique_ptr<StrandExecutor> own_task_rpcs_;
-  StrandExecutor* task_rpcs_ = nullptr;
-  StrandExecutor* loops_ = nullptr;
-  StrandExecutor* queries_ = nullptr;
   // The background queries (options_.background_stream_queries; else null),
   // on options_.queries: they ask stream_ once the loop created it.
   std::unique_ptr<StreamQueries> stream_queries_;
@@ -274,6 +262,8 @@ class StreamSupervisor {
   std::unique_ptr<CheckpointCoordinator> checkpoints_;
   // Roll-over and the end of groups (created with checkpoints_).
   std::unique_ptr<RollOver> roll_over_;
+  // Creation of groups and tasks (created with actions_).
+  std::unique_ptr<GroupCreation> creation_;
 
   // ---- loop state (only touched by loop steps) ----
   bool loop_started_ = false;
@@ -288,8 +278,6 @@ class StreamSupervisor {
   std::string detailed_state_ = "PENDING";
   // Run and task outcomes, recent errors (stream_status.h).
   SupervisorHealth health_;
-  absl::Time last_resource_error_ = absl::InfinitePast();
-  std::map<int64_t, bool> previous_spec_;
   IdleTracker idle_;
   // The number of reading groups in force and the autoscaler's decisions.
   std::unique_ptr<TaskCountController> task_count_;

@@ -26,7 +26,7 @@ absl::Status StreamSupervisor::Recover() {
   SLUICE_ASSIGN_OR_RETURN(RecoveredGroups recovered,
                           GroupRecovery(std::move(options))
                               .Recover(spec_.spec, [this](int64_t version) {
-                                return IsPreviousSpec(version);
+                                return creation_->IsPreviousSpec(version);
                               }));
   task_count_->Configure(spec_.spec.io_config(), recovered.autoscaled_task_count);
   if (task_count_->on()) {
