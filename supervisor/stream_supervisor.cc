@@ -181,10 +181,7 @@ absl::Status StreamSupervisor::Init() {
   run.attempts = 1;
   run_client_ = options_.task_client_factory(run);
   stream_->Connect();
-  {
-    absl::MutexLock lock(&queue_mu_);
-    next_run_at_ = options_.clock->Now() + timings_.start_delay;
-  }
+  notices_.SetNextRun(options_.clock->Now() + timings_.start_delay);
   PublishView();
   return absl::OkStatus();
 }
@@ -199,16 +196,9 @@ StreamSupervisor::~StreamSupervisor() {
 
 void StreamSupervisor::StopLoop() {
   if (loop_strand_ == nullptr) return;
-  {
-    absl::MutexLock lock(&queue_mu_);
-    exit_ = true;
-  }
+  notices_.RequestExit();
   loop_strand_->Wake();
-  {
-    absl::MutexLock lock(&queue_mu_);
-    auto stopped = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(queue_mu_) { return loop_stopped_; };
-    queue_mu_.Await(absl::Condition(&stopped));
-  }
+  notices_.AwaitLeft();
   // The strand stays until the destructor: RPC threads holding a reference
   // may still Post (their notices are never handled, as before).
 }
@@ -220,10 +210,7 @@ std::string StreamSupervisor::Prefix() const {
 // ---- notices ----
 
 void StreamSupervisor::Post(std::string kind, std::function<void()> handle) {
-  {
-    absl::MutexLock lock(&queue_mu_);
-    queue_.push_back({std::move(kind), std::move(handle)});
-  }
+  notices_.Push({std::move(kind), std::move(handle)});
   if (loop_strand_ != nullptr) loop_strand_->Wake();
 }
 
@@ -246,10 +233,7 @@ absl::Status StreamSupervisor::PostAndWait(std::string kind, std::function<void(
 
 void StreamSupervisor::RequestRun() {
   if (!options_.run_on_events) return;
-  {
-    absl::MutexLock lock(&queue_mu_);
-    run_requested_ = true;
-  }
+  notices_.RequestRun();
   if (loop_strand_ != nullptr) loop_strand_->Wake();
 }
 
@@ -308,8 +292,7 @@ void StreamSupervisor::StopGracefully() {
     stopping_ = true;
     detailed_state_ = "STOPPING";
     roll_over_->FinalizeAll(groups_, "the supervisor is stopping", timings_.completion_timeout);
-    absl::MutexLock lock(&queue_mu_);
-    exit_ = true;
+    notices_.RequestExit();
   });
   StopLoop();
   if (stream_queries_ != nullptr) stream_queries_->Stop();
@@ -327,41 +310,22 @@ absl::Time StreamSupervisor::LoopStep() {
     PublishView();
     return absl::InfinitePast();
   }
-  std::optional<Notice> notice;
-  bool run = false;
-  {
-    absl::MutexLock lock(&queue_mu_);
-    if (loop_stopped_) return absl::InfiniteFuture();
-    if (!queue_.empty()) {
-      notice = std::move(queue_.front());
-      queue_.pop_front();
-    } else if (exit_) {
-      loop_stopped_ = true;
-      LOG(INFO) << Prefix() << "stopped";
-      return absl::InfiniteFuture();
-    } else if (run_requested_ || options_.clock->Now() >= next_run_at_) {
-      run = true;
-      run_requested_ = false;
-    }
+  NoticeQueue::Step step = notices_.Take(options_.clock->Now());
+  if (step.left_now) LOG(INFO) << Prefix() << "stopped";
+  if (step.left) return absl::InfiniteFuture();
+  if (step.notice) {
+    VLOG(1) << Prefix() << "notice: " << step.notice->kind;
+    step.notice->handle();
   }
-  if (notice) {
-    VLOG(1) << Prefix() << "notice: " << notice->kind;
-    notice->handle();
-  }
-  if (run) RunOnce();
-  if (notice || run) PublishView();
-  absl::MutexLock lock(&queue_mu_);
-  if (!queue_.empty() || run_requested_ || exit_) return absl::InfinitePast();
-  return next_run_at_;
+  if (step.run) RunOnce();
+  if (step.notice || step.run) PublishView();
+  return notices_.NextStepAt();
 }
 
 // ---- runs ----
 
 void StreamSupervisor::RunOnce() {
-  {
-    absl::MutexLock lock(&queue_mu_);
-    next_run_at_ = options_.clock->Now() + timings_.period;
-  }
+  notices_.SetNextRun(options_.clock->Now() + timings_.period);
   if (stopping_) return;
   waiting_for_stream_ = false;
   absl::Status status = RunSteps();

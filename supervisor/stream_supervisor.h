@@ -60,6 +60,7 @@
 #include "supervisor/stream_tracker.h"
 #include "supervisor/task_actions.h"
 #include "supervisor/task_count_controller.h"
+#include "supervisor/notice_queue.h"
 #include "supervisor/pauseless_margin.h"
 #include "supervisor/roll_over.h"
 #include "supervisor/task_client.h"
@@ -156,7 +157,7 @@ class StreamSupervisor {
   void ResetOffsets(const OffsetMap& offsets);
   // A new spec version that differs only in `suspended`.
   void UpdateSpec(SpecRecord spec);
-  void RequestRun() ABSL_LOCKS_EXCLUDED(queue_mu_);
+  void RequestRun();
   // An alert from outside the loop (e.g. a replica divergence found by a
   // publish): logged and shown in status recentErrors.
   void NoteAlert(const absl::Status& alert);
@@ -175,11 +176,6 @@ class StreamSupervisor {
   int64_t spec_version() ABSL_LOCKS_EXCLUDED(view_mu_);
 
  private:
-  struct Notice {
-    std::string kind;
-    std::function<void()> handle;
-  };
-
   // What RPC threads may read, republished by the loop after every notice.
   struct View {
     // group id -> base name and checkpoints of each reading group.
@@ -195,14 +191,14 @@ class StreamSupervisor {
   absl::Status Init();
 
   // ---- loop plumbing (stream_supervisor.cc) ----
-  void Post(std::string kind, std::function<void()> handle) ABSL_LOCKS_EXCLUDED(queue_mu_);
+  void Post(std::string kind, std::function<void()> handle);
   absl::Status PostAndWait(std::string kind, std::function<void()> handle, absl::Duration timeout);
   // One step of the loop strand: recovery first, then one notice (before
   // runs) or one run; returns when it wants the next step.
-  absl::Time LoopStep() ABSL_LOCKS_EXCLUDED(queue_mu_);
+  absl::Time LoopStep();
   // Makes the loop leave once the notices before are handled, and waits.
-  void StopLoop() ABSL_LOCKS_EXCLUDED(queue_mu_);
-  void RunOnce() ABSL_LOCKS_EXCLUDED(queue_mu_);
+  void StopLoop();
+  void RunOnce();
   absl::Status RunSteps();
   void PublishView() ABSL_LOCKS_EXCLUDED(view_mu_);
   void RecordError(const absl::Status& status);
@@ -282,13 +278,8 @@ class StreamSupervisor {
   // The number of reading groups in force and the autoscaler's decisions.
   std::unique_ptr<TaskCountController> task_count_;
 
-  // ---- notices ----
-  absl::Mutex queue_mu_;
-  std::deque<Notice> queue_ ABSL_GUARDED_BY(queue_mu_);
-  bool run_requested_ ABSL_GUARDED_BY(queue_mu_) = false;
-  bool exit_ ABSL_GUARDED_BY(queue_mu_) = false;
-  absl::Time next_run_at_ ABSL_GUARDED_BY(queue_mu_);
-  bool loop_stopped_ ABSL_GUARDED_BY(queue_mu_) = false;
+  // ---- notices (thread-safe) ----
+  NoticeQueue notices_;
   std::unique_ptr<StrandExecutor::Strand> loop_strand_;
 
   // ---- reports from workers ----
