@@ -124,7 +124,7 @@ absl::StatusOr<std::unique_ptr<StreamSupervisor>> StreamSupervisor::Start(Stream
   creation.spec = [raw = s.get()]() -> const SpecRecord& { return raw->spec_; };
   creation.timings = [raw = s.get()]() -> const SpecTimings& { return raw->timings_; };
   creation.reset_offsets = [raw = s.get()](const OffsetMap& offsets, const std::string& why) {
-    raw->HandleResetOffsets(offsets, why);
+    raw->resets_->ResetOffsets(offsets, why);
   };
   creation.post = [raw = s.get()](std::string kind, std::function<void()> handle) {
     raw->Post(std::move(kind), std::move(handle));
@@ -138,6 +138,22 @@ absl::StatusOr<std::unique_ptr<StreamSupervisor>> StreamSupervisor::Start(Stream
     raw->RecordError(status);
   };
   s->creation_ = std::make_unique<GroupCreation>(std::move(creation));
+  OffsetResetsOptions resets;
+  resets.datasource = s->datasource_;
+  resets.store = s->options_.store;
+  resets.clock = s->options_.clock;
+  resets.actions = s->actions_.get();
+  resets.stream = s->stream_.get();
+  resets.groups = &s->groups_;
+  resets.spec = [raw = s.get()]() -> const v1::SupervisorSpec& { return raw->spec_.spec; };
+  resets.wake_up = [raw = s.get()](const std::string& why) { raw->WakeUp(why); };
+  resets.record_error = [raw = s.get()](const absl::Status& status) {
+    raw->RecordError(status);
+  };
+  resets.note_error = [raw = s.get()](const absl::Status& status) {
+    raw->health_.NoteError(raw->options_.clock->NowMs(), status);
+  };
+  s->resets_ = std::make_unique<OffsetResets>(std::move(resets));
   if (s->options_.background_stream_queries) {
     StrandExecutor* query_pool =
         SharedOrOwnPool(s->options_.queries, &s->own_queries_,
@@ -260,12 +276,14 @@ void StreamSupervisor::NoteAlert(const absl::Status& alert) {
 }
 
 void StreamSupervisor::Reset() {
-  Post("reset", [this] { HandleReset(); });
+  Post("reset", [this] {
+    if (resets_->ResetAll()) RunOnce();
+  });
 }
 
 void StreamSupervisor::ResetOffsets(const OffsetMap& offsets) {
   Post("reset offsets",
-       [this, offsets] { HandleResetOffsets(offsets, "operator reset of offsets"); });
+       [this, offsets] { resets_->ResetOffsets(offsets, "operator reset of offsets"); });
 }
 
 void StreamSupervisor::UpdateSpec(SpecRecord spec) {
@@ -500,7 +518,7 @@ absl::StatusOr<v1::ReportOffsetOutOfRangeResponse> StreamSupervisor::OffsetOutOf
   auto response = std::make_shared<v1::ReportOffsetOutOfRangeResponse>();
   SLUICE_RETURN_IF_ERROR(PostAndWait(
       "offset out of range",
-      [this, request, response] { *response = HandleOffsetOutOfRange(request); }, timeout));
+      [this, request, response] { *response = resets_->OffsetOutOfRange(request); }, timeout));
   return *response;
 }
 

@@ -22,10 +22,10 @@
 //   task_count_controller.h   the number of groups, autoscaling applied
 //   roll_over.h            groups finishing, publishing, ending
 //   group_creation.h       new groups and tasks, RunTask answers
+//   offset_resets.h        reset, reset offsets, OffsetOutOfRange
 //   group_recovery.h       groups and tasks after a restart
 // Files of this class: stream_supervisor.cc (lifecycle, notices, loop,
-// status glue), stream_supervisor_runs.cc (the run steps),
-// stream_supervisor_recovery.cc (recovery glue, resets).
+// status glue), stream_supervisor_runs.cc (recovery and the run steps).
 #ifndef SLUICE_SUPERVISOR_STREAM_SUPERVISOR_H_
 #define SLUICE_SUPERVISOR_STREAM_SUPERVISOR_H_
 
@@ -61,6 +61,7 @@
 #include "supervisor/task_actions.h"
 #include "supervisor/task_count_controller.h"
 #include "supervisor/notice_queue.h"
+#include "supervisor/offset_resets.h"
 #include "supervisor/pauseless_margin.h"
 #include "supervisor/roll_over.h"
 #include "supervisor/task_client.h"
@@ -227,14 +228,8 @@ class StreamSupervisor {
   // Hands roll_over_ what decides which reading groups finish now.
   void CheckTaskDuration();
 
-  // ---- recovery and resets (stream_supervisor_recovery.cc) ----
   // Takes the groups GroupRecovery finds, the idle state and the task count.
   absl::Status Recover();
-  void HandleReset();
-  void HandleResetOffsets(const OffsetMap& offsets, const std::string& reason);
-  v1::ReportOffsetOutOfRangeResponse HandleOffsetOutOfRange(
-      const v1::ReportOffsetOutOfRangeRequest& request);
-  void KillGroupsReading(const std::set<int32_t>& partitions, const std::string& reason);
 
   const StreamSupervisorOptions options_;
   const std::string datasource_;
@@ -260,6 +255,8 @@ class StreamSupervisor {
   std::unique_ptr<RollOver> roll_over_;
   // Creation of groups and tasks (created with actions_).
   std::unique_ptr<GroupCreation> creation_;
+  // Resets of stored offsets (created with actions_).
+  std::unique_ptr<OffsetResets> resets_;
 
   // ---- loop state (only touched by loop steps) ----
   bool loop_started_ = false;

@@ -1,4 +1,5 @@
-// The run steps of a stream supervisor (stream_supervisor.h): idleness,
+// The run steps of a stream supervisor (stream_supervisor.h): recovery
+// (group_recovery.h finds the groups, the loop takes them), idleness,
 // the autoscaler's sample, what decides roll-over (roll_over.h does it),
 // task statuses (group_creation.h creates groups and tasks). Loop only.
 #include <glog/logging.h>
@@ -10,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "common/status_macros.h"
 #include "common/time_util.h"
+#include "supervisor/group_recovery.h"
 #include "supervisor/naming.h"
 #include "supervisor/start_offset_policy.h"
 #include "supervisor/stream_supervisor.h"
@@ -107,6 +109,44 @@ void StreamSupervisor::CheckAutoScaler() {
   task_count_->Check(spec_.spec.io_config(), groups_.reading, lags,
                      static_cast<int32_t>(stream_->partitions().size()),
                      timings_.task_duration);
+}
+
+absl::Status StreamSupervisor::Recover() {
+  GroupRecoveryOptions options;
+  options.datasource = datasource_;
+  options.store = options_.store;
+  options.registry = options_.registry;
+  options.client = client_.get();
+  options.actions = actions_.get();
+  SLUICE_ASSIGN_OR_RETURN(RecoveredGroups recovered,
+                          GroupRecovery(std::move(options))
+                              .Recover(spec_.spec, [this](int64_t version) {
+                                return creation_->IsPreviousSpec(version);
+                              }));
+  task_count_->Configure(spec_.spec.io_config(), recovered.autoscaled_task_count);
+  if (task_count_->on()) {
+    LOG(INFO) << Prefix() << "autoscaler on: " << TaskCount() << " task groups"
+              << (recovered.autoscaled_task_count ? " (as last applied)" : "");
+  }
+  const std::optional<IdleState>& idle = recovered.idle;
+  idle_.Restore(idle ? &*idle : nullptr);
+  if (idle) {
+    LOG(INFO) << Prefix() << "idle since " << absl::FormatTime(absl::FromUnixMillis(idle->since_ms))
+              << " (latest offsets " << FormatOffsets(idle->latest) << ")";
+  }
+  for (auto& [id, group] : recovered.reading) groups_.reading[id] = std::move(group);
+  for (auto& [id, list] : recovered.publishing) {
+    for (Group& group : list) groups_.publishing[id].push_back(std::move(group));
+  }
+  for (const auto& [p, offset] : recovered.publishing_ends) {
+    auto [it, inserted] = groups_.next_offsets.emplace(p, offset);
+    if (!inserted) it->second = std::max(it->second, offset);
+  }
+  // A scaling action the previous leader had not finished: the groups of
+  // the old count still roll over now.
+  task_count_->Resume(spec_.spec.io_config(), std::move(recovered.last_scaling), groups_.reading);
+  recovered_ = true;
+  return absl::OkStatus();
 }
 
 void StreamSupervisor::UpdateTaskStatuses() {
