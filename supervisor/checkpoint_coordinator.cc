@@ -29,9 +29,9 @@ CheckpointRequestAnswer AnswerCheckpointRequest(
   if (!recovered) {
     // A restarted supervisor or a new leader before it adopted its groups:
     // not knowing the group is not the group being gone.
-    return {absl::UnavailableError(absl::StrCat(
-        "the supervisor of ", datasource,
-        " is still recovering its task groups from the metadata store; retry"))};
+    return {absl::UnavailableError(
+        absl::StrCat("the supervisor of ", datasource,
+                     " is still recovering its task groups from the metadata store; retry"))};
   }
   auto group = reading.find(request.group_id());
   if (group == reading.end() || group->second.first != request.base_sequence_name()) {
@@ -40,18 +40,17 @@ CheckpointRequestAnswer AnswerCheckpointRequest(
           absl::StrCat("group ", request.base_sequence_name(),
                        " is publishing; its end offsets are fixed, no checkpoint needed"))};
     }
-    return {absl::FailedPreconditionError(absl::StrCat("group ", request.group_id(), " (",
-                                                       request.base_sequence_name(),
-                                                       ") is not a reading group of ",
-                                                       datasource))};
+    return {absl::FailedPreconditionError(
+        absl::StrCat("group ", request.group_id(), " (", request.base_sequence_name(),
+                     ") is not a reading group of ", datasource))};
   }
   const std::map<int32_t, OffsetMap>& checkpoints = group->second.second;
   std::optional<int32_t> id = FindCheckpoint(checkpoints, start);
   if (!id) {
     return {absl::FailedPreconditionError(
-                absl::StrCat("start offsets ", FormatOffsets(start), " of task ",
-                             request.task_id(), " match no checkpoint of group ",
-                             request.base_sequence_name(), "; the task will be replaced")),
+                absl::StrCat("start offsets ", FormatOffsets(start), " of task ", request.task_id(),
+                             " match no checkpoint of group ", request.base_sequence_name(),
+                             "; the task will be replaced")),
             /*queue=*/true};
   }
   v1::CheckpointDataSourceMetadataResponse response;
@@ -96,25 +95,27 @@ void CheckpointCoordinator::HandleRequest(std::map<int32_t, Group>& reading,
   }
   if (!id) {
     context_.actions->KillTask(task->second,
-                       absl::StrCat("its checkpoint request (start ", FormatOffsets(start),
-                                    ") matches no checkpoint of its group"));
+                               absl::StrCat("its checkpoint request (start ", FormatOffsets(start),
+                                            ") matches no checkpoint of its group"));
     return;
   }
   if (*id != group.latest_sequence_id()) {
     AnswerStaleCheckpoint(group, task->second, *id);
     return;
   }
-  LOG(INFO) << context_.Prefix() << "task " << request.task_id() << " asks to checkpoint sequence " << *id
-            << " of group " << group.group_id << " (started at " << FormatOffsets(start)
+  LOG(INFO) << context_.Prefix() << "task " << request.task_id() << " asks to checkpoint sequence "
+            << *id << " of group " << group.group_id << " (started at " << FormatOffsets(start)
             << "; waited " << FormatMillis(absl::Now() - received) << " in the queue)";
   const int32_t before = group.latest_sequence_id();
   absl::StatusOr<OffsetMap> result = Round(group, /*finish=*/false);
   if (!result.ok()) {
-    context_.record_error(Annotate(result.status(), absl::StrCat("checkpoint of group ", group.group_id)));
+    context_.record_error(
+        Annotate(result.status(), absl::StrCat("checkpoint of group ", group.group_id)));
     return;
   }
   if (context_.metrics != nullptr && group.latest_sequence_id() > before) {
-    context_.metrics->GetCounter(metrics::kSupervisorCheckpoints, {{"datasource", context_.datasource}})
+    context_.metrics
+        ->GetCounter(metrics::kSupervisorCheckpoints, {{"datasource", context_.datasource}})
         ->Increment();
     context_.metrics
         ->GetHistogram(metrics::kSupervisorCheckpointSeconds, {{"datasource", context_.datasource}})
@@ -132,8 +133,8 @@ absl::StatusOr<v1::HandoffTaskGroupsResponse> CheckpointCoordinator::Handoff(
   for (int32_t id : group_ids) {
     if (reading.count(id) == 0) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "group ", id, " is not a reading group of ", context_.datasource, " (reading: ",
-          reading_ids.empty() ? "none" : absl::StrJoin(reading_ids, ", "), ")"));
+          "group ", id, " is not a reading group of ", context_.datasource,
+          " (reading: ", reading_ids.empty() ? "none" : absl::StrJoin(reading_ids, ", "), ")"));
     }
   }
   std::sort(group_ids.begin(), group_ids.end());
@@ -149,8 +150,8 @@ absl::StatusOr<v1::HandoffTaskGroupsResponse> CheckpointCoordinator::Handoff(
       continue;
     }
     const int32_t before = group.latest_sequence_id();
-    LOG(INFO) << context_.Prefix() << "early handoff of group " << id << " (" << group.base_sequence_name
-              << ") asked by an operator";
+    LOG(INFO) << context_.Prefix() << "early handoff of group " << id << " ("
+              << group.base_sequence_name << ") asked by an operator";
     absl::StatusOr<OffsetMap> round = Round(group, /*finish=*/false);
     if (!round.ok()) {
       context_.record_error(Annotate(round.status(), absl::StrCat("early handoff of group ", id)));
@@ -159,8 +160,8 @@ absl::StatusOr<v1::HandoffTaskGroupsResponse> CheckpointCoordinator::Handoff(
     }
     if (group.latest_sequence_id() == before) {
       response.add_skipped(
-          absl::StrCat("group ", id, ": nothing read since its last checkpoint (sequence ",
-                       before, " starts at ", FormatOffsets(group.latest_checkpoint()), ")"));
+          absl::StrCat("group ", id, ": nothing read since its last checkpoint (sequence ", before,
+                       " starts at ", FormatOffsets(group.latest_checkpoint()), ")"));
       continue;
     }
     context_.Count(metrics::kSupervisorEarlyHandoffs);
@@ -172,7 +173,9 @@ absl::StatusOr<v1::HandoffTaskGroupsResponse> CheckpointCoordinator::Handoff(
 absl::StatusOr<OffsetMap> CheckpointCoordinator::Round(Group& group, bool finish,
                                                        bool move_back_only) {
   const std::string what =
-      absl::StrCat(finish ? "finalize" : move_back_only ? "move-back" : "checkpoint",
+      absl::StrCat(finish           ? "finalize"
+                   : move_back_only ? "move-back"
+                                    : "checkpoint",
                    " round of group ", group.group_id, " (", group.base_sequence_name, ")");
   std::vector<TaskInfo*> tasks;
   for (auto& [id, task] : group.tasks) {
@@ -214,12 +217,12 @@ absl::StatusOr<OffsetMap> CheckpointCoordinator::Round(Group& group, bool finish
   for (size_t i = 0; i < tasks.size(); ++i) {
     if (!paused[i].ok()) {
       context_.actions->KillTask(*tasks[i], absl::StrCat("it did not pause for the ", what, ": ",
-                                                 paused[i].status().ToString()));
+                                                         paused[i].status().ToString()));
       continue;
     }
     live.push_back(i);
-    read_max = MaxOffsets(
-        read_max, Restrict(FromProto(paused[i]->current_offsets()), group.start_offsets));
+    read_max = MaxOffsets(read_max,
+                          Restrict(FromProto(paused[i]->current_offsets()), group.start_offsets));
   }
   if (live.empty()) {
     return absl::FailedPreconditionError(absl::StrCat(what, ": no replica paused"));
@@ -242,8 +245,8 @@ absl::StatusOr<OffsetMap> CheckpointCoordinator::Round(Group& group, bool finish
   // known: moved back to what they read (recorded before they learn it;
   // the SetEndOffsets below tells them, whatever else it says).
   const bool moved = move_back_.MoveBack(group, read_max, what);
-  OffsetMap max = move_back_only ? group.latest_checkpoint()
-                                 : MaxOffsets(group.latest_checkpoint(), read_max);
+  OffsetMap max =
+      move_back_only ? group.latest_checkpoint() : MaxOffsets(group.latest_checkpoint(), read_max);
 
   // 2. Nothing new read (and nothing moved): resume, record nothing.
   if (!finish && !moved && max == group.latest_checkpoint()) {
@@ -287,19 +290,19 @@ absl::StatusOr<OffsetMap> CheckpointCoordinator::Round(Group& group, bool finish
   });
   const absl::Time all_set = absl::Now();
   // Where the round's time went, for the log line.
-  const std::string timing = absl::StrCat(
-      "; pause ", FormatMillis(all_paused - round_started), ", record ",
-      FormatMillis(recorded_at - all_paused), ", set end offsets ",
-      FormatMillis(all_set - recorded_at));
+  const std::string timing =
+      absl::StrCat("; pause ", FormatMillis(all_paused - round_started), ", record ",
+                   FormatMillis(recorded_at - all_paused), ", set end offsets ",
+                   FormatMillis(all_set - recorded_at));
   int accepted = 0;
   for (size_t j = 0; j < live.size(); ++j) {
     if (set[j].ok()) {
       ++accepted;
       continue;
     }
-    context_.actions->KillTask(*tasks[live[j]],
-                       absl::StrCat("it refused the end offsets ", FormatOffsets(max), " of the ",
-                                    what, ": ", set[j].status().ToString()));
+    context_.actions->KillTask(
+        *tasks[live[j]], absl::StrCat("it refused the end offsets ", FormatOffsets(max), " of the ",
+                                      what, ": ", set[j].status().ToString()));
   }
   if (accepted == 0) {
     return absl::FailedPreconditionError(
@@ -307,13 +310,13 @@ absl::StatusOr<OffsetMap> CheckpointCoordinator::Round(Group& group, bool finish
   }
   group.rounds.observed = OffsetObservation{max, all_set};
   if (finish) {
-    LOG(INFO) << context_.Prefix() << what << ": final end offsets " << FormatOffsets(max) << " (max of "
-              << live.size() << " paused replicas of " << tasks.size() << "), set on " << accepted
-              << timing;
+    LOG(INFO) << context_.Prefix() << what << ": final end offsets " << FormatOffsets(max)
+              << " (max of " << live.size() << " paused replicas of " << tasks.size()
+              << "), set on " << accepted << timing;
   } else if (!new_checkpoint) {
     LOG(INFO) << context_.Prefix() << what << ": sequence " << next_id - 1 << " ends at "
-              << FormatOffsets(max) << " (moved back), set on " << accepted << " of "
-              << live.size() << " paused replicas" << timing;
+              << FormatOffsets(max) << " (moved back), set on " << accepted << " of " << live.size()
+              << " paused replicas" << timing;
   } else {
     LOG(INFO) << context_.Prefix() << what << ": sequence " << next_id - 1 << " ends at "
               << FormatOffsets(max) << " (max of " << live.size() << " paused replicas of "
@@ -333,7 +336,8 @@ void CheckpointCoordinator::MoveStalledCheckpoints(std::map<int32_t, Group>& rea
       group.rounds.latest_checkpoint_at = now;
       continue;
     }
-    if (now - group.rounds.latest_checkpoint_at < context_.pauseless_margin.stalled_checkpoint_after) {
+    if (now - group.rounds.latest_checkpoint_at <
+        context_.pauseless_margin.stalled_checkpoint_after) {
       continue;
     }
     // The replicas' last reported offsets.
@@ -354,16 +358,18 @@ void CheckpointCoordinator::MoveStalledCheckpoints(std::map<int32_t, Group>& rea
               << absl::FormatDuration(now - group.rounds.latest_checkpoint_at)
               << "; pausing the replicas to move it back";
     absl::StatusOr<OffsetMap> round = Round(group, /*finish=*/false,
-                                                      /*move_back_only=*/true);
+                                            /*move_back_only=*/true);
     // Not again for this long, moved or not.
     group.rounds.latest_checkpoint_at = now;
     if (!round.ok()) {
-      context_.record_error(Annotate(round.status(), absl::StrCat("moving back the checkpoint of group ", id)));
+      context_.record_error(
+          Annotate(round.status(), absl::StrCat("moving back the checkpoint of group ", id)));
     }
   }
 }
 
-void CheckpointCoordinator::AnswerStaleCheckpoint(Group& group, TaskInfo& task, int32_t sequence_id) {
+void CheckpointCoordinator::AnswerStaleCheckpoint(Group& group, TaskInfo& task,
+                                                  int32_t sequence_id) {
   const OffsetMap& end = group.checkpoints.at(sequence_id + 1);
   std::optional<std::string> address = context_.actions->AddressOf(task);
   if (!address) return;
@@ -372,7 +378,8 @@ void CheckpointCoordinator::AnswerStaleCheckpoint(Group& group, TaskInfo& task, 
     if (absl::IsNotFound(status.status())) {
       context_.actions->KillTask(task, "its worker no longer knows it");
     } else {
-      LOG(WARNING) << context_.Prefix() << "stale checkpoint of " << task.task_id << ": " << status.status();
+      LOG(WARNING) << context_.Prefix() << "stale checkpoint of " << task.task_id << ": "
+                   << status.status();
     }
     return;
   }
@@ -387,9 +394,9 @@ void CheckpointCoordinator::AnswerStaleCheckpoint(Group& group, TaskInfo& task, 
     auto set = context_.client->SetEndOffsets(*address, task.task_id, end, /*finish=*/false);
     if (set.ok() || absl::IsAborted(set.status())) {
       if (!set.ok()) {
-        context_.actions->KillTask(task, absl::StrCat("it refused the end offsets ", FormatOffsets(end),
-                                              " of sequence ", sequence_id, ": ",
-                                              set.status().ToString()));
+        context_.actions->KillTask(
+            task, absl::StrCat("it refused the end offsets ", FormatOffsets(end), " of sequence ",
+                               sequence_id, ": ", set.status().ToString()));
         return;
       }
       LOG(INFO) << context_.Prefix() << "task " << task.task_id << " asked again for sequence "
@@ -402,20 +409,21 @@ void CheckpointCoordinator::AnswerStaleCheckpoint(Group& group, TaskInfo& task, 
   if (status->state() != v1::TASK_STATE_PAUSED) {
     auto paused = context_.client->Pause(*address, task.task_id);
     if (!paused.ok()) {
-      context_.actions->KillTask(task, absl::StrCat("it did not pause to receive the end of sequence ",
-                                            sequence_id, ": ", paused.status().ToString()));
+      context_.actions->KillTask(
+          task, absl::StrCat("it did not pause to receive the end of sequence ", sequence_id, ": ",
+                             paused.status().ToString()));
       return;
     }
   }
   auto set = context_.client->SetEndOffsets(*address, task.task_id, end, /*finish=*/false);
   if (!set.ok()) {
-    context_.actions->KillTask(task, absl::StrCat("it refused the end offsets ", FormatOffsets(end),
-                                          " of sequence ", sequence_id, ": ",
-                                          set.status().ToString()));
+    context_.actions->KillTask(
+        task, absl::StrCat("it refused the end offsets ", FormatOffsets(end), " of sequence ",
+                           sequence_id, ": ", set.status().ToString()));
     return;
   }
-  LOG(INFO) << context_.Prefix() << "task " << task.task_id << " asked again for sequence " << sequence_id
-            << ", already checkpointed: sent its end offsets " << FormatOffsets(end)
+  LOG(INFO) << context_.Prefix() << "task " << task.task_id << " asked again for sequence "
+            << sequence_id << ", already checkpointed: sent its end offsets " << FormatOffsets(end)
             << (set->duplicate() ? " (the task already had them)" : "");
 }
 

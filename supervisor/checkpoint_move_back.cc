@@ -54,9 +54,8 @@ bool CheckpointMoveBack::MoveBack(Group& group, const OffsetMap& read_max,
   absl::Status recorded = context_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
     SLUICE_ASSIGN_OR_RETURN(auto committed, txn.CommittedSequence(context_.datasource, shortened));
     if (committed) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("sequence ", shortened, " is already committed (by task ",
-                       committed->task_id(), ")"));
+      return absl::FailedPreconditionError(absl::StrCat(
+          "sequence ", shortened, " is already committed (by task ", committed->task_id(), ")"));
     }
     SLUICE_RETURN_IF_ERROR(txn.RemoveLatestCheckpoint(group.base_sequence_name, latest_id));
     return txn.AppendCheckpoint(group.base_sequence_name, latest_id, moved,
@@ -64,8 +63,8 @@ bool CheckpointMoveBack::MoveBack(Group& group, const OffsetMap& read_max,
   });
   if (!recorded.ok()) {
     LOG(WARNING) << context_.Prefix() << what << ": cannot move checkpoint " << latest_id << " "
-                 << FormatOffsets(latest) << " back to " << FormatOffsets(moved) << ": "
-                 << recorded << "; the replicas read up to it";
+                 << FormatOffsets(latest) << " back to " << FormatOffsets(moved) << ": " << recorded
+                 << "; the replicas read up to it";
     return false;
   }
   LOG(INFO) << context_.Prefix() << what << ": no replica reached checkpoint " << latest_id << " "

@@ -40,8 +40,7 @@ bool PastKnownRecords(const std::map<int32_t, PartitionWatermarks>& marks, int32
 // past the records known that `read` has not reached: the checkpoint waits
 // for records that do not exist yet. nullopt if none. Pure.
 std::optional<int32_t> PartitionWaitingForRecords(
-    const std::map<int32_t, PartitionWatermarks>& marks, const Group& group,
-    const OffsetMap& read);
+    const std::map<int32_t, PartitionWatermarks>& marks, const Group& group, const OffsetMap& read);
 
 class CheckpointMoveBack {
  public:

@@ -100,15 +100,17 @@ absl::Status GroupCreation::CreateGroup(int32_t group_id, const std::vector<int3
   OffsetMap committed;
   SLUICE_RETURN_IF_ERROR(options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
     SLUICE_ASSIGN_OR_RETURN(committed, txn.CommittedOffsets(options_.datasource));
-    SLUICE_ASSIGN_OR_RETURN(std::optional<std::string> stored_topic, txn.CommitTopic(options_.datasource));
+    SLUICE_ASSIGN_OR_RETURN(std::optional<std::string> stored_topic,
+                            txn.CommitTopic(options_.datasource));
     if (stored_topic && *stored_topic != topic && !committed.empty()) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("the stored offsets of ", options_.datasource, " are for topic \"", *stored_topic,
-                       "\", not \"", topic, "\"; reset the supervisor to switch topics"));
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the stored offsets of ", options_.datasource, " are for topic \"", *stored_topic,
+          "\", not \"", topic, "\"; reset the supervisor to switch topics"));
     }
     return absl::OkStatus();
   }));
-  const std::vector<int32_t> need_marks = PartitionsNeedingWatermarks(partitions, groups.next_offsets);
+  const std::vector<int32_t> need_marks =
+      PartitionsNeedingWatermarks(partitions, groups.next_offsets);
   std::map<int32_t, PartitionWatermarks> marks;
   if (!need_marks.empty()) {
     auto queried = options_.stream->QueryWatermarks(need_marks);
@@ -129,7 +131,8 @@ absl::Status GroupCreation::CreateGroup(int32_t group_id, const std::vector<int3
   if (decision.unavailable) {
     // Kafka answered: this is not a connection problem.
     options_.set_state("STORED_OFFSETS_UNAVAILABLE");
-    options_.stream->SetOffsetsVerdict({StreamProblem::kStoredOffsetsUnavailable, *decision.unavailable});
+    options_.stream->SetOffsetsVerdict(
+        {StreamProblem::kStoredOffsetsUnavailable, *decision.unavailable});
     return absl::FailedPreconditionError(*decision.unavailable);
   }
   const OffsetMap& start = decision.start;
@@ -140,7 +143,8 @@ absl::Status GroupCreation::CreateGroup(int32_t group_id, const std::vector<int3
                << FormatOffsets(Restrict(committed, auto_reset))
                << " are no longer in Kafka; resetting them to the earliest available "
                << FormatOffsets(auto_reset) << " (resetOffsetAutomatically): records were lost";
-    options_.reset_offsets(auto_reset, "stored offset no longer available (resetOffsetAutomatically)");
+    options_.reset_offsets(auto_reset,
+                           "stored offset no longer available (resetOffsetAutomatically)");
   }
 
   const int64_t now_ms = options_.clock->NowMs();
@@ -161,10 +165,9 @@ absl::Status GroupCreation::CreateGroup(int32_t group_id, const std::vector<int3
     SLUICE_ASSIGN_OR_RETURN(reset_counts, txn.OffsetResetCounts(options_.datasource));
     return absl::OkStatus();
   }));
-  group.base_sequence_name =
-      BaseSequenceName(options_.datasource, spec.spec.data_schema(), spec.spec.tuning_config(), start,
-                       min_time, max_time, reset_counts,
-                       InputParsingBytes(spec.spec.io_config()));
+  group.base_sequence_name = BaseSequenceName(
+      options_.datasource, spec.spec.data_schema(), spec.spec.tuning_config(), start, min_time,
+      max_time, reset_counts, InputParsingBytes(spec.spec.io_config()));
   for (const auto& [id, groups] : groups.publishing) {
     for (const Group& other : groups) {
       if (other.base_sequence_name == group.base_sequence_name) {
@@ -187,7 +190,8 @@ absl::Status GroupCreation::CreateGroup(int32_t group_id, const std::vector<int3
   record.created_at_ms = now_ms;
   OffsetMap recorded;
   SLUICE_RETURN_IF_ERROR(options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
-    SLUICE_ASSIGN_OR_RETURN(recorded, txn.RecordInitialOffsets(options_.datasource, topic, start, now_ms));
+    SLUICE_ASSIGN_OR_RETURN(recorded,
+                            txn.RecordInitialOffsets(options_.datasource, topic, start, now_ms));
     return txn.InsertTaskGroup(record);
   }));
   LOG(INFO) << Prefix() << "created group " << group_id << " (" << group.base_sequence_name
@@ -224,8 +228,8 @@ absl::Status GroupCreation::CreateTask(Group& group) {
   const int32_t group_id = group.group_id;
   const std::string task_id = launch.spec.task_id();
   options_.actions->SendRunTask(
-      std::move(launch), [this, group_id, task_id, worker = *worker](
-                             const absl::StatusOr<v1::RunTaskResponse>& response) {
+      std::move(launch), [this, group_id, task_id,
+                          worker = *worker](const absl::StatusOr<v1::RunTaskResponse>& response) {
         options_.post("RunTask answer", [this, group_id, task_id, worker, response] {
           HandleRunTaskResult(group_id, task_id, worker, response);
         });
@@ -245,9 +249,9 @@ void GroupCreation::HandleRunTaskResult(int32_t group_id, const std::string& tas
   if (!response.ok()) {
     const std::string error = absl::StrCat("RunTask failed: ", response.status().ToString());
     options_.actions->NoteRunTaskFailed(task_id, worker, error);
-    options_.record_error(Annotate(response.status(), absl::StrCat("starting task ", task_id,
-                                                                   " of group ", group_id,
-                                                                   " on worker ", worker)));
+    options_.record_error(Annotate(
+        response.status(),
+        absl::StrCat("starting task ", task_id, " of group ", group_id, " on worker ", worker)));
     if (task != nullptr && IsLive(*task)) {
       // Not a task outcome: the next run replaces it (on another worker).
       task->state = v1::TASK_STATE_FAILED;
@@ -268,8 +272,8 @@ void GroupCreation::HandleRunTaskResult(int32_t group_id, const std::string& tas
       response->status().state() != v1::TASK_STATE_UNSPECIFIED) {
     task->state = response->status().state();
   }
-  LOG(INFO) << Prefix() << "started task " << task_id << " of group " << group_id
-            << " on worker " << worker;
+  LOG(INFO) << Prefix() << "started task " << task_id << " of group " << group_id << " on worker "
+            << worker;
 }
 
 }  // namespace sluice::supervisor

@@ -79,8 +79,7 @@ class GroupCreation {
   // Places a task of the group and sends RunTask off the loop: the task is
   // in the group (NOT_STARTED) at once, HandleRunTaskResult settles it.
   absl::Status CreateTask(Group& group);
-  void HandleRunTaskResult(int32_t group_id, const std::string& task_id,
-                           const std::string& worker,
+  void HandleRunTaskResult(int32_t group_id, const std::string& task_id, const std::string& worker,
                            const absl::StatusOr<v1::RunTaskResponse>& response);
   std::string Prefix() const;
 

@@ -61,10 +61,10 @@ absl::StatusOr<RecoveredGroups> GroupRecovery::Recover(
         created_under == spec_of_version.end() ? running : *created_under->second;
     bool current = !is_previous_spec(record.spec_version) &&
                    record.base_sequence_name ==
-                       BaseSequenceName(options_.datasource, spec.data_schema(), spec.tuning_config(),
-                                        record.start_offsets, record.min_message_time_ms,
-                                        record.max_message_time_ms, reset_counts,
-                                        InputParsingBytes(spec.io_config()));
+                       BaseSequenceName(options_.datasource, spec.data_schema(),
+                                        spec.tuning_config(), record.start_offsets,
+                                        record.min_message_time_ms, record.max_message_time_ms,
+                                        reset_counts, InputParsingBytes(spec.io_config()));
     for (int32_t p : group.partitions()) current = current && held.count(p) == 0;
     if (!current || out.reading.count(group.group_id)) {
       abandoned.push_back(std::move(group));
@@ -162,15 +162,16 @@ void GroupRecovery::Adopt(Group& group, TaskInfo& task, bool publishing) {
       auto it = group.checkpoints.find(c.sequence_id());
       if (it == group.checkpoints.end() || it->second != FromProto(c.offsets())) {
         options_.actions->KillTask(task, absl::StrCat("its checkpoint ", c.sequence_id(), " ",
-                                              FormatOffsets(FromProto(c.offsets())),
-                                              " is not the group's in the metadata store"));
+                                                      FormatOffsets(FromProto(c.offsets())),
+                                                      " is not the group's in the metadata store"));
         return;
       }
     }
     const int32_t latest = group.latest_sequence_id();
     if (status->latest_sequence_id() > latest || status->latest_sequence_id() + 1 < latest) {
-      options_.actions->KillTask(task, absl::StrCat("its latest sequence ", status->latest_sequence_id(),
-                                            " is inconsistent with the group's ", latest));
+      options_.actions->KillTask(task,
+                                 absl::StrCat("its latest sequence ", status->latest_sequence_id(),
+                                              " is inconsistent with the group's ", latest));
       return;
     }
     if (status->latest_sequence_id() + 1 == latest) {
@@ -179,16 +180,18 @@ void GroupRecovery::Adopt(Group& group, TaskInfo& task, bool publishing) {
       if (status->state() != v1::TASK_STATE_PAUSED) {
         auto paused = options_.client->Pause(*address, task.task_id);
         if (!paused.ok()) {
-          options_.actions->KillTask(task, absl::StrCat("it did not pause to receive a missed checkpoint: ",
-                                                paused.status().ToString()));
+          options_.actions->KillTask(
+              task, absl::StrCat("it did not pause to receive a missed checkpoint: ",
+                                 paused.status().ToString()));
           return;
         }
       }
-      auto set = options_.client->SetEndOffsets(*address, task.task_id, group.latest_checkpoint(), false);
+      auto set =
+          options_.client->SetEndOffsets(*address, task.task_id, group.latest_checkpoint(), false);
       if (!set.ok()) {
         options_.actions->KillTask(task, absl::StrCat("it refused the missed checkpoint ",
-                                              FormatOffsets(group.latest_checkpoint()), ": ",
-                                              set.status().ToString()));
+                                                      FormatOffsets(group.latest_checkpoint()),
+                                                      ": ", set.status().ToString()));
         return;
       }
       LOG(INFO) << Prefix() << "adopted task " << task.task_id << " and sent it the end of "

@@ -74,14 +74,16 @@ void OffsetResets::ResetOffsets(const OffsetMap& offsets, const std::string& rea
     SLUICE_ASSIGN_OR_RETURN(before, txn.CommittedOffsets(options_.datasource));
     const std::string topic = StreamNameOf(options_.spec().io_config());
     SLUICE_RETURN_IF_ERROR(
-        txn.RecordInitialOffsets(options_.datasource, topic, offsets, options_.clock->NowMs()).status());
+        txn.RecordInitialOffsets(options_.datasource, topic, offsets, options_.clock->NowMs())
+            .status());
     SLUICE_RETURN_IF_ERROR(
         txn.SetCommittedOffsets(options_.datasource, topic, offsets, options_.clock->NowMs()));
     for (const auto& [p, offset] : offsets) {
       auto old = before.find(p);
       SLUICE_RETURN_IF_ERROR(txn.RecordOffsetReset(
-          options_.datasource, p, old == before.end() ? std::nullopt : std::optional<int64_t>(old->second),
-          offset, reason, options_.clock->NowMs()));
+          options_.datasource, p,
+          old == before.end() ? std::nullopt : std::optional<int64_t>(old->second), offset, reason,
+          options_.clock->NowMs()));
     }
     return absl::OkStatus();
   });
@@ -118,8 +120,8 @@ v1::ReportOffsetOutOfRangeResponse OffsetResets::OffsetOutOfRange(
   absl::StatusOr<std::map<int32_t, PartitionWatermarks>> marks =
       options_.stream->QueryWatermarks(partitions);
   if (!marks.ok()) {
-    response.set_message(absl::StrCat("cannot read the earliest offsets: ",
-                                      marks.status().ToString(), "; not resetting"));
+    response.set_message(absl::StrCat(
+        "cannot read the earliest offsets: ", marks.status().ToString(), "; not resetting"));
     options_.record_error(marks.status());
     return response;
   }
@@ -153,7 +155,7 @@ v1::ReportOffsetOutOfRangeResponse OffsetResets::OffsetOutOfRange(
       auto task = group.tasks.find(request.task_id());
       if (task == group.tasks.end() || !IsLive(task->second)) continue;
       options_.actions->KillTask(task->second,
-                         "its OffsetOutOfRange report contradicts Kafka's watermarks");
+                                 "its OffsetOutOfRange report contradicts Kafka's watermarks");
     }
   }
   if (judged.reset.empty()) {
@@ -164,12 +166,12 @@ v1::ReportOffsetOutOfRangeResponse OffsetResets::OffsetOutOfRange(
   int64_t lost = 0;
   for (const auto& [p, n] : judged.lost) lost += n;
   const std::string alert = absl::StrCat(
-      "ALERT: ", lost, " records lost (deleted by retention before they were ingested): ",
-      message, " (resetOffsetAutomatically)");
+      "ALERT: ", lost, " records lost (deleted by retention before they were ingested): ", message,
+      " (resetOffsetAutomatically)");
   LOG(ERROR) << Prefix() << alert;
   options_.note_error(absl::DataLossError(alert));
-  ResetOffsets(judged.reset, absl::StrCat("OffsetOutOfRange reported by task ",
-                                                request.task_id(), " (resetOffsetAutomatically)"));
+  ResetOffsets(judged.reset, absl::StrCat("OffsetOutOfRange reported by task ", request.task_id(),
+                                          " (resetOffsetAutomatically)"));
   response.set_reset(true);
   response.set_message(absl::StrCat(message, "; the task is replaced"));
   return response;

@@ -68,7 +68,8 @@ absl::StatusOr<std::optional<OffsetMap>> PauselessRound::Run(
   // only a paused round can move it back, so do that one.
   OffsetMap read_max;
   for (const OffsetMap& o : offsets) read_max = MaxOffsets(read_max, o);
-  if (std::optional<int32_t> p = PartitionWaitingForRecords(*context_.watermarks, group, read_max)) {
+  if (std::optional<int32_t> p =
+          PartitionWaitingForRecords(*context_.watermarks, group, read_max)) {
     LOG(INFO) << context_.Prefix() << what << ": no replica reached the latest checkpoint "
               << FormatOffsets(group.latest_checkpoint()) << " on partition " << *p
               << " yet; pausing the replicas to move it back";
@@ -107,8 +108,7 @@ absl::StatusOr<std::optional<OffsetMap>> PauselessRound::Run(
   // instead (the classic round), which costs a pause rather than a task.
   const int64_t max_rows = context_.max_rows_per_segment();
   if (max_rows > 0 && !margins.empty()) {
-    const int64_t cap =
-        std::max<int64_t>(1, max_rows / 10 / static_cast<int64_t>(margins.size()));
+    const int64_t cap = std::max<int64_t>(1, max_rows / 10 / static_cast<int64_t>(margins.size()));
     for (const auto& [p, margin] : margins) {
       if (margin > cap && tasks.size() > 1) {
         return ClassicInstead(group, now,
@@ -180,8 +180,8 @@ absl::StatusOr<std::optional<OffsetMap>> PauselessRound::Run(
     if (!removed.ok()) {
       // The end stays recorded: the replica that passed it is replaced,
       // the others get it below.
-      LOG(WARNING) << context_.Prefix() << what << ": removing the refused end " << FormatOffsets(end)
-                   << ": " << removed;
+      LOG(WARNING) << context_.Prefix() << what << ": removing the refused end "
+                   << FormatOffsets(end) << ": " << removed;
     } else {
       group.checkpoints.erase(next_id);
       context_.publish_view();
@@ -212,9 +212,9 @@ absl::StatusOr<std::optional<OffsetMap>> PauselessRound::Run(
     // The end is recorded and another replica may have it: a replica that
     // read past it cannot be given it, nor another one. Replace it.
     if (absl::IsAborted(set[i].status())) ++passed;
-    context_.actions->KillTask(*tasks[i], absl::StrCat("it refused the recorded end offsets ",
-                                               FormatOffsets(end), " of the pauseless ", what,
-                                               ": ", set[i].status().ToString()));
+    context_.actions->KillTask(
+        *tasks[i], absl::StrCat("it refused the recorded end offsets ", FormatOffsets(end),
+                                " of the pauseless ", what, ": ", set[i].status().ToString()));
   }
   group.rounds.observed = now;
   group.rounds.last_round_window = all_set - round_started;

@@ -38,8 +38,7 @@ void RollOver::FinalizeDue(TaskGroups& groups, const RollOverRun& run) {
     }
     if (grown) repartitioned.insert(id);
     if (run.regrouping(group.base_sequence_name)) regrouped.insert(id);
-    if (stop_all || grown || regrouped.count(id) ||
-        now >= group.created_at + run.task_duration) {
+    if (stop_all || grown || regrouped.count(id) || now >= group.created_at + run.task_duration) {
       due.emplace_back(group.created_at, id);
     }
   }
@@ -81,9 +80,10 @@ void RollOver::Finalize(TaskGroups& groups, int32_t group_id, const std::string&
     LOG(WARNING) << Prefix() << "could not finalize group " << group_id << " ("
                  << group.base_sequence_name << "): " << end.status()
                  << "; killing it, the next group starts from the stored offsets";
-    options_.actions->KillGroup(group,
-                        absl::StrCat("its group could not be finalized: ", end.status().message()));
-    options_.actions->FinishGroup(group, GroupState::kAbandoned, std::string(end.status().message()));
+    options_.actions->KillGroup(
+        group, absl::StrCat("its group could not be finalized: ", end.status().message()));
+    options_.actions->FinishGroup(group, GroupState::kAbandoned,
+                                  std::string(end.status().message()));
     for (int32_t p : group.partitions()) groups.next_offsets.erase(p);
     return;
   }
@@ -114,8 +114,8 @@ void RollOver::CheckPublishing(TaskGroups& groups, const std::string& completion
     for (auto it = list.begin(); it != list.end();) {
       Group& group = *it;
       if (earlier_timed_out) {
-        options_.actions->KillGroup(group,
-                            "an earlier group of the same partitions did not publish in time");
+        options_.actions->KillGroup(
+            group, "an earlier group of the same partitions did not publish in time");
         options_.actions->FinishGroup(group, GroupState::kAbandoned, "an earlier group timed out");
         it = list.erase(it);
         continue;
@@ -134,10 +134,10 @@ void RollOver::CheckPublishing(TaskGroups& groups, const std::string& completion
       }
       const bool timed_out = now >= group.completion_deadline;
       if (!any_live || timed_out) {
-        const std::string why = !any_live
-                                    ? "every task of the group failed"
-                                    : absl::StrCat("no task succeeded within completionTimeout ",
-                                                   completion_timeout);
+        const std::string why =
+            !any_live
+                ? "every task of the group failed"
+                : absl::StrCat("no task succeeded within completionTimeout ", completion_timeout);
         LOG(ERROR) << Prefix() << "ALERT: publishing group " << group_id << " ("
                    << group.base_sequence_name << ", end " << FormatOffsets(group.end_offsets)
                    << "): " << why << "; killing it and the group reading after it, and "
@@ -149,7 +149,7 @@ void RollOver::CheckPublishing(TaskGroups& groups, const std::string& completion
         if (active != groups.reading.end()) {
           options_.actions->KillGroup(active->second, "the group it started after did not publish");
           options_.actions->FinishGroup(active->second, GroupState::kAbandoned,
-                                "the group it started after did not publish");
+                                        "the group it started after did not publish");
           for (int32_t p : active->second.partitions()) groups.next_offsets.erase(p);
           groups.reading.erase(active);
         }
@@ -169,7 +169,8 @@ void RollOver::CheckReading(TaskGroups& groups) {
   for (auto it = groups.reading.begin(); it != groups.reading.end();) {
     Group& group = it->second;
     for (auto task = group.tasks.begin(); task != group.tasks.end();) {
-      if (task->second.state == v1::TASK_STATE_FAILED || task->second.state == v1::TASK_STATE_STOPPED) {
+      if (task->second.state == v1::TASK_STATE_FAILED ||
+          task->second.state == v1::TASK_STATE_STOPPED) {
         LOG(WARNING) << Prefix() << "task " << task->first << " of group " << it->first << " ended "
                      << v1::TaskState_Name(task->second.state) << ": "
                      << task->second.status.error() << "; it will be replaced";

@@ -63,8 +63,8 @@ StreamSupervisor::StreamSupervisor(StreamSupervisorOptions deps, SpecRecord spec
   task_count_ = std::make_unique<TaskCountController>(std::move(task_count));
 }
 
-absl::StatusOr<std::unique_ptr<StreamSupervisor>> StreamSupervisor::Start(StreamSupervisorOptions deps,
-                                                                          SpecRecord spec) {
+absl::StatusOr<std::unique_ptr<StreamSupervisor>> StreamSupervisor::Start(
+    StreamSupervisorOptions deps, SpecRecord spec) {
   std::unique_ptr<StreamSupervisor> s(new StreamSupervisor(std::move(deps), std::move(spec)));
   SLUICE_RETURN_IF_ERROR(s->Init());
   StrandExecutor* task_rpcs =
@@ -131,12 +131,8 @@ absl::StatusOr<std::unique_ptr<StreamSupervisor>> StreamSupervisor::Start(Stream
   };
   creation.request_run = [raw = s.get()] { raw->RequestRun(); };
   creation.publish_view = [raw = s.get()] { raw->PublishView(); };
-  creation.set_state = [raw = s.get()](const std::string& state) {
-    raw->detailed_state_ = state;
-  };
-  creation.record_error = [raw = s.get()](const absl::Status& status) {
-    raw->RecordError(status);
-  };
+  creation.set_state = [raw = s.get()](const std::string& state) { raw->detailed_state_ = state; };
+  creation.record_error = [raw = s.get()](const absl::Status& status) { raw->RecordError(status); };
   s->creation_ = std::make_unique<GroupCreation>(std::move(creation));
   OffsetResetsOptions resets;
   resets.datasource = s->datasource_;
@@ -147,9 +143,7 @@ absl::StatusOr<std::unique_ptr<StreamSupervisor>> StreamSupervisor::Start(Stream
   resets.groups = &s->groups_;
   resets.spec = [raw = s.get()]() -> const v1::SupervisorSpec& { return raw->spec_.spec; };
   resets.wake_up = [raw = s.get()](const std::string& why) { raw->WakeUp(why); };
-  resets.record_error = [raw = s.get()](const absl::Status& status) {
-    raw->RecordError(status);
-  };
+  resets.record_error = [raw = s.get()](const absl::Status& status) { raw->RecordError(status); };
   resets.note_error = [raw = s.get()](const absl::Status& status) {
     raw->health_.NoteError(raw->options_.clock->NowMs(), status);
   };
@@ -174,10 +168,9 @@ absl::StatusOr<std::unique_ptr<StreamSupervisor>> StreamSupervisor::Start(Stream
     queries.stream = s->stream_->stream();
     s->stream_queries_ = std::make_unique<StreamQueries>(std::move(queries));
   }
-  StrandExecutor* loops =
-      SharedOrOwnPool(s->options_.loops, &s->own_loops_,
-                      {.threads = 1, .clock = s->options_.clock,
-                       .name = "supervisor " + s->datasource_});
+  StrandExecutor* loops = SharedOrOwnPool(
+      s->options_.loops, &s->own_loops_,
+      {.threads = 1, .clock = s->options_.clock, .name = "supervisor " + s->datasource_});
   // Stepped only once the pointer is set (Post reads it from other threads).
   s->loop_strand_ =
       loops->AddStrand([raw = s.get()] { return raw->LoopStep(); }, absl::InfiniteFuture());
@@ -290,7 +283,8 @@ void StreamSupervisor::UpdateSpec(SpecRecord spec) {
   Post("update spec", [this, spec = std::move(spec)] {
     absl::StatusOr<SpecTimings> timings = ParseSpecTimings(spec.spec);
     if (!timings.ok()) {  // NormalizeSpec checked them: not expected
-      RecordError(Annotate(timings.status(), "taking spec version " + std::to_string(spec.version)));
+      RecordError(
+          Annotate(timings.status(), "taking spec version " + std::to_string(spec.version)));
       return;
     }
     const std::vector<std::string> changed = ChangedSpecFields(spec_.spec, spec.spec);
@@ -319,9 +313,9 @@ void StreamSupervisor::StopGracefully() {
 absl::Time StreamSupervisor::LoopStep() {
   if (!loop_started_) {
     loop_started_ = true;
-    LOG(INFO) << Prefix() << "started (spec version " << spec_.version << ", "
-              << stream_->Label() << ", " << TaskCount() << " groups x "
-              << spec_.spec.io_config().replicas() << " replicas)";
+    LOG(INFO) << Prefix() << "started (spec version " << spec_.version << ", " << stream_->Label()
+              << ", " << TaskCount() << " groups x " << spec_.spec.io_config().replicas()
+              << " replicas)";
     if (absl::Status recovered = Recover(); !recovered.ok()) {
       RecordError(Annotate(recovered, "recovering from the metadata store"));
     }
@@ -471,10 +465,9 @@ v1::SupervisorStatus StreamSupervisor::Status() {
         SLUICE_ASSIGN_OR_RETURN(segments, txn.CountSegments(datasource_));
         SLUICE_ASSIGN_OR_RETURN(failing, txn.CountFailedSegments(datasource_));
         if (status.has_iceberg_table()) {
-          SLUICE_ASSIGN_OR_RETURN(metadata_location,
-                                  txn.IcebergMetadataLocation(
-                                      status.iceberg_table().table_namespace(),
-                                      status.iceberg_table().table_name()));
+          SLUICE_ASSIGN_OR_RETURN(metadata_location, txn.IcebergMetadataLocation(
+                                                         status.iceberg_table().table_namespace(),
+                                                         status.iceberg_table().table_name()));
         }
         return absl::OkStatus();
       })
@@ -525,8 +518,8 @@ absl::StatusOr<v1::ReportOffsetOutOfRangeResponse> StreamSupervisor::OffsetOutOf
 absl::StatusOr<v1::CheckpointDataSourceMetadataResponse> StreamSupervisor::Checkpoint(
     const v1::CheckpointDataSourceMetadataRequest& request) {
   absl::MutexLock lock(&view_mu_);
-  CheckpointRequestAnswer answer = AnswerCheckpointRequest(datasource_, view_.recovered,
-                                                           view_.reading, view_.publishing, request);
+  CheckpointRequestAnswer answer = AnswerCheckpointRequest(
+      datasource_, view_.recovered, view_.reading, view_.publishing, request);
   if (answer.queue) {
     Post(answer.response.ok() ? "checkpoint" : "bad checkpoint",
          [this, request, now = absl::Now()] {
@@ -544,9 +537,9 @@ absl::StatusOr<v1::HandoffTaskGroupsResponse> StreamSupervisor::Handoff(
       "handoff",
       [this, group_ids, result] {
         *result = recovered_ ? checkpoints_->Handoff(groups_.reading, group_ids)
-                             : absl::UnavailableError(absl::StrCat(
-                                   "the supervisor of ", datasource_,
-                                   " is still recovering its task groups; retry"));
+                             : absl::UnavailableError(
+                                   absl::StrCat("the supervisor of ", datasource_,
+                                                " is still recovering its task groups; retry"));
       },
       timeout));
   return *result;

@@ -51,6 +51,10 @@
 #include "supervisor/group_creation.h"
 #include "supervisor/iceberg_table_activity.h"
 #include "supervisor/idle_tracker.h"
+#include "supervisor/notice_queue.h"
+#include "supervisor/offset_resets.h"
+#include "supervisor/pauseless_margin.h"
+#include "supervisor/roll_over.h"
 #include "supervisor/store/metadata_store.h"
 #include "supervisor/strand_executor.h"
 #include "supervisor/stream_health.h"
@@ -59,12 +63,8 @@
 #include "supervisor/stream_status.h"
 #include "supervisor/stream_tracker.h"
 #include "supervisor/task_actions.h"
-#include "supervisor/task_count_controller.h"
-#include "supervisor/notice_queue.h"
-#include "supervisor/offset_resets.h"
-#include "supervisor/pauseless_margin.h"
-#include "supervisor/roll_over.h"
 #include "supervisor/task_client.h"
+#include "supervisor/task_count_controller.h"
 #include "supervisor/task_group.h"
 #include "supervisor/worker_registry.h"
 
@@ -142,7 +142,7 @@ class StreamSupervisor {
   // that is not a reading group (nothing is done then); UNAVAILABLE while
   // recovering or when the loop does not answer within `timeout`.
   absl::StatusOr<v1::HandoffTaskGroupsResponse> Handoff(const std::vector<int32_t>& group_ids,
-                                                         absl::Duration timeout);
+                                                        absl::Duration timeout);
 
   // A worker reported a task of this datasource. Requests a run when its
   // state changed.

@@ -13,9 +13,9 @@
 #include "common/time_util.h"
 #include "supervisor/group_recovery.h"
 #include "supervisor/naming.h"
+#include "supervisor/spec_changes.h"
 #include "supervisor/start_offset_policy.h"
 #include "supervisor/stream_supervisor.h"
-#include "supervisor/spec_changes.h"
 
 namespace sluice::supervisor {
 
@@ -25,8 +25,8 @@ OffsetMap StreamSupervisor::ReadTo() {
   for (const auto& [id, group] : groups_.reading) {
     for (const auto& [task_id, task] : group.tasks) {
       if (!IsLive(task)) continue;
-      read_to = MaxOffsets(
-          read_to, Restrict(FromProto(task.status.current_offsets()), group.start_offsets));
+      read_to = MaxOffsets(read_to,
+                           Restrict(FromProto(task.status.current_offsets()), group.start_offsets));
     }
   }
   return read_to;
@@ -37,7 +37,8 @@ bool StreamSupervisor::CheckIdle() {
   IdleTracker::Change change = IdleTracker::Change::kNone;
   if (!config.enabled()) {
     change = idle_.Wake();
-  } else if (!stream_->unreachable() && stream_->offsets_verdict().problem == StreamProblem::kNone) {
+  } else if (!stream_->unreachable() &&
+             stream_->offsets_verdict().problem == StreamProblem::kNone) {
     OffsetMap latest;
     for (const auto& [p, marks] : stream_->watermarks()) latest[p] = marks.latest;
     change = idle_.Observe(latest, ReadTo(), options_.clock->Now(),
@@ -46,14 +47,14 @@ bool StreamSupervisor::CheckIdle() {
   if (change == IdleTracker::Change::kNone) return idle_.idle();
   StoreIdleState();
   if (change == IdleTracker::Change::kWoke) {
-    LOG(INFO) << Prefix() << "awake: "
-              << (config.enabled() ? "the stream moved" : "idleConfig is off")
+    LOG(INFO) << Prefix()
+              << "awake: " << (config.enabled() ? "the stream moved" : "idleConfig is off")
               << "; creating groups again";
     return false;
   }
   LOG(INFO) << Prefix() << "idle: every partition stayed at its latest offset "
-            << FormatOffsets(idle_.state().latest) << " for "
-            << config.inactive_after_millis() << " ms with nothing left to read";
+            << FormatOffsets(idle_.state().latest) << " for " << config.inactive_after_millis()
+            << " ms with nothing left to read";
   roll_over_->FinalizeAll(groups_, "the stream is idle (ioConfig.idleConfig)",
                           timings_.completion_timeout);
   return true;
@@ -107,8 +108,7 @@ void StreamSupervisor::CheckAutoScaler() {
     }
   }
   task_count_->Check(spec_.spec.io_config(), groups_.reading, lags,
-                     static_cast<int32_t>(stream_->partitions().size()),
-                     timings_.task_duration);
+                     static_cast<int32_t>(stream_->partitions().size()), timings_.task_duration);
 }
 
 absl::Status StreamSupervisor::Recover() {
@@ -118,11 +118,11 @@ absl::Status StreamSupervisor::Recover() {
   options.registry = options_.registry;
   options.client = client_.get();
   options.actions = actions_.get();
-  SLUICE_ASSIGN_OR_RETURN(RecoveredGroups recovered,
-                          GroupRecovery(std::move(options))
-                              .Recover(spec_.spec, [this](int64_t version) {
-                                return creation_->IsPreviousSpec(version);
-                              }));
+  SLUICE_ASSIGN_OR_RETURN(
+      RecoveredGroups recovered,
+      GroupRecovery(std::move(options)).Recover(spec_.spec, [this](int64_t version) {
+        return creation_->IsPreviousSpec(version);
+      }));
   task_count_->Configure(spec_.spec.io_config(), recovered.autoscaled_task_count);
   if (task_count_->on()) {
     LOG(INFO) << Prefix() << "autoscaler on: " << TaskCount() << " task groups"

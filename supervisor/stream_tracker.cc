@@ -63,8 +63,7 @@ absl::Status StreamTracker::UpdatePartitions(std::string* detailed_state, bool* 
     *detailed_state = !IsUnreachable(partitions.status()) ? "CONNECTING_TO_STREAM"
                       : partitions_known_                 ? "LOST_CONTACT_WITH_STREAM"
                                                           : "UNABLE_TO_CONNECT_TO_STREAM";
-    return Annotate(partitions.status(),
-                    absl::StrCat("listing the partitions of ", Label()));
+    return Annotate(partitions.status(), absl::StrCat("listing the partitions of ", Label()));
   }
   if (partitions->empty()) {
     return absl::UnavailableError(absl::StrCat(Label(), " has no partitions"));
@@ -102,11 +101,10 @@ absl::Status StreamTracker::PersistStreamPartitions() {
   if (ids == nullptr) return absl::OkStatus();
   std::vector<v1::StreamPartition> added = ids->From(stored_stream_partitions_);
   if (added.empty()) return absl::OkStatus();
-  SLUICE_RETURN_IF_ERROR(Annotate(
-      options_.store->InTransaction([&](StoreTxn& txn) {
-        return txn.AddStreamPartitions(options_.datasource, added, options_.clock->NowMs());
-      }),
-      "storing new stream partition ids"));
+  SLUICE_RETURN_IF_ERROR(Annotate(options_.store->InTransaction([&](StoreTxn& txn) {
+    return txn.AddStreamPartitions(options_.datasource, added, options_.clock->NowMs());
+  }),
+                                  "storing new stream partition ids"));
   for (const v1::StreamPartition& p : added) {
     LOG(INFO) << Prefix() << "stream partition " << p.id() << " is "
               << FormatTopicPartition({p.topic(), p.partition()});
@@ -200,20 +198,20 @@ OffsetMap StreamTracker::StoredOffsets() {
   return stored;
 }
 
-void StreamTracker::CheckStoredOffsetsAgainst(
-    const OffsetMap& stored, const std::map<int32_t, PartitionWatermarks>& marks,
-    const std::map<int32_t, Group>& reading) {
+void StreamTracker::CheckStoredOffsetsAgainst(const OffsetMap& stored,
+                                              const std::map<int32_t, PartitionWatermarks>& marks,
+                                              const std::map<int32_t, Group>& reading) {
   std::set<int32_t> idle(partitions_.begin(), partitions_.end());
   for (const auto& [id, group] : reading) {
     for (int32_t p : group.partitions()) idle.erase(p);
   }
-  SetOffsetsVerdict(CheckStoredOffsets(stored, marks, idle,
-                                       options_.spec().tuning_config().reset_offset_automatically()));
+  SetOffsetsVerdict(CheckStoredOffsets(
+      stored, marks, idle, options_.spec().tuning_config().reset_offset_automatically()));
 }
 
 void StreamTracker::SetOffsetsVerdict(StreamVerdict verdict) {
-  if (verdict.problem != StreamProblem::kNone &&
-      (verdict.problem != offsets_verdict_.problem || verdict.message != offsets_verdict_.message)) {
+  if (verdict.problem != StreamProblem::kNone && (verdict.problem != offsets_verdict_.problem ||
+                                                  verdict.message != offsets_verdict_.message)) {
     LOG(ERROR) << Prefix() << "ALERT: " << verdict.message;
     options_.record_error(absl::FailedPreconditionError(verdict.message));
   } else if (verdict.problem == StreamProblem::kNone &&

@@ -54,8 +54,7 @@ void TaskCountController::Configure(const v1::IoConfig& io, std::optional<int32_
   autoscaled_task_count_ = std::clamp(count, config.task_count_min(), config.task_count_max());
 }
 
-void TaskCountController::Resume(const v1::IoConfig& io,
-                                 std::optional<v1::ScalingDecision> last,
+void TaskCountController::Resume(const v1::IoConfig& io, std::optional<v1::ScalingDecision> last,
                                  const std::map<int32_t, Group>& reading) {
   if (last) last_scaling_ = std::move(last);
   if (autoscaler_ == nullptr) return;
@@ -85,8 +84,8 @@ void TaskCountController::Check(const v1::IoConfig& io, const std::map<int32_t, 
   std::optional<ScalingProposal> proposal = autoscaler_->Decide(TaskCount(io), partitions, now);
   if (proposal && proposal->to > proposal->from) {
     if (pending_scale_in_) {
-      LOG(INFO) << Prefix() << "autoscaler: the pending scale-in to "
-                << pending_scale_in_->first.to << " is dropped for a scale-out";
+      LOG(INFO) << Prefix() << "autoscaler: the pending scale-in to " << pending_scale_in_->first.to
+                << " is dropped for a scale-out";
       pending_scale_in_.reset();
     }
     Apply(*proposal, now, reading);  // an early roll-over, now

@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "absl/time/time.h"
-#include "sluice/v1/task.pb.h"
-#include "supervisor/store/metadata_store.h"
-#include "supervisor/pauseless_margin.h"
 #include "common/offsets.h"
+#include "sluice/v1/task.pb.h"
+#include "supervisor/pauseless_margin.h"
+#include "supervisor/store/metadata_store.h"
 
 namespace sluice::supervisor {
 
