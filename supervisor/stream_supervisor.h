@@ -24,6 +24,7 @@
 //   group_creation.h       new groups and tasks, RunTask answers
 //   offset_resets.h        reset, reset offsets, OffsetOutOfRange
 //   group_recovery.h       groups and tasks after a restart
+//   notice_queue.h         the loop's notices, run requests and exit
 // Files of this class: stream_supervisor.cc (lifecycle, notices, loop,
 // status glue), stream_supervisor_runs.cc (recovery and the run steps).
 #ifndef SLUICE_SUPERVISOR_STREAM_SUPERVISOR_H_
