@@ -40,14 +40,36 @@ StrandExecutor* SharedOrOwnPool(StrandExecutor* shared, std::unique_ptr<StrandEx
 }  // namespace
 
 StreamSupervisor::StreamSupervisor(StreamSupervisorOptions deps, SpecRecord spec)
-    : options_(std::move(deps)), datasource_(spec.datasource), spec_(std::move(spec)) {}
+    : options_(std::move(deps)), datasource_(spec.datasource), spec_(std::move(spec)) {
+  StreamTrackerOptions stream;
+  stream.datasource = datasource_;
+  stream.store = options_.store;
+  stream.clock = options_.clock;
+  stream.stream_metadata_factory = options_.stream_metadata_factory;
+  stream.kafka_timeout = options_.kafka_timeout;
+  stream.background_stream_queries = options_.background_stream_queries;
+  stream.spec = [this]() -> const v1::SupervisorSpec& { return spec_.spec; };
+  stream.stream_attached = [this](StreamMetadata* attached) {
+    if (stream_queries_ != nullptr) stream_queries_->SetStream(attached);
+  };
+  stream.record_error = [this](const absl::Status& status) { RecordError(status); };
+  stream_ = std::make_unique<StreamTracker>(std::move(stream));
+  TaskCountControllerOptions task_count;
+  task_count.datasource = datasource_;
+  task_count.store = options_.store;
+  task_count.clock = options_.clock;
+  task_count.metrics = options_.metrics;
+  task_count.record_error = [this](const absl::Status& status) { RecordError(status); };
+  task_count_ = std::make_unique<TaskCountController>(std::move(task_count));
+}
 
-absl::StatusOr<std::unique_ptr<StreamSupervisor>> StreamSupervisor::Start(StreamSupervisorOptions deps,
-                                                                          SpecRecord spec) {
+absl::StatusOr<std::unique_ptr<StreamSupervisor>> StreamSupervisor::Start(
+    StreamSupervisorOptions deps, SpecRecord spec) {
   std::unique_ptr<StreamSupervisor> s(new StreamSupervisor(std::move(deps), std::move(spec)));
   SLUICE_RETURN_IF_ERROR(s->Init());
-  s->task_rpcs_ = SharedOrOwnPool(s->options_.task_rpcs, &s->own_task_rpcs_,
-                                   {.threads = 2, .name = "task rpcs " + s->datasource_});
+  StrandExecutor* task_rpcs =
+      SharedOrOwnPool(s->options_.task_rpcs, &s->own_task_rpcs_,
+                      {.threads = 2, .name = "task rpcs " + s->datasource_});
   TaskActionsOptions actions;
   actions.datasource = s->datasource_;
   actions.registry = s->options_.registry;
@@ -55,36 +77,103 @@ absl::StatusOr<std::unique_ptr<StreamSupervisor>> StreamSupervisor::Start(Stream
   actions.clock = s->options_.clock;
   actions.client = s->client_.get();
   actions.run_client = s->run_client_.get();
-  actions.task_rpcs = s->task_rpcs_;
+  actions.task_rpcs = task_rpcs;
   actions.publisher_decodes_segments = s->options_.publisher_decodes_segments;
   actions.record_error = [raw = s.get()](const absl::Status& status) { raw->RecordError(status); };
   actions.note_outcome = [raw = s.get()](v1::TaskState state) {
     raw->health_.NoteTaskOutcome(state);
   };
   s->actions_ = std::make_unique<TaskActions>(std::move(actions));
+  CheckpointContext checkpoints;
+  checkpoints.datasource = s->datasource_;
+  checkpoints.store = s->options_.store;
+  checkpoints.clock = s->options_.clock;
+  checkpoints.client = s->client_.get();
+  checkpoints.actions = s->actions_.get();
+  checkpoints.metrics = s->options_.metrics;
+  checkpoints.pauseless_checkpoints = s->options_.pauseless_checkpoints;
+  checkpoints.pauseless_margin = s->options_.pauseless_margin;
+  checkpoints.watermarks = &s->stream_->watermarks();
+  checkpoints.produce_rates = &s->stream_->produce_rates();
+  checkpoints.max_rows_per_segment = [raw = s.get()] {
+    return raw->spec_.spec.tuning_config().max_rows_per_segment();
+  };
+  checkpoints.publish_view = [raw = s.get()] { raw->PublishView(); };
+  checkpoints.record_error = [raw = s.get()](const absl::Status& status) {
+    raw->RecordError(status);
+  };
+  s->checkpoints_ = std::make_unique<CheckpointCoordinator>(std::move(checkpoints));
+  RollOverOptions roll_over;
+  roll_over.datasource = s->datasource_;
+  roll_over.store = s->options_.store;
+  roll_over.clock = s->options_.clock;
+  roll_over.actions = s->actions_.get();
+  roll_over.checkpoints = s->checkpoints_.get();
+  roll_over.record_error = [raw = s.get()](const absl::Status& status) {
+    raw->RecordError(status);
+  };
+  s->roll_over_ = std::make_unique<RollOver>(std::move(roll_over));
+  GroupCreationOptions creation;
+  creation.datasource = s->datasource_;
+  creation.store = s->options_.store;
+  creation.registry = s->options_.registry;
+  creation.clock = s->options_.clock;
+  creation.actions = s->actions_.get();
+  creation.stream = s->stream_.get();
+  creation.groups = &s->groups_;
+  creation.spec = [raw = s.get()]() -> const SpecRecord& { return raw->spec_; };
+  creation.timings = [raw = s.get()]() -> const SpecTimings& { return raw->timings_; };
+  creation.reset_offsets = [raw = s.get()](const OffsetMap& offsets, const std::string& why) {
+    raw->resets_->ResetOffsets(offsets, why);
+  };
+  creation.post = [raw = s.get()](std::string kind, std::function<void()> handle) {
+    raw->Post(std::move(kind), std::move(handle));
+  };
+  creation.request_run = [raw = s.get()] { raw->RequestRun(); };
+  creation.publish_view = [raw = s.get()] { raw->PublishView(); };
+  creation.set_state = [raw = s.get()](const std::string& state) { raw->detailed_state_ = state; };
+  creation.record_error = [raw = s.get()](const absl::Status& status) { raw->RecordError(status); };
+  s->creation_ = std::make_unique<GroupCreation>(std::move(creation));
+  OffsetResetsOptions resets;
+  resets.datasource = s->datasource_;
+  resets.store = s->options_.store;
+  resets.clock = s->options_.clock;
+  resets.actions = s->actions_.get();
+  resets.stream = s->stream_.get();
+  resets.groups = &s->groups_;
+  resets.spec = [raw = s.get()]() -> const v1::SupervisorSpec& { return raw->spec_.spec; };
+  resets.wake_up = [raw = s.get()](const std::string& why) { raw->WakeUp(why); };
+  resets.record_error = [raw = s.get()](const absl::Status& status) { raw->RecordError(status); };
+  resets.note_error = [raw = s.get()](const absl::Status& status) {
+    raw->health_.NoteError(raw->options_.clock->NowMs(), status);
+  };
+  s->resets_ = std::make_unique<OffsetResets>(std::move(resets));
   if (s->options_.background_stream_queries) {
-    s->queries_ = SharedOrOwnPool(s->options_.queries, &s->own_queries_,
-                                  {.threads = 1, .name = "stream queries " + s->datasource_});
+    StrandExecutor* query_pool =
+        SharedOrOwnPool(s->options_.queries, &s->own_queries_,
+                        {.threads = 1, .name = "stream queries " + s->datasource_});
     StreamQueriesOptions queries;
-    queries.pool = s->queries_;
+    queries.pool = query_pool;
     queries.period = s->timings_.period;
-    queries.timeout = s->QueryTimeout();
-    queries.read_stored = [raw = s.get()] { return raw->StoredOffsets(); };
+    queries.timeout = s->options_.kafka_timeout;
+    queries.read_stored = [raw = s.get()] { return raw->stream_->StoredOffsets(); };
     queries.deliver = [raw = s.get()](StreamSnapshot snapshot) {
-      raw->Post("stream metadata",
-                [raw, snapshot = std::move(snapshot)] { raw->ApplyStreamSnapshot(snapshot); });
+      raw->Post("stream metadata", [raw, snapshot = std::move(snapshot)] {
+        // The runs were waiting for the first answer.
+        if (raw->stream_->ApplySnapshot(snapshot, raw->groups_.reading)) raw->RequestRun();
+      });
     };
     // Created before the loop starts (its runs hand it the stream), started
     // after (its answers wake the loop strand).
-    queries.stream = s->stream_.get();
+    queries.stream = s->stream_->stream();
     s->stream_queries_ = std::make_unique<StreamQueries>(std::move(queries));
   }
-  s->loops_ = SharedOrOwnPool(s->options_.loops, &s->own_loops_,
-                               {.threads = 1, .clock = s->options_.clock,
-                                .name = "supervisor " + s->datasource_});
+  StrandExecutor* loops = SharedOrOwnPool(
+      s->options_.loops, &s->own_loops_,
+      {.threads = 1, .clock = s->options_.clock, .name = "supervisor " + s->datasource_});
   // Stepped only once the pointer is set (Post reads it from other threads).
-  s->loop_strand_ = s->loops_->AddStrand([raw = s.get()] { return raw->LoopStep(); },
-                                         absl::InfiniteFuture());
+  s->loop_strand_ =
+      loops->AddStrand([raw = s.get()] { return raw->LoopStep(); }, absl::InfiniteFuture());
   s->loop_strand_->Wake();
   // Real time: the queries only run with the real clock (see deps).
   // The first query at once: an unreachable Kafka shows within a period.
@@ -100,16 +189,8 @@ absl::Status StreamSupervisor::Init() {
   run.timeout = std::min(chat.timeout, kRunTaskTimeout);
   run.attempts = 1;
   run_client_ = options_.task_client_factory(run);
-  // A stream that cannot be created (bad properties) is a supervisor error
-  // reported in the status, not a refusal: the spec was validated already.
-  auto stream = options_.stream_metadata_factory(spec_.spec);
-  absl::Status attached =
-      stream.ok() ? AttachStream(std::move(*stream)) : stream.status();
-  if (!attached.ok()) RecordError(Annotate(attached, "connecting to the stream"));
-  {
-    absl::MutexLock lock(&queue_mu_);
-    next_run_at_ = options_.clock->Now() + timings_.start_delay;
-  }
+  stream_->Connect();
+  notices_.SetNextRun(options_.clock->Now() + timings_.start_delay);
   PublishView();
   return absl::OkStatus();
 }
@@ -124,16 +205,9 @@ StreamSupervisor::~StreamSupervisor() {
 
 void StreamSupervisor::StopLoop() {
   if (loop_strand_ == nullptr) return;
-  {
-    absl::MutexLock lock(&queue_mu_);
-    exit_ = true;
-  }
+  notices_.RequestExit();
   loop_strand_->Wake();
-  {
-    absl::MutexLock lock(&queue_mu_);
-    auto stopped = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(queue_mu_) { return loop_stopped_; };
-    queue_mu_.Await(absl::Condition(&stopped));
-  }
+  notices_.AwaitLeft();
   // The strand stays until the destructor: RPC threads holding a reference
   // may still Post (their notices are never handled, as before).
 }
@@ -145,10 +219,7 @@ std::string StreamSupervisor::Prefix() const {
 // ---- notices ----
 
 void StreamSupervisor::Post(std::string kind, std::function<void()> handle) {
-  {
-    absl::MutexLock lock(&queue_mu_);
-    queue_.push_back({std::move(kind), std::move(handle)});
-  }
+  notices_.Push({std::move(kind), std::move(handle)});
   if (loop_strand_ != nullptr) loop_strand_->Wake();
 }
 
@@ -171,10 +242,7 @@ absl::Status StreamSupervisor::PostAndWait(std::string kind, std::function<void(
 
 void StreamSupervisor::RequestRun() {
   if (!options_.run_on_events) return;
-  {
-    absl::MutexLock lock(&queue_mu_);
-    run_requested_ = true;
-  }
+  notices_.RequestRun();
   if (loop_strand_ != nullptr) loop_strand_->Wake();
 }
 
@@ -201,25 +269,28 @@ void StreamSupervisor::NoteAlert(const absl::Status& alert) {
 }
 
 void StreamSupervisor::Reset() {
-  Post("reset", [this] { HandleReset(); });
+  Post("reset", [this] {
+    if (resets_->ResetAll()) RunOnce();
+  });
 }
 
 void StreamSupervisor::ResetOffsets(const OffsetMap& offsets) {
   Post("reset offsets",
-       [this, offsets] { HandleResetOffsets(offsets, "operator reset of offsets"); });
+       [this, offsets] { resets_->ResetOffsets(offsets, "operator reset of offsets"); });
 }
 
 void StreamSupervisor::UpdateSpec(SpecRecord spec) {
   Post("update spec", [this, spec = std::move(spec)] {
     absl::StatusOr<SpecTimings> timings = ParseSpecTimings(spec.spec);
     if (!timings.ok()) {  // NormalizeSpec checked them: not expected
-      RecordError(Annotate(timings.status(), "taking spec version " + std::to_string(spec.version)));
+      RecordError(
+          Annotate(timings.status(), "taking spec version " + std::to_string(spec.version)));
       return;
     }
     const std::vector<std::string> changed = ChangedSpecFields(spec_.spec, spec.spec);
     spec_ = spec;
     timings_ = *timings;
-    ConfigureAutoScaler(std::nullopt);
+    task_count_->Configure(spec_.spec.io_config(), std::nullopt);
     LOG(INFO) << Prefix() << "spec version " << spec_.version << " taken live ("
               << (changed.empty() ? "no change" : absl::StrJoin(changed, ", ")) << ")";
     // Group creation (taskCount, replicas), suspension and idleness act at
@@ -232,9 +303,8 @@ void StreamSupervisor::StopGracefully() {
   Post("graceful stop", [this] {
     stopping_ = true;
     detailed_state_ = "STOPPING";
-    FinalizeAll("the supervisor is stopping");
-    absl::MutexLock lock(&queue_mu_);
-    exit_ = true;
+    roll_over_->FinalizeAll(groups_, "the supervisor is stopping", timings_.completion_timeout);
+    notices_.RequestExit();
   });
   StopLoop();
   if (stream_queries_ != nullptr) stream_queries_->Stop();
@@ -243,50 +313,31 @@ void StreamSupervisor::StopGracefully() {
 absl::Time StreamSupervisor::LoopStep() {
   if (!loop_started_) {
     loop_started_ = true;
-    LOG(INFO) << Prefix() << "started (spec version " << spec_.version << ", "
-              << StreamLabel() << ", " << TaskCount() << " groups x "
-              << spec_.spec.io_config().replicas() << " replicas)";
+    LOG(INFO) << Prefix() << "started (spec version " << spec_.version << ", " << stream_->Label()
+              << ", " << TaskCount() << " groups x " << spec_.spec.io_config().replicas()
+              << " replicas)";
     if (absl::Status recovered = Recover(); !recovered.ok()) {
       RecordError(Annotate(recovered, "recovering from the metadata store"));
     }
     PublishView();
     return absl::InfinitePast();
   }
-  std::optional<Notice> notice;
-  bool run = false;
-  {
-    absl::MutexLock lock(&queue_mu_);
-    if (loop_stopped_) return absl::InfiniteFuture();
-    if (!queue_.empty()) {
-      notice = std::move(queue_.front());
-      queue_.pop_front();
-    } else if (exit_) {
-      loop_stopped_ = true;
-      LOG(INFO) << Prefix() << "stopped";
-      return absl::InfiniteFuture();
-    } else if (run_requested_ || options_.clock->Now() >= next_run_at_) {
-      run = true;
-      run_requested_ = false;
-    }
+  NoticeQueue::Step step = notices_.Take(options_.clock->Now());
+  if (step.left_now) LOG(INFO) << Prefix() << "stopped";
+  if (step.left) return absl::InfiniteFuture();
+  if (step.notice) {
+    VLOG(1) << Prefix() << "notice: " << step.notice->kind;
+    step.notice->handle();
   }
-  if (notice) {
-    VLOG(1) << Prefix() << "notice: " << notice->kind;
-    notice->handle();
-  }
-  if (run) RunOnce();
-  if (notice || run) PublishView();
-  absl::MutexLock lock(&queue_mu_);
-  if (!queue_.empty() || run_requested_ || exit_) return absl::InfinitePast();
-  return next_run_at_;
+  if (step.run) RunOnce();
+  if (step.notice || step.run) PublishView();
+  return notices_.NextStepAt();
 }
 
 // ---- runs ----
 
 void StreamSupervisor::RunOnce() {
-  {
-    absl::MutexLock lock(&queue_mu_);
-    next_run_at_ = options_.clock->Now() + timings_.period;
-  }
+  notices_.SetNextRun(options_.clock->Now() + timings_.period);
   if (stopping_) return;
   waiting_for_stream_ = false;
   absl::Status status = RunSteps();
@@ -300,26 +351,26 @@ absl::Status StreamSupervisor::RunSteps() {
     SLUICE_RETURN_IF_ERROR(Annotate(Recover(), "recovering from the metadata store"));
   }
   const absl::Time t0 = absl::Now();
-  absl::Status partitions = UpdatePartitions();
-  if (!partitions.ok() && !partitions_known_) return partitions;
+  absl::Status partitions = stream_->UpdatePartitions(&detailed_state_, &waiting_for_stream_);
+  if (!partitions.ok() && !stream_->partitions_known()) return partitions;
   const absl::Time t1 = absl::Now();
   UpdateTaskStatuses();
   const absl::Time t2 = absl::Now();
   CheckAutoScaler();
-  MoveStalledCheckpoints();
+  checkpoints_->MoveStalledCheckpoints(groups_.reading);
   CheckTaskDuration();
-  CheckPendingCompletion();
-  CheckCurrentTasks();
+  roll_over_->CheckPublishing(groups_, spec_.spec.io_config().completion_timeout());
+  roll_over_->CheckReading(groups_);
   absl::Status created = absl::OkStatus();
   if (spec_.spec.suspended()) {
     detailed_state_ = "SUSPENDED";
   } else if (CheckIdle()) {
     detailed_state_ = "IDLE";
   } else {
-    created = CreateGroupsAndTasks();
+    created = creation_->CreateGroupsAndTasks(TaskCount());
   }
   const absl::Time t3 = absl::Now();
-  UpdateLag();
+  stream_->UpdateLag(groups_.reading);
   const absl::Time t4 = absl::Now();
   if (t4 - t0 > absl::Milliseconds(50)) {
     LOG(INFO) << Prefix() << "slow run " << absl::ToDoubleMilliseconds(t4 - t0)
@@ -332,167 +383,9 @@ absl::Status StreamSupervisor::RunSteps() {
   return created;
 }
 
-OffsetMap StreamSupervisor::ReadTo() {
-  // A finished group's end is committed once it published.
-  OffsetMap read_to = StoredOffsets();
-  for (const auto& [id, group] : active_) {
-    for (const auto& [task_id, task] : group.tasks) {
-      if (!IsLive(task)) continue;
-      read_to = MaxOffsets(
-          read_to, Restrict(FromProto(task.status.current_offsets()), group.start_offsets));
-    }
-  }
-  return read_to;
-}
-
-bool StreamSupervisor::CheckIdle() {
-  const v1::IdleConfig& config = spec_.spec.io_config().idle_config();
-  IdleTracker::Change change = IdleTracker::Change::kNone;
-  if (!config.enabled()) {
-    change = idle_.Wake();
-  } else if (!stream_unreachable_ && offsets_verdict_.problem == StreamProblem::kNone) {
-    OffsetMap latest;
-    for (const auto& [p, marks] : watermarks_) latest[p] = marks.latest;
-    change = idle_.Observe(latest, ReadTo(), options_.clock->Now(),
-                           absl::Milliseconds(config.inactive_after_millis()));
-  }
-  if (change == IdleTracker::Change::kNone) return idle_.idle();
-  StoreIdleState();
-  if (change == IdleTracker::Change::kWoke) {
-    LOG(INFO) << Prefix() << "awake: "
-              << (config.enabled() ? "the stream moved" : "idleConfig is off")
-              << "; creating groups again";
-    return false;
-  }
-  LOG(INFO) << Prefix() << "idle: every partition stayed at its latest offset "
-            << FormatOffsets(idle_.state().latest) << " for "
-            << config.inactive_after_millis() << " ms with nothing left to read";
-  FinalizeAll("the stream is idle (ioConfig.idleConfig)");
-  return true;
-}
-
-void StreamSupervisor::StoreIdleState() {
-  const int64_t now_ms = options_.clock->NowMs();
-  absl::Status stored = options_.store->InTransaction([&](StoreTxn& txn) {
-    return txn.SetIdleState(datasource_, idle_.idle() ? &idle_.state() : nullptr, now_ms);
-  });
-  if (!stored.ok()) RecordError(Annotate(stored, "storing the idle state"));
-}
-
-void StreamSupervisor::WakeUp(const std::string& why) {
-  if (idle_.Wake() != IdleTracker::Change::kWoke) return;
-  StoreIdleState();
-  LOG(INFO) << Prefix() << "awake: " << why;
-}
-
 void StreamSupervisor::RecordError(const absl::Status& status) {
   LOG(WARNING) << Prefix() << status;
   health_.NoteError(options_.clock->NowMs(), status);
-}
-
-// ---- stream queries and health ----
-
-void StreamSupervisor::ApplyStreamSnapshot(const StreamSnapshot& snapshot) {
-  const bool first = !background_partitions_.has_value();
-  background_partitions_ = snapshot.partitions;
-  NoteStreamQuery(snapshot.Outcome());
-  if (snapshot.marks.ok()) {
-    NoteWatermarks(*snapshot.marks);
-    newest_timestamps_ = snapshot.newest_timestamps;
-    CheckStoredOffsetsAgainst(snapshot.stored, *snapshot.marks);
-  } else {
-    VLOG(1) << Prefix() << "watermarks: " << snapshot.marks.status();
-  }
-  if (first) RequestRun();  // the runs were waiting for this answer
-}
-
-void StreamSupervisor::NoteWatermarks(const std::map<int32_t, PartitionWatermarks>& marks) {
-  const absl::Time now = options_.clock->Now();
-  const double seconds = absl::ToDoubleSeconds(now - watermarks_at_);
-  if (watermarks_at_ != absl::InfinitePast() && seconds > 0) {
-    produce_rates_.clear();
-    for (const auto& [p, mark] : marks) {
-      const auto before = watermarks_.find(p);
-      if (before == watermarks_.end() || mark.latest < before->second.latest) continue;
-      produce_rates_[p] = static_cast<double>(mark.latest - before->second.latest) / seconds;
-    }
-  }
-  watermarks_ = marks;
-  watermarks_at_ = now;
-}
-
-void StreamSupervisor::UpdateLag() {
-  if (!stream_ || partitions_.empty()) return;
-  // The background thread keeps watermarks_ fresh once it has answered.
-  if (options_.background_stream_queries) return;
-  const OffsetMap stored = StoredOffsets();
-  auto marks = stream_->QueryWatermarks(partitions_, QueryTimeout());
-  NoteStreamQuery(marks.status());
-  if (!marks.ok()) {
-    VLOG(1) << Prefix() << "watermarks: " << marks.status();
-    return;
-  }
-  NoteWatermarks(*marks);
-  newest_timestamps_ = NewestTimestampsBehind(*stream_, *marks, stored, QueryTimeout());
-  CheckStoredOffsetsAgainst(stored, *marks);
-}
-
-absl::Duration StreamSupervisor::QueryTimeout() const {
-  // Not the period: a short one (PT0.5S) would give a query to an idle or
-  // distant broker less time than it takes to answer, and the datasource
-  // would look cut off from Kafka while Kafka is fine.
-  return options_.kafka_timeout;
-}
-
-void StreamSupervisor::NoteStreamQuery(const absl::Status& status) {
-  if (spec_.spec.suspended()) {
-    // A suspended datasource reads nothing: what Kafka answers does not
-    // change its state (SUSPENDED) nor its errors. Judged again once resumed.
-    if (!status.ok()) VLOG(1) << Prefix() << "suspended; Kafka query: " << status;
-    stream_unreachable_ = false;
-    return;
-  }
-  const bool unreachable = IsUnreachable(status);
-  if (unreachable && !stream_unreachable_) {
-    LOG(WARNING) << Prefix() << "Kafka cannot be reached: " << status;
-    RecordError(Annotate(status, "Kafka cannot be reached"));
-  } else if (!unreachable && stream_unreachable_) {
-    LOG(INFO) << Prefix() << "Kafka answers again";
-  }
-  stream_unreachable_ = unreachable;
-}
-
-OffsetMap StreamSupervisor::StoredOffsets() {
-  OffsetMap stored;
-  options_.store
-      ->InTransaction([&](StoreTxn& txn) -> absl::Status {
-        SLUICE_ASSIGN_OR_RETURN(stored, txn.CommittedOffsets(datasource_));
-        return absl::OkStatus();
-      })
-      .IgnoreError();
-  return stored;
-}
-
-void StreamSupervisor::CheckStoredOffsetsAgainst(
-    const OffsetMap& stored, const std::map<int32_t, PartitionWatermarks>& marks) {
-  std::set<int32_t> idle(partitions_.begin(), partitions_.end());
-  for (const auto& [id, group] : active_) {
-    for (int32_t p : group.partitions()) idle.erase(p);
-  }
-  SetOffsetsVerdict(CheckStoredOffsets(stored, marks, idle,
-                                       spec_.spec.tuning_config().reset_offset_automatically()));
-}
-
-void StreamSupervisor::SetOffsetsVerdict(StreamVerdict verdict) {
-  if (verdict.problem != StreamProblem::kNone &&
-      (verdict.problem != offsets_verdict_.problem || verdict.message != offsets_verdict_.message)) {
-    LOG(ERROR) << Prefix() << "ALERT: " << verdict.message;
-    RecordError(absl::FailedPreconditionError(verdict.message));
-  } else if (verdict.problem == StreamProblem::kNone &&
-             offsets_verdict_.problem != StreamProblem::kNone) {
-    LOG(INFO) << Prefix() << "the stored offsets are within Kafka's offsets again";
-  }
-  offsets_verdict_ = std::move(verdict);
 }
 
 // ---- view and status ----
@@ -516,26 +409,26 @@ void StreamSupervisor::PublishView() {
   in.datasource = datasource_;
   in.topic = spec_.spec.io_config().topic();
   in.topic_pattern = spec_.spec.io_config().topic_pattern();
-  if (const StreamPartitionIds* ids = StreamPartitionIdsOrNull(); ids != nullptr) {
+  if (const StreamPartitionIds* ids = stream_->partition_ids(); ids != nullptr) {
     in.stream_partitions = ids->From(0);
   }
   in.suspended = spec_.spec.suspended();
   in.spec_version = spec_.version;
   in.task_duration = timings_.task_duration;
-  in.partitions = static_cast<int32_t>(partitions_.size());
-  in.partitions_known = partitions_known_;
+  in.partitions = static_cast<int32_t>(stream_->partitions().size());
+  in.partitions_known = stream_->partitions_known();
   in.stopping = stopping_;
   in.idle = idle_.idle();
-  in.stream_unreachable = stream_unreachable_;
-  in.offsets_problem = offsets_verdict_.problem;
+  in.stream_unreachable = stream_->unreachable();
+  in.offsets_problem = stream_->offsets_verdict().problem;
   in.detailed_state = detailed_state_;
   in.segments_failing_verification = failing;
   in.health = &health_;
-  in.active = &active_;
-  in.publishing = &publishing_;
-  in.watermarks = &watermarks_;
-  in.newest_timestamps = &newest_timestamps_;
-  in.watermarks_at = watermarks_at_;
+  in.active = &groups_.reading;
+  in.publishing = &groups_.publishing;
+  in.watermarks = &stream_->watermarks();
+  in.newest_timestamps = &stream_->newest_timestamps();
+  in.watermarks_at = stream_->watermarks_at();
   in.now = options_.clock->Now();
   View view;
   view.status = BuildStatus(in);
@@ -544,17 +437,11 @@ void StreamSupervisor::PublishView() {
     table->set_table_namespace(spec_.spec.iceberg_table().table_namespace());
     table->set_table_name(spec_.spec.iceberg_table().table_name());
   }
-  if (autoscaler_ != nullptr) {
-    v1::AutoScalerStatus* scaler = view.status.mutable_auto_scaler();
-    scaler->set_task_count(TaskCount());
-    if (pending_scale_in_) scaler->set_pending_task_count(pending_scale_in_->first.to);
-    autoscaler_->FillStatus(scaler);
-    if (last_scaling_) *scaler->mutable_last_decision() = *last_scaling_;
-  }
-  for (const auto& [id, group] : active_) {
+  task_count_->FillStatus(spec_.spec.io_config(), &view.status);
+  for (const auto& [id, group] : groups_.reading) {
     view.reading[id] = {group.base_sequence_name, group.checkpoints};
   }
-  for (const auto& [id, groups] : publishing_) {
+  for (const auto& [id, groups] : groups_.publishing) {
     for (const Group& group : groups) view.publishing.insert(group.base_sequence_name);
   }
   view.recovered = recovered_;
@@ -578,10 +465,9 @@ v1::SupervisorStatus StreamSupervisor::Status() {
         SLUICE_ASSIGN_OR_RETURN(segments, txn.CountSegments(datasource_));
         SLUICE_ASSIGN_OR_RETURN(failing, txn.CountFailedSegments(datasource_));
         if (status.has_iceberg_table()) {
-          SLUICE_ASSIGN_OR_RETURN(metadata_location,
-                                  txn.IcebergMetadataLocation(
-                                      status.iceberg_table().table_namespace(),
-                                      status.iceberg_table().table_name()));
+          SLUICE_ASSIGN_OR_RETURN(metadata_location, txn.IcebergMetadataLocation(
+                                                         status.iceberg_table().table_namespace(),
+                                                         status.iceberg_table().table_name()));
         }
         return absl::OkStatus();
       })
@@ -625,8 +511,38 @@ absl::StatusOr<v1::ReportOffsetOutOfRangeResponse> StreamSupervisor::OffsetOutOf
   auto response = std::make_shared<v1::ReportOffsetOutOfRangeResponse>();
   SLUICE_RETURN_IF_ERROR(PostAndWait(
       "offset out of range",
-      [this, request, response] { *response = HandleOffsetOutOfRange(request); }, timeout));
+      [this, request, response] { *response = resets_->OffsetOutOfRange(request); }, timeout));
   return *response;
+}
+
+absl::StatusOr<v1::CheckpointDataSourceMetadataResponse> StreamSupervisor::Checkpoint(
+    const v1::CheckpointDataSourceMetadataRequest& request) {
+  absl::MutexLock lock(&view_mu_);
+  CheckpointRequestAnswer answer = AnswerCheckpointRequest(
+      datasource_, view_.recovered, view_.reading, view_.publishing, request);
+  if (answer.queue) {
+    Post(answer.response.ok() ? "checkpoint" : "bad checkpoint",
+         [this, request, now = absl::Now()] {
+           checkpoints_->HandleRequest(groups_.reading, request, now);
+         });
+  }
+  return std::move(answer.response);
+}
+
+absl::StatusOr<v1::HandoffTaskGroupsResponse> StreamSupervisor::Handoff(
+    const std::vector<int32_t>& group_ids, absl::Duration timeout) {
+  auto result = std::make_shared<absl::StatusOr<v1::HandoffTaskGroupsResponse>>(
+      absl::UnknownError("not handled"));
+  SLUICE_RETURN_IF_ERROR(PostAndWait(
+      "handoff",
+      [this, group_ids, result] {
+        *result = recovered_ ? checkpoints_->Handoff(groups_.reading, group_ids)
+                             : absl::UnavailableError(
+                                   absl::StrCat("the supervisor of ", datasource_,
+                                                " is still recovering its task groups; retry"));
+      },
+      timeout));
+  return *result;
 }
 
 }  // namespace sluice::supervisor

@@ -16,9 +16,17 @@
 //                          "a replica succeeded" path)
 //   stream_status.h        the status and summary views (pure)
 //   stream_queries.h       the background Kafka queries, with their own lock
+//   stream_tracker.h       what is known of the stream (partitions,
+//                          watermarks, reachability)
+//   checkpoint_coordinator.h  checkpoint requests, handoffs and rounds
+//   task_count_controller.h   the number of groups, autoscaling applied
+//   roll_over.h            groups finishing, publishing, ending
+//   group_creation.h       new groups and tasks, RunTask answers
+//   offset_resets.h        reset, reset offsets, OffsetOutOfRange
+//   group_recovery.h       groups and tasks after a restart
+//   notice_queue.h         the loop's notices, run requests and exit
 // Files of this class: stream_supervisor.cc (lifecycle, notices, loop,
-// status glue), stream_supervisor_runs.cc (the run steps),
-// checkpoint_round.cc, stream_supervisor_recovery.cc.
+// status glue), stream_supervisor_runs.cc (recovery and the run steps).
 #ifndef SLUICE_SUPERVISOR_STREAM_SUPERVISOR_H_
 #define SLUICE_SUPERVISOR_STREAM_SUPERVISOR_H_
 
@@ -39,19 +47,25 @@
 #include "common/metrics/registry.h"
 #include "common/spec.h"
 #include "sluice/v1/supervisor_service.pb.h"
+#include "supervisor/checkpoint_coordinator.h"
 #include "supervisor/clock.h"
+#include "supervisor/group_creation.h"
 #include "supervisor/iceberg_table_activity.h"
 #include "supervisor/idle_tracker.h"
+#include "supervisor/notice_queue.h"
+#include "supervisor/offset_resets.h"
+#include "supervisor/pauseless_margin.h"
+#include "supervisor/roll_over.h"
 #include "supervisor/store/metadata_store.h"
 #include "supervisor/strand_executor.h"
 #include "supervisor/stream_health.h"
 #include "supervisor/stream_metadata.h"
 #include "supervisor/stream_queries.h"
 #include "supervisor/stream_status.h"
+#include "supervisor/stream_tracker.h"
 #include "supervisor/task_actions.h"
-#include "supervisor/task_autoscaler.h"
-#include "supervisor/pauseless_margin.h"
 #include "supervisor/task_client.h"
+#include "supervisor/task_count_controller.h"
 #include "supervisor/task_group.h"
 #include "supervisor/worker_registry.h"
 
@@ -129,7 +143,7 @@ class StreamSupervisor {
   // that is not a reading group (nothing is done then); UNAVAILABLE while
   // recovering or when the loop does not answer within `timeout`.
   absl::StatusOr<v1::HandoffTaskGroupsResponse> Handoff(const std::vector<int32_t>& group_ids,
-                                                         absl::Duration timeout);
+                                                        absl::Duration timeout);
 
   // A worker reported a task of this datasource. Requests a run when its
   // state changed.
@@ -145,7 +159,7 @@ class StreamSupervisor {
   void ResetOffsets(const OffsetMap& offsets);
   // A new spec version that differs only in `suspended`.
   void UpdateSpec(SpecRecord spec);
-  void RequestRun() ABSL_LOCKS_EXCLUDED(queue_mu_);
+  void RequestRun();
   // An alert from outside the loop (e.g. a replica divergence found by a
   // publish): logged and shown in status recentErrors.
   void NoteAlert(const absl::Status& alert);
@@ -164,15 +178,10 @@ class StreamSupervisor {
   int64_t spec_version() ABSL_LOCKS_EXCLUDED(view_mu_);
 
  private:
-  struct Notice {
-    std::string kind;
-    std::function<void()> handle;
-  };
-
   // What RPC threads may read, republished by the loop after every notice.
   struct View {
     // group id -> base name and checkpoints of each reading group.
-    std::map<int32_t, std::pair<std::string, std::map<int32_t, OffsetMap>>> reading;
+    ReadingCheckpoints reading;
     std::set<std::string> publishing;
     v1::SupervisorStatus status;
     // False until the groups are recovered from the metadata store (a new
@@ -184,18 +193,20 @@ class StreamSupervisor {
   absl::Status Init();
 
   // ---- loop plumbing (stream_supervisor.cc) ----
-  void Post(std::string kind, std::function<void()> handle) ABSL_LOCKS_EXCLUDED(queue_mu_);
+  void Post(std::string kind, std::function<void()> handle);
   absl::Status PostAndWait(std::string kind, std::function<void()> handle, absl::Duration timeout);
   // One step of the loop strand: recovery first, then one notice (before
   // runs) or one run; returns when it wants the next step.
-  absl::Time LoopStep() ABSL_LOCKS_EXCLUDED(queue_mu_);
+  absl::Time LoopStep();
   // Makes the loop leave once the notices before are handled, and waits.
-  void StopLoop() ABSL_LOCKS_EXCLUDED(queue_mu_);
-  void RunOnce() ABSL_LOCKS_EXCLUDED(queue_mu_);
+  void StopLoop();
+  void RunOnce();
   absl::Status RunSteps();
   void PublishView() ABSL_LOCKS_EXCLUDED(view_mu_);
   void RecordError(const absl::Status& status);
   std::string Prefix() const;
+
+  // ---- run steps (stream_supervisor_runs.cc) ----
   // ioConfig.idleConfig: observes the stream (idle_tracker.h), finishes the
   // reading groups when it goes idle and stores the state; true while idle
   // (no groups are created).
@@ -207,157 +218,46 @@ class StreamSupervisor {
   // How far reading got per partition: the furthest live reading task,
   // else what is committed.
   OffsetMap ReadTo();
-
-  // ---- autoscaling (task_autoscaling.cc) ----
   // The number of reading groups: the autoscaler's when it is on, else
   // ioConfig.taskCount.
   int32_t TaskCount() const;
-  // Creates, reconfigures or drops the autoscaler after a spec change (and
-  // at start, with `stored`: the count a previous leader applied).
-  void ConfigureAutoScaler(std::optional<int32_t> stored);
-  // ioConfig.autoScalerConfig, each run before roll-over: samples the lag,
-  // decides, applies a scale-out now and a scale-in once a group is due to
-  // roll over anyway.
+  // ioConfig.autoScalerConfig, each run before roll-over: samples the lag
+  // for task_count_ (a fresh answer about every partition), which decides
+  // and applies.
   void CheckAutoScaler();
-  // Stores the decision, takes the new count and marks every reading group
-  // to roll over (stopTaskCount still limits how many finish at once).
-  void ApplyScaling(const ScalingProposal& proposal, absl::Time decided_at);
-
-  // ---- run steps (stream_supervisor_runs.cc) ----
-  absl::Status UpdatePartitions();
   void UpdateTaskStatuses();
+  // Hands roll_over_ what decides which reading groups finish now.
   void CheckTaskDuration();
-  void CheckPendingCompletion();
-  void CheckCurrentTasks();
-  absl::Status CreateGroupsAndTasks();
-  // Whether groups created under spec `version` belong to an earlier spec
-  // (one that differs from the running one in more than `suspended`).
-  bool IsPreviousSpec(int64_t version);
-  absl::Status CreateGroup(int32_t group_id, const std::vector<int32_t>& partitions);
-  // Takes `stream` as stream_, a topic-pattern stream after its ids were
-  // restored from the store (the ids it gives then never contradict stored
-  // ones). On error stream_ stays unset.
-  absl::Status AttachStream(std::unique_ptr<StreamMetadata> stream);
-  // Stores the stream partition ids the stream gave since the last call:
-  // before any group or offset uses them.
-  absl::Status PersistStreamPartitions();
-  // The ids of a topic-pattern stream (null: one topic, or no stream yet).
-  const StreamPartitionIds* StreamPartitionIdsOrNull() const;
-  // "topic wiki" or "topicPattern wiki-.*", for logs and errors.
-  std::string StreamLabel() const;
-  // Places a task of the group and sends RunTask off the loop: the task is
-  // in the group (NOT_STARTED) at once, HandleRunTaskResult settles it.
-  absl::Status CreateTask(Group& group);
-  void HandleRunTaskResult(int32_t group_id, const std::string& task_id,
-                           const std::string& worker,
-                           const absl::StatusOr<v1::RunTaskResponse>& response);
 
-  // ---- stream queries and health (stream_supervisor.cc) ----
-  // A background query's answer, on the loop.
-  void ApplyStreamSnapshot(const StreamSnapshot& snapshot);
-  // Takes a watermark query's answer: watermarks_, its time, produce_rates_.
-  void NoteWatermarks(const std::map<int32_t, PartitionWatermarks>& marks);
-  void UpdateLag();
-  // The deadline of one Kafka metadata query: kafka_timeout, whatever the
-  // period (a short period must not shorten it below a broker's answer).
-  absl::Duration QueryTimeout() const;
-  // A metadata query's outcome decides whether Kafka is reachable (not while
-  // the spec is suspended: a suspended datasource stays SUSPENDED).
-  void NoteStreamQuery(const absl::Status& status);
-  // Judges the stored offsets (read before `marks` were queried) against
-  // the watermarks (stream_health.h); logs and records a new problem.
-  void CheckStoredOffsetsAgainst(const OffsetMap& stored,
-                                 const std::map<int32_t, PartitionWatermarks>& marks);
-  void SetOffsetsVerdict(StreamVerdict verdict);
-  // The committed offsets, for CheckStoredOffsetsAgainst (empty on error).
-  OffsetMap StoredOffsets();
-
-  // ---- checkpoints (checkpoint_round.cc) ----
-  // Pause all replicas, max of their offsets, record (finish=false),
-  // SetEndOffsets on all. Returns the agreed offsets; an error when no
-  // replica is left or the store failed (replicas are resumed, never left
-  // paused). Replicas that fail a step are killed.
-  // move_back_only: a round that only moves the latest checkpoint back
-  // (MoveStalledCheckpoints); it records no new one.
-  absl::StatusOr<OffsetMap> CheckpointRound(Group& group, bool finish,
-                                            bool move_back_only = false);
-  // Moving a checkpoint back (checkpoint_move_back.cc, docs/protocol.md
-  // "Moving a checkpoint back"). A pauseless end may lie past the records
-  // that exist (the margin covers what the stream adds during the round);
-  // if they do not come, no replica reaches it. With every live replica
-  // paused at `read_max`, each partition of the latest checkpoint that none
-  // reached becomes max(read_max, the previous checkpoint), recorded (only
-  // if the sequence it ends is not committed) before any replica learns
-  // it. Returns whether it moved; group.checkpoints holds the result.
-  bool MoveCheckpointBack(Group& group, const OffsetMap& read_max, const std::string& what);
-  // Whether `offset` of partition p is past the latest offset known from
-  // the last metadata query (the records before it do not all exist yet);
-  // false while unknown.
-  bool PastKnownRecords(int32_t partition, int64_t offset) const;
-  // A partition of the group's latest checkpoint (there being an earlier
-  // one) past the records known that `read` has not reached: the checkpoint
-  // waits for records that do not exist yet. nullopt if none.
-  std::optional<int32_t> PartitionWaitingForRecords(const Group& group,
-                                                    const OffsetMap& read) const;
-  // For the periodic run: each reading group whose latest checkpoint is
-  // past the latest offsets known (the records it waits for do not exist)
-  // and older than stalled_checkpoint_after gets a move-back round.
-  void MoveStalledCheckpoints();
-  // The pauseless part of an incremental round over `tasks` (live, not
-  // starting): read offsets, record max + margin, SetEndOffsets on the
-  // furthest replica first, then the others. nullopt: no replica learned
-  // an end (a status read failed, or the first replica had already read
-  // past it and the recorded end was removed): do the classic round.
-  absl::StatusOr<std::optional<OffsetMap>> PauselessRound(
-      Group& group, const std::vector<TaskInfo*>& tasks,
-      const std::vector<std::optional<std::string>>& addresses, const std::string& what);
-  // A pauseless round given up before anything was recorded because its
-  // margin cannot work (`why`, logged): counts a fallback, notes the offsets
-  // read, makes the group's next rounds classic; returns nullopt.
-  std::optional<OffsetMap> ClassicInstead(Group& group, const OffsetObservation& now,
-                                          const std::string& why);
-  void CountCheckpointRound(const metrics::MetricDef& def);
-  // `received`: when the RPC arrived (for the checkpoint latency metric).
-  void HandleCheckpoint(const v1::CheckpointDataSourceMetadataRequest& request,
-                        absl::Time received);
-  void AnswerStaleCheckpoint(Group& group, TaskInfo& task, int32_t sequence_id);
-  absl::StatusOr<v1::HandoffTaskGroupsResponse> HandleHandoff(std::vector<int32_t> group_ids);
-  void Finalize(int32_t group_id, const std::string& why);
-  // Finalizes every reading group (a graceful stop, going idle).
-  void FinalizeAll(const std::string& why);
-
-  // ---- recovery and resets (stream_supervisor_recovery.cc) ----
+  // Takes the groups GroupRecovery finds, the idle state and the task count.
   absl::Status Recover();
-  void AdoptTask(Group& group, TaskInfo& task, bool publishing);
-  void HandleReset();
-  void HandleResetOffsets(const OffsetMap& offsets, const std::string& reason);
-  v1::ReportOffsetOutOfRangeResponse HandleOffsetOutOfRange(
-      const v1::ReportOffsetOutOfRangeRequest& request);
-  void KillGroupsReading(const std::set<int32_t>& partitions, const std::string& reason);
 
   const StreamSupervisorOptions options_;
   const std::string datasource_;
   std::unique_ptr<TaskClient> client_;
   // RunTask only: one attempt with a short deadline (kRunTaskTimeout).
   std::unique_ptr<TaskClient> run_client_;
-  std::unique_ptr<StreamMetadata> stream_;
-  // What the background queries last fetched (loop thread), applied by
-  // each run in place of querying; empty until the first fetch.
-  std::optional<absl::StatusOr<std::vector<int32_t>>> background_partitions_;
+  // What is known of the stream: partitions, watermarks, reachability.
+  std::unique_ptr<StreamTracker> stream_;
 
   // Pools of our own when options_ has none (declared before the strands).
   std::unique_ptr<StrandExecutor> own_loops_;
   std::unique_ptr<StrandExecutor> own_queries_;
   std::unique_ptr<StrandExecutor> own_task_rpcs_;
-  StrandExecutor* task_rpcs_ = nullptr;
-  StrandExecutor* loops_ = nullptr;
-  StrandExecutor* queries_ = nullptr;
   // The background queries (options_.background_stream_queries; else null),
   // on options_.queries: they ask stream_ once the loop created it.
   std::unique_ptr<StreamQueries> stream_queries_;
   // Created by Start() once the pools exist (uses client_, run_client_ and
   // task_rpcs_); the loop's only way to act on tasks.
   std::unique_ptr<TaskActions> actions_;
+  // Checkpoint requests, handoffs and rounds (created with actions_).
+  std::unique_ptr<CheckpointCoordinator> checkpoints_;
+  // Roll-over and the end of groups (created with checkpoints_).
+  std::unique_ptr<RollOver> roll_over_;
+  // Creation of groups and tasks (created with actions_).
+  std::unique_ptr<GroupCreation> creation_;
+  // Resets of stored offsets (created with actions_).
+  std::unique_ptr<OffsetResets> resets_;
 
   // ---- loop state (only touched by loop steps) ----
   bool loop_started_ = false;
@@ -365,56 +265,19 @@ class StreamSupervisor {
   SpecTimings timings_;
   bool recovered_ = false;
   bool stopping_ = false;
-  std::map<int32_t, Group> active_;
-  std::map<int32_t, std::vector<Group>> publishing_;
-  std::vector<int32_t> partitions_;
-  // Topic-pattern streams: ids below this are in the store.
-  int32_t stored_stream_partitions_ = 0;
-  bool partitions_known_ = false;
-  std::set<int32_t> first_partitions_;
-  // Start offsets for the next group of a partition (end of a finalized group).
-  OffsetMap next_offsets_;
-  std::map<int32_t, PartitionWatermarks> watermarks_;
-  // Newest record timestamps of partitions with records left to commit
-  // (stream_queries.h), for the time lag.
-  std::map<int32_t, int64_t> newest_timestamps_;
-  // Kafka did not answer the last metadata query (UNABLE_TO_CONNECT_TO_STREAM).
-  bool stream_unreachable_ = false;
-  // Stored offsets below the earliest or past the latest offset.
-  StreamVerdict offsets_verdict_;
+  // Reading and publishing groups, where the next ones start.
+  TaskGroups groups_;
   // A run found no answer from the background queries yet (not a failure).
   bool waiting_for_stream_ = false;
-  absl::Time watermarks_at_ = absl::InfinitePast();
-  // Records per second each partition's latest offset grew between the last
-  // two watermark queries (the stream's production rate; absent until two
-  // answers): how far a pauseless end may lie past the records known.
-  std::map<int32_t, double> produce_rates_;
   std::string detailed_state_ = "PENDING";
   // Run and task outcomes, recent errors (stream_status.h).
   SupervisorHealth health_;
-  absl::Time last_resource_error_ = absl::InfinitePast();
-  std::map<int64_t, bool> previous_spec_;
   IdleTracker idle_;
-  // ioConfig.autoScalerConfig (null: off).
-  std::unique_ptr<TaskAutoScaler> autoscaler_;
-  // The count the autoscaler works with (0 while it is off).
-  int32_t autoscaled_task_count_ = 0;
-  // A scale-in decided, waiting for a group's natural roll-over.
-  std::optional<std::pair<ScalingProposal, absl::Time>> pending_scale_in_;
-  // The last decision applied, for status.
-  std::optional<v1::ScalingDecision> last_scaling_;
-  // Reading groups (by base sequence name) created under the count before
-  // the last scaling action: due to roll over. Names of groups no longer
-  // reading leave it at the next CheckAutoScaler.
-  std::set<std::string> regroup_;
+  // The number of reading groups in force and the autoscaler's decisions.
+  std::unique_ptr<TaskCountController> task_count_;
 
-  // ---- notices ----
-  absl::Mutex queue_mu_;
-  std::deque<Notice> queue_ ABSL_GUARDED_BY(queue_mu_);
-  bool run_requested_ ABSL_GUARDED_BY(queue_mu_) = false;
-  bool exit_ ABSL_GUARDED_BY(queue_mu_) = false;
-  absl::Time next_run_at_ ABSL_GUARDED_BY(queue_mu_);
-  bool loop_stopped_ ABSL_GUARDED_BY(queue_mu_) = false;
+  // ---- notices (thread-safe) ----
+  NoticeQueue notices_;
   std::unique_ptr<StrandExecutor::Strand> loop_strand_;
 
   // ---- reports from workers ----

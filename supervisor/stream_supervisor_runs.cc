@@ -1,6 +1,7 @@
-// The run steps of a stream supervisor (stream_supervisor.h): partitions,
-// task statuses, roll-over, completion timeouts, replacement of ended tasks
-// and groups, creation of groups and tasks. Loop only.
+// The run steps of a stream supervisor (stream_supervisor.h): recovery
+// (group_recovery.h finds the groups, the loop takes them), idleness,
+// the autoscaler's sample, what decides roll-over (roll_over.h does it),
+// task statuses (group_creation.h creates groups and tasks). Loop only.
 #include <glog/logging.h>
 
 #include <algorithm>
@@ -9,103 +10,143 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/status_macros.h"
+#include "common/time_util.h"
+#include "supervisor/group_recovery.h"
 #include "supervisor/naming.h"
+#include "supervisor/spec_changes.h"
 #include "supervisor/start_offset_policy.h"
 #include "supervisor/stream_supervisor.h"
-#include "supervisor/spec_changes.h"
 
 namespace sluice::supervisor {
 
-absl::Status StreamSupervisor::UpdatePartitions() {
-  if (!stream_) {
-    auto stream = options_.stream_metadata_factory(spec_.spec);
-    absl::Status attached = stream.ok() ? AttachStream(std::move(*stream)) : stream.status();
-    if (!attached.ok()) {
-      detailed_state_ = "CONNECTING_TO_STREAM";
-      return Annotate(attached, "connecting to the stream");
+OffsetMap StreamSupervisor::ReadTo() {
+  // A finished group's end is committed once it published.
+  OffsetMap read_to = stream_->StoredOffsets();
+  for (const auto& [id, group] : groups_.reading) {
+    for (const auto& [task_id, task] : group.tasks) {
+      if (!IsLive(task)) continue;
+      read_to = MaxOffsets(read_to,
+                           Restrict(FromProto(task.status.current_offsets()), group.start_offsets));
     }
-    if (stream_queries_ != nullptr) stream_queries_->SetStream(stream_.get());
   }
-  // With background queries, their latest answer stands in for a query
-  // here: the loop never waits for Kafka to list partitions. Until the
-  // first answer, runs wait (CONNECTING_TO_STREAM, neither success nor
-  // failure).
-  absl::StatusOr<std::vector<int32_t>> partitions = absl::UnavailableError("not asked");
-  if (options_.background_stream_queries) {
-    if (!background_partitions_.has_value()) {
-      detailed_state_ = "CONNECTING_TO_STREAM";
-      waiting_for_stream_ = true;
-      return absl::UnavailableError("waiting for the first answer from Kafka");
+  return read_to;
+}
+
+bool StreamSupervisor::CheckIdle() {
+  const v1::IdleConfig& config = spec_.spec.io_config().idle_config();
+  IdleTracker::Change change = IdleTracker::Change::kNone;
+  if (!config.enabled()) {
+    change = idle_.Wake();
+  } else if (!stream_->unreachable() &&
+             stream_->offsets_verdict().problem == StreamProblem::kNone) {
+    OffsetMap latest;
+    for (const auto& [p, marks] : stream_->watermarks()) latest[p] = marks.latest;
+    change = idle_.Observe(latest, ReadTo(), options_.clock->Now(),
+                           absl::Milliseconds(config.inactive_after_millis()));
+  }
+  if (change == IdleTracker::Change::kNone) return idle_.idle();
+  StoreIdleState();
+  if (change == IdleTracker::Change::kWoke) {
+    LOG(INFO) << Prefix()
+              << "awake: " << (config.enabled() ? "the stream moved" : "idleConfig is off")
+              << "; creating groups again";
+    return false;
+  }
+  LOG(INFO) << Prefix() << "idle: every partition stayed at its latest offset "
+            << FormatOffsets(idle_.state().latest) << " for " << config.inactive_after_millis()
+            << " ms with nothing left to read";
+  roll_over_->FinalizeAll(groups_, "the stream is idle (ioConfig.idleConfig)",
+                          timings_.completion_timeout);
+  return true;
+}
+
+void StreamSupervisor::StoreIdleState() {
+  const int64_t now_ms = options_.clock->NowMs();
+  absl::Status stored = options_.store->InTransaction([&](StoreTxn& txn) {
+    return txn.SetIdleState(datasource_, idle_.idle() ? &idle_.state() : nullptr, now_ms);
+  });
+  if (!stored.ok()) RecordError(Annotate(stored, "storing the idle state"));
+}
+
+void StreamSupervisor::WakeUp(const std::string& why) {
+  if (idle_.Wake() != IdleTracker::Change::kWoke) return;
+  StoreIdleState();
+  LOG(INFO) << Prefix() << "awake: " << why;
+}
+
+void StreamSupervisor::CheckTaskDuration() {
+  RollOverRun run;
+  if (stopping_) {
+    run.stop_all = "the supervisor is stopping";
+  } else if (spec_.spec.suspended()) {
+    run.stop_all = "the supervisor is suspended";
+  }
+  run.partitions = stream_->partitions();
+  run.task_count = TaskCount();
+  run.regrouping = [this](const std::string& name) { return task_count_->Regrouping(name); };
+  run.task_duration = timings_.task_duration;
+  run.stop_task_count = spec_.spec.io_config().stop_task_count();
+  run.completion_timeout = timings_.completion_timeout;
+  roll_over_->FinalizeDue(groups_, run);
+}
+
+int32_t StreamSupervisor::TaskCount() const {
+  return task_count_->TaskCount(spec_.spec.io_config());
+}
+
+void StreamSupervisor::CheckAutoScaler() {
+  if (!task_count_->on() || spec_.spec.suspended() || stopping_ || idle_.idle()) return;
+  // A sample only from a fresh answer about every partition.
+  std::optional<OffsetMap> lags;
+  if (!stream_->unreachable() && stream_->partitions_known() && !stream_->watermarks().empty() &&
+      stream_->offsets_verdict().problem == StreamProblem::kNone) {
+    const OffsetMap read_to = ReadTo();
+    lags.emplace();
+    for (const auto& [p, marks] : stream_->watermarks()) {
+      auto it = read_to.find(p);
+      (*lags)[p] = marks.latest - (it == read_to.end() ? marks.earliest : it->second);
     }
-    partitions = *background_partitions_;
-  } else {
-    partitions = stream_->ListPartitions(QueryTimeout());
-    NoteStreamQuery(partitions.status());
   }
-  if (!partitions.ok()) {
-    detailed_state_ = !IsUnreachable(partitions.status()) ? "CONNECTING_TO_STREAM"
-                      : partitions_known_                 ? "LOST_CONTACT_WITH_STREAM"
-                                                          : "UNABLE_TO_CONNECT_TO_STREAM";
-    return Annotate(partitions.status(),
-                    absl::StrCat("listing the partitions of ", StreamLabel()));
+  task_count_->Check(spec_.spec.io_config(), groups_.reading, lags,
+                     static_cast<int32_t>(stream_->partitions().size()), timings_.task_duration);
+}
+
+absl::Status StreamSupervisor::Recover() {
+  GroupRecoveryOptions options;
+  options.datasource = datasource_;
+  options.store = options_.store;
+  options.registry = options_.registry;
+  options.client = client_.get();
+  options.actions = actions_.get();
+  SLUICE_ASSIGN_OR_RETURN(
+      RecoveredGroups recovered,
+      GroupRecovery(std::move(options)).Recover(spec_.spec, [this](int64_t version) {
+        return creation_->IsPreviousSpec(version);
+      }));
+  task_count_->Configure(spec_.spec.io_config(), recovered.autoscaled_task_count);
+  if (task_count_->on()) {
+    LOG(INFO) << Prefix() << "autoscaler on: " << TaskCount() << " task groups"
+              << (recovered.autoscaled_task_count ? " (as last applied)" : "");
   }
-  if (partitions->empty()) {
-    return absl::UnavailableError(absl::StrCat(StreamLabel(), " has no partitions"));
+  const std::optional<IdleState>& idle = recovered.idle;
+  idle_.Restore(idle ? &*idle : nullptr);
+  if (idle) {
+    LOG(INFO) << Prefix() << "idle since " << absl::FormatTime(absl::FromUnixMillis(idle->since_ms))
+              << " (latest offsets " << FormatOffsets(idle->latest) << ")";
   }
-  // Ids of new partitions are stored before anything uses them.
-  SLUICE_RETURN_IF_ERROR(PersistStreamPartitions());
-  if (!partitions_known_) {
-    first_partitions_.insert(partitions->begin(), partitions->end());
-    LOG(INFO) << Prefix() << StreamLabel() << " has " << partitions->size() << " partitions";
-  } else if (*partitions != partitions_) {
-    LOG(INFO) << Prefix() << "partitions changed from [" << absl::StrJoin(partitions_, ",")
-              << "] to [" << absl::StrJoin(*partitions, ",") << "]";
+  for (auto& [id, group] : recovered.reading) groups_.reading[id] = std::move(group);
+  for (auto& [id, list] : recovered.publishing) {
+    for (Group& group : list) groups_.publishing[id].push_back(std::move(group));
   }
-  partitions_ = *partitions;
-  partitions_known_ = true;
+  for (const auto& [p, offset] : recovered.publishing_ends) {
+    auto [it, inserted] = groups_.next_offsets.emplace(p, offset);
+    if (!inserted) it->second = std::max(it->second, offset);
+  }
+  // A scaling action the previous leader had not finished: the groups of
+  // the old count still roll over now.
+  task_count_->Resume(spec_.spec.io_config(), std::move(recovered.last_scaling), groups_.reading);
+  recovered_ = true;
   return absl::OkStatus();
-}
-
-absl::Status StreamSupervisor::AttachStream(std::unique_ptr<StreamMetadata> stream) {
-  if (StreamPartitionIds* ids = stream->stream_partition_ids(); ids != nullptr) {
-    std::vector<v1::StreamPartition> stored;
-    SLUICE_RETURN_IF_ERROR(options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
-      SLUICE_ASSIGN_OR_RETURN(stored, txn.StreamPartitions(datasource_));
-      return absl::OkStatus();
-    }));
-    SLUICE_RETURN_IF_ERROR(Annotate(ids->Restore(stored), "the stored stream partitions"));
-    stored_stream_partitions_ = ids->next_id();
-  }
-  stream_ = std::move(stream);
-  return absl::OkStatus();
-}
-
-absl::Status StreamSupervisor::PersistStreamPartitions() {
-  StreamPartitionIds* ids = stream_ != nullptr ? stream_->stream_partition_ids() : nullptr;
-  if (ids == nullptr) return absl::OkStatus();
-  std::vector<v1::StreamPartition> added = ids->From(stored_stream_partitions_);
-  if (added.empty()) return absl::OkStatus();
-  SLUICE_RETURN_IF_ERROR(Annotate(
-      options_.store->InTransaction([&](StoreTxn& txn) {
-        return txn.AddStreamPartitions(datasource_, added, options_.clock->NowMs());
-      }),
-      "storing new stream partition ids"));
-  for (const v1::StreamPartition& p : added) {
-    LOG(INFO) << Prefix() << "stream partition " << p.id() << " is "
-              << FormatTopicPartition({p.topic(), p.partition()});
-  }
-  stored_stream_partitions_ = added.back().id() + 1;
-  return absl::OkStatus();
-}
-
-const StreamPartitionIds* StreamSupervisor::StreamPartitionIdsOrNull() const {
-  return stream_ != nullptr ? stream_->stream_partition_ids() : nullptr;
-}
-
-std::string StreamSupervisor::StreamLabel() const {
-  const v1::IoConfig& io = spec_.spec.io_config();
-  return io.topic_pattern().empty() ? absl::StrCat("topic ", io.topic())
-                                    : absl::StrCat("topicPattern ", io.topic_pattern());
 }
 
 void StreamSupervisor::UpdateTaskStatuses() {
@@ -145,16 +186,16 @@ void StreamSupervisor::UpdateTaskStatuses() {
       }
     }
   };
-  for (auto& [id, group] : active_) update(group);
-  for (auto& [id, groups] : publishing_) {
+  for (auto& [id, group] : groups_.reading) update(group);
+  for (auto& [id, groups] : groups_.publishing) {
     for (Group& group : groups) update(group);
   }
   // Forget reports of tasks no group holds any more.
   std::set<std::string> tracked;
-  for (const auto& [id, group] : active_) {
+  for (const auto& [id, group] : groups_.reading) {
     for (const auto& [task_id, task] : group.tasks) tracked.insert(task_id);
   }
-  for (const auto& [id, groups] : publishing_) {
+  for (const auto& [id, groups] : groups_.publishing) {
     for (const Group& group : groups) {
       for (const auto& [task_id, task] : group.tasks) tracked.insert(task_id);
     }
@@ -163,381 +204,6 @@ void StreamSupervisor::UpdateTaskStatuses() {
   for (auto it = reports_.begin(); it != reports_.end();) {
     it = tracked.count(it->first) ? std::next(it) : reports_.erase(it);
   }
-}
-
-void StreamSupervisor::CheckTaskDuration() {
-  const absl::Time now = options_.clock->Now();
-  const bool stop_all = spec_.spec.suspended() || stopping_;
-  std::vector<std::pair<absl::Time, int32_t>> due;
-  std::set<int32_t> repartitioned;
-  // Groups of the count before the last scaling action.
-  std::set<int32_t> regrouped;
-  const int task_count = TaskCount();
-  for (const auto& [id, group] : active_) {
-    // Partitions added to the topic (CreatePartitions) that belong to this
-    // group (p % taskCount) are read by its next generation: roll over now
-    // rather than at the end of the task duration (Druid waits
-    // repartitionTransitionDuration, PT2M by default, then does the same).
-    bool grown = false;
-    for (int32_t p : partitions_) {
-      if (task_count > 0 && p % task_count == id && !group.HasPartition(p)) grown = true;
-    }
-    if (grown) repartitioned.insert(id);
-    if (regroup_.count(group.base_sequence_name)) regrouped.insert(id);
-    if (stop_all || grown || regrouped.count(id) ||
-        now >= group.created_at + timings_.task_duration) {
-      due.emplace_back(group.created_at, id);
-    }
-  }
-  std::sort(due.begin(), due.end());
-  int publishing = 0;
-  for (const auto& [id, groups] : publishing_) publishing += static_cast<int>(groups.size());
-  for (const auto& [created, id] : due) {
-    if (!stop_all && publishing >= spec_.spec.io_config().stop_task_count()) {
-      VLOG(1) << Prefix() << "group " << id << " is due to roll over but " << publishing
-              << " groups are still publishing (stopTaskCount "
-              << spec_.spec.io_config().stop_task_count() << ")";
-      break;
-    }
-    Finalize(id, stop_all ? (stopping_ ? "the supervisor is stopping" : "the supervisor is suspended")
-                 : repartitioned.count(id) ? "partitions were added to the topic"
-                 : regrouped.count(id)
-                     ? absl::StrCat("the autoscaler changed the number of groups to ", task_count)
-                     : std::string("its task duration elapsed"));
-    ++publishing;
-  }
-}
-
-void StreamSupervisor::CheckPendingCompletion() {
-  const absl::Time now = options_.clock->Now();
-  for (auto& [group_id, groups] : publishing_) {
-    bool earlier_timed_out = false;
-    for (auto it = groups.begin(); it != groups.end();) {
-      Group& group = *it;
-      if (earlier_timed_out) {
-        actions_->KillGroup(group,
-                            "an earlier group of the same partitions did not publish in time");
-        actions_->FinishGroup(group, GroupState::kAbandoned, "an earlier group timed out");
-        it = groups.erase(it);
-        continue;
-      }
-      bool any_live = false;
-      for (const auto& [id, task] : group.tasks) any_live = any_live || IsLive(task);
-      if (const TaskInfo* winner = WinnerOf(group)) {
-        const std::string winner_id = winner->task_id;
-        actions_->FinishWonGroup(
-            group, winner_id,
-            absl::StrCat("group ", group_id, " (", group.base_sequence_name,
-                         ") published everything up to ", FormatOffsets(group.end_offsets),
-                         ": task ", winner_id, " succeeded"));
-        it = groups.erase(it);
-        continue;
-      }
-      const bool timed_out = now >= group.completion_deadline;
-      if (!any_live || timed_out) {
-        const std::string why = !any_live
-                                    ? "every task of the group failed"
-                                    : absl::StrCat("no task succeeded within completionTimeout ",
-                                                   spec_.spec.io_config().completion_timeout());
-        LOG(ERROR) << Prefix() << "ALERT: publishing group " << group_id << " ("
-                   << group.base_sequence_name << ", end " << FormatOffsets(group.end_offsets)
-                   << "): " << why << "; killing it and the group reading after it, and "
-                   << "restarting from the stored offsets";
-        actions_->KillGroup(group, why);
-        actions_->FinishGroup(group, GroupState::kAbandoned, why);
-        for (int32_t p : group.partitions()) next_offsets_.erase(p);
-        auto active = active_.find(group_id);
-        if (active != active_.end()) {
-          actions_->KillGroup(active->second, "the group it started after did not publish");
-          actions_->FinishGroup(active->second, GroupState::kAbandoned,
-                                "the group it started after did not publish");
-          for (int32_t p : active->second.partitions()) next_offsets_.erase(p);
-          active_.erase(active);
-        }
-        earlier_timed_out = true;
-        it = groups.erase(it);
-        continue;
-      }
-      ++it;
-    }
-  }
-  for (auto it = publishing_.begin(); it != publishing_.end();) {
-    it = it->second.empty() ? publishing_.erase(it) : std::next(it);
-  }
-}
-
-void StreamSupervisor::CheckCurrentTasks() {
-  for (auto it = active_.begin(); it != active_.end();) {
-    Group& group = it->second;
-    for (auto task = group.tasks.begin(); task != group.tasks.end();) {
-      if (task->second.state == v1::TASK_STATE_FAILED || task->second.state == v1::TASK_STATE_STOPPED) {
-        LOG(WARNING) << Prefix() << "task " << task->first << " of group " << it->first << " ended "
-                     << v1::TaskState_Name(task->second.state) << ": "
-                     << task->second.status.error() << "; it will be replaced";
-        ++group.tasks_lost;
-        task = group.tasks.erase(task);
-        continue;
-      }
-      ++task;
-    }
-    if (const TaskInfo* winner = WinnerOf(group)) {
-      const std::string winner_id = winner->task_id;
-      actions_->FinishWonGroup(
-          group, winner_id,
-          absl::StrCat("reading group ", it->first, " (", group.base_sequence_name,
-                       ") ended: task ", winner_id,
-                       " succeeded; the next group starts from the stored offsets"));
-      for (int32_t p : group.partitions()) next_offsets_.erase(p);
-      it = active_.erase(it);
-      continue;
-    }
-    ++it;
-  }
-}
-
-bool StreamSupervisor::IsPreviousSpec(int64_t version) {
-  if (version == spec_.version) return false;
-  auto cached = previous_spec_.find(version);
-  if (cached != previous_spec_.end()) return cached->second;
-  std::vector<SpecRecord> history;
-  absl::Status read = options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
-    SLUICE_ASSIGN_OR_RETURN(history, txn.SpecHistory(datasource_));
-    return absl::OkStatus();
-  });
-  if (!read.ok()) return true;  // unknown: be careful, wait
-  bool previous = true;
-  for (const SpecRecord& record : history) {
-    if (record.version != version) continue;
-    // Versions that differ only in fields taken live are the same spec.
-    previous = !AppliesLive(ChangedSpecFields(record.spec, spec_.spec));
-  }
-  previous_spec_[version] = previous;
-  return previous;
-}
-
-absl::Status StreamSupervisor::CreateGroupsAndTasks() {
-  for (const auto& [id, groups] : publishing_) {
-    for (const Group& group : groups) {
-      if (IsPreviousSpec(group.spec_version)) {
-        detailed_state_ = "WAITING_FOR_PREVIOUS_SPEC_TO_PUBLISH";
-        return absl::OkStatus();
-      }
-    }
-  }
-  const int task_count = TaskCount();
-  std::map<int32_t, std::vector<int32_t>> by_group;
-  for (int32_t p : partitions_) by_group[p % task_count].push_back(p);
-  // After a live taskCount change, groups of the old count read on until
-  // their roll-over: a new group waits while one of its partitions is read.
-  std::set<int32_t> held;
-  for (const auto& [id, group] : active_) {
-    for (int32_t p : group.partitions()) held.insert(p);
-  }
-  absl::Status first_error = absl::OkStatus();
-  for (const auto& [group_id, partitions] : by_group) {
-    if (active_.count(group_id)) continue;
-    if (std::any_of(partitions.begin(), partitions.end(),
-                    [&](int32_t p) { return held.count(p) > 0; })) {
-      VLOG(1) << Prefix() << "group " << group_id << " waits for the groups reading its partitions";
-      continue;
-    }
-    absl::Status status = CreateGroup(group_id, partitions);
-    if (!status.ok() && first_error.ok()) first_error = status;
-  }
-  bool waiting_for_workers = false;
-  for (auto& [group_id, group] : active_) {
-    int live = 0;
-    for (const auto& [id, task] : group.tasks) live += IsLive(task) ? 1 : 0;
-    for (int i = live; i < spec_.spec.io_config().replicas(); ++i) {
-      absl::Status status = CreateTask(group);
-      if (absl::IsResourceExhausted(status)) waiting_for_workers = true;
-      if (!status.ok()) {
-        if (first_error.ok() && !absl::IsResourceExhausted(status)) first_error = status;
-        break;
-      }
-    }
-  }
-  if (waiting_for_workers) {
-    detailed_state_ = "WAITING_FOR_WORKERS";
-  } else if (first_error.ok()) {
-    detailed_state_ = "RUNNING";
-  }
-  return first_error;
-}
-
-absl::Status StreamSupervisor::CreateGroup(int32_t group_id,
-                                           const std::vector<int32_t>& partitions) {
-  const std::string topic = StreamNameOf(spec_.spec.io_config());
-  OffsetMap committed;
-  SLUICE_RETURN_IF_ERROR(options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
-    SLUICE_ASSIGN_OR_RETURN(committed, txn.CommittedOffsets(datasource_));
-    SLUICE_ASSIGN_OR_RETURN(std::optional<std::string> stored_topic, txn.CommitTopic(datasource_));
-    if (stored_topic && *stored_topic != topic && !committed.empty()) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("the stored offsets of ", datasource_, " are for topic \"", *stored_topic,
-                       "\", not \"", topic, "\"; reset the supervisor to switch topics"));
-    }
-    return absl::OkStatus();
-  }));
-  const std::vector<int32_t> need_marks = PartitionsNeedingWatermarks(partitions, next_offsets_);
-  std::map<int32_t, PartitionWatermarks> marks;
-  if (!need_marks.empty()) {
-    auto queried = stream_->QueryWatermarks(need_marks, QueryTimeout());
-    if (!queried.ok()) {
-      return Annotate(queried.status(), absl::StrCat("watermarks of group ", group_id));
-    }
-    marks = *queried;
-  }
-  StartOffsetInputs inputs;
-  inputs.partitions = partitions;
-  inputs.committed = committed;
-  inputs.next_offsets = next_offsets_;
-  inputs.watermarks = std::move(marks);
-  inputs.first_partitions = first_partitions_;
-  inputs.use_earliest_offset = spec_.spec.io_config().use_earliest_offset();
-  inputs.reset_offset_automatically = spec_.spec.tuning_config().reset_offset_automatically();
-  StartOffsetDecision decision = DecideStartOffsets(inputs);
-  if (decision.unavailable) {
-    // Kafka answered: this is not a connection problem.
-    detailed_state_ = "STORED_OFFSETS_UNAVAILABLE";
-    SetOffsetsVerdict({StreamProblem::kStoredOffsetsUnavailable, *decision.unavailable});
-    return absl::FailedPreconditionError(*decision.unavailable);
-  }
-  const OffsetMap& start = decision.start;
-  const std::vector<std::string>& sources = decision.sources;
-  const OffsetMap& auto_reset = decision.auto_reset;
-  if (!auto_reset.empty()) {
-    LOG(ERROR) << Prefix() << "ALERT: stored offsets of partitions "
-               << FormatOffsets(Restrict(committed, auto_reset))
-               << " are no longer in Kafka; resetting them to the earliest available "
-               << FormatOffsets(auto_reset) << " (resetOffsetAutomatically): records were lost";
-    HandleResetOffsets(auto_reset, "stored offset no longer available (resetOffsetAutomatically)");
-  }
-
-  const int64_t now_ms = options_.clock->NowMs();
-  const MessageTimeBounds bounds = GroupMessageTimeBounds(timings_, now_ms);
-  const int64_t min_time = bounds.min_ms;
-  const int64_t max_time = bounds.max_ms;
-  Group group;
-  group.group_id = group_id;
-  group.start_offsets = start;
-  group.checkpoints[0] = start;
-  group.min_message_time_ms = min_time;
-  group.max_message_time_ms = max_time;
-  group.created_at = options_.clock->Now();
-  group.spec_version = spec_.version;
-  // Read after an automatic reset above: it counts too.
-  OffsetMap reset_counts;
-  SLUICE_RETURN_IF_ERROR(options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
-    SLUICE_ASSIGN_OR_RETURN(reset_counts, txn.OffsetResetCounts(datasource_));
-    return absl::OkStatus();
-  }));
-  group.base_sequence_name =
-      BaseSequenceName(datasource_, spec_.spec.data_schema(), spec_.spec.tuning_config(), start,
-                       min_time, max_time, reset_counts,
-                       InputParsingBytes(spec_.spec.io_config()));
-  for (const auto& [id, groups] : publishing_) {
-    for (const Group& other : groups) {
-      if (other.base_sequence_name == group.base_sequence_name) {
-        VLOG(1) << Prefix() << "group " << group_id << " would reuse the name of publishing group "
-                << other.base_sequence_name << "; waiting for it to finish";
-        return absl::OkStatus();
-      }
-    }
-  }
-  TaskGroupRecord record;
-  record.base_sequence_name = group.base_sequence_name;
-  record.datasource = datasource_;
-  record.group_id = group_id;
-  record.state = GroupState::kReading;
-  record.spec_version = spec_.version;
-  record.start_offsets = start;
-  record.checkpoints = group.checkpoints;
-  record.min_message_time_ms = min_time;
-  record.max_message_time_ms = max_time;
-  record.created_at_ms = now_ms;
-  OffsetMap recorded;
-  SLUICE_RETURN_IF_ERROR(options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
-    SLUICE_ASSIGN_OR_RETURN(recorded, txn.RecordInitialOffsets(datasource_, topic, start, now_ms));
-    return txn.InsertTaskGroup(record);
-  }));
-  LOG(INFO) << Prefix() << "created group " << group_id << " (" << group.base_sequence_name
-            << ") reading partitions [" << absl::StrJoin(group.partitions(), ",") << "] from "
-            << FormatOffsets(start) << " (" << absl::StrJoin(sources, ", ") << ")"
-            << (recorded.empty()
-                    ? ""
-                    : absl::StrCat("; recorded initial offsets ", FormatOffsets(recorded)));
-  active_[group_id] = std::move(group);
-  // Its tasks may ask to checkpoint before this run ends (RunTask of the
-  // other tasks takes a while): CheckpointDataSourceMetadata must know it.
-  PublishView();
-  return absl::OkStatus();
-}
-
-absl::Status StreamSupervisor::CreateTask(Group& group) {
-  // A replacement re-reads from the first sequence not yet published.
-  SLUICE_ASSIGN_OR_RETURN(const auto checkpoints, actions_->UnpublishedCheckpoints(group));
-  absl::StatusOr<std::string> worker = actions_->PickWorker(group);
-  if (!worker.ok()) {
-    detailed_state_ = "WAITING_FOR_WORKERS";
-    if (options_.clock->Now() - last_resource_error_ > absl::Minutes(1)) {
-      last_resource_error_ = options_.clock->Now();
-      RecordError(
-          Annotate(worker.status(), absl::StrCat("placing a task of group ", group.group_id)));
-    }
-    return worker.status();
-  }
-  SLUICE_ASSIGN_OR_RETURN(TaskLaunch launch,
-                          actions_->CreateTask(group, *worker, checkpoints, spec_.spec, timings_,
-                                               StreamPartitionIdsOrNull()));
-  // The answer comes back as a notice.
-  const int32_t group_id = group.group_id;
-  const std::string task_id = launch.spec.task_id();
-  actions_->SendRunTask(
-      std::move(launch), [this, group_id, task_id, worker = *worker](
-                             const absl::StatusOr<v1::RunTaskResponse>& response) {
-        Post("RunTask answer", [this, group_id, task_id, worker, response] {
-          HandleRunTaskResult(group_id, task_id, worker, response);
-        });
-      });
-  return absl::OkStatus();
-}
-
-void StreamSupervisor::HandleRunTaskResult(int32_t group_id, const std::string& task_id,
-                                           const std::string& worker,
-                                           const absl::StatusOr<v1::RunTaskResponse>& response) {
-  TaskInfo* task = nullptr;
-  if (auto group = active_.find(group_id); group != active_.end()) {
-    auto it = group->second.tasks.find(task_id);
-    if (it != group->second.tasks.end()) task = &it->second;
-  }
-  if (!response.ok()) {
-    const std::string error = absl::StrCat("RunTask failed: ", response.status().ToString());
-    actions_->NoteRunTaskFailed(task_id, worker, error);
-    RecordError(Annotate(response.status(), absl::StrCat("starting task ", task_id, " of group ",
-                                                         group_id, " on worker ", worker)));
-    if (task != nullptr && IsLive(*task)) {
-      // Not a task outcome: the next run replaces it (on another worker).
-      task->state = v1::TASK_STATE_FAILED;
-      task->status.set_error(error);
-    }
-    RequestRun();
-    return;
-  }
-  options_.registry->NoteRunTaskSucceeded(worker);
-  if (task == nullptr || !IsLive(*task)) {
-    // Its group ended, or the task was killed, while RunTask was under way:
-    // the worker must not keep it.
-    actions_->KillGivenUp(task_id, worker);
-    return;
-  }
-  task->starting = false;
-  if (task->state == v1::TASK_STATE_NOT_STARTED &&
-      response->status().state() != v1::TASK_STATE_UNSPECIFIED) {
-    task->state = response->status().state();
-  }
-  LOG(INFO) << Prefix() << "started task " << task_id << " of group " << group_id
-            << " on worker " << worker;
 }
 
 }  // namespace sluice::supervisor

@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "absl/time/time.h"
-#include "sluice/v1/task.pb.h"
-#include "supervisor/store/metadata_store.h"
-#include "supervisor/pauseless_margin.h"
 #include "common/offsets.h"
+#include "sluice/v1/task.pb.h"
+#include "supervisor/pauseless_margin.h"
+#include "supervisor/store/metadata_store.h"
 
 namespace sluice::supervisor {
 
@@ -35,6 +35,28 @@ struct TaskInfo {
   bool starting = false;
 };
 
+// What the checkpoint rounds of a group remember between rounds
+// (checkpoint_coordinator.h, pauseless_round.h, checkpoint_move_back.h);
+// nothing else reads it.
+struct CheckpointRoundState {
+  // The maximum offsets the last round read and when, for the read rate;
+  // how long that round took from its first offset read to its last
+  // SetEndOffsets answer.
+  OffsetObservation observed;
+  absl::Duration last_round_window = absl::ZeroDuration();
+  // Rounds to run classic (paused) without trying pauseless first: set when
+  // the read rate needed a margin larger than fits (a fast stream with small
+  // segments), so that those rounds do not pay the offset reads for nothing.
+  int classic_rounds_ahead = 0;
+  // When the latest checkpoint was recorded (this supervisor's clock; when
+  // it recovered the group after a restart), for moving a stalled one back.
+  absl::Time latest_checkpoint_at = absl::InfinitePast();
+  // Checkpoints moved back, sequence id -> the offsets they had: a replica
+  // asking with such a start before it learned the move is answered by the
+  // round that moved it, not replaced.
+  std::map<int32_t, OffsetMap> moved_from;
+};
+
 struct Group {
   int32_t group_id = 0;
   std::string base_sequence_name;
@@ -49,22 +71,8 @@ struct Group {
   std::map<std::string, TaskInfo> tasks;
   // Tasks that ended and were dropped, not yet replaced (for the logs).
   int tasks_lost = 0;
-  // Pauseless checkpoint rounds (checkpoint_round.cc): the maximum offsets
-  // the last round read and when, for the read rate; how long that round
-  // took from its first offset read to its last SetEndOffsets answer.
-  OffsetObservation observed;
-  absl::Duration last_round_window = absl::ZeroDuration();
-  // Rounds to run classic (paused) without trying pauseless first: set when
-  // the read rate needed a margin larger than fits (a fast stream with small
-  // segments), so that those rounds do not pay the offset reads for nothing.
-  int classic_rounds_ahead = 0;
-  // When the latest checkpoint was recorded (this supervisor's clock; when
-  // it recovered the group after a restart), for moving a stalled one back.
-  absl::Time latest_checkpoint_at = absl::InfinitePast();
-  // Checkpoints moved back (checkpoint_move_back.cc), sequence id -> the
-  // offsets they had: a replica asking with such a start before it learned
-  // the move is answered by the round that moved it, not replaced.
-  std::map<int32_t, OffsetMap> moved_from;
+  // Touched only by the checkpoint rounds (checkpoint_coordinator.h).
+  CheckpointRoundState rounds;
   // Publishing groups only.
   OffsetMap end_offsets;
   absl::Time completion_deadline = absl::InfiniteFuture();
@@ -77,6 +85,17 @@ struct Group {
     return out;
   }
   bool HasPartition(int32_t partition) const { return start_offsets.count(partition) > 0; }
+};
+
+// The groups of a stream supervisor: owned by its loop, lent to the classes
+// that act on them (roll_over.h, group_creation.h).
+struct TaskGroups {
+  // Reading groups by id.
+  std::map<int32_t, Group> reading;
+  // Publishing groups by id, oldest first.
+  std::map<int32_t, std::vector<Group>> publishing;
+  // Start offsets for the next group of a partition (end of a finalized group).
+  OffsetMap next_offsets;
 };
 
 inline bool IsLive(const TaskInfo& task) { return !IsTerminal(task.state); }
