@@ -1,11 +1,13 @@
 #include "task/persist_planner.h"
 
-#include "absl/strings/str_cat.h"
 
 namespace sluice::task {
 
 PersistPlanner::PersistPlanner(PersistPlannerOptions options)
-    : options_(std::move(options)), persister_(options_.persister), last_persist_(absl::Now()) {}
+    : options_(std::move(options)),
+      files_(options_.task_dir),
+      persister_(options_.persister),
+      last_persist_(absl::Now()) {}
 
 void PersistPlanner::Restore(const state::RestorePoint& point) {
   submitted_ = point.counters().persists();
@@ -37,18 +39,20 @@ void PersistPlanner::Submit(const std::vector<Sequence>& closed, const OffsetMap
   job.started = absl::Now();
   for (const Sequence& sequence : closed) {
     for (OpenSegments::DirectBuild& taken :
-         segments.TakeBuilds(sequence.id, options_.spill_dir, &next_spill_number_)) {
+         segments.TakeBuilds(sequence.id, &next_spill_number_)) {
       PersistBuild build;
-      build.path = std::move(taken.path);
+      build.path = files_.spill(taken.name);
       build.index = std::move(taken.index);
       for (const std::string& name : taken.record.spill_files()) {
-        build.spills.push_back(absl::StrCat(options_.spill_dir, "/", name));
+        build.spills.push_back(files_.spill(name));
       }
       build.info = options_.publisher->BuildInfo(sequence, taken.record);
       job.builds.push_back(std::move(build));
     }
   }
-  job.spills = segments.TakeSpills(options_.spill_dir, &next_spill_number_);
+  for (auto& [name, index] : segments.TakeSpills(&next_spill_number_)) {
+    job.spills.emplace_back(files_.spill(name), std::move(index));
+  }
   state::RestorePoint& point = job.point;
   ToProto(current, point.mutable_current_offsets());
   segments.AddTo(&point);

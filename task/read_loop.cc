@@ -58,7 +58,7 @@ PersistPlannerOptions PlannerOptions(const ReadLoopOptions& options, const TaskF
                                      OpenSegments* segments, const RecordRouter* router) {
   PersistPlannerOptions planner;
   planner.settings = options.settings;
-  planner.spill_dir = files.spill_dir();
+  planner.task_dir = files.dir;
   planner.segments = segments;
   planner.router = router;
   planner.publisher = options.publisher;
@@ -236,19 +236,20 @@ absl::Status ReadLoop::Restore(const state::RestorePoint& point) {
   SLUICE_RETURN_IF_ERROR(reader_.RestoreOffsets(FromProto(point.current_offsets())));
   for (const state::SegmentState& record : point.segments()) {
     if (!router_.Has(record.sequence_id())) continue;  // published since
+    std::vector<std::string> spill_paths;
     for (const std::string& name : record.spill_files()) {
-      if (!PathExists(absl::StrCat(files_.spill_dir(), "/", name))) {
+      spill_paths.push_back(files_.spill(name));
+      if (!PathExists(spill_paths.back())) {
         return absl::DataLossError(
             absl::StrCat("spill ", name, " named by the restore point is missing"));
       }
     }
-    if (!record.built_file().empty() &&
-        !PathExists(absl::StrCat(files_.spill_dir(), "/", record.built_file()))) {
+    if (!record.built_file().empty() && !PathExists(files_.spill(record.built_file()))) {
       return absl::DataLossError(absl::StrCat("built segment file ", record.built_file(),
                                               " named by the restore point is missing"));
     }
     router_.AddRows(record.sequence_id(), record.spilled_rows());
-    SLUICE_RETURN_IF_ERROR(segments_.Restore(record, files_.spill_dir()));
+    SLUICE_RETURN_IF_ERROR(segments_.Restore(record, spill_paths));
   }
   for (const state::SequenceStats& stats : point.sequence_stats()) router_.RestoreCounts(stats);
   ingester_.RestoreCounters(point.counters());
