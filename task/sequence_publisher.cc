@@ -272,17 +272,6 @@ absl::StatusOr<std::vector<SequencePublisher::PushedSegment>> SequencePublisher:
       building = options_.engine->BuildSegment(spills, info, local_path);
     }
     SLUICE_ASSIGN_OR_RETURN(BuiltSegment built, std::move(building));
-    // The file's own count of each partition's records must be ours: both
-    // come from the same records, so a difference is a bug, not bad data.
-    for (const v1::PartitionRange& range : info.provenance.ranges()) {
-      const auto it = built.records_by_partition.find(range.partition());
-      const int64_t in_file = it == built.records_by_partition.end() ? 0 : it->second;
-      if (in_file != range.rows()) {
-        return absl::InternalError(absl::StrCat("segment ", s.segment_id(), " holds ", in_file,
-                                                " records of partition ", range.partition(),
-                                                " but the task counted ", range.rows()));
-      }
-    }
     const std::string key_stem =
         absl::StrCat(options_.datasource, "/", s.interval_start_ms(), "_", s.interval_end_ms(), "/",
                      s.version(), "/", s.partition_num(), "/", options_.task_id);
