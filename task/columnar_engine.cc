@@ -64,6 +64,25 @@ class ColumnarParser final : public RowParser {
   ColumnarRow row_;
 };
 
+// The file's records of each partition (its provenance rows) must be those
+// the task counted (info.provenance): both come from the same records, so a
+// difference is a bug, not bad data.
+absl::Status CheckCountedRecords(const SegmentBuildInfo& info,
+                                 const std::vector<segment::PartitionRange>& in_file) {
+  for (const v1::PartitionRange& range : info.provenance.ranges()) {
+    int64_t records = 0;
+    for (const segment::PartitionRange& r : in_file) {
+      if (r.partition == range.partition()) records += static_cast<int64_t>(r.rows);
+    }
+    if (records != range.rows()) {
+      return absl::InternalError(absl::StrCat("segment ", info.segment_id, " holds ", records,
+                                              " records of partition ", range.partition(),
+                                              " but the task counted ", range.rows()));
+    }
+  }
+  return absl::OkStatus();
+}
+
 // Builds segment `info` at `out_path` from `spills` and `live` (may be
 // null), then reads it back with the reader everyone else uses before the
 // file goes anywhere: a file the reader refuses is never pushed. The blocks
@@ -114,9 +133,7 @@ absl::StatusOr<BuiltSegment> BuildColumnar(const segment::Schema& schema,
   out.rows = static_cast<int64_t>(built.num_rows);
   out.size_bytes = static_cast<int64_t>(built.size_bytes);
   out.checksum = built.checksum;
-  for (const segment::PartitionRange& range : built.provenance.ranges) {
-    out.records_by_partition[range.partition] = range.rows;
-  }
+  SLUICE_RETURN_IF_ERROR(CheckCountedRecords(info, built.provenance.ranges));
   return out;
 }
 
@@ -257,9 +274,7 @@ class ColumnarEngine final : public SegmentEngine {
     out.rows = static_cast<int64_t>(header.num_rows);
     out.size_bytes = static_cast<int64_t>((*reader)->file_size());
     out.checksum = (*reader)->checksum();
-    for (const segment::PartitionRange& range : header.metadata.provenance.ranges) {
-      out.records_by_partition[range.partition] += range.rows;
-    }
+    SLUICE_RETURN_IF_ERROR(CheckCountedRecords(info, header.metadata.provenance.ranges));
     return out;
   }
 

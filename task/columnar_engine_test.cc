@@ -101,6 +101,7 @@ TEST_F(ColumnarEngineTest, SegmentBytesDoNotDependOnHowRowsWereSpilled) {
   range->set_partition(0);
   range->set_start_offset(0);
   range->set_end_offset(4);
+  range->set_rows(4);
 
   auto build = [&](std::vector<size_t> split, const std::string& name) {
     std::vector<std::string> spills;
@@ -125,7 +126,25 @@ TEST_F(ColumnarEngineTest, SegmentBytesDoNotDependOnHowRowsWereSpilled) {
   const BuiltSegment one = build({3}, "one");
   const BuiltSegment three = build({0, 2, 3}, "three");
   EXPECT_EQ(one.rows, 3);  // the two "a" records at the same time roll up
-  EXPECT_EQ(one.records_by_partition, (std::map<int32_t, int64_t>{{0, 4}}));
+  // The file's records per partition are checked against the task's count.
+  range->set_rows(5);
+  {
+    auto index = engine_->NewIndex(interval);
+    for (size_t i = 0; i < values.size(); ++i) {
+      RowParseError error;
+      const ParsedRow* row = parser_->Parse(values[i], &error);
+      ASSERT_NE(row, nullptr) << error.message;
+      ASSERT_TRUE(index->Add(*row, 0, static_cast<int64_t>(i)).ok());
+    }
+    const std::string path = dir_ + "/miscounted.spill";
+    ASSERT_TRUE(index->Spill(path).ok());
+    auto miscounted = engine_->BuildSegment({path}, info, dir_ + "/miscounted.seg");
+    EXPECT_EQ(miscounted.status().code(), absl::StatusCode::kInternal) << miscounted.status();
+    EXPECT_NE(miscounted.status().message().find("holds 4 records of partition 0 but the task "
+                                                 "counted 5"),
+              std::string::npos)
+        << miscounted.status();
+  }
   EXPECT_EQ(one.checksum, three.checksum);
   EXPECT_EQ(one.size_bytes, three.size_bytes);
   EXPECT_EQ(one.checksum.rfind("crc32c:", 0), 0u);

@@ -8,6 +8,7 @@
 #include "common/retry.h"
 #include "common/status_macros.h"
 #include "common/time_util.h"
+#include "task/task_files.h"
 
 namespace sluice::task {
 absl::StatusOr<v1::AllocateSegmentResponse> SupervisorSegmentAllocator::Allocate(
@@ -100,18 +101,15 @@ absl::StatusOr<SegmentBuild*> OpenSegments::For(const Sequence& sequence, int64_
 }
 
 absl::Status OpenSegments::Restore(const state::SegmentState& record,
-                                   const std::string& spill_dir) {
+                                   const std::vector<std::string>& spill_paths) {
   SegmentBuild build;
   build.record = record;
-  if (record.spill_files_size() > 0) {
-    std::vector<std::string> paths;
-    for (const std::string& name : record.spill_files()) {
-      paths.push_back(absl::StrCat(spill_dir, "/", name));
-    }
+  if (!spill_paths.empty()) {
     v1::Interval interval;
     interval.set_start_ms(record.interval_start_ms());
     interval.set_end_ms(record.interval_end_ms());
-    absl::StatusOr<std::unique_ptr<SegmentIndex>> index = engine_->RestoreIndex(interval, paths);
+    absl::StatusOr<std::unique_ptr<SegmentIndex>> index =
+        engine_->RestoreIndex(interval, spill_paths);
     if (!index.ok()) {
       return Annotate(index.status(), absl::StrCat("restoring segment ", record.segment_id()));
     }
@@ -142,7 +140,6 @@ void OpenSegments::Prune(int32_t published_id) {
 }
 
 std::vector<OpenSegments::DirectBuild> OpenSegments::TakeBuilds(int32_t sequence_id,
-                                                               const std::string& spill_dir,
                                                                int64_t* next_spill_number) {
   std::vector<DirectBuild> builds;
   for (auto it = segments_.lower_bound({sequence_id, INT64_MIN});
@@ -155,12 +152,10 @@ std::vector<OpenSegments::DirectBuild> OpenSegments::TakeBuilds(int32_t sequence
     if (build.record.spill_files_size() > 0) continue;
     DirectBuild out;
     out.record = Record(build);
-    const std::string name = absl::StrCat(it->first.first, "_", it->first.second, "_",
-                                          (*next_spill_number)++, ".sluice");
-    build.record.set_built_file(name);
+    out.name = TaskFiles::BuiltFileName(it->first.first, it->first.second, (*next_spill_number)++);
+    build.record.set_built_file(out.name);
     build.record.set_spilled_rows(build.record.spilled_rows() + build.index->rows());
     build.next_index = build.index->Successor();
-    out.path = absl::StrCat(spill_dir, "/", name);
     out.index = std::move(build.index);
     builds.push_back(std::move(out));
   }
@@ -169,17 +164,16 @@ std::vector<OpenSegments::DirectBuild> OpenSegments::TakeBuilds(int32_t sequence
 }
 
 std::vector<std::pair<std::string, std::unique_ptr<SegmentIndex>>> OpenSegments::TakeSpills(
-    const std::string& spill_dir, int64_t* next_spill_number) {
+    int64_t* next_spill_number) {
   std::vector<std::pair<std::string, std::unique_ptr<SegmentIndex>>> spills;
   for (auto& [key, build] : segments_) {
     if (build.index == nullptr || build.index->rows() == 0) continue;
-    const std::string name =
-        absl::StrCat(key.first, "_", key.second, "_", (*next_spill_number)++, ".spill");
+    std::string name = TaskFiles::SpillName(key.first, key.second, (*next_spill_number)++);
     build.record.add_spill_files(name);
     build.record.set_spilled_rows(build.record.spilled_rows() + build.index->rows());
     // The next row of this (sequence, interval) starts a new index.
     build.next_index = build.index->Successor();
-    spills.emplace_back(absl::StrCat(spill_dir, "/", name), std::move(build.index));
+    spills.emplace_back(std::move(name), std::move(build.index));
   }
   last_ = nullptr;  // its index may be gone
   return spills;

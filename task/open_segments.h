@@ -100,17 +100,18 @@ class OpenSegments {
   // index: allocated (and checked to be for that interval) on first use.
   absl::StatusOr<SegmentBuild*> For(const Sequence& sequence, int64_t timestamp_ms);
 
-  // A segment of the restore point (its spills exist, in `spill_dir`): its
+  // A segment of the restore point (its spills exist, at `spill_paths`): its
   // next rows go to the engine's RestoreIndex over those spills, so what the
   // segment's indexes share (its discovered dimension names) survives the
   // restart. Errors of reading the spills.
-  absl::Status Restore(const state::SegmentState& record, const std::string& spill_dir);
+  absl::Status Restore(const state::SegmentState& record,
+                       const std::vector<std::string>& spill_paths);
   // Drops the segments of sequences up to `published_id`.
   void Prune(int32_t published_id);
   // A segment of a closed sequence leaving for its direct build.
   struct DirectBuild {
-    // The built file to make (in the spill directory).
-    std::string path;
+    // The name of the built file to make (in the spill directory).
+    std::string name;
     std::unique_ptr<SegmentIndex> index;
     // The segment's record: its spill files (the rows before the index),
     // records per partition.
@@ -118,14 +119,13 @@ class OpenSegments {
   };
   // Moves the non-empty index of every segment of sequence `sequence_id`
   // that has no spill (all its rows are in that index) out for its direct
-  // build, with the path of its built file (named in the record, numbered
+  // build, with the name of its built file (named in the record, numbered
   // from *next_spill_number). Call before TakeSpills.
-  std::vector<DirectBuild> TakeBuilds(int32_t sequence_id, const std::string& spill_dir,
-                                      int64_t* next_spill_number);
-  // Moves every non-empty index out, each with the path of its new spill
+  std::vector<DirectBuild> TakeBuilds(int32_t sequence_id, int64_t* next_spill_number);
+  // Moves every non-empty index out, each with the name of its new spill
   // file (named in the record, numbered from *next_spill_number).
   std::vector<std::pair<std::string, std::unique_ptr<SegmentIndex>>> TakeSpills(
-      const std::string& spill_dir, int64_t* next_spill_number);
+      int64_t* next_spill_number);
   // Every segment's record, for the restore point.
   void AddTo(state::RestorePoint* point);
   // The records of one sequence's segments, interval order.

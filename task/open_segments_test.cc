@@ -133,9 +133,9 @@ TEST_F(OpenSegmentsTest, SpillsTakeTheIndexesAndKeepTheAllocations) {
   a->records_per_slot[1] = 1;
   ASSERT_TRUE(segments_.For(Seq(1), 10).ok());  // empty: nothing to spill
   int64_t next = 7;
-  auto spills = segments_.TakeSpills("/spills", &next);
+  auto spills = segments_.TakeSpills(&next);
   ASSERT_EQ(spills.size(), 1u);
-  EXPECT_EQ(spills[0].first, "/spills/0_0_7.spill");
+  EXPECT_EQ(spills[0].first, "0_0_7.spill");
   EXPECT_EQ(spills[0].second->rows(), 1);
   EXPECT_EQ(next, 8);
   EXPECT_EQ(a->index, nullptr);
@@ -167,7 +167,7 @@ TEST_F(OpenSegmentsTest, RestoredSegmentsAndPruning) {
   record.add_spill_files("4_0_1.spill");
   (*record.mutable_records_by_partition())[3] = 12;
   (*record.mutable_records_by_partition())[9] = 1;  // not ours: dropped
-  ASSERT_TRUE(segments_.Restore(record, "/nonexistent").ok());
+  ASSERT_TRUE(segments_.Restore(record, {"/nonexistent/4_0_1.spill"}).ok());
   absl::StatusOr<SegmentBuild*> build = segments_.For(Seq(4), 5);
   ASSERT_TRUE(build.ok());
   EXPECT_EQ(allocator_.calls, 0);  // restored with its allocation
@@ -272,15 +272,15 @@ TEST_F(OpenSegmentsTest, TakeBuildsTakesTheSegmentsWithNoSpillOfThatSequence) {
   };
   add(0, 10);          // sequence 0, hour 0: spilled below, then more rows
   int64_t next = 5;
-  auto spills = segments_.TakeSpills("/spills", &next);
+  auto spills = segments_.TakeSpills(&next);
   ASSERT_EQ(spills.size(), 1u);
   add(0, 20);
   add(0, kHour + 1);   // sequence 0, hour 1: in memory only
   add(1, 30);          // sequence 1: open
 
-  std::vector<OpenSegments::DirectBuild> builds = segments_.TakeBuilds(0, "/spills", &next);
+  std::vector<OpenSegments::DirectBuild> builds = segments_.TakeBuilds(0, &next);
   ASSERT_EQ(builds.size(), 1u);
-  EXPECT_EQ(builds[0].path, "/spills/0_3600000_6.sluice");
+  EXPECT_EQ(builds[0].name, "0_3600000_6.sluice");
   EXPECT_EQ(builds[0].record.segment_id(), "b_0_3600000");
   EXPECT_EQ(builds[0].record.spill_files_size(), 0);
   EXPECT_EQ(builds[0].record.records_by_partition().at(0), 1);
@@ -295,7 +295,7 @@ TEST_F(OpenSegmentsTest, TakeBuildsTakesTheSegmentsWithNoSpillOfThatSequence) {
   EXPECT_EQ(records[1].spilled_rows(), 1);
   EXPECT_EQ(segments_.SpillFiles().count("0_3600000_6.sluice"), 1u);
   // The rest spills: sequence 0's spilled segment and the open sequence.
-  EXPECT_EQ(segments_.TakeSpills("/spills", &next).size(), 2u);
+  EXPECT_EQ(segments_.TakeSpills(&next).size(), 2u);
 }
 
 }  // namespace

@@ -23,6 +23,12 @@
 // at the restore point's offsets with its spills; records before them are
 // never read again.
 //
+// The loop delegates each job to a part it owns: PartitionReader (the
+// consumer and the offsets), RecordIngester (a record into its segment),
+// CheckpointTriggers (checkpoint requests and parking), PersistPlanner
+// (persist triggers and jobs); it keeps the order of things and the hand-over
+// of closed sequences to the publisher.
+//
 // Not thread-safe: Run() is the thread's body; everything else it touches
 // is behind TaskControl, SequenceStore and SequencePublisher.
 #ifndef SLUICE_TASK_READ_LOOP_H_
@@ -38,12 +44,13 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "sluice/v1/task.pb.h"
-#include "task/header_filter.h"
-#include "task/kafka_consumer.h"
 #include "common/offsets.h"
+#include "task/checkpoint_triggers.h"
+#include "task/kafka_consumer.h"
 #include "task/open_segments.h"
-#include "task/persister.h"
-#include "task/record_envelope_builder.h"
+#include "task/partition_reader.h"
+#include "task/persist_planner.h"
+#include "task/record_ingester.h"
 #include "task/record_router.h"
 #include "task/segment_sink.h"
 #include "task/sequence_publisher.h"
@@ -125,64 +132,28 @@ class ReadLoop {
   void Run();
 
  private:
-  // Loop-local accounting, published to shared state once per batch.
-  struct LoopCounters {
-    int64_t processed = 0;
-    int64_t processed_bytes = 0;
-    int64_t unparseable = 0;
-    int64_t thrown_away = 0;
-    int64_t persists = 0;
-    int64_t rows_in_memory = 0;
-    int64_t bytes_in_memory = 0;
-  };
-
   absl::Status RunLoop();
   absl::Status Initialize();
   absl::Status Restore(const state::RestorePoint& point);
+  // Records of the batch from *next on, claimed chunk by chunk, until the
+  // batch ends or a pause or stop is requested.
   absl::Status ProcessRecords(const KafkaBatch& batch, size_t* next);
-  absl::Status ProcessRecord(const KafkaBatch& batch, size_t i);
-  // Notes the Kafka timestamp of the last record read of each partition among
-  // batch records [begin, end) (TaskStatus.last_read_timestamps_ms).
-  void NoteLastRead(const KafkaBatch& batch, size_t begin, size_t end);
-  absl::Status RecordParseError(const KafkaRecord& record, const RowParseError& error);
-  // Hands every non-empty index and the restore point naming their spills to
-  // the persister (after waiting for the previous persist); reading goes on
-  // into new indexes. The indexes of the `closed` sequences' segments that
-  // have no spill go as direct builds of those segments instead.
+  // A persist of everything read since the last one (PersistPlanner::Submit,
+  // after waiting for the previous persist).
   absl::Status StartPersist(const std::vector<Sequence>& closed = {});
   // StartPersist + wait until it is on disk.
   absl::Status Persist();
+  // Hands the sequences fully read to the publisher, after the persist that
+  // puts their rows on disk.
   absl::Status EnqueueClosedSequences();
   // A new snapshot of the sequence list into the router.
   void RefreshRoutes();
   void PrunePublished();
-  // Assigns the partitions not yet at their final end, at the current
-  // offsets, if that set changed. Returns whether it reassigned.
-  absl::StatusOr<bool> Reassign();
-  OffsetMap LocalOffsets() const;
-  absl::Status HandleOutOfRange(const std::vector<OffsetOutOfRange>& out_of_range);
-  // Parks while a pause is requested. Returns true if it parked.
-  bool MaybePark();
   void PublishProgress();
-  // The consumer's authentication failures into the status and the metric.
-  void ShowAuthFailures();
-  // Asks to checkpoint the open latest sequence `sequence_id`; `full`:
-  // park until the end offsets come.
-  void RequestCheckpoint(const char* trigger, int32_t sequence_id, bool full);
-  // The latest sequence's id per the routes, if it is open; -1 otherwise.
-  int32_t OpenLatestId() const;
-  // Whether the early trigger applies (0 < fraction < 1).
-  bool EarlyCheckpoints() const;
-  // Moves the current offset of every partition whose end the consumer
-  // reached up to that end (at most the final end).
-  void AdvanceToReachedEnds();
-  bool ReachedFinalEnd() const;
   void SetState(v1::TaskState state);
   void Finish(absl::Status outcome);
   // Persists what was read since the last persist (errors are logged).
   void PersistAtEnd(const char* when);
-  // Destroys the consumer, after the control can no longer wake it.
-  void ReleaseConsumer();
 
   const ReadLoopOptions options_;
   const v1::TaskSpec& spec_;
@@ -191,50 +162,23 @@ class ReadLoop {
 
   RecordRouter router_;
   OpenSegments segments_;
-  Persister persister_;
+  PartitionReader reader_;
+  RecordIngester ingester_;
+  CheckpointTriggers checkpoints_;
+  PersistPlanner persists_;
 
-  std::unique_ptr<KafkaConsumer> consumer_;
-  // The consumer's authentication failure the task's status shows ("": none).
-  std::string shown_auth_error_;
-  std::unique_ptr<RowParser> parser_;
-  // The kafka input format and the header filter (ioConfig), when set: only
-  // then does a record's envelope get read (into envelope_meta_, reused).
-  std::optional<RecordEnvelopeBuilder> envelope_builder_;
-  std::optional<HeaderFilter> header_filter_;
-  KafkaEnvelope envelope_meta_;
   bool initialized_ = false;
-  // Per slot: the next offset to read.
-  std::vector<int64_t> current_offsets_;
-  // Per slot: the Kafka timestamp of the last record read (-1: none yet),
-  // and NoteLastRead's scratch.
-  std::vector<int64_t> last_read_timestamps_;
-  std::vector<bool> last_read_noted_;
-  OffsetMap assigned_;
-  bool assignment_valid_ = false;
-  LoopCounters counters_;
   // What PublishProgress last added to the metrics.
-  LoopCounters exported_;
-  absl::Time checkpoint_requested_at_;
-  int64_t next_spill_number_ = 0;
+  IngestCounters exported_;
   // Highest sequence id given to the publisher.
   int32_t enqueued_through_ = -1;
   // Sequences up to this id were read before a restart (may be published).
   int32_t restored_through_ = -1;
   int32_t pruned_through_ = -1;
-  bool persist_wanted_ = false;
-  bool dirty_ = false;
-  absl::Time last_persist_;
-  absl::Time next_checkpoint_time_;
-  int64_t seen_resume_generation_ = 0;
   // The sequence list generation the routes reflect (TaskControl::Claim).
   int64_t routes_generation_ = 0;
-  // The sequence the loop last asked to checkpoint early (-1: none since the
-  // last park), so the per-record trigger does not lock once per record.
-  int32_t early_asked_id_ = -1;
   // Reused per chunk (TaskControl::Claim).
   OffsetMap claim_;
-  TaskControl::CheckpointAsker asker_;
-  absl::Time next_out_of_range_report_ = absl::InfinitePast();
 };
 
 }  // namespace sluice::task

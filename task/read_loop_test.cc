@@ -146,8 +146,7 @@ class Task {
     p.task_id = "t1";
     p.datasource = "wiki";
     p.topic = "wiki";
-    p.spill_dir = files_.spill_dir();
-    p.segment_dir = files_.segment_dir();
+    p.task_dir = files_.dir;
     p.supervisor = supervisor;
     p.deep_storage = deep;
     p.engine = engine_.get();

@@ -94,9 +94,6 @@ struct BuiltSegment {
   int64_t size_bytes = 0;
   // "<algorithm>:<hex>", as written in the file's trailer.
   std::string checksum;
-  // Records of each partition in the file, as the build counted them (the
-  // provenance rows).
-  std::map<int32_t, int64_t> records_by_partition;
 };
 
 // The rows of one (sequence, interval) held in memory.
@@ -156,12 +153,15 @@ class SegmentEngine {
   }
   // Merges `spills` (in any order; the result does not depend on it, nor on
   // how rows were split between spills) into a segment file at `out_path`,
-  // durably. DATA_LOSS if a spill is damaged.
+  // durably. DATA_LOSS if a spill is damaged; INTERNAL if the file's
+  // records of a partition (its provenance rows) are not info.provenance's
+  // (both come from the same records: a bug, not bad data).
   virtual absl::StatusOr<BuiltSegment> BuildSegment(const std::vector<std::string>& spills,
                                                     const SegmentBuildInfo& info,
                                                     const std::string& out_path) = 0;
   // What a segment file made by SegmentIndex::Build holds (rows, size,
-  // checksum, records per partition), from its header and trailer. With
+  // checksum), from its header and trailer, its records per partition
+  // checked against info.provenance as BuildSegment does. With
   // `check`, first the read-back check again (checksum and structure; every
   // block too unless info.read_back_decodes_blocks is false), for a file
   // that outlived a restart; DATA_LOSS for a damaged file.

@@ -25,7 +25,7 @@ bool ZeroRange(const Sequence& sequence) {
 }  // namespace
 
 SequencePublisher::SequencePublisher(SequencePublisherOptions options)
-    : options_(std::move(options)) {}
+    : options_(std::move(options)), files_(options_.task_dir) {}
 
 SequencePublisher::~SequencePublisher() { Stop(); }
 
@@ -131,10 +131,10 @@ absl::Status SequencePublisher::PublishOne(const ClosedSequence& sequence) {
   std::vector<std::string> spill_files;
   for (const state::SegmentState& s : sequence.segments) {
     for (const std::string& name : s.spill_files()) {
-      spill_files.push_back(absl::StrCat(options_.spill_dir, "/", name));
+      spill_files.push_back(files_.spill(name));
     }
     if (!s.built_file().empty()) {
-      spill_files.push_back(absl::StrCat(options_.spill_dir, "/", s.built_file()));
+      spill_files.push_back(files_.spill(s.built_file()));
     }
   }
   if (ZeroRange(sequence.sequence)) {
@@ -248,22 +248,21 @@ void SequencePublisher::NameRange(v1::PartitionRange* range) const {
 
 absl::StatusOr<std::vector<SequencePublisher::PushedSegment>> SequencePublisher::BuildAndPush(
     const ClosedSequence& sequence) {
-  SLUICE_RETURN_IF_ERROR(MakeDirs(options_.segment_dir));
+  SLUICE_RETURN_IF_ERROR(MakeDirs(files_.segment_dir()));
   std::vector<PushedSegment> pushed;
   for (const state::SegmentState& s : sequence.segments) {
     const SegmentBuildInfo info = BuildInfo(sequence.sequence, s);
     std::vector<std::string> spills;
     for (const std::string& name : s.spill_files()) {
-      spills.push_back(absl::StrCat(options_.spill_dir, "/", name));
+      spills.push_back(files_.spill(name));
     }
-    std::string local_path = absl::StrCat(options_.segment_dir, "/", sequence.sequence.id, "_",
-                                          s.interval_start_ms(), ".sluice");
+    std::string local_path = files_.built_segment(sequence.sequence.id, s.interval_start_ms());
     absl::StatusOr<BuiltSegment> building;
     const absl::Time build_start = absl::Now();
     if (!s.built_file().empty()) {
       // Built by the persister straight from the rows in memory, and read
       // back then; once more after a restart (the file outlived a crash).
-      local_path = absl::StrCat(options_.spill_dir, "/", s.built_file());
+      local_path = files_.spill(s.built_file());
       building = options_.engine->DescribeBuilt(local_path, info, /*check=*/sequence.restored);
     } else {
       BuildSlot slot(options_.build_slots, [this] { return stopping(); });
@@ -273,17 +272,6 @@ absl::StatusOr<std::vector<SequencePublisher::PushedSegment>> SequencePublisher:
       building = options_.engine->BuildSegment(spills, info, local_path);
     }
     SLUICE_ASSIGN_OR_RETURN(BuiltSegment built, std::move(building));
-    // The file's own count of each partition's records must be ours: both
-    // come from the same records, so a difference is a bug, not bad data.
-    for (const v1::PartitionRange& range : info.provenance.ranges()) {
-      const auto it = built.records_by_partition.find(range.partition());
-      const int64_t in_file = it == built.records_by_partition.end() ? 0 : it->second;
-      if (in_file != range.rows()) {
-        return absl::InternalError(absl::StrCat("segment ", s.segment_id(), " holds ", in_file,
-                                                " records of partition ", range.partition(),
-                                                " but the task counted ", range.rows()));
-      }
-    }
     const std::string key_stem =
         absl::StrCat(options_.datasource, "/", s.interval_start_ms(), "_", s.interval_end_ms(), "/",
                      s.version(), "/", s.partition_num(), "/", options_.task_id);

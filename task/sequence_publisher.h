@@ -46,6 +46,7 @@
 #include "task/sequence_store.h"
 #include "task/sequences.h"
 #include "task/supervisor_client.h"
+#include "task/task_files.h"
 #include "task/task_metrics.h"
 #include "task/task_state.pb.h"
 
@@ -78,9 +79,9 @@ struct SequencePublisherOptions {
   // partition) of each stream partition, named in every range sent.
   std::string topic_pattern;
   StreamPartitionMap stream_partitions;
-  std::string spill_dir;
-  // Where segment files are built before the push.
-  std::string segment_dir;
+  // The task directory (TaskFiles): its spills and directly built files,
+  // and where segment files are built before the push.
+  std::string task_dir;
   // Not owned; outlive the publisher.
   SupervisorClient* supervisor = nullptr;
   DeepStorage* deep_storage = nullptr;
@@ -174,6 +175,7 @@ class SequencePublisher {
   RetryOptions retry_options() const;
 
   const SequencePublisherOptions options_;
+  const TaskFiles files_;
 
   mutable absl::Mutex mu_;
   std::deque<ClosedSequence> queue_ ABSL_GUARDED_BY(mu_);

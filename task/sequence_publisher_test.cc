@@ -118,8 +118,7 @@ class SequencePublisherTest : public ::testing::Test {
     options.task_id = "t1";
     options.datasource = "wiki";
     options.topic = "wiki";
-    options.spill_dir = dir_ + "/spills";
-    options.segment_dir = dir_ + "/segments";
+    options.task_dir = dir_;
     options.supervisor = &supervisor_;
     options.listener = &listener_;
     options.log_prefix = "[task t1]";

@@ -8,10 +8,12 @@
 //   segments/           segment files built for publishing
 //   final_status.json   the TaskStatus of a finished task (not restored)
 //
-// and JSON helpers for the protobuf messages stored there.
+// Every path under it is built here: the layers above pass file names (a
+// restore point holds names, never paths), and TaskFiles joins them.
 #ifndef SLUICE_TASK_TASK_FILES_H_
 #define SLUICE_TASK_TASK_FILES_H_
 
+#include <cstdint>
 #include <set>
 #include <string>
 
@@ -29,6 +31,23 @@ struct TaskFiles {
   std::string final_status() const { return absl::StrCat(dir, "/final_status.json"); }
   std::string spill_dir() const { return absl::StrCat(dir, "/spills"); }
   std::string segment_dir() const { return absl::StrCat(dir, "/segments"); }
+  // A file of the spill directory (a spill or a directly built segment
+  // file), by its name.
+  std::string spill(const std::string& name) const { return absl::StrCat(dir, "/spills/", name); }
+  // The segment file the publisher builds of a sequence's interval.
+  std::string built_segment(int32_t sequence_id, int64_t interval_start_ms) const {
+    return absl::StrCat(dir, "/segments/", sequence_id, "_", interval_start_ms, ".sluice");
+  }
+
+  // Names in the spill directory, numbered per task (the restore point's
+  // next_spill_number): a spill, and a segment file built directly.
+  static std::string SpillName(int32_t sequence_id, int64_t interval_start_ms, int64_t number) {
+    return absl::StrCat(sequence_id, "_", interval_start_ms, "_", number, ".spill");
+  }
+  static std::string BuiltFileName(int32_t sequence_id, int64_t interval_start_ms,
+                                   int64_t number) {
+    return absl::StrCat(sequence_id, "_", interval_start_ms, "_", number, ".sluice");
+  }
 
   std::string dir;
 };

@@ -37,5 +37,15 @@ TEST(TaskFilesTest, JsonRoundTripAndMissingFiles) {
   EXPECT_EQ(LoadProtoJson(files.sequences(), &loaded).code(), absl::StatusCode::kNotFound);
 }
 
+// The layers above pass names; the paths are built here only.
+TEST(TaskFilesTest, BuildsThePathsOfNamedFiles) {
+  const TaskFiles files("/data/tasks/t1");
+  EXPECT_EQ(TaskFiles::SpillName(2, 3600000, 7), "2_3600000_7.spill");
+  EXPECT_EQ(TaskFiles::BuiltFileName(2, 3600000, 8), "2_3600000_8.sluice");
+  EXPECT_EQ(files.spill(TaskFiles::SpillName(2, 0, 7)), "/data/tasks/t1/spills/2_0_7.spill");
+  EXPECT_EQ(files.spill("x"), files.spill_dir() + "/x");
+  EXPECT_EQ(files.built_segment(2, 3600000), "/data/tasks/t1/segments/2_3600000.sluice");
+}
+
 }  // namespace
 }  // namespace sluice::task

@@ -51,8 +51,7 @@ TaskRunner::TaskRunner(TaskRunnerOptions options, TaskSettings settings)
   p.topic = options_.spec.topic();
   p.topic_pattern = options_.spec.topic_pattern();
   p.stream_partitions = settings_.stream_partitions;
-  p.spill_dir = files_.spill_dir();
-  p.segment_dir = files_.segment_dir();
+  p.task_dir = files_.dir;
   p.supervisor = options_.supervisor;
   p.deep_storage = options_.deep_storage;
   p.engine = options_.engine.get();
