@@ -6,6 +6,7 @@
 //   sluicectl --auth_token_file=admin.token submit wiki.json
 //   sluicectl submit --druid wikipedia-kafka-supervisor.json
 //   sluicectl get --druid wikipedia
+//   sluicectl reset-offsets wiki --to_time=2026-12-06T00:00:00Z
 //   sluicectl verify wiki --deep_storage=s3://bucket/deep --s3_endpoint=http://minio:9000
 #include <grpcpp/grpcpp.h>
 
@@ -53,10 +54,15 @@ DEFINE_bool(allow_unsupported, false,
             "instead of refusing the spec.");
 DEFINE_string(loader, "sluicectl", "mark-loaded: the name of the confirming loader.");
 DEFINE_string(bootstrap, "",
-              "verify: Kafka bootstrap servers (default: the spec's bootstrap.servers).");
+              "verify, reset-offsets --to_time: Kafka bootstrap servers (default: the spec's bootstrap.servers).");
 DEFINE_string(kafka_cluster, "kafka",
-              "verify: kind of Kafka cluster for the consumer settings: kafka, or dev "
+              "verify, reset-offsets --to_time: kind of Kafka cluster for the consumer settings: kafka, or dev "
               "(sluice-devbroker).");
+DEFINE_string(to_time, "",
+              "reset-offsets: reset every partition to its first record at or after this time "
+              "(ISO-8601, e.g. 2026-12-06T00:00:00Z, or epoch ms), looked up in Kafka; shown "
+              "and confirmed first.");
+DEFINE_bool(yes, false, "reset-offsets --to_time: apply without asking for confirmation.");
 DEFINE_int64(expect_records, -1,
              "verify: records produced to the topic, which must all be in the committed ranges "
              "(-1: not checked).");
@@ -68,15 +74,15 @@ DEFINE_string(s3_endpoint, "", "verify: S3 API endpoint, http(s)://host[:port] (
 DEFINE_string(s3_region, "us-east-1", "verify: S3 region");
 DEFINE_bool(s3_path_style, false, "verify: address buckets as <endpoint>/<bucket>");
 DEFINE_string(kafka_files_dir, "",
-              "verify: the directory the spec's ${file:} secret references and key/certificate "
+              "verify, reset-offsets --to_time: the directory the spec's ${file:} secret references and key/certificate "
               "files may name (the workers' --kafka_files_dir). With it or "
               "--kafka_secret_destinations_file the spec's secret references are resolved, so "
               "the audit logs in to Kafka as the datasource does.");
 DEFINE_string(kafka_secret_destinations_file, "",
-              "verify: where each secret reference may be sent (the workers' "
+              "verify, reset-offsets --to_time: where each secret reference may be sent (the workers' "
               "--kafka_secret_destinations_file).");
 DEFINE_string(kafka_secret_env_prefix, "SLUICE_SECRET_",
-              "verify: ${env:} references must name a variable with this prefix.");
+              "verify, reset-offsets --to_time: ${env:} references must name a variable with this prefix.");
 
 namespace {
 
@@ -105,6 +111,10 @@ int Run(int argc, char** argv) {
   options.bootstrap = FLAGS_bootstrap;
   options.kafka_cluster = FLAGS_kafka_cluster;
   options.expect_records = FLAGS_expect_records;
+  options.to_time = FLAGS_to_time;
+  options.yes = FLAGS_yes;
+  // The confirmation is a "y" line on stdin (end of input: not confirmed).
+  options.confirm_in = &std::cin;
   if (!FLAGS_kafka_files_dir.empty() || !FLAGS_kafka_secret_destinations_file.empty()) {
     sluice::kafka::PropertyPolicyOptions policy;
     policy.files_dir = FLAGS_kafka_files_dir;

@@ -253,6 +253,75 @@ absl::StatusOr<std::map<int32_t, Watermarks>> MetadataClient::QueryWatermarksOnc
   return result;
 }
 
+absl::StatusOr<std::map<int32_t, OffsetForTime>> MetadataClient::OffsetsForTime(
+    absl::string_view topic, const std::vector<int32_t>& partitions, int64_t time_ms,
+    absl::Duration timeout) {
+  const std::string context = absl::StrCat("look up offsets of topic \"", topic, "\" for time ",
+                                           time_ms, " (epoch ms)");
+  if (time_ms < 0) return absl::InvalidArgumentError(context + ": the time must be >= 0");
+  const absl::Time deadline = absl::Now() + timeout;
+  const std::string topic_str(topic);
+  std::map<int32_t, OffsetForTime> result;
+  if (partitions.empty()) return result;
+  TopicPartitionListPtr list(rd_kafka_topic_partition_list_new(partitions.size()));
+  for (int32_t partition : partitions) {
+    rd_kafka_topic_partition_list_add(list.get(), topic_str.c_str(), partition)->offset = time_ms;
+  }
+  const rd_kafka_resp_err_t err =
+      rd_kafka_offsets_for_times(rk_.get(), list.get(), RemainingMs(deadline));
+  absl::Status status;
+  for (int i = 0; i < list->cnt && status.ok(); ++i) {
+    const rd_kafka_topic_partition_t& tp = list->elems[i];
+    if (tp.err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      status = KafkaErrorToStatus(tp.err, absl::StrCat(context, ": partition ", tp.partition));
+    }
+  }
+  if (status.ok() && err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    status = KafkaErrorToStatus(err, context);
+  }
+  SLUICE_RETURN_IF_ERROR(Explain(status, context));
+  // Partitions with no record at or after the time: their latest offset,
+  // once their newest record shows it is really older.
+  std::vector<int32_t> past_end;
+  for (int i = 0; i < list->cnt; ++i) {
+    const rd_kafka_topic_partition_t& tp = list->elems[i];
+    if (tp.offset >= 0) {
+      result[tp.partition] = {tp.offset, OffsetForTimeSource::kRecordAtOrAfter};
+    } else {
+      past_end.push_back(tp.partition);
+    }
+  }
+  if (past_end.empty()) return result;
+  SLUICE_ASSIGN_OR_RETURN(
+      auto marks,
+      QueryWatermarks(topic, past_end, std::max(deadline - absl::Now(), absl::Milliseconds(1))));
+  std::map<int32_t, int64_t> latest;
+  for (const auto& [partition, m] : marks) latest[partition] = m.latest;
+  SLUICE_ASSIGN_OR_RETURN(
+      auto newest,
+      NewestTimestamps(topic, latest, std::max(deadline - absl::Now(), absl::Milliseconds(1))));
+  for (const auto& [partition, m] : marks) {
+    if (m.latest > m.earliest) {
+      auto it = newest.find(partition);
+      if (it == newest.end()) {
+        return absl::UnavailableError(absl::StrCat(
+            context, ": partition ", partition,
+            ": the broker found no record that new, and its newest record could not be read "
+            "in time to confirm it"));
+      }
+      if (it->second >= time_ms) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            context, ": partition ", partition, ": the broker found no record that new, yet its "
+            "newest record has timestamp ", it->second,
+            ": this cluster does not look offsets up by time (librdkafka's mock cluster, the dev "
+            "broker, does not)"));
+      }
+    }
+    result[partition] = {m.latest, OffsetForTimeSource::kPastEnd};
+  }
+  return result;
+}
+
 absl::StatusOr<std::map<int32_t, Watermarks>> MetadataClient::QueryAllWatermarks(
     absl::string_view topic, absl::Duration timeout) {
   const absl::Time deadline = absl::Now() + timeout;

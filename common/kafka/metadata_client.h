@@ -49,6 +49,21 @@ struct Watermarks {
   }
 };
 
+// Where a partition's offset for a time (OffsetsForTime) comes from.
+enum class OffsetForTimeSource {
+  // The first record with a timestamp at or after the time (a time before
+  // the earliest stored record gives the earliest record).
+  kRecordAtOrAfter,
+  // No record is that new: the partition's latest offset (what a reader
+  // there reads next).
+  kPastEnd,
+};
+
+struct OffsetForTime {
+  int64_t offset = 0;
+  OffsetForTimeSource source = OffsetForTimeSource::kRecordAtOrAfter;
+};
+
 class MetadataClient {
  public:
   // `properties` are consumer properties (at least "bootstrap.servers"); the
@@ -96,6 +111,18 @@ class MetadataClient {
   // out. UNAVAILABLE / PERMISSION_DENIED as above.
   absl::StatusOr<std::map<int32_t, int64_t>> NewestTimestamps(
       absl::string_view topic, const std::map<int32_t, int64_t>& latest_offsets,
+      absl::Duration timeout) ABSL_LOCKS_EXCLUDED(tail_mu_);
+
+  // Kafka's offsetsForTimes: per partition of `partitions` of `topic`, the
+  // offset of the first record whose timestamp is at or after `time_ms`
+  // (epoch millis, >= 0), one ListOffsets request per leader; a partition
+  // with no record that new gets its latest offset (kPastEnd). A broker
+  // that answers "none" although the partition's newest record is that new
+  // (librdkafka's mock cluster, the dev broker, does not look records up by
+  // time) is FAILED_PRECONDITION, never a silent jump to the end.
+  // NOT_FOUND / UNAVAILABLE / PERMISSION_DENIED as QueryWatermarks.
+  absl::StatusOr<std::map<int32_t, OffsetForTime>> OffsetsForTime(
+      absl::string_view topic, const std::vector<int32_t>& partitions, int64_t time_ms,
       absl::Duration timeout) ABSL_LOCKS_EXCLUDED(tail_mu_);
 
   // ListPartitions + QueryWatermarks for all of them, sharing `timeout`.

@@ -111,6 +111,35 @@ TEST_F(MetadataClientTest, NewestTimestampsAreThoseOfTheLastRecords) {
   EXPECT_TRUE(client_->NewestTimestamps("wiki", {{1, 0}}, absl::Seconds(1))->empty());
 }
 
+// librdkafka's mock answers every by-time lookup with "no record": the
+// client must not take that for "past the end" while records that new exist
+// (a real broker's answers are checked in tests/real_kafka:broker_test).
+TEST_F(MetadataClientTest, OffsetsForTimeRefusesABrokerThatCannotLookUpByTime) {
+  Produce(0, 3);
+  auto offsets = client_->OffsetsForTime("wiki", {0}, /*time_ms=*/1, absl::Seconds(10));
+  ASSERT_EQ(offsets.status().code(), absl::StatusCode::kFailedPrecondition) << offsets.status();
+  EXPECT_THAT(offsets.status().message(), HasSubstr("does not look offsets up by time"));
+}
+
+// A time newer than every record (and an empty partition): the latest offset.
+TEST_F(MetadataClientTest, OffsetsForTimePastTheEndIsTheLatestOffset) {
+  Produce(0, 3);
+  const int64_t future = absl::ToUnixMillis(absl::Now() + absl::Hours(1));
+  auto offsets = client_->OffsetsForTime("wiki", {0, 1}, future, absl::Seconds(10));
+  ASSERT_TRUE(offsets.ok()) << offsets.status();
+  EXPECT_EQ(offsets->at(0).offset, 3);
+  EXPECT_EQ(offsets->at(0).source, OffsetForTimeSource::kPastEnd);
+  EXPECT_EQ(offsets->at(1).offset, 0);
+  EXPECT_EQ(offsets->at(1).source, OffsetForTimeSource::kPastEnd);
+}
+
+TEST_F(MetadataClientTest, OffsetsForTimeOfAnUnknownPartitionIsNotFound) {
+  auto offsets = client_->OffsetsForTime("wiki", {7}, 1, absl::Seconds(10));
+  EXPECT_EQ(offsets.status().code(), absl::StatusCode::kNotFound) << offsets.status();
+  EXPECT_EQ(client_->OffsetsForTime("wiki", {0}, -5, absl::Seconds(1)).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 TEST_F(MetadataClientTest, EarliestMovesWhenTheBrokerDropsOldData) {
   // librdkafka's mock keeps only the last 5 MiB of a partition (the cap the
   // dev broker lifts); 6 MiB in 1 KiB records moves the earliest offset.

@@ -206,6 +206,50 @@ TEST(RealKafkaBroker, KeysHeadersAndTimestampsReadBackAsProduced) {
   EXPECT_EQ(values, (std::vector<std::string>{"a", "b", "c"}));
 }
 
+// offsetsForTimes on a real broker (the dev broker cannot look offsets up by
+// time): the first record at or after the time, the earliest record for an
+// older time, the latest offset for a newer one.
+TEST(RealKafkaBroker, OffsetsForTimeFindTheFirstRecordAtOrAfterTheTime) {
+  kafka::RealKafka* kafka = RealKafkaEnv();
+  ASSERT_NE(kafka, nullptr);
+  const std::string topic = UniqueTopic();
+  ASSERT_OK(kafka->CreateTopic(topic, 2));
+  auto producer = kafka::Producer::Create({{"bootstrap.servers", kafka->bootstrap_servers()}});
+  ASSERT_TRUE(producer.ok()) << producer.status();
+  // Partition 0: records at base, base+1s, ..., base+9s; partition 1: empty.
+  const int64_t base = absl::ToUnixMillis(absl::Now() - absl::Minutes(10));
+  for (int i = 0; i < 10; ++i) {
+    kafka::OutgoingRecord r;
+    r.value = "v";
+    r.timestamp_ms = base + i * 1000;
+    ASSERT_OK((*producer)->ProduceRecord(topic, 0, r));
+  }
+  ASSERT_OK((*producer)->Flush(absl::Seconds(30)));
+  auto client = kafka::MetadataClient::Create({{"bootstrap.servers", kafka->bootstrap_servers()}});
+  ASSERT_TRUE(client.ok()) << client.status();
+
+  auto middle = (*client)->OffsetsForTime(topic, {0, 1}, base + 4500, absl::Seconds(30));
+  ASSERT_TRUE(middle.ok()) << middle.status();
+  EXPECT_EQ(middle->at(0).offset, 5);
+  EXPECT_EQ(middle->at(0).source, kafka::OffsetForTimeSource::kRecordAtOrAfter);
+  EXPECT_EQ(middle->at(1).offset, 0);
+  EXPECT_EQ(middle->at(1).source, kafka::OffsetForTimeSource::kPastEnd);
+
+  auto exact = (*client)->OffsetsForTime(topic, {0}, base + 3000, absl::Seconds(30));
+  ASSERT_TRUE(exact.ok()) << exact.status();
+  EXPECT_EQ(exact->at(0).offset, 3);
+
+  auto before = (*client)->OffsetsForTime(topic, {0}, base - 3600 * 1000, absl::Seconds(30));
+  ASSERT_TRUE(before.ok()) << before.status();
+  EXPECT_EQ(before->at(0).offset, 0);
+  EXPECT_EQ(before->at(0).source, kafka::OffsetForTimeSource::kRecordAtOrAfter);
+
+  auto after = (*client)->OffsetsForTime(topic, {0}, base + 9001, absl::Seconds(30));
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_EQ(after->at(0).offset, 10);
+  EXPECT_EQ(after->at(0).source, kafka::OffsetForTimeSource::kPastEnd);
+}
+
 TEST(RealKafkaBroker, MarkersTakeOffsetsAndTheCounterCountsCommittedRecords) {
   kafka::RealKafka* kafka = RealKafkaEnv();
   ASSERT_NE(kafka, nullptr);

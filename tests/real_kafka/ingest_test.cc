@@ -6,10 +6,12 @@
 #include <signal.h>
 #include <stdlib.h>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <set>
 
 #include "absl/strings/match.h"
@@ -97,6 +99,76 @@ TEST(RealKafkaIngest, PartitionsAddedToALiveTopic) {
       }
     }
   }
+}
+
+// `sluicectl reset-offsets --to_time` on real Kafka: records produced in two
+// batches a couple of seconds apart, all ingested; reset to a time
+// between the batches, which Kafka's offsetsForTimes maps to the first
+// record of the second batch in each partition. The status shows those
+// offsets committed, and the second batch is ingested again from there,
+// exactly once more (the audit accepts the declared reset).
+TEST(RealKafkaIngest, ResetOffsetsToATimeReadsAgainFromThere) {
+  ScenarioOptions options;
+  options.seed = 107;
+  options.task_duration = "PT6S";
+  std::unique_ptr<FaultScenario> s = StartRealKafkaScenario(options);
+  ASSERT_NE(s, nullptr);
+  ASSERT_OK(s->Produce(fault::kRecords / 4));
+  const fault::PartitionOffsets first_batch_end = s->produced().end_offsets;
+  absl::SleepFor(absl::Seconds(2));
+  const int64_t between = absl::ToUnixMillis(absl::Now());
+  absl::SleepFor(absl::Seconds(2));
+  ASSERT_OK(s->Produce(fault::kRecords / 4));
+  const fault::PartitionOffsets second_batch_end = s->produced().end_offsets;
+  ASSERT_OK(s->WaitUntilAllCommitted());
+  // Reset while the groups read (idle at the end): they are restarted from
+  // the new offsets. (Under a suspended supervisor the next groups would
+  // start where the last ones ended, not at the reset offsets.)
+  absl::StatusOr<std::string> binary = testing::FindRunfile("tools/sluicectl");
+  ASSERT_TRUE(binary.ok()) << binary.status();
+  testing::SubprocessOptions o;
+  o.binary = *binary;
+  o.args = {"--supervisor=" + s->cluster().supervisor_address(),
+            "--auth_token_file=" + s->cluster().token_file("admin"),
+            "--timeout=60s",
+            "--kafka_cluster=kafka",
+            absl::StrCat("--to_time=", between),
+            "--yes",
+            "reset-offsets",
+            fault::kDatasource};
+  o.name = "sluicectl-reset-to-time";
+  o.stdout_path = testing::TestTmpDir() + "/sluicectl-reset-to-time.stdout";
+  absl::StatusOr<std::unique_ptr<testing::Subprocess>> p = testing::Subprocess::Start(o);
+  ASSERT_TRUE(p.ok()) << p.status();
+  absl::StatusOr<testing::ExitStatus> exit = (*p)->Wait(absl::Minutes(2));
+  ASSERT_TRUE(exit.ok()) << exit.status();
+  std::ifstream in(o.stdout_path);
+  const std::string shown((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_TRUE(exit->exited && exit->code == 0) << shown << (*p)->StderrTail();
+  for (const auto& [partition, offset] : first_batch_end) {
+    const int64_t again = second_batch_end.at(partition) - offset;
+    if (again > 0) {
+      EXPECT_THAT(shown, ::testing::ContainsRegex(absl::StrCat(
+                             "\n +", partition, " +", second_batch_end.at(partition), " +",
+                             offset, " +reads ", again, " again")))
+          << shown;
+    }
+  }
+  // The status shows the new committed offsets until the restarted groups
+  // publish what they read again (a checkpoint later).
+  bool shown_committed = false;
+  fault::PartitionOffsets committed;
+  for (const absl::Time deadline = absl::Now() + absl::Seconds(30);
+       !shown_committed && absl::Now() < deadline; absl::SleepFor(absl::Milliseconds(20))) {
+    absl::StatusOr<v1::SupervisorStatus> status = s->Status();
+    ASSERT_TRUE(status.ok()) << status.status();
+    committed = fault::PartitionOffsets(status->committed_offsets().begin(),
+                                        status->committed_offsets().end());
+    shown_committed = committed == first_batch_end;
+  }
+  EXPECT_TRUE(shown_committed) << "last committed shown " << fault::FormatPartitionOffsets(committed)
+                               << "\n" << s->Context();
+  ASSERT_OK(s->Finish(first_batch_end));
 }
 
 // A spec reading through the broker's SASL_SSL listener: security.protocol,

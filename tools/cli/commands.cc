@@ -14,9 +14,11 @@
 #include "common/grpc_status.h"
 #include "common/kafka/consumer_settings.h"
 #include "common/names.h"
+#include "common/status_macros.h"
 #include "common/time_util.h"
 #include "tools/audit/live_audit.h"
 #include "tools/cli/format.h"
+#include "tools/cli/reset_to_time.h"
 #include "tools/cli/spec_file.h"
 
 namespace sluice {
@@ -208,19 +210,100 @@ int Terminate(const Args& args, Context& ctx) {
                         &v1::SupervisorService::StubInterface::TerminateSupervisor);
 }
 
-int ResetOffsets(const Args& args, Context& ctx) {
-  absl::StatusOr<std::map<int32_t, int64_t>> offsets =
-      ParsePartitionOffsets(Args(args.begin() + 1, args.end()));
-  if (!offsets.ok()) return UsageError(ctx, offsets.status().message());
+int SendResetOffsets(Context& ctx, const std::string& datasource,
+                     const std::map<int32_t, int64_t>& offsets) {
   v1::ResetOffsetsRequest request;
-  request.set_datasource(args[0]);
-  for (const auto& [partition, offset] : *offsets) (*request.mutable_offsets())[partition] = offset;
+  request.set_datasource(datasource);
+  for (const auto& [partition, offset] : offsets) (*request.mutable_offsets())[partition] = offset;
   v1::ResetOffsetsResponse response;
-  if (!Call(ctx, absl::StrCat("reset-offsets ", args[0]),
+  if (!Call(ctx, absl::StrCat("reset-offsets ", datasource),
             &v1::SupervisorService::StubInterface::ResetOffsets, request, &response)) {
     return kExitRpcError;
   }
   return Print(ctx, response, FormatSummary(response.supervisor()));
+}
+
+// reset-offsets --to_time: the datasource's topic and committed offsets from
+// the supervisor, each partition's offset for the time from Kafka (reached
+// as verify reaches it), a preview, a confirmation, then ResetOffsets.
+int ResetOffsetsToTime(const std::string& datasource, Context& ctx) {
+  absl::StatusOr<int64_t> time_ms = ParseResetTime(ctx.options.to_time);
+  if (!time_ms.ok()) return UsageError(ctx, time_ms.status().message());
+  absl::StatusOr<kafka::ClusterKind> kind = kafka::ParseClusterKind(ctx.options.kafka_cluster);
+  if (!kind.ok()) {
+    return UsageError(ctx, absl::StrCat("--kafka_cluster: ", kind.status().message()));
+  }
+  if (!ctx.options.yes && ctx.options.confirm_in == nullptr) {
+    return UsageError(ctx, "reset-offsets --to_time asks for confirmation: add --yes");
+  }
+  const std::string what = absl::StrCat("reset-offsets ", datasource);
+  v1::GetSupervisorStatusResponse status;
+  if (!Call(ctx, what, &v1::SupervisorService::StubInterface::GetSupervisorStatus,
+            Ref<v1::GetSupervisorStatusRequest>(datasource), &status)) {
+    return kExitRpcError;
+  }
+  if (!status.status().topic_pattern().empty() || status.status().topic().empty()) {
+    ctx.err << "sluicectl: " << what
+            << ": --to_time needs a datasource reading one topic (this one reads pattern \""
+            << status.status().topic_pattern() << "\"); give P=OFFSET pairs instead\n";
+    return kExitUsage;
+  }
+  v1::GetSupervisorResponse spec;
+  if (!Call(ctx, what, &v1::SupervisorService::StubInterface::GetSupervisor,
+            Ref<v1::GetSupervisorRequest>(datasource), &spec)) {
+    return kExitRpcError;
+  }
+  const std::string& topic = status.status().topic();
+  absl::StatusOr<std::vector<PartitionReset>> plan = [&]() -> absl::StatusOr<std::vector<PartitionReset>> {
+    SLUICE_ASSIGN_OR_RETURN(kafka::KafkaProperties properties,
+                            SpecKafkaProperties(spec.spec(), ctx.options.bootstrap, *kind,
+                                                ctx.options.kafka_secret_policy));
+    const std::map<int32_t, int64_t> committed(status.status().committed_offsets().begin(),
+                                               status.status().committed_offsets().end());
+    return LookUpOffsetsForTime(properties, topic, *time_ms, committed, ctx.options.timeout);
+  }();
+  if (!plan.ok()) {
+    ctx.err << "sluicectl: " << what << ": " << absl::StatusCodeToString(plan.status().code())
+            << ": " << plan.status().message() << "\n";
+    return kExitRpcError;
+  }
+  // With --json stdout carries only the RPC's answer.
+  std::ostream& shown = ctx.options.json ? ctx.err : ctx.out;
+  shown << FormatResetPreview(datasource, topic, *time_ms, *plan);
+  const std::map<int32_t, int64_t> offsets = ChangedOffsets(*plan);
+  if (offsets.empty()) {
+    shown << "nothing to reset: every partition is already there\n";
+    return kExitOk;
+  }
+  if (!ctx.options.yes) {
+    ctx.err << "reset " << offsets.size() << " partition(s) of " << datasource
+            << " to these offsets and restart their groups? [y/N] " << std::flush;
+    std::string answer;
+    std::getline(*ctx.options.confirm_in, answer);
+    answer = absl::AsciiStrToLower(absl::StripAsciiWhitespace(answer));
+    if (answer != "y" && answer != "yes") {
+      ctx.err << "sluicectl: " << what << ": not confirmed, nothing changed\n";
+      return kExitUsage;
+    }
+  }
+  return SendResetOffsets(ctx, datasource, offsets);
+}
+
+int ResetOffsets(const Args& args, Context& ctx) {
+  if (!ctx.options.to_time.empty()) {
+    if (args.size() != 1) {
+      return UsageError(ctx, "reset-offsets: give either P=OFFSET pairs or --to_time, not both");
+    }
+    return ResetOffsetsToTime(args[0], ctx);
+  }
+  if (args.size() < 2) {
+    return UsageError(ctx, "usage: sluicectl reset-offsets DATASOURCE P=OFFSET... "
+                           "(or --to_time=TIME)");
+  }
+  absl::StatusOr<std::map<int32_t, int64_t>> offsets =
+      ParsePartitionOffsets(Args(args.begin() + 1, args.end()));
+  if (!offsets.ok()) return UsageError(ctx, offsets.status().message());
+  return SendResetOffsets(ctx, args[0], *offsets);
 }
 
 int Handoff(const Args& args, Context& ctx) {
@@ -379,8 +462,11 @@ const CommandSpec kCommands[] = {
     {"resume", "DATASOURCE", "start reading again", 1, 1, &Resume},
     {"reset", "DATASOURCE",
      "forget the stored offsets and restart reading (may skip or re-read data)", 1, 1, &Reset},
-    {"reset-offsets", "DATASOURCE P=OFFSET...",
-     "set the stored offsets of some partitions and restart their groups", 2, kAny, &ResetOffsets},
+    {"reset-offsets", "DATASOURCE P=OFFSET... | --to_time=TIME DATASOURCE",
+     "set the stored offsets of some partitions and restart their groups; --to_time: every "
+     "partition to its first record at or after TIME (ISO-8601 or epoch ms), shown and "
+     "confirmed first (--yes: not asked; Kafka reached as verify reaches it)",
+     1, kAny, &ResetOffsets},
     {"handoff", "DATASOURCE [GROUP...]",
      "checkpoint reading groups now (all without GROUP): what they read publishes and hands "
      "off while they read on",
@@ -433,7 +519,8 @@ std::string Usage() {
                   "--json, --timeout,\n"
                   "  --tls_ca/--tls_cert/--tls_key, --include_unused, --limit, --interval,\n"
                   "  --include_finished, --states, --loader, --druid, --allow_unsupported,\n"
-                  "  --expect_records, --bootstrap, --kafka_cluster (verify)\n"
+                  "  --expect_records, --bootstrap, --kafka_cluster (verify), --to_time, --yes\n"
+                  "  (reset-offsets; --bootstrap, --kafka_cluster apply to it too)\n"
                   "  --deep_storage=s3://BUCKET/PREFIX, --s3_endpoint, --s3_region, --s3_path_style\n"
                   "    (verify: read s3:// segments; credentials from AWS_ACCESS_KEY_ID/...)\n"
                   "exit codes: 0 ok, 1 the RPC failed (gRPC code and message on stderr),\n"

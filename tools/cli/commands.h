@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <istream>
 #include <map>
 #include <optional>
 #include <ostream>
@@ -52,13 +53,22 @@ struct CliOptions {
   std::string states;
   // mark-loaded: who confirms (logged by the supervisor).
   std::string loader = "sluicectl";
-  // verify: Kafka's address (empty: the spec's bootstrap.servers), the kind
+  // reset-offsets: instead of P=OFFSET pairs, every partition to its first
+  // record at or after this time (ISO-8601 or epoch ms), looked up in Kafka
+  // with the options verify uses below; shown, then confirmed on
+  // `confirm_in` (a "y" line) unless `yes`. Null confirm_in and no `yes`:
+  // refused, nothing sent.
+  std::string to_time;
+  bool yes = false;
+  std::istream* confirm_in = nullptr;
+  // verify, reset-offsets --to_time: Kafka's address (empty: the spec's
+  // bootstrap.servers), the kind
   // of cluster for the consumer settings ("kafka" or "dev"), and the records
   // produced to the topic (-1: not checked), which must all be committed.
   std::string bootstrap;
   std::string kafka_cluster = "kafka";
   int64_t expect_records = -1;
-  // verify: resolve the spec's secret references under this policy (see
+  // verify, reset-offsets --to_time: resolve the spec's secret references under this policy (see
   // audit::LiveAuditOptions::secret_policy); unset: they are not resolved.
   std::optional<kafka::PropertyPolicyOptions> kafka_secret_policy;
   // verify: where segments outside file:// (s3://) are read from, and the

@@ -9,6 +9,8 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "common/kafka/mock_cluster.h"
+#include "common/kafka/producer.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tools/cli/fake_supervisor.h"
@@ -18,6 +20,7 @@ namespace sluicectl {
 namespace {
 
 using ::google::protobuf::util::MessageDifferencer;
+using ::testing::ContainsRegex;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
@@ -300,6 +303,117 @@ TEST_F(CommandsTest, ResetOffsetsSendsThePairs) {
   EXPECT_EQ(requests[0].offsets().size(), 2u);
   EXPECT_EQ(requests[0].offsets().at(0), 1200);
   EXPECT_EQ(requests[0].offsets().at(3), 0);
+}
+
+// reset-offsets --to_time against a real Kafka protocol (librdkafka's mock
+// cluster): the topic and committed offsets from the supervisor, the lookup
+// in Kafka with the spec's properties, the preview, the confirmation, the
+// request. The mock cannot look offsets up by time (a real broker's answers
+// are in tests/real_kafka), so the time here is past the end of every
+// partition, and an earlier one must be refused, not reset to the end.
+class ResetToTimeTest : public CommandsTest {
+ protected:
+  void SetUp() override {
+    CommandsTest::SetUp();
+    auto cluster = kafka::MockCluster::Create(1);
+    ASSERT_TRUE(cluster.ok()) << cluster.status();
+    cluster_ = *std::move(cluster);
+    ASSERT_TRUE(cluster_->CreateTopic("edits", 2).ok());
+    auto producer = kafka::Producer::Create({{"bootstrap.servers", cluster_->bootstrap_servers()}});
+    ASSERT_TRUE(producer.ok()) << producer.status();
+    for (int i = 0; i < 5; ++i) ASSERT_TRUE((*producer)->Produce("edits", 0, "v").ok());
+    ASSERT_TRUE((*producer)->Flush(absl::Seconds(30)).ok());
+
+    v1::GetSupervisorStatusResponse status;
+    status.mutable_status()->set_datasource("wiki");
+    status.mutable_status()->set_topic("edits");
+    (*status.mutable_status()->mutable_committed_offsets())[0] = 2;
+    fake_->SetResponse("GetSupervisorStatus", status);
+    v1::GetSupervisorResponse spec;
+    spec.mutable_spec()->set_datasource("wiki");
+    (*spec.mutable_spec()->mutable_io_config()->mutable_consumer_properties())
+        ["bootstrap.servers"] = cluster_->bootstrap_servers();
+    fake_->SetResponse("GetSupervisor", spec);
+    fake_->SetResponse("ResetOffsets", Summary("wiki", v1::SUPERVISOR_STATE_RUNNING));
+    options_.kafka_cluster = "dev";
+    options_.to_time = std::to_string(absl::ToUnixMillis(absl::Now() + absl::Hours(1)));
+  }
+
+  std::unique_ptr<kafka::MockCluster> cluster_;
+};
+
+TEST_F(ResetToTimeTest, ShowsThePlanAndSendsItOnceConfirmed) {
+  std::istringstream yes("y\n");
+  options_.confirm_in = &yes;
+  Result r = Run({"reset-offsets", "wiki"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("topic edits"));
+  EXPECT_THAT(r.out, ContainsRegex("0 +2 +5 +skips 3 +no record that new: latest offset\n"));
+  EXPECT_THAT(r.out, ContainsRegex("1 +- +0 +starts there +no record that new: latest offset\n"));
+  EXPECT_THAT(r.err, HasSubstr("reset 2 partition(s) of wiki to these offsets"));
+  auto requests = fake_->Requests<v1::ResetOffsetsRequest>("ResetOffsets");
+  ASSERT_EQ(requests.size(), 1u);
+  EXPECT_EQ(requests[0].datasource(), "wiki");
+  EXPECT_EQ(requests[0].offsets().size(), 2u);
+  EXPECT_EQ(requests[0].offsets().at(0), 5);
+  EXPECT_EQ(requests[0].offsets().at(1), 0);
+}
+
+TEST_F(ResetToTimeTest, NotConfirmedOrNoWayToAskSendsNothing) {
+  std::istringstream no("n\n");
+  options_.confirm_in = &no;
+  Result r = Run({"reset-offsets", "wiki"});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_THAT(r.err, HasSubstr("not confirmed, nothing changed"));
+  std::istringstream empty;
+  options_.confirm_in = &empty;
+  EXPECT_EQ(Run({"reset-offsets", "wiki"}).code, kExitUsage);
+  options_.confirm_in = nullptr;
+  r = Run({"reset-offsets", "wiki"});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_THAT(r.err, HasSubstr("add --yes"));
+  EXPECT_TRUE(fake_->Requests<v1::ResetOffsetsRequest>("ResetOffsets").empty());
+
+  options_.yes = true;
+  r = Run({"reset-offsets", "wiki"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_EQ(fake_->Requests<v1::ResetOffsetsRequest>("ResetOffsets").size(), 1u);
+}
+
+TEST_F(ResetToTimeTest, ABrokerThatCannotLookUpByTimeIsRefused) {
+  options_.yes = true;
+  options_.to_time = "2020-01-01T00:00:00Z";  // before every record
+  Result r = Run({"reset-offsets", "wiki"});
+  EXPECT_EQ(r.code, kExitRpcError);
+  EXPECT_THAT(r.err, HasSubstr("FAILED_PRECONDITION"));
+  EXPECT_THAT(r.err, HasSubstr("does not look offsets up by time"));
+  EXPECT_TRUE(fake_->Requests<v1::ResetOffsetsRequest>("ResetOffsets").empty());
+}
+
+TEST_F(ResetToTimeTest, BadArgumentsSendNothing) {
+  options_.yes = true;
+  Result r = Run({"reset-offsets", "wiki", "0=5"});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_THAT(r.err, HasSubstr("either P=OFFSET pairs or --to_time"));
+  options_.to_time = "last tuesday";
+  r = Run({"reset-offsets", "wiki"});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_THAT(r.err, HasSubstr("neither an ISO-8601 time"));
+  options_.to_time.clear();
+  r = Run({"reset-offsets", "wiki"});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_THAT(r.err, HasSubstr("P=OFFSET"));
+  EXPECT_THAT(fake_->Calls(), IsEmpty());
+
+  // A topic pattern has no single partition numbering to reset.
+  v1::GetSupervisorStatusResponse status;
+  status.mutable_status()->set_topic_pattern("edits-.*");
+  fake_->SetResponse("GetSupervisorStatus", status);
+  options_.to_time = "0";
+  r = Run({"reset-offsets", "wiki"});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_THAT(r.err, HasSubstr("one topic"));
+  EXPECT_TRUE(fake_->Requests<v1::ResetOffsetsRequest>("ResetOffsets").empty());
 }
 
 TEST_F(CommandsTest, HandoffSendsTheGroupsAndShowsWhatWasSkipped) {
