@@ -95,6 +95,10 @@ void OffsetResets::ResetOffsets(const OffsetMap& offsets, const std::string& rea
   for (const auto& [p, offset] : offsets) partitions.insert(p);
   KillGroupsReading(partitions,
                     absl::StrCat("the offsets of its partitions were reset (", reason, ")"));
+  // Where finished groups ended no longer says where the next one starts
+  // (no group reads these partitions while suspended, so the kill above did
+  // not forget it): the next group starts at the stored offsets.
+  for (int32_t p : partitions) options_.groups->next_offsets.erase(p);
   LOG(WARNING) << Prefix() << "stored offsets " << FormatOffsets(Restrict(before, offsets))
                << " set to " << FormatOffsets(offsets) << ": " << reason;
 }

@@ -598,6 +598,33 @@ TEST_F(SupervisorManagerTest, ResetOffsetsRestartsOnlyTheAffectedGroups) {
             absl::StatusCode::kInvalidArgument);
 }
 
+// An operator resets offsets while the datasource is suspended (its groups
+// finished): the groups started at resume begin at the reset offsets, not
+// where the finished groups ended (which would never publish: the publish
+// checks its start against the stored offsets).
+TEST_F(SupervisorManagerTest, ResetOffsetsWhileSuspendedTakesEffectAtResume) {
+  AddWorker("w1");
+  Submit(Spec());
+  Run();
+  const std::string task = GroupTasks(0)[0];
+  WorkerOf(task)->Read(task, {{0, 12}, {1, 3}});
+  ASSERT_TRUE(manager_->specs()->Suspend("wiki").ok());
+  WorkerOf(task)->SetState(task, v1::TASK_STATE_SUCCESS);
+  Run();
+  ASSERT_TRUE(Status().publishing_groups().empty());
+
+  v1::ResetOffsetsRequest request;
+  request.set_datasource("wiki");
+  (*request.mutable_offsets())[0] = 5;
+  ASSERT_TRUE(manager_->specs()->ResetOffsets(request).ok());
+  ASSERT_TRUE(manager_->specs()->Resume("wiki").ok());
+  Run();
+  v1::SupervisorStatus status = Status();
+  ASSERT_EQ(status.active_groups_size(), 1);
+  // Partition 0 from the reset, partition 1 where its last group ended.
+  EXPECT_EQ(FromProto(status.active_groups(0).start_offsets()), (OffsetMap{{0, 5}, {1, 3}}));
+}
+
 // The END_OF_PARTITION marker is not an offset: a reset to it is refused,
 // naming the partition, and nothing is stored or restarted.
 TEST_F(SupervisorManagerTest, ResetOffsetsRefusesTheEndMarker) {
