@@ -61,6 +61,12 @@ StreamSupervisor::StreamSupervisor(StreamSupervisorOptions deps, SpecRecord spec
   task_count.metrics = options_.metrics;
   task_count.record_error = [this](const absl::Status& status) { RecordError(status); };
   task_count_ = std::make_unique<TaskCountController>(std::move(task_count));
+  IdleHandlingOptions idle;
+  idle.datasource = datasource_;
+  idle.store = options_.store;
+  idle.clock = options_.clock;
+  idle.record_error = [this](const absl::Status& status) { RecordError(status); };
+  idle_ = std::make_unique<IdleHandling>(std::move(idle));
 }
 
 absl::StatusOr<std::unique_ptr<StreamSupervisor>> StreamSupervisor::Start(
@@ -142,7 +148,7 @@ absl::StatusOr<std::unique_ptr<StreamSupervisor>> StreamSupervisor::Start(
   resets.stream = s->stream_.get();
   resets.groups = &s->groups_;
   resets.spec = [raw = s.get()]() -> const v1::SupervisorSpec& { return raw->spec_.spec; };
-  resets.wake_up = [raw = s.get()](const std::string& why) { raw->WakeUp(why); };
+  resets.wake_up = [raw = s.get()](const std::string& why) { raw->idle_->WakeUp(why); };
   resets.record_error = [raw = s.get()](const absl::Status& status) { raw->RecordError(status); };
   resets.note_error = [raw = s.get()](const absl::Status& status) {
     raw->health_.NoteError(raw->options_.clock->NowMs(), status);
@@ -364,7 +370,13 @@ absl::Status StreamSupervisor::RunSteps() {
   absl::Status created = absl::OkStatus();
   if (spec_.spec.suspended()) {
     detailed_state_ = "SUSPENDED";
-  } else if (CheckIdle()) {
+  } else if (IdleHandling::Verdict idle = idle_->Check(spec_.spec.io_config().idle_config(),
+                                                        *stream_, [this] { return ReadTo(); });
+             idle != IdleHandling::Verdict::kAwake) {
+    if (idle == IdleHandling::Verdict::kWentIdle) {
+      roll_over_->FinalizeAll(groups_, "the stream is idle (ioConfig.idleConfig)",
+                              timings_.completion_timeout);
+    }
     detailed_state_ = "IDLE";
   } else {
     created = creation_->CreateGroupsAndTasks(TaskCount());
@@ -418,7 +430,7 @@ void StreamSupervisor::PublishView() {
   in.partitions = static_cast<int32_t>(stream_->partitions().size());
   in.partitions_known = stream_->partitions_known();
   in.stopping = stopping_;
-  in.idle = idle_.idle();
+  in.idle = idle_->idle();
   in.stream_unreachable = stream_->unreachable();
   in.offsets_problem = stream_->offsets_verdict().problem;
   in.detailed_state = detailed_state_;

@@ -24,6 +24,7 @@
 //   group_creation.h       new groups and tasks, RunTask answers
 //   offset_resets.h        reset, reset offsets, OffsetOutOfRange
 //   group_recovery.h       groups and tasks after a restart
+//   idle_handling.h        idleness observed, stored, acted on
 //   notice_queue.h         the loop's notices, run requests and exit
 // Files of this class: stream_supervisor.cc (lifecycle, notices, loop,
 // status glue), stream_supervisor_runs.cc (recovery and the run steps).
@@ -51,7 +52,7 @@
 #include "supervisor/clock.h"
 #include "supervisor/group_creation.h"
 #include "supervisor/iceberg_table_activity.h"
-#include "supervisor/idle_tracker.h"
+#include "supervisor/idle_handling.h"
 #include "supervisor/notice_queue.h"
 #include "supervisor/offset_resets.h"
 #include "supervisor/pauseless_margin.h"
@@ -207,14 +208,6 @@ class StreamSupervisor {
   std::string Prefix() const;
 
   // ---- run steps (stream_supervisor_runs.cc) ----
-  // ioConfig.idleConfig: observes the stream (idle_tracker.h), finishes the
-  // reading groups when it goes idle and stores the state; true while idle
-  // (no groups are created).
-  bool CheckIdle();
-  // Writes idle_'s state to the store (a failure is a recorded error).
-  void StoreIdleState();
-  // Leaves the idle state now (an offset reset: reading must restart).
-  void WakeUp(const std::string& why);
   // How far reading got per partition: the furthest live reading task,
   // else what is committed.
   OffsetMap ReadTo();
@@ -272,7 +265,8 @@ class StreamSupervisor {
   std::string detailed_state_ = "PENDING";
   // Run and task outcomes, recent errors (stream_status.h).
   SupervisorHealth health_;
-  IdleTracker idle_;
+  // ioConfig.idleConfig: observed each run, stored at every change.
+  std::unique_ptr<IdleHandling> idle_;
   // The number of reading groups in force and the autoscaler's decisions.
   std::unique_ptr<TaskCountController> task_count_;
 

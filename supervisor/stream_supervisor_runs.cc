@@ -1,6 +1,6 @@
 // The run steps of a stream supervisor (stream_supervisor.h): recovery
-// (group_recovery.h finds the groups, the loop takes them), idleness,
-// the autoscaler's sample, what decides roll-over (roll_over.h does it),
+// (group_recovery.h finds the groups, the loop takes them), the
+// autoscaler's sample, what decides roll-over (roll_over.h does it),
 // task statuses (group_creation.h creates groups and tasks). Loop only.
 #include <glog/logging.h>
 
@@ -32,48 +32,6 @@ OffsetMap StreamSupervisor::ReadTo() {
   return read_to;
 }
 
-bool StreamSupervisor::CheckIdle() {
-  const v1::IdleConfig& config = spec_.spec.io_config().idle_config();
-  IdleTracker::Change change = IdleTracker::Change::kNone;
-  if (!config.enabled()) {
-    change = idle_.Wake();
-  } else if (!stream_->unreachable() &&
-             stream_->offsets_verdict().problem == StreamProblem::kNone) {
-    OffsetMap latest;
-    for (const auto& [p, marks] : stream_->watermarks()) latest[p] = marks.latest;
-    change = idle_.Observe(latest, ReadTo(), options_.clock->Now(),
-                           absl::Milliseconds(config.inactive_after_millis()));
-  }
-  if (change == IdleTracker::Change::kNone) return idle_.idle();
-  StoreIdleState();
-  if (change == IdleTracker::Change::kWoke) {
-    LOG(INFO) << Prefix()
-              << "awake: " << (config.enabled() ? "the stream moved" : "idleConfig is off")
-              << "; creating groups again";
-    return false;
-  }
-  LOG(INFO) << Prefix() << "idle: every partition stayed at its latest offset "
-            << FormatOffsets(idle_.state().latest) << " for " << config.inactive_after_millis()
-            << " ms with nothing left to read";
-  roll_over_->FinalizeAll(groups_, "the stream is idle (ioConfig.idleConfig)",
-                          timings_.completion_timeout);
-  return true;
-}
-
-void StreamSupervisor::StoreIdleState() {
-  const int64_t now_ms = options_.clock->NowMs();
-  absl::Status stored = options_.store->InTransaction([&](StoreTxn& txn) {
-    return txn.SetIdleState(datasource_, idle_.idle() ? &idle_.state() : nullptr, now_ms);
-  });
-  if (!stored.ok()) RecordError(Annotate(stored, "storing the idle state"));
-}
-
-void StreamSupervisor::WakeUp(const std::string& why) {
-  if (idle_.Wake() != IdleTracker::Change::kWoke) return;
-  StoreIdleState();
-  LOG(INFO) << Prefix() << "awake: " << why;
-}
-
 void StreamSupervisor::CheckTaskDuration() {
   RollOverRun run;
   if (stopping_) {
@@ -95,7 +53,7 @@ int32_t StreamSupervisor::TaskCount() const {
 }
 
 void StreamSupervisor::CheckAutoScaler() {
-  if (!task_count_->on() || spec_.spec.suspended() || stopping_ || idle_.idle()) return;
+  if (!task_count_->on() || spec_.spec.suspended() || stopping_ || idle_->idle()) return;
   // A sample only from a fresh answer about every partition.
   std::optional<OffsetMap> lags;
   if (!stream_->unreachable() && stream_->partitions_known() && !stream_->watermarks().empty() &&
@@ -128,12 +86,7 @@ absl::Status StreamSupervisor::Recover() {
     LOG(INFO) << Prefix() << "autoscaler on: " << TaskCount() << " task groups"
               << (recovered.autoscaled_task_count ? " (as last applied)" : "");
   }
-  const std::optional<IdleState>& idle = recovered.idle;
-  idle_.Restore(idle ? &*idle : nullptr);
-  if (idle) {
-    LOG(INFO) << Prefix() << "idle since " << absl::FormatTime(absl::FromUnixMillis(idle->since_ms))
-              << " (latest offsets " << FormatOffsets(idle->latest) << ")";
-  }
+  idle_->Restore(recovered.idle ? &*recovered.idle : nullptr);
   for (auto& [id, group] : recovered.reading) groups_.reading[id] = std::move(group);
   for (auto& [id, list] : recovered.publishing) {
     for (Group& group : list) groups_.publishing[id].push_back(std::move(group));
