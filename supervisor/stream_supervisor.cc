@@ -26,21 +26,15 @@ constexpr absl::Duration kRunTaskTimeout = absl::Seconds(2);
 
 // ---- lifecycle ----
 
-namespace {
-
-// The pool the manager shares, or (a supervisor built alone, as in unit
-// tests) one of its own, kept in `own`.
-StrandExecutor* SharedOrOwnPool(StrandExecutor* shared, std::unique_ptr<StrandExecutor>* own,
-                                StrandExecutorOptions options) {
-  if (shared != nullptr) return shared;
-  *own = std::make_unique<StrandExecutor>(std::move(options));
-  return own->get();
-}
-
-}  // namespace
-
 StreamSupervisor::StreamSupervisor(StreamSupervisorOptions deps, SpecRecord spec)
-    : options_(std::move(deps)), datasource_(spec.datasource), spec_(std::move(spec)) {
+    : options_(std::move(deps)),
+      datasource_(spec.datasource),
+      pools_({.loops = options_.loops,
+              .queries = options_.queries,
+              .task_rpcs = options_.task_rpcs,
+              .clock = options_.clock,
+              .datasource = datasource_}),
+      spec_(std::move(spec)) {
   StreamTrackerOptions stream;
   stream.datasource = datasource_;
   stream.store = options_.store;
@@ -73,9 +67,6 @@ absl::StatusOr<std::unique_ptr<StreamSupervisor>> StreamSupervisor::Start(
     StreamSupervisorOptions deps, SpecRecord spec) {
   std::unique_ptr<StreamSupervisor> s(new StreamSupervisor(std::move(deps), std::move(spec)));
   SLUICE_RETURN_IF_ERROR(s->Init());
-  StrandExecutor* task_rpcs =
-      SharedOrOwnPool(s->options_.task_rpcs, &s->own_task_rpcs_,
-                      {.threads = 2, .name = "task rpcs " + s->datasource_});
   TaskActionsOptions actions;
   actions.datasource = s->datasource_;
   actions.registry = s->options_.registry;
@@ -83,7 +74,7 @@ absl::StatusOr<std::unique_ptr<StreamSupervisor>> StreamSupervisor::Start(
   actions.clock = s->options_.clock;
   actions.client = s->client_.get();
   actions.run_client = s->run_client_.get();
-  actions.task_rpcs = task_rpcs;
+  actions.task_rpcs = s->pools_.task_rpcs();
   actions.publisher_decodes_segments = s->options_.publisher_decodes_segments;
   actions.record_error = [raw = s.get()](const absl::Status& status) { raw->RecordError(status); };
   actions.note_outcome = [raw = s.get()](v1::TaskState state) {
@@ -155,11 +146,8 @@ absl::StatusOr<std::unique_ptr<StreamSupervisor>> StreamSupervisor::Start(
   };
   s->resets_ = std::make_unique<OffsetResets>(std::move(resets));
   if (s->options_.background_stream_queries) {
-    StrandExecutor* query_pool =
-        SharedOrOwnPool(s->options_.queries, &s->own_queries_,
-                        {.threads = 1, .name = "stream queries " + s->datasource_});
     StreamQueriesOptions queries;
-    queries.pool = query_pool;
+    queries.pool = s->pools_.queries();
     queries.period = s->timings_.period;
     queries.timeout = s->options_.kafka_timeout;
     queries.read_stored = [raw = s.get()] { return raw->stream_->StoredOffsets(); };
@@ -174,12 +162,9 @@ absl::StatusOr<std::unique_ptr<StreamSupervisor>> StreamSupervisor::Start(
     queries.stream = s->stream_->stream();
     s->stream_queries_ = std::make_unique<StreamQueries>(std::move(queries));
   }
-  StrandExecutor* loops = SharedOrOwnPool(
-      s->options_.loops, &s->own_loops_,
-      {.threads = 1, .clock = s->options_.clock, .name = "supervisor " + s->datasource_});
   // Stepped only once the pointer is set (Post reads it from other threads).
   s->loop_strand_ =
-      loops->AddStrand([raw = s.get()] { return raw->LoopStep(); }, absl::InfiniteFuture());
+      s->pools_.loops()->AddStrand([raw = s.get()] { return raw->LoopStep(); }, absl::InfiniteFuture());
   s->loop_strand_->Wake();
   // Real time: the queries only run with the real clock (see deps).
   // The first query at once: an unreachable Kafka shows within a period.

@@ -26,6 +26,7 @@
 //   group_recovery.h       groups and tasks after a restart
 //   idle_handling.h        idleness observed, stored, acted on
 //   notice_queue.h         the loop's notices, run requests and exit
+//   supervisor_pools.h     the loop's, queries' and RunTask pools
 // Files of this class: stream_supervisor.cc (lifecycle, notices, loop,
 // status glue), stream_supervisor_runs.cc (recovery and the run steps).
 #ifndef SLUICE_SUPERVISOR_STREAM_SUPERVISOR_H_
@@ -64,6 +65,7 @@
 #include "supervisor/stream_queries.h"
 #include "supervisor/stream_status.h"
 #include "supervisor/stream_tracker.h"
+#include "supervisor/supervisor_pools.h"
 #include "supervisor/task_actions.h"
 #include "supervisor/task_client.h"
 #include "supervisor/task_count_controller.h"
@@ -227,16 +229,15 @@ class StreamSupervisor {
 
   const StreamSupervisorOptions options_;
   const std::string datasource_;
+  // The loop's, the queries' and the RunTask calls' pools (shared or of its
+  // own; declared before everything that runs on them).
+  SupervisorPools pools_;
   std::unique_ptr<TaskClient> client_;
   // RunTask only: one attempt with a short deadline (kRunTaskTimeout).
   std::unique_ptr<TaskClient> run_client_;
   // What is known of the stream: partitions, watermarks, reachability.
   std::unique_ptr<StreamTracker> stream_;
 
-  // Pools of our own when options_ has none (declared before the strands).
-  std::unique_ptr<StrandExecutor> own_loops_;
-  std::unique_ptr<StrandExecutor> own_queries_;
-  std::unique_ptr<StrandExecutor> own_task_rpcs_;
   // The background queries (options_.background_stream_queries; else null),
   // on options_.queries: they ask stream_ once the loop created it.
   std::unique_ptr<StreamQueries> stream_queries_;
