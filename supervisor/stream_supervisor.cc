@@ -81,6 +81,15 @@ absl::StatusOr<std::unique_ptr<StreamSupervisor>> StreamSupervisor::Start(
     raw->health_.NoteTaskOutcome(state);
   };
   s->actions_ = std::make_unique<TaskActions>(std::move(actions));
+  TaskReportsOptions reports;
+  reports.datasource = s->datasource_;
+  reports.registry = s->options_.registry;
+  reports.clock = s->options_.clock;
+  reports.actions = s->actions_.get();
+  reports.note_outcome = [raw = s.get()](v1::TaskState state) {
+    raw->health_.NoteTaskOutcome(state);
+  };
+  s->reports_ = std::make_unique<TaskReports>(std::move(reports));
   CheckpointContext checkpoints;
   checkpoints.datasource = s->datasource_;
   checkpoints.store = s->options_.store;
@@ -345,7 +354,7 @@ absl::Status StreamSupervisor::RunSteps() {
   absl::Status partitions = stream_->UpdatePartitions(&detailed_state_, &waiting_for_stream_);
   if (!partitions.ok() && !stream_->partitions_known()) return partitions;
   const absl::Time t1 = absl::Now();
-  UpdateTaskStatuses();
+  reports_->Apply(groups_);
   const absl::Time t2 = absl::Now();
   CheckAutoScaler();
   checkpoints_->MoveStalledCheckpoints(groups_.reading);
@@ -488,19 +497,7 @@ int64_t StreamSupervisor::spec_version() {
 }
 
 void StreamSupervisor::OnTaskStatus(const v1::TaskStatus& status) {
-  bool changed = false;
-  {
-    absl::MutexLock lock(&reports_mu_);
-    auto [it, inserted] = reports_.emplace(status.task_id(), status);
-    if (inserted) {
-      changed = true;
-    } else {
-      changed = it->second.state() != status.state() ||
-                it->second.awaiting_checkpoint() != status.awaiting_checkpoint();
-      it->second = status;
-    }
-  }
-  if (changed && options_.run_on_events) RequestRun();
+  if (reports_->Note(status) && options_.run_on_events) RequestRun();
 }
 
 absl::StatusOr<v1::ReportOffsetOutOfRangeResponse> StreamSupervisor::OffsetOutOfRange(

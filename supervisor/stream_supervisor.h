@@ -27,6 +27,7 @@
 //   idle_handling.h        idleness observed, stored, acted on
 //   notice_queue.h         the loop's notices, run requests and exit
 //   supervisor_pools.h     the loop's, queries' and RunTask pools
+//   task_reports.h         the workers' task reports, applied each run
 // Files of this class: stream_supervisor.cc (lifecycle, notices, loop,
 // status glue), stream_supervisor_runs.cc (recovery and the run steps).
 #ifndef SLUICE_SUPERVISOR_STREAM_SUPERVISOR_H_
@@ -70,6 +71,7 @@
 #include "supervisor/task_client.h"
 #include "supervisor/task_count_controller.h"
 #include "supervisor/task_group.h"
+#include "supervisor/task_reports.h"
 #include "supervisor/worker_registry.h"
 
 namespace sluice::supervisor {
@@ -150,7 +152,7 @@ class StreamSupervisor {
 
   // A worker reported a task of this datasource. Requests a run when its
   // state changed.
-  void OnTaskStatus(const v1::TaskStatus& status) ABSL_LOCKS_EXCLUDED(reports_mu_);
+  void OnTaskStatus(const v1::TaskStatus& status);
 
   // A task hit OffsetOutOfRange; waits for the loop's decision.
   absl::StatusOr<v1::ReportOffsetOutOfRangeResponse> OffsetOutOfRange(
@@ -220,7 +222,6 @@ class StreamSupervisor {
   // for task_count_ (a fresh answer about every partition), which decides
   // and applies.
   void CheckAutoScaler();
-  void UpdateTaskStatuses();
   // Hands roll_over_ what decides which reading groups finish now.
   void CheckTaskDuration();
 
@@ -275,9 +276,9 @@ class StreamSupervisor {
   NoticeQueue notices_;
   std::unique_ptr<StrandExecutor::Strand> loop_strand_;
 
-  // ---- reports from workers ----
-  absl::Mutex reports_mu_;
-  std::map<std::string, v1::TaskStatus> reports_ ABSL_GUARDED_BY(reports_mu_);
+  // The workers' reports of its tasks (their own mutex; created with
+  // actions_).
+  std::unique_ptr<TaskReports> reports_;
 
   absl::Mutex view_mu_;
   View view_ ABSL_GUARDED_BY(view_mu_);
