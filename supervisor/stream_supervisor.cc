@@ -34,7 +34,10 @@ StreamSupervisor::StreamSupervisor(StreamSupervisorOptions deps, SpecRecord spec
               .task_rpcs = options_.task_rpcs,
               .clock = options_.clock,
               .datasource = datasource_}),
-      spec_(std::move(spec)) {
+      spec_(std::move(spec)),
+      view_({.datasource = datasource_,
+             .store = options_.store,
+             .iceberg_activity = options_.iceberg_activity}) {
   StreamTrackerOptions stream;
   stream.datasource = datasource_;
   stream.store = options_.store;
@@ -436,7 +439,7 @@ void StreamSupervisor::PublishView() {
   in.newest_timestamps = &stream_->newest_timestamps();
   in.watermarks_at = stream_->watermarks_at();
   in.now = options_.clock->Now();
-  View view;
+  SupervisorView::Snapshot view;
   view.status = BuildStatus(in);
   if (spec_.spec.has_iceberg_table()) {
     v1::IcebergTableStatus* table = view.status.mutable_iceberg_table();
@@ -451,50 +454,14 @@ void StreamSupervisor::PublishView() {
     for (const Group& group : groups) view.publishing.insert(group.base_sequence_name);
   }
   view.recovered = recovered_;
-  absl::MutexLock lock(&view_mu_);
-  view_ = std::move(view);
+  view_.Publish(std::move(view));
 }
 
-v1::SupervisorStatus StreamSupervisor::Status() {
-  v1::SupervisorStatus status;
-  {
-    absl::MutexLock lock(&view_mu_);
-    status = view_.status;
-  }
-  OffsetMap committed;
-  int64_t segments = 0;
-  int64_t failing = 0;
-  std::optional<std::string> metadata_location;
-  options_.store
-      ->InTransaction([&](StoreTxn& txn) -> absl::Status {
-        SLUICE_ASSIGN_OR_RETURN(committed, txn.CommittedOffsets(datasource_));
-        SLUICE_ASSIGN_OR_RETURN(segments, txn.CountSegments(datasource_));
-        SLUICE_ASSIGN_OR_RETURN(failing, txn.CountFailedSegments(datasource_));
-        if (status.has_iceberg_table()) {
-          SLUICE_ASSIGN_OR_RETURN(metadata_location, txn.IcebergMetadataLocation(
-                                                         status.iceberg_table().table_namespace(),
-                                                         status.iceberg_table().table_name()));
-        }
-        return absl::OkStatus();
-      })
-      .IgnoreError();
-  if (status.has_iceberg_table()) {
-    v1::IcebergTableStatus* table = status.mutable_iceberg_table();
-    table->set_metadata_location(metadata_location.value_or(""));
-    if (options_.iceberg_activity != nullptr) options_.iceberg_activity->Fill(datasource_, table);
-  }
-  return WithStoredFacts(std::move(status), committed, segments, failing);
-}
+v1::SupervisorStatus StreamSupervisor::Status() { return view_.Status(); }
 
-v1::SupervisorSummary StreamSupervisor::Summary() {
-  absl::MutexLock lock(&view_mu_);
-  return SummaryOf(datasource_, view_.status);
-}
+v1::SupervisorSummary StreamSupervisor::Summary() { return view_.Summary(); }
 
-int64_t StreamSupervisor::spec_version() {
-  absl::MutexLock lock(&view_mu_);
-  return view_.status.spec_version();
-}
+int64_t StreamSupervisor::spec_version() { return view_.spec_version(); }
 
 void StreamSupervisor::OnTaskStatus(const v1::TaskStatus& status) {
   if (reports_->Note(status) && options_.run_on_events) RequestRun();
@@ -511,16 +478,11 @@ absl::StatusOr<v1::ReportOffsetOutOfRangeResponse> StreamSupervisor::OffsetOutOf
 
 absl::StatusOr<v1::CheckpointDataSourceMetadataResponse> StreamSupervisor::Checkpoint(
     const v1::CheckpointDataSourceMetadataRequest& request) {
-  absl::MutexLock lock(&view_mu_);
-  CheckpointRequestAnswer answer = AnswerCheckpointRequest(
-      datasource_, view_.recovered, view_.reading, view_.publishing, request);
-  if (answer.queue) {
-    Post(answer.response.ok() ? "checkpoint" : "bad checkpoint",
-         [this, request, now = absl::Now()] {
-           checkpoints_->HandleRequest(groups_.reading, request, now);
-         });
-  }
-  return std::move(answer.response);
+  return view_.AnswerCheckpoint(request, [&](bool ok) {
+    Post(ok ? "checkpoint" : "bad checkpoint", [this, request, now = absl::Now()] {
+      checkpoints_->HandleRequest(groups_.reading, request, now);
+    });
+  });
 }
 
 absl::StatusOr<v1::HandoffTaskGroupsResponse> StreamSupervisor::Handoff(

@@ -7,8 +7,8 @@
 // The loop is a strand of a pool shared by every datasource
 // (strand_executor.h): one notice or run per step, never two steps at once,
 // so all group and task state is confined to the loop as if it had its own
-// thread. RPC threads see a snapshot (View) that the loop republishes after
-// every notice, and talk to the loop by posting notices.
+// thread. RPC threads see a snapshot (SupervisorView) that the loop
+// republishes after every notice, and talk to the loop by posting notices.
 //
 // The pieces it is built from, each owning one thing:
 //   start_offset_policy.h  where a new group starts (pure)
@@ -28,6 +28,7 @@
 //   notice_queue.h         the loop's notices, run requests and exit
 //   supervisor_pools.h     the loop's, queries' and RunTask pools
 //   task_reports.h         the workers' task reports, applied each run
+//   supervisor_view.h      what RPC threads read (status, checkpoints)
 // Files of this class: stream_supervisor.cc (lifecycle, notices, loop,
 // status glue), stream_supervisor_runs.cc (recovery and the run steps).
 #ifndef SLUICE_SUPERVISOR_STREAM_SUPERVISOR_H_
@@ -67,6 +68,7 @@
 #include "supervisor/stream_status.h"
 #include "supervisor/stream_tracker.h"
 #include "supervisor/supervisor_pools.h"
+#include "supervisor/supervisor_view.h"
 #include "supervisor/task_actions.h"
 #include "supervisor/task_client.h"
 #include "supervisor/task_count_controller.h"
@@ -140,7 +142,7 @@ class StreamSupervisor {
   // FAILED_PRECONDITION: the group is not reading, or the offsets match no
   // checkpoint (the task is replaced).
   absl::StatusOr<v1::CheckpointDataSourceMetadataResponse> Checkpoint(
-      const v1::CheckpointDataSourceMetadataRequest& request) ABSL_LOCKS_EXCLUDED(view_mu_);
+      const v1::CheckpointDataSourceMetadataRequest& request);
 
   // Early handoff (HandoffTaskGroups): each given reading group (empty: all)
   // runs a checkpoint round now, as if its sequence were full, so the closed
@@ -178,22 +180,11 @@ class StreamSupervisor {
   // and stops the loop. Blocks until the loop has stopped.
   void StopGracefully();
 
-  v1::SupervisorStatus Status() ABSL_LOCKS_EXCLUDED(view_mu_);
-  v1::SupervisorSummary Summary() ABSL_LOCKS_EXCLUDED(view_mu_);
-  int64_t spec_version() ABSL_LOCKS_EXCLUDED(view_mu_);
+  v1::SupervisorStatus Status();
+  v1::SupervisorSummary Summary();
+  int64_t spec_version();
 
  private:
-  // What RPC threads may read, republished by the loop after every notice.
-  struct View {
-    // group id -> base name and checkpoints of each reading group.
-    ReadingCheckpoints reading;
-    std::set<std::string> publishing;
-    v1::SupervisorStatus status;
-    // False until the groups are recovered from the metadata store (a new
-    // leader adopting tasks): until then no group is known to be reading.
-    bool recovered = false;
-  };
-
   StreamSupervisor(StreamSupervisorOptions deps, SpecRecord spec);
   absl::Status Init();
 
@@ -207,7 +198,7 @@ class StreamSupervisor {
   void StopLoop();
   void RunOnce();
   absl::Status RunSteps();
-  void PublishView() ABSL_LOCKS_EXCLUDED(view_mu_);
+  void PublishView();
   void RecordError(const absl::Status& status);
   std::string Prefix() const;
 
@@ -280,8 +271,9 @@ class StreamSupervisor {
   // actions_).
   std::unique_ptr<TaskReports> reports_;
 
-  absl::Mutex view_mu_;
-  View view_ ABSL_GUARDED_BY(view_mu_);
+  // What RPC threads may read, republished by the loop after every notice
+  // (its own mutex).
+  SupervisorView view_;
 };
 
 }  // namespace sluice::supervisor
