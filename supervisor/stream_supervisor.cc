@@ -9,7 +9,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/synchronization/notification.h"
 #include "common/metrics/catalog.h"
 #include "common/status_macros.h"
 #include "common/time_util.h"
@@ -37,7 +36,20 @@ StreamSupervisor::StreamSupervisor(StreamSupervisorOptions deps, SpecRecord spec
       spec_(std::move(spec)),
       view_({.datasource = datasource_,
              .store = options_.store,
-             .iceberg_activity = options_.iceberg_activity}) {
+             .iceberg_activity = options_.iceberg_activity}),
+      loop_({.datasource = datasource_,
+             .clock = options_.clock,
+             .first_step =
+                 [this] {
+                   LOG(INFO) << Prefix() << "started (spec version " << spec_.version << ", "
+                             << stream_->Label() << ", " << TaskCount() << " groups x "
+                             << spec_.spec.io_config().replicas() << " replicas)";
+                   if (absl::Status recovered = Recover(); !recovered.ok()) {
+                     RecordError(Annotate(recovered, "recovering from the metadata store"));
+                   }
+                 },
+             .run = [this] { RunOnce(); },
+             .publish_view = [this] { PublishView(); }}) {
   StreamTrackerOptions stream;
   stream.datasource = datasource_;
   stream.store = options_.store;
@@ -136,7 +148,7 @@ absl::StatusOr<std::unique_ptr<StreamSupervisor>> StreamSupervisor::Start(
     raw->resets_->ResetOffsets(offsets, why);
   };
   creation.post = [raw = s.get()](std::string kind, std::function<void()> handle) {
-    raw->Post(std::move(kind), std::move(handle));
+    raw->loop_.Post(std::move(kind), std::move(handle));
   };
   creation.request_run = [raw = s.get()] { raw->RequestRun(); };
   creation.publish_view = [raw = s.get()] { raw->PublishView(); };
@@ -164,7 +176,7 @@ absl::StatusOr<std::unique_ptr<StreamSupervisor>> StreamSupervisor::Start(
     queries.timeout = s->options_.kafka_timeout;
     queries.read_stored = [raw = s.get()] { return raw->stream_->StoredOffsets(); };
     queries.deliver = [raw = s.get()](StreamSnapshot snapshot) {
-      raw->Post("stream metadata", [raw, snapshot = std::move(snapshot)] {
+      raw->loop_.Post("stream metadata", [raw, snapshot = std::move(snapshot)] {
         // The runs were waiting for the first answer.
         if (raw->stream_->ApplySnapshot(snapshot, raw->groups_.reading)) raw->RequestRun();
       });
@@ -174,10 +186,7 @@ absl::StatusOr<std::unique_ptr<StreamSupervisor>> StreamSupervisor::Start(
     queries.stream = s->stream_->stream();
     s->stream_queries_ = std::make_unique<StreamQueries>(std::move(queries));
   }
-  // Stepped only once the pointer is set (Post reads it from other threads).
-  s->loop_strand_ =
-      s->pools_.loops()->AddStrand([raw = s.get()] { return raw->LoopStep(); }, absl::InfiniteFuture());
-  s->loop_strand_->Wake();
+  s->loop_.Start(s->pools_.loops());
   // Real time: the queries only run with the real clock (see deps).
   // The first query at once: an unreachable Kafka shows within a period.
   if (s->stream_queries_ != nullptr) s->stream_queries_->Start();
@@ -193,26 +202,17 @@ absl::Status StreamSupervisor::Init() {
   run.attempts = 1;
   run_client_ = options_.task_client_factory(run);
   stream_->Connect();
-  notices_.SetNextRun(options_.clock->Now() + timings_.start_delay);
+  loop_.SetNextRun(options_.clock->Now() + timings_.start_delay);
   PublishView();
   return absl::OkStatus();
 }
 
 StreamSupervisor::~StreamSupervisor() {
-  StopLoop();
+  loop_.Stop();
   if (stream_queries_ != nullptr) stream_queries_->Stop();
   // Their jobs use this supervisor.
   if (actions_ != nullptr) actions_->AwaitRunTasks(absl::InfiniteFuture());
-  loop_strand_.reset();
-}
-
-void StreamSupervisor::StopLoop() {
-  if (loop_strand_ == nullptr) return;
-  notices_.RequestExit();
-  loop_strand_->Wake();
-  notices_.AwaitLeft();
-  // The strand stays until the destructor: RPC threads holding a reference
-  // may still Post (their notices are never handled, as before).
+  loop_.Close();
 }
 
 std::string StreamSupervisor::Prefix() const {
@@ -221,37 +221,14 @@ std::string StreamSupervisor::Prefix() const {
 
 // ---- notices ----
 
-void StreamSupervisor::Post(std::string kind, std::function<void()> handle) {
-  notices_.Push({std::move(kind), std::move(handle)});
-  if (loop_strand_ != nullptr) loop_strand_->Wake();
-}
-
-absl::Status StreamSupervisor::PostAndWait(std::string kind, std::function<void()> handle,
-                                           absl::Duration timeout) {
-  auto done = std::make_shared<absl::Notification>();
-  const std::string name = kind;
-  Post(std::move(kind), [this, handle = std::move(handle), done] {
-    handle();
-    PublishView();  // the caller reads the state it waited for
-    done->Notify();
-  });
-  if (!done->WaitForNotificationWithTimeout(timeout)) {
-    return absl::UnavailableError(absl::StrCat("the supervisor of ", datasource_,
-                                               " did not handle ", name, " within ",
-                                               absl::FormatDuration(timeout), "; retry"));
-  }
-  return absl::OkStatus();
-}
-
 void StreamSupervisor::RequestRun() {
   if (!options_.run_on_events) return;
-  notices_.RequestRun();
-  if (loop_strand_ != nullptr) loop_strand_->Wake();
+  loop_.RequestRun();
 }
 
 absl::Status StreamSupervisor::RunNow(absl::Duration timeout) {
   const absl::Time deadline = absl::Now() + timeout;
-  SLUICE_RETURN_IF_ERROR(PostAndWait(
+  SLUICE_RETURN_IF_ERROR(loop_.PostAndWait(
       "run", [this] { RunOnce(); }, timeout));
   if (!actions_->AwaitRunTasks(deadline)) {
     return absl::UnavailableError(absl::StrCat("the RunTask calls of ", datasource_,
@@ -263,27 +240,27 @@ absl::Status StreamSupervisor::RunNow(absl::Duration timeout) {
 }
 
 absl::Status StreamSupervisor::Sync(absl::Duration timeout) {
-  return PostAndWait(
+  return loop_.PostAndWait(
       "sync", [] {}, timeout);
 }
 
 void StreamSupervisor::NoteAlert(const absl::Status& alert) {
-  Post("alert", [this, alert] { RecordError(alert); });
+  loop_.Post("alert", [this, alert] { RecordError(alert); });
 }
 
 void StreamSupervisor::Reset() {
-  Post("reset", [this] {
+  loop_.Post("reset", [this] {
     if (resets_->ResetAll()) RunOnce();
   });
 }
 
 void StreamSupervisor::ResetOffsets(const OffsetMap& offsets) {
-  Post("reset offsets",
+  loop_.Post("reset offsets",
        [this, offsets] { resets_->ResetOffsets(offsets, "operator reset of offsets"); });
 }
 
 void StreamSupervisor::UpdateSpec(SpecRecord spec) {
-  Post("update spec", [this, spec = std::move(spec)] {
+  loop_.Post("update spec", [this, spec = std::move(spec)] {
     absl::StatusOr<SpecTimings> timings = ParseSpecTimings(spec.spec);
     if (!timings.ok()) {  // NormalizeSpec checked them: not expected
       RecordError(
@@ -303,44 +280,20 @@ void StreamSupervisor::UpdateSpec(SpecRecord spec) {
 }
 
 void StreamSupervisor::StopGracefully() {
-  Post("graceful stop", [this] {
+  loop_.Post("graceful stop", [this] {
     stopping_ = true;
     detailed_state_ = "STOPPING";
     roll_over_->FinalizeAll(groups_, "the supervisor is stopping", timings_.completion_timeout);
-    notices_.RequestExit();
+    loop_.RequestExit();
   });
-  StopLoop();
+  loop_.Stop();
   if (stream_queries_ != nullptr) stream_queries_->Stop();
-}
-
-absl::Time StreamSupervisor::LoopStep() {
-  if (!loop_started_) {
-    loop_started_ = true;
-    LOG(INFO) << Prefix() << "started (spec version " << spec_.version << ", " << stream_->Label()
-              << ", " << TaskCount() << " groups x " << spec_.spec.io_config().replicas()
-              << " replicas)";
-    if (absl::Status recovered = Recover(); !recovered.ok()) {
-      RecordError(Annotate(recovered, "recovering from the metadata store"));
-    }
-    PublishView();
-    return absl::InfinitePast();
-  }
-  NoticeQueue::Step step = notices_.Take(options_.clock->Now());
-  if (step.left_now) LOG(INFO) << Prefix() << "stopped";
-  if (step.left) return absl::InfiniteFuture();
-  if (step.notice) {
-    VLOG(1) << Prefix() << "notice: " << step.notice->kind;
-    step.notice->handle();
-  }
-  if (step.run) RunOnce();
-  if (step.notice || step.run) PublishView();
-  return notices_.NextStepAt();
 }
 
 // ---- runs ----
 
 void StreamSupervisor::RunOnce() {
-  notices_.SetNextRun(options_.clock->Now() + timings_.period);
+  loop_.SetNextRun(options_.clock->Now() + timings_.period);
   if (stopping_) return;
   waiting_for_stream_ = false;
   absl::Status status = RunSteps();
@@ -470,7 +423,7 @@ void StreamSupervisor::OnTaskStatus(const v1::TaskStatus& status) {
 absl::StatusOr<v1::ReportOffsetOutOfRangeResponse> StreamSupervisor::OffsetOutOfRange(
     const v1::ReportOffsetOutOfRangeRequest& request, absl::Duration timeout) {
   auto response = std::make_shared<v1::ReportOffsetOutOfRangeResponse>();
-  SLUICE_RETURN_IF_ERROR(PostAndWait(
+  SLUICE_RETURN_IF_ERROR(loop_.PostAndWait(
       "offset out of range",
       [this, request, response] { *response = resets_->OffsetOutOfRange(request); }, timeout));
   return *response;
@@ -479,7 +432,7 @@ absl::StatusOr<v1::ReportOffsetOutOfRangeResponse> StreamSupervisor::OffsetOutOf
 absl::StatusOr<v1::CheckpointDataSourceMetadataResponse> StreamSupervisor::Checkpoint(
     const v1::CheckpointDataSourceMetadataRequest& request) {
   return view_.AnswerCheckpoint(request, [&](bool ok) {
-    Post(ok ? "checkpoint" : "bad checkpoint", [this, request, now = absl::Now()] {
+    loop_.Post(ok ? "checkpoint" : "bad checkpoint", [this, request, now = absl::Now()] {
       checkpoints_->HandleRequest(groups_.reading, request, now);
     });
   });
@@ -489,7 +442,7 @@ absl::StatusOr<v1::HandoffTaskGroupsResponse> StreamSupervisor::Handoff(
     const std::vector<int32_t>& group_ids, absl::Duration timeout) {
   auto result = std::make_shared<absl::StatusOr<v1::HandoffTaskGroupsResponse>>(
       absl::UnknownError("not handled"));
-  SLUICE_RETURN_IF_ERROR(PostAndWait(
+  SLUICE_RETURN_IF_ERROR(loop_.PostAndWait(
       "handoff",
       [this, group_ids, result] {
         *result = recovered_ ? checkpoints_->Handoff(groups_.reading, group_ids)

@@ -25,7 +25,8 @@
 //   offset_resets.h        reset, reset offsets, OffsetOutOfRange
 //   group_recovery.h       groups and tasks after a restart
 //   idle_handling.h        idleness observed, stored, acted on
-//   notice_queue.h         the loop's notices, run requests and exit
+//   supervisor_loop.h      the loop's strand and queue (notice_queue.h):
+//                          posting, waiting, leaving
 //   supervisor_pools.h     the loop's, queries' and RunTask pools
 //   task_reports.h         the workers' task reports, applied each run
 //   supervisor_view.h      what RPC threads read (status, checkpoints)
@@ -56,7 +57,6 @@
 #include "supervisor/group_creation.h"
 #include "supervisor/iceberg_table_activity.h"
 #include "supervisor/idle_handling.h"
-#include "supervisor/notice_queue.h"
 #include "supervisor/offset_resets.h"
 #include "supervisor/pauseless_margin.h"
 #include "supervisor/roll_over.h"
@@ -67,6 +67,7 @@
 #include "supervisor/stream_queries.h"
 #include "supervisor/stream_status.h"
 #include "supervisor/stream_tracker.h"
+#include "supervisor/supervisor_loop.h"
 #include "supervisor/supervisor_pools.h"
 #include "supervisor/supervisor_view.h"
 #include "supervisor/task_actions.h"
@@ -188,14 +189,7 @@ class StreamSupervisor {
   StreamSupervisor(StreamSupervisorOptions deps, SpecRecord spec);
   absl::Status Init();
 
-  // ---- loop plumbing (stream_supervisor.cc) ----
-  void Post(std::string kind, std::function<void()> handle);
-  absl::Status PostAndWait(std::string kind, std::function<void()> handle, absl::Duration timeout);
-  // One step of the loop strand: recovery first, then one notice (before
-  // runs) or one run; returns when it wants the next step.
-  absl::Time LoopStep();
-  // Makes the loop leave once the notices before are handled, and waits.
-  void StopLoop();
+  // ---- the loop's steps (stream_supervisor.cc) ----
   void RunOnce();
   absl::Status RunSteps();
   void PublishView();
@@ -246,7 +240,6 @@ class StreamSupervisor {
   std::unique_ptr<OffsetResets> resets_;
 
   // ---- loop state (only touched by loop steps) ----
-  bool loop_started_ = false;
   SpecRecord spec_;
   SpecTimings timings_;
   bool recovered_ = false;
@@ -263,9 +256,6 @@ class StreamSupervisor {
   // The number of reading groups in force and the autoscaler's decisions.
   std::unique_ptr<TaskCountController> task_count_;
 
-  // ---- notices (thread-safe) ----
-  NoticeQueue notices_;
-  std::unique_ptr<StrandExecutor::Strand> loop_strand_;
 
   // The workers' reports of its tasks (their own mutex; created with
   // actions_).
@@ -274,6 +264,9 @@ class StreamSupervisor {
   // What RPC threads may read, republished by the loop after every notice
   // (its own mutex).
   SupervisorView view_;
+  // The queue and the strand (thread-safe posting); declared last, so it
+  // is built once what its steps use exists.
+  SupervisorLoop loop_;
 };
 
 }  // namespace sluice::supervisor
