@@ -53,8 +53,9 @@ void IdleHandling::WakeUp(const std::string& why) {
 void IdleHandling::Restore(const IdleState* state) {
   tracker_.Restore(state);
   if (state != nullptr) {
-    LOG(INFO) << Prefix() << "idle since " << absl::FormatTime(absl::FromUnixMillis(state->since_ms))
-              << " (latest offsets " << FormatOffsets(state->latest) << ")";
+    LOG(INFO) << Prefix() << "idle since "
+              << absl::FormatTime(absl::FromUnixMillis(state->since_ms)) << " (latest offsets "
+              << FormatOffsets(state->latest) << ")";
   }
 }
 

@@ -12,6 +12,7 @@
 #include "common/metrics/catalog.h"
 #include "common/status_macros.h"
 #include "common/time_util.h"
+#include "supervisor/read_progress.h"
 #include "supervisor/spec_changes.h"
 
 namespace sluice::supervisor {
@@ -312,7 +313,14 @@ absl::Status StreamSupervisor::RunSteps() {
   const absl::Time t1 = absl::Now();
   reports_->Apply(groups_);
   const absl::Time t2 = absl::Now();
-  CheckAutoScaler();
+  // How far reading got (asked only when needed).
+  auto read_to = [this] { return ReadTo(stream_->StoredOffsets(), groups_.reading); };
+  // ioConfig.autoScalerConfig, before roll-over: a lag sample for the
+  // controller, which decides and applies.
+  if (task_count_->on() && !spec_.spec.suspended() && !stopping_ && !idle_->idle()) {
+    task_count_->Check(spec_.spec.io_config(), groups_.reading, LagSample(*stream_, read_to),
+                       static_cast<int32_t>(stream_->partitions().size()), timings_.task_duration);
+  }
   checkpoints_->MoveStalledCheckpoints(groups_.reading);
   CheckTaskDuration();
   roll_over_->CheckPublishing(groups_, spec_.spec.io_config().completion_timeout());
@@ -321,7 +329,7 @@ absl::Status StreamSupervisor::RunSteps() {
   if (spec_.spec.suspended()) {
     detailed_state_ = "SUSPENDED";
   } else if (IdleHandling::Verdict idle = idle_->Check(spec_.spec.io_config().idle_config(),
-                                                        *stream_, [this] { return ReadTo(); });
+                                                        *stream_, read_to);
              idle != IdleHandling::Verdict::kAwake) {
     if (idle == IdleHandling::Verdict::kWentIdle) {
       roll_over_->FinalizeAll(groups_, "the stream is idle (ioConfig.idleConfig)",

@@ -197,16 +197,9 @@ class StreamSupervisor {
   std::string Prefix() const;
 
   // ---- run steps (stream_supervisor_runs.cc) ----
-  // How far reading got per partition: the furthest live reading task,
-  // else what is committed.
-  OffsetMap ReadTo();
   // The number of reading groups: the autoscaler's when it is on, else
   // ioConfig.taskCount.
   int32_t TaskCount() const;
-  // ioConfig.autoScalerConfig, each run before roll-over: samples the lag
-  // for task_count_ (a fresh answer about every partition), which decides
-  // and applies.
-  void CheckAutoScaler();
   // Hands roll_over_ what decides which reading groups finish now.
   void CheckTaskDuration();
 

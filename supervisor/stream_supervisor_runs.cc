@@ -19,19 +19,6 @@
 
 namespace sluice::supervisor {
 
-OffsetMap StreamSupervisor::ReadTo() {
-  // A finished group's end is committed once it published.
-  OffsetMap read_to = stream_->StoredOffsets();
-  for (const auto& [id, group] : groups_.reading) {
-    for (const auto& [task_id, task] : group.tasks) {
-      if (!IsLive(task)) continue;
-      read_to = MaxOffsets(read_to,
-                           Restrict(FromProto(task.status.current_offsets()), group.start_offsets));
-    }
-  }
-  return read_to;
-}
-
 void StreamSupervisor::CheckTaskDuration() {
   RollOverRun run;
   if (stopping_) {
@@ -50,23 +37,6 @@ void StreamSupervisor::CheckTaskDuration() {
 
 int32_t StreamSupervisor::TaskCount() const {
   return task_count_->TaskCount(spec_.spec.io_config());
-}
-
-void StreamSupervisor::CheckAutoScaler() {
-  if (!task_count_->on() || spec_.spec.suspended() || stopping_ || idle_->idle()) return;
-  // A sample only from a fresh answer about every partition.
-  std::optional<OffsetMap> lags;
-  if (!stream_->unreachable() && stream_->partitions_known() && !stream_->watermarks().empty() &&
-      stream_->offsets_verdict().problem == StreamProblem::kNone) {
-    const OffsetMap read_to = ReadTo();
-    lags.emplace();
-    for (const auto& [p, marks] : stream_->watermarks()) {
-      auto it = read_to.find(p);
-      (*lags)[p] = marks.latest - (it == read_to.end() ? marks.earliest : it->second);
-    }
-  }
-  task_count_->Check(spec_.spec.io_config(), groups_.reading, lags,
-                     static_cast<int32_t>(stream_->partitions().size()), timings_.task_duration);
 }
 
 absl::Status StreamSupervisor::Recover() {
