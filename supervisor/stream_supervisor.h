@@ -30,8 +30,7 @@
 //   supervisor_pools.h     the loop's, queries' and RunTask pools
 //   task_reports.h         the workers' task reports, applied each run
 //   supervisor_view.h      what RPC threads read (status, checkpoints)
-// Files of this class: stream_supervisor.cc (lifecycle, notices, loop,
-// status glue), stream_supervisor_runs.cc (recovery and the run steps).
+// Its methods are in stream_supervisor.cc.
 #ifndef SLUICE_SUPERVISOR_STREAM_SUPERVISOR_H_
 #define SLUICE_SUPERVISOR_STREAM_SUPERVISOR_H_
 
@@ -189,14 +188,13 @@ class StreamSupervisor {
   StreamSupervisor(StreamSupervisorOptions deps, SpecRecord spec);
   absl::Status Init();
 
-  // ---- the loop's steps (stream_supervisor.cc) ----
+  // ---- the loop's steps ----
   void RunOnce();
   absl::Status RunSteps();
   void PublishView();
   void RecordError(const absl::Status& status);
   std::string Prefix() const;
 
-  // ---- run steps (stream_supervisor_runs.cc) ----
   // The number of reading groups: the autoscaler's when it is on, else
   // ioConfig.taskCount.
   int32_t TaskCount() const;
