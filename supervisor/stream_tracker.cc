@@ -129,8 +129,8 @@ bool StreamTracker::ApplySnapshot(const StreamSnapshot& snapshot,
   background_partitions_ = snapshot.partitions;
   NoteQuery(snapshot.Outcome());
   if (snapshot.marks.ok()) {
-    NoteWatermarks(*snapshot.marks);
-    newest_timestamps_ = snapshot.newest_timestamps;
+    marks_.Note(*snapshot.marks, options_.clock->Now());
+    marks_.SetNewestTimestamps(snapshot.newest_timestamps);
     CheckStoredOffsetsAgainst(snapshot.stored, *snapshot.marks, reading);
   } else {
     VLOG(1) << Prefix() << "watermarks: " << snapshot.marks.status();
@@ -138,24 +138,9 @@ bool StreamTracker::ApplySnapshot(const StreamSnapshot& snapshot,
   return first;
 }
 
-void StreamTracker::NoteWatermarks(const std::map<int32_t, PartitionWatermarks>& marks) {
-  const absl::Time now = options_.clock->Now();
-  const double seconds = absl::ToDoubleSeconds(now - watermarks_at_);
-  if (watermarks_at_ != absl::InfinitePast() && seconds > 0) {
-    produce_rates_.clear();
-    for (const auto& [p, mark] : marks) {
-      const auto before = watermarks_.find(p);
-      if (before == watermarks_.end() || mark.latest < before->second.latest) continue;
-      produce_rates_[p] = static_cast<double>(mark.latest - before->second.latest) / seconds;
-    }
-  }
-  watermarks_ = marks;
-  watermarks_at_ = now;
-}
-
 void StreamTracker::UpdateLag(const std::map<int32_t, Group>& reading) {
   if (!stream_ || partitions_.empty()) return;
-  // The background thread keeps watermarks_ fresh once it has answered.
+  // The background thread keeps marks_ fresh once it has answered.
   if (options_.background_stream_queries) return;
   const OffsetMap stored = StoredOffsets();
   auto marks = stream_->QueryWatermarks(partitions_, options_.kafka_timeout);
@@ -164,8 +149,9 @@ void StreamTracker::UpdateLag(const std::map<int32_t, Group>& reading) {
     VLOG(1) << Prefix() << "watermarks: " << marks.status();
     return;
   }
-  NoteWatermarks(*marks);
-  newest_timestamps_ = NewestTimestampsBehind(*stream_, *marks, stored, options_.kafka_timeout);
+  marks_.Note(*marks, options_.clock->Now());
+  marks_.SetNewestTimestamps(
+      NewestTimestampsBehind(*stream_, *marks, stored, options_.kafka_timeout));
   CheckStoredOffsetsAgainst(stored, *marks, reading);
 }
 

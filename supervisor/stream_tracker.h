@@ -30,6 +30,7 @@
 #include "supervisor/stream_health.h"
 #include "supervisor/stream_metadata.h"
 #include "supervisor/stream_queries.h"
+#include "supervisor/stream_watermarks.h"
 #include "supervisor/task_group.h"
 
 namespace sluice::supervisor {
@@ -96,10 +97,12 @@ class StreamTracker {
   // Partitions seen at the first listing (or since a full reset): a group
   // of them with no stored offset starts at earliest/latest.
   const std::set<int32_t>& first_partitions() const { return first_partitions_; }
-  const std::map<int32_t, PartitionWatermarks>& watermarks() const { return watermarks_; }
-  absl::Time watermarks_at() const { return watermarks_at_; }
-  const std::map<int32_t, double>& produce_rates() const { return produce_rates_; }
-  const std::map<int32_t, int64_t>& newest_timestamps() const { return newest_timestamps_; }
+  const std::map<int32_t, PartitionWatermarks>& watermarks() const { return marks_.watermarks(); }
+  absl::Time watermarks_at() const { return marks_.at(); }
+  const std::map<int32_t, double>& produce_rates() const { return marks_.produce_rates(); }
+  const std::map<int32_t, int64_t>& newest_timestamps() const {
+    return marks_.newest_timestamps();
+  }
   bool unreachable() const { return unreachable_; }
   const StreamVerdict& offsets_verdict() const { return offsets_verdict_; }
 
@@ -111,8 +114,6 @@ class StreamTracker {
   // Stores the stream partition ids the stream gave since the last call:
   // before any group or offset uses them.
   absl::Status PersistStreamPartitions();
-  // Takes a watermark query's answer: watermarks_, its time, produce_rates_.
-  void NoteWatermarks(const std::map<int32_t, PartitionWatermarks>& marks);
   // A metadata query's outcome decides whether Kafka is reachable (not while
   // the spec is suspended: a suspended datasource stays SUSPENDED).
   void NoteQuery(const absl::Status& status);
@@ -133,15 +134,8 @@ class StreamTracker {
   // Topic-pattern streams: ids below this are in the store.
   int32_t stored_stream_partitions_ = 0;
   std::set<int32_t> first_partitions_;
-  std::map<int32_t, PartitionWatermarks> watermarks_;
-  absl::Time watermarks_at_ = absl::InfinitePast();
-  // Records per second each partition's latest offset grew between the last
-  // two watermark queries (the stream's production rate; absent until two
-  // answers): how far a pauseless end may lie past the records known.
-  std::map<int32_t, double> produce_rates_;
-  // Newest record timestamps of partitions with records left to commit,
-  // for the time lag.
-  std::map<int32_t, int64_t> newest_timestamps_;
+  // The last watermarks, their time, production rates, newest timestamps.
+  StreamWatermarks marks_;
   // Kafka did not answer the last metadata query (UNABLE_TO_CONNECT_TO_STREAM).
   bool unreachable_ = false;
   // Stored offsets below the earliest or past the latest offset.
