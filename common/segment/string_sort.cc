@@ -21,7 +21,8 @@ struct Keyed {
 inline void Load(absl::string_view s, size_t depth, Keyed* k) {
   const size_t left = s.size() > depth ? s.size() - depth : 0;
   unsigned char bytes[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  std::memcpy(bytes, s.data() + (left > 0 ? depth : 0), std::min<size_t>(left, 8));
+  // An empty value may have a null data(): memcpy must not see it.
+  if (left > 0) std::memcpy(bytes, s.data() + depth, std::min<size_t>(left, 8));
   uint64_t key;
   std::memcpy(&key, bytes, sizeof(key));
   k->key = __builtin_bswap64(key);

@@ -40,6 +40,21 @@ TEST(SortStringIndexes, MatchesByteOrder) {
   }
 }
 
+// An empty value whose data() is null (a default string_view, as the index
+// holds for an empty dimension value): sorted first, and never handed to
+// memcpy (the sanitized build checks that).
+TEST(SortStringIndexes, EmptyValuesWithoutData) {
+  const std::vector<absl::string_view> values = {"b", absl::string_view(), "a",
+                                                 absl::string_view()};
+  std::vector<uint32_t> order = {0, 1, 2, 3};
+  SortStringIndexes(values, &order);
+  ASSERT_EQ(order.size(), 4u);
+  EXPECT_TRUE(values[order[0]].empty());
+  EXPECT_TRUE(values[order[1]].empty());
+  EXPECT_EQ(values[order[2]], "a");
+  EXPECT_EQ(values[order[3]], "b");
+}
+
 // Values that end inside, at or just past an 8-byte step, padded with the
 // byte the sort pads with (0), or differing only after it.
 TEST(SortStringIndexes, EndsAndZerosAroundEightByteSteps) {
