@@ -37,20 +37,10 @@ absl::StatusOr<google::protobuf::Struct> ReadJson(const std::string& path) {
   return dashboard;
 }
 
-const google::protobuf::Value* Field(const google::protobuf::Struct& s, const std::string& key) {
-  auto it = s.fields().find(key);
-  return it == s.fields().end() ? nullptr : &it->second;
-}
-
-std::string StringField(const google::protobuf::Struct& s, const std::string& key) {
-  const google::protobuf::Value* v = Field(s, key);
-  return v != nullptr && v->has_string_value() ? v->string_value() : "";
-}
-
 // Calls fn on every panel, rows' nested panels included.
 template <typename Fn>
 void ForEachPanel(const google::protobuf::Struct& holder, Fn fn) {
-  const google::protobuf::Value* panels = Field(holder, "panels");
+  const google::protobuf::Value* panels = JsonField(holder, "panels");
   if (panels == nullptr || !panels->has_list_value()) return;
   for (const google::protobuf::Value& panel : panels->list_value().values()) {
     if (!panel.has_struct_value()) continue;
@@ -60,6 +50,17 @@ void ForEachPanel(const google::protobuf::Struct& holder, Fn fn) {
 }
 
 }  // namespace
+
+const google::protobuf::Value* JsonField(const google::protobuf::Struct& object,
+                                         const std::string& key) {
+  auto it = object.fields().find(key);
+  return it == object.fields().end() ? nullptr : &it->second;
+}
+
+std::string JsonString(const google::protobuf::Struct& object, const std::string& key) {
+  const google::protobuf::Value* v = JsonField(object, key);
+  return v != nullptr && v->has_string_value() ? v->string_value() : "";
+}
 
 std::string MonitoringFile(absl::string_view name) {
   const char* srcdir = std::getenv("TEST_SRCDIR");
@@ -73,25 +74,25 @@ absl::StatusOr<std::vector<DashboardQuery>> ReadDashboardQueries(const std::stri
   if (!dashboard.ok()) return dashboard.status();
   std::vector<DashboardQuery> queries;
   ForEachPanel(*dashboard, [&](const google::protobuf::Struct& panel) {
-    const google::protobuf::Value* targets = Field(panel, "targets");
+    const google::protobuf::Value* targets = JsonField(panel, "targets");
     if (targets == nullptr || !targets->has_list_value()) return;
     for (const google::protobuf::Value& target : targets->list_value().values()) {
       if (!target.has_struct_value()) continue;
-      std::string expr = StringField(target.struct_value(), "expr");
-      if (!expr.empty()) queries.push_back({StringField(panel, "title"), std::move(expr)});
+      std::string expr = JsonString(target.struct_value(), "expr");
+      if (!expr.empty()) queries.push_back({JsonString(panel, "title"), std::move(expr)});
     }
   });
   if (queries.empty()) return absl::InvalidArgumentError(absl::StrCat(path, ": no panel queries"));
-  const google::protobuf::Value* templating = Field(*dashboard, "templating");
+  const google::protobuf::Value* templating = JsonField(*dashboard, "templating");
   if (templating != nullptr && templating->has_struct_value()) {
-    const google::protobuf::Value* list = Field(templating->struct_value(), "list");
+    const google::protobuf::Value* list = JsonField(templating->struct_value(), "list");
     if (list != nullptr && list->has_list_value()) {
       for (const google::protobuf::Value& variable : list->list_value().values()) {
         if (!variable.has_struct_value()) continue;
-        const std::string definition = StringField(variable.struct_value(), "definition");
+        const std::string definition = JsonString(variable.struct_value(), "definition");
         if (!definition.empty()) {
           queries.push_back(
-              {absl::StrCat("variable ", StringField(variable.struct_value(), "name")),
+              {absl::StrCat("variable ", JsonString(variable.struct_value(), "name")),
                definition});
         }
       }
@@ -105,7 +106,7 @@ absl::StatusOr<std::vector<std::string>> ReadDashboardPanelTitles(const std::str
   if (!dashboard.ok()) return dashboard.status();
   std::vector<std::string> titles;
   ForEachPanel(*dashboard, [&](const google::protobuf::Struct& panel) {
-    titles.push_back(StringField(panel, "title"));
+    titles.push_back(JsonString(panel, "title"));
   });
   return titles;
 }

@@ -1,6 +1,6 @@
 // Reads k8s/monitoring's files for the tests beside: the Grafana dashboard's
-// queries (panel title and PromQL) and the alert names of the rule file, and
-// the metric names an expression uses.
+// queries (panel title and PromQL) and the alert names of the rule file, the
+// metric names an expression uses, and fields of parsed JSON objects.
 #ifndef SLUICE_TESTS_MONITORING_MONITORING_FILES_H_
 #define SLUICE_TESTS_MONITORING_MONITORING_FILES_H_
 
@@ -8,10 +8,18 @@
 #include <string>
 #include <vector>
 
+#include <google/protobuf/struct.pb.h>
+
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
 namespace sluice::monitoring {
+
+// The field `key` of a JSON object (null when absent), and its string value
+// ("" when absent or not a string).
+const google::protobuf::Value* JsonField(const google::protobuf::Struct& object,
+                                         const std::string& key);
+std::string JsonString(const google::protobuf::Struct& object, const std::string& key);
 
 // $TEST_SRCDIR/$TEST_WORKSPACE/k8s/monitoring/<name>.
 std::string MonitoringFile(absl::string_view name);

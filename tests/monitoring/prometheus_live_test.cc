@@ -53,16 +53,6 @@ std::string UrlEncode(absl::string_view text) {
   return out;
 }
 
-const Value* Get(const Struct& s, const std::string& key) {
-  auto it = s.fields().find(key);
-  return it == s.fields().end() ? nullptr : &it->second;
-}
-
-std::string GetString(const Struct& s, const std::string& key) {
-  const Value* v = Get(s, key);
-  return v != nullptr && v->has_string_value() ? v->string_value() : "";
-}
-
 // The "data" of a Prometheus HTTP API answer; an error names the path and
 // Prometheus' own error text.
 absl::StatusOr<Value> PrometheusData(int port, const std::string& path) {
@@ -72,12 +62,12 @@ absl::StatusOr<Value> PrometheusData(int port, const std::string& path) {
   if (!google::protobuf::util::JsonStringToMessage(response->body, &answer).ok()) {
     return absl::InternalError(absl::StrCat(path, ": not JSON: ", response->body.substr(0, 300)));
   }
-  if (response->status != 200 || GetString(answer, "status") != "success") {
+  if (response->status != 200 || JsonString(answer, "status") != "success") {
     return absl::InvalidArgumentError(absl::StrCat(path, ": HTTP ", response->status, " ",
-                                                   GetString(answer, "errorType"), ": ",
-                                                   GetString(answer, "error")));
+                                                   JsonString(answer, "errorType"), ": ",
+                                                   JsonString(answer, "error")));
   }
-  const Value* data = Get(answer, "data");
+  const Value* data = JsonField(answer, "data");
   if (data == nullptr) return absl::InternalError(absl::StrCat(path, ": no data"));
   return *data;
 }
@@ -86,7 +76,7 @@ absl::StatusOr<Value> PrometheusData(int port, const std::string& path) {
 absl::StatusOr<int> SeriesCount(int port, const std::string& promql) {
   absl::StatusOr<Value> data = PrometheusData(port, "/api/v1/query?query=" + UrlEncode(promql));
   if (!data.ok()) return data.status();
-  const Value* result = Get(data->struct_value(), "result");
+  const Value* result = JsonField(data->struct_value(), "result");
   if (result == nullptr || !result->has_list_value()) return 0;
   return result->list_value().values_size();
 }
@@ -96,13 +86,13 @@ absl::StatusOr<std::map<std::string, std::string>> ActiveAlerts(int port) {
   absl::StatusOr<Value> data = PrometheusData(port, "/api/v1/alerts");
   if (!data.ok()) return data.status();
   std::map<std::string, std::string> alerts;
-  const Value* list = Get(data->struct_value(), "alerts");
+  const Value* list = JsonField(data->struct_value(), "alerts");
   if (list == nullptr || !list->has_list_value()) return alerts;
   for (const Value& alert : list->list_value().values()) {
-    const Value* labels = Get(alert.struct_value(), "labels");
+    const Value* labels = JsonField(alert.struct_value(), "labels");
     if (labels == nullptr) continue;
-    alerts[GetString(labels->struct_value(), "alertname")] =
-        GetString(alert.struct_value(), "state");
+    alerts[JsonString(labels->struct_value(), "alertname")] =
+        JsonString(alert.struct_value(), "state");
   }
   return alerts;
 }
@@ -260,9 +250,9 @@ TEST_F(PrometheusLiveTest, DashboardQueriesAndRulesOnALiveCluster) {
       prometheus_port_,
       "/api/v1/query?query=" + UrlEncode("sum(sluice_task_rows_processed_total{datasource=\"wiki\"})"));
   ASSERT_TRUE(processed.ok()) << processed.status();
-  const Value& sample = Get(processed->struct_value(), "result")->list_value().values(0);
+  const Value& sample = JsonField(processed->struct_value(), "result")->list_value().values(0);
   const double rows =
-      std::stod(Get(sample.struct_value(), "value")->list_value().values(1).string_value());
+      std::stod(JsonField(sample.struct_value(), "value")->list_value().values(1).string_value());
   EXPECT_EQ(rows, 2.0 * (kRecords - produced->malformed));
   absl::StatusOr<int> workers_alive =
       SeriesCount(prometheus_port_, "sluice_supervisor_workers{state=\"alive\"} == 2");
@@ -273,11 +263,11 @@ TEST_F(PrometheusLiveTest, DashboardQueriesAndRulesOnALiveCluster) {
   absl::StatusOr<Value> rules = PrometheusData(prometheus_port_, "/api/v1/rules");
   ASSERT_TRUE(rules.ok()) << rules.status();
   int evaluated = 0;
-  for (const Value& group : Get(rules->struct_value(), "groups")->list_value().values()) {
-    for (const Value& rule : Get(group.struct_value(), "rules")->list_value().values()) {
-      EXPECT_EQ(GetString(rule.struct_value(), "health"), "ok")
-          << GetString(rule.struct_value(), "name") << ": "
-          << GetString(rule.struct_value(), "lastError");
+  for (const Value& group : JsonField(rules->struct_value(), "groups")->list_value().values()) {
+    for (const Value& rule : JsonField(group.struct_value(), "rules")->list_value().values()) {
+      EXPECT_EQ(JsonString(rule.struct_value(), "health"), "ok")
+          << JsonString(rule.struct_value(), "name") << ": "
+          << JsonString(rule.struct_value(), "lastError");
       ++evaluated;
     }
   }
