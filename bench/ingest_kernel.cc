@@ -211,6 +211,9 @@ struct Indexer {
   std::unique_ptr<task::RowParser> parser;
   std::map<int64_t, std::unique_ptr<task::SegmentIndex>> indexes;
   std::map<int64_t, std::vector<std::string>> spills;
+  // Records added to each bucket's index by partition: what the task counts
+  // and the build checks against the file's provenance.
+  std::map<int64_t, std::map<int32_t, int64_t>> counted;
   std::string dir;
   int64_t rows_in_memory = 0;
   int64_t bytes_in_memory = 0;
@@ -248,6 +251,7 @@ struct Indexer {
       const int64_t before = index->rows();
       const int64_t bytes_before = index->estimated_bytes();
       CHECK(index->Add(*row, d.partition, d.offset).ok());
+      ++counted[start][d.partition];
       rows_in_memory += index->rows() - before;
       bytes_in_memory += index->estimated_bytes() - bytes_before;
       if (rows_in_memory >= FLAGS_max_rows_in_memory || bytes_in_memory >= 128LL << 20) {
@@ -332,6 +336,7 @@ int Main() {
         range->set_partition(p);
         range->set_start_offset(0);
         range->set_end_offset(FLAGS_records);
+        range->set_rows(indexer.counted[bucket][p]);
       }
       const std::string path = absl::StrCat(dir, "/segment_", n++);
       const std::unique_ptr<task::SegmentIndex>& index = indexer.indexes[bucket];

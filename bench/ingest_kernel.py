@@ -31,7 +31,7 @@ STAGES = [
     ("parse", "parse (one-pass scan of plain records, simdjson for the rest; the row, the timestamp)"),
     ("index", "index add (dictionary lookups, the row, rollup)"),
     ("persist", "persist (sort, encode, LZ4, write + fsync a spill; only at maxRowsInMemory since the direct build: none here)"),
-    ("build", "build (the direct build: the in-memory index merged with any spills, encode, zstd, bitmaps, fsync, read back: checksum and structure)"),
+    ("build", "build (the direct build: the in-memory index merged with any spills, encode, LZ4, bitmaps, fsync, read back: checksum and structure)"),
 ]
 SECTION = "## Ingest kernel"
 
@@ -81,6 +81,9 @@ def cpu_ns(binary, records, rollup):
         m = re.match(r"(\w+)\s+[\d.]+ ms CPU,\s+(\d+) ns/record", line)
         if m:
             ns[m.group(1)] = int(m.group(2))
+        m = re.match(r"segments: .*\(([\d.]+) B/row\)", line)
+        if m:
+            ns["bytes_per_row"] = float(m.group(1))
     ns["index"] -= ns["parse"]
     return ns
 
@@ -94,6 +97,7 @@ def table(binary, records, cpu_records, baseline="", baseline_label=""):
                            cpu_ns(binary, cpu_records, rollup))
         if baseline:
             before[rollup] = instructions(baseline, records, rollup)
+            before[rollup]["bytes_per_row"] = cpu_ns(baseline, cpu_records, rollup)["bytes_per_row"]
     load_after = os.getloadavg()
     header = "| stage | rollup off: instructions/record | rollup on | rollup off: CPU ns/record | rollup on |"
     rule = "| --- | --- | --- | --- | --- |"
@@ -123,6 +127,12 @@ def table(binary, records, cpu_records, baseline="", baseline_label=""):
     if baseline:
         total += f" **{totals[False][2]:,.0f}** | **{totals[True][2]:,.0f}** |"
     lines.append(total)
+    # What the build's codec choices cost in deep storage, beside their instructions.
+    size = (f"| segment file (bytes/row) | {results[False][1]['bytes_per_row']:.1f} | "
+            f"{results[True][1]['bytes_per_row']:.1f} | | |")
+    if baseline:
+        size += (f" {before[False]['bytes_per_row']:.1f} | {before[True]['bytes_per_row']:.1f} |")
+    lines.append(size)
     meta = (f"- instructions: callgrind, {records:,} records per run (exact for this binary and "
             f"input; compare runs of different builds with `--binary`)\n"
             f"- CPU: one native run of {cpu_records:,} records; load average "

@@ -40,8 +40,12 @@ struct BuildOptions {
   std::vector<std::string> spill_paths;
   // Rows not persisted yet; read, not changed.
   const IncrementalIndex* live_index = nullptr;
-  Compression compression = Compression::kZstd;
-  int zstd_level = 1;
+  // LZ4, as Druid's default indexSpec: a published segment is built once per
+  // sequence on the ingest path, where zstd level 1 cost about a fifth of
+  // the worker's instructions per record for files 16-30% smaller; compaction
+  // rewrites segments with zstd (CompactionOptions) off that path.
+  Compression compression = Compression::kLz4;
+  int zstd_level = 1;  // when `compression` is kZstd
   uint32_t rows_per_block = 8192;
 };
 
