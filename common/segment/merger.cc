@@ -404,6 +404,24 @@ absl::StatusOr<WrittenFile> MergeRuns(const std::vector<SortedRun*>& runs, Merge
     h.offset = row.offset;
   };
   const bool rollup = schema.rollup;
+  // One run in the output's own ids without rollup (the direct build of a
+  // sequence that never spilled): its rows are the output rows, in order,
+  // with no heap and no copy of each key.
+  if (runs.size() == 1 && identity[0] && !rollup) {
+    SortedRun& run = *runs[0];
+    for (;;) {
+      absl::StatusOr<bool> more = run.Next();
+      if (!more.ok()) return more.status();
+      if (!*more) break;
+      const RunRow& row = run.row();
+      if (absl::Status s =
+              (*writer)->AddRow(row.time, row.ids, row.cells, row.partition, row.offset);
+          !s.ok()) {
+        return s;
+      }
+    }
+    return (*writer)->Finish();
+  }
   // <0, 0, >0 as head a sorts before, with, after head b.
   auto compare_keys = [&](const Head& a, const Head& b) -> int {
     if (a.time != b.time) return a.time < b.time ? -1 : 1;
