@@ -89,6 +89,9 @@ KAFKA_PACKAGES=(openjdk-17-jre-headless maven)
 TEST_PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   kcat  # the benchmarks' and tests' reference consumer
+  # Debian's librdkafka 2.0.2, which the end-to-end benchmark's library
+  # comparison relinks sluice with (bench/e2e/run.sh --compare_librdkafka)
+  librdkafka-dev
   # the tests tagged `postgresql` run a private server
   # (tests/testing/postgres_server.h)
   postgresql-15

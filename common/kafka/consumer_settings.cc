@@ -1,5 +1,7 @@
 #include "common/kafka/consumer_settings.h"
 
+#include <librdkafka/rdkafka.h>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 
@@ -19,6 +21,10 @@ absl::string_view ClusterKindName(ClusterKind kind) {
 }
 
 KafkaProperties RecommendedConsumerProperties(ClusterKind kind) {
+  return RecommendedConsumerProperties(kind, rd_kafka_version());
+}
+
+KafkaProperties RecommendedConsumerProperties(ClusterKind kind, int library_version) {
   KafkaProperties props = {
       // librdkafka 2.0.2 refuses rd_kafka_assign() without a group.id
       // (_UNKNOWN_GROUP) although an assign()-only consumer never joins it.
@@ -35,6 +41,8 @@ KafkaProperties RecommendedConsumerProperties(ClusterKind kind) {
       // waiting 997 ms). 10 ms re-checks the queue often and costs a timer.
       {"fetch.queue.backoff.ms", "10"},
   };
+  // An older library refuses the property (rd_kafka_conf_set: unknown).
+  if (library_version < kFetchQueueBackoffSince) props.erase("fetch.queue.backoff.ms");
   if (kind == ClusterKind::kDevBroker) {
     props["fetch.wait.max.ms"] = "10";
     // Bounded prefetch: see the header.

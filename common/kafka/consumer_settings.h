@@ -8,7 +8,11 @@
 //   partition EOF events are not needed; librdkafka 2.0.2 needed a group.id
 //   even for assign() (it is never joined), "sluice" unless the user sets one;
 //   a full local queue postpones the next fetch by fetch.queue.backoff.ms, 10
-//   ms instead of librdkafka's 1 s.
+//   ms instead of librdkafka's 1 s. That property exists from librdkafka 2.2
+//   on: it is recommended only when rd_kafka_version() of the library linked
+//   in says it has it (sluice is built with 2.12.1; the end-to-end
+//   benchmark's comparison relinks the same objects with Debian's 2.0.2,
+//   which would refuse it).
 // - dev broker (librdkafka's mock cluster): an empty Fetch is held for the
 //   whole fetch.wait.max.ms and not woken by new data, so wait only 10 ms; it
 //   returns one record batch per partition per Fetch, so allow big fetches.
@@ -46,8 +50,15 @@ enum class ClusterKind {
 absl::StatusOr<ClusterKind> ParseClusterKind(absl::string_view name);
 absl::string_view ClusterKindName(ClusterKind kind);
 
-// The recommended consumer properties for `kind` (no bootstrap.servers).
+// The first librdkafka (rd_kafka_version() format) with fetch.queue.backoff.ms.
+inline constexpr int kFetchQueueBackoffSince = 0x02020000;
+
+// The recommended consumer properties for `kind` (no bootstrap.servers), for
+// the librdkafka linked in.
 KafkaProperties RecommendedConsumerProperties(ClusterKind kind);
+// The same for a library of `library_version` (rd_kafka_version() format):
+// properties it does not know are left out.
+KafkaProperties RecommendedConsumerProperties(ClusterKind kind, int library_version);
 
 // `user` with every recommended property it does not set itself added.
 KafkaProperties WithConsumerDefaults(const KafkaProperties& user, ClusterKind kind);
