@@ -43,6 +43,8 @@ absl::StatusOr<std::unique_ptr<BenchCluster>> BenchCluster::Start(BenchClusterOp
   o.workers = options.workers;
   o.topics = options.topics;
   o.external_bootstrap_servers = options.external_bootstrap_servers;
+  o.supervisor_binary = options.supervisor_binary;
+  o.task_binary = options.task_binary;
   bench->external_broker_pid_ = options.external_broker_pid;
   // Quick handoff: the tasks (and the run) end soon after the last publish.
   o.handoff_period_ms = 200;

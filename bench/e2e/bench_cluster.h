@@ -43,6 +43,10 @@ struct BenchClusterOptions {
   bool classic_checkpoints = false;
   // Extra flags of every worker (e.g. --capacity, --ingestion_memory_bytes).
   std::vector<std::string> worker_flags;
+  // The supervisor and task worker binaries; empty: the ones in the runfiles
+  // (ProcessClusterOptions). The librdkafka comparison starts a second set.
+  std::string supervisor_binary;
+  std::string task_binary;
 };
 
 class BenchCluster {

@@ -8,7 +8,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -39,13 +41,13 @@ double ConsumeResult::RecordsPerSecond() const {
   return seconds > 0 ? static_cast<double>(records) / seconds : 0;
 }
 
-absl::StatusOr<ConsumeResult> RunKcat(const std::string& kcat_path, const std::string& bootstrap,
-                                      const std::string& topic,
-                                      const std::vector<std::string>& extra_args,
-                                      int64_t expected_records) {
-  std::vector<std::string> args = {kcat_path, "-C", "-b", bootstrap,   "-t",
-                                   topic,     "-e", "-o", "beginning", "-q"};
-  args.insert(args.end(), extra_args.begin(), extra_args.end());
+namespace {
+
+// Runs `args` (args[0]: the binary) with stdout to /dev/null; the result
+// counts `expected_records` when it exits 0, with its elapsed time and its
+// process's CPU.
+absl::StatusOr<ConsumeResult> RunToDevNull(std::vector<std::string> args,
+                                           int64_t expected_records) {
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -74,6 +76,37 @@ absl::StatusOr<ConsumeResult> RunKcat(const std::string& kcat_path, const std::s
   }
   result.records = expected_records;
   return result;
+}
+
+}  // namespace
+
+absl::StatusOr<ConsumeResult> RunKcat(const std::string& kcat_path, const std::string& bootstrap,
+                                      const std::string& topic,
+                                      const std::vector<std::string>& extra_args,
+                                      int64_t expected_records) {
+  std::vector<std::string> args = {kcat_path, "-C", "-b", bootstrap,   "-t",
+                                   topic,     "-e", "-o", "beginning", "-q"};
+  args.insert(args.end(), extra_args.begin(), extra_args.end());
+  return RunToDevNull(std::move(args), expected_records);
+}
+
+absl::StatusOr<ConsumeResult> RunRawConsumeBinary(const std::string& binary,
+                                                  const std::string& bootstrap,
+                                                  const std::string& topic,
+                                                  const std::map<int32_t, int64_t>& start,
+                                                  const std::map<int32_t, int64_t>& end) {
+  std::vector<std::string> ranges;
+  int64_t records = 0;
+  for (const auto& [partition, offset] : start) {
+    const auto e = end.find(partition);
+    const int64_t last = e == end.end() ? offset : e->second;
+    ranges.push_back(absl::StrCat(partition, ":", offset, ":", last));
+    records += std::max<int64_t>(last - offset, 0);
+  }
+  return RunToDevNull({binary, absl::StrCat("--bootstrap=", bootstrap),
+                       absl::StrCat("--topic=", topic),
+                       absl::StrCat("--ranges=", absl::StrJoin(ranges, ","))},
+                      records);
 }
 
 absl::StatusOr<ConsumeResult> ConsumeRaw(const std::string& bootstrap, const std::string& topic,

@@ -52,6 +52,17 @@ absl::StatusOr<ConsumeResult> ConsumeRaw(const std::string& bootstrap, const std
                                          absl::Duration timeout,
                                          const kafka::KafkaProperties& overrides = {});
 
+// Runs the raw consumer of ConsumeRaw in its own process, `binary` being
+// //bench/e2e:raw_consume (or a copy of it linked with another librdkafka,
+// bench/e2e/run.sh --compare_librdkafka): elapsed time and CPU are the
+// process's, as for kcat. Fails if it fails (it exits non-zero unless it read
+// every record from `start` to `end`).
+absl::StatusOr<ConsumeResult> RunRawConsumeBinary(const std::string& binary,
+                                                  const std::string& bootstrap,
+                                                  const std::string& topic,
+                                                  const std::map<int32_t, int64_t>& start,
+                                                  const std::map<int32_t, int64_t>& end);
+
 }  // namespace bench
 }  // namespace sluice
 

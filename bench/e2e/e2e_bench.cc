@@ -27,8 +27,10 @@
 #include "bench/e2e/sluice_run.h"
 #include "bench/e2e/topic_preload.h"
 #include "common/file_util.h"
+#include "common/kafka/library_version.h"
 #include "common/kafka/metadata_client.h"
 #include "common/status_macros.h"
+#include "tests/testing/subprocess.h"
 #include "tools/kafka/real_kafka.h"
 
 namespace sluice {
@@ -137,6 +139,14 @@ struct Figures {
   // The dev broker's CPU per record while it served each baseline.
   std::vector<double> kcat_broker_cpu_per_record_ns;
   std::vector<double> raw_broker_cpu_per_record_ns;
+  // The librdkafka comparison (E2eBenchOptions::compare_bin_dir): index 0 is
+  // the default build's library, 1 the compared one. raw_consume in its own
+  // process (records/s, CPU per record) and the sluice runs of each.
+  struct Library {
+    std::vector<double> raw, raw_cpu_per_record_ns;
+    std::vector<SluiceRunResult> off, on;
+  };
+  Library library[2];
 };
 
 double MedianRate(const std::vector<SluiceRunResult>& runs) {
@@ -197,6 +207,21 @@ absl::Status MeasureBaselines(const E2eBenchOptions& options, const BenchCluster
       "raw librdkafka: %s records/s; CPU per record: consumer %.0f ns, %s %.0f ns",
       FormatCount(raw.RecordsPerSecond()), f->raw_cpu_per_record_ns.back(), g_broker,
       f->raw_broker_cpu_per_record_ns.back()));
+  return absl::OkStatus();
+}
+
+// One raw_consume run of library `which` (0: the default build's, from the
+// runfiles; 1: --compare_bin_dir's).
+absl::Status MeasureRawProcess(const std::string& binary, const std::string& label,
+                               const std::string& bootstrap, const TopicRange& range,
+                               Figures::Library* into) {
+  SLUICE_ASSIGN_OR_RETURN(ConsumeResult raw,
+                          RunRawConsumeBinary(binary, bootstrap, kTopic, range.start, range.end));
+  into->raw.push_back(raw.RecordsPerSecond());
+  into->raw_cpu_per_record_ns.push_back(CpuNanosPerRecord(raw.cpu, raw.records));
+  Progress(absl::StrFormat("raw_consume, %s: %s records/s; %.0f ns CPU per record (process)",
+                           label, FormatCount(raw.RecordsPerSecond()),
+                           into->raw_cpu_per_record_ns.back()));
   return absl::OkStatus();
 }
 
@@ -346,6 +371,61 @@ std::string Render(const E2eBenchOptions& options, const Figures& f,
   sluice_row("sluice end to end, rollup off", off, f.off);
   sluice_row("sluice end to end, rollup on (MINUTE, 4 dimensions)", on, f.on);
   absl::StrAppend(&out, throughput.Render(), "\n");
+
+  if (!options.compare_bin_dir.empty()) {
+    const std::string labels[2] = {kafka::LibrdkafkaDescription() + " (the default build)",
+                                   options.compare_label};
+    absl::StrAppend(
+        &out, "### librdkafka: ", labels[0], " vs ", labels[1], "\n\n",
+        "The same sources built twice: the default build, and the same object files linked "
+        "with the other library (`bench/e2e/run.sh --compare_librdkafka`). A second supervisor "
+        "and 2 workers ran those binaries on the same broker and topic; every round ran both "
+        "libraries' raw consumer (`//bench/e2e:raw_consume`, the raw librdkafka baseline in a "
+        "process of its own: elapsed time and CPU of the whole process, as for kcat) and "
+        "sluice runs, alternating which library went first. Medians over the rounds; the "
+        "kcat figure is the one above.\n\n");
+    MarkdownTable libs({"library", "reader", "records/s", "vs kcat", "vs raw (same library)",
+                        "CPU per record", "CPU vs raw (same library)"});
+    for (int l = 0; l < 2; ++l) {
+      const Figures::Library& lib = f.library[l];
+      const double lib_raw = Median(lib.raw);
+      const double lib_raw_cpu = Median(lib.raw_cpu_per_record_ns);
+      libs.AddRow({labels[l], "raw librdkafka (`raw_consume`), fetch tuning", FormatCount(lib_raw),
+                   FormatRatio(lib_raw / kcat), "1.00x", absl::StrFormat("%.0f ns", lib_raw_cpu),
+                   "1.00x"});
+      auto row = [&](const char* what, const std::vector<SluiceRunResult>& runs) {
+        if (runs.empty()) return;
+        const SluiceRunResult& r = MedianRun(runs);
+        const double rate = MedianRate(runs);
+        libs.AddRow({labels[l], what, FormatCount(rate), FormatRatio(rate / kcat),
+                     FormatRatio(rate / lib_raw),
+                     absl::StrFormat("%.0f ns (workers)", r.WorkerCpuPerRecordNs()),
+                     FormatRatio(r.WorkerCpuPerRecordNs() / lib_raw_cpu)});
+      };
+      row("sluice end to end, rollup off", lib.off);
+      row("sluice end to end, rollup on", lib.on);
+    }
+    absl::StrAppend(&out, libs.Render(), "\n");
+    auto ratio_line = [&](const char* what, double first, double second) {
+      return absl::StrFormat("%s %s", what, FormatRatio(first / second));
+    };
+    const Figures::Library& a = f.library[0];
+    const Figures::Library& b = f.library[1];
+    absl::StrAppend(
+        &out, labels[0], " / ", labels[1], ": ",
+        absl::StrJoin(
+            {ratio_line("raw records/s", Median(a.raw), Median(b.raw)),
+             ratio_line("raw CPU per record", Median(a.raw_cpu_per_record_ns),
+                        Median(b.raw_cpu_per_record_ns)),
+             ratio_line("rollup off records/s", MedianRate(a.off), MedianRate(b.off)),
+             ratio_line("rollup off worker CPU per record", MedianRun(a.off).WorkerCpuPerRecordNs(),
+                        MedianRun(b.off).WorkerCpuPerRecordNs()),
+             ratio_line("rollup on records/s", MedianRate(a.on), MedianRate(b.on)),
+             ratio_line("rollup on worker CPU per record", MedianRun(a.on).WorkerCpuPerRecordNs(),
+                        MedianRun(b.on).WorkerCpuPerRecordNs())},
+            "; "),
+        " (records/s: above 1 is faster; CPU: below 1 is cheaper).\n\n");
+  }
 
   const double raw_cpu = Median(f.raw_cpu_per_record_ns);
   if (!f.scaling.empty() || !f.one_worker.empty()) {
@@ -561,6 +641,26 @@ absl::StatusOr<std::string> RunE2eBench(const E2eBenchOptions& options) {
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<BenchCluster> processes, BenchCluster::Start(cluster));
   const std::string bootstrap = processes->bootstrap_servers();
   Progress(absl::StrCat(g_broker, " at ", bootstrap, ", supervisor and 2 workers up"));
+  // The librdkafka comparison: a second supervisor and 2 workers running the
+  // other build's binaries on the same broker.
+  std::unique_ptr<BenchCluster> compared;
+  std::string raw_binaries[2];
+  if (!options.compare_bin_dir.empty()) {
+    if (options.broker != "real") {
+      return absl::InvalidArgumentError(
+          "--compare_bin_dir needs --broker=real (the comparison's workers would read the dev "
+          "broker with real Kafka's consumer settings)");
+    }
+    SLUICE_ASSIGN_OR_RETURN(raw_binaries[0], testing::FindRunfile("bench/e2e/raw_consume"));
+    raw_binaries[1] = options.compare_bin_dir + "/raw_consume";
+    BenchClusterOptions other = cluster;
+    other.root_dir = options.work_dir + "/compare";
+    other.supervisor_binary = options.compare_bin_dir + "/sluice-supervisor";
+    other.task_binary = options.compare_bin_dir + "/sluice-task";
+    SLUICE_ASSIGN_OR_RETURN(compared, BenchCluster::Start(other));
+    Progress(absl::StrCat("comparison (", options.compare_label, ", ", options.compare_bin_dir,
+                          "): supervisor and 2 workers up"));
+  }
 
   WikiRowOptions rows;
   rows.seed = options.seed;
@@ -592,8 +692,39 @@ absl::StatusOr<std::string> RunE2eBench(const E2eBenchOptions& options) {
     Progress(absl::StrCat("round ", round, " of ", options.repetitions));
     if (enabled("baselines"))
       SLUICE_RETURN_IF_ERROR(MeasureBaselines(options, *processes, range, &f));
+    // The comparison's runs, in an order that alternates between rounds so
+    // that neither library always runs first.
+    std::vector<int> order = {0, 1};
+    if (round % 2 == 0) std::swap(order[0], order[1]);
+    BenchCluster* const sets[2] = {processes.get(), compared.get()};
+    const std::string set_labels[2] = {kafka::LibrdkafkaDescription(), options.compare_label};
+    // The default library's run is also the round's run of the main table
+    // (`main_runs`).
+    auto compare = [&](const std::string& what, const SluiceRunOptions& run,
+                       std::vector<SluiceRunResult> Figures::Library::*into,
+                       std::vector<SluiceRunResult>* main_runs) -> absl::Status {
+      for (int l : order) {
+        SLUICE_ASSIGN_OR_RETURN(
+            SluiceRunResult r,
+            RunOnce(*sets[l], bootstrap, range,
+                    l == 0 ? absl::StrCat(what, "_", round) : absl::StrCat(what, "_compared_", round),
+                    run));
+        Progress(absl::StrCat("  (that was ", set_labels[l], ")"));
+        if (l == 0) main_runs->push_back(r);
+        (f.library[l].*into).push_back(std::move(r));
+      }
+      return absl::OkStatus();
+    };
+    if (compared != nullptr && enabled("baselines")) {
+      for (int l : order) {
+        SLUICE_RETURN_IF_ERROR(
+            MeasureRawProcess(raw_binaries[l], set_labels[l], bootstrap, range, &f.library[l]));
+      }
+    }
     SluiceRunOptions run = ThroughputRun(options, /*task_count=*/1);
-    if (enabled("off")) {
+    if (compared != nullptr && enabled("off")) {
+      SLUICE_RETURN_IF_ERROR(compare("rollup_off", run, &Figures::Library::off, &f.off));
+    } else if (enabled("off")) {
       SLUICE_ASSIGN_OR_RETURN(
           SluiceRunResult off,
           RunOnce(*processes, bootstrap, range, absl::StrCat("rollup_off_", round), run));
@@ -628,11 +759,19 @@ absl::StatusOr<std::string> RunE2eBench(const E2eBenchOptions& options) {
     run.rollup = true;
     run.query_granularity = "MINUTE";
     run.dimensions = {"channel", "namespace", "countryName", "isRobot"};
-    if (enabled("on")) {
+    if (compared != nullptr && enabled("on")) {
+      SLUICE_RETURN_IF_ERROR(compare("rollup_on", run, &Figures::Library::on, &f.on));
+    } else if (enabled("on")) {
       SLUICE_ASSIGN_OR_RETURN(SluiceRunResult on, RunOnce(*processes, bootstrap, range,
                                                           absl::StrCat("rollup_on_", round), run));
       f.on.push_back(std::move(on));
     }
+  }
+  if (compared != nullptr) {
+    if (absl::Status stopped = compared->Stop(); !stopped.ok()) {
+      Progress(absl::StrCat("stopping the comparison's processes: ", stopped.ToString()));
+    }
+    compared.reset();
   }
 
   if (enabled("scaling")) {

@@ -46,6 +46,14 @@ DEFINE_double(checkpoint_live_rate, 0,
               "(0: a preloaded backlog)");
 DEFINE_bool(classic_checkpoints, false,
             "experiments: every checkpoint round pauses the replicas (no pauseless rounds)");
+DEFINE_string(compare_bin_dir, "",
+              "a directory with sluice-supervisor, sluice-task and raw_consume linked with "
+              "another librdkafka (bench/e2e/run.sh --compare_librdkafka): every round also "
+              "runs raw_consume and the sluice rollup off/on runs with them (--broker=real)");
+DEFINE_string(compare_label, "the comparison library", "the --compare_bin_dir library's name");
+DEFINE_string(compare_librdkafka, "",
+              "set by bench/e2e/run.sh --compare_librdkafka (which built --compare_bin_dir); "
+              "only shown in the report's command");
 DEFINE_string(consumer_properties, "",
               "experiments: extra consumer properties of the sluice specs, k=v,k=v");
 
@@ -56,6 +64,11 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const absl::string_view arg = argv[i];
     if (absl::StartsWith(arg, "--out_doc=") || absl::StartsWith(arg, "--git_revision=")) continue;
+    // run.sh's --compare_librdkafka=X becomes these two, and is passed on
+    // for the command line.
+    if (absl::StartsWith(arg, "--compare_bin_dir=") || absl::StartsWith(arg, "--compare_label=")) {
+      continue;
+    }
     user_args.emplace_back(arg);
   }
   std::string command = "bash bench/e2e/run.sh";
@@ -103,6 +116,8 @@ int main(int argc, char** argv) {
     const std::pair<std::string, std::string> p = absl::StrSplit(kv, absl::MaxSplits('=', 1));
     options.consumer_properties[p.first] = p.second;
   }
+  options.compare_bin_dir = FLAGS_compare_bin_dir;
+  options.compare_label = FLAGS_compare_label;
   options.command = command;
   options.git_revision = FLAGS_git_revision;
 
