@@ -32,6 +32,23 @@ TEST(ConsumerSettingsTest, RealKafkaKeepsLibrdkafkaFetchDefaults) {
   EXPECT_EQ(props.at("fetch.queue.backoff.ms"), "10");
 }
 
+// The same objects linked with an older librdkafka (Debian 12's 2.0.2, as
+// the end-to-end benchmark's comparison does) must not set what it lacks:
+// rd_kafka_conf_set would refuse the whole configuration.
+TEST(ConsumerSettingsTest, OlderLibrariesDoNotGetTheFetchQueueBackoff) {
+  for (ClusterKind kind : {ClusterKind::kDevBroker, ClusterKind::kKafka}) {
+    EXPECT_EQ(RecommendedConsumerProperties(kind, 0x020002ff).count("fetch.queue.backoff.ms"), 0u);
+    EXPECT_EQ(RecommendedConsumerProperties(kind, 0x020100ff).count("fetch.queue.backoff.ms"), 0u);
+    EXPECT_EQ(RecommendedConsumerProperties(kind, 0x020200ff).at("fetch.queue.backoff.ms"), "10");
+    EXPECT_EQ(RecommendedConsumerProperties(kind, 0x020c01ff).at("fetch.queue.backoff.ms"), "10");
+    // Everything else is the same.
+    KafkaProperties old = RecommendedConsumerProperties(kind, 0x020002ff);
+    KafkaProperties current = RecommendedConsumerProperties(kind);
+    current.erase("fetch.queue.backoff.ms");
+    EXPECT_EQ(old, current);
+  }
+}
+
 TEST(ConsumerSettingsTest, UserPropertiesWin) {
   const KafkaProperties merged = WithConsumerDefaults(
       {{"bootstrap.servers", "h:1"}, {"fetch.wait.max.ms", "250"}}, ClusterKind::kDevBroker);
