@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <librdkafka/rdkafka_mock.h>
+
 #include <cstdlib>
+#include <map>
 #include <memory>
 #include <thread>
 
@@ -350,6 +353,104 @@ TEST(KafkaConsumerFetchTest, ASlowReaderIsNotStarvedAfterTheQueueFills) {
   // Without the wake-up: 5 s in all, polls waiting 994 ms.
   EXPECT_LT(longest_wait, absl::Milliseconds(500));
   EXPECT_GT((*consumer)->fetch_wakeups(), 0);
+}
+
+// Follower fetching (KIP-392). Three mock brokers in racks rack-1..rack-3;
+// the partition's leader is broker 1. With Kafka's RackAwareReplicaSelector a
+// leader names, in its Fetch response, a follower in the client's rack as the
+// preferred read replica, and the client fetches from it from then on.
+// librdkafka's mock cluster does not look at the rack the client sends: it
+// names the follower set with rd_kafka_mock_partition_set_follower to every
+// client. So each test sets up what a rack-aware broker answers for its
+// consumer (a follower in rack-3 for client.rack=rack-3, none for a consumer
+// without a rack), and the mock's request tracking shows which broker served
+// the task consumer's Fetch requests.
+class FollowerFetchTest : public ::testing::Test {
+ protected:
+  static constexpr int kRecords = 100;
+
+  void SetUp() override {
+    auto kafka = testing::MockKafka::Start(3);
+    ASSERT_TRUE(kafka.ok()) << kafka.status();
+    kafka_ = std::move(*kafka);
+    rd_kafka_mock_cluster_t* mock = kafka_->cluster().get();
+    for (int32_t broker = 1; broker <= 3; ++broker) {
+      ASSERT_EQ(rd_kafka_mock_broker_set_rack(mock, broker, absl::StrCat("rack-", broker).c_str()),
+                RD_KAFKA_RESP_ERR_NO_ERROR);
+    }
+    ASSERT_TRUE(kafka_->CreateTopic("events", 1).ok());
+    ASSERT_EQ(rd_kafka_mock_partition_set_leader(mock, "events", 0, 1), RD_KAFKA_RESP_ERR_NO_ERROR);
+    std::vector<std::string> values;
+    for (int i = 0; i < kRecords; ++i) values.push_back(absl::StrCat("r", i));
+    auto first = kafka_->Produce("events", 0, values);
+    ASSERT_TRUE(first.ok()) << first.status();
+    ASSERT_EQ(*first, 0);
+  }
+
+  // Reads the whole partition with the task's consumer, whose spec
+  // properties are `properties` (bootstrap.servers added), and returns the
+  // Fetch requests each broker received meanwhile.
+  std::map<int32_t, int> ReadAllAndCountFetches(kafka::KafkaProperties properties) {
+    rd_kafka_mock_cluster_t* mock = kafka_->cluster().get();
+    rd_kafka_mock_start_request_tracking(mock);
+    KafkaConsumerOptions options;
+    options.topic = "events";
+    properties["bootstrap.servers"] = kafka_->bootstrap();
+    options.properties = properties;
+    options.client_id = "follower-test";
+    options.cluster_kind = kafka::ClusterKind::kDevBroker;
+    auto consumer = KafkaConsumer::Create(options);
+    EXPECT_TRUE(consumer.ok()) << consumer.status();
+    if (!consumer.ok()) return {};
+    EXPECT_TRUE((*consumer)->Assign({{0, 0}}).ok());
+    int64_t next = 0;
+    KafkaBatch batch;
+    const absl::Time deadline = absl::Now() + absl::Seconds(20);
+    while (next < kRecords && absl::Now() < deadline) {
+      std::vector<OffsetOutOfRange> oor;
+      EXPECT_TRUE((*consumer)->Poll(absl::Milliseconds(100), 50, &batch, &oor).ok());
+      EXPECT_TRUE(oor.empty()) << oor[0].message;
+      for (size_t i = 0; i < batch.size(); ++i) {
+        EXPECT_EQ(batch[i].offset, next);
+        EXPECT_EQ(batch[i].value, absl::StrCat("r", next));
+        ++next;
+      }
+    }
+    EXPECT_EQ(next, kRecords);
+    batch.Clear();  // its messages hold the consumer's partitions
+    consumer->reset();
+    size_t count = 0;
+    rd_kafka_mock_request_t** requests = rd_kafka_mock_get_requests(mock, &count);
+    std::map<int32_t, int> fetches;
+    for (size_t i = 0; i < count; ++i) {
+      if (rd_kafka_mock_request_api_key(requests[i]) == 1 /* Fetch */) {
+        ++fetches[rd_kafka_mock_request_id(requests[i])];
+      }
+    }
+    rd_kafka_mock_request_destroy_array(requests, count);
+    rd_kafka_mock_stop_request_tracking(mock);
+    return fetches;
+  }
+
+  std::unique_ptr<testing::MockKafka> kafka_;
+};
+
+TEST_F(FollowerFetchTest, AConsumerWithClientRackFetchesFromTheFollowerInItsRack) {
+  ASSERT_EQ(rd_kafka_mock_partition_set_follower(kafka_->cluster().get(), "events", 0, 3),
+            RD_KAFKA_RESP_ERR_NO_ERROR);
+  const std::map<int32_t, int> fetches = ReadAllAndCountFetches({{"client.rack", "rack-3"}});
+  // The leader's first answer names the follower (and carries no records);
+  // every record then came from broker 3.
+  EXPECT_GT(fetches.count(3) ? fetches.at(3) : 0, 0) << "no Fetch reached the follower";
+  EXPECT_EQ(fetches.count(2), 0u);
+  EXPECT_LE(fetches.count(1) ? fetches.at(1) : 0, 2) << "the leader kept serving Fetches";
+}
+
+TEST_F(FollowerFetchTest, AConsumerWithoutClientRackFetchesFromTheLeader) {
+  const std::map<int32_t, int> fetches = ReadAllAndCountFetches({});
+  EXPECT_GT(fetches.count(1) ? fetches.at(1) : 0, 0) << "no Fetch reached the leader";
+  EXPECT_EQ(fetches.count(2), 0u);
+  EXPECT_EQ(fetches.count(3), 0u);
 }
 
 }  // namespace

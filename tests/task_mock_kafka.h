@@ -24,6 +24,9 @@ class MockKafka {
   ~MockKafka();
 
   const std::string& bootstrap() const { return cluster_->bootstrap_servers(); }
+  // The mock cluster itself, for its controls (racks, leaders, followers,
+  // request tracking: librdkafka's rdkafka_mock.h).
+  kafka::MockCluster& cluster() { return *cluster_; }
   absl::Status CreateTopic(const std::string& topic, int partitions);
 
   // Produces `values` to one partition and waits until every one is stored.
