@@ -412,7 +412,8 @@ absl::Status KafkaConsumer::PollOnce(absl::Duration timeout, size_t max_records,
   // it may have been at a limit.
   const double average_bytes = polled_records_ > 0 ? polled_bytes_ / polled_records_ : 0;
   const int64_t queued = static_cast<int64_t>(rd_kafka_queue_length(queue_));
-  if (refill_.Observe(queued + n, average_bytes) || refill_.Observe(queued, average_bytes)) {
+  if (wake_fetchers_ &&
+      (refill_.Observe(queued + n, average_bytes) || refill_.Observe(queued, average_bytes))) {
     WakeFetchers();
   }
   return fatal;

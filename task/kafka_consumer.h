@@ -254,6 +254,11 @@ class KafkaConsumer {
   // Only the thread that calls Assign and Poll touches these.
   std::vector<int32_t> assigned_;
   RefillTrigger refill_;
+  // Only a library without fetch.queue.backoff.ms (before 2.2) needs the
+  // wake-up: from 2.2 on a partition whose queue was full fetches again once
+  // its backoff ran out, whatever wakes the broker thread, and a wake-up only
+  // costs the read loop a ListOffsets round trip (fetch_refill.h).
+  const bool wake_fetchers_ = rd_kafka_version() < kafka::kFetchQueueBackoffSince;
   double polled_bytes_ = 0;
   double polled_records_ = 0;
   int64_t fetch_wakeups_ = 0;

@@ -7,8 +7,8 @@
 //   error (auto.offset.reset=error) instead of silently skipping or re-reading;
 //   partition EOF events are not needed; librdkafka 2.0.2 needed a group.id
 //   even for assign() (it is never joined), "sluice" unless the user sets one;
-//   a full local queue postpones the next fetch by fetch.queue.backoff.ms, 10
-//   ms instead of librdkafka's 1 s. That property exists from librdkafka 2.2
+//   a full local queue postpones the next fetch by fetch.queue.backoff.ms, 2
+//   ms instead of librdkafka's 1 s (10 ms capped fast readers; see the .cc). That property exists from librdkafka 2.2
 //   on: it is recommended only when rd_kafka_version() of the library linked
 //   in says it has it (sluice is built with 2.12.1; the end-to-end
 //   benchmark's comparison relinks the same objects with Debian's 2.0.2,

@@ -29,7 +29,7 @@ TEST(ConsumerSettingsTest, RealKafkaKeepsLibrdkafkaFetchDefaults) {
   EXPECT_EQ(props.at("enable.auto.offset.store"), "false");
   EXPECT_EQ(props.at("auto.offset.reset"), "error");
   // librdkafka's 1 s would starve a reader slower than the broker.
-  EXPECT_EQ(props.at("fetch.queue.backoff.ms"), "10");
+  EXPECT_EQ(props.at("fetch.queue.backoff.ms"), "2");
 }
 
 // The same objects linked with an older librdkafka (Debian 12's 2.0.2, as
@@ -39,8 +39,8 @@ TEST(ConsumerSettingsTest, OlderLibrariesDoNotGetTheFetchQueueBackoff) {
   for (ClusterKind kind : {ClusterKind::kDevBroker, ClusterKind::kKafka}) {
     EXPECT_EQ(RecommendedConsumerProperties(kind, 0x020002ff).count("fetch.queue.backoff.ms"), 0u);
     EXPECT_EQ(RecommendedConsumerProperties(kind, 0x020100ff).count("fetch.queue.backoff.ms"), 0u);
-    EXPECT_EQ(RecommendedConsumerProperties(kind, 0x020200ff).at("fetch.queue.backoff.ms"), "10");
-    EXPECT_EQ(RecommendedConsumerProperties(kind, 0x020c01ff).at("fetch.queue.backoff.ms"), "10");
+    EXPECT_EQ(RecommendedConsumerProperties(kind, 0x020200ff).at("fetch.queue.backoff.ms"), "2");
+    EXPECT_EQ(RecommendedConsumerProperties(kind, 0x020c01ff).at("fetch.queue.backoff.ms"), "2");
     // Everything else is the same.
     KafkaProperties old = RecommendedConsumerProperties(kind, 0x020002ff);
     KafkaProperties current = RecommendedConsumerProperties(kind);
