@@ -223,9 +223,9 @@ struct Indexer {
   void PersistAll() {
     for (auto& [bucket, index] : indexes) {
       if (index->rows() == 0) continue;
-      const std::string path = absl::StrCat(dir, "/", bucket, "_", spill_number++, ".spill");
-      CHECK(index->Spill(path).ok());
-      spills[bucket].push_back(path);
+      const std::string name = absl::StrCat(bucket, "_", spill_number++, ".spill");
+      CHECK(index->Spill(dir, name).ok());
+      spills[bucket].push_back(absl::StrCat(dir, "/", name));
     }
     rows_in_memory = 0;
     bytes_in_memory = 0;

@@ -4,6 +4,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "common/segment/incremental_index.h"
 #include "common/segment/row_parser.h"
 #include "common/segment/row_transform.h"
@@ -158,16 +159,15 @@ class ColumnarIndex final : public SegmentIndex {
   int64_t rows() const override { return index_->rows(); }
   int64_t estimated_bytes() const override { return index_->estimated_bytes(); }
 
-  absl::StatusOr<int64_t> Spill(const std::string& path) override {
-    const size_t slash = path.rfind('/');
-    if (slash == std::string::npos || !absl::EndsWith(path, segment::kSpillSuffix)) {
+  absl::StatusOr<int64_t> Spill(const std::string& directory, const std::string& name) override {
+    // The segment library names the file <name>.spill itself.
+    if (!absl::EndsWith(name, segment::kSpillSuffix)) {
       return absl::InvalidArgumentError(
-          absl::StrCat("spill path ", path, " is not <directory>/<name>.spill"));
+          absl::StrCat("spill name ", name, " does not end in ", segment::kSpillSuffix));
     }
     segment::SpillOptions options;
-    options.directory = path.substr(0, slash);
-    options.name = path.substr(
-        slash + 1, path.size() - slash - 1 - std::char_traits<char>::length(segment::kSpillSuffix));
+    options.directory = directory;
+    options.name = std::string(absl::StripSuffix(name, segment::kSpillSuffix));
     SLUICE_ASSIGN_OR_RETURN(segment::SpillDescriptor spill,
                             segment::PersistIndex(index_.get(), options));
     return static_cast<int64_t>(spill.rows);

@@ -109,9 +109,9 @@ class DirectBuildTest : public ::testing::TestWithParam<std::tuple<bool, bool>> 
       if (row == nullptr) continue;
       EXPECT_TRUE(index->Add(*row, i % kPartitions, i / kPartitions).ok());
       if (std::find(spill_after.begin(), spill_after.end(), i) != spill_after.end()) {
-        const std::string path = absl::StrCat(dir_, "/", name, "_", i, ".spill");
-        EXPECT_TRUE(index->Spill(path).ok());
-        spills->push_back(path);
+        const std::string spill = absl::StrCat(name, "_", i, ".spill");
+        EXPECT_TRUE(index->Spill(dir_, spill).ok());
+        spills->push_back(absl::StrCat(dir_, "/", spill));
         std::unique_ptr<SegmentIndex> next = index->Successor();
         if (next != nullptr) index = std::move(next);
       }

@@ -112,11 +112,13 @@ TEST_F(ColumnarEngineTest, SegmentBytesDoNotDependOnHowRowsWereSpilled) {
       EXPECT_NE(row, nullptr) << error.message;
       EXPECT_TRUE(index->Add(*row, 0, static_cast<int64_t>(i)).ok());
       if (std::find(split.begin(), split.end(), i) != split.end()) {
-        const std::string path = dir_ + "/" + name + std::to_string(i) + ".spill";
-        auto rows = index->Spill(path);
+        const std::string spill = name + std::to_string(i) + ".spill";
+        const int64_t held = index->rows();
+        auto rows = index->Spill(dir_, spill);
         EXPECT_TRUE(rows.ok()) << rows.status();
+        EXPECT_EQ(rows.value_or(-1), held);  // the spill's own count
         EXPECT_EQ(index->rows(), 0);
-        spills.push_back(path);
+        spills.push_back(dir_ + "/" + spill);
       }
     }
     auto built = engine_->BuildSegment(spills, info, dir_ + "/" + name + ".seg");
@@ -137,7 +139,7 @@ TEST_F(ColumnarEngineTest, SegmentBytesDoNotDependOnHowRowsWereSpilled) {
       ASSERT_TRUE(index->Add(*row, 0, static_cast<int64_t>(i)).ok());
     }
     const std::string path = dir_ + "/miscounted.spill";
-    ASSERT_TRUE(index->Spill(path).ok());
+    ASSERT_TRUE(index->Spill(dir_, "miscounted.spill").ok());
     auto miscounted = engine_->BuildSegment({path}, info, dir_ + "/miscounted.seg");
     EXPECT_EQ(miscounted.status().code(), absl::StatusCode::kInternal) << miscounted.status();
     EXPECT_NE(miscounted.status().message().find("holds 4 records of partition 0 but the task "
@@ -157,11 +159,12 @@ TEST_F(ColumnarEngineTest, SegmentBytesDoNotDependOnHowRowsWereSpilled) {
   ASSERT_TRUE(sums.ok());
   EXPECT_EQ(*sums, (std::vector<int64_t>{6, 2, 3}));
 
-  // A spill path that is not <dir>/<name>.spill is refused.
+  // A spill name that does not end in .spill is refused.
   auto index = engine_->NewIndex(interval);
   RowParseError error;
   ASSERT_TRUE(index->Add(*parser_->Parse(values[0], &error), 0, 0).ok());
-  EXPECT_EQ(index->Spill(dir_ + "/x.bin").status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(index->Spill(dir_, "x.bin").status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(index->rows(), 1);
   // Records outside the provenance ranges are refused by the build.
   range->set_end_offset(2);
   EXPECT_FALSE(engine_->BuildSegment({dir_ + "/one3.spill"}, info, dir_ + "/bad.seg").ok());

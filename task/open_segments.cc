@@ -116,6 +116,9 @@ absl::Status OpenSegments::Restore(const state::SegmentState& record,
     build.next_index = *std::move(index);
   }
   build.rows_total = record.spilled_rows();
+  // The persister keeps that count from here on, as each spill or built
+  // file says (Persister: the restore point's spilled_rows).
+  build.record.clear_spilled_rows();
   build.records_per_slot.assign(partition_of_slot_.size(), 0);
   for (const auto& [p, n] : record.records_by_partition()) {
     if (p >= 0 && p < static_cast<int32_t>(slot_of_partition_.size()) &&
@@ -154,7 +157,6 @@ std::vector<OpenSegments::DirectBuild> OpenSegments::TakeBuilds(int32_t sequence
     out.record = Record(build);
     out.name = TaskFiles::BuiltFileName(it->first.first, it->first.second, (*next_spill_number)++);
     build.record.set_built_file(out.name);
-    build.record.set_spilled_rows(build.record.spilled_rows() + build.index->rows());
     build.next_index = build.index->Successor();
     out.index = std::move(build.index);
     builds.push_back(std::move(out));
@@ -170,7 +172,6 @@ std::vector<std::pair<std::string, std::unique_ptr<SegmentIndex>>> OpenSegments:
     if (build.index == nullptr || build.index->rows() == 0) continue;
     std::string name = TaskFiles::SpillName(key.first, key.second, (*next_spill_number)++);
     build.record.add_spill_files(name);
-    build.record.set_spilled_rows(build.record.spilled_rows() + build.index->rows());
     // The next row of this (sequence, interval) starts a new index.
     build.next_index = build.index->Successor();
     spills.emplace_back(std::move(name), std::move(build.index));

@@ -24,7 +24,7 @@ class FakeIndex : public SegmentIndex {
   }
   int64_t rows() const override { return rows_; }
   int64_t estimated_bytes() const override { return rows_ * 10; }
-  absl::StatusOr<int64_t> Spill(const std::string&) override { return rows_; }
+  absl::StatusOr<int64_t> Spill(const std::string&, const std::string&) override { return rows_; }
 
  private:
   int64_t rows_ = 0;
@@ -139,7 +139,7 @@ TEST_F(OpenSegmentsTest, SpillsTakeTheIndexesAndKeepTheAllocations) {
   EXPECT_EQ(spills[0].second->rows(), 1);
   EXPECT_EQ(next, 8);
   EXPECT_EQ(a->index, nullptr);
-  EXPECT_EQ(a->record.spilled_rows(), 1);
+  EXPECT_EQ(a->record.spilled_rows(), 0);  // counted by the persister, from the spill
   EXPECT_EQ(segments_.SpillFiles(), (std::set<std::string>{"0_0_7.spill"}));
 
   // The next row gets a new index for the same allocation.
@@ -292,7 +292,7 @@ TEST_F(OpenSegmentsTest, TakeBuildsTakesTheSegmentsWithNoSpillOfThatSequence) {
   EXPECT_EQ(records[0].built_file(), "");  // the spilled segment
   EXPECT_EQ(records[0].spill_files_size(), 1);
   EXPECT_EQ(records[1].built_file(), "0_3600000_6.sluice");
-  EXPECT_EQ(records[1].spilled_rows(), 1);
+  EXPECT_EQ(records[1].spilled_rows(), 0);  // counted by the persister, from the file
   EXPECT_EQ(segments_.SpillFiles().count("0_3600000_6.sluice"), 1u);
   // The rest spills: sequence 0's spilled segment and the open sequence.
   EXPECT_EQ(segments_.TakeSpills(&next).size(), 2u);

@@ -1,17 +1,15 @@
 #include "task/persist_planner.h"
 
-
 namespace sluice::task {
 
 PersistPlanner::PersistPlanner(PersistPlannerOptions options)
     : options_(std::move(options)),
-      files_(options_.task_dir),
       persister_(options_.persister),
       last_persist_(absl::Now()) {}
 
 void PersistPlanner::Restore(const state::RestorePoint& point) {
   submitted_ = point.counters().persists();
-  persister_.set_persists_written(submitted_);
+  persister_.Restore(point);
   next_spill_number_ = point.next_spill_number();
 }
 
@@ -41,18 +39,14 @@ void PersistPlanner::Submit(const std::vector<Sequence>& closed, const OffsetMap
     for (OpenSegments::DirectBuild& taken :
          segments.TakeBuilds(sequence.id, &next_spill_number_)) {
       PersistBuild build;
-      build.path = files_.spill(taken.name);
+      build.name = std::move(taken.name);
       build.index = std::move(taken.index);
-      for (const std::string& name : taken.record.spill_files()) {
-        build.spills.push_back(files_.spill(name));
-      }
+      build.spills.assign(taken.record.spill_files().begin(), taken.record.spill_files().end());
       build.info = options_.publisher->BuildInfo(sequence, taken.record);
       job.builds.push_back(std::move(build));
     }
   }
-  for (auto& [name, index] : segments.TakeSpills(&next_spill_number_)) {
-    job.spills.emplace_back(files_.spill(name), std::move(index));
-  }
+  job.spills = segments.TakeSpills(&next_spill_number_);
   state::RestorePoint& point = job.point;
   ToProto(current, point.mutable_current_offsets());
   segments.AddTo(&point);

@@ -24,7 +24,6 @@
 #include "task/record_router.h"
 #include "task/sequence_publisher.h"
 #include "task/sequences.h"
-#include "task/task_files.h"
 #include "task/task_spec.h"
 #include "task/task_state.pb.h"
 
@@ -32,13 +31,13 @@ namespace sluice::task {
 
 struct PersistPlannerOptions {
   const TaskSettings* settings = nullptr;
-  // The task directory: where spills and directly built segment files go.
-  std::string task_dir;
   // Not owned; outlive the planner. The segments give their indexes; the
   // router its accounting; the publisher the build info of a direct build.
   OpenSegments* segments = nullptr;
   const RecordRouter* router = nullptr;
   const SequencePublisher* publisher = nullptr;
+  // With the task directory: where spills and directly built segment files
+  // go, named in the restore point.
   PersisterOptions persister;
 };
 
@@ -85,7 +84,6 @@ class PersistPlanner {
 
  private:
   const PersistPlannerOptions options_;
-  const TaskFiles files_;
   Persister persister_;
   int64_t submitted_ = 0;
   int64_t next_spill_number_ = 0;

@@ -11,7 +11,8 @@
 
 namespace sluice::task {
 
-Persister::Persister(PersisterOptions options) : options_(std::move(options)) {}
+Persister::Persister(PersisterOptions options)
+    : options_(std::move(options)), files_(options_.task_dir) {}
 
 Persister::~Persister() { Stop(); }
 
@@ -59,6 +60,15 @@ absl::Status Persister::AwaitPersisted(int64_t persists, const std::function<boo
   }
 }
 
+void Persister::Restore(const state::RestorePoint& point) {
+  absl::MutexLock lock(&mu_);
+  persists_written_.store(point.counters().persists());
+  spilled_rows_.clear();
+  for (const state::SegmentState& s : point.segments()) {
+    spilled_rows_[{s.sequence_id(), s.interval_start_ms()}] = s.spilled_rows();
+  }
+}
+
 absl::Status Persister::failure() const {
   absl::MutexLock lock(&mu_);
   return error_;
@@ -99,23 +109,50 @@ bool Persister::exiting() const {
 }
 
 absl::Status Persister::Write(PersistJob& job) {
+  // The rows each file written holds, as it says itself.
+  std::map<std::string, int64_t> rows_of;
   for (PersistBuild& build : job.builds) {
     BuildSlot slot(options_.build_slots, [this] { return exiting(); });
     if (!slot.held()) {
       return absl::CancelledError(absl::StrCat("stopping before building ", build.info.segment_id));
     }
-    SLUICE_RETURN_IF_ERROR(build.index->Build(build.spills, build.info, build.path).status());
+    std::vector<std::string> spills;
+    for (const std::string& name : build.spills) spills.push_back(files_.spill(name));
+    SLUICE_ASSIGN_OR_RETURN(const BuiltSegment built,
+                            build.index->Build(spills, build.info, files_.spill(build.name)));
+    rows_of[build.name] = built.rows;
     build.index.reset();
   }
-  for (auto& [path, index] : job.spills) {
-    SLUICE_RETURN_IF_ERROR(index->Spill(path).status());
+  for (auto& [name, index] : job.spills) {
+    SLUICE_ASSIGN_OR_RETURN(rows_of[name], index->Spill(files_.spill_dir(), name));
     index.reset();
+  }
+  // Each segment's rows: those of its spills written before, and of the
+  // spills written now; a built file holds all of them.
+  std::map<SegmentKey, int64_t> spilled_rows;
+  {
+    absl::MutexLock lock(&mu_);
+    for (state::SegmentState& s : *job.point.mutable_segments()) {
+      const SegmentKey key{s.sequence_id(), s.interval_start_ms()};
+      auto before = spilled_rows_.find(key);
+      int64_t rows = before == spilled_rows_.end() ? 0 : before->second;
+      for (const std::string& name : s.spill_files()) {
+        if (auto it = rows_of.find(name); it != rows_of.end()) rows += it->second;
+      }
+      if (auto it = rows_of.find(s.built_file()); it != rows_of.end()) rows = it->second;
+      s.set_spilled_rows(rows);
+      spilled_rows[key] = rows;
+    }
   }
   // Spills and built files written, restore point not yet: a crash here
   // leaves files no restore point names (the restart deletes them and
   // re-reads).
   SLUICE_RETURN_IF_ERROR(SLUICE_FAULT_POINT("task.persist.after_spills"));
-  SLUICE_RETURN_IF_ERROR(SaveProtoJson(options_.restore_point_path, job.point));
+  SLUICE_RETURN_IF_ERROR(SaveProtoJson(files_.restore_point(), job.point));
+  {
+    absl::MutexLock lock(&mu_);
+    spilled_rows_ = std::move(spilled_rows);
+  }
   persists_written_.store(job.point.counters().persists());
   options_.metrics.persists->Increment();
   options_.metrics.persist_seconds->ObserveDuration(absl::Now() - job.started);

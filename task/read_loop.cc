@@ -58,11 +58,10 @@ PersistPlannerOptions PlannerOptions(const ReadLoopOptions& options, const TaskF
                                      OpenSegments* segments, const RecordRouter* router) {
   PersistPlannerOptions planner;
   planner.settings = options.settings;
-  planner.task_dir = files.dir;
   planner.segments = segments;
   planner.router = router;
   planner.publisher = options.publisher;
-  planner.persister = PersisterOptions{files.restore_point(), options.metrics, options.log_prefix,
+  planner.persister = PersisterOptions{files.dir, options.metrics, options.log_prefix,
                                        options.build_slots};
   return planner;
 }

@@ -114,10 +114,11 @@ class SegmentIndex {
   // Rows held (after rollup) and their estimated memory.
   virtual int64_t rows() const = 0;
   virtual int64_t estimated_bytes() const = 0;
-  // Writes the rows held to a new file at `path` (ending in ".spill"),
-  // durably (fsynced) when this returns, and empties the index. Returns the
-  // number of rows written. The index must not be empty.
-  virtual absl::StatusOr<int64_t> Spill(const std::string& path) = 0;
+  // Writes the rows held to a new file `name` (ending in ".spill") in
+  // `directory`, durably (fsynced) when this returns, and empties the index.
+  // Returns the number of rows the spill holds, as the spill itself says
+  // (the task's one count of them). The index must not be empty.
+  virtual absl::StatusOr<int64_t> Spill(const std::string& directory, const std::string& name) = 0;
   // The direct build: writes the segment file at `out_path` from `spills`
   // (the segment's earlier rows; may be empty) and the rows held, durably,
   // with the same read-back check as SegmentEngine::BuildSegment. The file
