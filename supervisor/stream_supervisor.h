@@ -11,6 +11,8 @@
 // republishes after every notice, and talk to the loop by posting notices.
 //
 // The pieces it is built from, each owning one thing:
+//   loop_state.h           the state the loop shares with its parts (spec,
+//                          groups, detailed state, health)
 //   start_offset_policy.h  where a new group starts (pure)
 //   task_actions.h         create / stop / kill tasks, end groups (one
 //                          "a replica succeeded" path)
@@ -56,6 +58,7 @@
 #include "supervisor/group_creation.h"
 #include "supervisor/iceberg_table_activity.h"
 #include "supervisor/idle_handling.h"
+#include "supervisor/loop_state.h"
 #include "supervisor/offset_resets.h"
 #include "supervisor/pauseless_margin.h"
 #include "supervisor/roll_over.h"
@@ -132,7 +135,7 @@ class StreamSupervisor {
   StreamSupervisor(const StreamSupervisor&) = delete;
   StreamSupervisor& operator=(const StreamSupervisor&) = delete;
 
-  const std::string& datasource() const { return datasource_; }
+  const std::string& datasource() const { return state_.datasource; }
 
   // ---- called from RPC threads ----
 
@@ -192,8 +195,6 @@ class StreamSupervisor {
   void RunOnce();
   absl::Status RunSteps();
   void PublishView();
-  void RecordError(const absl::Status& status);
-  std::string Prefix() const;
 
   // The number of reading groups: the autoscaler's when it is on, else
   // ioConfig.taskCount.
@@ -205,7 +206,10 @@ class StreamSupervisor {
   absl::Status Recover();
 
   const StreamSupervisorOptions options_;
-  const std::string datasource_;
+  // The loop's state, shared with the parts that act on it (GroupCreation,
+  // OffsetResets): spec, groups, detailed state, health. Only loop steps
+  // touch it.
+  LoopState state_;
   // The loop's, the queries' and the RunTask calls' pools (shared or of its
   // own; declared before everything that runs on them).
   SupervisorPools pools_;
@@ -230,23 +234,10 @@ class StreamSupervisor {
   // Resets of stored offsets (created with actions_).
   std::unique_ptr<OffsetResets> resets_;
 
-  // ---- loop state (only touched by loop steps) ----
-  SpecRecord spec_;
-  SpecTimings timings_;
-  bool recovered_ = false;
-  bool stopping_ = false;
-  // Reading and publishing groups, where the next ones start.
-  TaskGroups groups_;
-  // A run found no answer from the background queries yet (not a failure).
-  bool waiting_for_stream_ = false;
-  std::string detailed_state_ = "PENDING";
-  // Run and task outcomes, recent errors (stream_status.h).
-  SupervisorHealth health_;
   // ioConfig.idleConfig: observed each run, stored at every change.
   std::unique_ptr<IdleHandling> idle_;
   // The number of reading groups in force and the autoscaler's decisions.
   std::unique_ptr<TaskCountController> task_count_;
-
 
   // The workers' reports of its tasks (their own mutex; created with
   // actions_).
