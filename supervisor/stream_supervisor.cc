@@ -20,14 +20,6 @@
 #include "supervisor/spec_changes.h"
 
 namespace sluice::supervisor {
-namespace {
-
-// The deadline of one RunTask (a single attempt): a healthy worker answers
-// in milliseconds; a frozen one must not keep a replacement waiting.
-constexpr absl::Duration kRunTaskTimeout = absl::Seconds(2);
-
-}  // namespace
-
 // ---- lifecycle ----
 
 StreamSupervisor::StreamSupervisor(StreamSupervisorOptions deps, SpecRecord spec)
@@ -38,6 +30,7 @@ StreamSupervisor::StreamSupervisor(StreamSupervisorOptions deps, SpecRecord spec
               .task_rpcs = options_.task_rpcs,
               .clock = options_.clock,
               .datasource = state_.datasource}),
+      clients_(options_.task_client_factory, state_.spec.spec.tuning_config()),
       view_({.datasource = state_.datasource,
              .store = options_.store,
              .iceberg_activity = options_.iceberg_activity}),
@@ -91,8 +84,8 @@ absl::StatusOr<std::unique_ptr<StreamSupervisor>> StreamSupervisor::Start(
   actions.registry = s->options_.registry;
   actions.store = s->options_.store;
   actions.clock = s->options_.clock;
-  actions.client = s->client_.get();
-  actions.run_client = s->run_client_.get();
+  actions.client = s->clients_.chat();
+  actions.run_client = s->clients_.run();
   actions.task_rpcs = s->pools_.task_rpcs();
   actions.publisher_decodes_segments = s->options_.publisher_decodes_segments;
   actions.record_error = [raw = s.get()](const absl::Status& status) {
@@ -115,7 +108,7 @@ absl::StatusOr<std::unique_ptr<StreamSupervisor>> StreamSupervisor::Start(
   checkpoints.datasource = s->state_.datasource;
   checkpoints.store = s->options_.store;
   checkpoints.clock = s->options_.clock;
-  checkpoints.client = s->client_.get();
+  checkpoints.client = s->clients_.chat();
   checkpoints.actions = s->actions_.get();
   checkpoints.metrics = s->options_.metrics;
   checkpoints.pauseless_checkpoints = s->options_.pauseless_checkpoints;
@@ -192,12 +185,6 @@ absl::StatusOr<std::unique_ptr<StreamSupervisor>> StreamSupervisor::Start(
 
 absl::Status StreamSupervisor::Init() {
   SLUICE_ASSIGN_OR_RETURN(state_.timings, ParseSpecTimings(state_.spec.spec));
-  const ChatOptions chat = ChatOptionsFromTuning(state_.spec.spec.tuning_config());
-  client_ = options_.task_client_factory(chat);
-  ChatOptions run = chat;
-  run.timeout = std::min(chat.timeout, kRunTaskTimeout);
-  run.attempts = 1;
-  run_client_ = options_.task_client_factory(run);
   stream_->Connect();
   loop_.SetNextRun(options_.clock->Now() + state_.timings.start_delay);
   PublishView();
@@ -374,7 +361,7 @@ absl::Status StreamSupervisor::Recover() {
   options.datasource = state_.datasource;
   options.store = options_.store;
   options.registry = options_.registry;
-  options.client = client_.get();
+  options.client = clients_.chat();
   options.actions = actions_.get();
   SLUICE_ASSIGN_OR_RETURN(
       RecoveredGroups recovered,
@@ -467,8 +454,6 @@ void StreamSupervisor::PublishView() {
 v1::SupervisorStatus StreamSupervisor::Status() { return view_.Status(); }
 
 v1::SupervisorSummary StreamSupervisor::Summary() { return view_.Summary(); }
-
-int64_t StreamSupervisor::spec_version() { return view_.spec_version(); }
 
 void StreamSupervisor::OnTaskStatus(const v1::TaskStatus& status) {
   if (reports_->Note(status) && options_.run_on_events) RequestRun();

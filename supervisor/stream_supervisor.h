@@ -74,14 +74,13 @@
 #include "supervisor/supervisor_view.h"
 #include "supervisor/task_actions.h"
 #include "supervisor/task_client.h"
+#include "supervisor/task_clients.h"
 #include "supervisor/task_count_controller.h"
 #include "supervisor/task_group.h"
 #include "supervisor/task_reports.h"
 #include "supervisor/worker_registry.h"
 
 namespace sluice::supervisor {
-
-using TaskClientFactory = std::function<std::unique_ptr<TaskClient>(const ChatOptions&)>;
 
 struct StreamSupervisorOptions {
   MetadataStore* store = nullptr;
@@ -185,7 +184,6 @@ class StreamSupervisor {
 
   v1::SupervisorStatus Status();
   v1::SupervisorSummary Summary();
-  int64_t spec_version();
 
  private:
   StreamSupervisor(StreamSupervisorOptions deps, SpecRecord spec);
@@ -213,17 +211,16 @@ class StreamSupervisor {
   // The loop's, the queries' and the RunTask calls' pools (shared or of its
   // own; declared before everything that runs on them).
   SupervisorPools pools_;
-  std::unique_ptr<TaskClient> client_;
-  // RunTask only: one attempt with a short deadline (kRunTaskTimeout).
-  std::unique_ptr<TaskClient> run_client_;
+  // The chat and the RunTask clients (task_clients.h).
+  TaskClients clients_;
   // What is known of the stream: partitions, watermarks, reachability.
   std::unique_ptr<StreamTracker> stream_;
 
   // The background queries (options_.background_stream_queries; else null),
   // on options_.queries: they ask stream_ once the loop created it.
   std::unique_ptr<StreamQueries> stream_queries_;
-  // Created by Start() once the pools exist (uses client_, run_client_ and
-  // task_rpcs_); the loop's only way to act on tasks.
+  // Created by Start() once the pools exist (uses clients_ and the RunTask
+  // pool); the loop's only way to act on tasks.
   std::unique_ptr<TaskActions> actions_;
   // Checkpoint requests, handoffs and rounds (created with actions_).
   std::unique_ptr<CheckpointCoordinator> checkpoints_;

@@ -52,7 +52,6 @@ class SupervisorView {
   // The published status with the store's facts of now.
   v1::SupervisorStatus Status() ABSL_LOCKS_EXCLUDED(mu_);
   v1::SupervisorSummary Summary() ABSL_LOCKS_EXCLUDED(mu_);
-  int64_t spec_version() ABSL_LOCKS_EXCLUDED(mu_);
 
   // A checkpoint request judged against the published snapshot
   // (AnswerCheckpointRequest); when the loop must handle it, `queue` is
