@@ -15,11 +15,10 @@
 #include "common/metrics/catalog.h"
 #include "common/status_macros.h"
 #include "common/time_util.h"
-#include "supervisor/group_recovery.h"
-#include "supervisor/read_progress.h"
 #include "supervisor/spec_changes.h"
 
 namespace sluice::supervisor {
+
 // ---- lifecycle ----
 
 StreamSupervisor::StreamSupervisor(StreamSupervisorOptions deps, SpecRecord spec)
@@ -39,9 +38,10 @@ StreamSupervisor::StreamSupervisor(StreamSupervisorOptions deps, SpecRecord spec
              .first_step =
                  [this] {
                    LOG(INFO) << state_.Prefix() << "started (spec version " << state_.spec.version
-                             << ", " << stream_->Label() << ", " << TaskCount() << " groups x "
-                             << state_.spec.spec.io_config().replicas() << " replicas)";
-                   if (absl::Status recovered = Recover(); !recovered.ok()) {
+                             << ", " << stream_->Label() << ", " << run_->TaskCount()
+                             << " groups x " << state_.spec.spec.io_config().replicas()
+                             << " replicas)";
+                   if (absl::Status recovered = run_->Recover(); !recovered.ok()) {
                      state_.RecordError(Annotate(recovered, "recovering from the metadata store"));
                    }
                  },
@@ -159,6 +159,20 @@ absl::StatusOr<std::unique_ptr<StreamSupervisor>> StreamSupervisor::Start(
   resets.state = &s->state_;
   resets.wake_up = [raw = s.get()](const std::string& why) { raw->idle_->WakeUp(why); };
   s->resets_ = std::make_unique<OffsetResets>(std::move(resets));
+  LoopRunOptions run;
+  run.state = &s->state_;
+  run.store = s->options_.store;
+  run.registry = s->options_.registry;
+  run.client = s->clients_.chat();
+  run.actions = s->actions_.get();
+  run.stream = s->stream_.get();
+  run.reports = s->reports_.get();
+  run.task_count = s->task_count_.get();
+  run.checkpoints = s->checkpoints_.get();
+  run.roll_over = s->roll_over_.get();
+  run.creation = s->creation_.get();
+  run.idle = s->idle_.get();
+  s->run_ = std::make_unique<LoopRun>(std::move(run));
   if (s->options_.background_stream_queries) {
     StreamQueriesOptions queries;
     queries.pool = s->pools_.queries();
@@ -275,119 +289,7 @@ void StreamSupervisor::StopGracefully() {
 
 void StreamSupervisor::RunOnce() {
   loop_.SetNextRun(options_.clock->Now() + state_.timings.period);
-  if (state_.stopping) return;
-  state_.waiting_for_stream = false;
-  absl::Status status = RunSteps();
-  if (state_.waiting_for_stream) return;  // neither a success nor a failure
-  state_.health.NoteRun(status.ok());
-  if (!status.ok()) state_.RecordError(status);
-}
-
-absl::Status StreamSupervisor::RunSteps() {
-  if (!state_.recovered) {
-    SLUICE_RETURN_IF_ERROR(Annotate(Recover(), "recovering from the metadata store"));
-  }
-  const absl::Time t0 = absl::Now();
-  absl::Status partitions =
-      stream_->UpdatePartitions(&state_.detailed_state, &state_.waiting_for_stream);
-  if (!partitions.ok() && !stream_->partitions_known()) return partitions;
-  const absl::Time t1 = absl::Now();
-  reports_->Apply(state_.groups);
-  const absl::Time t2 = absl::Now();
-  // How far reading got (asked only when needed).
-  auto read_to = [this] { return ReadTo(stream_->StoredOffsets(), state_.groups.reading); };
-  // ioConfig.autoScalerConfig, before roll-over: a lag sample for the
-  // controller, which decides and applies.
-  if (task_count_->on() && !state_.spec.spec.suspended() && !state_.stopping && !idle_->idle()) {
-    task_count_->Check(
-        state_.spec.spec.io_config(), state_.groups.reading, LagSample(*stream_, read_to),
-        static_cast<int32_t>(stream_->partitions().size()), state_.timings.task_duration);
-  }
-  checkpoints_->MoveStalledCheckpoints(state_.groups.reading);
-  CheckTaskDuration();
-  roll_over_->CheckPublishing(state_.groups, state_.spec.spec.io_config().completion_timeout());
-  roll_over_->CheckReading(state_.groups);
-  absl::Status created = absl::OkStatus();
-  if (state_.spec.spec.suspended()) {
-    state_.detailed_state = "SUSPENDED";
-  } else if (IdleHandling::Verdict idle =
-                 idle_->Check(state_.spec.spec.io_config().idle_config(), *stream_, read_to);
-             idle != IdleHandling::Verdict::kAwake) {
-    if (idle == IdleHandling::Verdict::kWentIdle) {
-      roll_over_->FinalizeAll(state_.groups, "the stream is idle (ioConfig.idleConfig)",
-                              state_.timings.completion_timeout);
-    }
-    state_.detailed_state = "IDLE";
-  } else {
-    created = creation_->CreateGroupsAndTasks(TaskCount());
-  }
-  const absl::Time t3 = absl::Now();
-  stream_->UpdateLag(state_.groups.reading);
-  const absl::Time t4 = absl::Now();
-  if (t4 - t0 > absl::Milliseconds(50)) {
-    LOG(INFO) << state_.Prefix() << "slow run " << absl::ToDoubleMilliseconds(t4 - t0)
-              << " ms: partitions " << absl::ToDoubleMilliseconds(t1 - t0) << ", task statuses "
-              << absl::ToDoubleMilliseconds(t2 - t1) << ", groups and tasks "
-              << absl::ToDoubleMilliseconds(t3 - t2) << ", lag "
-              << absl::ToDoubleMilliseconds(t4 - t3);
-  }
-  SLUICE_RETURN_IF_ERROR(partitions);
-  return created;
-}
-
-// ---- recovery and what decides roll-over ----
-void StreamSupervisor::CheckTaskDuration() {
-  RollOverRun run;
-  if (state_.stopping) {
-    run.stop_all = "the supervisor is stopping";
-  } else if (state_.spec.spec.suspended()) {
-    run.stop_all = "the supervisor is suspended";
-  }
-  run.partitions = stream_->partitions();
-  run.task_count = TaskCount();
-  run.regrouping = [this](const std::string& name) { return task_count_->Regrouping(name); };
-  run.task_duration = state_.timings.task_duration;
-  run.stop_task_count = state_.spec.spec.io_config().stop_task_count();
-  run.completion_timeout = state_.timings.completion_timeout;
-  roll_over_->FinalizeDue(state_.groups, run);
-}
-
-int32_t StreamSupervisor::TaskCount() const {
-  return task_count_->TaskCount(state_.spec.spec.io_config());
-}
-
-absl::Status StreamSupervisor::Recover() {
-  GroupRecoveryOptions options;
-  options.datasource = state_.datasource;
-  options.store = options_.store;
-  options.registry = options_.registry;
-  options.client = clients_.chat();
-  options.actions = actions_.get();
-  SLUICE_ASSIGN_OR_RETURN(
-      RecoveredGroups recovered,
-      GroupRecovery(std::move(options)).Recover(state_.spec.spec, [this](int64_t version) {
-        return creation_->IsPreviousSpec(version);
-      }));
-  task_count_->Configure(state_.spec.spec.io_config(), recovered.autoscaled_task_count);
-  if (task_count_->on()) {
-    LOG(INFO) << state_.Prefix() << "autoscaler on: " << TaskCount() << " task groups"
-              << (recovered.autoscaled_task_count ? " (as last applied)" : "");
-  }
-  idle_->Restore(recovered.idle ? &*recovered.idle : nullptr);
-  for (auto& [id, group] : recovered.reading) state_.groups.reading[id] = std::move(group);
-  for (auto& [id, list] : recovered.publishing) {
-    for (Group& group : list) state_.groups.publishing[id].push_back(std::move(group));
-  }
-  for (const auto& [p, offset] : recovered.publishing_ends) {
-    auto [it, inserted] = state_.groups.next_offsets.emplace(p, offset);
-    if (!inserted) it->second = std::max(it->second, offset);
-  }
-  // A scaling action the previous leader had not finished: the groups of
-  // the old count still roll over now.
-  task_count_->Resume(state_.spec.spec.io_config(), std::move(recovered.last_scaling),
-                      state_.groups.reading);
-  state_.recovered = true;
-  return absl::OkStatus();
+  run_->Run();
 }
 
 // ---- view and status ----

@@ -13,6 +13,7 @@
 // The pieces it is built from, each owning one thing:
 //   loop_state.h           the state the loop shares with its parts (spec,
 //                          groups, detailed state, health)
+//   loop_run.h             one run: its steps in order, recovery first
 //   start_offset_policy.h  where a new group starts (pure)
 //   task_actions.h         create / stop / kill tasks, end groups (one
 //                          "a replica succeeded" path)
@@ -58,6 +59,7 @@
 #include "supervisor/group_creation.h"
 #include "supervisor/iceberg_table_activity.h"
 #include "supervisor/idle_handling.h"
+#include "supervisor/loop_run.h"
 #include "supervisor/loop_state.h"
 #include "supervisor/offset_resets.h"
 #include "supervisor/pauseless_margin.h"
@@ -190,18 +192,9 @@ class StreamSupervisor {
   absl::Status Init();
 
   // ---- the loop's steps ----
+  // Sets when the next periodic run is due and runs once (run_).
   void RunOnce();
-  absl::Status RunSteps();
   void PublishView();
-
-  // The number of reading groups: the autoscaler's when it is on, else
-  // ioConfig.taskCount.
-  int32_t TaskCount() const;
-  // Hands roll_over_ what decides which reading groups finish now.
-  void CheckTaskDuration();
-
-  // Takes the groups GroupRecovery finds, the idle state and the task count.
-  absl::Status Recover();
 
   const StreamSupervisorOptions options_;
   // The loop's state, shared with the parts that act on it (GroupCreation,
@@ -235,6 +228,10 @@ class StreamSupervisor {
   std::unique_ptr<IdleHandling> idle_;
   // The number of reading groups in force and the autoscaler's decisions.
   std::unique_ptr<TaskCountController> task_count_;
+
+  // One run's steps in order, and recovery (created last by Start(): it
+  // uses the parts above).
+  std::unique_ptr<LoopRun> run_;
 
   // The workers' reports of its tasks (their own mutex; created with
   // actions_).
