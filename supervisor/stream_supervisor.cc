@@ -1,5 +1,5 @@
 // A stream supervisor (stream_supervisor.h): its start and wiring, the
-// calls of RPC threads (each a notice), the loop's runs, recovery, and the
+// calls of RPC threads (each a notice), the runs handed to LoopRun, and the
 // status it republishes for the view.
 #include "supervisor/stream_supervisor.h"
 

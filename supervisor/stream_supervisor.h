@@ -33,6 +33,7 @@
 //   supervisor_pools.h     the loop's, queries' and RunTask pools
 //   task_reports.h         the workers' task reports, applied each run
 //   supervisor_view.h      what RPC threads read (status, checkpoints)
+//   task_clients.h         the chat and RunTask clients
 // Its methods are in stream_supervisor.cc.
 #ifndef SLUICE_SUPERVISOR_STREAM_SUPERVISOR_H_
 #define SLUICE_SUPERVISOR_STREAM_SUPERVISOR_H_
