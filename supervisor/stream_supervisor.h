@@ -58,7 +58,7 @@
 #include "supervisor/checkpoint_coordinator.h"
 #include "supervisor/clock.h"
 #include "supervisor/group_creation.h"
-#include "supervisor/iceberg_table_activity.h"
+#include "supervisor/iceberg/iceberg_table_activity.h"
 #include "supervisor/idle_handling.h"
 #include "supervisor/loop_run.h"
 #include "supervisor/loop_state.h"

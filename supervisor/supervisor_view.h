@@ -18,7 +18,7 @@
 #include "absl/synchronization/mutex.h"
 #include "sluice/v1/supervisor_service.pb.h"
 #include "supervisor/checkpoint_coordinator.h"
-#include "supervisor/iceberg_table_activity.h"
+#include "supervisor/iceberg/iceberg_table_activity.h"
 #include "supervisor/store/metadata_store.h"
 
 namespace sluice::supervisor {
