@@ -34,7 +34,7 @@
 #include "common/segment/segment_reader.h"
 #include "common/segment/spill.h"
 #include "iceberg/table_metadata.h"
-#include "supervisor/iceberg_commit.h"
+#include "supervisor/iceberg/iceberg_commit.h"
 
 namespace sluice {
 namespace bench {

@@ -9,7 +9,7 @@
 #include "common/status_macros.h"
 #include "supervisor/compaction/iceberg_replace.h"
 #include "supervisor/compaction/table_upkeep.h"
-#include "supervisor/iceberg_commit.h"
+#include "supervisor/iceberg/iceberg_commit.h"
 #include "supervisor/supervisor_reads.h"
 
 namespace sluice::supervisor {

@@ -18,7 +18,7 @@
 #include "supervisor/compaction/compaction_activity.h"
 #include "supervisor/compaction/compaction_scheduler.h"
 #include "supervisor/compaction/compactor.h"
-#include "supervisor/iceberg_table_locks.h"
+#include "supervisor/iceberg/iceberg_table_locks.h"
 #include "supervisor/running_supervisors.h"
 #include "supervisor/store/metadata_store.h"
 

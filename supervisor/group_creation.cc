@@ -23,7 +23,7 @@ std::string GroupCreation::Prefix() const {
 }
 
 bool GroupCreation::IsPreviousSpec(int64_t version) {
-  const SpecRecord& running = options_.spec();
+  const SpecRecord& running = options_.state->spec;
   if (version == running.version) return false;
   auto cached = previous_spec_.find(version);
   if (cached != previous_spec_.end()) return cached->second;
@@ -44,11 +44,11 @@ bool GroupCreation::IsPreviousSpec(int64_t version) {
 }
 
 absl::Status GroupCreation::CreateGroupsAndTasks(int32_t task_count) {
-  TaskGroups& groups = *options_.groups;
+  TaskGroups& groups = options_.state->groups;
   for (const auto& [id, list] : groups.publishing) {
     for (const Group& group : list) {
       if (IsPreviousSpec(group.spec_version)) {
-        options_.set_state("WAITING_FOR_PREVIOUS_SPEC_TO_PUBLISH");
+        options_.state->detailed_state = "WAITING_FOR_PREVIOUS_SPEC_TO_PUBLISH";
         return absl::OkStatus();
       }
     }
@@ -76,7 +76,7 @@ absl::Status GroupCreation::CreateGroupsAndTasks(int32_t task_count) {
   for (auto& [group_id, group] : groups.reading) {
     int live = 0;
     for (const auto& [id, task] : group.tasks) live += IsLive(task) ? 1 : 0;
-    for (int i = live; i < options_.spec().spec.io_config().replicas(); ++i) {
+    for (int i = live; i < options_.state->spec.spec.io_config().replicas(); ++i) {
       absl::Status status = CreateTask(group);
       if (absl::IsResourceExhausted(status)) waiting_for_workers = true;
       if (!status.ok()) {
@@ -86,16 +86,16 @@ absl::Status GroupCreation::CreateGroupsAndTasks(int32_t task_count) {
     }
   }
   if (waiting_for_workers) {
-    options_.set_state("WAITING_FOR_WORKERS");
+    options_.state->detailed_state = "WAITING_FOR_WORKERS";
   } else if (first_error.ok()) {
-    options_.set_state("RUNNING");
+    options_.state->detailed_state = "RUNNING";
   }
   return first_error;
 }
 
 absl::Status GroupCreation::CreateGroup(int32_t group_id, const std::vector<int32_t>& partitions) {
-  TaskGroups& groups = *options_.groups;
-  const SpecRecord& spec = options_.spec();
+  TaskGroups& groups = options_.state->groups;
+  const SpecRecord& spec = options_.state->spec;
   const std::string topic = StreamNameOf(spec.spec.io_config());
   OffsetMap committed;
   SLUICE_RETURN_IF_ERROR(options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
@@ -130,7 +130,7 @@ absl::Status GroupCreation::CreateGroup(int32_t group_id, const std::vector<int3
   StartOffsetDecision decision = DecideStartOffsets(inputs);
   if (decision.unavailable) {
     // Kafka answered: this is not a connection problem.
-    options_.set_state("STORED_OFFSETS_UNAVAILABLE");
+    options_.state->detailed_state = "STORED_OFFSETS_UNAVAILABLE";
     options_.stream->SetOffsetsVerdict(
         {StreamProblem::kStoredOffsetsUnavailable, *decision.unavailable});
     return absl::FailedPreconditionError(*decision.unavailable);
@@ -148,7 +148,7 @@ absl::Status GroupCreation::CreateGroup(int32_t group_id, const std::vector<int3
   }
 
   const int64_t now_ms = options_.clock->NowMs();
-  const MessageTimeBounds bounds = GroupMessageTimeBounds(options_.timings(), now_ms);
+  const MessageTimeBounds bounds = GroupMessageTimeBounds(options_.state->timings, now_ms);
   const int64_t min_time = bounds.min_ms;
   const int64_t max_time = bounds.max_ms;
   Group group;
@@ -212,18 +212,18 @@ absl::Status GroupCreation::CreateTask(Group& group) {
   SLUICE_ASSIGN_OR_RETURN(const auto checkpoints, options_.actions->UnpublishedCheckpoints(group));
   absl::StatusOr<std::string> worker = options_.actions->PickWorker(group);
   if (!worker.ok()) {
-    options_.set_state("WAITING_FOR_WORKERS");
+    options_.state->detailed_state = "WAITING_FOR_WORKERS";
     if (options_.clock->Now() - last_resource_error_ > absl::Minutes(1)) {
       last_resource_error_ = options_.clock->Now();
-      options_.record_error(
+      options_.state->RecordError(
           Annotate(worker.status(), absl::StrCat("placing a task of group ", group.group_id)));
     }
     return worker.status();
   }
   SLUICE_ASSIGN_OR_RETURN(
       TaskLaunch launch,
-      options_.actions->CreateTask(group, *worker, checkpoints, options_.spec().spec,
-                                   options_.timings(), options_.stream->partition_ids()));
+      options_.actions->CreateTask(group, *worker, checkpoints, options_.state->spec.spec,
+                                   options_.state->timings, options_.stream->partition_ids()));
   // The answer comes back as a notice.
   const int32_t group_id = group.group_id;
   const std::string task_id = launch.spec.task_id();
@@ -240,7 +240,7 @@ absl::Status GroupCreation::CreateTask(Group& group) {
 void GroupCreation::HandleRunTaskResult(int32_t group_id, const std::string& task_id,
                                         const std::string& worker,
                                         const absl::StatusOr<v1::RunTaskResponse>& response) {
-  TaskGroups& groups = *options_.groups;
+  TaskGroups& groups = options_.state->groups;
   TaskInfo* task = nullptr;
   if (auto group = groups.reading.find(group_id); group != groups.reading.end()) {
     auto it = group->second.tasks.find(task_id);
@@ -249,7 +249,7 @@ void GroupCreation::HandleRunTaskResult(int32_t group_id, const std::string& tas
   if (!response.ok()) {
     const std::string error = absl::StrCat("RunTask failed: ", response.status().ToString());
     options_.actions->NoteRunTaskFailed(task_id, worker, error);
-    options_.record_error(Annotate(
+    options_.state->RecordError(Annotate(
         response.status(),
         absl::StrCat("starting task ", task_id, " of group ", group_id, " on worker ", worker)));
     if (task != nullptr && IsLive(*task)) {

@@ -5,8 +5,8 @@
 // replicas up to ioConfig.replicas, each placed on a worker, recorded and
 // sent RunTask off the loop, its answer handled back on the loop.
 //
-// Used on the stream supervisor's loop only, on the groups it lends for the
-// supervisor's lifetime (TaskGroups); what it needs besides comes through
+// Used on the stream supervisor's loop only, on the state it shares for the
+// supervisor's lifetime (loop_state.h); what it needs besides comes through
 // GroupCreationOptions. Not copyable. Everything it points to must outlive
 // it.
 #ifndef SLUICE_SUPERVISOR_GROUP_CREATION_H_
@@ -23,6 +23,7 @@
 #include "common/offsets.h"
 #include "common/spec.h"
 #include "supervisor/clock.h"
+#include "supervisor/loop_state.h"
 #include "supervisor/store/metadata_store.h"
 #include "supervisor/stream_tracker.h"
 #include "supervisor/task_actions.h"
@@ -40,12 +41,9 @@ struct GroupCreationOptions {
   // Partitions, watermarks, first-seen partitions, the stored offsets'
   // verdict.
   StreamTracker* stream = nullptr;
-  // The groups of the supervisor's loop.
-  TaskGroups* groups = nullptr;
-  // The running spec with its version, and its parsed durations (they may
-  // change live).
-  std::function<const SpecRecord&()> spec;
-  std::function<const SpecTimings&()> timings;
+  // The loop's shared state: the running spec and its durations, the
+  // groups, the detailed state, recorded errors.
+  LoopState* state = nullptr;
   // The supervisor's offset reset (stored offsets no longer in Kafka,
   // resetOffsetAutomatically): it kills the groups reading them.
   std::function<void(const OffsetMap&, const std::string&)> reset_offsets;
@@ -54,10 +52,6 @@ struct GroupCreationOptions {
   std::function<void()> request_run;
   // A group was created: RPC threads must know it before its tasks ask.
   std::function<void()> publish_view;
-  // The status' detailed state (RUNNING, WAITING_FOR_WORKERS, ...).
-  std::function<void(const std::string&)> set_state;
-  // A failure worth the status' recent errors.
-  std::function<void(const absl::Status&)> record_error;
 };
 
 class GroupCreation {

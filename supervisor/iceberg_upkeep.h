@@ -12,9 +12,9 @@
 #include "absl/time/time.h"
 #include "common/deep_storage.h"
 #include "common/metrics/registry.h"
-#include "supervisor/iceberg_orphan_sweeper.h"
-#include "supervisor/iceberg_table_activity.h"
-#include "supervisor/iceberg_table_locks.h"
+#include "supervisor/iceberg/iceberg_orphan_sweeper.h"
+#include "supervisor/iceberg/iceberg_table_activity.h"
+#include "supervisor/iceberg/iceberg_table_locks.h"
 #include "supervisor/running_supervisors.h"
 #include "supervisor/store/metadata_store.h"
 

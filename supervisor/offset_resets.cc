@@ -22,7 +22,7 @@ std::string OffsetResets::Prefix() const {
 
 void OffsetResets::KillGroupsReading(const std::set<int32_t>& partitions,
                                      const std::string& reason) {
-  TaskGroups& groups = *options_.groups;
+  TaskGroups& groups = options_.state->groups;
   for (auto it = groups.reading.begin(); it != groups.reading.end();) {
     bool affected = false;
     for (int32_t p : partitions) affected = affected || it->second.HasPartition(p);
@@ -38,7 +38,7 @@ void OffsetResets::KillGroupsReading(const std::set<int32_t>& partitions,
 }
 
 bool OffsetResets::ResetAll() {
-  TaskGroups& groups = *options_.groups;
+  TaskGroups& groups = options_.state->groups;
   options_.wake_up("the supervisor was reset");
   OffsetMap before;
   absl::Status status = options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
@@ -51,7 +51,7 @@ bool OffsetResets::ResetAll() {
     return absl::OkStatus();
   });
   if (!status.ok()) {
-    options_.record_error(Annotate(status, "reset"));
+    options_.state->RecordError(Annotate(status, "reset"));
     return false;
   }
   std::set<int32_t> all;
@@ -63,7 +63,8 @@ bool OffsetResets::ResetAll() {
   options_.stream->TreatAllAsFirstSeen();
   LOG(WARNING) << Prefix() << "reset: cleared the stored offsets " << FormatOffsets(before)
                << " and killed the reading groups; reading restarts from "
-               << (options_.spec().io_config().use_earliest_offset() ? "earliest" : "latest");
+               << (options_.state->spec.spec.io_config().use_earliest_offset() ? "earliest"
+                                                                               : "latest");
   return true;
 }
 
@@ -72,7 +73,7 @@ void OffsetResets::ResetOffsets(const OffsetMap& offsets, const std::string& rea
   OffsetMap before;
   absl::Status status = options_.store->InTransaction([&](StoreTxn& txn) -> absl::Status {
     SLUICE_ASSIGN_OR_RETURN(before, txn.CommittedOffsets(options_.datasource));
-    const std::string topic = StreamNameOf(options_.spec().io_config());
+    const std::string topic = StreamNameOf(options_.state->spec.spec.io_config());
     SLUICE_RETURN_IF_ERROR(
         txn.RecordInitialOffsets(options_.datasource, topic, offsets, options_.clock->NowMs())
             .status());
@@ -88,7 +89,7 @@ void OffsetResets::ResetOffsets(const OffsetMap& offsets, const std::string& rea
     return absl::OkStatus();
   });
   if (!status.ok()) {
-    options_.record_error(Annotate(status, "reset offsets"));
+    options_.state->RecordError(Annotate(status, "reset offsets"));
     return;
   }
   std::set<int32_t> partitions;
@@ -98,7 +99,7 @@ void OffsetResets::ResetOffsets(const OffsetMap& offsets, const std::string& rea
   // Where finished groups ended no longer says where the next one starts
   // (no group reads these partitions while suspended, so the kill above did
   // not forget it): the next group starts at the stored offsets.
-  for (int32_t p : partitions) options_.groups->next_offsets.erase(p);
+  for (int32_t p : partitions) options_.state->groups.next_offsets.erase(p);
   LOG(WARNING) << Prefix() << "stored offsets " << FormatOffsets(Restrict(before, offsets))
                << " set to " << FormatOffsets(offsets) << ": " << reason;
 }
@@ -107,12 +108,12 @@ v1::ReportOffsetOutOfRangeResponse OffsetResets::OffsetOutOfRange(
     const v1::ReportOffsetOutOfRangeRequest& request) {
   v1::ReportOffsetOutOfRangeResponse response;
   const OffsetMap wanted = FromProto(request.offsets());
-  if (!options_.spec().tuning_config().reset_offset_automatically()) {
+  if (!options_.state->spec.spec.tuning_config().reset_offset_automatically()) {
     const std::string message = absl::StrCat(
         "task ", request.task_id(), " cannot read offsets ", FormatOffsets(wanted),
         " (out of range; earliest available ", FormatOffsets(FromProto(request.earliest_offsets())),
         "); reset the offsets or set tuningConfig.resetOffsetAutomatically");
-    options_.record_error(absl::OutOfRangeError(message));
+    options_.state->RecordError(absl::OutOfRangeError(message));
     response.set_message(message);
     return response;
   }
@@ -126,7 +127,7 @@ v1::ReportOffsetOutOfRangeResponse OffsetResets::OffsetOutOfRange(
   if (!marks.ok()) {
     response.set_message(absl::StrCat(
         "cannot read the earliest offsets: ", marks.status().ToString(), "; not resetting"));
-    options_.record_error(marks.status());
+    options_.state->RecordError(marks.status());
     return response;
   }
   for (const auto& [p, mark] : *marks) earliest[p] = mark.earliest;
@@ -146,7 +147,7 @@ v1::ReportOffsetOutOfRangeResponse OffsetResets::OffsetOutOfRange(
   if (!read.ok()) {
     response.set_message(
         absl::StrCat("cannot read the committed offsets: ", read.ToString(), "; not resetting"));
-    options_.record_error(Annotate(read, "offset out of range"));
+    options_.state->RecordError(Annotate(read, "offset out of range"));
     return response;
   }
   const OutOfRangeJudgement judged =
@@ -154,8 +155,8 @@ v1::ReportOffsetOutOfRangeResponse OffsetResets::OffsetOutOfRange(
   std::string message = absl::StrJoin(judged.findings, "; ");
   if (judged.task_suspect) {
     absl::StrAppend(&message, "; the task is replaced");
-    options_.record_error(absl::FailedPreconditionError(message));
-    for (auto& [id, group] : options_.groups->reading) {
+    options_.state->RecordError(absl::FailedPreconditionError(message));
+    for (auto& [id, group] : options_.state->groups.reading) {
       auto task = group.tasks.find(request.task_id());
       if (task == group.tasks.end() || !IsLive(task->second)) continue;
       options_.actions->KillTask(task->second,
@@ -173,7 +174,7 @@ v1::ReportOffsetOutOfRangeResponse OffsetResets::OffsetOutOfRange(
       "ALERT: ", lost, " records lost (deleted by retention before they were ingested): ", message,
       " (resetOffsetAutomatically)");
   LOG(ERROR) << Prefix() << alert;
-  options_.note_error(absl::DataLossError(alert));
+  options_.state->health.NoteError(options_.clock->NowMs(), absl::DataLossError(alert));
   ResetOffsets(judged.reset, absl::StrCat("OffsetOutOfRange reported by task ", request.task_id(),
                                           " (resetOffsetAutomatically)"));
   response.set_reset(true);

@@ -6,8 +6,8 @@
 // resets only with resetOffsetAutomatically and never moves an offset back.
 // Each kills the reading groups of the partitions it moves.
 //
-// Used on the stream supervisor's loop only, on the groups it lends for the
-// supervisor's lifetime (TaskGroups). Not copyable. Everything it points to
+// Used on the stream supervisor's loop only, on the state it shares for the
+// supervisor's lifetime (loop_state.h). Not copyable. Everything it points to
 // must outlive it.
 #ifndef SLUICE_SUPERVISOR_OFFSET_RESETS_H_
 #define SLUICE_SUPERVISOR_OFFSET_RESETS_H_
@@ -22,6 +22,7 @@
 #include "sluice/v1/spec.pb.h"
 #include "sluice/v1/supervisor_service.pb.h"
 #include "supervisor/clock.h"
+#include "supervisor/loop_state.h"
 #include "supervisor/store/metadata_store.h"
 #include "supervisor/stream_tracker.h"
 #include "supervisor/task_actions.h"
@@ -36,16 +37,11 @@ struct OffsetResetsOptions {
   TaskActions* actions = nullptr;
   // Kafka's earliest offsets; every partition first seen after a reset.
   StreamTracker* stream = nullptr;
-  // The groups of the supervisor's loop.
-  TaskGroups* groups = nullptr;
-  // The running spec (it may change live).
-  std::function<const v1::SupervisorSpec&()> spec;
+  // The loop's shared state: the running spec, the groups, recorded
+  // errors and the status' recent errors.
+  LoopState* state = nullptr;
   // Leaves the idle state (reading must restart), saying why.
   std::function<void(const std::string&)> wake_up;
-  // A failure worth the status' recent errors (logged there).
-  std::function<void(const absl::Status&)> record_error;
-  // An error for the status only (already logged as an alert here).
-  std::function<void(const absl::Status&)> note_error;
 };
 
 class OffsetResets {

@@ -16,9 +16,9 @@
 #include "sluice/v1/supervisor_service.pb.h"
 #include "supervisor/clock.h"
 #include "common/metrics/registry.h"
-#include "supervisor/iceberg_commit.h"
-#include "supervisor/iceberg_table_activity.h"
-#include "supervisor/iceberg_table_locks.h"
+#include "supervisor/iceberg/iceberg_commit.h"
+#include "supervisor/iceberg/iceberg_table_activity.h"
+#include "supervisor/iceberg/iceberg_table_locks.h"
 #include "supervisor/store/metadata_store.h"
 
 namespace sluice::supervisor {

@@ -1,5 +1,5 @@
 // A stream supervisor (stream_supervisor.h): its start and wiring, the
-// calls of RPC threads (each a notice), the loop's runs, recovery, and the
+// calls of RPC threads (each a notice), the runs handed to LoopRun, and the
 // status it republishes for the view.
 #include "supervisor/stream_supervisor.h"
 
@@ -15,71 +15,63 @@
 #include "common/metrics/catalog.h"
 #include "common/status_macros.h"
 #include "common/time_util.h"
-#include "supervisor/group_recovery.h"
-#include "supervisor/read_progress.h"
 #include "supervisor/spec_changes.h"
 
 namespace sluice::supervisor {
-namespace {
-
-// The deadline of one RunTask (a single attempt): a healthy worker answers
-// in milliseconds; a frozen one must not keep a replacement waiting.
-constexpr absl::Duration kRunTaskTimeout = absl::Seconds(2);
-
-}  // namespace
 
 // ---- lifecycle ----
 
 StreamSupervisor::StreamSupervisor(StreamSupervisorOptions deps, SpecRecord spec)
     : options_(std::move(deps)),
-      datasource_(spec.datasource),
+      state_(options_.clock, std::move(spec)),
       pools_({.loops = options_.loops,
               .queries = options_.queries,
               .task_rpcs = options_.task_rpcs,
               .clock = options_.clock,
-              .datasource = datasource_}),
-      spec_(std::move(spec)),
-      view_({.datasource = datasource_,
+              .datasource = state_.datasource}),
+      clients_(options_.task_client_factory, state_.spec.spec.tuning_config()),
+      view_({.datasource = state_.datasource,
              .store = options_.store,
              .iceberg_activity = options_.iceberg_activity}),
-      loop_({.datasource = datasource_,
+      loop_({.datasource = state_.datasource,
              .clock = options_.clock,
              .first_step =
                  [this] {
-                   LOG(INFO) << Prefix() << "started (spec version " << spec_.version << ", "
-                             << stream_->Label() << ", " << TaskCount() << " groups x "
-                             << spec_.spec.io_config().replicas() << " replicas)";
-                   if (absl::Status recovered = Recover(); !recovered.ok()) {
-                     RecordError(Annotate(recovered, "recovering from the metadata store"));
+                   LOG(INFO) << state_.Prefix() << "started (spec version " << state_.spec.version
+                             << ", " << stream_->Label() << ", " << run_->TaskCount()
+                             << " groups x " << state_.spec.spec.io_config().replicas()
+                             << " replicas)";
+                   if (absl::Status recovered = run_->Recover(); !recovered.ok()) {
+                     state_.RecordError(Annotate(recovered, "recovering from the metadata store"));
                    }
                  },
              .run = [this] { RunOnce(); },
              .publish_view = [this] { PublishView(); }}) {
   StreamTrackerOptions stream;
-  stream.datasource = datasource_;
+  stream.datasource = state_.datasource;
   stream.store = options_.store;
   stream.clock = options_.clock;
   stream.stream_metadata_factory = options_.stream_metadata_factory;
   stream.kafka_timeout = options_.kafka_timeout;
   stream.background_stream_queries = options_.background_stream_queries;
-  stream.spec = [this]() -> const v1::SupervisorSpec& { return spec_.spec; };
+  stream.spec = [this]() -> const v1::SupervisorSpec& { return state_.spec.spec; };
   stream.stream_attached = [this](StreamMetadata* attached) {
     if (stream_queries_ != nullptr) stream_queries_->SetStream(attached);
   };
-  stream.record_error = [this](const absl::Status& status) { RecordError(status); };
+  stream.record_error = [this](const absl::Status& status) { state_.RecordError(status); };
   stream_ = std::make_unique<StreamTracker>(std::move(stream));
   TaskCountControllerOptions task_count;
-  task_count.datasource = datasource_;
+  task_count.datasource = state_.datasource;
   task_count.store = options_.store;
   task_count.clock = options_.clock;
   task_count.metrics = options_.metrics;
-  task_count.record_error = [this](const absl::Status& status) { RecordError(status); };
+  task_count.record_error = [this](const absl::Status& status) { state_.RecordError(status); };
   task_count_ = std::make_unique<TaskCountController>(std::move(task_count));
   IdleHandlingOptions idle;
-  idle.datasource = datasource_;
+  idle.datasource = state_.datasource;
   idle.store = options_.store;
   idle.clock = options_.clock;
-  idle.record_error = [this](const absl::Status& status) { RecordError(status); };
+  idle.record_error = [this](const absl::Status& status) { state_.RecordError(status); };
   idle_ = std::make_unique<IdleHandling>(std::move(idle));
 }
 
@@ -88,33 +80,35 @@ absl::StatusOr<std::unique_ptr<StreamSupervisor>> StreamSupervisor::Start(
   std::unique_ptr<StreamSupervisor> s(new StreamSupervisor(std::move(deps), std::move(spec)));
   SLUICE_RETURN_IF_ERROR(s->Init());
   TaskActionsOptions actions;
-  actions.datasource = s->datasource_;
+  actions.datasource = s->state_.datasource;
   actions.registry = s->options_.registry;
   actions.store = s->options_.store;
   actions.clock = s->options_.clock;
-  actions.client = s->client_.get();
-  actions.run_client = s->run_client_.get();
+  actions.client = s->clients_.chat();
+  actions.run_client = s->clients_.run();
   actions.task_rpcs = s->pools_.task_rpcs();
   actions.publisher_decodes_segments = s->options_.publisher_decodes_segments;
-  actions.record_error = [raw = s.get()](const absl::Status& status) { raw->RecordError(status); };
+  actions.record_error = [raw = s.get()](const absl::Status& status) {
+    raw->state_.RecordError(status);
+  };
   actions.note_outcome = [raw = s.get()](v1::TaskState state) {
-    raw->health_.NoteTaskOutcome(state);
+    raw->state_.health.NoteTaskOutcome(state);
   };
   s->actions_ = std::make_unique<TaskActions>(std::move(actions));
   TaskReportsOptions reports;
-  reports.datasource = s->datasource_;
+  reports.datasource = s->state_.datasource;
   reports.registry = s->options_.registry;
   reports.clock = s->options_.clock;
   reports.actions = s->actions_.get();
   reports.note_outcome = [raw = s.get()](v1::TaskState state) {
-    raw->health_.NoteTaskOutcome(state);
+    raw->state_.health.NoteTaskOutcome(state);
   };
   s->reports_ = std::make_unique<TaskReports>(std::move(reports));
   CheckpointContext checkpoints;
-  checkpoints.datasource = s->datasource_;
+  checkpoints.datasource = s->state_.datasource;
   checkpoints.store = s->options_.store;
   checkpoints.clock = s->options_.clock;
-  checkpoints.client = s->client_.get();
+  checkpoints.client = s->clients_.chat();
   checkpoints.actions = s->actions_.get();
   checkpoints.metrics = s->options_.metrics;
   checkpoints.pauseless_checkpoints = s->options_.pauseless_checkpoints;
@@ -122,33 +116,31 @@ absl::StatusOr<std::unique_ptr<StreamSupervisor>> StreamSupervisor::Start(
   checkpoints.watermarks = &s->stream_->watermarks();
   checkpoints.produce_rates = &s->stream_->produce_rates();
   checkpoints.max_rows_per_segment = [raw = s.get()] {
-    return raw->spec_.spec.tuning_config().max_rows_per_segment();
+    return raw->state_.spec.spec.tuning_config().max_rows_per_segment();
   };
   checkpoints.publish_view = [raw = s.get()] { raw->PublishView(); };
   checkpoints.record_error = [raw = s.get()](const absl::Status& status) {
-    raw->RecordError(status);
+    raw->state_.RecordError(status);
   };
   s->checkpoints_ = std::make_unique<CheckpointCoordinator>(std::move(checkpoints));
   RollOverOptions roll_over;
-  roll_over.datasource = s->datasource_;
+  roll_over.datasource = s->state_.datasource;
   roll_over.store = s->options_.store;
   roll_over.clock = s->options_.clock;
   roll_over.actions = s->actions_.get();
   roll_over.checkpoints = s->checkpoints_.get();
   roll_over.record_error = [raw = s.get()](const absl::Status& status) {
-    raw->RecordError(status);
+    raw->state_.RecordError(status);
   };
   s->roll_over_ = std::make_unique<RollOver>(std::move(roll_over));
   GroupCreationOptions creation;
-  creation.datasource = s->datasource_;
+  creation.datasource = s->state_.datasource;
   creation.store = s->options_.store;
   creation.registry = s->options_.registry;
   creation.clock = s->options_.clock;
   creation.actions = s->actions_.get();
   creation.stream = s->stream_.get();
-  creation.groups = &s->groups_;
-  creation.spec = [raw = s.get()]() -> const SpecRecord& { return raw->spec_; };
-  creation.timings = [raw = s.get()]() -> const SpecTimings& { return raw->timings_; };
+  creation.state = &s->state_;
   creation.reset_offsets = [raw = s.get()](const OffsetMap& offsets, const std::string& why) {
     raw->resets_->ResetOffsets(offsets, why);
   };
@@ -157,33 +149,40 @@ absl::StatusOr<std::unique_ptr<StreamSupervisor>> StreamSupervisor::Start(
   };
   creation.request_run = [raw = s.get()] { raw->RequestRun(); };
   creation.publish_view = [raw = s.get()] { raw->PublishView(); };
-  creation.set_state = [raw = s.get()](const std::string& state) { raw->detailed_state_ = state; };
-  creation.record_error = [raw = s.get()](const absl::Status& status) { raw->RecordError(status); };
   s->creation_ = std::make_unique<GroupCreation>(std::move(creation));
   OffsetResetsOptions resets;
-  resets.datasource = s->datasource_;
+  resets.datasource = s->state_.datasource;
   resets.store = s->options_.store;
   resets.clock = s->options_.clock;
   resets.actions = s->actions_.get();
   resets.stream = s->stream_.get();
-  resets.groups = &s->groups_;
-  resets.spec = [raw = s.get()]() -> const v1::SupervisorSpec& { return raw->spec_.spec; };
+  resets.state = &s->state_;
   resets.wake_up = [raw = s.get()](const std::string& why) { raw->idle_->WakeUp(why); };
-  resets.record_error = [raw = s.get()](const absl::Status& status) { raw->RecordError(status); };
-  resets.note_error = [raw = s.get()](const absl::Status& status) {
-    raw->health_.NoteError(raw->options_.clock->NowMs(), status);
-  };
   s->resets_ = std::make_unique<OffsetResets>(std::move(resets));
+  LoopRunOptions run;
+  run.state = &s->state_;
+  run.store = s->options_.store;
+  run.registry = s->options_.registry;
+  run.client = s->clients_.chat();
+  run.actions = s->actions_.get();
+  run.stream = s->stream_.get();
+  run.reports = s->reports_.get();
+  run.task_count = s->task_count_.get();
+  run.checkpoints = s->checkpoints_.get();
+  run.roll_over = s->roll_over_.get();
+  run.creation = s->creation_.get();
+  run.idle = s->idle_.get();
+  s->run_ = std::make_unique<LoopRun>(std::move(run));
   if (s->options_.background_stream_queries) {
     StreamQueriesOptions queries;
     queries.pool = s->pools_.queries();
-    queries.period = s->timings_.period;
+    queries.period = s->state_.timings.period;
     queries.timeout = s->options_.kafka_timeout;
     queries.read_stored = [raw = s.get()] { return raw->stream_->StoredOffsets(); };
     queries.deliver = [raw = s.get()](StreamSnapshot snapshot) {
       raw->loop_.Post("stream metadata", [raw, snapshot = std::move(snapshot)] {
         // The runs were waiting for the first answer.
-        if (raw->stream_->ApplySnapshot(snapshot, raw->groups_.reading)) raw->RequestRun();
+        if (raw->stream_->ApplySnapshot(snapshot, raw->state_.groups.reading)) raw->RequestRun();
       });
     };
     // Created before the loop starts (its runs hand it the stream), started
@@ -199,15 +198,9 @@ absl::StatusOr<std::unique_ptr<StreamSupervisor>> StreamSupervisor::Start(
 }
 
 absl::Status StreamSupervisor::Init() {
-  SLUICE_ASSIGN_OR_RETURN(timings_, ParseSpecTimings(spec_.spec));
-  const ChatOptions chat = ChatOptionsFromTuning(spec_.spec.tuning_config());
-  client_ = options_.task_client_factory(chat);
-  ChatOptions run = chat;
-  run.timeout = std::min(chat.timeout, kRunTaskTimeout);
-  run.attempts = 1;
-  run_client_ = options_.task_client_factory(run);
+  SLUICE_ASSIGN_OR_RETURN(state_.timings, ParseSpecTimings(state_.spec.spec));
   stream_->Connect();
-  loop_.SetNextRun(options_.clock->Now() + timings_.start_delay);
+  loop_.SetNextRun(options_.clock->Now() + state_.timings.start_delay);
   PublishView();
   return absl::OkStatus();
 }
@@ -218,10 +211,6 @@ StreamSupervisor::~StreamSupervisor() {
   // Their jobs use this supervisor.
   if (actions_ != nullptr) actions_->AwaitRunTasks(absl::InfiniteFuture());
   loop_.Close();
-}
-
-std::string StreamSupervisor::Prefix() const {
-  return absl::StrCat("[supervisor ", datasource_, "] ");
 }
 
 // ---- notices ----
@@ -236,7 +225,7 @@ absl::Status StreamSupervisor::RunNow(absl::Duration timeout) {
   SLUICE_RETURN_IF_ERROR(loop_.PostAndWait(
       "run", [this] { RunOnce(); }, timeout));
   if (!actions_->AwaitRunTasks(deadline)) {
-    return absl::UnavailableError(absl::StrCat("the RunTask calls of ", datasource_,
+    return absl::UnavailableError(absl::StrCat("the RunTask calls of ", state_.datasource,
                                                " were not answered within ",
                                                absl::FormatDuration(timeout)));
   }
@@ -250,7 +239,7 @@ absl::Status StreamSupervisor::Sync(absl::Duration timeout) {
 }
 
 void StreamSupervisor::NoteAlert(const absl::Status& alert) {
-  loop_.Post("alert", [this, alert] { RecordError(alert); });
+  loop_.Post("alert", [this, alert] { state_.RecordError(alert); });
 }
 
 void StreamSupervisor::Reset() {
@@ -261,22 +250,22 @@ void StreamSupervisor::Reset() {
 
 void StreamSupervisor::ResetOffsets(const OffsetMap& offsets) {
   loop_.Post("reset offsets",
-       [this, offsets] { resets_->ResetOffsets(offsets, "operator reset of offsets"); });
+             [this, offsets] { resets_->ResetOffsets(offsets, "operator reset of offsets"); });
 }
 
 void StreamSupervisor::UpdateSpec(SpecRecord spec) {
   loop_.Post("update spec", [this, spec = std::move(spec)] {
     absl::StatusOr<SpecTimings> timings = ParseSpecTimings(spec.spec);
     if (!timings.ok()) {  // NormalizeSpec checked them: not expected
-      RecordError(
+      state_.RecordError(
           Annotate(timings.status(), "taking spec version " + std::to_string(spec.version)));
       return;
     }
-    const std::vector<std::string> changed = ChangedSpecFields(spec_.spec, spec.spec);
-    spec_ = spec;
-    timings_ = *timings;
-    task_count_->Configure(spec_.spec.io_config(), std::nullopt);
-    LOG(INFO) << Prefix() << "spec version " << spec_.version << " taken live ("
+    const std::vector<std::string> changed = ChangedSpecFields(state_.spec.spec, spec.spec);
+    state_.spec = spec;
+    state_.timings = *timings;
+    task_count_->Configure(state_.spec.spec.io_config(), std::nullopt);
+    LOG(INFO) << state_.Prefix() << "spec version " << state_.spec.version << " taken live ("
               << (changed.empty() ? "no change" : absl::StrJoin(changed, ", ")) << ")";
     // Group creation (taskCount, replicas), suspension and idleness act at
     // the next run; roll-over uses the new durations from now on.
@@ -286,9 +275,10 @@ void StreamSupervisor::UpdateSpec(SpecRecord spec) {
 
 void StreamSupervisor::StopGracefully() {
   loop_.Post("graceful stop", [this] {
-    stopping_ = true;
-    detailed_state_ = "STOPPING";
-    roll_over_->FinalizeAll(groups_, "the supervisor is stopping", timings_.completion_timeout);
+    state_.stopping = true;
+    state_.detailed_state = "STOPPING";
+    roll_over_->FinalizeAll(state_.groups, "the supervisor is stopping",
+                            state_.timings.completion_timeout);
     loop_.RequestExit();
   });
   loop_.Stop();
@@ -298,124 +288,9 @@ void StreamSupervisor::StopGracefully() {
 // ---- runs ----
 
 void StreamSupervisor::RunOnce() {
-  loop_.SetNextRun(options_.clock->Now() + timings_.period);
-  if (stopping_) return;
-  waiting_for_stream_ = false;
-  absl::Status status = RunSteps();
-  if (waiting_for_stream_) return;  // neither a success nor a failure
-  health_.NoteRun(status.ok());
-  if (!status.ok()) RecordError(status);
+  loop_.SetNextRun(options_.clock->Now() + state_.timings.period);
+  run_->Run();
 }
-
-absl::Status StreamSupervisor::RunSteps() {
-  if (!recovered_) {
-    SLUICE_RETURN_IF_ERROR(Annotate(Recover(), "recovering from the metadata store"));
-  }
-  const absl::Time t0 = absl::Now();
-  absl::Status partitions = stream_->UpdatePartitions(&detailed_state_, &waiting_for_stream_);
-  if (!partitions.ok() && !stream_->partitions_known()) return partitions;
-  const absl::Time t1 = absl::Now();
-  reports_->Apply(groups_);
-  const absl::Time t2 = absl::Now();
-  // How far reading got (asked only when needed).
-  auto read_to = [this] { return ReadTo(stream_->StoredOffsets(), groups_.reading); };
-  // ioConfig.autoScalerConfig, before roll-over: a lag sample for the
-  // controller, which decides and applies.
-  if (task_count_->on() && !spec_.spec.suspended() && !stopping_ && !idle_->idle()) {
-    task_count_->Check(spec_.spec.io_config(), groups_.reading, LagSample(*stream_, read_to),
-                       static_cast<int32_t>(stream_->partitions().size()), timings_.task_duration);
-  }
-  checkpoints_->MoveStalledCheckpoints(groups_.reading);
-  CheckTaskDuration();
-  roll_over_->CheckPublishing(groups_, spec_.spec.io_config().completion_timeout());
-  roll_over_->CheckReading(groups_);
-  absl::Status created = absl::OkStatus();
-  if (spec_.spec.suspended()) {
-    detailed_state_ = "SUSPENDED";
-  } else if (IdleHandling::Verdict idle = idle_->Check(spec_.spec.io_config().idle_config(),
-                                                        *stream_, read_to);
-             idle != IdleHandling::Verdict::kAwake) {
-    if (idle == IdleHandling::Verdict::kWentIdle) {
-      roll_over_->FinalizeAll(groups_, "the stream is idle (ioConfig.idleConfig)",
-                              timings_.completion_timeout);
-    }
-    detailed_state_ = "IDLE";
-  } else {
-    created = creation_->CreateGroupsAndTasks(TaskCount());
-  }
-  const absl::Time t3 = absl::Now();
-  stream_->UpdateLag(groups_.reading);
-  const absl::Time t4 = absl::Now();
-  if (t4 - t0 > absl::Milliseconds(50)) {
-    LOG(INFO) << Prefix() << "slow run " << absl::ToDoubleMilliseconds(t4 - t0)
-              << " ms: partitions " << absl::ToDoubleMilliseconds(t1 - t0) << ", task statuses "
-              << absl::ToDoubleMilliseconds(t2 - t1) << ", groups and tasks "
-              << absl::ToDoubleMilliseconds(t3 - t2) << ", lag "
-              << absl::ToDoubleMilliseconds(t4 - t3);
-  }
-  SLUICE_RETURN_IF_ERROR(partitions);
-  return created;
-}
-
-void StreamSupervisor::RecordError(const absl::Status& status) {
-  LOG(WARNING) << Prefix() << status;
-  health_.NoteError(options_.clock->NowMs(), status);
-}
-
-// ---- recovery and what decides roll-over ----
-void StreamSupervisor::CheckTaskDuration() {
-  RollOverRun run;
-  if (stopping_) {
-    run.stop_all = "the supervisor is stopping";
-  } else if (spec_.spec.suspended()) {
-    run.stop_all = "the supervisor is suspended";
-  }
-  run.partitions = stream_->partitions();
-  run.task_count = TaskCount();
-  run.regrouping = [this](const std::string& name) { return task_count_->Regrouping(name); };
-  run.task_duration = timings_.task_duration;
-  run.stop_task_count = spec_.spec.io_config().stop_task_count();
-  run.completion_timeout = timings_.completion_timeout;
-  roll_over_->FinalizeDue(groups_, run);
-}
-
-int32_t StreamSupervisor::TaskCount() const {
-  return task_count_->TaskCount(spec_.spec.io_config());
-}
-
-absl::Status StreamSupervisor::Recover() {
-  GroupRecoveryOptions options;
-  options.datasource = datasource_;
-  options.store = options_.store;
-  options.registry = options_.registry;
-  options.client = client_.get();
-  options.actions = actions_.get();
-  SLUICE_ASSIGN_OR_RETURN(
-      RecoveredGroups recovered,
-      GroupRecovery(std::move(options)).Recover(spec_.spec, [this](int64_t version) {
-        return creation_->IsPreviousSpec(version);
-      }));
-  task_count_->Configure(spec_.spec.io_config(), recovered.autoscaled_task_count);
-  if (task_count_->on()) {
-    LOG(INFO) << Prefix() << "autoscaler on: " << TaskCount() << " task groups"
-              << (recovered.autoscaled_task_count ? " (as last applied)" : "");
-  }
-  idle_->Restore(recovered.idle ? &*recovered.idle : nullptr);
-  for (auto& [id, group] : recovered.reading) groups_.reading[id] = std::move(group);
-  for (auto& [id, list] : recovered.publishing) {
-    for (Group& group : list) groups_.publishing[id].push_back(std::move(group));
-  }
-  for (const auto& [p, offset] : recovered.publishing_ends) {
-    auto [it, inserted] = groups_.next_offsets.emplace(p, offset);
-    if (!inserted) it->second = std::max(it->second, offset);
-  }
-  // A scaling action the previous leader had not finished: the groups of
-  // the old count still roll over now.
-  task_count_->Resume(spec_.spec.io_config(), std::move(recovered.last_scaling), groups_.reading);
-  recovered_ = true;
-  return absl::OkStatus();
-}
-
 
 // ---- view and status ----
 
@@ -425,63 +300,62 @@ void StreamSupervisor::PublishView() {
   int64_t failing = 0;
   options_.store
       ->InTransaction([&](StoreTxn& txn) -> absl::Status {
-        SLUICE_ASSIGN_OR_RETURN(failing, txn.CountFailedSegments(datasource_));
+        SLUICE_ASSIGN_OR_RETURN(failing, txn.CountFailedSegments(state_.datasource));
         return absl::OkStatus();
       })
       .IgnoreError();
   if (options_.metrics != nullptr) {
     options_.metrics
-        ->GetGauge(metrics::kSupervisorSegmentsFailingVerification, {{"datasource", datasource_}})
+        ->GetGauge(metrics::kSupervisorSegmentsFailingVerification,
+                   {{"datasource", state_.datasource}})
         ->Set(static_cast<double>(failing));
   }
   StatusInputs in;
-  in.datasource = datasource_;
-  in.topic = spec_.spec.io_config().topic();
-  in.topic_pattern = spec_.spec.io_config().topic_pattern();
+  in.datasource = state_.datasource;
+  in.topic = state_.spec.spec.io_config().topic();
+  in.topic_pattern = state_.spec.spec.io_config().topic_pattern();
   if (const StreamPartitionIds* ids = stream_->partition_ids(); ids != nullptr) {
     in.stream_partitions = ids->From(0);
   }
-  in.suspended = spec_.spec.suspended();
-  in.spec_version = spec_.version;
-  in.task_duration = timings_.task_duration;
+  in.suspended = state_.spec.spec.suspended();
+  in.spec_version = state_.spec.version;
+  in.task_duration = state_.timings.task_duration;
   in.partitions = static_cast<int32_t>(stream_->partitions().size());
   in.partitions_known = stream_->partitions_known();
-  in.stopping = stopping_;
+  in.stopping = state_.stopping;
   in.idle = idle_->idle();
   in.stream_unreachable = stream_->unreachable();
   in.offsets_problem = stream_->offsets_verdict().problem;
-  in.detailed_state = detailed_state_;
+  in.detailed_state = state_.detailed_state;
   in.segments_failing_verification = failing;
-  in.health = &health_;
-  in.active = &groups_.reading;
-  in.publishing = &groups_.publishing;
+  in.health = &state_.health;
+  in.active = &state_.groups.reading;
+  in.publishing = &state_.groups.publishing;
   in.watermarks = &stream_->watermarks();
   in.newest_timestamps = &stream_->newest_timestamps();
   in.watermarks_at = stream_->watermarks_at();
   in.now = options_.clock->Now();
   SupervisorView::Snapshot view;
   view.status = BuildStatus(in);
-  if (spec_.spec.has_iceberg_table()) {
+  if (state_.spec.spec.has_iceberg_table()) {
     v1::IcebergTableStatus* table = view.status.mutable_iceberg_table();
-    table->set_table_namespace(spec_.spec.iceberg_table().table_namespace());
-    table->set_table_name(spec_.spec.iceberg_table().table_name());
+    table->set_table_namespace(state_.spec.spec.iceberg_table().table_namespace());
+    table->set_table_name(state_.spec.spec.iceberg_table().table_name());
   }
-  task_count_->FillStatus(spec_.spec.io_config(), &view.status);
-  for (const auto& [id, group] : groups_.reading) {
+  task_count_->FillStatus(state_.spec.spec.io_config(), &view.status);
+  for (const auto& [id, group] : state_.groups.reading) {
     view.reading[id] = {group.base_sequence_name, group.checkpoints};
   }
-  for (const auto& [id, groups] : groups_.publishing) {
+  for (const auto& [id, groups] : state_.groups.publishing) {
     for (const Group& group : groups) view.publishing.insert(group.base_sequence_name);
   }
-  view.recovered = recovered_;
+  view.recovered = state_.recovered;
   view_.Publish(std::move(view));
 }
 
 v1::SupervisorStatus StreamSupervisor::Status() { return view_.Status(); }
 
 v1::SupervisorSummary StreamSupervisor::Summary() { return view_.Summary(); }
-
-int64_t StreamSupervisor::spec_version() { return view_.spec_version(); }
 
 void StreamSupervisor::OnTaskStatus(const v1::TaskStatus& status) {
   if (reports_->Note(status) && options_.run_on_events) RequestRun();
@@ -500,7 +374,7 @@ absl::StatusOr<v1::CheckpointDataSourceMetadataResponse> StreamSupervisor::Check
     const v1::CheckpointDataSourceMetadataRequest& request) {
   return view_.AnswerCheckpoint(request, [&](bool ok) {
     loop_.Post(ok ? "checkpoint" : "bad checkpoint", [this, request, now = absl::Now()] {
-      checkpoints_->HandleRequest(groups_.reading, request, now);
+      checkpoints_->HandleRequest(state_.groups.reading, request, now);
     });
   });
 }
@@ -512,10 +386,10 @@ absl::StatusOr<v1::HandoffTaskGroupsResponse> StreamSupervisor::Handoff(
   SLUICE_RETURN_IF_ERROR(loop_.PostAndWait(
       "handoff",
       [this, group_ids, result] {
-        *result = recovered_ ? checkpoints_->Handoff(groups_.reading, group_ids)
-                             : absl::UnavailableError(
-                                   absl::StrCat("the supervisor of ", datasource_,
-                                                " is still recovering its task groups; retry"));
+        *result = state_.recovered ? checkpoints_->Handoff(state_.groups.reading, group_ids)
+                                   : absl::UnavailableError(absl::StrCat(
+                                         "the supervisor of ", state_.datasource,
+                                         " is still recovering its task groups; retry"));
       },
       timeout));
   return *result;

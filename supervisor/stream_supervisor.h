@@ -11,6 +11,9 @@
 // republishes after every notice, and talk to the loop by posting notices.
 //
 // The pieces it is built from, each owning one thing:
+//   loop_state.h           the state the loop shares with its parts (spec,
+//                          groups, detailed state, health)
+//   loop_run.h             one run: its steps in order, recovery first
 //   start_offset_policy.h  where a new group starts (pure)
 //   task_actions.h         create / stop / kill tasks, end groups (one
 //                          "a replica succeeded" path)
@@ -30,6 +33,7 @@
 //   supervisor_pools.h     the loop's, queries' and RunTask pools
 //   task_reports.h         the workers' task reports, applied each run
 //   supervisor_view.h      what RPC threads read (status, checkpoints)
+//   task_clients.h         the chat and RunTask clients
 // Its methods are in stream_supervisor.cc.
 #ifndef SLUICE_SUPERVISOR_STREAM_SUPERVISOR_H_
 #define SLUICE_SUPERVISOR_STREAM_SUPERVISOR_H_
@@ -54,8 +58,10 @@
 #include "supervisor/checkpoint_coordinator.h"
 #include "supervisor/clock.h"
 #include "supervisor/group_creation.h"
-#include "supervisor/iceberg_table_activity.h"
+#include "supervisor/iceberg/iceberg_table_activity.h"
 #include "supervisor/idle_handling.h"
+#include "supervisor/loop_run.h"
+#include "supervisor/loop_state.h"
 #include "supervisor/offset_resets.h"
 #include "supervisor/pauseless_margin.h"
 #include "supervisor/roll_over.h"
@@ -71,14 +77,13 @@
 #include "supervisor/supervisor_view.h"
 #include "supervisor/task_actions.h"
 #include "supervisor/task_client.h"
+#include "supervisor/task_clients.h"
 #include "supervisor/task_count_controller.h"
 #include "supervisor/task_group.h"
 #include "supervisor/task_reports.h"
 #include "supervisor/worker_registry.h"
 
 namespace sluice::supervisor {
-
-using TaskClientFactory = std::function<std::unique_ptr<TaskClient>(const ChatOptions&)>;
 
 struct StreamSupervisorOptions {
   MetadataStore* store = nullptr;
@@ -132,7 +137,7 @@ class StreamSupervisor {
   StreamSupervisor(const StreamSupervisor&) = delete;
   StreamSupervisor& operator=(const StreamSupervisor&) = delete;
 
-  const std::string& datasource() const { return datasource_; }
+  const std::string& datasource() const { return state_.datasource; }
 
   // ---- called from RPC threads ----
 
@@ -182,44 +187,34 @@ class StreamSupervisor {
 
   v1::SupervisorStatus Status();
   v1::SupervisorSummary Summary();
-  int64_t spec_version();
 
  private:
   StreamSupervisor(StreamSupervisorOptions deps, SpecRecord spec);
   absl::Status Init();
 
   // ---- the loop's steps ----
+  // Sets when the next periodic run is due and runs once (run_).
   void RunOnce();
-  absl::Status RunSteps();
   void PublishView();
-  void RecordError(const absl::Status& status);
-  std::string Prefix() const;
-
-  // The number of reading groups: the autoscaler's when it is on, else
-  // ioConfig.taskCount.
-  int32_t TaskCount() const;
-  // Hands roll_over_ what decides which reading groups finish now.
-  void CheckTaskDuration();
-
-  // Takes the groups GroupRecovery finds, the idle state and the task count.
-  absl::Status Recover();
 
   const StreamSupervisorOptions options_;
-  const std::string datasource_;
+  // The loop's state, shared with the parts that act on it (GroupCreation,
+  // OffsetResets): spec, groups, detailed state, health. Only loop steps
+  // touch it.
+  LoopState state_;
   // The loop's, the queries' and the RunTask calls' pools (shared or of its
   // own; declared before everything that runs on them).
   SupervisorPools pools_;
-  std::unique_ptr<TaskClient> client_;
-  // RunTask only: one attempt with a short deadline (kRunTaskTimeout).
-  std::unique_ptr<TaskClient> run_client_;
+  // The chat and the RunTask clients (task_clients.h).
+  TaskClients clients_;
   // What is known of the stream: partitions, watermarks, reachability.
   std::unique_ptr<StreamTracker> stream_;
 
   // The background queries (options_.background_stream_queries; else null),
   // on options_.queries: they ask stream_ once the loop created it.
   std::unique_ptr<StreamQueries> stream_queries_;
-  // Created by Start() once the pools exist (uses client_, run_client_ and
-  // task_rpcs_); the loop's only way to act on tasks.
+  // Created by Start() once the pools exist (uses clients_ and the RunTask
+  // pool); the loop's only way to act on tasks.
   std::unique_ptr<TaskActions> actions_;
   // Checkpoint requests, handoffs and rounds (created with actions_).
   std::unique_ptr<CheckpointCoordinator> checkpoints_;
@@ -230,23 +225,14 @@ class StreamSupervisor {
   // Resets of stored offsets (created with actions_).
   std::unique_ptr<OffsetResets> resets_;
 
-  // ---- loop state (only touched by loop steps) ----
-  SpecRecord spec_;
-  SpecTimings timings_;
-  bool recovered_ = false;
-  bool stopping_ = false;
-  // Reading and publishing groups, where the next ones start.
-  TaskGroups groups_;
-  // A run found no answer from the background queries yet (not a failure).
-  bool waiting_for_stream_ = false;
-  std::string detailed_state_ = "PENDING";
-  // Run and task outcomes, recent errors (stream_status.h).
-  SupervisorHealth health_;
   // ioConfig.idleConfig: observed each run, stored at every change.
   std::unique_ptr<IdleHandling> idle_;
   // The number of reading groups in force and the autoscaler's decisions.
   std::unique_ptr<TaskCountController> task_count_;
 
+  // One run's steps in order, and recovery (created last by Start(): it
+  // uses the parts above).
+  std::unique_ptr<LoopRun> run_;
 
   // The workers' reports of its tasks (their own mutex; created with
   // actions_).

@@ -163,7 +163,7 @@ TEST_F(StreamSupervisorTest, ASuspendedSupervisorStaysSuspendedWhateverKafkaAnsw
   v1::SupervisorStatus status = Status();
   EXPECT_EQ(status.state(), v1::SUPERVISOR_STATE_SUSPENDED) << status.DebugString();
 
-  ASSERT_TRUE(manager_->Resume("wiki").ok());
+  ASSERT_TRUE(manager_->specs()->Resume("wiki").ok());
   const absl::Time resumed_deadline = absl::Now() + absl::Seconds(20);
   while (Status().state() != v1::SUPERVISOR_STATE_UNABLE_TO_CONNECT_TO_STREAM &&
          absl::Now() < resumed_deadline) {
@@ -229,7 +229,7 @@ TEST_F(StreamSupervisorTest, CreatesGroupsWithReplicasOnDistinctWorkersAndRecord
     }
   }
   EXPECT_EQ(Committed(), (OffsetMap{{0, 10}, {1, 10}, {2, 10}, {3, 10}}));
-  auto log = manager_->CommitLog("wiki");
+  auto log = manager_->reads()->CommitLog("wiki");
   ASSERT_TRUE(log.ok());
   EXPECT_EQ(FromProto(log->initial_offsets()), Committed());
   // Lag: latest 500 - current 10 on four partitions.
@@ -245,7 +245,7 @@ TEST_F(StreamSupervisorTest, CheckpointOfTheLatestSequencePausesAllTakesTheMaxAn
   WorkerOf(a_)->Read(a_, {{0, 50}, {1, 40}});
   WorkerOf(b_)->Read(b_, {{0, 45}, {1, 60}});
   auto request = WorkerOf(a_)->RequestCheckpoint(a_);
-  auto answer = manager_->Checkpoint(request);
+  auto answer = manager_->protocol()->Checkpoint(request);
   ASSERT_TRUE(answer.ok()) << answer.status();
   EXPECT_TRUE(answer->accepted());
   Sync();
@@ -268,7 +268,7 @@ TEST_F(StreamSupervisorTest, CheckpointOfTheLatestSequencePausesAllTakesTheMaxAn
   auto late = WorkerOf(b_)->RequestCheckpoint(b_);
   late.set_sequence_id(0);
   *late.mutable_start_offsets() = request.start_offsets();
-  answer = manager_->Checkpoint(late);
+  answer = manager_->protocol()->Checkpoint(late);
   ASSERT_TRUE(answer.ok()) << answer.status();
   EXPECT_FALSE(answer->accepted());
   Sync();
@@ -301,7 +301,7 @@ class PauselessCheckpointTest : public StreamSupervisorTest {
 
 TEST_F(PauselessCheckpointTest, TheRoundSetsTheMaxPlusTheMarginWithoutPausingAnyReplica) {
   StartPauselessGroup(0, 0);
-  auto answer = manager_->Checkpoint(WorkerOf(a_)->RequestCheckpoint(a_));
+  auto answer = manager_->protocol()->Checkpoint(WorkerOf(a_)->RequestCheckpoint(a_));
   ASSERT_TRUE(answer.ok()) << answer.status();
   EXPECT_TRUE(answer->accepted());
   Sync();
@@ -321,7 +321,7 @@ TEST_F(PauselessCheckpointTest, TheRoundSetsTheMaxPlusTheMarginWithoutPausingAny
 TEST_F(PauselessCheckpointTest, AFirstReplicaPastTheEndMakesTheRoundPauseAndTakeTheMax) {
   // Both read 100 more right after their offsets are read: past max + 10.
   StartPauselessGroup(100, 100);
-  ASSERT_TRUE(manager_->Checkpoint(WorkerOf(a_)->RequestCheckpoint(a_)).ok());
+  ASSERT_TRUE(manager_->protocol()->Checkpoint(WorkerOf(a_)->RequestCheckpoint(a_)).ok());
   Sync();
   // B, furthest ahead, was asked first and refused; the refused end was
   // removed and nobody else was told it; then the classic round.
@@ -342,7 +342,7 @@ TEST_F(PauselessCheckpointTest, AFirstReplicaPastTheEndMakesTheRoundPauseAndTake
 TEST_F(PauselessCheckpointTest, AnotherReplicaPastTheRecordedEndIsReplaced) {
   // A (behind B when read) reads on past the end; B takes it first.
   StartPauselessGroup(100, 0);
-  ASSERT_TRUE(manager_->Checkpoint(WorkerOf(a_)->RequestCheckpoint(a_)).ok());
+  ASSERT_TRUE(manager_->protocol()->Checkpoint(WorkerOf(a_)->RequestCheckpoint(a_)).ok());
   Sync();
   EXPECT_EQ(WorkerOf(b_)->Task(b_)->sequences[0].end, (OffsetMap{{0, 60}, {1, 70}}));
   EXPECT_EQ(WorkerOf(b_)->Task(b_)->state, v1::TASK_STATE_READING);
@@ -359,7 +359,7 @@ TEST_F(PauselessCheckpointTest, NothingReadSinceTheLastCheckpointRecordsNothingA
   script.pauseless = true;
   WorkerOf(a_)->SetScript(a_, script);
   WorkerOf(b_)->SetScript(b_, script);
-  ASSERT_TRUE(manager_->Checkpoint(WorkerOf(a_)->RequestCheckpoint(a_)).ok());
+  ASSERT_TRUE(manager_->protocol()->Checkpoint(WorkerOf(a_)->RequestCheckpoint(a_)).ok());
   Sync();
   EXPECT_EQ(WorkerOf(a_)->Calls("Pause") + WorkerOf(b_)->Calls("Pause"), 0);
   EXPECT_EQ(WorkerOf(a_)->Calls("SetEndOffsets") + WorkerOf(b_)->Calls("SetEndOffsets"), 0);
@@ -393,7 +393,7 @@ class MoveBackTest : public PauselessCheckpointTest {
     stream_.SetWatermarks(1, 0, 60);
     Run();
     base_ = ActiveGroup().base_sequence_name();
-    ASSERT_TRUE(manager_->Checkpoint(WorkerOf(a_)->RequestCheckpoint(a_)).ok());
+    ASSERT_TRUE(manager_->protocol()->Checkpoint(WorkerOf(a_)->RequestCheckpoint(a_)).ok());
     Sync();
     ASSERT_EQ(StoredGroup(base_).checkpoints.at(1), (OffsetMap{{0, 60}, {1, 70}}));
     for (const std::string& task : {a_, b_}) {
@@ -429,7 +429,7 @@ TEST_F(MoveBackTest, AStalledCheckpointPastTheStreamMovesBackToWhatWasRead) {
   auto old = WorkerOf(b_)->RequestCheckpoint(b_);
   old.set_sequence_id(1);
   ToProto(OffsetMap{{0, 60}, {1, 70}}, old.mutable_start_offsets());
-  manager_->Checkpoint(old).IgnoreError();
+  manager_->protocol()->Checkpoint(old).IgnoreError();
   Sync();
   EXPECT_EQ(WorkerOf(b_)->Task(b_)->state, v1::TASK_STATE_READING);
   // Moved once: later runs leave it.
@@ -447,7 +447,7 @@ TEST_F(MoveBackTest, ACheckpointRoundMovesTheWaitingOneBackAndSetsTheNextInOneCa
   WorkerOf(b_)->Read(b_, {{0, 45}, {1, 75}});
   stream_.SetWatermarks(1, 0, 75);
   Run();
-  ASSERT_TRUE(manager_->Checkpoint(WorkerOf(b_)->RequestCheckpoint(b_)).ok());
+  ASSERT_TRUE(manager_->protocol()->Checkpoint(WorkerOf(b_)->RequestCheckpoint(b_)).ok());
   Sync();
   const TaskGroupRecord stored = StoredGroup(base_);
   ASSERT_EQ(stored.checkpoints.size(), 3u);
@@ -505,7 +505,7 @@ TEST_F(StreamSupervisorTest, ARequestForAnEarlierSequenceGetsTheAgreedEndOffsets
   // The supervisor records the checkpoint but the replicas never hear of it.
   ASSERT_TRUE(ConfigureFaultPoints("supervisor.checkpoint.before_set_end_offsets=error").ok());
   auto request = WorkerOf(a_)->RequestCheckpoint(a_);
-  ASSERT_TRUE(manager_->Checkpoint(request).ok());
+  ASSERT_TRUE(manager_->protocol()->Checkpoint(request).ok());
   Sync();
   ASSERT_TRUE(ConfigureFaultPoints("").ok());
   EXPECT_EQ(WorkerOf(a_)->Task(a_)->sequences.size(), 1u);
@@ -514,7 +514,7 @@ TEST_F(StreamSupervisorTest, ARequestForAnEarlierSequenceGetsTheAgreedEndOffsets
 
   // A asks again (checkpointRetryPeriod): its sequence is now an earlier one.
   request = WorkerOf(a_)->RequestCheckpoint(a_);
-  auto answer = manager_->Checkpoint(request);
+  auto answer = manager_->protocol()->Checkpoint(request);
   ASSERT_TRUE(answer.ok());
   EXPECT_FALSE(answer->accepted());
   Sync();
@@ -528,7 +528,7 @@ TEST_F(StreamSupervisorTest, AReplicaThatNeverPausesIsReplacedAndTheOthersResume
   StartReplicatedGroup();
   WorkerOf(b_)->SetScript(b_, {PauseBehavior::kNeverPause, false});
   WorkerOf(a_)->Read(a_, {{0, 20}, {1, 25}});
-  ASSERT_TRUE(manager_->Checkpoint(WorkerOf(a_)->RequestCheckpoint(a_)).ok());
+  ASSERT_TRUE(manager_->protocol()->Checkpoint(WorkerOf(a_)->RequestCheckpoint(a_)).ok());
   Sync();
 
   EXPECT_EQ(WorkerOf(b_)->Task(b_)->state, v1::TASK_STATE_FAILED);
@@ -558,7 +558,7 @@ TEST_F(StreamSupervisorTest, AReplicaThatRejectsSetEndOffsetsIsKilled) {
   StartReplicatedGroup();
   WorkerOf(b_)->SetScript(b_, {PauseBehavior::kPause, /*reject_set_end_offsets=*/true});
   WorkerOf(a_)->Read(a_, {{0, 7}});
-  ASSERT_TRUE(manager_->Checkpoint(WorkerOf(a_)->RequestCheckpoint(a_)).ok());
+  ASSERT_TRUE(manager_->protocol()->Checkpoint(WorkerOf(a_)->RequestCheckpoint(a_)).ok());
   Sync();
   EXPECT_EQ(WorkerOf(b_)->Task(b_)->state, v1::TASK_STATE_FAILED);
   EXPECT_TRUE(absl::StrContains(WorkerOf(b_)->Task(b_)->error, "refused the end offsets"));
@@ -571,11 +571,11 @@ TEST_F(StreamSupervisorTest, DuplicateRequestsMakeOneRound) {
   WorkerOf(a_)->Read(a_, {{0, 11}, {1, 12}});
   auto request = WorkerOf(a_)->RequestCheckpoint(a_);
   // Both arrive before the loop handles the first.
-  ASSERT_TRUE(manager_->Checkpoint(request).ok());
-  ASSERT_TRUE(manager_->Checkpoint(request).ok());
+  ASSERT_TRUE(manager_->protocol()->Checkpoint(request).ok());
+  ASSERT_TRUE(manager_->protocol()->Checkpoint(request).ok());
   Sync();
   // And once more after.
-  auto again = manager_->Checkpoint(request);
+  auto again = manager_->protocol()->Checkpoint(request);
   ASSERT_TRUE(again.ok());
   EXPECT_FALSE(again->accepted());
   Sync();
@@ -593,7 +593,7 @@ TEST_F(StreamSupervisorTest, ACheckpointRequestRightAfterRunTaskIsAccepted) {
   std::optional<absl::StatusOr<v1::CheckpointDataSourceMetadataResponse>> answer;
   w1->SetAfterCallHook([&](const std::string& method, const std::string& task_id) {
     if (method != "RunTask" || answer.has_value()) return;
-    answer = manager_->Checkpoint(w1->RequestCheckpoint(task_id));
+    answer = manager_->protocol()->Checkpoint(w1->RequestCheckpoint(task_id));
   });
   Submit(Spec(/*task_count=*/2, /*replicas=*/1));
   Run();
@@ -613,9 +613,9 @@ TEST_F(StreamSupervisorTest, ACheckpointRequestForTheNextSequenceDuringTheRoundI
   FakeTaskWorker* w = WorkerOf(a_);
   w->SetAfterCallHook([&](const std::string& method, const std::string& task_id) {
     if (method != "SetEndOffsets" || task_id != a_ || answer.has_value()) return;
-    answer = manager_->Checkpoint(w->RequestCheckpoint(task_id));
+    answer = manager_->protocol()->Checkpoint(w->RequestCheckpoint(task_id));
   });
-  ASSERT_TRUE(manager_->Checkpoint(WorkerOf(a_)->RequestCheckpoint(a_)).ok());
+  ASSERT_TRUE(manager_->protocol()->Checkpoint(WorkerOf(a_)->RequestCheckpoint(a_)).ok());
   Sync();
   w->SetAfterCallHook(nullptr);
   ASSERT_TRUE(answer.has_value());
@@ -627,7 +627,7 @@ TEST_F(StreamSupervisorTest, ACheckpointRequestForTheNextSequenceDuringTheRoundI
 
 TEST_F(StreamSupervisorTest, ARoundWithoutProgressResumesWithoutACheckpoint) {
   StartReplicatedGroup();
-  ASSERT_TRUE(manager_->Checkpoint(WorkerOf(a_)->RequestCheckpoint(a_)).ok());
+  ASSERT_TRUE(manager_->protocol()->Checkpoint(WorkerOf(a_)->RequestCheckpoint(a_)).ok());
   Sync();
   EXPECT_EQ(WorkerOf(a_)->Calls("SetEndOffsets"), 0);
   EXPECT_EQ(WorkerOf(a_)->Calls("Resume"), 1);
@@ -639,7 +639,7 @@ TEST_F(StreamSupervisorTest, ARequestMatchingNoCheckpointIsRefusedAndTheTaskRepl
   StartReplicatedGroup();
   auto request = WorkerOf(a_)->RequestCheckpoint(a_);
   (*request.mutable_start_offsets())[0] = 999;
-  auto answer = manager_->Checkpoint(request);
+  auto answer = manager_->protocol()->Checkpoint(request);
   EXPECT_EQ(answer.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_TRUE(absl::StrContains(answer.status().message(), "match no checkpoint"));
   Sync();
@@ -647,9 +647,10 @@ TEST_F(StreamSupervisorTest, ARequestMatchingNoCheckpointIsRefusedAndTheTaskRepl
 
   // A task claiming another group is refused before anything else (the claim check).
   request.set_group_id(7);
-  EXPECT_EQ(manager_->Checkpoint(request).status().code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(manager_->protocol()->Checkpoint(request).status().code(),
+            absl::StatusCode::kPermissionDenied);
   request.set_datasource("nobody");
-  EXPECT_EQ(manager_->Checkpoint(request).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(manager_->protocol()->Checkpoint(request).status().code(), absl::StatusCode::kNotFound);
 }
 
 TEST_F(StreamSupervisorTest, RollOverAfterTaskDurationThenTheFirstSuccessEndsTheGroup) {
@@ -829,7 +830,7 @@ TEST_F(StreamSupervisorTest, HandoffCheckpointsTheGroupNowAndItReadsOn) {
   WorkerOf(b_)->Read(b_, {{0, 25}, {1, 35}});
   v1::HandoffTaskGroupsRequest request;
   request.set_datasource("wiki");
-  auto answer = manager_->Handoff(request);  // no ids: every reading group
+  auto answer = manager_->specs()->Handoff(request);  // no ids: every reading group
   ASSERT_TRUE(answer.ok()) << answer.status();
   EXPECT_EQ(std::vector<int32_t>(answer->group_ids().begin(), answer->group_ids().end()),
             std::vector<int32_t>{0});
@@ -848,7 +849,7 @@ TEST_F(StreamSupervisorTest, HandoffCheckpointsTheGroupNowAndItReadsOn) {
 
   // Nothing read since: skipped, saying so; nothing recorded.
   request.add_group_ids(0);
-  answer = manager_->Handoff(request);
+  answer = manager_->specs()->Handoff(request);
   ASSERT_TRUE(answer.ok()) << answer.status();
   EXPECT_TRUE(answer->group_ids().empty());
   ASSERT_EQ(answer->skipped_size(), 1);
@@ -858,11 +859,11 @@ TEST_F(StreamSupervisorTest, HandoffCheckpointsTheGroupNowAndItReadsOn) {
 
   // A group that is not reading: refused, naming the reading ones.
   request.add_group_ids(7);
-  absl::Status refused = manager_->Handoff(request).status();
+  absl::Status refused = manager_->specs()->Handoff(request).status();
   EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(refused.message(), "group 7 is not a reading group of wiki (reading: 0)");
   request.set_datasource("nobody");
-  EXPECT_EQ(manager_->Handoff(request).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(manager_->specs()->Handoff(request).status().code(), absl::StatusCode::kNotFound);
 }
 
 // ioConfig.idleConfig (Druid #13144, #13936): a stream that stopped moving,
@@ -995,7 +996,7 @@ TEST_F(StreamSupervisorTest, TheAutoscalerScalesOutNowAndInAtTheNextRollOver) {
                                 {{"datasource", "wiki"}, {"direction", "in"}})
                 ->Value(),
             1);
-  auto log = manager_->CommitLog("wiki");
+  auto log = manager_->reads()->CommitLog("wiki");
   ASSERT_TRUE(log.ok()) << log.status();
   ASSERT_EQ(log->scaling_decisions_size(), 2);
   EXPECT_EQ(log->scaling_decisions(1).from_task_count(), 3);
@@ -1041,7 +1042,7 @@ TEST_F(StreamSupervisorTest, AScaleOutReplacesAPendingScaleIn) {
   EXPECT_EQ(status.auto_scaler().task_count(), 4) << status.DebugString();
   EXPECT_EQ(status.auto_scaler().pending_task_count(), 0);
   EXPECT_EQ(status.active_groups_size(), 4);
-  auto log = manager_->CommitLog("wiki");
+  auto log = manager_->reads()->CommitLog("wiki");
   ASSERT_TRUE(log.ok());
   ASSERT_EQ(log->scaling_decisions_size(), 1) << "the scale-in was never applied";
   EXPECT_EQ(log->scaling_decisions(0).from_task_count(), 2);
@@ -1129,7 +1130,7 @@ TEST_F(StreamSupervisorTest, AnOutOfRangeReportIsCheckedAgainstKafkaBeforeAnyRes
   v1::ResetOffsetsRequest to60;
   to60.set_datasource("wiki");
   (*to60.mutable_offsets())[0] = 60;
-  ASSERT_TRUE(manager_->ResetOffsets(to60).ok());
+  ASSERT_TRUE(manager_->specs()->ResetOffsets(to60).ok());
   Run();
   ASSERT_EQ(Committed(), (OffsetMap{{0, 60}, {1, 0}}));
   stream_.SetWatermarks(0, 50, 100);
@@ -1139,7 +1140,7 @@ TEST_F(StreamSupervisorTest, AnOutOfRangeReportIsCheckedAgainstKafkaBeforeAnyRes
     request.set_task_id(task);
     (*request.mutable_offsets())[0] = offset;
     (*request.mutable_earliest_offsets())[0] = 90;
-    return manager_->OffsetOutOfRange(request);
+    return manager_->protocol()->OffsetOutOfRange(request);
   };
   // The group's live task, after runs that replace a killed one.
   auto live_task = [&]() -> std::string {

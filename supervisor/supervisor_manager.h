@@ -17,7 +17,6 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "common/auth/identity.h"
 #include "common/deep_storage.h"
 #include "common/kafka/property_policy.h"
 #include "common/metrics/registry.h"
@@ -124,32 +123,6 @@ class SupervisorManager : private RunningSupervisors {
   CompactionControl* compaction() { return compaction_.get(); }
   IcebergUpkeep* iceberg() { return iceberg_.get(); }
   Housekeeping* housekeeping() { return housekeeping_.get(); }
-
-  // Shorthands for the stream supervisor's tests (one call each to the part
-  // that owns it).
-  absl::StatusOr<v1::CheckpointDataSourceMetadataResponse> Checkpoint(
-      const v1::CheckpointDataSourceMetadataRequest& request,
-      const auth::Caller& caller = auth::Caller::Anonymous()) {
-    return protocol_->Checkpoint(request, caller);
-  }
-  absl::StatusOr<v1::ReportOffsetOutOfRangeResponse> OffsetOutOfRange(
-      const v1::ReportOffsetOutOfRangeRequest& request,
-      const auth::Caller& caller = auth::Caller::Anonymous()) {
-    return protocol_->OffsetOutOfRange(request, caller);
-  }
-  absl::StatusOr<v1::HandoffTaskGroupsResponse> Handoff(
-      const v1::HandoffTaskGroupsRequest& request) {
-    return specs_->Handoff(request);
-  }
-  absl::StatusOr<v1::SupervisorSummary> ResetOffsets(const v1::ResetOffsetsRequest& request) {
-    return specs_->ResetOffsets(request);
-  }
-  absl::StatusOr<v1::SupervisorSummary> Resume(const std::string& datasource) {
-    return specs_->Resume(datasource);
-  }
-  absl::StatusOr<v1::GetCommitLogResponse> CommitLog(const std::string& datasource) {
-    return reads_->CommitLog(datasource);
-  }
 
  private:
   explicit SupervisorManager(SupervisorManagerOptions options);

@@ -13,7 +13,7 @@
 #include "common/metrics/catalog.h"
 #include "common/open_deep_storage.h"
 #include "supervisor/console/console_handler.h"
-#include "supervisor/iceberg_rest_routes.h"
+#include "supervisor/iceberg/iceberg_rest_routes.h"
 #include "common/request_limits.h"
 #include "common/status_macros.h"
 #include "supervisor/store/leader_lease_rows.h"

@@ -53,11 +53,6 @@ v1::SupervisorSummary SupervisorView::Summary() {
   return SummaryOf(options_.datasource, snapshot_.status);
 }
 
-int64_t SupervisorView::spec_version() {
-  absl::MutexLock lock(&mu_);
-  return snapshot_.status.spec_version();
-}
-
 absl::StatusOr<v1::CheckpointDataSourceMetadataResponse> SupervisorView::AnswerCheckpoint(
     const v1::CheckpointDataSourceMetadataRequest& request,
     const std::function<void(bool ok)>& queue) {

@@ -18,7 +18,7 @@
 #include "absl/synchronization/mutex.h"
 #include "sluice/v1/supervisor_service.pb.h"
 #include "supervisor/checkpoint_coordinator.h"
-#include "supervisor/iceberg_table_activity.h"
+#include "supervisor/iceberg/iceberg_table_activity.h"
 #include "supervisor/store/metadata_store.h"
 
 namespace sluice::supervisor {
@@ -52,7 +52,6 @@ class SupervisorView {
   // The published status with the store's facts of now.
   v1::SupervisorStatus Status() ABSL_LOCKS_EXCLUDED(mu_);
   v1::SupervisorSummary Summary() ABSL_LOCKS_EXCLUDED(mu_);
-  int64_t spec_version() ABSL_LOCKS_EXCLUDED(mu_);
 
   // A checkpoint request judged against the published snapshot
   // (AnswerCheckpointRequest); when the loop must handle it, `queue` is

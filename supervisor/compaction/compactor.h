@@ -40,7 +40,7 @@
 #include "supervisor/compaction/compaction_planner.h"
 #include "supervisor/compaction/iceberg_replace.h"
 #include "common/metrics/registry.h"
-#include "supervisor/iceberg_table_locks.h"
+#include "supervisor/iceberg/iceberg_table_locks.h"
 #include "supervisor/store/metadata_store.h"
 
 namespace sluice::supervisor {

@@ -8,7 +8,7 @@
 //
 // On the document at `base`: the replaced segments' data files are found in
 // the current snapshot's manifests by the segment-id digest of their names
-// (supervisor/iceberg_commit.h, IcebergDataFileKey); each output segment is
+// (supervisor/iceberg/iceberg_commit.h, IcebergDataFileKey); each output segment is
 // written as Parquet data files with the table's current schema and
 // partition spec (as an append writes a segment), pushed idempotently and
 // read back; iceberg::StageReplace writes the manifests, the manifest list
@@ -51,7 +51,7 @@
 #include "common/deep_storage.h"
 #include "iceberg/manifest_writer.h"
 #include "supervisor/compaction/compacted_segment.h"
-#include "supervisor/iceberg_commit.h"
+#include "supervisor/iceberg/iceberg_commit.h"
 
 namespace sluice::supervisor {
 

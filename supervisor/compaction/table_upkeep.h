@@ -6,7 +6,7 @@
 //    current chain, a new metadata document without them
 //    (iceberg/expire_snapshots.h) is staged and swapped in with the
 //    catalog's compare-and-swap; the orphan sweeper
-//    (supervisor/iceberg_orphan_sweeper.h) then removes, after its safety
+//    (supervisor/iceberg/iceberg_orphan_sweeper.h) then removes, after its safety
 //    age, the files only they referenced: manifest lists, manifests, and
 //    data files that replaces removed (as long as a live manifest still
 //    names a DELETED entry, the file stays: it is still referenced);
@@ -38,8 +38,8 @@
 #include "common/spec.h"
 #include "iceberg/rewrite_manifests.h"
 #include "sluice/v1/spec.pb.h"
-#include "supervisor/iceberg_commit.h"
-#include "supervisor/iceberg_table_locks.h"
+#include "supervisor/iceberg/iceberg_commit.h"
+#include "supervisor/iceberg/iceberg_table_locks.h"
 #include "supervisor/store/metadata_store.h"
 
 namespace sluice::supervisor {

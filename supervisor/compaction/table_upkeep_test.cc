@@ -9,7 +9,7 @@
 #include "common/status_macros.h"
 #include "iceberg/table_reader.h"
 #include "supervisor/compaction/iceberg_test_table.h"
-#include "supervisor/iceberg_orphan_sweeper.h"
+#include "supervisor/iceberg/iceberg_orphan_sweeper.h"
 #include "supervisor/store/metadata_store.h"
 
 namespace sluice::supervisor {

@@ -37,7 +37,7 @@ class IcebergCatalogRows {
                                                    const std::optional<std::string>& expected,
                                                    const std::string& next);
 
-  // Reads for the Iceberg REST catalog (supervisor/iceberg_rest_catalog.h),
+  // Reads for the Iceberg REST catalog (supervisor/iceberg/iceberg_rest_catalog.h),
   // of catalog 'sluice' only. Names sort as the database compares them;
   // `after` (exclusive; "" = from the first) and `limit` page through them.
   // The namespaces: those with a property row or a table.

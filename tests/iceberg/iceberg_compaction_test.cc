@@ -23,7 +23,7 @@
 #include "iceberg/table_reader.h"
 #include "supervisor/compaction/iceberg_test_table.h"
 #include "supervisor/compaction/table_upkeep.h"
-#include "supervisor/iceberg_orphan_sweeper.h"
+#include "supervisor/iceberg/iceberg_orphan_sweeper.h"
 #include "supervisor/store/metadata_store.h"
 #include "tests/testing/iceberg_readers.h"
 

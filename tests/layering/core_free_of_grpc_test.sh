@@ -13,7 +13,7 @@ for query_result in "$@"; do
   fi
 done
 cd "${TEST_SRCDIR}/${TEST_WORKSPACE}" || exit 1
-mapfile -t sources < <(find -L task supervisor supervisor/store -maxdepth 1 -type f \( -name '*.h' -o -name '*.cc' \) 2>/dev/null | sort)
+mapfile -t sources < <(find -L task supervisor supervisor/iceberg supervisor/store -maxdepth 1 -type f \( -name '*.h' -o -name '*.cc' \) 2>/dev/null | sort)
 if ((${#sources[@]} == 0)); then
   echo "FAIL: no core sources in the runfiles"
   exit 1

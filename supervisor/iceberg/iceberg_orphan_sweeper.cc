@@ -1,4 +1,4 @@
-#include "supervisor/iceberg_orphan_sweeper.h"
+#include "supervisor/iceberg/iceberg_orphan_sweeper.h"
 
 #include <set>
 #include <vector>

@@ -15,8 +15,8 @@
 // bytes; short, as S3-compatible stores keeping objects as files limit them),
 // so a retry writes the same paths and a file already there with the same
 // bytes is taken as written; a file is never overwritten.
-#ifndef SLUICE_SUPERVISOR_ICEBERG_COMMIT_H_
-#define SLUICE_SUPERVISOR_ICEBERG_COMMIT_H_
+#ifndef SLUICE_SUPERVISOR_ICEBERG_ICEBERG_COMMIT_H_
+#define SLUICE_SUPERVISOR_ICEBERG_ICEBERG_COMMIT_H_
 
 #include <cstdint>
 #include <map>
@@ -167,4 +167,4 @@ absl::Status VerifyStoredIcebergDataFiles(
 
 }  // namespace sluice::supervisor
 
-#endif  // SLUICE_SUPERVISOR_ICEBERG_COMMIT_H_
+#endif  // SLUICE_SUPERVISOR_ICEBERG_ICEBERG_COMMIT_H_

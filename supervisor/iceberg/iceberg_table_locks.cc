@@ -1,4 +1,4 @@
-#include "supervisor/iceberg_table_locks.h"
+#include "supervisor/iceberg/iceberg_table_locks.h"
 
 #include <utility>
 

@@ -1,4 +1,4 @@
-#include "supervisor/iceberg_table_activity.h"
+#include "supervisor/iceberg/iceberg_table_activity.h"
 
 #include <string>
 

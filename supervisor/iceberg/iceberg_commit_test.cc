@@ -1,4 +1,4 @@
-#include "supervisor/iceberg_commit.h"
+#include "supervisor/iceberg/iceberg_commit.h"
 
 #include <gtest/gtest.h>
 #include <simdjson.h>
@@ -17,7 +17,7 @@
 #include "iceberg/table_metadata.h"
 #include "supervisor/allocator.h"
 #include "supervisor/clock.h"
-#include "supervisor/iceberg_table_activity.h"
+#include "supervisor/iceberg/iceberg_table_activity.h"
 #include "supervisor/publisher.h"
 #include "supervisor/store/metadata_store.h"
 #include "supervisor/testing/segment_files.h"

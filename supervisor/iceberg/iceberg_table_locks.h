@@ -20,8 +20,8 @@
 //     ... stage, commit ...
 //   }
 //   if (locks.TryExclusive("iceberg/sluice/wiki")) { ... remove ...; locks.ReleaseExclusive(...); }
-#ifndef SLUICE_SUPERVISOR_ICEBERG_TABLE_LOCKS_H_
-#define SLUICE_SUPERVISOR_ICEBERG_TABLE_LOCKS_H_
+#ifndef SLUICE_SUPERVISOR_ICEBERG_ICEBERG_TABLE_LOCKS_H_
+#define SLUICE_SUPERVISOR_ICEBERG_ICEBERG_TABLE_LOCKS_H_
 
 #include <map>
 #include <set>
@@ -102,4 +102,4 @@ class IcebergTableLocks {
 
 }  // namespace sluice::supervisor
 
-#endif  // SLUICE_SUPERVISOR_ICEBERG_TABLE_LOCKS_H_
+#endif  // SLUICE_SUPERVISOR_ICEBERG_ICEBERG_TABLE_LOCKS_H_

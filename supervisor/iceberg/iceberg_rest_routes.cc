@@ -1,4 +1,4 @@
-#include "supervisor/iceberg_rest_routes.h"
+#include "supervisor/iceberg/iceberg_rest_routes.h"
 
 #include <glog/logging.h>
 #include <google/protobuf/struct.pb.h>

@@ -14,15 +14,15 @@
 // Every other method is refused (403 ForbiddenException: the catalog is
 // read-only), changing nothing. Path segments and query values are
 // percent-decoded, names checked (ValidateIcebergRestName): 400 otherwise.
-#ifndef SLUICE_SUPERVISOR_ICEBERG_REST_ROUTES_H_
-#define SLUICE_SUPERVISOR_ICEBERG_REST_ROUTES_H_
+#ifndef SLUICE_SUPERVISOR_ICEBERG_ICEBERG_REST_ROUTES_H_
+#define SLUICE_SUPERVISOR_ICEBERG_ICEBERG_REST_ROUTES_H_
 
 #include <optional>
 #include <string>
 
 #include "absl/strings/string_view.h"
 #include "common/metrics/http_routes.h"
-#include "supervisor/iceberg_rest_catalog.h"
+#include "supervisor/iceberg/iceberg_rest_catalog.h"
 
 namespace sluice::supervisor {
 
@@ -52,4 +52,4 @@ class IcebergRestHandler : public metrics::HttpHandler {
 
 }  // namespace sluice::supervisor
 
-#endif  // SLUICE_SUPERVISOR_ICEBERG_REST_ROUTES_H_
+#endif  // SLUICE_SUPERVISOR_ICEBERG_ICEBERG_REST_ROUTES_H_

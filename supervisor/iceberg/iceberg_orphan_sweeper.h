@@ -29,8 +29,8 @@
 //   IcebergOrphanSweeper sweeper(deep_storage, {.min_age = absl::Hours(1)});
 //   absl::StatusOr<int64_t> removed =
 //       sweeper.Sweep("iceberg/sluice/wiki", metadata_location, clock->Now());
-#ifndef SLUICE_SUPERVISOR_ICEBERG_ORPHAN_SWEEPER_H_
-#define SLUICE_SUPERVISOR_ICEBERG_ORPHAN_SWEEPER_H_
+#ifndef SLUICE_SUPERVISOR_ICEBERG_ICEBERG_ORPHAN_SWEEPER_H_
+#define SLUICE_SUPERVISOR_ICEBERG_ICEBERG_ORPHAN_SWEEPER_H_
 
 #include <cstdint>
 #include <functional>
@@ -42,7 +42,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/deep_storage.h"
-#include "supervisor/iceberg_table_locks.h"
+#include "supervisor/iceberg/iceberg_table_locks.h"
 
 namespace sluice::supervisor {
 
@@ -90,4 +90,4 @@ class IcebergOrphanSweeper {
 
 }  // namespace sluice::supervisor
 
-#endif  // SLUICE_SUPERVISOR_ICEBERG_ORPHAN_SWEEPER_H_
+#endif  // SLUICE_SUPERVISOR_ICEBERG_ICEBERG_ORPHAN_SWEEPER_H_

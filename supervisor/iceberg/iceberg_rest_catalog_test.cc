@@ -2,7 +2,7 @@
 // (SQLite, and PostgreSQL in the _postgresql variant) and local deep
 // storage, then the protocol over real HTTP on the endpoint the supervisor
 // serves it on, behind the same bearer tokens and roles as /metrics.
-#include "supervisor/iceberg_rest_catalog.h"
+#include "supervisor/iceberg/iceberg_rest_catalog.h"
 
 #include <arpa/inet.h>
 #include <google/protobuf/struct.pb.h>
@@ -26,7 +26,7 @@
 #include "common/metrics/registry.h"
 #include "common/service_start.h"
 #include "common/status_macros.h"
-#include "supervisor/iceberg_rest_routes.h"
+#include "supervisor/iceberg/iceberg_rest_routes.h"
 #include "supervisor/testing/test_util.h"
 
 namespace sluice::supervisor {

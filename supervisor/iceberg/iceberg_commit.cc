@@ -1,4 +1,4 @@
-#include "supervisor/iceberg_commit.h"
+#include "supervisor/iceberg/iceberg_commit.h"
 
 #include <simdjson.h>
 #include <unistd.h>

@@ -7,8 +7,8 @@
 //   IcebergTableActivity activity;
 //   activity.NoteCommit("wiki", snapshot_id, now_ms);
 //   activity.Fill("wiki", status.mutable_iceberg_table());
-#ifndef SLUICE_SUPERVISOR_ICEBERG_TABLE_ACTIVITY_H_
-#define SLUICE_SUPERVISOR_ICEBERG_TABLE_ACTIVITY_H_
+#ifndef SLUICE_SUPERVISOR_ICEBERG_ICEBERG_TABLE_ACTIVITY_H_
+#define SLUICE_SUPERVISOR_ICEBERG_ICEBERG_TABLE_ACTIVITY_H_
 
 #include <cstdint>
 #include <map>
@@ -50,4 +50,4 @@ class IcebergTableActivity {
 
 }  // namespace sluice::supervisor
 
-#endif  // SLUICE_SUPERVISOR_ICEBERG_TABLE_ACTIVITY_H_
+#endif  // SLUICE_SUPERVISOR_ICEBERG_ICEBERG_TABLE_ACTIVITY_H_

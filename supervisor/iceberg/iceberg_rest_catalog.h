@@ -7,8 +7,8 @@
 // A table's metadata is read only from its catalog row's metadata_location,
 // and only when that is a "*.metadata.json" file of this supervisor's deep
 // storage (a key of safe path parts), never from anything a request names.
-#ifndef SLUICE_SUPERVISOR_ICEBERG_REST_CATALOG_H_
-#define SLUICE_SUPERVISOR_ICEBERG_REST_CATALOG_H_
+#ifndef SLUICE_SUPERVISOR_ICEBERG_ICEBERG_REST_CATALOG_H_
+#define SLUICE_SUPERVISOR_ICEBERG_ICEBERG_REST_CATALOG_H_
 
 #include <cstdint>
 #include <map>
@@ -96,4 +96,4 @@ class IcebergRestCatalog {
 
 }  // namespace sluice::supervisor
 
-#endif  // SLUICE_SUPERVISOR_ICEBERG_REST_CATALOG_H_
+#endif  // SLUICE_SUPERVISOR_ICEBERG_ICEBERG_REST_CATALOG_H_

@@ -1,4 +1,4 @@
-#include "supervisor/iceberg_rest_catalog.h"
+#include "supervisor/iceberg/iceberg_rest_catalog.h"
 
 #include <simdjson.h>
 

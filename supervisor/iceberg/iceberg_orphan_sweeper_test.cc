@@ -2,7 +2,7 @@
 // storage: files a publish staged and never committed go once they have
 // been seen unreferenced for the safety age; referenced files never, young
 // ones not yet; a table whose documents cannot all be read loses nothing.
-#include "supervisor/iceberg_orphan_sweeper.h"
+#include "supervisor/iceberg/iceberg_orphan_sweeper.h"
 
 #include <filesystem>
 #include <fstream>
