@@ -129,6 +129,9 @@ absl::StatusOr<TopicRange> Preload(const std::string& bootstrap, const std::stri
 struct Figures {
   std::vector<double> kcat, kcat_tuned, raw;
   std::vector<SluiceRunResult> off, on;
+  // Rollup off with the datasource's Iceberg table on (the other published
+  // form: the supervisor writes Parquet and commits a snapshot per sequence).
+  std::vector<SluiceRunResult> iceberg;
   // Rollup off with taskCount 1, 2, 4 on the two workers (one round).
   std::vector<std::pair<int, SluiceRunResult>> scaling;
   // Rollup off, taskCount 4 on one worker with --capacity=4
@@ -370,7 +373,26 @@ std::string Render(const E2eBenchOptions& options, const Figures& f,
   };
   sluice_row("sluice end to end, rollup off", off, f.off);
   sluice_row("sluice end to end, rollup on (MINUTE, 4 dimensions)", on, f.on);
+  sluice_row("sluice end to end, rollup off, into an Iceberg table (Parquet + a snapshot per "
+             "sequence)",
+             MedianRate(f.iceberg), f.iceberg);
   absl::StrAppend(&out, throughput.Render(), "\n");
+  if (!f.iceberg.empty() && !f.off.empty()) {
+    const SluiceRunResult& with_table = MedianRun(f.iceberg);
+    const SluiceRunResult& native = MedianRun(f.off);
+    absl::StrAppend(
+        &out,
+        absl::StrFormat(
+            "Both published forms, rollup off (medians): the Iceberg table's run at %s the "
+            "records/s of segments only and %s the workers' CPU per record (the Parquet "
+            "conversion runs in the supervisor); publish per sequence p99 %.0f ms (segments "
+            "only %.0f ms), the supervisor's snapshot staging p99 %.0f ms.\n\n",
+            FormatRatio(MedianRate(f.iceberg) / MedianRate(f.off)),
+            FormatRatio(with_table.WorkerCpuPerRecordNs() / native.WorkerCpuPerRecordNs()),
+            1000 * with_table.task_publish_seconds.Quantile(0.99),
+            1000 * native.task_publish_seconds.Quantile(0.99),
+            1000 * with_table.supervisor_iceberg_stage_seconds.Quantile(0.99)));
+  }
 
   if (!options.compare_bin_dir.empty()) {
     const std::string labels[2] = {kafka::LibrdkafkaDescription() + " (the default build)",
@@ -730,12 +752,13 @@ absl::StatusOr<std::string> RunE2eBench(const E2eBenchOptions& options) {
           RunOnce(*processes, bootstrap, range, absl::StrCat("rollup_off_", round), run));
       f.off.push_back(std::move(off));
     }
-    if (options.only.count("iceberg") > 0) {
+    if (enabled("iceberg")) {
       SluiceRunOptions iceberg = run;
       iceberg.iceberg_table = true;
       SLUICE_ASSIGN_OR_RETURN(
           SluiceRunResult with_table,
           RunOnce(*processes, bootstrap, range, absl::StrCat("iceberg_off_", round), iceberg));
+      f.iceberg.push_back(with_table);
       if (!f.off.empty() && f.off.back().RecordsPerSecond() > 0) {
         Progress(absl::StrFormat(
             "round %d, rollup off: Iceberg table / native segments = %.2fx records/s, "

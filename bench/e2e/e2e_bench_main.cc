@@ -39,8 +39,8 @@ DEFINE_string(kcat, "", "kcat binary (default: from PATH)");
 DEFINE_string(git_revision, "", "for the report");
 DEFINE_string(only, "",
               "experiments: run only these parts, comma-separated: baselines, off, on, replicas, "
-              "scaling, one_worker, iceberg (rollup off into an Iceberg table, compared with "
-              "off) (the docs are not written then)");
+              "scaling, one_worker, iceberg (rollup off into an Iceberg table; part of every "
+              "default run too) (the docs are not written then)");
 DEFINE_double(checkpoint_live_rate, 0,
               "records/s of a live producer the 2-replica run reads while it runs "
               "(0: a preloaded backlog)");
