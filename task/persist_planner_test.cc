@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/file_util.h"
 #include "task/columnar_engine.h"
+#include "task/testing/interval_allocator.h"
 
 namespace sluice::task {
 namespace {
@@ -26,20 +27,6 @@ std::string Record(int64_t n) {
   const int64_t time = kBaseTimeMs + (n % 2) * kHour + (n / 2) * 1000;
   return absl::StrCat(R"({"timestamp":)", time, R"(,"key":"k)", n, R"("})");
 }
-
-class Allocator : public SegmentAllocator {
- public:
-  absl::StatusOr<v1::AllocateSegmentResponse> Allocate(const std::string& sequence_name,
-                                                       int64_t start_ms,
-                                                       int64_t end_ms) override {
-    v1::AllocateSegmentResponse response;
-    response.set_segment_id(absl::StrCat("wiki_", start_ms, "_", sequence_name));
-    response.set_version("v1");
-    response.mutable_interval()->set_start_ms(start_ms);
-    response.mutable_interval()->set_end_ms(end_ms);
-    return response;
-  }
-};
 
 class PersistPlannerTest : public ::testing::Test {
  protected:
@@ -133,7 +120,7 @@ class PersistPlannerTest : public ::testing::Test {
   std::unique_ptr<SegmentEngine> engine_;
   std::unique_ptr<RowParser> parser_;
   TaskSettings settings_;
-  Allocator allocator_;
+  sluice::testing::IntervalAllocator allocator_;
   RecordRouter router_{std::vector<int32_t>{0}};
   std::unique_ptr<OpenSegments> segments_;
   std::unique_ptr<SequencePublisher> publisher_;

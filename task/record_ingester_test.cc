@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/file_util.h"
 #include "task/columnar_engine.h"
+#include "task/testing/interval_allocator.h"
 #include "task/testing/unimplemented_supervisor_client.h"
 #include "tests/task_mock_kafka.h"
 
@@ -25,20 +26,6 @@ constexpr int64_t kBaseTimeMs = 1795996800000;  // 2026-11-30T00:00:00Z
 std::string Row(int64_t time_ms, const std::string& key) {
   return absl::StrCat(R"({"timestamp":)", time_ms, R"(,"key":")", key, R"("})");
 }
-
-class Allocator : public SegmentAllocator {
- public:
-  absl::StatusOr<v1::AllocateSegmentResponse> Allocate(const std::string& sequence_name,
-                                                       int64_t start_ms,
-                                                       int64_t end_ms) override {
-    v1::AllocateSegmentResponse response;
-    response.set_segment_id(absl::StrCat("wiki_", start_ms, "_", sequence_name));
-    response.set_version("v1");
-    response.mutable_interval()->set_start_ms(start_ms);
-    response.mutable_interval()->set_end_ms(end_ms);
-    return response;
-  }
-};
 
 class RecordIngesterTest : public ::testing::Test {
  protected:
@@ -156,7 +143,7 @@ class RecordIngesterTest : public ::testing::Test {
   std::unique_ptr<SequenceStore> store_;
   std::unique_ptr<TaskControl> control_;
   testing::UnimplementedSupervisorClient supervisor_;
-  Allocator allocator_;
+  sluice::testing::IntervalAllocator allocator_;
   RecordRouter router_{std::vector<int32_t>{0}};
   std::unique_ptr<SegmentEngine> engine_;
   std::unique_ptr<OpenSegments> segments_;
