@@ -185,6 +185,24 @@ TEST_P(Compaction, HoldsTheRowsOfOneSegmentBuiltFromAllTheRecords) {
 
 INSTANTIATE_TEST_SUITE_P(Rollup, Compaction, ::testing::Bool());
 
+// A segment a task builds is LZ4 (cheap on the ingest path); compaction
+// rewrites it as zstd (the smaller form that stays in deep storage).
+TEST(CompactionCodec, TaskBuiltSegmentsAreLz4AndCompactedOnesZstd) {
+  const Schema schema = TestSchema(/*rollup=*/false, false);
+  const std::vector<OwnedRow> rows = RandomRows(11, 500, schema, kPartitions);
+  const SegmentInfo built = Build(rows, schema, 100, 100000, "codec");
+  auto built_reader = SegmentReader::Open(built.path);
+  ASSERT_TRUE(built_reader.ok()) << built_reader.status();
+  EXPECT_EQ((*built_reader)->header().compression, Compression::kLz4);
+
+  auto compacted = CompactSegments(Options({built.path}, "codec-compacted"));
+  ASSERT_TRUE(compacted.ok()) << compacted.status();
+  auto compacted_reader = SegmentReader::Open(compacted->path);
+  ASSERT_TRUE(compacted_reader.ok()) << compacted_reader.status();
+  EXPECT_EQ((*compacted_reader)->header().compression, Compression::kZstd);
+  EXPECT_EQ(compacted->num_rows, built.num_rows);
+}
+
 // The reader's verification of a compacted segment: a partition's ranges
 // must add up to its records (rows moved between them cannot be seen: the
 // file keeps no offsets per row).
