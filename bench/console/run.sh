@@ -25,7 +25,7 @@ bazel-bin/tools/sluice-demo --records="$records" --rate="$rate" --keep_running \
 demo=$!
 trap 'kill -INT $demo 2>/dev/null; wait $demo 2>/dev/null; rm -rf "$root"' EXIT
 for _ in $(seq 120); do
-  grep -q "web console" "$log" && break
+  grep -qs "web console" "$log" && break
   sleep 0.5
 done
 url=$(sed -n 's/.*web console *\(http:[^ ]*\)\/console\/.*/\1/p' "$log" | head -1)
