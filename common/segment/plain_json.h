@@ -11,6 +11,9 @@
 //
 // `end` is the end of the record; the functions read up to 16 bytes past a
 // position before `end` (the row parser's simdjson padding covers them).
+// ReadNumber and ScanPlainString, the row parser's readers of the values it
+// uses, also need a NUL at `end` (the row parser writes it into its padded
+// copy of the record): it stops their loops, which then check no bounds.
 #ifndef SLUICE_COMMON_SEGMENT_PLAIN_JSON_H_
 #define SLUICE_COMMON_SEGMENT_PLAIN_JSON_H_
 
@@ -24,6 +27,12 @@
 namespace sluice {
 namespace segment {
 namespace plain_json {
+
+#if defined(__GNUC__)
+#define SLUICE_PLAIN_JSON_INLINE inline __attribute__((always_inline))
+#else
+#define SLUICE_PLAIN_JSON_INLINE inline
+#endif
 
 // Nesting beyond this goes to simdjson (whose own limit is far higher).
 constexpr int kMaxPlainDepth = 64;
@@ -158,54 +167,114 @@ inline const char* ScanNumber(const char* p, const char* end, bool* is_integer) 
   return p;
 }
 
-// The value of a number token ScanNumber accepted (`is_integer` as it
-// said), where it is cheap to get exactly: an integer of at most 18 digits
-// (*integer), or a decimal whose digits make at most 2^53 and whose power of
-// ten is within 10^-22..10^22 (*real: one multiplication or division of two
-// exact doubles, so rounded correctly, as any correct parser rounds it).
-// False for any other number (the caller then reads it another way).
-inline bool FastNumber(const char* p, const char* end, bool is_integer, int64_t* integer,
-                       double* real) {
+// A number token at p, checked as ScanNumber checks it and read in the same
+// pass: the byte after it, or nullptr. *is_integer as ScanNumber says.
+// *exact: the value is cheap to get exactly, and then *integer (at most 18
+// digits) or *real is it: a decimal whose digits make at most 2^53 and whose
+// power of ten is within 10^-22..10^22 is one multiplication or division of
+// two exact doubles, so rounded correctly, as any correct parser rounds it.
+// *exact false for any other number (the caller then reads it another way).
+// Needs the byte at `end` readable and none of "0-9 . e E + -" (the caller's
+// NUL sentinel): it ends the token, so no digit needs a bounds check.
+SLUICE_PLAIN_JSON_INLINE const char* ReadNumber(const char* p, const char* end,
+                                                bool* is_integer, bool* exact,
+                                                int64_t* integer, double* real) {
   const bool negative = *p == '-';
   if (negative) ++p;
   uint64_t mantissa = 0;
   int digits = 0;
-  int exponent = 0;
-  for (; p < end && IsDigit(*p); ++p) {
-    if (++digits > 18) return false;
-    mantissa = mantissa * 10 + static_cast<uint64_t>(*p - '0');
-  }
-  if (is_integer) {
-    const int64_t magnitude = static_cast<int64_t>(mantissa);
-    *integer = negative ? -magnitude : magnitude;
-    return true;
-  }
-  if (p < end && *p == '.') {
-    for (++p; p < end && IsDigit(*p); ++p) {
-      if (++digits > 18) return false;
+  if (*p == '0') {
+    ++p;
+    digits = 1;
+  } else if (*p >= '1' && *p <= '9') {
+    // Unsigned arithmetic: past 19 digits it wraps (defined), and any
+    // count of digits beyond 18 is not exact anyway.
+    for (; IsDigit(*p); ++p) {
       mantissa = mantissa * 10 + static_cast<uint64_t>(*p - '0');
+      ++digits;
+    }
+  } else {
+    return nullptr;  // the sentinel included: nothing after a '-'
+  }
+  if (*p != '.' && *p != 'e' && *p != 'E') {
+    *is_integer = true;
+    *exact = digits <= 18;
+    if (*exact) {  // (beyond, the mantissa may have wrapped: no value)
+      const int64_t magnitude = static_cast<int64_t>(mantissa);
+      *integer = negative ? -magnitude : magnitude;
+    }
+    return p;
+  }
+  *is_integer = false;
+  int exponent = 0;
+  if (*p == '.') {
+    ++p;
+    if (!IsDigit(*p)) return nullptr;
+    for (; IsDigit(*p); ++p) {
+      mantissa = mantissa * 10 + static_cast<uint64_t>(*p - '0');
+      ++digits;
       --exponent;
     }
   }
-  if (p < end && (*p == 'e' || *p == 'E')) {
+  if (*p == 'e' || *p == 'E') {
     ++p;
-    const bool negative_exponent = p < end && *p == '-';
-    if (p < end && (*p == '-' || *p == '+')) ++p;
+    const bool negative_exponent = *p == '-';
+    if (*p == '+' || *p == '-') ++p;
+    if (!IsDigit(*p)) return nullptr;
     int e = 0;
-    for (; p < end && IsDigit(*p); ++p) {
-      if (e > 1000) return false;
-      e = e * 10 + (*p - '0');
+    for (; IsDigit(*p); ++p) {
+      // Capped: beyond 10^22 either way nothing is exact (at most 18
+      // fraction digits move the power).
+      if (e < 100000) e = e * 10 + (*p - '0');
     }
     exponent += negative_exponent ? -e : e;
   }
-  if (mantissa > (uint64_t{1} << 53) || exponent < -22 || exponent > 22) return false;
-  static constexpr double kPowers[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
-                                       1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-                                       1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
-  double value = static_cast<double>(mantissa);
-  value = exponent < 0 ? value / kPowers[-exponent] : value * kPowers[exponent];
-  *real = negative ? -value : value;
-  return true;
+  *exact = digits <= 18 && mantissa <= (uint64_t{1} << 53) && exponent >= -22 && exponent <= 22;
+  if (*exact) {
+    static constexpr double kPowers[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                         1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                         1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    double value = static_cast<double>(mantissa);
+    value = exponent < 0 ? value / kPowers[-exponent] : value * kPowers[exponent];
+    *real = negative ? -value : value;
+  }
+  return p;
+}
+
+// A string whose content starts at p and holds no escape: its closing
+// quote, or nullptr for any other (an escape, a control character, invalid
+// UTF-8, no closing quote before `end`). Needs 16 readable bytes past `end`
+// and a control character at `end` (the caller's NUL sentinel), which stops
+// the scan, so no position needs a bounds check.
+SLUICE_PLAIN_JSON_INLINE const char* ScanPlainString(const char* p, const char* end) {
+  for (;;) {
+#if defined(__SSE2__)
+    for (;;) {
+      const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+      const __m128i quote = _mm_cmpeq_epi8(x, _mm_set1_epi8('"'));
+      const __m128i backslash = _mm_cmpeq_epi8(x, _mm_set1_epi8('\\'));
+      const __m128i control =
+          _mm_cmpeq_epi8(_mm_max_epu8(x, _mm_set1_epi8(0x1F)), _mm_set1_epi8(0x1F));
+      const int mask =
+          _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(quote, backslash), _mm_or_si128(control, x)));
+      if (mask != 0) {
+        p += __builtin_ctz(static_cast<unsigned>(mask));
+        break;
+      }
+      p += 16;
+    }
+#else
+    while (static_cast<unsigned char>(*p) >= 0x20 && static_cast<unsigned char>(*p) < 0x80 &&
+           *p != '"' && *p != '\\') {
+      ++p;
+    }
+#endif
+    const unsigned char c = static_cast<unsigned char>(*p);
+    if (c == '"') return p < end ? p : nullptr;
+    if (c < 0x80) return nullptr;  // a backslash or a control character (the sentinel)
+    p = Utf8Sequence(p, end);
+    if (p == nullptr) return nullptr;
+  }
 }
 
 // The literal `word` (true, false, null) at p: the byte after it, or nullptr.

@@ -284,7 +284,8 @@ struct RowParser::Impl {
   // JSON, an escape or an array or object in a used field, a number it does
   // not read exactly as simdjson does, any parse error), which Parse then
   // reads with simdjson: errors, their classes and messages are simdjson's
-  // path's alone. `input` has SIMDJSON_PADDING readable bytes past `end`.
+  // path's alone. `input` has SIMDJSON_PADDING readable bytes past `end`,
+  // and a NUL at `end` (plain_json.h's ReadNumber and ScanPlainString).
   template <bool kTransforming>
   bool ParsePlain(const char* input, const char* end, const RecordEnvelope* envelope,
                   InputRow* row);
@@ -588,11 +589,14 @@ bool RowParser::Impl::ParsePlain(const char* input, const char* end,
         absl::string_view text;
         bool present = true;
         bool is_integer = false;
+        // A number token's value where it is read exactly (ReadNumber).
+        bool exact_number = false;
+        int64_t number_integer = 0;
+        double number_real = 0;
         switch (*p) {
           case '"': {
-            bool escaped = false;
-            const char* close = pj::ScanString(p + 1, end, &escaped);
-            if (close == nullptr || escaped) return false;
+            const char* close = pj::ScanPlainString(p + 1, end);
+            if (close == nullptr) return false;
             type = od::json_type::string;
             text = absl::string_view(p + 1, static_cast<size_t>(close - p - 1));
             p = close + 1;
@@ -618,7 +622,8 @@ bool RowParser::Impl::ParsePlain(const char* input, const char* end,
             return false;
           default: {
             const char* start = p;
-            p = pj::ScanNumber(p, end, &is_integer);
+            p = pj::ReadNumber(p, end, &is_integer, &exact_number, &number_integer,
+                               &number_real);
             if (p == nullptr) return false;
             type = od::json_type::number;
             text = absl::string_view(start, static_cast<size_t>(p - start));
@@ -681,17 +686,16 @@ bool RowParser::Impl::ParsePlain(const char* input, const char* end,
                 if (!present) {
                   for (int32_t index : action.metrics) row->metrics[index] = MetricInput();
                 } else {
-                  // A number token where FastNumber reads it exactly (as
+                  // A number token where ReadNumber reads it exactly (as
                   // simdjson does); any other goes to simdjson (whose own
                   // reading of long decimals is what rows have today). A
                   // string as the simdjson path reads it.
                   int64_t integer = 0;
                   double real = 0;
                   if (type == od::json_type::number) {
-                    if (!pj::FastNumber(text.data(), text.data() + text.size(), is_integer,
-                                        &integer, &real)) {
-                      return false;
-                    }
+                    if (!exact_number) return false;
+                    integer = number_integer;
+                    real = number_real;
                   } else if (type == od::json_type::string) {
                     if (absl::SimpleAtoi(text, &integer)) {
                       is_integer = true;
@@ -751,6 +755,7 @@ ParseError RowParser::Impl::Parse(absl::string_view value, const RecordEnvelope*
     const size_t needed = value.size() + simdjson::SIMDJSON_PADDING;
     if (buffer.size() < needed) buffer.resize(needed);
     std::memcpy(buffer.data(), value.data(), value.size());
+    buffer[value.size()] = '\0';  // the sentinel ParsePlain's readers stop at
     if (ParsePlain<kTransforming>(buffer.data(), buffer.data() + value.size(), envelope, row)) {
       ++plain_records;
       return ParseError();
