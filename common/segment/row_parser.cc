@@ -151,10 +151,17 @@ struct RowParser::Impl {
   // Records of one producer usually list their fields in the same order: the
   // action of the field at each position is remembered and checked with one
   // compare before falling back to the hash lookup.
+  // What the one pass does with the value of a cached position, worked out
+  // once from its roles: the three single roles most fields have get a
+  // branch of their own (for the value types it reads there); anything else
+  // takes the general one.
+  enum class PlainKind : uint8_t { kGeneral, kSkip, kDimension, kMetric, kTimestamp };
   struct Cached {
     std::string key;
     int32_t action = kUnknownField;
     uint8_t roles = 0;
+    PlainKind kind = PlainKind::kGeneral;
+    int32_t dimension = -1;  // kDimension: the listed dimension's index
     // The first 16 bytes of the key followed by its closing quote and the
     // colon (`key":`), zero-padded, and masks of that length: a key of up to
     // 14 bytes and what follows it compare with two loads, no memcmp call,
@@ -216,6 +223,32 @@ struct RowParser::Impl {
   std::vector<uint8_t> long_metric;
   // Where Metric and StoreMetric put the error they return false for.
   ParseError failure;
+
+  // Caches the key at `position` with its action and roles (and its
+  // PlainKind). Not past the first position not cached yet (simdjson's path
+  // caches no escaped key): every entry is one that was set, never a default
+  // one, whose empty masks would match any key.
+  void CachePosition(size_t position, absl::string_view key, int32_t action_index,
+                     uint8_t roles) {
+    if (position > by_position.size()) return;
+    if (position == by_position.size()) by_position.emplace_back();
+    Cached& c = by_position[position];
+    c.Set(key, action_index, roles);
+    constexpr uint8_t kRoles = kRoleTimestamp | kRoleDimension | kRoleMetric | kRoleDiscovered;
+    const uint8_t used = transforming ? (kRoles | kRoleCapture) : kRoles;
+    c.kind = PlainKind::kGeneral;
+    c.dimension = -1;
+    if ((roles & used) == 0) {
+      c.kind = PlainKind::kSkip;
+    } else if (roles == kRoleDimension) {
+      c.kind = PlainKind::kDimension;
+      c.dimension = actions[action_index].dimension;
+    } else if (roles == kRoleMetric) {
+      c.kind = PlainKind::kMetric;
+    } else if (roles == kRoleTimestamp) {
+      c.kind = PlainKind::kTimestamp;
+    }
+  }
 
   int32_t ActionFor(absl::string_view key) {
     auto it = by_name.find(key);
@@ -548,6 +581,8 @@ bool RowParser::Impl::ParsePlain(const char* input, const char* end,
       absl::string_view key;
       int32_t action_index;
       uint8_t roles;
+      PlainKind kind = PlainKind::kGeneral;
+      int32_t dimension = -1;
       if (position < cached_positions &&
           cached[position].key.size() + 2 <= static_cast<size_t>(end - raw) &&
           cached[position].MatchesWithColon(raw)) {
@@ -555,6 +590,8 @@ bool RowParser::Impl::ParsePlain(const char* input, const char* end,
         key = absl::string_view(raw, c.key.size());
         action_index = c.action;
         roles = c.roles;
+        kind = c.kind;
+        dimension = c.dimension;
         p = raw + key.size() + 2;
       } else {
         bool escaped = false;
@@ -563,8 +600,7 @@ bool RowParser::Impl::ParsePlain(const char* input, const char* end,
         key = absl::string_view(raw, static_cast<size_t>(close - raw));
         action_index = ActionFor(key);
         roles = RolesOf(action_index, key);
-        if (position == by_position.size()) by_position.emplace_back();
-        by_position[position].Set(key, action_index, roles);  // (position <= size here)
+        CachePosition(position, key, action_index, roles);
         cached = by_position.data();
         cached_positions = by_position.size();
         p = pj::SkipSpace(close + 1, end);
@@ -577,7 +613,46 @@ bool RowParser::Impl::ParsePlain(const char* input, const char* end,
 
       constexpr uint8_t kRoles = kRoleTimestamp | kRoleDimension | kRoleMetric | kRoleDiscovered;
       constexpr uint8_t kUsed = kTransforming ? (kRoles | kRoleCapture) : kRoles;
-      if ((roles & kUsed) == 0) {
+      // The usual fields first, each as the general branch below reads it:
+      // a listed dimension's string, a metric input's number, an ISO
+      // timestamp string.
+      if (kind == PlainKind::kDimension && *p == '"') {
+        const char* close = pj::ScanPlainString(p + 1, end);
+        if (close == nullptr) return false;
+        const size_t size = static_cast<size_t>(close - p - 1);
+        if (size > kMaxValueBytes) return false;
+        row_value_bytes += size;
+        if (row_value_bytes > kMaxRowValueBytes) return false;
+        DimValue& d = row->dims[dimension];
+        d.present = true;
+        d.text = absl::string_view(p + 1, size);
+        p = close + 1;
+      } else if (kind == PlainKind::kMetric && (pj::IsDigit(*p) || *p == '-')) {
+        const char* start = p;
+        bool is_integer = false;
+        bool exact = false;
+        int64_t integer = 0;
+        double real = 0;
+        p = pj::ReadNumber(p, end, &is_integer, &exact, &integer, &real);
+        if (p == nullptr || !exact) return false;
+        if (!StoreMetric(actions[action_index].metrics, is_integer, integer, real,
+                         absl::string_view(start, static_cast<size_t>(p - start)), row,
+                         &failure)) {
+          return false;
+        }
+      } else if (kind == PlainKind::kTimestamp && *p == '"' && iso_timestamps) {
+        const char* close = pj::ScanPlainString(p + 1, end);
+        if (close == nullptr) return false;
+        const absl::string_view text(p + 1, static_cast<size_t>(close - p - 1));
+        p = close + 1;
+        if (!ParseCanonicalIsoInstant(text, &row->timestamp_ms) ||
+            row->timestamp_ms < kMinTimestampMs || row->timestamp_ms > kMaxTimestampMs) {
+          absl::StatusOr<int64_t> ms = TimestampFromString(text, schema.timestamp_format);
+          if (!ms.ok()) return false;
+          row->timestamp_ms = *ms;
+        }
+        have_timestamp = true;
+      } else if ((roles & kUsed) == 0) {
         p = pj::SkipValue(p, end, 1);
         if (p == nullptr) return false;
       } else {
@@ -833,12 +908,8 @@ ParseError RowParser::Impl::Parse(absl::string_view value, const RecordEnvelope*
       }
       action_index = ActionFor(key);
       roles = RolesOf(action_index, key);
-      // Not past the first position not cached yet (an escaped key is not):
-      // every entry is one that was set, never a default one, whose empty
-      // masks would match any key.
-      if (!escaped && position <= by_position.size()) {
-        if (position == by_position.size()) by_position.emplace_back();
-        by_position[position].Set(key, action_index, roles);
+      if (!escaped) {
+        CachePosition(position, key, action_index, roles);
       }
     }
     ++position;
