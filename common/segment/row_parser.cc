@@ -571,6 +571,7 @@ bool RowParser::Impl::ParsePlain(const char* input, const char* end,
     ++p;
   } else {
     size_t position = 0;
+    DimValue* const dims = row->dims.data();
     const Cached* cached = by_position.data();
     size_t cached_positions = by_position.size();
     for (;;) {
@@ -583,9 +584,10 @@ bool RowParser::Impl::ParsePlain(const char* input, const char* end,
       uint8_t roles;
       PlainKind kind = PlainKind::kGeneral;
       int32_t dimension = -1;
-      if (position < cached_positions &&
-          cached[position].key.size() + 2 <= static_cast<size_t>(end - raw) &&
-          cached[position].MatchesWithColon(raw)) {
+      // No bounds check: a match past `end` would have to match the NUL
+      // there, and no byte of a cached key (no control character) nor the
+      // quote and colon is one.
+      if (position < cached_positions && cached[position].MatchesWithColon(raw)) {
         const Cached& c = cached[position];
         key = absl::string_view(raw, c.key.size());
         action_index = c.action;
@@ -608,8 +610,11 @@ bool RowParser::Impl::ParsePlain(const char* input, const char* end,
         ++p;
       }
       ++position;
-      p = pj::SkipSpace(p, end);
-      if (p >= end) return false;
+      // A byte above ' ' is no whitespace, and not the NUL at `end`.
+      if (static_cast<unsigned char>(*p) <= ' ') {
+        p = pj::SkipSpace(p, end);
+        if (p >= end) return false;
+      }
 
       constexpr uint8_t kRoles = kRoleTimestamp | kRoleDimension | kRoleMetric | kRoleDiscovered;
       constexpr uint8_t kUsed = kTransforming ? (kRoles | kRoleCapture) : kRoles;
@@ -623,7 +628,7 @@ bool RowParser::Impl::ParsePlain(const char* input, const char* end,
         if (size > kMaxValueBytes) return false;
         row_value_bytes += size;
         if (row_value_bytes > kMaxRowValueBytes) return false;
-        DimValue& d = row->dims[dimension];
+        DimValue& d = dims[dimension];
         d.present = true;
         d.text = absl::string_view(p + 1, size);
         p = close + 1;
@@ -790,8 +795,9 @@ bool RowParser::Impl::ParsePlain(const char* input, const char* end,
           }
         }
       }
-      // The usual separator first: a comma and the next key's quote.
-      if (*p == ',' && p[1] == '"' && p + 1 < end) {
+      // The usual separator first: a comma and the next key's quote (the
+      // NUL at `end` is neither).
+      if (*p == ',' && p[1] == '"') {
         ++p;
         continue;
       }
