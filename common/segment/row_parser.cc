@@ -657,8 +657,24 @@ bool RowParser::Impl::ParsePlain(const char* input, const char* end,
           row->timestamp_ms = *ms;
         }
         have_timestamp = true;
+      } else if (kind == PlainKind::kDimension && (*p == 't' || *p == 'f')) {
+        // As the general branch reads a boolean: its literal's text.
+        // (Each literal a constant, so the compare is no memcmp call.)
+        const bool is_true = *p == 't';
+        const absl::string_view text =
+            is_true ? absl::string_view("true", 4) : absl::string_view("false", 5);
+        p = is_true ? pj::ScanLiteral(p, end, "true", 4) : pj::ScanLiteral(p, end, "false", 5);
+        if (p == nullptr) return false;
+        row_value_bytes += text.size();
+        if (row_value_bytes > kMaxRowValueBytes) return false;
+        DimValue& d = dims[dimension];
+        d.present = true;
+        d.text = text;
       } else if ((roles & kUsed) == 0) {
-        p = pj::SkipValue(p, end, 1);
+        // An unused string without escapes (the usual one) in line, any
+        // other value by SkipValue.
+        const char* close = *p == '"' ? pj::ScanPlainString(p + 1, end) : nullptr;
+        p = close != nullptr ? close + 1 : pj::SkipValue(p, end, 1);
         if (p == nullptr) return false;
       } else {
         // The value, as the simdjson path reads it: a string's content (no

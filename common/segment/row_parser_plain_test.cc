@@ -113,6 +113,7 @@ std::vector<std::string> Records() {
       // Unused fields of every kind, nested, with escapes, non-ASCII.
       R"({"timestamp":"2026-11-30T02:15:44.123Z","x":{"a":[1,2,{"b":null}],"c":"\u00e9\n"},"added":1})",
       R"({"timestamp":"2026-11-30T02:15:44.123Z","x":[],"y":{},"z":[[[]]],"added":1})",
+      R"({"timestamp":"2026-11-30T02:15:44.123Z","note":"say \"hi\"\n\u00e9","added":1})",
       "{\"timestamp\":\"2026-11-30T02:15:44.123Z\",\"channel\":\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"}",
       // Used fields that the one pass leaves to simdjson.
       R"({"timestamp":"2026-11-30T02:15:44.123Z","channel":"a\"b"})",
