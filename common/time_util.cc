@@ -78,49 +78,51 @@ bool ParseCanonicalIsoInstant(absl::string_view text, int64_t* out) {
   // adding 6 keeps it 3).
   static constexpr uint64_t kSepMask[3] = {0xff0000ff00000000, 0x0000ff0000ff0000,
                                            0xff000000ff0000ff};
-  uint64_t w[3];
-  std::memcpy(w, text.data(), 24);
-  uint64_t bad = 0;
-  for (int i = 0; i < 3; ++i) {
-    static constexpr char kSeparators[3][9] = {"\0\0\0\0-\0\0-", "\0\0T\0\0:\0\0",
-                                               ":\0\0.\0\0\0Z"};
+  static constexpr char kSeparators[3][9] = {"\0\0\0\0-\0\0-", "\0\0T\0\0:\0\0",
+                                             ":\0\0.\0\0\0Z"};
+  auto bad_word = [](uint64_t word, int i) {
     uint64_t separators;
     std::memcpy(&separators, kSeparators[i], 8);
-    const uint64_t digits = (w[i] & ~kSepMask[i]) | (0x3030303030303030 & kSepMask[i]);
-    bad |= (w[i] & kSepMask[i]) ^ separators;
-    bad |= ((digits & 0xf0f0f0f0f0f0f0f0) ^ 0x3030303030303030) |
+    const uint64_t digits = (word & ~kSepMask[i]) | (0x3030303030303030 & kSepMask[i]);
+    return ((word & kSepMask[i]) ^ separators) |
+           ((digits & 0xf0f0f0f0f0f0f0f0) ^ 0x3030303030303030) |
            (((digits + 0x0606060606060606) & 0xf0f0f0f0f0f0f0f0) ^ 0x3030303030303030);
-  }
-  if (bad != 0) return false;
+  };
+  uint64_t w[3];
+  std::memcpy(w, text.data(), 24);
   const char* t = text.data();
   auto two = [t](int at) { return (t[at] - '0') * 10 + (t[at + 1] - '0'); };
-  const int hour = two(11), minute = two(14), second = two(17);
-  if (hour > 23 || minute > 59 || second > 59) return false;
-  const int millis = (t[20] - '0') * 100 + (t[21] - '0') * 10 + (t[22] - '0');
 
-  // The date: its first 10 bytes, the first word and two bytes of the second.
-  struct LastDate {
-    uint64_t date = 0;
-    uint16_t date_end = 0;
+  // The minute (the first 16 bytes, "YYYY-MM-DDTHH:MM") last read in full:
+  // instants in order mostly share it, and then only the seconds word is
+  // read. Only a minute that passed every check below is kept.
+  struct LastMinute {
+    uint64_t words[2] = {0, 0};
     bool set = false;
-    int64_t days = 0;
+    int64_t minute_ms = 0;
   };
-  static thread_local LastDate last;
-  const uint16_t date_end = static_cast<uint16_t>(w[1] & 0xffff);  // little-endian: bytes 8, 9
-  int64_t days;
-  if (last.set && last.date == w[0] && last.date_end == date_end) {
-    days = last.days;
+  static thread_local LastMinute last;
+  int64_t minute_ms;
+  if (last.set && last.words[0] == w[0] && last.words[1] == w[1]) {
+    minute_ms = last.minute_ms;
   } else {
+    if ((bad_word(w[0], 0) | bad_word(w[1], 1)) != 0) return false;
+    const int hour = two(11), minute = two(14);
+    if (hour > 23 || minute > 59) return false;
     const int year = two(0) * 100 + two(2);
     const int month = two(5), day = two(8);
     if (month < 1 || month > 12 || day < 1 || day > DaysInMonth(year, month)) return false;
-    days = DaysFromCivil(year, month, day);
-    last.date = w[0];
-    last.date_end = date_end;
+    minute_ms = (DaysFromCivil(year, month, day) * 86400 + hour * 3600 + minute * 60) * 1000;
+    last.words[0] = w[0];
+    last.words[1] = w[1];
     last.set = true;
-    last.days = days;
+    last.minute_ms = minute_ms;
   }
-  *out = (days * 86400 + hour * 3600 + minute * 60 + second) * 1000 + millis;
+  if (bad_word(w[2], 2) != 0) return false;
+  const int second = two(17);
+  if (second > 59) return false;
+  const int millis = (t[20] - '0') * 100 + (t[21] - '0') * 10 + (t[22] - '0');
+  *out = minute_ms + second * 1000 + millis;
   return true;
 }
 
