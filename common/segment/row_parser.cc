@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "absl/base/attributes.h"
@@ -545,11 +546,21 @@ void RowParser::Impl::Reset(InputRow* row) {
   if constexpr (kTransforming) {
     for (ExprValue& v : captured) v = ExprValue::Null();
   }
+  // Every byte zero is each value's default (absent, empty): one memset per
+  // vector rather than a loop of member stores.
+  static_assert(std::is_trivially_copyable_v<DimValue> &&
+                std::is_trivially_copyable_v<MetricInput>);
+  // (Not on an empty vector, whose data() may be null.)
   if (row->dims.size() != schema.dimensions.size()) row->dims.resize(schema.dimensions.size());
-  for (DimValue& d : row->dims) d = DimValue();
+  if (!row->dims.empty()) {
+    std::memset(static_cast<void*>(row->dims.data()), 0, row->dims.size() * sizeof(DimValue));
+  }
   row->discovered.clear();
   if (row->metrics.size() != schema.metrics.size()) row->metrics.resize(schema.metrics.size());
-  for (MetricInput& m : row->metrics) m = MetricInput();
+  if (!row->metrics.empty()) {
+    std::memset(static_cast<void*>(row->metrics.data()), 0,
+                row->metrics.size() * sizeof(MetricInput));
+  }
 }
 
 template <bool kTransforming>
