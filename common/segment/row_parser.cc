@@ -590,7 +590,7 @@ bool RowParser::Impl::ParsePlain(const char* input, const char* end,
       // The key: the one this position had last time, compared in place, or
       // scanned (one with an escape goes to simdjson).
       const char* raw = p + 1;
-      absl::string_view key;
+      size_t key_size;  // the key is (raw, key_size)
       int32_t action_index;
       uint8_t roles;
       PlainKind kind = PlainKind::kGeneral;
@@ -600,17 +600,18 @@ bool RowParser::Impl::ParsePlain(const char* input, const char* end,
       // quote and colon is one.
       if (position < cached_positions && cached[position].MatchesWithColon(raw)) {
         const Cached& c = cached[position];
-        key = absl::string_view(raw, c.key.size());
+        key_size = c.key.size();
         action_index = c.action;
         roles = c.roles;
         kind = c.kind;
         dimension = c.dimension;
-        p = raw + key.size() + 2;
+        p = raw + key_size + 2;
       } else {
         bool escaped = false;
         const char* close = pj::ScanString(raw, end, &escaped);
         if (close == nullptr || escaped) return false;
-        key = absl::string_view(raw, static_cast<size_t>(close - raw));
+        key_size = static_cast<size_t>(close - raw);
+        const absl::string_view key(raw, key_size);
         action_index = ActionFor(key);
         roles = RolesOf(action_index, key);
         CachePosition(position, key, action_index, roles);
@@ -758,7 +759,7 @@ bool RowParser::Impl::ParsePlain(const char* input, const char* end,
           if (discovered) {
             if (present) {
               if (row->discovered.size() >= kMaxDiscoveredDimensions) return false;
-              row->discovered.emplace_back(key, text);
+              row->discovered.emplace_back(absl::string_view(raw, key_size), text);
             }
           } else {
             const FieldAction& action = actions[action_index];
