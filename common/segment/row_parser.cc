@@ -149,14 +149,14 @@ struct RowParser::Impl {
   Schema schema;
   std::vector<FieldAction> actions;
   absl::flat_hash_map<std::string, int32_t> by_name;
-  // Records of one producer usually list their fields in the same order: the
-  // action of the field at each position is remembered and checked with one
-  // compare before falling back to the hash lookup.
   // What the one pass does with the value of a cached position, worked out
   // once from its roles: the three single roles most fields have get a
   // branch of their own (for the value types it reads there); anything else
   // takes the general one.
   enum class PlainKind : uint8_t { kGeneral, kSkip, kDimension, kMetric, kTimestamp };
+  // Records of one producer usually list their fields in the same order: the
+  // action of the field at each position is remembered and checked with one
+  // compare before falling back to the hash lookup.
   struct Cached {
     std::string key;
     int32_t action = kUnknownField;
@@ -187,7 +187,8 @@ struct RowParser::Impl {
     }
     // Whether the raw key at `raw` is this key directly followed by `":`;
     // needs 16 readable bytes at `raw` (the document's padding guarantees
-    // them) and key.size() + 2 bytes at `raw` in the record.
+    // them), and key.size() + 2 bytes at `raw` in the record or a NUL at the
+    // record's end (no byte of `key":` is one, so a match stops there).
     bool MatchesWithColon(const char* raw) const {
       if (key.size() > 14) {
         return std::memcmp(raw, key.data(), key.size()) == 0 && raw[key.size()] == '"' &&
@@ -917,9 +918,13 @@ ParseError RowParser::Impl::Parse(absl::string_view value, const RecordEnvelope*
     absl::string_view key;
     int32_t action_index;
     uint8_t roles;
+    // (The usual `key":` in two loads; the key with whitespace after it by
+    // a memcmp.)
+    const size_t in_document = static_cast<size_t>(document_end - raw);
     if (position < by_position.size() &&
-        by_position[position].key.size() < static_cast<size_t>(document_end - raw) &&
-        by_position[position].Matches(raw)) {
+        ((by_position[position].key.size() + 2 <= in_document &&
+          by_position[position].MatchesWithColon(raw)) ||
+         (by_position[position].key.size() < in_document && by_position[position].Matches(raw)))) {
       key = absl::string_view(raw, by_position[position].key.size());
       action_index = by_position[position].action;
       roles = by_position[position].roles;
