@@ -21,20 +21,21 @@ const char* CompressionName(Compression c) {
   return "unknown";
 }
 
-void EncodeLongs(LongEncoding encoding, const int64_t* values, size_t n, std::string* out) {
-  const size_t start = out->size();
+namespace {
+
+// The encoders write at `p`, which has room for their bound, and return the
+// byte after the last written; each has a std::string and a ByteBuffer form.
+size_t LongsBound(LongEncoding encoding, size_t n) {
+  return (encoding == LongEncoding::kPlain ? 8 : kMaxEncodedLong) * n;
+}
+
+char* EncodeLongsAt(LongEncoding encoding, const int64_t* values, size_t n, char* p) {
   switch (encoding) {
-    case LongEncoding::kPlain: {
-      out->resize(start + 8 * n);
-      char* p = &(*out)[start];
+    case LongEncoding::kPlain:
       for (size_t i = 0; i < n; ++i) EncodeFixed64(p + 8 * i, static_cast<uint64_t>(values[i]));
-      return;
-    }
+      return p + 8 * n;
     case LongEncoding::kDeltaVarint:
     case LongEncoding::kVarint: {
-      out->resize(start + kMaxEncodedLong * n);
-      char* begin = &(*out)[start];
-      char* p = begin;
       uint64_t previous = 0;
       const bool delta = encoding == LongEncoding::kDeltaVarint;
       for (size_t i = 0; i < n; ++i) {
@@ -43,10 +44,71 @@ void EncodeLongs(LongEncoding encoding, const int64_t* values, size_t n, std::st
         p = EncodeVarint64(p, ZigZag(static_cast<int64_t>(delta ? v - previous : v)));
         previous = v;
       }
-      out->resize(start + (p - begin));
-      return;
+      return p;
     }
   }
+  return p;
+}
+
+char* EncodeDoublesAt(const double* values, size_t n, char* p) {
+  for (size_t i = 0; i < n; ++i) {
+    uint64_t bits;
+    std::memcpy(&bits, &values[i], 8);
+    EncodeFixed64(p + 8 * i, bits);
+  }
+  return p + 8 * n;
+}
+
+int IdWidth(const uint32_t* ids, size_t n) {
+  uint32_t max_id = 0;
+  for (size_t i = 0; i < n; ++i) max_id = std::max(max_id, ids[i]);
+  return max_id <= 0xff ? 1 : max_id <= 0xffff ? 2 : 4;
+}
+
+char* EncodeIdsAt(const uint32_t* ids, size_t n, int width, char* p) {
+  *p++ = static_cast<char>(width);
+  switch (width) {
+    case 1:
+      for (size_t i = 0; i < n; ++i) p[i] = static_cast<char>(ids[i]);
+      break;
+    case 2:
+      for (size_t i = 0; i < n; ++i) {
+        p[2 * i] = static_cast<char>(ids[i]);
+        p[2 * i + 1] = static_cast<char>(ids[i] >> 8);
+      }
+      break;
+    default:
+      for (size_t i = 0; i < n; ++i) {
+        for (int b = 0; b < 4; ++b) p[4 * i + b] = static_cast<char>(ids[i] >> (8 * b));
+      }
+  }
+  return p + static_cast<size_t>(width) * n;
+}
+
+// Encodes into `out` through `encode(p)` with room for `bound` bytes.
+template <typename Encode>
+void EncodeInto(std::string* out, size_t bound, Encode encode) {
+  const size_t start = out->size();
+  out->resize(start + bound);
+  char* begin = &(*out)[start];
+  out->resize(start + static_cast<size_t>(encode(begin) - begin));
+}
+template <typename Encode>
+void EncodeInto(ByteBuffer* out, size_t bound, Encode encode) {
+  const size_t start = out->size();
+  char* begin = out->Extend(bound);
+  out->Truncate(start + static_cast<size_t>(encode(begin) - begin));
+}
+
+}  // namespace
+
+void EncodeLongs(LongEncoding encoding, const int64_t* values, size_t n, std::string* out) {
+  EncodeInto(out, LongsBound(encoding, n),
+             [&](char* p) { return EncodeLongsAt(encoding, values, n, p); });
+}
+void EncodeLongs(LongEncoding encoding, const int64_t* values, size_t n, ByteBuffer* out) {
+  EncodeInto(out, LongsBound(encoding, n),
+             [&](char* p) { return EncodeLongsAt(encoding, values, n, p); });
 }
 
 bool DecodeLongs(LongEncoding encoding, absl::string_view in, size_t n, int64_t* out) {
@@ -81,14 +143,10 @@ bool DecodeLongs(LongEncoding encoding, absl::string_view in, size_t n, int64_t*
 }
 
 void EncodeDoubles(const double* values, size_t n, std::string* out) {
-  const size_t start = out->size();
-  out->resize(start + 8 * n);
-  char* p = &(*out)[start];
-  for (size_t i = 0; i < n; ++i) {
-    uint64_t bits;
-    std::memcpy(&bits, &values[i], 8);
-    EncodeFixed64(p + 8 * i, bits);
-  }
+  EncodeInto(out, 8 * n, [&](char* p) { return EncodeDoublesAt(values, n, p); });
+}
+void EncodeDoubles(const double* values, size_t n, ByteBuffer* out) {
+  EncodeInto(out, 8 * n, [&](char* p) { return EncodeDoublesAt(values, n, p); });
 }
 
 bool DecodeDoubles(absl::string_view in, size_t n, double* out) {
@@ -101,28 +159,12 @@ bool DecodeDoubles(absl::string_view in, size_t n, double* out) {
 }
 
 void EncodeIds(const uint32_t* ids, size_t n, std::string* out) {
-  uint32_t max_id = 0;
-  for (size_t i = 0; i < n; ++i) max_id = std::max(max_id, ids[i]);
-  const int width = max_id <= 0xff ? 1 : max_id <= 0xffff ? 2 : 4;
-  const size_t start = out->size();
-  out->resize(start + 1 + width * n);
-  char* p = &(*out)[start];
-  *p++ = static_cast<char>(width);
-  switch (width) {
-    case 1:
-      for (size_t i = 0; i < n; ++i) p[i] = static_cast<char>(ids[i]);
-      break;
-    case 2:
-      for (size_t i = 0; i < n; ++i) {
-        p[2 * i] = static_cast<char>(ids[i]);
-        p[2 * i + 1] = static_cast<char>(ids[i] >> 8);
-      }
-      break;
-    default:
-      for (size_t i = 0; i < n; ++i) {
-        for (int b = 0; b < 4; ++b) p[4 * i + b] = static_cast<char>(ids[i] >> (8 * b));
-      }
-  }
+  const int width = IdWidth(ids, n);
+  EncodeInto(out, 1 + width * n, [&](char* p) { return EncodeIdsAt(ids, n, width, p); });
+}
+void EncodeIds(const uint32_t* ids, size_t n, ByteBuffer* out) {
+  const int width = IdWidth(ids, n);
+  EncodeInto(out, 1 + width * n, [&](char* p) { return EncodeIdsAt(ids, n, width, p); });
 }
 
 bool DecodeIds(absl::string_view in, size_t n, uint32_t max_id, uint32_t* out) {
@@ -171,20 +213,40 @@ BlockCompressor::~BlockCompressor() = default;
 BlockCompressor::BlockCompressor(BlockCompressor&&) noexcept = default;
 BlockCompressor& BlockCompressor::operator=(BlockCompressor&&) noexcept = default;
 
-absl::Status BlockCompressor::Compress(absl::string_view raw, std::string* out) {
+namespace {
+
+// Room for `n` bytes in `out` (its old bytes not kept), and the size it
+// ends with.
+char* Room(std::string* out, size_t n) {
+  out->resize(n);
+  return &(*out)[0];
+}
+char* Room(ByteBuffer* out, size_t n) {
+  out->clear();
+  return out->Extend(n);
+}
+void SetSize(std::string* out, size_t n) { out->resize(n); }
+void SetSize(ByteBuffer* out, size_t n) { out->Truncate(n); }
+
+}  // namespace
+
+template <typename Out>
+absl::Status BlockCompressor::CompressInto(absl::string_view raw, Out* out) {
   switch (compression_) {
-    case Compression::kNone:
-      out->assign(raw.data(), raw.size());
+    case Compression::kNone: {
+      char* p = Room(out, raw.size());
+      if (!raw.empty()) std::memcpy(p, raw.data(), raw.size());
       return absl::OkStatus();
+    }
     case Compression::kLz4: {
       if (raw.size() > LZ4_MAX_INPUT_SIZE) {
         return absl::InvalidArgumentError("block too large for lz4");
       }
-      out->resize(LZ4_compressBound(static_cast<int>(raw.size())));
-      const int n = LZ4_compress_default(raw.data(), &(*out)[0], static_cast<int>(raw.size()),
-                                         static_cast<int>(out->size()));
+      const int bound = LZ4_compressBound(static_cast<int>(raw.size()));
+      char* p = Room(out, static_cast<size_t>(bound));
+      const int n = LZ4_compress_default(raw.data(), p, static_cast<int>(raw.size()), bound);
       if (n <= 0 && !raw.empty()) return absl::InternalError("lz4 compression failed");
-      out->resize(n);
+      SetSize(out, static_cast<size_t>(n));
       return absl::OkStatus();
     }
     case Compression::kZstd: {
@@ -192,17 +254,24 @@ absl::Status BlockCompressor::Compress(absl::string_view raw, std::string* out) 
         contexts_->zstd = ZSTD_createCCtx();
         if (contexts_->zstd == nullptr) return absl::ResourceExhaustedError("ZSTD_createCCtx failed");
       }
-      out->resize(ZSTD_compressBound(raw.size()));
-      const size_t n = ZSTD_compressCCtx(contexts_->zstd, &(*out)[0], out->size(), raw.data(),
-                                         raw.size(), level_);
+      const size_t bound = ZSTD_compressBound(raw.size());
+      char* p = Room(out, bound);
+      const size_t n = ZSTD_compressCCtx(contexts_->zstd, p, bound, raw.data(), raw.size(), level_);
       if (ZSTD_isError(n)) {
         return absl::InternalError(absl::StrCat("zstd compression failed: ", ZSTD_getErrorName(n)));
       }
-      out->resize(n);
+      SetSize(out, n);
       return absl::OkStatus();
     }
   }
   return absl::InvalidArgumentError("unknown compression");
+}
+
+absl::Status BlockCompressor::Compress(absl::string_view raw, std::string* out) {
+  return CompressInto(raw, out);
+}
+absl::Status BlockCompressor::Compress(absl::string_view raw, ByteBuffer* out) {
+  return CompressInto(raw, out);
 }
 
 struct BlockDecompressor::Context {

@@ -15,6 +15,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "common/segment/byte_buffer.h"
 #include "common/segment/exact_sum.h"
 
 namespace sluice {
@@ -36,15 +37,20 @@ inline constexpr size_t kMaxEncodedDouble = 8;
 inline constexpr size_t kMaxEncodedId = 4;
 inline constexpr size_t kMaxEncodedExactSum = 2 + 10 + 10 + 70 * 5;
 
+// Each encoder appends to a std::string or, with the same bytes, to a
+// ByteBuffer (not zeroed as it grows: the segment writer's scratch).
 void EncodeLongs(LongEncoding encoding, const int64_t* values, size_t n, std::string* out);
+void EncodeLongs(LongEncoding encoding, const int64_t* values, size_t n, ByteBuffer* out);
 bool DecodeLongs(LongEncoding encoding, absl::string_view in, size_t n, int64_t* out);
 
 void EncodeDoubles(const double* values, size_t n, std::string* out);
+void EncodeDoubles(const double* values, size_t n, ByteBuffer* out);
 bool DecodeDoubles(absl::string_view in, size_t n, double* out);
 
 // Dictionary ids: one width byte (1, 2 or 4: the smallest that holds the
 // largest id of the block), then the ids little-endian at that width.
 void EncodeIds(const uint32_t* ids, size_t n, std::string* out);
+void EncodeIds(const uint32_t* ids, size_t n, ByteBuffer* out);
 // Also fails when an id exceeds `max_id`.
 bool DecodeIds(absl::string_view in, size_t n, uint32_t max_id, uint32_t* out);
 
@@ -63,8 +69,11 @@ class BlockCompressor {
 
   // Replaces `*out` with the compressed form of `raw`.
   absl::Status Compress(absl::string_view raw, std::string* out);
+  absl::Status Compress(absl::string_view raw, ByteBuffer* out);
 
  private:
+  template <typename Out>
+  absl::Status CompressInto(absl::string_view raw, Out* out);
   struct Contexts;
   Compression compression_;
   int level_;

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace sluice {
@@ -33,6 +34,44 @@ TEST(ColumnCodec, LongsRoundTripInEveryEncoding) {
     EXPECT_FALSE(DecodeLongs(e, absl::string_view(bytes).substr(0, bytes.size() - 1),
                              values.size(), back.data()));
     EXPECT_FALSE(DecodeLongs(e, bytes, values.size() - 1, back.data()));
+  }
+}
+
+// The ByteBuffer forms (the segment writer's) append the same bytes as the
+// std::string forms, after what the buffer holds.
+TEST(ColumnCodec, ByteBufferFormsWriteTheSameBytes) {
+  const std::vector<int64_t> longs = Longs();
+  std::vector<double> doubles;
+  for (int64_t v : longs) doubles.push_back(static_cast<double>(v) / 3);
+  std::vector<uint32_t> ids;
+  for (uint32_t i = 0; i < 300; ++i) ids.push_back(i * 997 % 70000);
+  std::string expected = "head";
+  ByteBuffer buffer;
+  buffer.Append("head");
+  for (LongEncoding e : {LongEncoding::kPlain, LongEncoding::kDeltaVarint, LongEncoding::kVarint}) {
+    EncodeLongs(e, longs.data(), longs.size(), &expected);
+    EncodeLongs(e, longs.data(), longs.size(), &buffer);
+  }
+  EncodeDoubles(doubles.data(), doubles.size(), &expected);
+  EncodeDoubles(doubles.data(), doubles.size(), &buffer);
+  for (size_t n : {size_t{0}, size_t{10}, size_t{200}, ids.size()}) {
+    EncodeIds(ids.data(), n, &expected);
+    EncodeIds(ids.data(), n, &buffer);
+  }
+  EXPECT_EQ(buffer.view(), expected);
+}
+
+TEST(ColumnCodec, CompressorWritesTheSameBytesIntoAByteBuffer) {
+  std::string raw;
+  for (int i = 0; i < 5000; ++i) raw += std::to_string(i % 97);
+  for (Compression c : {Compression::kNone, Compression::kLz4, Compression::kZstd}) {
+    BlockCompressor a(c, 3), b(c, 3);
+    std::string expected;
+    ASSERT_TRUE(a.Compress(raw, &expected).ok());
+    ByteBuffer buffer;
+    buffer.Append("stale bytes the compressor replaces");
+    ASSERT_TRUE(b.Compress(raw, &buffer).ok());
+    EXPECT_EQ(buffer.view(), expected) << CompressionName(c);
   }
 }
 

@@ -36,18 +36,28 @@ struct Container {
   size_t bytes;
 };
 
-}  // namespace
+// Room for `n` more bytes at the end of `out`, zeroed when `zero` (the
+// general path sets bits in place).
+char* Room(std::string* out, size_t n, bool /*zero*/) {
+  const size_t start = out->size();
+  out->resize(start + n, '\0');
+  return &(*out)[start];
+}
+char* Room(ByteBuffer* out, size_t n, bool zero) {
+  char* p = out->Extend(n);
+  if (zero && n > 0) std::memset(p, 0, n);
+  return p;
+}
 
-void AppendPortableRoaring(const uint32_t* values, size_t n, std::string* out) {
+template <typename Out>
+void AppendTo(const uint32_t* values, size_t n, Out* out) {
   // The bitmap of a value of a high-cardinality dimension (a page, a user)
   // holds one to three rows in one container, an array (runs are never
   // smaller at that size): written at once, as the general path below would
   // write it (most of a segment's bitmaps, and most of their time).
   if (n >= 1 && n <= 3 && (values[0] >> 16) == (values[n - 1] >> 16)) {
     constexpr size_t kHeaderBytes = 4 + 4 + 4 + 4;  // cookie, size, key + cardinality, offset
-    const size_t start = out->size();
-    out->resize(start + kHeaderBytes + 2 * n);
-    char* p = &(*out)[start];
+    char* p = Room(out, kHeaderBytes + 2 * n, /*zero=*/false);
     p = Write32(p, kCookieNoRuns);
     p = Write32(p, 1);
     p = Write16(p, values[0] >> 16);
@@ -91,9 +101,7 @@ void AppendPortableRoaring(const uint32_t* values, size_t n, std::string* out) {
                               (has_offsets ? 4 * size_t{size} : 0);
   // Sized once and written through a pointer: appending byte by byte was
   // most of a segment's bitmap time.
-  const size_t start = out->size();
-  out->resize(start + header_bytes + body_bytes, '\0');
-  char* const begin = &(*out)[start];
+  char* const begin = Room(out, header_bytes + body_bytes, /*zero=*/true);
   char* p = begin;
   if (any_run) {
     p = Write32(p, kCookieRuns | ((size - 1) << 16));
@@ -139,6 +147,16 @@ void AppendPortableRoaring(const uint32_t* values, size_t n, std::string* out) {
     }
   }
   assert(p == begin + header_bytes + body_bytes);
+}
+
+}  // namespace
+
+void AppendPortableRoaring(const uint32_t* values, size_t n, std::string* out) {
+  AppendTo(values, n, out);
+}
+
+void AppendPortableRoaring(const uint32_t* values, size_t n, ByteBuffer* out) {
+  AppendTo(values, n, out);
 }
 
 }  // namespace segment

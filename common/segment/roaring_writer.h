@@ -14,12 +14,17 @@
 #include <cstdint>
 #include <string>
 
+#include "common/segment/byte_buffer.h"
+
 namespace sluice {
 namespace segment {
 
 // Appends the portable serialization of the set {values[0..n)}, which must be
 // strictly increasing.
 void AppendPortableRoaring(const uint32_t* values, size_t n, std::string* out);
+// The same bytes, appended to a buffer that is not zeroed as it grows (the
+// segment writer's).
+void AppendPortableRoaring(const uint32_t* values, size_t n, ByteBuffer* out);
 
 }  // namespace segment
 }  // namespace sluice

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <roaring/roaring.h>
 
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -41,6 +42,28 @@ TEST(AppendPortableRoaring, CRoaringReadsBackEveryContainerKind) {
     EXPECT_EQ(Decode(bitmap), values) << values.size();
     std::string why;
     EXPECT_TRUE(CheckPortableRoaring(bitmap, uint64_t{1} << 32, &why)) << why;
+  }
+}
+
+// The ByteBuffer form writes the same bytes, whatever stale bytes its reused
+// memory holds (the general path sets bits in place: they must start at 0).
+TEST(AppendPortableRoaring, ByteBufferGetsTheSameBytesOverStaleMemory) {
+  std::vector<std::vector<uint32_t>> cases = {{}, {0}, {5, 9}, {7, 65535, 65536, 1u << 31}};
+  std::vector<uint32_t> dense, runs, mixed;
+  for (uint32_t i = 0; i < 30000; i += 3) dense.push_back(i);
+  for (uint32_t i = 100; i < 300000; ++i) runs.push_back(i);
+  for (uint32_t i = 0; i < 200000; i += (i % 5) + 1) mixed.push_back(i);
+  cases.insert(cases.end(), {dense, runs, mixed});
+  for (const auto& values : cases) {
+    std::string expected = "prefix";
+    AppendPortableRoaring(values.data(), values.size(), &expected);
+    ByteBuffer buffer;
+    const size_t junk = 2 * expected.size() + 64;
+    std::memset(buffer.Extend(junk), 0xff, junk);
+    buffer.Truncate(0);
+    buffer.Append("prefix");
+    AppendPortableRoaring(values.data(), values.size(), &buffer);
+    EXPECT_EQ(buffer.view(), expected) << values.size();
   }
 }
 

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "common/segment/byte_buffer.h"
 #include "common/segment/byte_io.h"
 #include "common/segment/column_codec.h"
 #include "common/segment/crc32c.h"
@@ -69,7 +70,7 @@ class IdColumn {
   // The bitmap section in two parts: `sizes` ([count][size of each bitmap]...)
   // and `bodies` (the bitmaps of ids 0..cardinality: for each id, the rows
   // that have it, by a counting sort on the ids).
-  void Bitmaps(uint64_t cardinality, std::string* sizes, std::string* bodies) const {
+  void Bitmaps(uint64_t cardinality, ByteBuffer* sizes, ByteBuffer* bodies) const {
     switch (width_) {
       case 1: return Build(narrow_, cardinality, sizes, bodies);
       case 2: return Build(medium_, cardinality, sizes, bodies);
@@ -79,8 +80,8 @@ class IdColumn {
 
  private:
   template <typename T>
-  static void Build(const std::vector<T>& ids, uint64_t cardinality, std::string* sizes,
-                    std::string* bodies) {
+  static void Build(const std::vector<T>& ids, uint64_t cardinality, ByteBuffer* sizes,
+                    ByteBuffer* bodies) {
     std::vector<uint32_t> start(cardinality + 2, 0);
     for (T id : ids) ++start[id + 1];
     for (size_t i = 1; i < start.size(); ++i) start[i] += start[i - 1];
@@ -89,13 +90,16 @@ class IdColumn {
     for (size_t row = 0; row < ids.size(); ++row) rows[next[ids[row]]++] = static_cast<uint32_t>(row);
     sizes->clear();
     bodies->clear();
-    bodies->reserve(2 * ids.size() + 8 * (cardinality + 1));
-    PutVarint64(sizes, cardinality + 1);
+    bodies->Reserve(2 * ids.size() + 8 * (cardinality + 1));
+    // Every size is a varint of at most 10 bytes: room for them all at once.
+    char* const sizes_begin = sizes->Extend(10 * (cardinality + 2));
+    char* p = EncodeVarint64(sizes_begin, cardinality + 1);
     for (uint64_t id = 0; id <= cardinality; ++id) {
       const size_t before = bodies->size();
       AppendPortableRoaring(rows.data() + start[id], start[id + 1] - start[id], bodies);
-      PutVarint64(sizes, bodies->size() - before);
+      p = EncodeVarint64(p, bodies->size() - before);
     }
+    sizes->Truncate(static_cast<size_t>(p - sizes_begin));
   }
 
 
@@ -142,7 +146,7 @@ struct SegmentWriter::State {
   std::vector<uint32_t> previous_key;
   int64_t previous_time = 0;
 
-  std::string raw, stored;  // scratch
+  ByteBuffer raw, stored;  // scratch
 
   absl::Status Write(absl::string_view bytes) {
     body_crc = Crc32cExtend(body_crc, bytes.data(), bytes.size());
@@ -151,7 +155,7 @@ struct SegmentWriter::State {
 
   // Compresses `raw` and appends it; returns where it went.
   absl::StatusOr<BlockRef> WriteBlock() {
-    if (absl::Status s = compressor.Compress(raw, &stored); !s.ok()) return s;
+    if (absl::Status s = compressor.Compress(raw.view(), &stored); !s.ok()) return s;
     // The reader refuses an expansion beyond the codec's format bound; a
     // codec never produces one, and this makes sure of it.
     if (raw.size() > MaxDecompressedSize(header.compression, stored.size())) {
@@ -162,7 +166,7 @@ struct SegmentWriter::State {
     ref.offset = file->size();
     ref.stored_size = stored.size();
     ref.raw_size = raw.size();
-    if (absl::Status s = Write(stored); !s.ok()) return s;
+    if (absl::Status s = Write(stored.view()); !s.ok()) return s;
     return ref;
   }
 };
@@ -194,8 +198,10 @@ absl::StatusOr<std::unique_ptr<SegmentWriter>> SegmentWriter::Create(
                                                    " metrics, beyond the format's limit of ",
                                                    kMaxMetrics));
   }
+  std::vector<uint64_t> dictionary_sizes(dictionaries.size());
   for (size_t d = 0; d < dictionaries.size(); ++d) {
-    uint64_t dictionary_bytes = VarintLength(dictionaries[d].size());
+    uint64_t& dictionary_bytes = dictionary_sizes[d];
+    dictionary_bytes = VarintLength(dictionaries[d].size());
     for (absl::string_view v : dictionaries[d]) {
       if (v.size() > kMaxValueBytes) {
         return absl::InvalidArgumentError(absl::StrCat(
@@ -254,8 +260,13 @@ absl::StatusOr<std::unique_ptr<SegmentWriter>> SegmentWriter::Create(
     // The sorted dictionary: count, then each value with its length.
     const std::vector<absl::string_view>& dict = dictionaries[d];
     state->raw.clear();
-    PutVarint64(&state->raw, dict.size());
-    for (absl::string_view v : dict) PutString(&state->raw, v);
+    char* const begin = state->raw.Extend(dictionary_sizes[d]);  // the exact size
+    char* p = EncodeVarint64(begin, dict.size());
+    for (absl::string_view v : dict) {
+      p = EncodeVarint64(p, v.size());
+      if (!v.empty()) std::memcpy(p, v.data(), v.size());
+      p += v.size();
+    }
     absl::StatusOr<BlockRef> ref = state->WriteBlock();
     if (!ref.ok()) return ref.status();
     c.dictionary = *ref;
@@ -263,8 +274,8 @@ absl::StatusOr<std::unique_ptr<SegmentWriter>> SegmentWriter::Create(
     state->columns.push_back(c);
   }
   // The dictionaries can be far larger than a block: their scratch goes.
-  std::string().swap(state->raw);
-  std::string().swap(state->stored);
+  state->raw.Release();
+  state->stored.Release();
   for (const MetricSpec& m : h.schema.metrics) {
     ColumnEntry c;
     c.role = ColumnRole::kMetric;
@@ -414,7 +425,7 @@ absl::Status SegmentWriter::FlushBlock() {
         s.doubles[m].clear();
         break;
       case ValueType::kExactSum:
-        s.raw.swap(s.exact[m]);
+        s.raw.Append(s.exact[m]);
         s.exact[m].clear();
         break;
       case ValueType::kString:
@@ -453,13 +464,13 @@ absl::StatusOr<WrittenFile> SegmentWriter::Finish() {
     for (size_t d = 0; d < s.cardinalities.size(); ++d) {
       ColumnEntry& c = s.columns[1 + d];
       if (s.ids_in_memory) {
-        std::string sizes, bodies;
+        ByteBuffer sizes, bodies;
         s.id_columns[d].Bitmaps(s.cardinalities[d], &sizes, &bodies);
         IdColumn(0, 0).Swap(&s.id_columns[d]);  // its memory goes now
         c.bitmaps_offset = s.file->size();
         c.bitmaps_size = sizes.size() + bodies.size();
-        if (absl::Status st = s.Write(sizes); !st.ok()) return st;
-        if (absl::Status st = s.Write(bodies); !st.ok()) return st;
+        if (absl::Status st = s.Write(sizes.view()); !st.ok()) return st;
+        if (absl::Status st = s.Write(bodies.view()); !st.ok()) return st;
         continue;
       }
       IdColumn column(s.cardinalities[d], rows_);
@@ -482,12 +493,12 @@ absl::StatusOr<WrittenFile> SegmentWriter::Finish() {
         }
         column.Append(ids.data(), n);
       }
-      std::string sizes, bodies;
+      ByteBuffer sizes, bodies;
       column.Bitmaps(s.cardinalities[d], &sizes, &bodies);
       c.bitmaps_offset = s.file->size();
       c.bitmaps_size = sizes.size() + bodies.size();
-      if (absl::Status st = s.Write(sizes); !st.ok()) return st;
-      if (absl::Status st = s.Write(bodies); !st.ok()) return st;
+      if (absl::Status st = s.Write(sizes.view()); !st.ok()) return st;
+      if (absl::Status st = s.Write(bodies.view()); !st.ok()) return st;
     }
   }
   const std::string directory = EncodeDirectory(s.columns);
