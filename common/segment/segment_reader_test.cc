@@ -128,6 +128,53 @@ TEST(SegmentReader, ReadsColumnsBitmapsAndRows) {
   EXPECT_GT(r.ColumnBytes(1), 0u);
 }
 
+// The order check compares a block's first row with the last row of the
+// block before it (rows_per_block 2 here).
+TEST(SegmentWriter, RefusesRowsOutOfOrderAcrossABlockBoundary) {
+  EXPECT_EQ(Write(TempPath("across1"), {{1000, 1, 2, 1, 0}, {1500, 2, 1, 1, 0}, {1500, 1, 2, 1, 0}})
+                .status()
+                .code(),
+            absl::StatusCode::kInternal);
+  // Same time, the second id lower at the block's start.
+  EXPECT_EQ(Write(TempPath("across2"), {{1000, 1, 0, 1, 0}, {1500, 2, 2, 1, 0}, {1500, 2, 1, 1, 0}})
+                .status()
+                .code(),
+            absl::StatusCode::kInternal);
+  // Equal keys across the boundary with rollup on.
+  EXPECT_EQ(Write(TempPath("across3"), {{1000, 1, 0, 1, 0}, {1500, 2, 2, 1, 0}, {1500, 2, 2, 1, 0}})
+                .status()
+                .code(),
+            absl::StatusCode::kInternal);
+  EXPECT_TRUE(
+      Write(TempPath("across4"), {{1000, 1, 0, 1, 0}, {1500, 2, 1, 1, 0}, {1500, 2, 2, 1, 0}}).ok());
+}
+
+// A refused row leaves nothing in the block: the rows after it are written
+// as if it had never come.
+TEST(SegmentWriter, ARefusedRowLeavesNothingBehind) {
+  const std::string path = TempPath("refused");
+  auto writer = SegmentWriter::Create(path, Header(4), {{"de", "fr", "us"}, {"Berlin", "Paris"}});
+  ASSERT_TRUE(writer.ok());
+  const MetricCell cells[] = {{1, nullptr}, {Bits(0.5), nullptr}};
+  const uint32_t first[] = {1, 1};
+  ASSERT_TRUE((*writer)->AddRow(1000, first, cells, 0, 0).ok());
+  const uint32_t bad_id[] = {2, 9};  // page 9 is not in the dictionary
+  EXPECT_EQ((*writer)->AddRow(1200, bad_id, cells, 0, 0).code(), absl::StatusCode::kInvalidArgument);
+  const uint32_t out_of_order[] = {0, 0};
+  EXPECT_EQ((*writer)->AddRow(1000, out_of_order, cells, 0, 0).code(), absl::StatusCode::kInternal);
+  const uint32_t second[] = {2, 2};
+  ASSERT_TRUE((*writer)->AddRow(1200, second, cells, 0, 0).ok());
+  const uint32_t third[] = {3, 1};
+  ASSERT_TRUE((*writer)->AddRow(1300, third, cells, 0, 0).ok());
+  ASSERT_TRUE((*writer)->Finish().ok());
+  auto reader = SegmentReader::Open(path);
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  EXPECT_EQ((*reader)->num_rows(), 3u);
+  EXPECT_EQ(*(*reader)->ReadTimes(), (std::vector<int64_t>{1000, 1200, 1300}));
+  EXPECT_EQ(*(*reader)->ReadDimensionIds("country"), (std::vector<uint32_t>{1, 2, 3}));
+  EXPECT_EQ(*(*reader)->ReadDimensionIds("page"), (std::vector<uint32_t>{1, 2, 1}));
+}
+
 TEST(SegmentWriter, RefusesRowsOutOfOrderOrOutOfRange) {
   EXPECT_EQ(Write(TempPath("bad1"), {{1500, 0, 0, 1, 0}, {1000, 0, 0, 1, 0}}).status().code(),
             absl::StatusCode::kInternal);

@@ -134,15 +134,21 @@ struct SegmentWriter::State {
   bool keep_provenance = false;  // spills with rollup off
   bool bitmaps = false;
 
-  // The current block, column by column.
+  // The current block, column by column: `in_block` rows so far, each
+  // column sized for a whole block (rows_per_block values) and written by
+  // index, so that a row costs no capacity check per value.
+  size_t rows_per_block = 0;
+  size_t in_block = 0;
   std::vector<int64_t> times;
-  std::vector<std::vector<uint32_t>> ids;
-  std::vector<std::vector<int64_t>> longs;
-  std::vector<std::vector<double>> doubles;
+  std::vector<uint32_t> ids;  // dimension d's at [d * rows_per_block, ...)
+  std::vector<std::vector<int64_t>> longs;  // by metric; empty if not a long column
+  std::vector<std::vector<double>> doubles;  // by metric; empty if not a double column
   std::vector<std::string> exact;  // encoded ExactSums
-  std::vector<int64_t> partitions, offsets;
+  std::vector<int64_t> partitions, offsets;  // with keep_provenance only
 
   int64_t min_time = 0, max_time = 0;
+  // The key of the last row of the previous block (the order check's, at a
+  // block's first row).
   std::vector<uint32_t> previous_key;
   int64_t previous_time = 0;
 
@@ -297,12 +303,20 @@ absl::StatusOr<std::unique_ptr<SegmentWriter>> SegmentWriter::Create(
     state->columns.push_back(p);
   }
   const size_t rows_per_block = h.rows_per_block;
-  state->times.reserve(rows_per_block);
-  state->ids.resize(h.dimensions.size());
-  for (auto& v : state->ids) v.reserve(rows_per_block);
+  state->rows_per_block = rows_per_block;
+  state->times.resize(rows_per_block);
+  state->ids.resize(h.dimensions.size() * rows_per_block);
   state->longs.resize(h.schema.metrics.size());
   state->doubles.resize(h.schema.metrics.size());
+  for (size_t m = 0; m < h.schema.metrics.size(); ++m) {
+    if (state->metric_types[m] == ValueType::kLong) state->longs[m].resize(rows_per_block);
+    if (state->metric_types[m] == ValueType::kDouble) state->doubles[m].resize(rows_per_block);
+  }
   state->exact.resize(h.schema.metrics.size());
+  if (state->keep_provenance) {
+    state->partitions.resize(rows_per_block);
+    state->offsets.resize(rows_per_block);
+  }
   state->previous_key.assign(h.dimensions.size(), 0);
   return std::unique_ptr<SegmentWriter>(new SegmentWriter(std::move(state)));
 }
@@ -314,44 +328,50 @@ absl::Status SegmentWriter::AddRow(int64_t time, const uint32_t* ids, const Metr
     // Bitmaps hold 32-bit row numbers.
     return absl::ResourceExhaustedError("a segment file holds at most 2^32 - 1 rows");
   }
-  const size_t dims = s.ids.size();
+  const size_t dims = s.previous_key.size();
   const Interval& interval = s.header.metadata.interval;
   if (time < interval.start_ms || time >= interval.end_ms) {
     return absl::InvalidArgumentError(absl::StrCat("row time ", time, " is outside the interval [",
                                                    interval.start_ms, ", ", interval.end_ms, ")"));
   }
+  // One pass over the ids: each checked against its dictionary, compared
+  // with the previous row's while the keys are equal so far, and stored in
+  // the block (past the rows the block holds, so a refused row leaves
+  // nothing behind).
+  const size_t k = s.in_block;
+  const size_t rpb = s.rows_per_block;
+  uint32_t* const block_ids = s.ids.data();
+  // Rows must come sorted by (time, ids); with rollup, keys are distinct.
+  const int64_t previous_time = k > 0 ? s.times[k - 1] : s.previous_time;
+  int order = rows_ == 0 ? 1 : time < previous_time ? -1 : time > previous_time ? 1 : 0;
   for (size_t d = 0; d < dims; ++d) {
-    if (ids[d] > s.cardinalities[d]) {
+    const uint32_t id = ids[d];
+    if (id > s.cardinalities[d]) {
       return absl::InvalidArgumentError(
-          absl::StrCat("id ", ids[d], " is not in the dictionary of \"", s.header.dimensions[d],
+          absl::StrCat("id ", id, " is not in the dictionary of \"", s.header.dimensions[d],
                        "\""));
     }
-  }
-  if (rows_ > 0) {
-    // Rows must come sorted by (time, ids); with rollup, keys are distinct.
-    int order = time < s.previous_time ? -1 : time > s.previous_time ? 1 : 0;
-    for (size_t d = 0; order == 0 && d < dims; ++d) {
-      order = ids[d] < s.previous_key[d] ? -1 : ids[d] > s.previous_key[d] ? 1 : 0;
+    uint32_t* column = block_ids + d * rpb;
+    if (order == 0) {
+      const uint32_t previous = k > 0 ? column[k - 1] : s.previous_key[d];
+      order = id < previous ? -1 : id > previous ? 1 : 0;
     }
-    if (order < 0 || (order == 0 && s.header.schema.rollup)) {
-      return absl::InternalError(absl::StrCat("rows are not in (time, dimensions) order at row ",
-                                              rows_));
-    }
-  } else {
-    s.min_time = time;
+    column[k] = id;
   }
+  if (order < 0 || (order == 0 && s.header.schema.rollup)) {
+    return absl::InternalError(absl::StrCat("rows are not in (time, dimensions) order at row ",
+                                            rows_));
+  }
+  if (rows_ == 0) s.min_time = time;
   s.max_time = time;
-  s.previous_time = time;
-  if (dims > 0) std::memcpy(s.previous_key.data(), ids, dims * sizeof(uint32_t));
 
-  s.times.push_back(time);
-  for (size_t d = 0; d < dims; ++d) s.ids[d].push_back(ids[d]);
+  s.times[k] = time;
   const std::vector<MetricSpec>& metrics = s.header.schema.metrics;
   for (size_t m = 0; m < metrics.size(); ++m) {
     const MetricCell& cell = cells[m];
     switch (s.metric_types[m]) {
       case ValueType::kLong:
-        s.longs[m].push_back(static_cast<int64_t>(cell.bits));
+        s.longs[m][k] = static_cast<int64_t>(cell.bits);
         break;
       case ValueType::kDouble: {
         double v;
@@ -360,7 +380,7 @@ absl::Status SegmentWriter::AddRow(int64_t time, const uint32_t* ids, const Metr
         } else {
           std::memcpy(&v, &cell.bits, sizeof(v));
         }
-        s.doubles[m].push_back(v);
+        s.doubles[m][k] = v;
         break;
       }
       case ValueType::kExactSum:
@@ -377,18 +397,20 @@ absl::Status SegmentWriter::AddRow(int64_t time, const uint32_t* ids, const Metr
     }
   }
   if (s.keep_provenance) {
-    s.partitions.push_back(partition);
-    s.offsets.push_back(offset);
+    s.partitions[k] = partition;
+    s.offsets[k] = offset;
   }
   ++rows_;
-  if (s.times.size() == s.header.rows_per_block) return FlushBlock();
+  if (++s.in_block == rpb) return FlushBlock();
   return absl::OkStatus();
 }
 
 absl::Status SegmentWriter::FlushBlock() {
   State& s = *state_;
-  const size_t n = s.times.size();
+  const size_t n = s.in_block;
   if (n == 0) return absl::OkStatus();
+  const size_t dims = s.previous_key.size();
+  const size_t rpb = s.rows_per_block;
   size_t column = 0;
   auto emit = [&]() -> absl::Status {
     absl::StatusOr<BlockRef> ref = s.WriteBlock();
@@ -404,25 +426,24 @@ absl::Status SegmentWriter::FlushBlock() {
       s.ids_in_memory = false;
       std::vector<IdColumn>().swap(s.id_columns);
     } else {
-      for (size_t d = 0; d < s.ids.size(); ++d) s.id_columns[d].Append(s.ids[d].data(), n);
+      for (size_t d = 0; d < dims; ++d) s.id_columns[d].Append(&s.ids[d * rpb], n);
     }
   }
-  for (size_t d = 0; d < s.ids.size(); ++d) {
+  for (size_t d = 0; d < dims; ++d) {
     s.raw.clear();
-    EncodeIds(s.ids[d].data(), n, &s.raw);
+    EncodeIds(&s.ids[d * rpb], n, &s.raw);
     if (absl::Status st = emit(); !st.ok()) return st;
-    s.ids[d].clear();
+    s.previous_key[d] = s.ids[d * rpb + n - 1];
   }
+  s.previous_time = s.times[n - 1];
   for (size_t m = 0; m < s.metric_types.size(); ++m) {
     s.raw.clear();
     switch (s.metric_types[m]) {
       case ValueType::kLong:
         EncodeLongs(LongEncoding::kVarint, s.longs[m].data(), n, &s.raw);
-        s.longs[m].clear();
         break;
       case ValueType::kDouble:
         EncodeDoubles(s.doubles[m].data(), n, &s.raw);
-        s.doubles[m].clear();
         break;
       case ValueType::kExactSum:
         s.raw.Append(s.exact[m]);
@@ -435,16 +456,13 @@ absl::Status SegmentWriter::FlushBlock() {
   }
   if (s.keep_provenance) {
     s.raw.clear();
-    std::vector<int64_t> partitions(s.partitions.begin(), s.partitions.end());
-    EncodeLongs(LongEncoding::kVarint, partitions.data(), n, &s.raw);
+    EncodeLongs(LongEncoding::kVarint, s.partitions.data(), n, &s.raw);
     if (absl::Status st = emit(); !st.ok()) return st;
     s.raw.clear();
     EncodeLongs(LongEncoding::kVarint, s.offsets.data(), n, &s.raw);
     if (absl::Status st = emit(); !st.ok()) return st;
-    s.partitions.clear();
-    s.offsets.clear();
   }
-  s.times.clear();
+  s.in_block = 0;
   return absl::OkStatus();
 }
 
