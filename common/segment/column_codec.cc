@@ -50,7 +50,15 @@ char* EncodeLongsAt(LongEncoding encoding, const int64_t* values, size_t n, char
   return p;
 }
 
+// Little-endian hosts store doubles and 32-bit ids as the format does: one
+// copy instead of a shift and a store per byte.
+constexpr bool kLittleEndian = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
+
 char* EncodeDoublesAt(const double* values, size_t n, char* p) {
+  if (kLittleEndian) {
+    if (n > 0) std::memcpy(p, values, 8 * n);
+    return p + 8 * n;
+  }
   for (size_t i = 0; i < n; ++i) {
     uint64_t bits;
     std::memcpy(&bits, &values[i], 8);
@@ -78,6 +86,10 @@ char* EncodeIdsAt(const uint32_t* ids, size_t n, int width, char* p) {
       }
       break;
     default:
+      if (kLittleEndian) {
+        if (n > 0) std::memcpy(p, ids, 4 * n);
+        break;
+      }
       for (size_t i = 0; i < n; ++i) {
         for (int b = 0; b < 4; ++b) p[4 * i + b] = static_cast<char>(ids[i] >> (8 * b));
       }
