@@ -55,12 +55,13 @@ TEST(SortStringIndexes, EmptyValuesWithoutData) {
   EXPECT_EQ(values[order[3]], "b");
 }
 
-// Values that end inside, at or just past an 8-byte step, padded with the
+// Values that end inside, at or just past an 8- or 16-byte step, padded with the
 // byte the sort pads with (0), or differing only after it.
 TEST(SortStringIndexes, EndsAndZerosAroundEightByteSteps) {
   std::vector<std::string> storage;
   for (const std::string& base : {std::string(""), std::string("abcdefg"), std::string("abcdefgh"),
-                                  std::string("abcdefghijklmnop")}) {
+                                  std::string("abcdefghijklmno"), std::string("abcdefghijklmnop"),
+                                  std::string("abcdefghijklmnopqrstuvwxyz012345")}) {
     for (const std::string& tail : {std::string(""), std::string(1, '\0'), std::string(2, '\0'),
                                     std::string("\0a"), std::string("a"), std::string("\xff"),
                                     std::string(9, '\0'), std::string("abcdefgh\0")}) {
