@@ -404,10 +404,12 @@ absl::StatusOr<WrittenFile> MergeRuns(const std::vector<SortedRun*>& runs, Merge
     h.offset = row.offset;
   };
   const bool rollup = schema.rollup;
-  // One run in the output's own ids without rollup (the direct build of a
-  // sequence that never spilled): its rows are the output rows, in order,
-  // with no heap and no copy of each key.
-  if (runs.size() == 1 && identity[0] && !rollup) {
+  // One run in the output's own ids (the direct build of a sequence that
+  // never spilled, a persist): its rows are the output rows, in order, with
+  // no heap and no copy of each key. With rollup too: a run's keys are
+  // distinct already (SortedRun), so there is nothing to combine (and the
+  // writer refuses a repeated key).
+  if (runs.size() == 1 && identity[0]) {
     SortedRun& run = *runs[0];
     for (;;) {
       absl::StatusOr<bool> more = run.Next();
