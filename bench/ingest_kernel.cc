@@ -255,9 +255,19 @@ struct Indexer {
       rows_in_memory += index->rows() - before;
       bytes_in_memory += index->estimated_bytes() - bytes_before;
       if (rows_in_memory >= FLAGS_max_rows_in_memory || bytes_in_memory >= 128LL << 20) {
-        if (!collect_persists) pass->Pause();
+        // The persist pass collects only the persists (it is paused for the
+        // parse and add around them); the index pass everything but them.
+        if (collect_persists) {
+          pass->Resume();
+        } else {
+          pass->Pause();
+        }
         PersistAll();
-        if (!collect_persists) pass->Resume();
+        if (collect_persists) {
+          pass->Pause();
+        } else {
+          pass->Resume();
+        }
       }
     }
   }
