@@ -70,6 +70,54 @@ void SortByRuns(std::vector<uint32_t>* v, Less less) {
   if (from != v) v->swap(buffer);
 }
 
+// Orders `perm` (row numbers, ascending) by `less` (a strict total order
+// whose first criterion is row r's time, times[r * stride], ascending) when the rows' times span
+// at most 32 bits: a stable least-significant-digit radix sort of
+// (time - min, row) pairs on the time's 11-bit digits, then each run of equal
+// times ordered by `less` (rare without a query granularity). n log(runs)
+// comparisons of the merge of runs were most of a snapshot's row sort.
+// Returns false (perm untouched) when the times span more.
+template <typename Less>
+bool SortByTime(const uint64_t* times, size_t stride, std::vector<uint32_t>* perm, Less less) {
+  const size_t n = perm->size();
+  if (n == 0) return true;
+  uint64_t lo = times[0], hi = times[0];
+  for (size_t r = 0; r < n; ++r) {
+    lo = std::min(lo, times[r * stride]);
+    hi = std::max(hi, times[r * stride]);
+  }
+  const uint64_t span = hi - lo;
+  if (span > std::numeric_limits<uint32_t>::max()) return false;
+  constexpr int kBits = 11;
+  constexpr uint64_t kMask = (uint64_t{1} << kBits) - 1;
+  int passes = 0;
+  for (uint64_t v = span; v != 0; v >>= kBits) ++passes;
+  std::vector<uint64_t> a(n), b(n);
+  for (size_t i = 0; i < n; ++i) a[i] = (times[(*perm)[i] * stride] - lo) << 32 | (*perm)[i];
+  std::vector<uint32_t> counts(size_t{1} << kBits);
+  for (int pass = 0; pass < passes; ++pass) {
+    const int shift = 32 + kBits * pass;
+    std::fill(counts.begin(), counts.end(), 0);
+    for (uint64_t x : a) ++counts[(x >> shift) & kMask];
+    uint32_t sum = 0;
+    for (uint32_t& c : counts) {
+      const uint32_t here = c;
+      c = sum;
+      sum += here;
+    }
+    for (uint64_t x : a) b[counts[(x >> shift) & kMask]++] = x;
+    a.swap(b);
+  }
+  for (size_t i = 0; i < n;) {
+    size_t j = i + 1;
+    while (j < n && (a[j] >> 32) == (a[i] >> 32)) ++j;
+    for (size_t k = i; k < j; ++k) (*perm)[k] = static_cast<uint32_t>(a[k]);
+    if (j - i > 1) std::sort(perm->begin() + i, perm->begin() + j, less);
+    i = j;
+  }
+  return true;
+}
+
 }  // namespace
 
 // Copies of dimension values (and discovered names) in large blocks, so the
@@ -534,7 +582,7 @@ class IncrementalIndex::Run : public SortedRun {
     // in every key.
     const bool rollup = index->rollup_;
     const size_t extra_at = index->extra_at_;
-    SortByRuns(&perm_, [kw, keys, rollup, extra_at, index](uint32_t a, uint32_t b) {
+    auto less = [kw, keys, rollup, extra_at, index](uint32_t a, uint32_t b) {
       const uint64_t* x = keys + size_t{a} * kw;
       const uint64_t* y = keys + size_t{b} * kw;
       for (size_t i = 0; i < kw; ++i) {
@@ -548,7 +596,15 @@ class IncrementalIndex::Run : public SortedRun {
         if (oa != ob) return oa < ob;
       }
       return a < b;
-    });
+    };
+    // Without a query granularity times rarely repeat: sorted by time alone
+    // (radix), ties by the rest. With one (most rows share a truncated time),
+    // the merge of the ascending runs rows arrive in.
+    bool sorted = false;
+    if (index->schema_.query_granularity.unit() == Granularity::Unit::kNone) {
+      sorted = SortByTime(keys, kw, &perm_, less);
+    }
+    if (!sorted) SortByRuns(&perm_, less);
     if (rows > 0) {
       min_time_ = static_cast<int64_t>(keys_[size_t{perm_.front()} * kw] ^ (uint64_t{1} << 63));
       max_time_ = static_cast<int64_t>(keys_[size_t{perm_.back()} * kw] ^ (uint64_t{1} << 63));

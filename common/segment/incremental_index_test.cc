@@ -331,6 +331,47 @@ TEST(IncrementalIndex, SnapshotOrdersRowsThatArriveInInterleavedRuns) {
   }
 }
 
+// Without a query granularity rows are sorted by time alone (a radix sort
+// on the time since the earliest row) and rows of equal time by the rest:
+// the order must be a full sort's, for shuffled arrivals with many equal
+// times, in an interval of an hour and in one of 60 days (times spanning
+// more than 32 bits of milliseconds, sorted the other way).
+TEST(IncrementalIndex, SnapshotWithoutGranularityOrdersRowsAsAFullSort) {
+  for (int64_t length : {kHour, int64_t{60} * 24 * kHour}) {
+    Schema schema = TwoDims(false);
+    schema.query_granularity = Granularity(Granularity::Unit::kNone);
+    const Interval interval{kInterval.start_ms, kInterval.start_ms + length};
+    auto index = IncrementalIndex::Create({schema, interval});
+    ASSERT_TRUE(index.ok());
+    uint64_t state = 7;
+    auto next = [&state]() {
+      state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+      return state >> 33;
+    };
+    const char* values[] = {"x", "y", "z", nullptr};
+    for (int i = 0; i < 6000; ++i) {
+      // A few hundred distinct times (many rows share one), or spread over
+      // the whole interval.
+      const int64_t t = interval.start_ms + (i % 3 == 0 ? static_cast<int64_t>(next() % 300)
+                                                        : static_cast<int64_t>(next()) % length);
+      ASSERT_TRUE((*index)
+                      ->Add(Row(t, values[next() % 4], values[next() % 4], i, 1.0),
+                            static_cast<int32_t>(next() % 3), i)
+                      .ok());
+    }
+    const std::vector<Snap> rows = Drain(**index);
+    ASSERT_EQ(rows.size(), 6000u);
+    const auto key = [](const Snap& s) {
+      // Null ("<null>", id 0) sorts before every value.
+      return std::make_tuple(s.time, s.dims[0] != "<null>", s.dims[0], s.dims[1] != "<null>",
+                             s.dims[1], s.partition, s.offset);
+    };
+    for (size_t i = 1; i < rows.size(); ++i) {
+      ASSERT_LT(key(rows[i - 1]), key(rows[i])) << length << ", row " << i;
+    }
+  }
+}
+
 TEST(IncrementalIndex, EstimatedBytesGrowWithDataAndClearFreesThem) {
   auto index = IncrementalIndex::Create({TwoDims(true), kInterval});
   ASSERT_TRUE(index.ok());
