@@ -17,13 +17,26 @@ constexpr uint32_t kNoOffsetThreshold = 4;
 constexpr uint32_t kMaxArrayCardinality = 4096;
 constexpr size_t kBitsetBytes = 8192;
 
+constexpr bool kLittleEndian = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
+
 // Little-endian writes into a buffer already sized; return the next byte.
-char* Write16(char* p, uint32_t v) {
+// (One store on a little-endian host, where a byte at a time was a
+// sizeable share of the many small bitmaps' cost.)
+inline char* Write16(char* p, uint32_t v) {
+  if (kLittleEndian) {
+    const uint16_t x = static_cast<uint16_t>(v);
+    std::memcpy(p, &x, 2);
+    return p + 2;
+  }
   p[0] = static_cast<char>(v & 0xff);
   p[1] = static_cast<char>((v >> 8) & 0xff);
   return p + 2;
 }
-char* Write32(char* p, uint32_t v) {
+inline char* Write32(char* p, uint32_t v) {
+  if (kLittleEndian) {
+    std::memcpy(p, &v, 4);
+    return p + 4;
+  }
   p = Write16(p, v & 0xffff);
   return Write16(p, v >> 16);
 }
@@ -38,12 +51,12 @@ struct Container {
 
 // Room for `n` more bytes at the end of `out`, zeroed when `zero` (the
 // general path sets bits in place).
-char* Room(std::string* out, size_t n, bool /*zero*/) {
+inline char* Room(std::string* out, size_t n, bool /*zero*/) {
   const size_t start = out->size();
   out->resize(start + n, '\0');
   return &(*out)[start];
 }
-char* Room(ByteBuffer* out, size_t n, bool zero) {
+inline char* Room(ByteBuffer* out, size_t n, bool zero) {
   char* p = out->Extend(n);
   if (zero && n > 0) std::memset(p, 0, n);
   return p;
