@@ -4,6 +4,7 @@
 #include <cstring>
 #include <limits>
 #include <numeric>
+#include <utility>
 
 #include <xxhash.h>
 
@@ -610,7 +611,12 @@ class IncrementalIndex::Run : public SortedRun {
       max_time_ = static_cast<int64_t>(keys_[size_t{perm_.back()} * kw] ^ (uint64_t{1} << 63));
     }
     ids_.resize(dims);
-    cells_.resize(index->schema_.metrics.size());
+    cells_.resize(index->schema_.metrics.size());  // exact: null but for exact_slots_
+    if (rollup) {
+      for (size_t m = 0; m < cells_.size(); ++m) {
+        if (index->sum_slot_[m] >= 0) exact_slots_.emplace_back(m, index->sum_slot_[m]);
+      }
+    }
     row_.ids = ids_.data();
     row_.cells = cells_.data();
   }
@@ -642,14 +648,10 @@ class IncrementalIndex::Run : public SortedRun {
       ids_[o] = static_cast<uint32_t>((key[f.word] >> f.shift) & f.mask);
     }
     const uint32_t* metrics = r + index.metrics_at_;
-    for (size_t m = 0; m < cells_.size(); ++m) {
+    for (size_t m = 0; m < cells_.size(); ++m) cells_[m].bits = Get64(metrics + 2 * m);
+    for (const auto& [m, k] : exact_slots_) {
       MetricCell& cell = cells_[m];
-      cell.bits = Get64(metrics + 2 * m);
-      cell.exact = nullptr;
-      const int k = index.sum_slot_[m];
-      if (k >= 0 && index.rollup_ && (r[index.extra_at_ + k / 32] >> (k % 32)) & 1) {
-        cell.exact = &index.sums_[cell.bits];
-      }
+      cell.exact = (r[index.extra_at_ + k / 32] >> (k % 32)) & 1 ? &index.sums_[cell.bits] : nullptr;
     }
     if (!index.rollup_) {
       row_.partition = static_cast<int32_t>(r[index.extra_at_]);
@@ -680,6 +682,9 @@ class IncrementalIndex::Run : public SortedRun {
   size_t next_ = 0;
   std::vector<uint32_t> ids_;
   std::vector<MetricCell> cells_;
+  // With rollup: (metric, its doubleSum number) of each doubleSum metric,
+  // whose cell may hold an exact sum.
+  std::vector<std::pair<size_t, int>> exact_slots_;
   RunRow row_;
 };
 

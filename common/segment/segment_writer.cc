@@ -145,6 +145,16 @@ struct SegmentWriter::State {
   std::vector<std::vector<double>> doubles;  // by metric; empty if not a double column
   std::vector<std::string> exact;  // encoded ExactSums
   std::vector<int64_t> partitions, offsets;  // with keep_provenance only
+  // What AddRow does with each metric's cell, and where it goes (the
+  // columns above do not move once sized).
+  enum class Store : uint8_t { kLong, kDoubleBits, kCanonicalSum, kExactSum, kNothing };
+  struct MetricSlot {
+    Store store;
+    int64_t* longs;
+    double* doubles;
+    std::string* exact;
+  };
+  std::vector<MetricSlot> metric_slots;
 
   int64_t min_time = 0, max_time = 0;
   // The key of the last row of the previous block (the order check's, at a
@@ -317,6 +327,21 @@ absl::StatusOr<std::unique_ptr<SegmentWriter>> SegmentWriter::Create(
     state->partitions.resize(rows_per_block);
     state->offsets.resize(rows_per_block);
   }
+  for (size_t m = 0; m < h.schema.metrics.size(); ++m) {
+    State::MetricSlot slot{State::Store::kNothing, state->longs[m].data(),
+                           state->doubles[m].data(), &state->exact[m]};
+    switch (state->metric_types[m]) {
+      case ValueType::kLong: slot.store = State::Store::kLong; break;
+      case ValueType::kDouble:
+        slot.store = h.schema.metrics[m].type == MetricType::kDoubleSum && h.kind == FileKind::kSegment
+                         ? State::Store::kCanonicalSum
+                         : State::Store::kDoubleBits;
+        break;
+      case ValueType::kExactSum: slot.store = State::Store::kExactSum; break;
+      case ValueType::kString: break;
+    }
+    state->metric_slots.push_back(slot);
+  }
   state->previous_key.assign(h.dimensions.size(), 0);
   return std::unique_ptr<SegmentWriter>(new SegmentWriter(std::move(state)));
 }
@@ -366,35 +391,31 @@ absl::Status SegmentWriter::AddRow(int64_t time, const uint32_t* ids, const Metr
   s.max_time = time;
 
   s.times[k] = time;
-  const std::vector<MetricSpec>& metrics = s.header.schema.metrics;
-  for (size_t m = 0; m < metrics.size(); ++m) {
-    const MetricCell& cell = cells[m];
-    switch (s.metric_types[m]) {
-      case ValueType::kLong:
-        s.longs[m][k] = static_cast<int64_t>(cell.bits);
+  const MetricCell* cell = cells;
+  for (const State::MetricSlot& slot : s.metric_slots) {
+    switch (slot.store) {
+      case State::Store::kLong:
+        slot.longs[k] = static_cast<int64_t>(cell->bits);
         break;
-      case ValueType::kDouble: {
-        double v;
-        if (metrics[m].type == MetricType::kDoubleSum && s.header.kind == FileKind::kSegment) {
-          v = CanonicalSum(cell);
-        } else {
-          std::memcpy(&v, &cell.bits, sizeof(v));
-        }
-        s.doubles[m][k] = v;
+      case State::Store::kDoubleBits:
+        std::memcpy(&slot.doubles[k], &cell->bits, sizeof(double));
         break;
-      }
-      case ValueType::kExactSum:
-        if (cell.exact != nullptr) {
-          cell.exact->AppendTo(&s.exact[m]);
+      case State::Store::kCanonicalSum:
+        slot.doubles[k] = CanonicalSum(*cell);
+        break;
+      case State::Store::kExactSum:
+        if (cell->exact != nullptr) {
+          cell->exact->AppendTo(slot.exact);
         } else {
           double v;
-          std::memcpy(&v, &cell.bits, sizeof(v));
-          ExactSum(v).AppendTo(&s.exact[m]);
+          std::memcpy(&v, &cell->bits, sizeof(v));
+          ExactSum(v).AppendTo(slot.exact);
         }
         break;
-      case ValueType::kString:
+      case State::Store::kNothing:
         break;
     }
+    ++cell;
   }
   if (s.keep_provenance) {
     s.partitions[k] = partition;
