@@ -49,18 +49,14 @@ struct Container {
   size_t bytes;
 };
 
-// Room for `n` more bytes at the end of `out`, zeroed when `zero` (the
-// general path sets bits in place).
-inline char* Room(std::string* out, size_t n, bool /*zero*/) {
+// Room for `n` more bytes at the end of `out`, which the caller writes
+// (all of them: the bytes where bits are set in place are zeroed first).
+inline char* Room(std::string* out, size_t n) {
   const size_t start = out->size();
-  out->resize(start + n, '\0');
+  out->resize(start + n);
   return &(*out)[start];
 }
-inline char* Room(ByteBuffer* out, size_t n, bool zero) {
-  char* p = out->Extend(n);
-  if (zero && n > 0) std::memset(p, 0, n);
-  return p;
-}
+inline char* Room(ByteBuffer* out, size_t n) { return out->Extend(n); }
 
 template <typename Out>
 void AppendTo(const uint32_t* values, size_t n, Out* out) {
@@ -70,7 +66,7 @@ void AppendTo(const uint32_t* values, size_t n, Out* out) {
   // write it (most of a segment's bitmaps, and most of their time).
   if (n >= 1 && n <= 3 && (values[0] >> 16) == (values[n - 1] >> 16)) {
     constexpr size_t kHeaderBytes = 4 + 4 + 4 + 4;  // cookie, size, key + cardinality, offset
-    char* p = Room(out, kHeaderBytes + 2 * n, /*zero=*/false);
+    char* p = Room(out, kHeaderBytes + 2 * n);
     p = Write32(p, kCookieNoRuns);
     p = Write32(p, 1);
     p = Write16(p, values[0] >> 16);
@@ -114,10 +110,11 @@ void AppendTo(const uint32_t* values, size_t n, Out* out) {
                               (has_offsets ? 4 * size_t{size} : 0);
   // Sized once and written through a pointer: appending byte by byte was
   // most of a segment's bitmap time.
-  char* const begin = Room(out, header_bytes + body_bytes, /*zero=*/true);
+  char* const begin = Room(out, header_bytes + body_bytes);
   char* p = begin;
   if (any_run) {
     p = Write32(p, kCookieRuns | ((size - 1) << 16));
+    std::memset(p, 0, (size + 7) / 8);
     for (uint32_t k = 0; k < size; ++k) {
       if (containers[k].is_run) p[k / 8] |= static_cast<char>(1 << (k % 8));
     }
@@ -152,6 +149,7 @@ void AppendTo(const uint32_t* values, size_t n, Out* out) {
     } else if (c.end - c.begin <= kMaxArrayCardinality) {
       for (size_t k = c.begin; k < c.end; ++k) p = Write16(p, values[k] & 0xffff);
     } else {
+      std::memset(p, 0, kBitsetBytes);
       for (size_t k = c.begin; k < c.end; ++k) {
         const uint32_t low = values[k] & 0xffff;
         p[low / 8] = static_cast<char>(static_cast<uint8_t>(p[low / 8]) | (1u << (low % 8)));
