@@ -12,9 +12,9 @@
 //              default 100,000 do)
 //   build      the sequence ends: each segment built as the task builds it,
 //              straight from its in-memory index merged with its spills if
-//              any (the direct build), write, fsync, read back (the checksum
-//              and structure, as under a supervisor that decodes every
-//              pushed segment; --full_read_back decodes every block).
+//              any (the direct build), write, fsync, read back (the checksum,
+//              as under a supervisor that decodes every pushed segment;
+//              --full_read_back decodes every dictionary, block and bitmap).
 //              --nodirect_build: as before the direct build, the rows in
 //              memory spilled first (counted in persist), then the spills
 //              merged
@@ -62,7 +62,7 @@ DEFINE_bool(direct_build, true,
             "(false: spill it first, then build from the spills)");
 DEFINE_bool(full_read_back, false,
             "decode every block in the build's read-back check, as a task does when its "
-            "supervisor does not (default: the checksum and structure, as a task under a "
+            "supervisor does not (default: the checksum, as a task under a "
             "supervisor with deep storage does)");
 
 namespace sluice {

@@ -83,9 +83,10 @@ struct SegmentBuildInfo {
   std::string sequence_name;
   v1::Provenance provenance;
   // The read-back check of the built file before it goes anywhere: every
-  // block and bitmap decoded, or (false) the checksum, structure,
-  // dictionaries and header only, when the supervisor decodes every pushed
-  // segment before committing it (TaskSpec.supervisor_decodes_segments).
+  // dictionary, block and bitmap decoded, or (false) the checksum over
+  // every byte, the header and the directory only, when the supervisor
+  // decodes every pushed segment before committing it
+  // (TaskSpec.supervisor_decodes_segments).
   bool read_back_decodes_blocks = true;
 };
 

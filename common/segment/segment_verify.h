@@ -2,7 +2,8 @@
 // before it pushes a segment, the supervisor before it commits one and while
 // it stays used. Opens the file with the reader (checksum and structure),
 // decodes and verifies everything (SegmentReader::Verify) unless the caller
-// asks for the structure only, and compares it with what the caller expects.
+// asks for the structure or the checksum only, and compares it with what
+// the caller expects.
 //
 //   ExpectedSegment expected{id, rows, size, checksum};
 //   SLUICE_RETURN_IF_ERROR(VerifySegmentFile(local_path, expected));
@@ -28,6 +29,11 @@ struct ExpectedSegment {
 
 // How much of the file a check reads.
 enum class VerifyDepth {
+  // The CRC-32C over every byte, the header and the directory, and
+  // `expected`: the file holds the bytes its writer wrote, whatever the
+  // disk did (a writer's read-back when whoever takes the file decodes all
+  // of it before trusting it: the dictionaries are not decoded here).
+  kChecksum,
   // The CRC-32C over every byte, the header, the structure and the
   // dictionaries (what SegmentReader::Open checks), and `expected`.
   kStructure,

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/file_util.h"
+#include "common/segment/file_io.h"
 #include "common/segment/incremental_index.h"
 #include "common/segment/segment_builder.h"
 #include "common/segment/segment_reader.h"
@@ -62,7 +64,7 @@ Built BuildTestSegment(const std::string& name) {
 
 TEST(SegmentVerify, BothDepthsAcceptAnIntactSegmentAndCompareTheExpectation) {
   const Built built = BuildTestSegment("intact");
-  for (VerifyDepth depth : {VerifyDepth::kStructure, VerifyDepth::kFull}) {
+  for (VerifyDepth depth : {VerifyDepth::kChecksum, VerifyDepth::kStructure, VerifyDepth::kFull}) {
     EXPECT_TRUE(VerifySegmentFile(built.path, built.expected, depth).ok());
     ExpectedSegment wrong = built.expected;
     wrong.num_rows += 1;
@@ -90,6 +92,27 @@ TEST(SegmentVerify, OnlyTheFullDepthFindsDamageBehindAValidChecksum) {
             absl::StatusCode::kDataLoss);
   EXPECT_TRUE(
       VerifyOpenSegment(**reader, built.path, built.expected, VerifyDepth::kStructure).ok());
+}
+
+// The checksum depth (a writer's read-back) refuses any byte the disk changed
+// and, like the structure, passes damage behind a valid checksum.
+TEST(SegmentVerify, TheChecksumDepthFindsAnyChangedByte) {
+  Built built = BuildTestSegment("flipped");
+  absl::StatusOr<std::string> bytes = ReadFileToString(built.path);
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  for (size_t at : {size_t{0}, bytes->size() / 3, bytes->size() / 2, bytes->size() - 13}) {
+    std::string changed = *bytes;
+    changed[at] = static_cast<char>(changed[at] ^ 0x10);
+    ASSERT_TRUE(WriteFileAtomically(built.path, changed).ok());
+    const absl::Status s = VerifySegmentFile(built.path, built.expected, VerifyDepth::kChecksum);
+    EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << "byte " << at << ": " << s;
+  }
+  ASSERT_TRUE(WriteFileAtomically(built.path, *bytes).ok());
+  EXPECT_TRUE(VerifySegmentFile(built.path, built.expected, VerifyDepth::kChecksum).ok());
+  absl::StatusOr<std::string> resealed = testing::DamageBlocksKeepingChecksum(built.path);
+  ASSERT_TRUE(resealed.ok()) << resealed.status();
+  built.expected.checksum = *resealed;
+  EXPECT_TRUE(VerifySegmentFile(built.path, built.expected, VerifyDepth::kChecksum).ok());
 }
 
 }  // namespace
