@@ -398,6 +398,21 @@ absl::StatusOr<WrittenFile> MergeRuns(const std::vector<SortedRun*>& runs, Merge
     identity[r] = same;
     heads[r].ids.assign(num_dims, 0);
   }
+  // Per run dimension: its output position and local id -> output id map,
+  // flat (the nested vectors were three loads per id and row); `covers`:
+  // the run has every output dimension, so no id is left null.
+  struct Translation {
+    size_t position;
+    const uint32_t* map;
+  };
+  std::vector<std::vector<Translation>> translations(runs.size());
+  std::vector<bool> covers(runs.size());
+  for (size_t r = 0; r < runs.size(); ++r) {
+    for (size_t d = 0; d < position[r].size(); ++d) {
+      translations[r].push_back({position[r][d], remap[r][d].data()});
+    }
+    covers[r] = position[r].size() == num_dims;  // positions are distinct
+  }
   auto load = [&](size_t r) {
     const RunRow& row = runs[r]->row();
     Head& h = heads[r];
@@ -407,10 +422,10 @@ absl::StatusOr<WrittenFile> MergeRuns(const std::vector<SortedRun*>& runs, Merge
       // hand memcpy.
       if (num_dims > 0) std::memcpy(h.ids.data(), row.ids, num_dims * sizeof(uint32_t));
     } else {
-      std::fill(h.ids.begin(), h.ids.end(), 0);
-      for (size_t d = 0; d < position[r].size(); ++d) {
-        h.ids[position[r][d]] = remap[r][d][row.ids[d]];
-      }
+      uint32_t* ids = h.ids.data();
+      if (!covers[r]) std::fill(h.ids.begin(), h.ids.end(), 0);
+      const uint32_t* in = row.ids;
+      for (const Translation& t : translations[r]) ids[t.position] = t.map[*in++];
     }
     h.partition = row.partition;
     h.offset = row.offset;
