@@ -565,14 +565,24 @@ class IncrementalIndex::Run : public SortedRun {
     }
     key_words_ = 1 + id_words;
     keys_.assign(size_t{rows} * key_words_, 0);
+    // Per output dimension, flat: where its id is in a row, its old id ->
+    // sorted id map, and where the sorted id goes in the key.
+    struct Packing {
+      size_t at;
+      const uint32_t* remap;
+      size_t word;
+      uint32_t shift;
+    };
+    std::vector<Packing> packing;
+    for (size_t o = 0; o < dims; ++o) {
+      packing.push_back({2 + order_[o], remap_[order_[o]].data(), 1 + size_t{fields_[o].word},
+                         fields_[o].shift});
+    }
     for (uint32_t row = 0; row < rows; ++row) {
       const uint32_t* r = index->RowAt(row);
       uint64_t* k = &keys_[size_t{row} * key_words_];
       k[0] = Get64(r) ^ (uint64_t{1} << 63);
-      for (size_t o = 0; o < dims; ++o) {
-        const uint64_t id = remap_[order_[o]][r[2 + order_[o]]];
-        k[1 + fields_[o].word] |= id << fields_[o].shift;
-      }
+      for (const Packing& p : packing) k[p.word] |= uint64_t{p.remap[r[p.at]]} << p.shift;
     }
     perm_.resize(rows);
     std::iota(perm_.begin(), perm_.end(), 0);
