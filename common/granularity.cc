@@ -37,12 +37,18 @@ constexpr NamedUnit kUnits[] = {
     {"YEAR", Granularity::Unit::kYear, 0},
 };
 
-const NamedUnit& Lookup(Granularity::Unit unit) {
-  for (const NamedUnit& u : kUnits) {
-    if (u.unit == unit) return u;
+// kUnits is in Unit order: a unit's entry is at its number.
+constexpr bool UnitsInOrder() {
+  for (size_t i = 0; i < sizeof(kUnits) / sizeof(kUnits[0]); ++i) {
+    if (static_cast<size_t>(kUnits[i].unit) != i) return false;
   }
-  return kUnits[0];
+  return true;
 }
+static_assert(UnitsInOrder(), "kUnits must list the units in enum order");
+static_assert(static_cast<size_t>(Granularity::Unit::kYear) + 1 == sizeof(kUnits) / sizeof(kUnits[0]),
+              "kUnits must list every unit");
+
+const NamedUnit& Lookup(Granularity::Unit unit) { return kUnits[static_cast<size_t>(unit)]; }
 
 int MonthsPerBucket(Granularity::Unit unit) {
   switch (unit) {
@@ -73,9 +79,8 @@ int64_t Granularity::ApproximateMillis() const {
   return MonthsPerBucket(unit_) * 30 * kDayMs;
 }
 
-int64_t Granularity::Truncate(int64_t ms) const {
+int64_t Granularity::TruncateUnit(int64_t ms) const {
   const NamedUnit& u = Lookup(unit_);
-  if (unit_ == Unit::kNone) return ms;
   if (unit_ == Unit::kWeek) {
     return FloorDiv(ms - kFirstMondayMs, u.fixed_ms) * u.fixed_ms + kFirstMondayMs;
   }

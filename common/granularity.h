@@ -43,7 +43,9 @@ class Granularity {
   std::string Name() const;
 
   // Start of the bucket holding `ms` (`ms` itself for NONE).
-  int64_t Truncate(int64_t ms) const;
+  int64_t Truncate(int64_t ms) const {
+    return unit_ == Unit::kNone ? ms : TruncateUnit(ms);  // NONE: per record, inline
+  }
   // Start of the bucket after the one starting at `bucket_start`
   // (bucket_start + 1 for NONE).
   int64_t Next(int64_t bucket_start) const;
@@ -56,6 +58,7 @@ class Granularity {
   friend bool operator!=(Granularity a, Granularity b) { return a.unit_ != b.unit_; }
 
  private:
+  int64_t TruncateUnit(int64_t ms) const;  // Truncate of a unit other than NONE
   Unit unit_;
 };
 

@@ -8,6 +8,7 @@
 
 #include <xxhash.h>
 
+#include "absl/base/attributes.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "common/segment/string_sort.h"
@@ -242,9 +243,10 @@ void IncrementalIndex::RecountDictionaryBytes() {
   for (const std::string& d : dims_) dictionary_bytes_ += static_cast<int64_t>(d.capacity()) + 64;
 }
 
-uint32_t IncrementalIndex::Intern(size_t dim, absl::string_view value, uint64_t hash) {
+ABSL_ATTRIBUTE_NOINLINE uint32_t IncrementalIndex::InternNew(size_t dim,
+                                                             absl::string_view value,
+                                                             uint64_t hash) {
   ValueDictionary& dict = dicts_[dim];
-  if (const uint32_t id = dict.Find(value, hash); id != 0) return id;
   const int64_t before = dict.capacity_bytes();
   const uint32_t id = dict.Insert(arena_->Copy(value), hash);
   dictionary_bytes_ += dict.capacity_bytes() - before;
@@ -352,15 +354,18 @@ absl::Status IncrementalIndex::Add(const InputRow& row, int32_t partition, int64
     // Every value's slot is fetched before the first lookup, so the cache
     // misses of the large dictionaries (pages, users) overlap instead of
     // following one another.
-    value_hashes_.resize(dims_.size());
+    const size_t n = dims_.size();
+    value_hashes_.resize(n);
     uint64_t* hashes = value_hashes_.data();
-    for (size_t d = 0; d < dims_.size(); ++d) {
-      if (!row.dims[d].present) continue;
-      hashes[d] = ValueDictionary::Hash(row.dims[d].text);
-      dicts_[d].Prefetch(hashes[d]);
+    const DimValue* values = row.dims.data();
+    const ValueDictionary* dicts = dicts_.data();
+    for (size_t d = 0; d < n; ++d) {
+      if (!values[d].present) continue;
+      hashes[d] = ValueDictionary::Hash(values[d].text);
+      dicts[d].Prefetch(hashes[d]);
     }
-    for (size_t d = 0; d < dims_.size(); ++d) {
-      if (row.dims[d].present) r[2 + d] = Intern(d, row.dims[d].text, hashes[d]);
+    for (size_t d = 0; d < n; ++d) {
+      if (values[d].present) r[2 + d] = Intern(d, values[d].text, hashes[d]);
     }
   }
   uint32_t* metrics = r + metrics_at_;
@@ -406,15 +411,29 @@ absl::Status IncrementalIndex::Add(const InputRow& row, int32_t partition, int64
     ++rows_;
   }
   ++input_records_;
-  PartitionStats& stats = partitions_[partition];
-  if (stats.records == 0) {
-    stats.partition = partition;
-    stats.min_offset = stats.max_offset = offset;
-  }
+  PartitionStats& stats = StatsOf(partition);
+  if (stats.records == 0) stats.min_offset = stats.max_offset = offset;
   ++stats.records;
   stats.min_offset = std::min(stats.min_offset, offset);
   stats.max_offset = std::max(stats.max_offset, offset);
   return absl::OkStatus();
+}
+
+PartitionStats& IncrementalIndex::StatsOf(int32_t partition) {
+  if (last_partition_ < partitions_.size() &&
+      partitions_[last_partition_].partition == partition) {
+    return partitions_[last_partition_];
+  }
+  auto it = std::lower_bound(
+      partitions_.begin(), partitions_.end(), partition,
+      [](const PartitionStats& s, int32_t p) { return s.partition < p; });
+  if (it == partitions_.end() || it->partition != partition) {
+    PartitionStats stats;
+    stats.partition = partition;
+    it = partitions_.insert(it, stats);
+  }
+  last_partition_ = static_cast<size_t>(it - partitions_.begin());
+  return *it;
 }
 
 void IncrementalIndex::Aggregate(uint32_t* into, const uint32_t* from) {
@@ -474,10 +493,7 @@ int64_t IncrementalIndex::estimated_bytes() const {
 }
 
 std::vector<PartitionStats> IncrementalIndex::partition_stats() const {
-  std::vector<PartitionStats> out;
-  out.reserve(partitions_.size());
-  for (const auto& [p, stats] : partitions_) out.push_back(stats);
-  return out;
+  return partitions_;
 }
 
 void IncrementalIndex::Clear() {
@@ -495,7 +511,8 @@ void IncrementalIndex::Clear() {
   std::vector<uint64_t>().swap(hashes_);
   sums_ = {};
   sums_heap_bytes_ = 0;
-  partitions_.clear();
+  partitions_ = {};
+  last_partition_ = 0;
   stride_ = key_units_ = 0;
   if (!discover_) {
     for (const std::string& d : schema_.dimensions) {

@@ -27,7 +27,7 @@
 #include <string>
 #include <vector>
 
-#include "absl/container/btree_map.h"
+#include "absl/base/attributes.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
@@ -129,7 +129,14 @@ class IncrementalIndex {
     return chunks_[row / kRowsPerChunk].get() + size_t{row % kRowsPerChunk} * stride_;
   }
   // `hash` is ValueDictionary::Hash(value).
-  uint32_t Intern(size_t dim, absl::string_view value, uint64_t hash);
+  ABSL_ATTRIBUTE_ALWAYS_INLINE uint32_t Intern(size_t dim, absl::string_view value,
+                                               uint64_t hash) {
+    const uint32_t id = dicts_[dim].Find(value, hash);
+    return id != 0 ? id : InternNew(dim, value, hash);
+  }
+  // Intern of a value the dictionary does not hold (out of line: the read
+  // loop's common case is a value seen before).
+  uint32_t InternNew(size_t dim, absl::string_view value, uint64_t hash);
   absl::StatusOr<size_t> DiscoveredDimension(absl::string_view name);
   void Aggregate(uint32_t* into, const uint32_t* from);
   uint64_t KeyHash(uint32_t row) const;
@@ -170,7 +177,11 @@ class IncrementalIndex {
   std::vector<uint64_t> hashes_;  // rollup: the key hash of each row
   std::vector<ExactSum> sums_;
   int64_t sums_heap_bytes_ = 0;
-  absl::btree_map<int32_t, PartitionStats> partitions_;
+  // Records per partition, sorted by partition; a task's rows come in runs
+  // of one partition (a fetch batch), so Add looks at the last one first.
+  std::vector<PartitionStats> partitions_;
+  size_t last_partition_ = 0;  // index into partitions_ of the last Add's
+  PartitionStats& StatsOf(int32_t partition);
   // estimated_bytes() runs twice per record (the task's memory accounting):
   // the dictionaries' and dimension names' share is kept up to date here
   // (Intern adds what an insert grew) instead of summed over every

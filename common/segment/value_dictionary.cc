@@ -1,9 +1,9 @@
 #include "common/segment/value_dictionary.h"
 
-#include <xxhash.h>
-
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <new>
 
 namespace sluice {
 namespace segment {
@@ -12,10 +12,6 @@ namespace {
 constexpr size_t kMinSlots = 16;
 
 }  // namespace
-
-uint64_t ValueDictionary::Hash(absl::string_view value) {
-  return XXH3_64bits(value.data(), value.size());
-}
 
 bool ValueDictionary::TailMatches(const Slot& slot, absl::string_view value) const {
   const absl::string_view stored = values_[slot.id - 1];
@@ -34,9 +30,11 @@ void ValueDictionary::Grow() {
   // Ids are 32 bits, so a table never needs more than 2^32 slots and the
   // kept low half of the hash places every slot.
   const size_t old_slots = slot_count();
-  std::unique_ptr<Slot[]> old = std::move(slots_);
+  std::unique_ptr<Slot[], FreeSlots> old = std::move(slots_);
   const size_t slots = old_slots == 0 ? kMinSlots : 2 * old_slots;
-  slots_.reset(new Slot[slots]());
+  // Zeroed: every slot empty (a Slot is trivial, all zero bits its empty state).
+  slots_.reset(static_cast<Slot*>(std::calloc(slots, sizeof(Slot))));
+  if (slots_ == nullptr) throw std::bad_alloc();
   mask_ = slots - 1;
   for (size_t i = 0; i < old_slots; ++i) {
     if (old[i].id != 0) FreeSlot(old[i].hash) = old[i];
