@@ -127,6 +127,35 @@ TEST(IncrementalIndex, RollsUpEqualKeysAfterTruncation) {
   EXPECT_EQ(stats[1].records, 1);
 }
 
+// Partitions arriving interleaved and out of order: counted each on its
+// own, listed by partition.
+TEST(IncrementalIndex, PartitionStatsInAnyArrivalOrder) {
+  auto index = IncrementalIndex::Create({TwoDims(false), kInterval});
+  ASSERT_TRUE(index.ok());
+  const int64_t t0 = kInterval.start_ms;
+  const std::pair<int32_t, int64_t> adds[] = {{5, 40}, {5, 41}, {2, 7},  {9, 0},
+                                              {2, 3},  {5, 39}, {0, 12}, {9, 1}};
+  for (const auto& [partition, offset] : adds) {
+    ASSERT_TRUE((*index)->Add(Row(t0, "x", "y", 1, 1), partition, offset).ok());
+  }
+  const std::vector<PartitionStats> stats = (*index)->partition_stats();
+  ASSERT_EQ(stats.size(), 4u);
+  const int32_t partitions[] = {0, 2, 5, 9};
+  const int64_t records[] = {1, 2, 3, 2}, min[] = {12, 3, 39, 0}, max[] = {12, 7, 41, 1};
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(stats[i].partition, partitions[i]);
+    EXPECT_EQ(stats[i].records, records[i]);
+    EXPECT_EQ(stats[i].min_offset, min[i]);
+    EXPECT_EQ(stats[i].max_offset, max[i]);
+  }
+  (*index)->Clear();
+  EXPECT_TRUE((*index)->partition_stats().empty());
+  ASSERT_TRUE((*index)->Add(Row(t0, "x", "y", 1, 1), 3, 5).ok());
+  ASSERT_EQ((*index)->partition_stats().size(), 1u);
+  EXPECT_EQ((*index)->partition_stats()[0].partition, 3);
+  EXPECT_EQ((*index)->partition_stats()[0].records, 1);
+}
+
 TEST(IncrementalIndex, WithoutRollupKeepsEveryRowOrderedByPartitionAndOffset) {
   auto index = IncrementalIndex::Create({TwoDims(false), kInterval});
   ASSERT_TRUE(index.ok());

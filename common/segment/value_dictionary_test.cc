@@ -74,6 +74,32 @@ TEST(ValueDictionaryTest, LongValuesCompareBeyondTheSlot) {
   EXPECT_EQ(d.Find(std::string("a\0d", 3)), 0u);
 }
 
+// The head is compared by word loads: values of every length up to past the
+// head, each differing from the others of its length in one byte only, on
+// one hash and one length byte, are told apart by the head compare alone.
+TEST(ValueDictionaryTest, HeadsDifferingInAnyOneByte) {
+  std::deque<std::string> stored;
+  ValueDictionary dict;
+  for (size_t n = 1; n <= ValueDictionary::kInlineBytes + 2; ++n) {
+    const size_t first = dict.size();
+    stored.push_back(std::string(n, 'a'));
+    for (size_t i = 0; i < n; ++i) {
+      std::string v(n, 'a');
+      v[i] = 'b';
+      stored.push_back(v);
+    }
+    for (size_t k = first; k < stored.size(); ++k) {
+      ASSERT_EQ(dict.Find(stored[k], 7), 0u) << n << " " << stored[k];
+      ASSERT_EQ(dict.Insert(stored[k], 7), static_cast<uint32_t>(k + 1));
+    }
+  }
+  for (size_t k = 0; k < stored.size(); ++k) {
+    EXPECT_EQ(dict.Find(stored[k], 7), static_cast<uint32_t>(k + 1)) << stored[k];
+  }
+  EXPECT_EQ(dict.Find("c", 7), 0u);
+  EXPECT_EQ(dict.Find(std::string(ValueDictionary::kInlineBytes, 'c'), 7), 0u);
+}
+
 // Every value on one hash, through growth: found by probing past the
 // others, whatever the kept hash and the length say.
 TEST(ValueDictionaryTest, EqualHashesProbeOn) {
