@@ -190,6 +190,7 @@ IncrementalIndex::IncrementalIndex(const IndexOptions& options)
   }
   RecountDictionaryBytes();
   Layout(discover_ ? kInitialDiscoveredCapacity : dims_.size());
+  RecountBytes();
 }
 
 IncrementalIndex::~IncrementalIndex() = default;
@@ -248,8 +249,12 @@ ABSL_ATTRIBUTE_NOINLINE uint32_t IncrementalIndex::InternNew(size_t dim,
                                                              uint64_t hash) {
   ValueDictionary& dict = dicts_[dim];
   const int64_t before = dict.capacity_bytes();
+  const size_t arena_before = arena_->allocated();
   const uint32_t id = dict.Insert(arena_->Copy(value), hash);
-  dictionary_bytes_ += dict.capacity_bytes() - before;
+  const int64_t grown = dict.capacity_bytes() - before;
+  dictionary_bytes_ += grown;
+  // What RecountBytes would add: the dictionary's growth and the arena's.
+  estimated_bytes_ += grown + static_cast<int64_t>(arena_->allocated() - arena_before);
   return id;
 }
 
@@ -268,6 +273,7 @@ absl::StatusOr<size_t> IncrementalIndex::DiscoveredDimension(absl::string_view n
   dim_stamp_.push_back(0);
   RecountDictionaryBytes();
   if (dims_.size() > dim_capacity_) Layout(std::max(dims_.size(), 2 * dim_capacity_));
+  RecountBytes();
   return d;
 }
 
@@ -335,6 +341,7 @@ absl::Status IncrementalIndex::Add(const InputRow& row, int32_t partition, int64
   }
   if (rows_ / kRowsPerChunk >= chunks_.size()) {
     chunks_.emplace_back(new uint32_t[size_t{kRowsPerChunk} * stride_]);
+    bytes_stale_ = true;
   }
 
   // Build the row in the next free slot.
@@ -416,6 +423,7 @@ absl::Status IncrementalIndex::Add(const InputRow& row, int32_t partition, int64
   ++stats.records;
   stats.min_offset = std::min(stats.min_offset, offset);
   stats.max_offset = std::max(stats.max_offset, offset);
+  if (rollup_ || bytes_stale_) RecountBytes();
   return absl::OkStatus();
 }
 
@@ -431,6 +439,7 @@ PartitionStats& IncrementalIndex::StatsOf(int32_t partition) {
     PartitionStats stats;
     stats.partition = partition;
     it = partitions_.insert(it, stats);
+    bytes_stale_ = true;
   }
   last_partition_ = static_cast<size_t>(it - partitions_.begin());
   return *it;
@@ -480,7 +489,8 @@ void IncrementalIndex::Aggregate(uint32_t* into, const uint32_t* from) {
   }
 }
 
-int64_t IncrementalIndex::estimated_bytes() const {
+void IncrementalIndex::RecountBytes() {
+  bytes_stale_ = false;
   int64_t bytes = sizeof(*this);
   bytes += static_cast<int64_t>(chunks_.size()) * kRowsPerChunk * stride_ * sizeof(uint32_t);
   bytes += static_cast<int64_t>(rollup_set_.capacity()) * (sizeof(uint32_t) + 1);
@@ -489,7 +499,7 @@ int64_t IncrementalIndex::estimated_bytes() const {
   bytes += static_cast<int64_t>(arena_->allocated());
   bytes += static_cast<int64_t>(sums_.capacity() * sizeof(ExactSum)) + sums_heap_bytes_;
   bytes += static_cast<int64_t>(partitions_.size()) * 64;
-  return bytes;
+  estimated_bytes_ = bytes;
 }
 
 std::vector<PartitionStats> IncrementalIndex::partition_stats() const {
@@ -523,6 +533,7 @@ void IncrementalIndex::Clear() {
   }
   RecountDictionaryBytes();
   Layout(discover_ ? kInitialDiscoveredCapacity : dims_.size());
+  RecountBytes();
 }
 
 // A sorted snapshot: dictionaries sorted (ids remapped), rows ordered by

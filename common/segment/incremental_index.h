@@ -96,7 +96,8 @@ class IncrementalIndex {
   int64_t input_records() const { return input_records_; }
   bool empty() const { return input_records_ == 0; }
   // Bytes allocated for rows, dictionaries, the rollup table and exact sums.
-  int64_t estimated_bytes() const;
+  // Kept up to date by every change (the task asks twice a record).
+  int64_t estimated_bytes() const { return estimated_bytes_; }
 
   const Schema& schema() const { return schema_; }
   const Interval& interval() const { return interval_; }
@@ -185,9 +186,17 @@ class IncrementalIndex {
   // estimated_bytes() runs twice per record (the task's memory accounting):
   // the dictionaries' and dimension names' share is kept up to date here
   // (Intern adds what an insert grew) instead of summed over every
-  // dictionary on each call.
+  // dictionary on each count.
   int64_t dictionary_bytes_ = 0;
   void RecountDictionaryBytes();
+  // estimated_bytes(): a new value adds what it grew (InternNew); Add
+  // recounts it all (RecountBytes) when its row may have grown something
+  // else: always with rollup (the rollup table, exact sums), without only
+  // when it set bytes_stale_ (a new rows chunk or partition); every other
+  // change recounts at once.
+  int64_t estimated_bytes_ = 0;
+  bool bytes_stale_ = false;
+  void RecountBytes();
 };
 
 }  // namespace segment

@@ -401,6 +401,29 @@ TEST(IncrementalIndex, SnapshotWithoutGranularityOrdersRowsAsAFullSort) {
   }
 }
 
+// Without rollup a row that allocates nothing leaves the count as it was;
+// each thing a row allocates (a rows chunk, a partition, a value) shows at
+// once.
+TEST(IncrementalIndex, EstimatedBytesFollowEachAllocationWithoutRollup) {
+  auto index = IncrementalIndex::Create({TwoDims(false), kInterval});
+  ASSERT_TRUE(index.ok());
+  const int64_t t0 = kInterval.start_ms;
+  ASSERT_TRUE((*index)->Add(Row(t0, "a", "b", 1, 1), 0, 0).ok());
+  const int64_t one_chunk = (*index)->estimated_bytes();
+  for (int i = 1; i < 4096; ++i) {  // 4096 rows to a chunk
+    ASSERT_TRUE((*index)->Add(Row(t0 + i, "a", "b", 1, 1), 0, i).ok());
+  }
+  EXPECT_EQ((*index)->estimated_bytes(), one_chunk);
+  ASSERT_TRUE((*index)->Add(Row(t0, "a", "b", 1, 1), 0, 4096).ok());
+  const int64_t two_chunks = (*index)->estimated_bytes();
+  EXPECT_GE(two_chunks - one_chunk, 4096 * 4 * (2 + 2 + 2 * 5 + 3));  // a chunk of rows
+  ASSERT_TRUE((*index)->Add(Row(t0, "a", "b", 1, 1), 1, 0).ok());
+  const int64_t two_partitions = (*index)->estimated_bytes();
+  EXPECT_GT(two_partitions, two_chunks);
+  ASSERT_TRUE((*index)->Add(Row(t0, "a", "c", 1, 1), 1, 1).ok());
+  EXPECT_GT((*index)->estimated_bytes(), two_partitions);
+}
+
 TEST(IncrementalIndex, EstimatedBytesGrowWithDataAndClearFreesThem) {
   auto index = IncrementalIndex::Create({TwoDims(true), kInterval});
   ASSERT_TRUE(index.ok());
