@@ -128,7 +128,7 @@ class IncrementalIndex::Arena {
  public:
   absl::string_view Copy(absl::string_view s) {
     if (s.size() > left_) NewBlock(s.size());
-    if (!s.empty()) std::memcpy(cursor_, s.data(), s.size());
+    ValueDictionary::Copy(cursor_, s.data(), s.size());  // nothing for an empty one
     const absl::string_view out(cursor_, s.size());
     cursor_ += s.size();
     left_ -= s.size();
@@ -347,8 +347,8 @@ absl::Status IncrementalIndex::Add(const InputRow& row, int32_t partition, int64
   // Build the row in the next free slot.
   uint32_t* r = RowAt(rows_);
   Put64(r, static_cast<uint64_t>(time));
-  std::memset(r + 2, 0, dim_capacity_ * sizeof(uint32_t));
   if (discover_) {
+    std::memset(r + 2, 0, dim_capacity_ * sizeof(uint32_t));
     ++stamp_;
     for (size_t i = row.discovered.size(); i-- > 0;) {  // the last of a repeated name wins
       const size_t d = discovered[i];
@@ -371,8 +371,8 @@ absl::Status IncrementalIndex::Add(const InputRow& row, int32_t partition, int64
       hashes[d] = ValueDictionary::Hash(values[d].text);
       dicts[d].Prefetch(hashes[d]);
     }
-    for (size_t d = 0; d < n; ++d) {
-      if (values[d].present) r[2 + d] = Intern(d, values[d].text, hashes[d]);
+    for (size_t d = 0; d < n; ++d) {  // dim_capacity_ == n: every id written
+      r[2 + d] = values[d].present ? Intern(d, values[d].text, hashes[d]) : 0;
     }
   }
   uint32_t* metrics = r + metrics_at_;
@@ -427,11 +427,7 @@ absl::Status IncrementalIndex::Add(const InputRow& row, int32_t partition, int64
   return absl::OkStatus();
 }
 
-PartitionStats& IncrementalIndex::StatsOf(int32_t partition) {
-  if (last_partition_ < partitions_.size() &&
-      partitions_[last_partition_].partition == partition) {
-    return partitions_[last_partition_];
-  }
+PartitionStats& IncrementalIndex::StatsOfNew(int32_t partition) {
   auto it = std::lower_bound(
       partitions_.begin(), partitions_.end(), partition,
       [](const PartitionStats& s, int32_t p) { return s.partition < p; });

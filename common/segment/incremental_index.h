@@ -182,7 +182,15 @@ class IncrementalIndex {
   // of one partition (a fetch batch), so Add looks at the last one first.
   std::vector<PartitionStats> partitions_;
   size_t last_partition_ = 0;  // index into partitions_ of the last Add's
-  PartitionStats& StatsOf(int32_t partition);
+  PartitionStats& StatsOf(int32_t partition) {
+    if (last_partition_ < partitions_.size() &&
+        partitions_[last_partition_].partition == partition) {
+      return partitions_[last_partition_];
+    }
+    return StatsOfNew(partition);
+  }
+  // StatsOf a partition other than the last Add's.
+  PartitionStats& StatsOfNew(int32_t partition);
   // estimated_bytes() runs twice per record (the task's memory accounting):
   // the dictionaries' and dimension names' share is kept up to date here
   // (Intern adds what an insert grew) instead of summed over every

@@ -50,9 +50,7 @@ uint32_t ValueDictionary::Insert(absl::string_view stored, uint64_t hash) {
   slot.id = id;
   slot.hash = static_cast<uint32_t>(hash);
   slot.length = Length(stored.size());
-  if (!stored.empty()) {  // an empty view's data may be null
-    std::memcpy(slot.head, stored.data(), std::min(stored.size(), kInlineBytes));
-  }
+  CopyShort(slot.head, stored.data(), std::min(stored.size(), kInlineBytes));
   return id;
 }
 

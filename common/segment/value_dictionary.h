@@ -84,6 +84,9 @@ class ValueDictionary {
 
   static constexpr size_t kInlineBytes = 23;
 
+  // memcpy(to, from, n) for the index's arena, inline for n <= 32.
+  static void Copy(char* to, const char* from, size_t n) { CopyShort(to, from, n); }
+
  private:
   struct Slot {
     uint32_t id;    // 0: empty
@@ -112,6 +115,33 @@ class ValueDictionary {
     if (n >= 4) return ((Load32(a) ^ Load32(b)) | (Load32(a + n - 4) ^ Load32(b + n - 4))) == 0;
     if (n == 0) return true;  // an empty value's data may be null
     return a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1];
+  }
+  // memcpy of a short value (most are) without a call: overlapping word
+  // loads and stores, all within the n bytes.
+  static void CopyShort(char* to, const char* from, size_t n) {
+    if (n >= 8 && n <= 16) {
+      const uint64_t a = Load64(from), b = Load64(from + n - 8);
+      std::memcpy(to, &a, 8);
+      std::memcpy(to + n - 8, &b, 8);
+    } else if (n >= 4 && n < 8) {
+      const uint32_t a = Load32(from), b = Load32(from + n - 4);
+      std::memcpy(to, &a, 4);
+      std::memcpy(to + n - 4, &b, 4);
+    } else if (n > 0 && n < 4) {
+      const char a = from[0], b = from[n / 2], c = from[n - 1];
+      to[0] = a;
+      to[n / 2] = b;
+      to[n - 1] = c;
+    } else if (n > 16 && n <= 32) {
+      const uint64_t a = Load64(from), b = Load64(from + 8);
+      const uint64_t c = Load64(from + n - 16), d = Load64(from + n - 8);
+      std::memcpy(to, &a, 8);
+      std::memcpy(to + 8, &b, 8);
+      std::memcpy(to + n - 16, &c, 8);
+      std::memcpy(to + n - 8, &d, 8);
+    } else if (n > 32) {
+      std::memcpy(to, from, n);
+    }
   }
   static uint64_t Load64(const char* p) {
     uint64_t v;

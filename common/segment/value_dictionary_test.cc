@@ -100,6 +100,19 @@ TEST(ValueDictionaryTest, HeadsDifferingInAnyOneByte) {
   EXPECT_EQ(dict.Find(std::string(ValueDictionary::kInlineBytes, 'c'), 7), 0u);
 }
 
+// Copy (the arena's) copies exactly n bytes at every length around its word
+// sizes, and nothing past them.
+TEST(ValueDictionaryTest, CopyWritesExactlyTheValue) {
+  for (size_t n = 0; n <= 40; ++n) {
+    std::string from(n, ' ');
+    for (size_t i = 0; i < n; ++i) from[i] = static_cast<char>('a' + i);
+    std::string to(n + 8, '#');
+    ValueDictionary::Copy(to.data(), from.data(), n);
+    EXPECT_EQ(to.substr(0, n), from) << n;
+    EXPECT_EQ(to.substr(n), std::string(8, '#')) << n;
+  }
+}
+
 // Every value on one hash, through growth: found by probing past the
 // others, whatever the kept hash and the length say.
 TEST(ValueDictionaryTest, EqualHashesProbeOn) {
