@@ -20,6 +20,8 @@ bool ValueDictionary::TailMatches(const Slot& slot, absl::string_view value) con
                      value.size() - kInlineBytes) == 0;
 }
 
+const ValueDictionary::Slot ValueDictionary::kEmptyTable = {};
+
 ValueDictionary::Slot& ValueDictionary::FreeSlot(uint32_t hash) {
   size_t i = hash & mask_;
   while (slots_[i].id != 0) i = (i + 1) & mask_;
@@ -35,6 +37,7 @@ void ValueDictionary::Grow() {
   // Zeroed: every slot empty (a Slot is trivial, all zero bits its empty state).
   slots_.reset(static_cast<Slot*>(std::calloc(slots, sizeof(Slot))));
   if (slots_ == nullptr) throw std::bad_alloc();
+  table_ = slots_.get();
   mask_ = slots - 1;
   for (size_t i = 0; i < old_slots; ++i) {
     if (old[i].id != 0) FreeSlot(old[i].hash) = old[i];

@@ -30,6 +30,7 @@
 #include <cstring>
 #include <memory>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "absl/base/attributes.h"
@@ -45,8 +46,19 @@ namespace segment {
 class ValueDictionary {
  public:
   ValueDictionary() = default;
-  ValueDictionary(ValueDictionary&&) = default;
-  ValueDictionary& operator=(ValueDictionary&&) = default;
+  // A moved-from dictionary is empty.
+  ValueDictionary(ValueDictionary&& other) noexcept { *this = std::move(other); }
+  ValueDictionary& operator=(ValueDictionary&& other) noexcept {
+    if (this == &other) return *this;
+    slots_ = std::move(other.slots_);
+    table_ = slots_ != nullptr ? slots_.get() : &kEmptyTable;
+    mask_ = other.mask_;
+    values_ = std::move(other.values_);
+    other.table_ = &kEmptyTable;
+    other.mask_ = 0;
+    other.values_.clear();
+    return *this;
+  }
 
   // The hash Find and Insert take (XXH3, 64 bits).
   static uint64_t Hash(absl::string_view value) {
@@ -56,10 +68,9 @@ class ValueDictionary {
   // The id of `value`, or 0 if it is not in the dictionary. `hash` is
   // Hash(value).
   ABSL_ATTRIBUTE_ALWAYS_INLINE uint32_t Find(absl::string_view value, uint64_t hash) const {
-    if (mask_ == 0) return 0;
     const uint32_t low = static_cast<uint32_t>(hash);
     for (size_t i = low & mask_;; i = (i + 1) & mask_) {
-      const Slot& slot = slots_[i];
+      const Slot& slot = table_[i];
       if (slot.id == 0) return 0;
       if (slot.hash == low && slot.length == Length(value.size()) &&
           HeadMatches(slot, value) &&
@@ -70,7 +81,7 @@ class ValueDictionary {
   }
   // Starts loading the slot a Find of a value with this hash looks at first.
   void Prefetch(uint64_t hash) const {
-    if (mask_ != 0) __builtin_prefetch(&slots_[hash & mask_]);
+    __builtin_prefetch(&table_[hash & mask_]);
   }
   // Adds a value that Find did not find; returns its id (size() after the
   // call). `stored` must stay valid while the dictionary lives.
@@ -162,8 +173,12 @@ class ValueDictionary {
   struct FreeSlots {
     void operator()(Slot* slots) const { std::free(slots); }
   };
-  std::unique_ptr<Slot[], FreeSlots> slots_;  // calloc'ed
-  size_t mask_ = 0;  // slots - 1; no table while empty
+  std::unique_ptr<Slot[], FreeSlots> slots_;  // calloc'ed; none while empty
+  // What Find reads: slots_, or while there is none kEmptyTable (one empty
+  // slot, mask_ 0), so that Find needs no check for a missing table.
+  static const Slot kEmptyTable;
+  const Slot* table_ = &kEmptyTable;
+  size_t mask_ = 0;  // slots - 1; 0 while there is no table
   std::vector<absl::string_view> values_;
 };
 

@@ -167,6 +167,25 @@ TEST(ValueDictionaryTest, EmptyValueWithNullData) {
   EXPECT_EQ(dict.Find("", ValueDictionary::Hash("")), 1u);
 }
 
+// Moved, a dictionary keeps its values in the new place and leaves an empty
+// one behind that takes values again.
+TEST(ValueDictionaryTest, MovedKeepsItsValues) {
+  std::deque<std::string> stored = {"a", "b", "c"};
+  ValueDictionary from;
+  for (const std::string& v : stored) from.Insert(v, ValueDictionary::Hash(v));
+  ValueDictionary to(std::move(from));
+  EXPECT_EQ(to.Find("b", ValueDictionary::Hash("b")), 2u);
+  EXPECT_EQ(from.size(), 0u);  // NOLINT(bugprone-use-after-move): documented state
+  EXPECT_EQ(from.capacity_bytes(), 0);
+  EXPECT_EQ(from.Find("b", ValueDictionary::Hash("b")), 0u);
+  EXPECT_EQ(from.Insert(stored[0], ValueDictionary::Hash("a")), 1u);
+  EXPECT_EQ(from.Find("a", ValueDictionary::Hash("a")), 1u);
+  ValueDictionary assigned;
+  assigned = std::move(to);
+  EXPECT_EQ(assigned.Find("c", ValueDictionary::Hash("c")), 3u);
+  EXPECT_EQ(to.Find("c", ValueDictionary::Hash("c")), 0u);  // NOLINT(bugprone-use-after-move)
+}
+
 TEST(ValueDictionaryTest, EmptyDictionaryHoldsNothing) {
   ValueDictionary dict;
   EXPECT_EQ(dict.size(), 0u);
