@@ -406,8 +406,10 @@ absl::Status IncrementalIndex::Add(const InputRow& row, int32_t partition, int64
   }
 
   if (rollup_) {
-    if (hashes_.size() <= rows_) hashes_.resize(size_t{rows_} + 1);
-    hashes_[rows_] = KeyHash(rows_);
+    // Grown by doubling (as resize by one would), not checked and resized
+    // on every row.
+    if (hashes_.size() <= rows_) hashes_.resize(std::max<size_t>(2 * hashes_.size(), 1024));
+    hashes_[rows_] = XXH3_64bits(r, key_units_ * sizeof(uint32_t));  // KeyHash(rows_)
     auto [it, inserted] = rollup_set_.insert(rows_);
     if (inserted) {
       ++rows_;
