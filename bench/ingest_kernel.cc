@@ -179,6 +179,8 @@ const task::ParsedRow* ParseOne(task::RowParser& parser, Envelopes& envelopes, s
 // partition i % 4, each in time order), fetched in batches of 2,000 records
 // of one partition at a time, so rows arrive in overlapping time-ordered runs
 // as they do from a real topic.
+constexpr size_t kPartitions = 4;
+
 struct Delivery {
   size_t record;
   int32_t partition;
@@ -187,7 +189,7 @@ struct Delivery {
 
 const std::vector<Delivery>& DeliveryOrder(size_t n) {
   static const std::vector<Delivery>* order = [n] {
-    constexpr size_t kPartitions = 4, kBatch = 2000;
+    constexpr size_t kBatch = 2000;
     auto* out = new std::vector<Delivery>;
     for (size_t first = 0; out->size() < n; first += kBatch) {  // first offset of the batch
       for (size_t p = 0; p < kPartitions; ++p) {
@@ -213,7 +215,13 @@ struct Indexer {
   std::map<int64_t, std::vector<std::string>> spills;
   // Records added to each bucket's index by partition: what the task counts
   // and the build checks against the file's provenance.
-  std::map<int64_t, std::map<int32_t, int64_t>> counted;
+  std::map<int64_t, std::vector<int64_t>> counted;
+  // The bucket of the last row, as OpenSegments::For keeps it: most rows go
+  // to the same one, so the task truncates and looks up only on a change.
+  int64_t last_start = 0;
+  int64_t last_end = 0;
+  task::SegmentIndex* last_index = nullptr;
+  std::vector<int64_t>* last_counts = nullptr;
   std::string dir;
   int64_t rows_in_memory = 0;
   int64_t bytes_in_memory = 0;
@@ -239,19 +247,29 @@ struct Indexer {
       const task::ParsedRow* row =
           ParseOne(*parser, *envelopes, d.record, d.partition, d.offset, records[d.record], &error);
       if (row == nullptr) continue;
-      const int64_t start = hour.Truncate(row->timestamp_ms());
-      std::unique_ptr<task::SegmentIndex>& index = indexes[start];
-      if (index == nullptr) {
-        v1::Interval interval;
-        interval.set_start_ms(start);
-        interval.set_end_ms(hour.Next(start));
-        index = engine->NewIndex(interval);
+      const int64_t time = row->timestamp_ms();
+      if (last_index == nullptr || time < last_start || time >= last_end) {
+        const int64_t start = hour.Truncate(time);
+        std::unique_ptr<task::SegmentIndex>& slot = indexes[start];
+        if (slot == nullptr) {
+          v1::Interval interval;
+          interval.set_start_ms(start);
+          interval.set_end_ms(hour.Next(start));
+          slot = engine->NewIndex(interval);
+        }
+        std::vector<int64_t>& counts = counted[start];
+        counts.resize(kPartitions);
+        last_start = start;
+        last_end = hour.Next(start);
+        last_index = slot.get();
+        last_counts = &counts;
       }
+      task::SegmentIndex* index = last_index;
       // As the read loop does: rows and estimated bytes before and after.
       const int64_t before = index->rows();
       const int64_t bytes_before = index->estimated_bytes();
       CHECK(index->Add(*row, d.partition, d.offset).ok());
-      ++counted[start][d.partition];
+      ++(*last_counts)[d.partition];
       rows_in_memory += index->rows() - before;
       bytes_in_memory += index->estimated_bytes() - bytes_before;
       if (rows_in_memory >= FLAGS_max_rows_in_memory || bytes_in_memory >= 128LL << 20) {
@@ -341,12 +359,13 @@ int Main() {
       info.version = "2026-11-30T02:00:00.000Z";
       info.provenance.set_topic("wiki");
       info.read_back_decodes_blocks = FLAGS_full_read_back;
-      for (int p = 0; p < 4; ++p) {
+      for (int p = 0; p < static_cast<int>(kPartitions); ++p) {
         v1::PartitionRange* range = info.provenance.add_ranges();
         range->set_partition(p);
         range->set_start_offset(0);
         range->set_end_offset(FLAGS_records);
-        range->set_rows(indexer.counted[bucket][p]);
+        const std::vector<int64_t>& counts = indexer.counted[bucket];
+        range->set_rows(static_cast<size_t>(p) < counts.size() ? counts[p] : 0);
       }
       const std::string path = absl::StrCat(dir, "/segment_", n++);
       const std::unique_ptr<task::SegmentIndex>& index = indexer.indexes[bucket];
