@@ -93,7 +93,9 @@ class ConsoleProcessTest : public ::testing::Test {
   }
 
   void TearDown() override {
-    if (cluster_ != nullptr) EXPECT_TRUE(cluster_->StopAll().ok());
+    if (cluster_ != nullptr) {
+      EXPECT_TRUE(cluster_->StopAll().ok());
+    }
   }
 
   void Produce(int64_t records, double rate) {
