@@ -76,6 +76,19 @@ inline const char* Utf8Sequence(const char* p, const char* end) {
   return p + n;
 }
 
+#if defined(__SSE2__)
+// Of the 16 bytes at p, a bit for each that ends a plain run of string
+// content: a quote, a backslash, a control character or a non-ASCII byte
+// (its high bit).
+SLUICE_PLAIN_JSON_INLINE int StringStopMask(const char* p) {
+  const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  const __m128i quote = _mm_cmpeq_epi8(x, _mm_set1_epi8('"'));
+  const __m128i backslash = _mm_cmpeq_epi8(x, _mm_set1_epi8('\\'));
+  const __m128i control = _mm_cmpeq_epi8(_mm_max_epu8(x, _mm_set1_epi8(0x1F)), _mm_set1_epi8(0x1F));
+  return _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(quote, backslash), _mm_or_si128(control, x)));
+}
+#endif
+
 inline bool IsHex(char c) {
   return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
 }
@@ -90,14 +103,7 @@ inline const char* ScanString(const char* p, const char* end, bool* escaped) {
     // non-ASCII byte.
     for (;;) {
       if (p >= end) return nullptr;
-      const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-      const __m128i quote = _mm_cmpeq_epi8(x, _mm_set1_epi8('"'));
-      const __m128i backslash = _mm_cmpeq_epi8(x, _mm_set1_epi8('\\'));
-      const __m128i control =
-          _mm_cmpeq_epi8(_mm_max_epu8(x, _mm_set1_epi8(0x1F)), _mm_set1_epi8(0x1F));
-      // x itself: the high bit of a non-ASCII byte.
-      const int mask =
-          _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(quote, backslash), _mm_or_si128(control, x)));
+      const int mask = StringStopMask(p);
       if (mask != 0) {
         p += __builtin_ctz(static_cast<unsigned>(mask));
         break;
@@ -250,13 +256,7 @@ SLUICE_PLAIN_JSON_INLINE const char* ScanPlainString(const char* p, const char* 
   for (;;) {
 #if defined(__SSE2__)
     for (;;) {
-      const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-      const __m128i quote = _mm_cmpeq_epi8(x, _mm_set1_epi8('"'));
-      const __m128i backslash = _mm_cmpeq_epi8(x, _mm_set1_epi8('\\'));
-      const __m128i control =
-          _mm_cmpeq_epi8(_mm_max_epu8(x, _mm_set1_epi8(0x1F)), _mm_set1_epi8(0x1F));
-      const int mask =
-          _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(quote, backslash), _mm_or_si128(control, x)));
+      const int mask = StringStopMask(p);
       if (mask != 0) {
         p += __builtin_ctz(static_cast<unsigned>(mask));
         break;
