@@ -189,6 +189,25 @@ fn string_at<'a>(name: &str, offsets: &[u64], bytes: &'a [u8], i: usize) -> Resu
         .map_err(|_| Error::invalid(format!("column \"{name}\": a string is not valid UTF-8")))
 }
 
+/// A string of the caller's column buffers as a parquet value, without
+/// copying it: a `ByteArray` over a static `Bytes` view, whose clones and
+/// drops are plain copies (no allocation, no atomic reference count), where
+/// an owned copy per row cost an allocation and a clone of a shared one two
+/// atomic operations per row.
+///
+/// SAFETY of the 'static view: the caller's buffers outlive
+/// `write_data_file` (the C ABI borrows them for the call), and every value
+/// made here stays inside that call: in the vectors handed to the column
+/// writers, the writers' dictionaries and statistics, the closed row group's
+/// metadata, all dropped before `write_data_file` returns (also on an error
+/// or a panic, which unwinds out of it). What leaves the call is the file's
+/// bytes (a fresh `Vec<u8>`) and the metrics (hex strings): copies, never
+/// views.
+fn borrowed(s: &str) -> ByteArray {
+    let view: &'static [u8] = unsafe { std::mem::transmute::<&[u8], &'static [u8]>(s.as_bytes()) };
+    ByteArray::from(bytes::Bytes::from_static(view))
+}
+
 /// Tracks the lowest and highest string of a column.
 #[derive(Default)]
 struct StringRange<'a> {
@@ -396,7 +415,7 @@ pub fn write_data_file(
                             None => {
                                 let s = string_at(name, offsets, bytes, id)?;
                                 range.add(s);
-                                let v = ByteArray::from(s.as_bytes().to_vec());
+                                let v = borrowed(s);
                                 used[id] = Some(v.clone());
                                 v
                             }
@@ -419,7 +438,7 @@ pub fn write_data_file(
                     if is_valid(*valid, i) {
                         let s = string_at(name, offsets, bytes, i)?;
                         range.add(s);
-                        present.push(ByteArray::from(s.as_bytes().to_vec()));
+                        present.push(borrowed(s));
                         defs.push(1i16);
                     } else {
                         defs.push(0);
@@ -467,7 +486,7 @@ pub fn write_data_file(
                     for (k, e) in (start as usize..end as usize).enumerate() {
                         let s = string_at(name, element_offsets, bytes, e)?;
                         range.add(s);
-                        present.push(ByteArray::from(s.as_bytes().to_vec()));
+                        present.push(borrowed(s));
                         defs.push(d);
                         reps.push(if k == 0 { 0 } else { 1 });
                     }
