@@ -262,59 +262,120 @@ absl::StatusOr<std::vector<iceberg::FieldSpec>> SegmentFields(const std::string&
   return fields;
 }
 
+namespace {
+
+// A segment's columns, whole: the time (ms), each dimension's ids, each
+// metric's values (longs or doubles by the metric's type).
+struct SegmentColumns {
+  std::vector<int64_t> times;
+  std::vector<std::vector<uint32_t>> ids;
+  std::vector<std::vector<int64_t>> longs;
+  std::vector<std::vector<double>> doubles;
+};
+
+// Every column in one pass over the blocks: each block is decoded once (the
+// reader's whole-column reads decode every column of every block per call,
+// which for 1 + dimensions + metrics calls decoded the segment that many
+// times). Values as ReadTimes, ReadDimensionIds, ReadLongMetric and
+// ReadDoubleMetric give them.
+absl::StatusOr<SegmentColumns> ReadSegmentColumns(segment::SegmentReader& reader) {
+  const size_t rows = static_cast<size_t>(reader.num_rows());
+  const size_t dims = reader.header().dimensions.size();
+  const std::vector<segment::MetricSpec>& metrics = reader.header().schema.metrics;
+  SegmentColumns out;
+  out.times.reserve(rows);
+  out.ids.resize(dims);
+  for (std::vector<uint32_t>& ids : out.ids) ids.reserve(rows);
+  out.longs.resize(metrics.size());
+  out.doubles.resize(metrics.size());
+  for (size_t m = 0; m < metrics.size(); ++m) {
+    if (segment::IsLongMetric(metrics[m].type)) {
+      out.longs[m].reserve(rows);
+    } else {
+      out.doubles[m].reserve(rows);
+    }
+  }
+  segment::DecodedBlock block;
+  for (size_t b = 0; b < reader.num_blocks(); ++b) {
+    SLUICE_RETURN_IF_ERROR(reader.ReadBlock(b, &block));
+    out.times.insert(out.times.end(), block.times.begin(), block.times.end());
+    for (size_t d = 0; d < dims; ++d) {
+      out.ids[d].insert(out.ids[d].end(), block.ids[d].begin(), block.ids[d].end());
+    }
+    for (size_t m = 0; m < metrics.size(); ++m) {
+      if (segment::IsLongMetric(metrics[m].type)) {
+        out.longs[m].insert(out.longs[m].end(), block.longs[m].begin(), block.longs[m].end());
+      } else if (!block.exact[m].empty()) {
+        for (const auto& e : block.exact[m]) out.doubles[m].push_back(e.Round());
+      } else {
+        out.doubles[m].insert(out.doubles[m].end(), block.doubles[m].begin(),
+                              block.doubles[m].end());
+      }
+    }
+  }
+  return out;
+}
+
+// The rows `picked` of `values` (all of them, moved, when `picked` is null).
+template <typename T>
+std::vector<T> Pick(std::vector<T>& values, const std::vector<uint32_t>* picked) {
+  if (picked == nullptr) return std::move(values);
+  std::vector<T> out;
+  out.reserve(picked->size());
+  for (uint32_t r : *picked) out.push_back(values[r]);
+  return out;
+}
+
+}  // namespace
+
 absl::StatusOr<std::vector<SegmentDataFile>> SegmentToDataFiles(const std::string& local_path,
                                                                 const iceberg::AppendPlan& plan) {
   segment::SegmentReader::Options options;
   options.verify_checksum = false;  // checked before (segment_copy_check.h)
   SLUICE_ASSIGN_OR_RETURN(auto reader, segment::SegmentReader::Open(local_path, options));
   const uint64_t rows = reader->num_rows();
-  SLUICE_ASSIGN_OR_RETURN(std::vector<int64_t> times, reader->ReadTimes());
-  // Rows by partition, each in the segment's order.
+  SLUICE_ASSIGN_OR_RETURN(SegmentColumns columns_of, ReadSegmentColumns(*reader));
+  // Rows by partition, each in the segment's order; a segment within one
+  // partition (the usual case: the table's own granularity) lists no rows,
+  // its columns go to the writer whole.
   const std::optional<TimePartitioning> transform = TransformOf(plan.partition_spec_json);
-  std::map<int32_t, std::vector<uint32_t>> by_partition;
+  std::vector<int32_t> partition_of(rows);
+  bool one_partition = true;
   for (uint64_t r = 0; r < rows; ++r) {
-    by_partition[transform ? PartitionOf(*transform, times[r]) : 0].push_back(
-        static_cast<uint32_t>(r));
+    partition_of[r] = transform ? PartitionOf(*transform, columns_of.times[r]) : 0;
+    one_partition = one_partition && partition_of[r] == partition_of[0];
   }
-  // Whole columns once; each file picks its rows. A dimension goes to the
-  // writer as the segment's dictionary and ids: id 0 (null) gets an unused
-  // entry of its own, id i > 0 is dictionary entry i - 1.
-  std::vector<std::vector<uint32_t>> dims;
+  std::map<int32_t, std::vector<uint32_t>> by_partition;
+  if (one_partition) {
+    if (rows > 0) by_partition[partition_of[0]];
+  } else {
+    for (uint64_t r = 0; r < rows; ++r) {
+      by_partition[partition_of[r]].push_back(static_cast<uint32_t>(r));
+    }
+  }
+  // A dimension goes to the writer as the segment's dictionary and ids: id
+  // 0 (null) gets an unused entry of its own, id i > 0 is dictionary entry
+  // i - 1.
   std::vector<std::vector<absl::string_view>> dictionaries;
   for (size_t d = 0; d < reader->header().dimensions.size(); ++d) {
-    SLUICE_ASSIGN_OR_RETURN(std::vector<uint32_t> ids,
-                            reader->ReadDimensionIds(reader->header().dimensions[d]));
-    dims.push_back(std::move(ids));
     std::vector<absl::string_view> dictionary = {absl::string_view()};
     dictionary.insert(dictionary.end(), reader->dictionary(d).begin(),
                       reader->dictionary(d).end());
     dictionaries.push_back(std::move(dictionary));
   }
   const std::vector<segment::MetricSpec>& metrics = reader->header().schema.metrics;
-  std::vector<std::vector<int64_t>> longs(metrics.size());
-  std::vector<std::vector<double>> doubles(metrics.size());
-  for (size_t m = 0; m < metrics.size(); ++m) {
-    if (segment::IsLongMetric(metrics[m].type)) {
-      SLUICE_ASSIGN_OR_RETURN(longs[m], reader->ReadLongMetric(metrics[m].name));
-    } else {
-      SLUICE_ASSIGN_OR_RETURN(doubles[m], reader->ReadDoubleMetric(metrics[m].name));
-    }
-  }
   std::vector<SegmentDataFile> out;
-  for (const auto& [partition, picked] : by_partition) {
+  for (auto& [partition, rows_of] : by_partition) {
+    const std::vector<uint32_t>* picked = one_partition ? nullptr : &rows_of;
+    const uint64_t file_rows = one_partition ? rows : rows_of.size();
     std::vector<iceberg::Column> columns;
-    std::vector<int64_t> micros;
-    micros.reserve(picked.size());
-    for (uint32_t r : picked) micros.push_back(times[r] * 1000);
+    std::vector<int64_t> micros = Pick(columns_of.times, picked);
+    for (int64_t& t : micros) t *= 1000;
     columns.push_back(iceberg::Int64Column(kIcebergTimeColumn, std::move(micros)));
-    for (size_t d = 0; d < dims.size(); ++d) {
-      std::vector<uint32_t> ids;
-      ids.reserve(picked.size());
+    for (size_t d = 0; d < columns_of.ids.size(); ++d) {
+      std::vector<uint32_t> ids = Pick(columns_of.ids[d], picked);
       bool any_null = false;
-      for (uint32_t r : picked) {
-        ids.push_back(dims[d][r]);
-        any_null |= dims[d][r] == 0;
-      }
+      for (uint32_t id : ids) any_null |= id == 0;
       std::vector<uint8_t> validity;
       if (any_null) {
         validity.reserve(ids.size());
@@ -326,19 +387,15 @@ absl::StatusOr<std::vector<SegmentDataFile>> SegmentToDataFiles(const std::strin
     }
     for (size_t m = 0; m < metrics.size(); ++m) {
       if (segment::IsLongMetric(metrics[m].type)) {
-        std::vector<int64_t> values;
-        values.reserve(picked.size());
-        for (uint32_t r : picked) values.push_back(longs[m][r]);
-        columns.push_back(iceberg::Int64Column(metrics[m].name, std::move(values)));
+        columns.push_back(
+            iceberg::Int64Column(metrics[m].name, Pick(columns_of.longs[m], picked)));
       } else {
-        std::vector<double> values;
-        values.reserve(picked.size());
-        for (uint32_t r : picked) values.push_back(doubles[m][r]);
-        columns.push_back(iceberg::DoubleColumn(metrics[m].name, std::move(values)));
+        columns.push_back(
+            iceberg::DoubleColumn(metrics[m].name, Pick(columns_of.doubles[m], picked)));
       }
     }
     SLUICE_ASSIGN_OR_RETURN(iceberg::WrittenDataFile file,
-                            iceberg::WriteParquetDataFile(plan, columns, picked.size()));
+                            iceberg::WriteParquetDataFile(plan, columns, file_rows));
     out.push_back(SegmentDataFile{partition, std::move(file)});
   }
   return out;

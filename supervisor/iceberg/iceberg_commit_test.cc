@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -12,9 +13,13 @@
 #include "absl/strings/str_cat.h"
 #include "common/file_util.h"
 #include "common/open_deep_storage.h"
+#include "common/segment/incremental_index.h"
+#include "common/segment/segment_builder.h"
 #include "common/segment/segment_reader.h"
+#include "common/segment/test_rows.h"
 #include "common/status_macros.h"
 #include "iceberg/table_metadata.h"
+#include "iceberg/table_reader.h"
 #include "supervisor/allocator.h"
 #include "supervisor/clock.h"
 #include "supervisor/iceberg/iceberg_table_activity.h"
@@ -261,6 +266,90 @@ TEST_F(IcebergCommitTest, ASegmentBecomesADataFileWithItsRowsAndBounds) {
   auto hour_files = SegmentToDataFiles(local, *hourly);
   ASSERT_TRUE(hour_files.ok()) << hour_files.status();
   EXPECT_EQ(hour_files->size(), 1u);
+}
+
+// A segment whose rows span two of the table's partitions (a table made
+// with a finer granularity than the segment's) becomes one file per
+// partition, each with exactly that partition's rows.
+TEST_F(IcebergCommitTest, ASegmentSpanningPartitionsBecomesAFilePerPartition) {
+  const segment::Schema schema = segment::testing::TestSchema(/*rollup=*/true, false);
+  const segment::Interval hour = segment::testing::TestInterval();
+  const segment::Interval two_hours{hour.start_ms, hour.end_ms + 3600000};
+  std::vector<segment::testing::OwnedRow> rows =
+      segment::testing::RandomRows(/*seed=*/7, 300, schema, /*partitions=*/1);
+  for (size_t i = 0; i < rows.size(); i += 2) rows[i].time += 3600000;  // every other: hour 2
+  auto index = segment::IncrementalIndex::Create({schema, two_hours});
+  ASSERT_TRUE(index.ok()) << index.status();
+  for (const segment::testing::OwnedRow& row : rows) {
+    ASSERT_TRUE((*index)->Add(segment::testing::ToInputRow(row, schema), row.partition, row.offset)
+                    .ok());
+  }
+  segment::BuildOptions build;
+  build.path = dir_.path() + "/work/two-hours.seg";
+  build.schema = schema;
+  build.metadata.datasource = "wiki";
+  build.metadata.interval = two_hours;
+  build.metadata.segment_id = "wiki_two_hours";
+  build.metadata.version = "v1";
+  build.metadata.provenance.topic = "events";
+  build.metadata.provenance.ranges.push_back({0, 100, 100 + static_cast<int64_t>(rows.size()), 0});
+  build.live_index = index->get();
+  build.rows_per_block = 64;  // columns come from several blocks
+  auto built = segment::BuildSegment(build);
+  ASSERT_TRUE(built.ok()) << built.status();
+
+  auto fields = SegmentFields(build.path);
+  ASSERT_TRUE(fields.ok()) << fields.status();
+  iceberg::NewTableOptions table;
+  table.table_uuid = "5d0e6a2c-3f41-4b7a-9c8e-1a2b3c4d5e6f";
+  table.location = "file:///t";
+  table.fields = *fields;
+  table.time_column = "__time";
+  table.partitioning = iceberg::TimePartitioning::kHour;
+  auto plan = iceberg::PlanAppend(*iceberg::NewTableMetadata(table), *fields);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  auto files = SegmentToDataFiles(build.path, *plan);
+  ASSERT_TRUE(files.ok()) << files.status();
+  ASSERT_EQ(files->size(), 2u);
+
+  // The segment's rows per hour: count, sum of "added", time range, nulls
+  // of "channel".
+  auto reader = segment::SegmentReader::Open(build.path);
+  ASSERT_TRUE(reader.ok());
+  auto times = (*reader)->ReadTimes();
+  auto added = (*reader)->ReadLongMetric("added");
+  auto channel = (*reader)->ReadDimensionIds("channel");
+  ASSERT_TRUE(times.ok() && added.ok() && channel.ok());
+  struct Hour {
+    int64_t rows = 0, nulls = 0, min = INT64_MAX, max = INT64_MIN;
+    uint64_t added = 0;  // wrapping, as the reader sums (the rows hold extreme values)
+  };
+  std::map<int32_t, Hour> want;
+  for (size_t r = 0; r < times->size(); ++r) {
+    Hour& h = want[static_cast<int32_t>((*times)[r] / 3600000)];
+    ++h.rows;
+    h.added += static_cast<uint64_t>((*added)[r]);
+    h.nulls += (*channel)[r] == 0;
+    h.min = std::min(h.min, (*times)[r]);
+    h.max = std::max(h.max, (*times)[r]);
+  }
+  ASSERT_EQ(want.size(), 2u);
+  const iceberg::Field* time = plan->schema.FindByName("__time");
+  const iceberg::Field* channel_field = plan->schema.FindByName("channel");
+  ASSERT_TRUE(time != nullptr && channel_field != nullptr);
+  for (const SegmentDataFile& f : *files) {
+    ASSERT_EQ(want.count(f.partition_value), 1u) << f.partition_value;
+    const Hour& h = want[f.partition_value];
+    EXPECT_EQ(*f.file.file.partition_value, f.partition_value);
+    EXPECT_EQ(f.file.file.record_count, h.rows);
+    EXPECT_EQ(LittleEndian(*f.file.file.columns.at(time->id).lower_bound), h.min * 1000);
+    EXPECT_EQ(LittleEndian(*f.file.file.columns.at(time->id).upper_bound), h.max * 1000);
+    EXPECT_EQ(f.file.file.columns.at(channel_field->id).null_value_count, h.nulls);
+    auto read = iceberg::ReadParquetFile(f.file.bytes, std::string("added"));
+    ASSERT_TRUE(read.ok()) << read.status();
+    EXPECT_EQ(read->rows, h.rows);
+    EXPECT_EQ(static_cast<uint64_t>(*read->sum), h.added);
+  }
 }
 
 TEST_F(IcebergCommitTest, EachPublishIsASnapshotSwappedInWithTheOffsets) {
