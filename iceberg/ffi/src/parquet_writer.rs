@@ -6,6 +6,7 @@
 //! The output is a function of the input only: a fixed `created_by`, no
 //! key-value metadata, no timestamps.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -159,6 +160,18 @@ fn writer_properties() -> Result<Arc<WriterProperties>> {
     ))
 }
 
+/// A column's non-null values (the caller's slice itself when it has no
+/// nulls) and its definition levels (1 present, 0 null).
+fn present_and_levels<'v, T: Copy>(values: &'v [T], valid: Option<&[u8]>) -> (Cow<'v, [T]>, Vec<i16>) {
+    match valid {
+        None => (Cow::Borrowed(values), vec![1i16; values.len()]),
+        Some(v) => {
+            let present: Vec<T> = values.iter().zip(v).filter(|(_, &b)| b != 0).map(|(&x, _)| x).collect();
+            (Cow::Owned(present), v.iter().map(|&b| i16::from(b != 0)).collect())
+        }
+    }
+}
+
 fn is_valid(valid: Option<&[u8]>, row: usize) -> bool {
     valid.map_or(true, |v| v[row] != 0)
 }
@@ -309,18 +322,10 @@ pub fn write_data_file(
             (FieldType::Timestamptz | FieldType::Long, ColumnValues::Int64 { values, valid }) => {
                 check_len("values", name, values.len(), rows)?;
                 valid_of(*valid)?;
-                let mut present = Vec::with_capacity(rows);
-                let mut defs = Vec::with_capacity(rows);
-                for i in 0..rows {
-                    if is_valid(*valid, i) {
-                        present.push(values[i]);
-                        defs.push(1i16);
-                    } else {
-                        defs.push(0);
-                    }
-                }
+                let (present, defs) = present_and_levels(values, *valid);
+                let present: &[i64] = &present;
                 let w = col.typed::<Int64Type>();
-                w.write_batch(&present, if field.required { None } else { Some(&defs) }, None)?;
+                w.write_batch(present, if field.required { None } else { Some(&defs) }, None)?;
                 m.value_count = rows as i64;
                 m.null_value_count = (rows - present.len()) as i64;
                 if let (Some(lo), Some(hi)) = (present.iter().min(), present.iter().max()) {
@@ -334,7 +339,7 @@ pub fn write_data_file(
                         )));
                     }
                     let mut value: Option<i32> = None;
-                    for &t in &present {
+                    for &t in present {
                         let pv = p.transform.apply(t);
                         match value {
                             None => value = Some(pv),
@@ -359,33 +364,26 @@ pub fn write_data_file(
             (FieldType::Double, ColumnValues::Double { values, valid }) => {
                 check_len("values", name, values.len(), rows)?;
                 valid_of(*valid)?;
-                let mut present = Vec::with_capacity(rows);
-                let mut defs = Vec::with_capacity(rows);
+                let (present, defs) = present_and_levels(values, *valid);
+                let present: &[f64] = &present;
                 let mut nans = 0i64;
                 let mut lo: Option<f64> = None;
                 let mut hi: Option<f64> = None;
-                for i in 0..rows {
-                    if is_valid(*valid, i) {
-                        let v = values[i];
-                        present.push(v);
-                        defs.push(1i16);
-                        if v.is_nan() {
-                            nans += 1;
-                        } else {
-                            // -0.0 sorts below +0.0 in Iceberg's bounds.
-                            if lo.map_or(true, |l| v.total_cmp(&l).is_lt()) {
-                                lo = Some(v);
-                            }
-                            if hi.map_or(true, |h| v.total_cmp(&h).is_gt()) {
-                                hi = Some(v);
-                            }
-                        }
+                for &v in present {
+                    if v.is_nan() {
+                        nans += 1;
                     } else {
-                        defs.push(0);
+                        // -0.0 sorts below +0.0 in Iceberg's bounds.
+                        if lo.map_or(true, |l| v.total_cmp(&l).is_lt()) {
+                            lo = Some(v);
+                        }
+                        if hi.map_or(true, |h| v.total_cmp(&h).is_gt()) {
+                            hi = Some(v);
+                        }
                     }
                 }
                 let w = col.typed::<DoubleType>();
-                w.write_batch(&present, if field.required { None } else { Some(&defs) }, None)?;
+                w.write_batch(present, if field.required { None } else { Some(&defs) }, None)?;
                 m.value_count = rows as i64;
                 m.null_value_count = (rows - present.len()) as i64;
                 m.nan_value_count = Some(nans);
@@ -398,9 +396,9 @@ pub fn write_data_file(
                 let entries = offsets.len().saturating_sub(1);
                 // Each entry a row uses, checked, bounded and copied once;
                 // the rows share it.
+                // First the entries the rows use, in row order (each
+                // checked once); then every row's value from them.
                 let mut used: Vec<Option<ByteArray>> = vec![None; entries];
-                let mut present = Vec::with_capacity(rows);
-                let mut defs = Vec::with_capacity(rows);
                 let mut range = StringRange::default();
                 for i in 0..rows {
                     if is_valid(*valid, i) {
@@ -410,22 +408,21 @@ pub fn write_data_file(
                                 "column \"{name}\": dictionary id {id} of row {i} is outside the {entries} entries"
                             )));
                         }
-                        let value = match &used[id] {
-                            Some(v) => v.clone(),
-                            None => {
-                                let s = string_at(name, offsets, bytes, id)?;
-                                range.add(s);
-                                let v = borrowed(s);
-                                used[id] = Some(v.clone());
-                                v
-                            }
-                        };
-                        present.push(value);
-                        defs.push(1i16);
-                    } else {
-                        defs.push(0);
+                        if used[id].is_none() {
+                            let s = string_at(name, offsets, bytes, id)?;
+                            range.add(s);
+                            used[id] = Some(borrowed(s));
+                        }
                     }
                 }
+                let value_of = |id: u32| used[id as usize].clone().expect("entry checked above");
+                let (present, defs): (Vec<ByteArray>, Vec<i16>) = match valid {
+                    None => (ids.iter().map(|&id| value_of(id)).collect(), vec![1i16; rows]),
+                    Some(v) => (
+                        ids.iter().zip(*v).filter(|(_, &b)| b != 0).map(|(&id, _)| value_of(id)).collect(),
+                        v.iter().map(|&b| i16::from(b != 0)).collect(),
+                    ),
+                };
                 write_strings(&mut col, field, &present, &defs, &range, &mut m)?;
             }
             (FieldType::String, ColumnValues::String { offsets, bytes, valid }) => {
