@@ -120,6 +120,43 @@ TEST(ParquetFileWriterTest, DictionaryColumnIsTheSameFileAsItsValues) {
             absl::StatusCode::kInvalidArgument);
 }
 
+// Over many rows with nulls (the library hands a dictionary column to the
+// writer a chunk of rows at a time, and pages fill up): still the same file
+// as the plain column of its values.
+TEST(ParquetFileWriterTest, LargeDictionaryColumnWithNullsIsTheSameFileAsItsValues) {
+  const AppendPlan plan = Plan();
+  constexpr int kRows = 50000;
+  std::vector<std::string> owned;
+  for (int e = 0; e < 3000; ++e) owned.push_back("page-" + std::to_string(e * 7919 % 100003));
+  std::vector<absl::string_view> entries = {""};
+  entries.insert(entries.end(), owned.begin(), owned.end());
+  std::vector<int64_t> times;
+  std::vector<uint32_t> ids;
+  std::vector<uint8_t> validity;
+  std::vector<std::optional<std::string>> values;
+  for (int i = 0; i < kRows; ++i) {
+    times.push_back(kT0 + i);
+    const bool null = i % 7 == 3;
+    const uint32_t id = null ? 0 : 1 + static_cast<uint32_t>((i * 2654435761u) % 3000);
+    ids.push_back(id);
+    validity.push_back(null ? 0 : 1);
+    values.push_back(null ? std::nullopt : std::optional<std::string>(owned[id - 1]));
+  }
+  std::vector<Column> plain, dictionary;
+  plain.push_back(Int64Column("__time", times));
+  plain.push_back(StringColumn("page", values));
+  dictionary.push_back(Int64Column("__time", times));
+  dictionary.push_back(DictionaryStringColumn("page", entries, ids, validity));
+  absl::StatusOr<WrittenDataFile> a = WriteParquetDataFile(plan, plain, kRows);
+  absl::StatusOr<WrittenDataFile> b = WriteParquetDataFile(plan, dictionary, kRows);
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(a->bytes, b->bytes);
+  EXPECT_EQ(a->file.metrics_json, b->file.metrics_json);
+  EXPECT_EQ(b->file.columns.at(plan.schema.FindByName("page")->id).null_value_count,
+            (kRows + 3) / 7);
+}
+
 TEST(ParquetFileWriterTest, MetricsAndBounds) {
   const AppendPlan plan = Plan();
   absl::StatusOr<WrittenDataFile> written = WriteParquetDataFile(plan, SampleColumns(), 3);

@@ -24,6 +24,13 @@ use crate::schema::{Field, FieldType, Schema};
 /// The writer named in every file's footer; fixed so equal input gives
 /// equal bytes (the version moves only with this crate).
 pub const CREATED_BY: &str = "sluice-iceberg 1 (parquet-rs 60.2.0)";
+/// The parquet writer's batch size (its default, named: the chunks below
+/// depend on it).
+const WRITE_BATCH_SIZE: usize = 1024;
+/// Rows of a dictionary string column handed to the parquet writer per
+/// call: a multiple of its batch size.
+const VALUE_CHUNK_ROWS: usize = 8 * WRITE_BATCH_SIZE;
+
 const ZSTD_LEVEL: i32 = 3;
 
 /// One column's values, borrowed from the caller. `valid[i] == false`
@@ -156,6 +163,7 @@ fn writer_properties() -> Result<Arc<WriterProperties>> {
             .set_dictionary_enabled(true)
             .set_statistics_enabled(EnabledStatistics::Chunk)
             .set_max_row_group_row_count(None)
+            .set_write_batch_size(WRITE_BATCH_SIZE)
             .build(),
     ))
 }
@@ -394,10 +402,8 @@ pub fn write_data_file(
                 check_len("dictionary_ids", name, ids.len(), rows)?;
                 valid_of(*valid)?;
                 let entries = offsets.len().saturating_sub(1);
-                // Each entry a row uses, checked, bounded and copied once;
-                // the rows share it.
-                // First the entries the rows use, in row order (each
-                // checked once); then every row's value from them.
+                // Each entry a row uses, checked and bounded once, in row
+                // order (the first bad one is the error); the rows share it.
                 let mut used: Vec<Option<ByteArray>> = vec![None; entries];
                 let mut range = StringRange::default();
                 for i in 0..rows {
@@ -415,15 +421,38 @@ pub fn write_data_file(
                         }
                     }
                 }
+                // The rows' values go to the writer a chunk at a time: one
+                // small buffer stays in cache, where a value per row of the
+                // whole file was 32 bytes a row of fresh memory. Chunks are
+                // a multiple of the writer's batch size, so it cuts the
+                // same pages as from one call (the same file).
                 let value_of = |id: u32| used[id as usize].clone().expect("entry checked above");
-                let (present, defs): (Vec<ByteArray>, Vec<i16>) = match valid {
-                    None => (ids.iter().map(|&id| value_of(id)).collect(), vec![1i16; rows]),
-                    Some(v) => (
-                        ids.iter().zip(*v).filter(|(_, &b)| b != 0).map(|(&id, _)| value_of(id)).collect(),
-                        v.iter().map(|&b| i16::from(b != 0)).collect(),
-                    ),
+                let defs: Vec<i16> = match valid {
+                    None => vec![1i16; rows],
+                    Some(v) => v.iter().map(|&b| i16::from(b != 0)).collect(),
                 };
-                write_strings(&mut col, field, &present, &defs, &range, &mut m)?;
+                let w = col.typed::<ByteArrayType>();
+                let mut chunk: Vec<ByteArray> = Vec::with_capacity(VALUE_CHUNK_ROWS.min(rows));
+                let mut present = 0usize;
+                for start in (0..rows).step_by(VALUE_CHUNK_ROWS) {
+                    let end = (start + VALUE_CHUNK_ROWS).min(rows);
+                    chunk.clear();
+                    match valid {
+                        None => chunk.extend(ids[start..end].iter().map(|&id| value_of(id))),
+                        Some(v) => chunk.extend(
+                            ids[start..end]
+                                .iter()
+                                .zip(&v[start..end])
+                                .filter(|(_, &b)| b != 0)
+                                .map(|(&id, _)| value_of(id)),
+                        ),
+                    }
+                    present += chunk.len();
+                    w.write_batch(&chunk, if field.required { None } else { Some(&defs[start..end]) }, None)?;
+                }
+                m.value_count = rows as i64;
+                m.null_value_count = (rows - present) as i64;
+                range.fill(&mut m);
             }
             (FieldType::String, ColumnValues::String { offsets, bytes, valid }) => {
                 check_len("offsets", name, offsets.len(), rows + 1)?;
