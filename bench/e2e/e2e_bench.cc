@@ -395,19 +395,35 @@ std::string Render(const E2eBenchOptions& options, const Figures& f,
   }
 
   if (!options.compare_bin_dir.empty()) {
-    const std::string labels[2] = {kafka::LibrdkafkaDescription() + " (the default build)",
-                                   options.compare_label};
+    const bool libraries = options.compare_librdkafka;
+    const std::string labels[2] = {
+        libraries ? kafka::LibrdkafkaDescription() + " (the default build)"
+                  : absl::StrCat("git ", options.git_revision.empty() ? "?" : options.git_revision,
+                                 " (this build)"),
+        options.compare_label};
+    const char* set = libraries ? "library" : "build";
+    if (libraries) {
+      absl::StrAppend(
+          &out, "### librdkafka: ", labels[0], " vs ", labels[1], "\n\n",
+          "The same sources built twice: the default build, and the same object files linked "
+          "with the other library (`bench/e2e/run.sh --compare_librdkafka`).");
+    } else {
+      absl::StrAppend(&out, "### Two builds: ", labels[0], " vs ", labels[1], "\n\n",
+                      "Two builds of sluice (`--compare_bin_dir` held the other one's "
+                      "sluice-supervisor, sluice-task and raw_consume).");
+    }
     absl::StrAppend(
-        &out, "### librdkafka: ", labels[0], " vs ", labels[1], "\n\n",
-        "The same sources built twice: the default build, and the same object files linked "
-        "with the other library (`bench/e2e/run.sh --compare_librdkafka`). A second supervisor "
-        "and 2 workers ran those binaries on the same broker and topic; every round ran both "
-        "libraries' raw consumer (`//bench/e2e:raw_consume`, the raw librdkafka baseline in a "
-        "process of its own: elapsed time and CPU of the whole process, as for kcat) and "
-        "sluice runs, alternating which library went first. Medians over the rounds; the "
-        "kcat figure is the one above.\n\n");
-    MarkdownTable libs({"library", "reader", "records/s", "vs kcat", "vs raw (same library)",
-                        "CPU per record", "CPU vs raw (same library)"});
+        &out,
+        " A second supervisor and 2 workers ran those binaries on the same broker and topic; "
+        "every round ran both ",
+        libraries ? "libraries" : "builds",
+        "' raw consumer (`//bench/e2e:raw_consume`, the raw librdkafka baseline in a process of "
+        "its own: elapsed time and CPU of the whole process, as for kcat) and sluice runs, "
+        "alternating which ",
+        set, " went first. Medians over the rounds; the kcat figure is the one above.\n\n");
+    MarkdownTable libs({set, "reader", "records/s", "vs kcat",
+                        absl::StrCat("vs raw (same ", set, ")"), "CPU per record",
+                        absl::StrCat("CPU vs raw (same ", set, ")")});
     for (int l = 0; l < 2; ++l) {
       const Figures::Library& lib = f.library[l];
       const double lib_raw = Median(lib.raw);

@@ -66,16 +66,21 @@ struct E2eBenchOptions {
   // listed in the report).
   std::map<std::string, std::string> consumer_properties;
 
-  // The librdkafka comparison (real Kafka only): a directory holding a second
-  // sluice-supervisor, sluice-task and raw_consume, built from the same
-  // sources but linked with another librdkafka (bench/e2e/run.sh
-  // --compare_librdkafka=debian), and the name of that library for the
-  // report. A second supervisor and 2 workers run those binaries on the same
+  // The comparison (real Kafka only): a directory holding a second
+  // sluice-supervisor, sluice-task and raw_consume (built from the same
+  // sources but linked with another librdkafka by bench/e2e/run.sh
+  // --compare_librdkafka=debian, or another build of sluice), and its name
+  // for the report. A second supervisor and 2 workers run those binaries on the same
   // broker and topic; every round then measures raw_consume and the rollup
   // off/on runs for both sets, alternating which goes first, and the report
   // gains a table with both libraries' rows. Empty: no comparison.
   std::string compare_bin_dir;
   std::string compare_label;
+  // True: compare_bin_dir holds this build relinked with another librdkafka
+  // (run.sh --compare_librdkafka). False: another build of sluice (e.g. an
+  // earlier revision, its three binaries copied there), so the report names
+  // builds, not libraries.
+  bool compare_librdkafka = true;
 
   // For the report header.
   std::string command;

@@ -50,7 +50,8 @@ DEFINE_string(compare_bin_dir, "",
               "a directory with sluice-supervisor, sluice-task and raw_consume linked with "
               "another librdkafka (bench/e2e/run.sh --compare_librdkafka): every round also "
               "runs raw_consume and the sluice rollup off/on runs with them (--broker=real)");
-DEFINE_string(compare_label, "the comparison library", "the --compare_bin_dir library's name");
+DEFINE_string(compare_label, "the comparison library",
+              "the --compare_bin_dir library's name (or build's, without --compare_librdkafka)");
 DEFINE_string(compare_librdkafka, "",
               "set by bench/e2e/run.sh --compare_librdkafka (which built --compare_bin_dir); "
               "only shown in the report's command");
@@ -61,15 +62,23 @@ int main(int argc, char** argv) {
   // The command a reader can repeat: run.sh's own arguments, not the two it
   // adds.
   std::vector<std::string> user_args;
+  // (The flags are parsed below: look for run.sh's --compare_librdkafka here.)
+  bool librdkafka_comparison = false;
+  for (int i = 1; i < argc; ++i) {
+    if (absl::StartsWith(argv[i], "--compare_librdkafka=")) librdkafka_comparison = true;
+  }
   for (int i = 1; i < argc; ++i) {
     const absl::string_view arg = argv[i];
     if (absl::StartsWith(arg, "--out_doc=") || absl::StartsWith(arg, "--git_revision=")) continue;
     // run.sh's --compare_librdkafka=X becomes these two, and is passed on
     // for the command line.
-    if (absl::StartsWith(arg, "--compare_bin_dir=") || absl::StartsWith(arg, "--compare_label=")) {
+    if (librdkafka_comparison &&
+        (absl::StartsWith(arg, "--compare_bin_dir=") || absl::StartsWith(arg, "--compare_label="))) {
       continue;
     }
-    user_args.emplace_back(arg);
+    // Quoted when it holds a space, so the command can be pasted back.
+    user_args.emplace_back(absl::StrContains(arg, ' ') ? absl::StrCat("'", arg, "'")
+                                                        : std::string(arg));
   }
   std::string command = "bash bench/e2e/run.sh";
   if (!user_args.empty()) absl::StrAppend(&command, " ", absl::StrJoin(user_args, " "));
@@ -118,6 +127,7 @@ int main(int argc, char** argv) {
   }
   options.compare_bin_dir = FLAGS_compare_bin_dir;
   options.compare_label = FLAGS_compare_label;
+  options.compare_librdkafka = !FLAGS_compare_librdkafka.empty();
   options.command = command;
   options.git_revision = FLAGS_git_revision;
 
