@@ -180,6 +180,7 @@ IncrementalIndex::IncrementalIndex(const IndexOptions& options)
   for (const MetricSpec& m : schema_.metrics) {
     metric_names_.insert(m.name);
     sum_slot_.push_back(m.type == MetricType::kDoubleSum ? static_cast<int>(num_sums_++) : -1);
+    metric_inputs_.push_back(MetricInputOf(m.type));
   }
   if (!discover_) {
     for (const std::string& d : schema_.dimensions) {
@@ -194,6 +195,34 @@ IncrementalIndex::IncrementalIndex(const IndexOptions& options)
 }
 
 IncrementalIndex::~IncrementalIndex() = default;
+
+IncrementalIndex::MetricInputUse IncrementalIndex::MetricInputOf(MetricType type) {
+  MetricInputUse use;
+  use.reads_input = type != MetricType::kCount;
+  switch (type) {
+    case MetricType::kCount: use.absent = 1; break;
+    case MetricType::kLongSum: use.absent = 0; break;
+    case MetricType::kLongMin:
+      use.absent = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+      break;
+    case MetricType::kLongMax:
+      use.absent = static_cast<uint64_t>(std::numeric_limits<int64_t>::min());
+      break;
+    case MetricType::kDoubleSum:
+      use.reads_double = true;
+      use.absent = Bits(0.0);
+      break;
+    case MetricType::kDoubleMin:
+      use.reads_double = true;
+      use.absent = Bits(std::numeric_limits<double>::infinity());
+      break;
+    case MetricType::kDoubleMax:
+      use.reads_double = true;
+      use.absent = Bits(-std::numeric_limits<double>::infinity());
+      break;
+  }
+  return use;
+}
 
 absl::StatusOr<std::unique_ptr<IncrementalIndex>> IncrementalIndex::Create(
     const IndexOptions& options) {
@@ -376,25 +405,14 @@ absl::Status IncrementalIndex::Add(const InputRow& row, int32_t partition, int64
     }
   }
   uint32_t* metrics = r + metrics_at_;
-  for (size_t m = 0; m < schema_.metrics.size(); ++m) {
-    const MetricInput& in = row.metrics[m];
-    uint64_t v = 0;
-    switch (schema_.metrics[m].type) {
-      case MetricType::kCount: v = 1; break;
-      case MetricType::kLongSum: v = in.present ? static_cast<uint64_t>(in.long_value) : 0; break;
-      case MetricType::kLongMin:
-        v = static_cast<uint64_t>(in.present ? in.long_value : std::numeric_limits<int64_t>::max());
-        break;
-      case MetricType::kLongMax:
-        v = static_cast<uint64_t>(in.present ? in.long_value : std::numeric_limits<int64_t>::min());
-        break;
-      case MetricType::kDoubleSum: v = Bits(in.present ? in.double_value : 0.0); break;
-      case MetricType::kDoubleMin:
-        v = Bits(in.present ? in.double_value : std::numeric_limits<double>::infinity());
-        break;
-      case MetricType::kDoubleMax:
-        v = Bits(in.present ? in.double_value : -std::numeric_limits<double>::infinity());
-        break;
+  const MetricInputUse* uses = metric_inputs_.data();
+  const MetricInput* inputs = row.metrics.data();
+  for (size_t m = 0, count = metric_inputs_.size(); m < count; ++m) {
+    const MetricInputUse& use = uses[m];
+    uint64_t v = use.absent;
+    if (use.reads_input && inputs[m].present) {
+      v = use.reads_double ? Bits(inputs[m].double_value)
+                           : static_cast<uint64_t>(inputs[m].long_value);
     }
     Put64(metrics + 2 * m, v);
   }

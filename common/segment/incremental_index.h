@@ -169,6 +169,16 @@ class IncrementalIndex {
   size_t metrics_at_ = 0;
   size_t extra_at_ = 0;
   std::vector<int> sum_slot_;  // metric -> its doubleSum number, or -1
+  // What Add stores for each metric, decided once: the input (a long, or a
+  // double's bits) when the row has one, else the metric's identity (count:
+  // 1, reading no input).
+  struct MetricInputUse {
+    uint64_t absent = 0;
+    bool reads_input = false;
+    bool reads_double = false;
+  };
+  static MetricInputUse MetricInputOf(MetricType type);
+  std::vector<MetricInputUse> metric_inputs_;
   size_t num_sums_ = 0;
   std::vector<std::unique_ptr<uint32_t[]>> chunks_;
 

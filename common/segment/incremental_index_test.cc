@@ -236,6 +236,48 @@ TEST(IncrementalIndex, MetricEdgeCases) {
   EXPECT_EQ(static_cast<int64_t>(rows[0].cells[4]), std::numeric_limits<int64_t>::max());
 }
 
+// Without rollup too, a row stores each metric's input, or for an absent
+// one the metric's identity (count: 1).
+TEST(IncrementalIndex, EveryMetricTypeStoresItsInputOrItsIdentity) {
+  Schema s;
+  s.dimensions = {"a"};
+  s.metrics = {{MetricType::kCount, "n", ""},        {MetricType::kLongSum, "ls", "x"},
+               {MetricType::kLongMin, "lmin", "x"},  {MetricType::kLongMax, "lmax", "x"},
+               {MetricType::kDoubleSum, "ds", "y"},  {MetricType::kDoubleMin, "dmin", "y"},
+               {MetricType::kDoubleMax, "dmax", "y"}};
+  s.query_granularity = Granularity(Granularity::Unit::kMinute);
+  s.rollup = false;
+  auto index = IncrementalIndex::Create({s, kInterval});
+  ASSERT_TRUE(index.ok());
+  InputRow row;
+  row.timestamp_ms = kInterval.start_ms;
+  row.dims.resize(1);
+  row.metrics.resize(7);
+  ASSERT_TRUE((*index)->Add(row, 0, 1).ok());  // every input absent
+  for (int m : {0, 1, 2, 3}) {
+    row.metrics[m].present = true;
+    row.metrics[m].long_value = -7;
+  }
+  for (int m : {4, 5, 6}) {
+    row.metrics[m].present = true;
+    row.metrics[m].double_value = 2.5;
+  }
+  ASSERT_TRUE((*index)->Add(row, 0, 2).ok());
+  const std::vector<Snap> rows = Drain(**index);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].cells[0], 1u);
+  EXPECT_EQ(rows[0].cells[1], 0u);
+  EXPECT_EQ(static_cast<int64_t>(rows[0].cells[2]), std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(static_cast<int64_t>(rows[0].cells[3]), std::numeric_limits<int64_t>::min());
+  EXPECT_EQ(D(rows[0].cells[4]), 0.0);
+  EXPECT_FALSE(std::signbit(D(rows[0].cells[4])));
+  EXPECT_EQ(D(rows[0].cells[5]), std::numeric_limits<double>::infinity());
+  EXPECT_EQ(D(rows[0].cells[6]), -std::numeric_limits<double>::infinity());
+  EXPECT_EQ(rows[1].cells[0], 1u);  // count reads no input
+  for (int m : {1, 2, 3}) EXPECT_EQ(static_cast<int64_t>(rows[1].cells[m]), -7) << m;
+  for (int m : {4, 5, 6}) EXPECT_EQ(D(rows[1].cells[m]), 2.5) << m;
+}
+
 TEST(IncrementalIndex, RefusesRowsItCannotHold) {
   auto index = IncrementalIndex::Create({TwoDims(true), kInterval});
   ASSERT_TRUE(index.ok());

@@ -57,10 +57,5 @@ uint32_t ValueDictionary::Insert(absl::string_view stored, uint64_t hash) {
   return id;
 }
 
-int64_t ValueDictionary::capacity_bytes() const {
-  return static_cast<int64_t>(slot_count() * sizeof(Slot) +
-                              values_.capacity() * sizeof(absl::string_view));
-}
-
 }  // namespace segment
 }  // namespace sluice

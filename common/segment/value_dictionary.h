@@ -91,7 +91,11 @@ class ValueDictionary {
   // id - 1 -> value.
   const std::vector<absl::string_view>& values() const { return values_; }
   // Bytes the table and the id -> value list hold (not the values' bytes).
-  int64_t capacity_bytes() const;
+  // Inline: the index asks before and after every new value.
+  int64_t capacity_bytes() const {
+    return static_cast<int64_t>(slot_count() * sizeof(Slot) +
+                                values_.capacity() * sizeof(absl::string_view));
+  }
 
   static constexpr size_t kInlineBytes = 23;
 
