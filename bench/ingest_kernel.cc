@@ -36,6 +36,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gflags/gflags.h>
@@ -242,10 +243,25 @@ struct Indexer {
   void Run(const std::vector<std::string>& records, Pass* pass, bool collect_persists) {
     const Granularity hour(Granularity::Unit::kHour);
     task::RowParseError error;
+    const std::vector<Delivery>& order = DeliveryOrder(records.size());
+    // The read loop's read-ahead (RecordIngester, plain records): the next
+    // record parsed by a second parser and its slots prefetched before this
+    // one's row is added.
+    const bool read_ahead = !FLAGS_kafka_timestamp;
+    std::unique_ptr<task::RowParser> ahead_parser = engine->NewParser();
+    const task::ParsedRow* ahead_row = nullptr;
+    bool ahead_ready = false;
     for (size_t i = 0; i < records.size(); ++i) {
-      const Delivery& d = DeliveryOrder(records.size())[i];
-      const task::ParsedRow* row =
-          ParseOne(*parser, *envelopes, d.record, d.partition, d.offset, records[d.record], &error);
+      const Delivery& d = order[i];
+      const task::ParsedRow* row;
+      if (ahead_ready) {
+        std::swap(parser, ahead_parser);
+        row = ahead_row;
+        ahead_ready = false;
+      } else {
+        row = ParseOne(*parser, *envelopes, d.record, d.partition, d.offset, records[d.record],
+                       &error);
+      }
       if (row == nullptr) continue;
       const int64_t time = row->timestamp_ms();
       if (last_index == nullptr || time < last_start || time >= last_end) {
@@ -265,6 +281,11 @@ struct Indexer {
         last_counts = &counts;
       }
       task::SegmentIndex* index = last_index;
+      if (read_ahead && i + 1 < records.size()) {
+        ahead_row = ahead_parser->Parse(records[order[i + 1].record], &error);
+        if (ahead_row != nullptr && !ahead_row->thrown_away()) index->Prefetch(*ahead_row);
+        ahead_ready = true;
+      }
       // As the read loop does: rows and estimated bytes before and after.
       const int64_t before = index->rows();
       const int64_t bytes_before = index->estimated_bytes();

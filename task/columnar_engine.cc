@@ -27,9 +27,21 @@ class ColumnarRow final : public ParsedRow {
     timestamp_ms_ = input_.timestamp_ms;
     thrown_away_ = input_.thrown_away;
   }
+  // The hashes IncrementalIndex::PrefetchRow gave for the row's current
+  // contents (ColumnarIndex::Prefetch), or null: none since the last parse.
+  const uint64_t* hashes() const { return hashed_ ? hashes_.data() : nullptr; }
+  void Hash(const segment::IncrementalIndex& index) const {
+    if (hashes_.size() < input_.dims.size()) hashes_.resize(input_.dims.size());
+    hashed_ = index.PrefetchRow(input_, hashes_.data());
+  }
+  // Before each parse: the row's contents change.
+  void DropHashes() { hashed_ = false; }
 
  private:
   segment::InputRow input_;
+  // A cache of what the row holds, filled by a const Prefetch.
+  mutable std::vector<uint64_t> hashes_;
+  mutable bool hashed_ = false;
 };
 
 class ColumnarParser final : public RowParser {
@@ -38,11 +50,13 @@ class ColumnarParser final : public RowParser {
       : parser_(std::move(parser)) {}
 
   const ParsedRow* Parse(absl::string_view value, RowParseError* error) override {
+    row_.DropHashes();
     return Done(parser_->Parse(value, &row_.input()), error);
   }
 
   const ParsedRow* Parse(absl::string_view value, const segment::RecordEnvelope& envelope,
                          RowParseError* error) override {
+    row_.DropHashes();
     return Done(parser_->Parse(value, envelope, &row_.input()), error);
   }
 
@@ -149,13 +163,16 @@ std::unique_ptr<ColumnarIndex> NewColumnarIndex(
 
 class ColumnarIndex final : public SegmentIndex {
  public:
-
   ColumnarIndex(std::unique_ptr<segment::IncrementalIndex> index,
                 std::shared_ptr<segment::SegmentDimensions> dimensions)
       : index_(std::move(index)), dimensions_(std::move(dimensions)) {}
 
   absl::Status Add(const ParsedRow& row, int32_t partition, int64_t offset) override {
-    return index_->Add(static_cast<const ColumnarRow&>(row).input(), partition, offset);
+    const ColumnarRow& columnar = static_cast<const ColumnarRow&>(row);
+    return index_->Add(columnar.input(), partition, offset, columnar.hashes());
+  }
+  void Prefetch(const ParsedRow& row) override {
+    static_cast<const ColumnarRow&>(row).Hash(*index_);
   }
   std::unique_ptr<SegmentIndex> Successor() const override {
     return NewColumnarIndex(index_->schema(), index_->interval(), dimensions_);

@@ -2,6 +2,8 @@
 
 #include <glog/logging.h>
 
+#include <atomic>
+
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
@@ -52,6 +54,8 @@ void KafkaBatch::Clear() {
   for (rd_kafka_message_t* m : messages_) rd_kafka_message_destroy(m);
   messages_.clear();
   stream_partitions_.clear();
+  static std::atomic<uint64_t> last_serial{0};
+  serial_ = last_serial.fetch_add(1, std::memory_order_relaxed) + 1;
 }
 
 int64_t MessageTimestamp(const rd_kafka_message_t& m) {

@@ -123,6 +123,10 @@ class KafkaBatch {
                                          m->payload == nullptr ? 0 : m->len)};
   }
   void Clear();
+  // Differs between any two fills of any batches of this process (a batch
+  // reused or one made at the same address): what a record of a batch is
+  // known by across calls, beside its index.
+  uint64_t serial() const { return serial_; }
 
   // Record i's Kafka timestamp (epoch millis; -1 when it has none).
   int64_t Timestamp(size_t i) const;
@@ -138,6 +142,7 @@ class KafkaBatch {
   // Topic-pattern consumers: the stream partition of each message (empty
   // otherwise: the Kafka partition is the id).
   std::vector<int32_t> stream_partitions_;
+  uint64_t serial_ = 0;  // set by Clear, which every fill starts with
 };
 
 // A partition whose next offset is not available in Kafka (before the

@@ -2,6 +2,8 @@
 
 #include <glog/logging.h>
 
+#include <utility>
+
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "common/time_util.h"
@@ -26,6 +28,7 @@ RecordIngester::RecordIngester(RecordIngesterOptions options)
 
 absl::Status RecordIngester::Initialize() {
   parser_ = options_.engine->NewParser();
+  ahead_parser_ = options_.engine->NewParser();
   if (spec_.input_format().type() == "kafka") {
     SLUICE_ASSIGN_OR_RETURN(envelope_builder_, RecordEnvelopeBuilder::Create(spec_.input_format()));
     // The Kafka timestamp as text only for a spec that reads it as text.
@@ -87,6 +90,16 @@ absl::Status RecordIngester::Unparseable(const KafkaRecord& record, const RowPar
   return absl::OkStatus();
 }
 
+void RecordIngester::ReadAhead(const KafkaBatch& batch, size_t i, SegmentIndex& index) {
+  // ahead_error_ is written (and read) only when the parse fails.
+  ahead_row_ = ahead_parser_->Parse(batch[i].value, &ahead_error_);
+  // The index of this record: most often the next one's too.
+  if (ahead_row_ != nullptr && !ahead_row_->thrown_away()) index.Prefetch(*ahead_row_);
+  ahead_ready_ = true;
+  ahead_serial_ = batch.serial();
+  ahead_record_ = i;
+}
+
 absl::StatusOr<RecordIngester::Outcome> RecordIngester::Ingest(const KafkaBatch& batch,
                                                                size_t i) {
   const KafkaRecord record = batch[i];
@@ -112,8 +125,16 @@ absl::StatusOr<RecordIngester::Outcome> RecordIngester::Ingest(const KafkaBatch&
 
   RowParseError error;
   const ParsedRow* row;
-  if (!envelope_builder_ && !header_filter_) {
-    row = parser_->Parse(record.value, &error);
+  const bool plain = !envelope_builder_ && !header_filter_;
+  if (plain) {
+    if (ahead_ready_ && ahead_record_ == i && ahead_serial_ == batch.serial()) {
+      std::swap(parser_, ahead_parser_);
+      row = ahead_row_;
+      if (row == nullptr) error = std::move(ahead_error_);
+    } else {
+      row = parser_->Parse(record.value, &error);
+    }
+    ahead_ready_ = false;
   } else {
     // The kafka input format or the header filter: the record's envelope.
     batch.ReadEnvelope(i, &envelope_meta_);
@@ -148,6 +169,7 @@ absl::StatusOr<RecordIngester::Outcome> RecordIngester::Ingest(const KafkaBatch&
   SLUICE_ASSIGN_OR_RETURN(SegmentBuild * build,
                           options_.segments->For(router_.routes()[route], time));
   SegmentIndex& index = *build->index;
+  if (plain && i + 1 < batch.size()) ReadAhead(batch, i + 1, index);
   const int64_t rows_before = index.rows();
   const int64_t bytes_before = index.estimated_bytes();
   if (absl::Status added = index.Add(*row, p, offset); !added.ok()) {

@@ -97,6 +97,24 @@ class RecordIngester {
   const TaskSettings& settings_;
   RecordRouter& router_;
   std::unique_ptr<RowParser> parser_;
+  // The read-ahead, on the plain path (no envelope, no header filter): the
+  // next record of the batch is parsed before this one's row is added, and
+  // its dictionary slots are prefetched (SegmentIndex::Prefetch), so that
+  // the cache misses of its lookups overlap this record's add instead of
+  // stalling the next one. Rows are still added one at a time in batch
+  // order; only the parse runs a record ahead, which changes nothing (a
+  // parse has no effect beyond its parser's row, and its error is counted
+  // when the record's own turn comes).
+  void ReadAhead(const KafkaBatch& batch, size_t i, SegmentIndex& index);
+  // The row (or error) of record ahead_record_ of the batch filled as
+  // ahead_serial_, in ahead_parser_; taken by the Ingest of that record
+  // (the parsers swap), dropped by any other.
+  std::unique_ptr<RowParser> ahead_parser_;
+  bool ahead_ready_ = false;
+  uint64_t ahead_serial_ = 0;
+  size_t ahead_record_ = 0;
+  const ParsedRow* ahead_row_ = nullptr;
+  RowParseError ahead_error_;
   // The kafka input format and the header filter (ioConfig), when set: only
   // then does a record's envelope get read (into envelope_meta_, reused).
   std::optional<RecordEnvelopeBuilder> envelope_builder_;

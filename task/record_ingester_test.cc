@@ -268,6 +268,53 @@ TEST_F(RecordIngesterTest, ARecordAgainIsAnOffsetGoingBackwards) {
   EXPECT_EQ(ingester_->counters().processed, 2);
 }
 
+// The read-ahead parses the next record of the batch before this one's row
+// is added: a record ingested out of that order, or a batch filled again,
+// gets its own parse, never the row read ahead for another record.
+TEST_F(RecordIngesterTest, EachRecordGetsItsOwnRowWhateverWasReadAhead) {
+  Make();
+  ASSERT_TRUE(kafka_
+                  ->Produce("wiki", 0,
+                            {Row(kBaseTimeMs, "a"), "not json", "never read",
+                             Row(kBaseTimeMs, "b"), Row(kBaseTimeMs + kHour, "c"), "nor this",
+                             Row(kBaseTimeMs, "d")})
+                  .ok());
+  // batch_ filled with the `want` records from `first` on (assigned again
+  // until one poll brings them all).
+  auto poll_from = [&](int64_t first, size_t want) {
+    const absl::Time deadline = absl::Now() + absl::Seconds(20);
+    while (absl::Now() < deadline) {
+      ASSERT_TRUE(consumer_->Assign({{0, first}}).ok());
+      std::vector<OffsetOutOfRange> out_of_range;
+      ASSERT_TRUE(consumer_->Poll(absl::Milliseconds(500), want, &batch_, &out_of_range).ok());
+      if (batch_.size() == want && batch_[0].offset == first) return;
+    }
+    FAIL() << "no batch of " << want << " records from offset " << first;
+  };
+  poll_from(0, 2);
+  const uint64_t first_serial = batch_.serial();
+  ASSERT_EQ(ingester_->Ingest(batch_, 0)->route, 0);  // reads record 1 ("not json") ahead
+  poll_from(2, 2);  // the same batch filled again
+  EXPECT_NE(batch_.serial(), first_serial);
+  // Record 1 of the new batch (offset 3) is a row, not the parse error read
+  // ahead for record 1 of the old one.
+  absl::StatusOr<RecordIngester::Outcome> outcome = ingester_->Ingest(batch_, 1);
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  EXPECT_EQ(outcome->route, 0);
+  poll_from(4, 3);
+  ASSERT_EQ(ingester_->Ingest(batch_, 0)->route, 0);  // reads record 1 ("nor this") ahead
+  // Record 2 (offset 6), ingested after record 0, is its own row.
+  outcome = ingester_->Ingest(batch_, 2);
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  EXPECT_EQ(outcome->route, 0);
+  // Record 1 (offset 5) after record 2 is an offset going backwards.
+  EXPECT_EQ(ingester_->Ingest(batch_, 1).status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(ingester_->counters().processed, 4);
+  EXPECT_EQ(ingester_->counters().unparseable, 0);
+  EXPECT_EQ(Status().recent_parse_errors_size(), 0);
+  EXPECT_EQ(segments_->size(), 2u);
+}
+
 // A restarted task counts on from the restore point's counters.
 TEST_F(RecordIngesterTest, RestoredCountersCountOn) {
   Make();

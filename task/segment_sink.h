@@ -108,6 +108,11 @@ class SegmentIndex {
   // the record is at fault, counted as a VALUE_TOO_LARGE parse error with
   // the status's message; the index takes the next row as usual.
   virtual absl::Status Add(const ParsedRow& row, int32_t partition, int64_t offset) = 0;
+  // A hint a record ahead of Add(row): starts loading what that Add reads
+  // first (and may keep in the row what it computed for it, which its
+  // parser's next Parse drops). Add does the same with or without it; any
+  // index of the engine may take the row after it. Default: nothing.
+  virtual void Prefetch(const ParsedRow& row) { (void)row; }
   // A new empty index for the same segment, continuing what the segment's
   // indexes share (its discovered dimension names, so their bound holds for
   // the file the spills merge into). Null: the engine's NewIndex will do.

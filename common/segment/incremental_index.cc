@@ -306,7 +306,22 @@ absl::StatusOr<size_t> IncrementalIndex::DiscoveredDimension(absl::string_view n
   return d;
 }
 
-absl::Status IncrementalIndex::Add(const InputRow& row, int32_t partition, int64_t offset) {
+bool IncrementalIndex::PrefetchRow(const InputRow& row, uint64_t* hashes) const {
+  const size_t n = dims_.size();
+  if (discover_ || row.dims.size() != n) return false;
+  const DimValue* values = row.dims.data();
+  const ValueDictionary* dicts = dicts_.data();
+  for (size_t d = 0; d < n; ++d) {
+    if (!values[d].present) continue;
+    const uint64_t hash = ValueDictionary::Hash(values[d].text);
+    hashes[d] = hash;
+    dicts[d].Prefetch(hash);
+  }
+  return true;
+}
+
+absl::Status IncrementalIndex::Add(const InputRow& row, int32_t partition, int64_t offset,
+                                   const uint64_t* hashes) {
   const int64_t t = row.timestamp_ms;
   if (t < interval_.start_ms || t >= interval_.end_ms) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -389,16 +404,14 @@ absl::Status IncrementalIndex::Add(const InputRow& row, int32_t partition, int64
   } else {
     // Every value's slot is fetched before the first lookup, so the cache
     // misses of the large dictionaries (pages, users) overlap instead of
-    // following one another.
+    // following one another; a caller that ran PrefetchRow a record ahead
+    // has had them on their way since.
     const size_t n = dims_.size();
-    value_hashes_.resize(n);
-    uint64_t* hashes = value_hashes_.data();
     const DimValue* values = row.dims.data();
-    const ValueDictionary* dicts = dicts_.data();
-    for (size_t d = 0; d < n; ++d) {
-      if (!values[d].present) continue;
-      hashes[d] = ValueDictionary::Hash(values[d].text);
-      dicts[d].Prefetch(hashes[d]);
+    if (hashes == nullptr) {
+      value_hashes_.resize(n);
+      PrefetchRow(row, value_hashes_.data());  // the row's shape was checked above
+      hashes = value_hashes_.data();
     }
     for (size_t d = 0; d < n; ++d) {  // dim_capacity_ == n: every id written
       r[2 + d] = values[d].present ? Intern(d, values[d].text, hashes[d]) : 0;

@@ -88,7 +88,23 @@ class IncrementalIndex {
   // OUT_OF_RANGE (and nothing added) if it would bring the segment's
   // discovered dimensions past their bound (SegmentDimensions): the record
   // is at fault, not the index, which takes the next row as usual.
-  absl::Status Add(const InputRow& row, int32_t partition, int64_t offset);
+  absl::Status Add(const InputRow& row, int32_t partition, int64_t offset) {
+    return Add(row, partition, offset, nullptr);
+  }
+  // The same with the hashes PrefetchRow gave for this row (null: Add
+  // computes them).
+  absl::Status Add(const InputRow& row, int32_t partition, int64_t offset,
+                   const uint64_t* hashes);
+
+  // The first step of a later Add of `row`, taken a record ahead so that its
+  // cache misses overlap the work in between: the hash of each listed
+  // dimension value (ValueDictionary::Hash; nothing for an absent value)
+  // into hashes[0, row.dims.size()), and a prefetch of the dictionary slot
+  // its lookup reads first. False (nothing done) for a row Add would not
+  // take with hashes: discovered dimensions, or a shape other than the
+  // schema's. Changes nothing; the hashes do not depend on the index, so
+  // another index of the same schema may take them.
+  bool PrefetchRow(const InputRow& row, uint64_t* hashes) const;
 
   // Rows held (after rollup).
   int64_t rows() const { return rows_; }

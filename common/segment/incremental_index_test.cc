@@ -278,6 +278,60 @@ TEST(IncrementalIndex, EveryMetricTypeStoresItsInputOrItsIdentity) {
   for (int m : {4, 5, 6}) EXPECT_EQ(D(rows[1].cells[m]), 2.5) << m;
 }
 
+// The hashes PrefetchRow gives (here from another index of the schema, as
+// the task's read-ahead may) make Add store exactly the rows it stores
+// without them.
+TEST(IncrementalIndex, AddWithPrefetchedHashesAddsTheSameRows) {
+  for (bool rollup : {false, true}) {
+    auto plain = IncrementalIndex::Create({TwoDims(rollup), kInterval});
+    auto hashed = IncrementalIndex::Create({TwoDims(rollup), kInterval});
+    auto other = IncrementalIndex::Create({TwoDims(rollup), kInterval});
+    ASSERT_TRUE(plain.ok() && hashed.ok() && other.ok());
+    const int64_t t = kInterval.start_ms;
+    const std::vector<InputRow> rows = {
+        Row(t, "a", "b", 1, 1.0), Row(t + 1, "a", nullptr, 2, 2.0),
+        Row(t + 2, "a-value-longer-than-twenty-three-bytes", "b", 3, 3.0),
+        Row(t + 3, nullptr, nullptr, 4, 4.0), Row(t + 4, "a", "b", 5, 5.0),
+        Row(t + 70000, "c", "a", 6, 6.0)};
+    for (size_t i = 0; i < rows.size(); ++i) {
+      ASSERT_TRUE((*plain)->Add(rows[i], 0, static_cast<int64_t>(i)).ok());
+      std::vector<uint64_t> hashes(rows[i].dims.size(), 0);
+      ASSERT_TRUE((*other)->PrefetchRow(rows[i], hashes.data()));
+      ASSERT_TRUE((*hashed)->Add(rows[i], 0, static_cast<int64_t>(i), hashes.data()).ok());
+    }
+    const std::vector<Snap> a = Drain(**plain);
+    const std::vector<Snap> b = Drain(**hashed);
+    ASSERT_EQ(a.size(), b.size()) << rollup;
+    for (size_t i = 0; i < a.size(); ++i) {
+      EXPECT_EQ(a[i].time, b[i].time);
+      EXPECT_EQ(a[i].dims, b[i].dims);
+      EXPECT_EQ(a[i].cells, b[i].cells);
+      EXPECT_EQ(a[i].offset, b[i].offset);
+    }
+    EXPECT_EQ((*plain)->estimated_bytes(), (*hashed)->estimated_bytes());
+  }
+}
+
+// PrefetchRow does nothing for a row Add would not take with hashes.
+TEST(IncrementalIndex, PrefetchRowRefusesOtherShapesAndDiscovery) {
+  auto index = IncrementalIndex::Create({TwoDims(false), kInterval});
+  ASSERT_TRUE(index.ok());
+  InputRow wrong = Row(kInterval.start_ms, "a", "b", 1, 1.0);
+  wrong.dims.pop_back();
+  uint64_t hashes[2] = {0, 0};
+  EXPECT_FALSE((*index)->PrefetchRow(wrong, hashes));
+  EXPECT_EQ(hashes[0], 0u);
+  Schema discovering = TwoDims(false);
+  discovering.dimensions.clear();
+  auto discovery = IncrementalIndex::Create({discovering, kInterval});
+  ASSERT_TRUE(discovery.ok());
+  InputRow row;
+  row.timestamp_ms = kInterval.start_ms;
+  row.metrics.resize(5);
+  row.discovered = {{"a", "x"}};
+  EXPECT_FALSE((*discovery)->PrefetchRow(row, hashes));
+}
+
 TEST(IncrementalIndex, RefusesRowsItCannotHold) {
   auto index = IncrementalIndex::Create({TwoDims(true), kInterval});
   ASSERT_TRUE(index.ok());
