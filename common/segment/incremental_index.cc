@@ -620,7 +620,10 @@ class IncrementalIndex::Run : public SortedRun {
       f.mask = (uint64_t{1} << width) - 1;  // width <= 33
       used += width;
     }
-    key_words_ = 1 + id_words;
+    // A dimension without values keeps word 0 and shift 0 (its id, always
+    // 0, ORed in and read back as 0): there is one id word whenever there
+    // is a dimension, also when none has a value.
+    key_words_ = 1 + std::max<size_t>(id_words, dims == 0 ? 0 : 1);
     keys_.assign(size_t{rows} * key_words_, 0);
     // Per output dimension, flat: where its id is in a row, its old id ->
     // sorted id map, and where the sorted id goes in the key.
