@@ -41,6 +41,19 @@ int64_t LittleEndian(const std::string& bytes) {
   return v;
 }
 
+// The append plan of a new table of `fields` partitioned by `partitioning`.
+absl::StatusOr<iceberg::AppendPlan> PlanForNewTable(const std::vector<iceberg::FieldSpec>& fields,
+                                                    iceberg::TimePartitioning partitioning) {
+  iceberg::NewTableOptions table;
+  table.table_uuid = "5d0e6a2c-3f41-4b7a-9c8e-1a2b3c4d5e6f";
+  table.location = "file:///t";
+  table.fields = fields;
+  table.time_column = "__time";
+  table.partitioning = partitioning;
+  SLUICE_ASSIGN_OR_RETURN(std::string metadata, iceberg::NewTableMetadata(table));
+  return iceberg::PlanAppend(metadata, fields);
+}
+
 // Deep storage whose copies of Parquet files lose their last byte after the
 // push reported success (a store that damages what it was given).
 class DamagingParquetStorage : public DeepStorage {
@@ -211,15 +224,7 @@ TEST_F(IcebergCommitTest, ASegmentBecomesADataFileWithItsRowsAndBounds) {
   const std::string local = LocalPath(segment.path());
   auto fields = SegmentFields(local);
   ASSERT_TRUE(fields.ok()) << fields.status();
-  iceberg::NewTableOptions table;
-  table.table_uuid = "5d0e6a2c-3f41-4b7a-9c8e-1a2b3c4d5e6f";
-  table.location = "file:///t";
-  table.fields = *fields;
-  table.time_column = "__time";
-  table.partitioning = iceberg::TimePartitioning::kDay;
-  auto metadata = iceberg::NewTableMetadata(table);
-  ASSERT_TRUE(metadata.ok()) << metadata.status();
-  auto plan = iceberg::PlanAppend(*metadata, *fields);
+  auto plan = PlanForNewTable(*fields, iceberg::TimePartitioning::kDay);
   ASSERT_TRUE(plan.ok()) << plan.status();
   auto files = SegmentToDataFiles(local, *plan);
   ASSERT_TRUE(files.ok()) << files.status();
@@ -260,8 +265,7 @@ TEST_F(IcebergCommitTest, ASegmentBecomesADataFileWithItsRowsAndBounds) {
   }
 
   // Hour partitions of the same table: still one file (one hour segment).
-  table.partitioning = iceberg::TimePartitioning::kHour;
-  auto hourly = iceberg::PlanAppend(*iceberg::NewTableMetadata(table), *fields);
+  auto hourly = PlanForNewTable(*fields, iceberg::TimePartitioning::kHour);
   ASSERT_TRUE(hourly.ok());
   auto hour_files = SegmentToDataFiles(local, *hourly);
   ASSERT_TRUE(hour_files.ok()) << hour_files.status();
@@ -300,13 +304,7 @@ TEST_F(IcebergCommitTest, ASegmentSpanningPartitionsBecomesAFilePerPartition) {
 
   auto fields = SegmentFields(build.path);
   ASSERT_TRUE(fields.ok()) << fields.status();
-  iceberg::NewTableOptions table;
-  table.table_uuid = "5d0e6a2c-3f41-4b7a-9c8e-1a2b3c4d5e6f";
-  table.location = "file:///t";
-  table.fields = *fields;
-  table.time_column = "__time";
-  table.partitioning = iceberg::TimePartitioning::kHour;
-  auto plan = iceberg::PlanAppend(*iceberg::NewTableMetadata(table), *fields);
+  auto plan = PlanForNewTable(*fields, iceberg::TimePartitioning::kHour);
   ASSERT_TRUE(plan.ok()) << plan.status();
   auto files = SegmentToDataFiles(build.path, *plan);
   ASSERT_TRUE(files.ok()) << files.status();
