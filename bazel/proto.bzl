@@ -3,6 +3,11 @@
 One macro for the whole project. It runs protoc once per library (a genrule),
 then wraps the generated sources in a cc_library that links the system
 protobuf and gRPC libraries (@system//:protobuf, @system//:grpc).
+
+The generated messages are alwayslink: every program is linked statically
+(.bazelrc), and a file whose descriptors are only looked up by name (a
+service's methods, for its roles table) would otherwise be left out of the
+generated pool.
 """
 
 def _stem(path):
@@ -81,6 +86,7 @@ def cc_grpc_library(
             deps = deps + link_deps + (["@system//:grpc"] if grpc else []) + [
                 "@system//:protobuf",
             ],
+            alwayslink = True,
             visibility = visibility,
         )
         return
@@ -94,6 +100,7 @@ def cc_grpc_library(
         hdrs = message_hdrs,
         includes = ["."],
         deps = [d + "_messages" for d in deps] + ["@system//:protobuf"],
+        alwayslink = True,
         visibility = visibility,
     )
     native.cc_library(
