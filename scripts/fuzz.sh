@@ -36,14 +36,20 @@ if ! command -v clang-14 >/dev/null 2>&1; then
   exit 1
 fi
 
+# scripts/test.sh builds the checks config in an output base of its own
+# (SLUICE_CHECKS_OUTPUT_BASE) and runs these from it.
+bazel_checks=(bazel)
+if [[ -n "${SLUICE_CHECKS_OUTPUT_BASE:-}" ]]; then
+  bazel_checks=(bazel --output_base="$SLUICE_CHECKS_OUTPUT_BASE")
+fi
 labels=()
 for t in "${targets[@]}"; do labels+=("//fuzz:$t"); done
-if ! bazel build --config=checks "${labels[@]}"; then
+if ! "${bazel_checks[@]}" build --config=checks --experimental_convenience_symlinks=ignore "${labels[@]}"; then
   echo "[fuzz] build failed" >&2
   echo "0 passed, ${#targets[@]} failed"
   exit 1
 fi
-bin=$(bazel info --config=checks bazel-bin 2>/dev/null)/fuzz
+bin=$("${bazel_checks[@]}" info --config=checks bazel-bin 2>/dev/null)/fuzz
 
 work=$(mktemp -d /tmp/sluice_fuzz_XXXXXX)
 trap 'rm -rf "$work"' EXIT

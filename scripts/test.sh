@@ -11,7 +11,10 @@
 #      compiler checks at once (--config=checks in .bazelrc:
 #      -Werror=thread-safety, so each ABSL_GUARDED_BY is checked, with
 #      AddressSanitizer + UBSan and libFuzzer's coverage instrumentation);
-#      it counts as one test;
+#      it counts as one test. It runs while the regular tests of step 2 do,
+#      at the lowest CPU priority (nice 19), in an output base of its own
+#      (<this clone's output base>-checks): most of those tests wait on
+#      brokers, databases and timers, and the compiler takes the idle CPU;
 #   4. from that build, the unit tests (//common, //iceberg, //task,
 #      //supervisor, //tools; not the PostgreSQL twins) under the sanitizers, then each libFuzzer target of //fuzz for a few seconds
 #      from its checked-in corpus (scripts/fuzz.sh; one test per target).
@@ -102,6 +105,27 @@ rc=$?
 end_phase "regular build (gcc opt)"
 wait_for_tools
 
+if ((full)); then
+  fuzz_targets=(row_parser_fuzzer segment_reader_fuzzer spec_json_fuzzer devbroker_command_fuzzer)
+  fuzz_labels=("${fuzz_targets[@]/#///fuzz:}")
+  # The checks build has a Bazel server and output base of its own, so it
+  # can run beside the regular tests (one server runs one command at a
+  # time); the shared disk cache serves both. It leaves the workspace's
+  # bazel-* links to the regular build.
+  checks_base="$(bazel info output_base 2>/dev/null)-checks"
+  checks_bazel() { bazel --output_base="$checks_base" "$@"; }
+  checks_start=$SECONDS
+  # One clang build carries the locking check, the sanitizers and the fuzz
+  # instrumentation (.bazelrc, --config=checks). Only errors are shown: the
+  # sanitizer runtimes make gold warn at every link.
+  ( nice -n 19 bazel --output_base="$checks_base" build --config=checks --keep_going \
+      --experimental_convenience_symlinks=ignore --output_filter="^$" //... "${fuzz_labels[@]}" \
+      > "$logs/checks" 2>&1
+    echo $? > "$logs/checks_rc" ) &
+  checks_pid=$!
+  echo "[test] checks build started beside the regular tests (nice 19, output base $checks_base)"
+fi
+
 begin_phase "regular tests"
 bazel test --nocache_test_results --keep_going "${targets[@]}" 2>&1 | tee "$logs/regular"
 ((rc |= PIPESTATUS[0]))
@@ -112,14 +136,13 @@ end_phase "regular tests"
 python3 scripts/test_timing.py "$logs/regular" --top=12 > "$logs/regular_timing"
 
 if ((full)); then
-  fuzz_targets=(row_parser_fuzzer segment_reader_fuzzer spec_json_fuzzer devbroker_command_fuzzer)
-  fuzz_labels=("${fuzz_targets[@]/#///fuzz:}")
-
-  # One clang build carries the locking check, the sanitizers and the fuzz
-  # instrumentation (.bazelrc, --config=checks); it counts as one test.
+  # The checks build counts as one test; this phase is the wait for it after
+  # the regular tests.
   begin_phase "checks build (clang: thread-safety, ASan+UBSan, fuzz)"
-  # Only errors are shown: the sanitizer runtimes make gold warn at every link.
-  if bazel build --config=checks --keep_going --output_filter="^$" //... "${fuzz_labels[@]}"; then
+  wait "$checks_pid"
+  cat "$logs/checks"
+  echo "[test] checks build: $((SECONDS - checks_start)) s since it began beside the regular tests"
+  if [[ "$(cat "$logs/checks_rc" 2>/dev/null)" == 0 ]]; then
     echo "[test] checks build: passed (every ABSL_GUARDED_BY checked)"
     total_pass=$((total_pass + 1))
   else
@@ -134,10 +157,11 @@ if ((full)); then
   mapfile -t sanitized < <(bazel query "tests(set(//common/... //iceberg/... //task/... //supervisor/... //tools/...)) except attr(tags, 'postgresql', //...)" 2>/dev/null | sort)
   begin_phase "sanitizer tests (ASan+UBSan)"
   echo "[test] AddressSanitizer + UBSan: ${#sanitized[@]} targets"
-  bazel test --config=checks --nocache_test_results --keep_going "${sanitized[@]}" 2>&1 | tee "$logs/sanitized"
+  checks_bazel test --config=checks --experimental_convenience_symlinks=ignore \
+    --nocache_test_results --keep_going "${sanitized[@]}" 2>&1 | tee "$logs/sanitized"
   ((rc |= PIPESTATUS[0]))
   sanitized_summary=$(python3 scripts/count_test_results.py \
-    "$(bazel info --config=checks bazel-testlogs 2>/dev/null)" "${sanitized[@]}")
+    "$(checks_bazel info --config=checks bazel-testlogs 2>/dev/null)" "${sanitized[@]}")
   echo "[test] sanitizer tests: $sanitized_summary"
   add_summary "$sanitized_summary"
   end_phase "sanitizer tests (ASan+UBSan)"
@@ -145,13 +169,16 @@ if ((full)); then
   # Seconds per fuzz target: SLUICE_FUZZ_SECONDS (default 5).
   begin_phase "fuzz"
   echo "[test] fuzz targets, ${SLUICE_FUZZ_SECONDS:-5}s each"
-  fuzz_out=$(scripts/fuzz.sh --seconds="${SLUICE_FUZZ_SECONDS:-5}" "${fuzz_targets[@]}" 2>&1)
+  fuzz_out=$(SLUICE_CHECKS_OUTPUT_BASE="$checks_base" \
+    scripts/fuzz.sh --seconds="${SLUICE_FUZZ_SECONDS:-5}" "${fuzz_targets[@]}" 2>&1)
   ((rc |= $?))
   echo "$fuzz_out" | grep '^\[fuzz\]'
   fuzz_summary=$(echo "$fuzz_out" | tail -1)
   echo "[test] fuzz: $fuzz_summary"
   add_summary "$fuzz_summary"
   end_phase "fuzz"
+  # Its server would otherwise idle for hours beside the regular one.
+  checks_bazel shutdown 2>/dev/null
 fi
 
 cat "$logs/regular_timing"
