@@ -115,12 +115,17 @@ if ((full)); then
   checks_base="$(bazel info output_base 2>/dev/null)-checks"
   checks_bazel() { bazel --output_base="$checks_base" "$@"; }
   checks_start=$SECONDS
+  # What `bazel build //...` builds (every target not tagged manual), listed
+  # by the regular server: the other server would not know the workspace's
+  # bazel-* links as its own and would walk into them.
+  { bazel query '//... except attr(tags, "manual", //...)' 2>/dev/null
+    printf '%s\n' "${fuzz_labels[@]}"; } > "$logs/checks_targets"
   # One clang build carries the locking check, the sanitizers and the fuzz
   # instrumentation (.bazelrc, --config=checks). Only errors are shown: the
   # sanitizer runtimes make gold warn at every link.
   ( nice -n 19 bazel --output_base="$checks_base" build --config=checks --keep_going \
-      --experimental_convenience_symlinks=ignore --output_filter="^$" //... "${fuzz_labels[@]}" \
-      > "$logs/checks" 2>&1
+      --experimental_convenience_symlinks=ignore --output_filter="^$" \
+      --target_pattern_file="$logs/checks_targets" > "$logs/checks" 2>&1
     echo $? > "$logs/checks_rc" ) &
   checks_pid=$!
   echo "[test] checks build started beside the regular tests (nice 19, output base $checks_base)"
