@@ -113,7 +113,7 @@ if ((full)); then
   # time); the shared disk cache serves both. It leaves the workspace's
   # bazel-* links to the regular build.
   checks_base="$(bazel info output_base 2>/dev/null)-checks"
-  checks_bazel() { bazel --output_base="$checks_base" "$@"; }
+  bazel_checks=(bazel --output_base="$checks_base")
   checks_start=$SECONDS
   # What `bazel build //...` builds (every target not tagged manual), listed
   # by the regular server: the other server would not know the workspace's
@@ -123,7 +123,7 @@ if ((full)); then
   # One clang build carries the locking check, the sanitizers and the fuzz
   # instrumentation (.bazelrc, --config=checks). Only errors are shown: the
   # sanitizer runtimes make gold warn at every link.
-  ( nice -n 19 bazel --output_base="$checks_base" build --config=checks --keep_going \
+  ( nice -n 19 "${bazel_checks[@]}" build --config=checks --keep_going \
       --experimental_convenience_symlinks=ignore --output_filter="^$" \
       --target_pattern_file="$logs/checks_targets" > "$logs/checks" 2>&1
     echo $? > "$logs/checks_rc" ) &
@@ -162,11 +162,11 @@ if ((full)); then
   mapfile -t sanitized < <(bazel query "tests(set(//common/... //iceberg/... //task/... //supervisor/... //tools/...)) except attr(tags, 'postgresql', //...)" 2>/dev/null | sort)
   begin_phase "sanitizer tests (ASan+UBSan)"
   echo "[test] AddressSanitizer + UBSan: ${#sanitized[@]} targets"
-  checks_bazel test --config=checks --experimental_convenience_symlinks=ignore \
+  "${bazel_checks[@]}" test --config=checks --experimental_convenience_symlinks=ignore \
     --nocache_test_results --keep_going "${sanitized[@]}" 2>&1 | tee "$logs/sanitized"
   ((rc |= PIPESTATUS[0]))
   sanitized_summary=$(python3 scripts/count_test_results.py \
-    "$(checks_bazel info --config=checks bazel-testlogs 2>/dev/null)" "${sanitized[@]}")
+    "$("${bazel_checks[@]}" info --config=checks bazel-testlogs 2>/dev/null)" "${sanitized[@]}")
   echo "[test] sanitizer tests: $sanitized_summary"
   add_summary "$sanitized_summary"
   end_phase "sanitizer tests (ASan+UBSan)"
@@ -183,7 +183,7 @@ if ((full)); then
   add_summary "$fuzz_summary"
   end_phase "fuzz"
   # Its server would otherwise idle for hours beside the regular one.
-  checks_bazel shutdown 2>/dev/null
+  "${bazel_checks[@]}" shutdown 2>/dev/null
 fi
 
 cat "$logs/regular_timing"
